@@ -1,0 +1,201 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Document, isMap, isPair, isScalar, LineCounter, parseDocument, type Node as YamlNode } from "yaml"
+import { ConfigError } from "./Domain/Errors"
+
+export const DEFAULT_SYSTEM = [
+  "You are mm, a careful coding agent working in the user's project directory.",
+  "You can run shell commands with `bash` and read, write and edit files with `read_file`, `write_file` and `edit_file`.",
+  "Look before you change: read the files that matter, make the smallest change that does the job, and check it (build, tests) when you can.",
+  "Paths are relative to the project directory. Answer briefly and say what you changed."
+].join("\n")
+
+const unitSeconds: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 }
+
+/** Seconds, written as a number or as a string such as "90s", "2m", "1h", "500ms". */
+export const Seconds = Schema.Union(
+  Schema.Number,
+  Schema.transformOrFail(
+    Schema.String.annotations({ pattern: "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$" }),
+    Schema.Number,
+    {
+      strict: true,
+      decode: (text, _, ast) => {
+        const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text)
+        return match === null
+          ? ParseResult.fail(
+              new ParseResult.Type(ast, text, `expected a duration such as 90, "90s" or "2m", got ${JSON.stringify(text)}`)
+            )
+          : ParseResult.succeed(Number(match[1]) * unitSeconds[match[2] ?? "s"])
+      },
+      encode: (seconds) => ParseResult.succeed(`${seconds}s`)
+    }
+  )
+).pipe(
+  Schema.filter((n) => (Number.isFinite(n) && n > 0) || `expected a positive duration, got ${n}`)
+).annotations({ description: "seconds, as a number or a string such as \"90s\" or \"2m\"" })
+
+const PositiveInt = Schema.Int.pipe(Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` }))
+
+const ModelConfig = Schema.Struct({
+  url: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "http://127.0.0.1:11434/v1" }).annotations({
+    description: "base URL of an OpenAI-compatible server; /chat/completions is appended"
+  }),
+  name: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "qwen2.5-coder:7b" }).annotations({
+    description: "model id sent with each request"
+  }),
+  apiKeyEnv: Schema.optional(Schema.NonEmptyTrimmedString).annotations({
+    description: "name of the environment variable that holds the bearer token"
+  }),
+  contextWindow: Schema.optionalWith(PositiveInt, { default: () => 32768 }).annotations({
+    description: "context window of the model, in tokens"
+  })
+})
+
+const CompactionConfig = Schema.Struct({
+  auto: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  threshold: Schema.optionalWith(
+    Schema.Number.pipe(
+      Schema.filter((n) => (n > 0 && n <= 1) || `expected a fraction above 0 and at most 1, got ${n}`)
+    ),
+    { default: () => 0.8 }
+  ),
+  keepTurns: Schema.optionalWith(
+    Schema.Int.pipe(Schema.nonNegative({ message: (i) => `expected a whole number of 0 or more, got ${String(i.actual)}` })),
+    { default: () => 2 }
+  )
+})
+
+const SessionsConfig = Schema.Struct({
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" })
+})
+
+const SkillsConfig = Schema.Struct({
+  dirs: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), {
+    default: () => [".mm/skills", "~/.mm/skills"]
+  })
+})
+
+const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
+
+export const AgentConfigSchema = Schema.Struct({
+  model: Schema.optionalWith(ModelConfig, { default: decodeDefaults(ModelConfig) }),
+  system: Schema.optionalWith(Schema.String, { default: () => DEFAULT_SYSTEM }),
+  watchdogTimeout: Schema.optionalWith(Seconds, { default: () => 120 }),
+  maxOutput: Schema.optionalWith(PositiveInt, { default: () => 16000 }),
+  maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
+  permissions: Schema.optionalWith(Schema.Literal("ask", "allow"), { default: () => "ask" as const }),
+  compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
+  sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
+  skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) })
+}).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
+
+export type AgentConfig = typeof AgentConfigSchema.Type
+
+export const defaultConfig: AgentConfig = Schema.decodeUnknownSync(AgentConfigSchema)({})
+
+export interface LoadedConfig {
+  readonly config: AgentConfig
+  /** The file it came from; undefined for the built-in defaults. */
+  readonly file: string | undefined
+}
+
+/** The configuration in force, provided once at the edge of the program. */
+export class AppConfig extends Context.Tag("mm/AppConfig")<AppConfig, LoadedConfig>() {}
+
+const nodeAt = (doc: Document, keys: ReadonlyArray<PropertyKey>): { node?: YamlNode; key?: YamlNode } => {
+  let current: unknown = doc.contents
+  let keyNode: YamlNode | undefined
+  for (const key of keys) {
+    if (!isMap(current)) break
+    const pair = current.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key)
+    if (pair === undefined) break
+    keyNode = pair.key as YamlNode
+    current = pair.value
+    if (key === keys[keys.length - 1]) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
+  }
+  return { key: keyNode }
+}
+
+const where = (doc: Document, counter: LineCounter, keys: ReadonlyArray<PropertyKey>): string => {
+  const { node, key } = nodeAt(doc, keys)
+  const range = node?.range ?? key?.range
+  if (range === undefined || range === null) return ""
+  const pos = counter.linePos(range[0])
+  return ` (line ${pos.line}, column ${pos.col})`
+}
+
+const issueText = (issue: ParseResult.ArrayFormatterIssue): string => {
+  if (issue._tag === "Unexpected") return "unknown key"
+  if (issue._tag === "Missing") return "missing value"
+  return issue.message
+    .replace(/^Expected /, "expected ")
+    .replace(/, actual /, ", got ")
+    .replace(/\s+/g, " ")
+}
+
+/** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
+export const parseConfig = (text: string, file: string): Either.Either<AgentConfig, ConfigError> => {
+  const counter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true })
+  const yamlError = doc.errors[0]
+  if (yamlError !== undefined) {
+    const pos = counter.linePos(yamlError.pos[0])
+    const detail = yamlError.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")
+    return Either.left(
+      new ConfigError({ message: `${file}:${pos.line}:${pos.col}: YAML syntax error: ${detail}` })
+    )
+  }
+  const value = doc.toJS() ?? {}
+  if (typeof value !== "object" || Array.isArray(value)) {
+    return Either.left(new ConfigError({ message: `${file}: expected a mapping of keys at the top level` }))
+  }
+  return Schema.decodeUnknownEither(AgentConfigSchema, { onExcessProperty: "error", errors: "first" })(value).pipe(
+    Either.mapLeft((error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const keys = issue?.path ?? []
+      const keyPath = keys.length === 0 ? "(top level)" : keys.map(String).join(".")
+      return new ConfigError({
+        message: `${file}: ${keyPath}${where(doc, counter, keys)}: ${issue === undefined ? "invalid" : issueText(issue)}`
+      })
+    })
+  )
+}
+
+export interface ConfigLookup {
+  readonly flag: string | undefined
+  readonly env: string | undefined
+  readonly cwd: string
+}
+
+/** `--config`, then `AGENT_CONFIG`, then `./agent.yaml`, then the defaults. */
+export const findConfigFile = (lookup: ConfigLookup): { file: string; required: boolean } | undefined => {
+  if (lookup.flag !== undefined && lookup.flag !== "") return { file: path.resolve(lookup.cwd, lookup.flag), required: true }
+  if (lookup.env !== undefined && lookup.env !== "") return { file: path.resolve(lookup.cwd, lookup.env), required: true }
+  const local = path.join(lookup.cwd, "agent.yaml")
+  return fs.existsSync(local) ? { file: local, required: false } : undefined
+}
+
+export const loadConfig = (lookup: ConfigLookup): Effect.Effect<LoadedConfig, ConfigError> =>
+  Effect.suspend((): Effect.Effect<LoadedConfig, ConfigError> => {
+    const found = findConfigFile(lookup)
+    if (found === undefined) return Effect.succeed({ config: defaultConfig, file: undefined })
+    let text: string
+    try {
+      text = fs.readFileSync(found.file, "utf8")
+    } catch (cause) {
+      const code = (cause as { code?: string }).code
+      const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : String(code ?? cause)
+      return Effect.fail(new ConfigError({ message: `${found.file}: cannot read the configuration: ${why}` }))
+    }
+    return Either.match(parseConfig(text, found.file), {
+      onLeft: (error) => Effect.fail(error),
+      onRight: (config) => Effect.succeed({ config, file: found.file })
+    })
+  })

@@ -1,0 +1,116 @@
+import * as Schema from "effect/Schema"
+
+/** A tool call as the model wrote it, in the chat-completions shape. */
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("function"),
+  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+})
+export type ToolCall = typeof ToolCall.Type
+
+/**
+ * One message the model sees. `failed` (tool results) and `summary` (compaction) are mm's
+ * own marks: kept in the file, stripped by `toWire` before a request.
+ */
+export const Message = Schema.Struct({
+  role: Schema.Literal("system", "user", "assistant", "tool"),
+  content: Schema.NullOr(Schema.String),
+  tool_calls: Schema.optional(Schema.Array(ToolCall)),
+  tool_call_id: Schema.optional(Schema.String),
+  failed: Schema.optional(Schema.Boolean),
+  summary: Schema.optional(Schema.Boolean)
+})
+export type Message = typeof Message.Type
+
+export const ErrorKind = Schema.Literal("generation", "compaction", "resume")
+export type ErrorKind = typeof ErrorKind.Type
+
+/** One red line shown to the user, kept beside the conversation (never sent to the model). */
+export const ErrorRecord = Schema.Struct({
+  kind: ErrorKind,
+  at: Schema.String,
+  turns: Schema.Number,
+  question: Schema.String,
+  line: Schema.String,
+  raw: Schema.optional(Schema.String)
+})
+export type ErrorRecord = typeof ErrorRecord.Type
+
+export const SESSION_VERSION = 1
+export const ERRORS_CAP = 200
+export const TITLE_MAX = 100
+
+export const Session = Schema.Struct({
+  version: Schema.Number,
+  id: Schema.String,
+  cwd: Schema.String,
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  title: Schema.String,
+  turns: Schema.Number,
+  messages: Schema.Array(Message),
+  errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] })
+})
+export type Session = typeof Session.Type
+
+export const emptySession = (id: string, cwd: string, now: Date): Session => ({
+  version: SESSION_VERSION,
+  id,
+  cwd,
+  createdAt: now.toISOString(),
+  updatedAt: now.toISOString(),
+  title: "",
+  turns: 0,
+  messages: [],
+  errors: []
+})
+
+export const firstLine = (text: string): string => {
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== "") ?? ""
+  return line.trim()
+}
+
+/** The title of a session: the first line of its first question, at most 100 characters. */
+export const titleOf = (question: string): string => {
+  const line = firstLine(question)
+  return line.length > TITLE_MAX ? line.slice(0, TITLE_MAX) : line
+}
+
+/** The session continues under the agent's current system prompt, whatever it was saved with. */
+export const withSystem = (
+  messages: ReadonlyArray<Message>,
+  system: string
+): ReadonlyArray<Message> => {
+  const head: Message = { role: "system", content: system }
+  return messages.length > 0 && messages[0].role === "system"
+    ? [head, ...messages.slice(1)]
+    : [head, ...messages]
+}
+
+/** Appends a record, keeping only the newest `ERRORS_CAP`. */
+export const appendError = (
+  errors: ReadonlyArray<ErrorRecord>,
+  record: ErrorRecord,
+  cap: number = ERRORS_CAP
+): ReadonlyArray<ErrorRecord> => {
+  const all = [...errors, record]
+  return all.length > cap ? all.slice(all.length - cap) : all
+}
+
+/** The message as the server receives it: mm's own marks removed. */
+export interface WireMessage {
+  readonly role: Message["role"]
+  readonly content: string | null
+  readonly tool_calls?: ReadonlyArray<ToolCall>
+  readonly tool_call_id?: string
+}
+
+export const toWire = (message: Message): WireMessage => {
+  const wire: { -readonly [K in keyof WireMessage]: WireMessage[K] } = {
+    role: message.role,
+    content: message.content
+  }
+  if (message.tool_calls !== undefined && message.tool_calls.length > 0) wire.tool_calls = message.tool_calls
+  if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id
+  return wire
+}

@@ -1,0 +1,47 @@
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type { GenerationError } from "./Domain/Errors"
+import type { ToolCall, WireMessage } from "./Domain/Session"
+
+/** A tool as the model is told about it (`tools: [{type: "function", function: …}]`). */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Record<string, unknown>
+}
+
+export interface ChatRequest {
+  readonly messages: ReadonlyArray<WireMessage>
+  readonly tools: ReadonlyArray<ToolSpec>
+}
+
+export interface Usage {
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
+/**
+ * What one streamed completion yields: text as it arrives, then exactly one `Completed`
+ * holding the whole assistant message (tool calls assembled from their deltas).
+ */
+export type ModelEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | {
+      readonly _tag: "Completed"
+      readonly content: string
+      readonly toolCalls: ReadonlyArray<ToolCall>
+      readonly finishReason: string
+      readonly usage: Usage | undefined
+    }
+
+export interface ModelClientShape {
+  /** `POST {url}/chat/completions` with `stream: true`. Interrupting the stream aborts the request. */
+  readonly stream: (request: ChatRequest) => Stream.Stream<ModelEvent, GenerationError>
+  /** Whether the server answers at all (for the banner); never fails, bounded in time. */
+  readonly probe: Effect.Effect<boolean>
+  readonly url: string
+  readonly model: string
+}
+
+export class ModelClient extends Context.Tag("mm/ModelClient")<ModelClient, ModelClientShape>() {}

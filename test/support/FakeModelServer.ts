@@ -1,0 +1,204 @@
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** One scripted answer of the fake OpenAI-compatible server, used for the next request. */
+export type Step =
+  | {
+      readonly kind?: "reply"
+      /** Text sent as deltas, one chunk per array element (a string is split in a few chunks). */
+      readonly text?: string | ReadonlyArray<string>
+      readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: string | object; readonly id?: string }>
+      readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number }
+      /** Pause before each chunk, in milliseconds. */
+      readonly chunkDelayMs?: number
+      readonly finishReason?: string
+    }
+  | { readonly kind: "status"; readonly status: number; readonly body: unknown }
+  /** Send headers and the given text, then say nothing more (the watchdog must fire). */
+  | { readonly kind: "stall"; readonly text?: string }
+  /** Send the given text, then close the connection without a finish_reason. */
+  | { readonly kind: "cut"; readonly text?: string }
+  /** Send a data line that is not JSON. */
+  | { readonly kind: "malformed" }
+  /** Tool call arguments that are not JSON. */
+  | { readonly kind: "bad-arguments" }
+  /** Destroy the socket before answering anything. */
+  | { readonly kind: "reset" }
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: http.IncomingHttpHeaders
+  readonly body: any
+}
+
+export interface FakeModelServer {
+  /** Base URL ending in /v1, as written in `model.url`. */
+  readonly url: string
+  readonly port: number
+  readonly requests: Array<RecordedRequest>
+  /** Requests to /chat/completions only. */
+  readonly completions: () => Array<RecordedRequest>
+  readonly push: (...steps: ReadonlyArray<Step>) => void
+  /** When the script runs out: answer this step forever (default: a 500 saying so). */
+  readonly setFallback: (step: Step | undefined) => void
+  readonly close: () => Promise<void>
+}
+
+const splitText = (text: string): Array<string> => {
+  if (text.length <= 4) return [text]
+  const parts: Array<string> = []
+  const size = Math.max(1, Math.ceil(text.length / 3))
+  for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size))
+  return parts
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+let callCounter = 0
+
+export const startFakeModelServer = async (
+  options: { readonly steps?: ReadonlyArray<Step>; readonly ollama?: boolean; readonly models?: ReadonlyArray<string> } = {}
+): Promise<FakeModelServer> => {
+  const queue: Array<Step> = [...(options.steps ?? [])]
+  const requests: Array<RecordedRequest> = []
+  const sockets = new Set<import("node:net").Socket>()
+  let fallback: Step | undefined
+
+  const server = http.createServer(async (req, res) => {
+    const chunks: Array<Buffer> = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const raw = Buffer.concat(chunks).toString("utf8")
+    let body: any = undefined
+    try {
+      body = raw === "" ? undefined : JSON.parse(raw)
+    } catch {
+      body = raw
+    }
+    const path = (req.url ?? "/").split("?")[0]
+    requests.push({ method: req.method ?? "GET", path, headers: req.headers, body })
+    if (options.ollama === true) res.setHeader("Server", "ollama")
+
+    if (req.method === "GET" && (path === "/v1/models" || path === "/models")) {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({ object: "list", data: (options.models ?? ["fake-model"]).map((id) => ({ id, object: "model" })) }))
+      return
+    }
+    if (req.method === "GET" && path === "/") {
+      res.writeHead(200, { "content-type": "text/plain" })
+      res.end(options.ollama === true ? "Ollama is running" : "ok")
+      return
+    }
+    if (req.method !== "POST" || !(path === "/v1/chat/completions" || path === "/chat/completions")) {
+      res.writeHead(404, { "content-type": "application/json" })
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }))
+      return
+    }
+
+    const step = queue.shift() ?? fallback
+    if (step === undefined) {
+      res.writeHead(500, { "content-type": "application/json" })
+      res.end(JSON.stringify({ error: { message: "fake server: the script has no step left for this request" } }))
+      return
+    }
+    if (step.kind === "status") {
+      res.writeHead(step.status, { "content-type": "application/json" })
+      res.end(typeof step.body === "string" ? step.body : JSON.stringify(step.body))
+      return
+    }
+    if (step.kind === "reset") {
+      req.socket.destroy()
+      return
+    }
+
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+    const id = `chatcmpl-${++callCounter}`
+    const send = (delta: object, finish: string | null = null, extra: object = {}) =>
+      res.write(
+        `data: ${JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created: 0,
+          model: body?.model ?? "fake",
+          choices: [{ index: 0, delta, finish_reason: finish }],
+          ...extra
+        })}\n\n`
+      )
+    const alive = () => !res.destroyed && !res.writableEnded
+
+    if (step.kind === "stall") {
+      send({ role: "assistant", content: "" })
+      if (step.text !== undefined) send({ content: step.text })
+      return // never ends; closed by the client or by close()
+    }
+    if (step.kind === "cut") {
+      send({ role: "assistant", content: "" })
+      if (step.text !== undefined) send({ content: step.text })
+      setTimeout(() => req.socket.destroy(), 20)
+      return
+    }
+    if (step.kind === "malformed") {
+      send({ role: "assistant", content: "" })
+      res.write("data: {this is not json\n\n")
+      res.end()
+      return
+    }
+    if (step.kind === "bad-arguments") {
+      send({ role: "assistant", content: null })
+      send({ tool_calls: [{ index: 0, id: "call_bad", type: "function", function: { name: "bash", arguments: "{\"command\": " } }] })
+      send({}, "tool_calls")
+      res.write("data: [DONE]\n\n")
+      res.end()
+      return
+    }
+
+    const texts = step.text === undefined ? [] : typeof step.text === "string" ? splitText(step.text) : step.text
+    send({ role: "assistant", content: "" })
+    for (const text of texts) {
+      if (step.chunkDelayMs !== undefined) await sleep(step.chunkDelayMs)
+      if (!alive()) return
+      send({ content: text })
+    }
+    const calls = step.toolCalls ?? []
+    for (const [index, call] of calls.entries()) {
+      if (step.chunkDelayMs !== undefined) await sleep(step.chunkDelayMs)
+      if (!alive()) return
+      const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)
+      const half = Math.floor(args.length / 2)
+      send({
+        tool_calls: [
+          { index, id: call.id ?? `call_${callCounter}_${index}`, type: "function", function: { name: call.name, arguments: args.slice(0, half) } }
+        ]
+      })
+      send({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] })
+    }
+    if (!alive()) return
+    send({}, step.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"))
+    if (step.usage !== undefined) {
+      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", choices: [], usage: { ...step.usage, total_tokens: step.usage.prompt_tokens + step.usage.completion_tokens } })}\n\n`)
+    }
+    res.write("data: [DONE]\n\n")
+    res.end()
+  })
+  server.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    completions: () => requests.filter((r) => r.path.endsWith("/chat/completions")),
+    push: (...steps) => queue.push(...steps),
+    setFallback: (step) => {
+      fallback = step
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
+  }
+}

@@ -90,7 +90,15 @@ export const AgentConfigSchema = Schema.Struct({
   watchdogTimeout: Schema.optionalWith(Seconds, { default: () => 120 }),
   maxOutput: Schema.optionalWith(PositiveInt, { default: () => 16000 }),
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
-  permissions: Schema.optionalWith(Schema.Literal("ask", "allow"), { default: () => "ask" as const }),
+  permissions: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((s): s is "ask" | "allow" => s === "ask" || s === "allow", {
+        message: (issue) => `expected "ask" or "allow", got ${JSON.stringify(issue.actual)}`,
+        jsonSchema: { enum: ["ask", "allow"] }
+      })
+    ),
+    { default: () => "ask" as const }
+  ),
   compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
   sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
   skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) })
@@ -123,9 +131,9 @@ const nodeAt = (doc: Document, keys: ReadonlyArray<PropertyKey>): { node?: YamlN
   return { key: keyNode }
 }
 
-const where = (doc: Document, counter: LineCounter, keys: ReadonlyArray<PropertyKey>): string => {
+const where = (doc: Document, counter: LineCounter, keys: ReadonlyArray<PropertyKey>, atKey: boolean): string => {
   const { node, key } = nodeAt(doc, keys)
-  const range = node?.range ?? key?.range
+  const range = atKey ? key?.range : (node?.range ?? key?.range)
   if (range === undefined || range === null) return ""
   const pos = counter.linePos(range[0])
   return ` (line ${pos.line}, column ${pos.col})`
@@ -162,7 +170,7 @@ export const parseConfig = (text: string, file: string): Either.Either<AgentConf
       const keys = issue?.path ?? []
       const keyPath = keys.length === 0 ? "(top level)" : keys.map(String).join(".")
       return new ConfigError({
-        message: `${file}: ${keyPath}${where(doc, counter, keys)}: ${issue === undefined ? "invalid" : issueText(issue)}`
+        message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${issue === undefined ? "invalid" : issueText(issue)}`
       })
     })
   )

@@ -1,0 +1,260 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import * as os from "node:os"
+import { Approver } from "./Approver"
+import { AppConfig } from "./Config"
+import { Compactor, estimateTokens } from "./Compactor"
+import { type CompactionError, GenerationError } from "./Domain/Errors"
+import { type Message, titleOf, type ToolCall, toWire, withSystem } from "./Domain/Session"
+import type { Conversation } from "./Keeper"
+import { ModelClient } from "./ModelClient"
+import { loadSkills, skillsPrompt } from "./Skills"
+import { describeCall, needsApproval, parseToolArguments, runTool, toolSpecs } from "./Tools"
+import { isTerminal, type TurnEvent } from "./TurnEvent"
+
+export const DENIED = "denied by the user"
+export const CANCELLED = "cancelled by the user"
+
+export interface AgentShape {
+  /**
+   * One turn: the question, then model calls and tool runs until an answer without tool
+   * calls (or `maxSteps`). Interrupting the stream's consumer cancels the turn: what was
+   * shown stays in the conversation, and nothing is recorded as an error.
+   */
+  readonly turn: (conversation: Conversation, question: string) => Stream.Stream<TurnEvent>
+  /**
+   * `/compact`: older turns replaced by a summary, in memory and in the file. A failure is
+   * recorded in the session's `errors` and leaves the history as it was.
+   */
+  readonly compact: (conversation: Conversation, hint?: string) => Effect.Effect<CompactReport, CompactionError>
+}
+
+export type CompactReport =
+  | { readonly _tag: "Nothing" }
+  | { readonly _tag: "Compacted"; readonly replaced: number; readonly tokensBefore: number; readonly tokensAfter: number; readonly warning: string | undefined }
+
+export class Agent extends Context.Tag("mm/Agent")<Agent, AgentShape>() {}
+
+/** The history after a cancel: the partial answer kept, every unanswered tool call closed. */
+export const closeCancelled = (added: ReadonlyArray<Message>, partialText: string): Array<Message> => {
+  const out: Array<Message> = [...added]
+  if (partialText !== "") out.push({ role: "assistant", content: partialText })
+  const answered = new Set(out.filter((m) => m.role === "tool").map((m) => m.tool_call_id))
+  for (const message of added) {
+    for (const call of message.tool_calls ?? []) {
+      if (!answered.has(call.id)) out.push({ role: "tool", tool_call_id: call.id, content: CANCELLED, failed: true })
+    }
+  }
+  return out
+}
+
+export const AgentLive = Layer.effect(
+  Agent,
+  Effect.gen(function* () {
+    const { config } = yield* AppConfig
+    const model = yield* ModelClient
+    const approver = yield* Approver
+    const compactor = yield* Compactor
+
+    const compact = (conversation: Conversation, hint?: string, question = "/compact") =>
+      Effect.gen(function* () {
+        const before = yield* conversation.snapshot
+        const result = yield* compactor.compact(before.messages, { keepTurns: config.compaction.keepTurns, hint })
+        if (result._tag === "Nothing") return result
+        const warning = yield* conversation.update((session) => ({ ...session, messages: result.messages }))
+        yield* Ref.set(conversation.usage, undefined)
+        return {
+          _tag: "Compacted",
+          replaced: result.replaced,
+          tokensBefore: estimateTokens(before.messages),
+          tokensAfter: estimateTokens(result.messages),
+          warning
+        } as const
+      }).pipe(
+        Effect.tapError((error) =>
+          Effect.flatMap(
+            conversation.record({ kind: "compaction", line: error.message, raw: error.raw, question }),
+            () => Effect.void
+          )
+        )
+      )
+
+    const historyTokens = (conversation: Conversation, question: string) =>
+      Effect.gen(function* () {
+        const usage = yield* Ref.get(conversation.usage)
+        const { messages } = yield* conversation.snapshot
+        const extra = Math.ceil(question.length / 4)
+        return usage !== undefined ? usage.promptTokens + usage.completionTokens + extra : estimateTokens(messages) + extra
+      })
+
+    const autoCompact = (conversation: Conversation, question: string, emit: (event: TurnEvent) => Effect.Effect<void>) =>
+      Effect.gen(function* () {
+        if (!config.compaction.auto) return
+        const limit = Math.floor(config.compaction.threshold * config.model.contextWindow)
+        const tokens = yield* historyTokens(conversation, question)
+        if (tokens <= limit) return
+        const done = yield* Effect.either(compact(conversation, undefined, question))
+        if (done._tag === "Left") return yield* emit({ _tag: "CompactionFailed", error: done.left })
+        if (done.right._tag === "Nothing") return
+        yield* emit({
+          _tag: "Notice",
+          text: `history compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${tokens} tokens, over ${limit})`
+        })
+        if (done.right.warning !== undefined) yield* emit({ _tag: "Notice", text: done.right.warning })
+      })
+
+    const systemPrompt = (cwd: string) =>
+      Effect.map(loadSkills(config.skills.dirs, cwd, os.homedir()), ({ skills, warnings }) => ({
+        system: [config.system, skillsPrompt(skills)].filter((part) => part !== "").join("\n\n"),
+        warnings
+      }))
+
+    const approve = (conversation: Conversation, call: ToolCall, input: Record<string, unknown> | undefined, title: string) =>
+      Effect.gen(function* () {
+        if (config.permissions === "allow" || !needsApproval(call.function.name)) return true
+        if ((yield* Ref.get(conversation.allowed)).has(call.function.name)) return true
+        const answer = yield* approver.ask({
+          sessionId: yield* conversation.id,
+          toolCallId: call.id,
+          tool: call.function.name,
+          title,
+          input
+        })
+        if (answer === "always") yield* Ref.update(conversation.allowed, (set) => new Set([...set, call.function.name]))
+        return answer !== "deny"
+      })
+
+    const runTurn = (conversation: Conversation, question: string, emit: (event: TurnEvent) => Effect.Effect<void>) =>
+      Effect.gen(function* () {
+        const warnOnce = (warning: string | undefined) =>
+          warning === undefined ? Effect.void : emit({ _tag: "Notice", text: warning })
+
+        yield* warnOnce(yield* conversation.ensureFile)
+        yield* autoCompact(conversation, question, emit)
+        const { system, warnings } = yield* systemPrompt(conversation.cwd)
+        for (const warning of warnings) yield* emit({ _tag: "Notice", text: warning })
+
+        const before = yield* conversation.snapshot
+        const base = withSystem(before.messages, system)
+        const added: Array<Message> = [{ role: "user", content: question }]
+        const partial = yield* Ref.make("")
+
+        const commit = (messages: ReadonlyArray<Message>, completed: boolean) =>
+          conversation.update((session) => ({
+            ...session,
+            messages: [...base, ...messages],
+            turns: completed ? session.turns + 1 : session.turns,
+            title: session.title === "" ? titleOf(question) : session.title
+          }))
+
+        const steps = Effect.gen(function* () {
+          for (let step = 1; step <= config.maxSteps; step++) {
+            const request = { messages: [...base, ...added].map(toWire), tools: toolSpecs }
+            let completed: Extract<import("./ModelClient").ModelEvent, { _tag: "Completed" }> | undefined
+            yield* model.stream(request).pipe(
+              Stream.runForEach((event) => {
+                if (event._tag === "TextDelta") {
+                  return Ref.update(partial, (text) => text + event.text).pipe(
+                    Effect.zipRight(emit({ _tag: "TextDelta", text: event.text }))
+                  )
+                }
+                completed = event
+                if (event.usage !== undefined) return Ref.set(conversation.usage, event.usage)
+                return Effect.void
+              })
+            )
+            if (completed === undefined) {
+              return yield* new GenerationError({
+                reason: "stream-cut",
+                message: "the model server ended the answer without completing it",
+                raw: "stream ended without a Completed event"
+              })
+            }
+            const calls = completed.toolCalls
+            added.push({
+              role: "assistant",
+              content: completed.content === "" && calls.length > 0 ? null : completed.content,
+              ...(calls.length > 0 ? { tool_calls: calls } : {})
+            })
+            yield* Ref.set(partial, "")
+            if (calls.length === 0) return "end_turn" as const
+
+            for (const call of calls) {
+              const parsed = parseToolArguments(call.function.name, call.function.arguments)
+              const input = parsed._tag === "Right" ? parsed.right : undefined
+              const described = describeCall(call.function.name, input)
+              yield* emit({
+                _tag: "ToolCallStarted",
+                id: call.id,
+                name: call.function.name,
+                input,
+                rawArguments: call.function.arguments,
+                title: described.title,
+                kind: described.kind,
+                locations: described.locations
+              })
+              const allowed = parsed._tag === "Left" ? true : yield* approve(conversation, call, input, described.title)
+              const result = allowed
+                ? yield* runTool(call.function.name, call.function.arguments, { cwd: conversation.cwd, maxOutput: config.maxOutput })
+                : { output: DENIED, failed: true }
+              added.push({
+                role: "tool",
+                tool_call_id: call.id,
+                content: result.output,
+                ...(result.failed ? { failed: true } : {})
+              })
+              yield* emit({ _tag: "ToolCallFinished", id: call.id, name: call.function.name, output: result.output, failed: result.failed })
+            }
+          }
+          return "max_steps" as const
+        })
+
+        const outcome = yield* steps.pipe(
+          Effect.onInterrupt(() =>
+            Effect.flatMap(Ref.get(partial), (text) => commit(closeCancelled(added, text), false))
+          ),
+          Effect.either
+        )
+        if (outcome._tag === "Left") {
+          const error = outcome.left
+          yield* warnOnce(
+            yield* conversation.record({ kind: "generation", line: error.message, raw: error.raw, question })
+          )
+          yield* emit({ _tag: "TurnFailed", error })
+          return
+        }
+        yield* warnOnce(yield* commit(added, true))
+        if (outcome.right === "max_steps") {
+          yield* emit({
+            _tag: "Notice",
+            text: `stopped after ${config.maxSteps} model calls in one turn (maxSteps); ask again to let it go on`
+          })
+        }
+        yield* emit({ _tag: "TurnFinished", stopReason: outcome.right })
+      })
+
+    const turn = (conversation: Conversation, question: string): Stream.Stream<TurnEvent> =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const queue = yield* Queue.unbounded<TurnEvent>()
+          yield* Effect.forkScoped(
+            runTurn(conversation, question, (event) => Queue.offer(queue, event)).pipe(
+              Effect.catchAllDefect((defect) =>
+                Queue.offer(queue, {
+                  _tag: "TurnFailed",
+                  error: new GenerationError({ reason: "malformed", message: `internal error: ${String(defect)}`, raw: String(defect) })
+                })
+              )
+            )
+          )
+          return Stream.fromQueue(queue).pipe(Stream.takeUntil(isTerminal))
+        })
+      )
+
+    return { turn, compact: (conversation: Conversation, hint?: string) => compact(conversation, hint) }
+  })
+)

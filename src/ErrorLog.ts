@@ -1,0 +1,40 @@
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { appendError, type ErrorKind, type ErrorRecord, firstLine, type Session } from "./Domain/Session"
+
+/** What a red line was about: the failure shown, and the question being answered then. */
+export interface Failure {
+  readonly kind: ErrorKind
+  readonly line: string
+  readonly raw: string
+  readonly question: string
+}
+
+export interface ErrorLogShape {
+  /** The session with one more record in `errors` (capped, oldest out first). */
+  readonly append: (session: Session, failure: Failure) => Effect.Effect<Session>
+}
+
+export class ErrorLog extends Context.Tag("mm/ErrorLog")<ErrorLog, ErrorLogShape>() {}
+
+export const makeRecord = (session: Session, failure: Failure, at: Date): ErrorRecord => {
+  const record: { -readonly [K in keyof ErrorRecord]: ErrorRecord[K] } = {
+    kind: failure.kind,
+    at: at.toISOString(),
+    turns: session.turns,
+    question: firstLine(failure.question),
+    line: failure.line
+  }
+  if (failure.raw !== "" && failure.raw !== failure.line) record.raw = failure.raw
+  return record
+}
+
+export const ErrorLogLive = Layer.succeed(ErrorLog, {
+  append: (session, failure) =>
+    Effect.map(Clock.currentTimeMillis, (now) => ({
+      ...session,
+      errors: appendError(session.errors, makeRecord(session, failure, new Date(now)))
+    }))
+})

@@ -1,0 +1,289 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as os from "node:os"
+import * as path from "node:path"
+import { AppConfig } from "./Config"
+import { ResumeError, type StoreError } from "./Domain/Errors"
+import { emptySession, type Session } from "./Domain/Session"
+import { validateSessionId } from "./Domain/SessionId"
+import { ErrorLog, type Failure } from "./ErrorLog"
+import type { Usage } from "./ModelClient"
+import { type SessionListing, SessionStore } from "./SessionStore"
+
+export type SaveStatus =
+  | { readonly _tag: "Off" }
+  | { readonly _tag: "Saving"; readonly dir: string }
+  | { readonly _tag: "NotSaved"; readonly dir: string; readonly reason: string }
+
+export interface ResumeReport {
+  readonly id: string
+  readonly messages: number
+  readonly title: string
+  readonly errors: number
+}
+
+/**
+ * The current session of a façade: the conversation in memory, written whole to its file
+ * after every change when sessions are on. A failed write never stops the conversation.
+ */
+export interface Conversation {
+  readonly cwd: string
+  readonly snapshot: Effect.Effect<Session>
+  /** The session's id; "" while the terminal has not asked its first question. */
+  readonly id: Effect.Effect<string>
+  readonly status: Effect.Effect<SaveStatus>
+  /** Creates the file if it does not exist yet; returns a "not saved" warning the first time saving fails. */
+  readonly ensureFile: Effect.Effect<string | undefined>
+  /** Changes the session in memory, then rewrites its file; returns a warning the first time saving fails. */
+  readonly update: (change: (session: Session) => Session) => Effect.Effect<string | undefined>
+  /** Keeps one error record beside the conversation (creating the file if needed), then saves. */
+  readonly record: (failure: Failure) => Effect.Effect<string | undefined>
+  /** Terminal `/new`: the file stays as it is; the next question opens a new one. */
+  readonly detach: Effect.Effect<void>
+  /** ACP `/new`: the conversation so far moves to a new id, then this id starts over empty. */
+  readonly archiveAndReset: Effect.Effect<string | undefined, StoreError>
+  /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */
+  readonly resume: (id: string | undefined) => Effect.Effect<ResumeReport | undefined, ResumeError>
+  /** Tools the user allowed for the rest of this session ("always"). */
+  readonly allowed: Ref.Ref<ReadonlySet<string>>
+  /** The last token usage the server reported, for compaction estimates. */
+  readonly usage: Ref.Ref<Usage | undefined>
+}
+
+export type Listing =
+  | { readonly _tag: "Off" }
+  | { readonly _tag: "Failed"; readonly dir: string; readonly reason: string }
+  | { readonly _tag: "Listed"; readonly dir: string; readonly entries: ReadonlyArray<SessionListing> }
+
+export interface KeeperShape {
+  /** Where the sessions of a project live, or undefined when sessions are off. */
+  readonly dirFor: (cwd: string) => string | undefined
+  /** A new conversation. `createFile: "now"` (ACP) writes its file at once; "later" (terminal) at the first question. */
+  readonly open: (cwd: string, options: { readonly createFile: "now" | "later" }) => Effect.Effect<Conversation>
+  /** A stored conversation, under the current system prompt (ACP `session/load` and `session/resume`). */
+  readonly load: (cwd: string, id: unknown) => Effect.Effect<Conversation, ResumeError>
+  readonly list: (cwd: string) => Effect.Effect<Listing>
+}
+
+export class Keeper extends Context.Tag("mm/Keeper")<Keeper, KeeperShape>() {}
+
+export const expandHome = (dir: string, home: string = os.homedir()): string =>
+  dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : dir
+
+const storeReason = (error: StoreError): string => error.message
+
+const resumeErrorOf = (error: StoreError): ResumeError =>
+  new ResumeError({
+    reason:
+      error.reason === "bad-id"
+        ? "bad-id"
+        : error.reason === "not-found"
+          ? "not-found"
+          : error.reason === "newer-version"
+            ? "newer-version"
+            : "unreadable",
+    message:
+      error.reason === "not-found" && error.id !== undefined ? `no session ${error.id} in this project` : error.message,
+    raw: error.raw
+  })
+
+export const KeeperLive = Layer.effect(
+  Keeper,
+  Effect.gen(function* () {
+    const { config } = yield* AppConfig
+    const store = yield* SessionStore
+    const errorLog = yield* ErrorLog
+
+    const dirFor = (cwd: string): string | undefined =>
+      config.sessions.enabled ? path.resolve(cwd, expandHome(config.sessions.dir)) : undefined
+
+    const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
+
+    const make = (cwd: string, initial: Session, exists: boolean, initialStatus: SaveStatus) =>
+      Effect.gen(function* () {
+        const state = yield* Ref.make(initial)
+        const hasFile = yield* Ref.make(exists)
+        const status = yield* Ref.make<SaveStatus>(initialStatus)
+        const lock = yield* Effect.makeSemaphore(1)
+        const allowed = yield* Ref.make<ReadonlySet<string>>(new Set())
+        const usage = yield* Ref.make<Usage | undefined>(undefined)
+
+        const giveUp = (error: StoreError) =>
+          Ref.get(status).pipe(
+            Effect.flatMap((current) =>
+              current._tag === "Saving"
+                ? Effect.as(Ref.set(status, { _tag: "NotSaved", dir: current.dir, reason: storeReason(error) }), `not saved (${storeReason(error)})`)
+                : Effect.succeed(undefined)
+            )
+          )
+
+        const createNow: Effect.Effect<string | undefined> = Effect.gen(function* () {
+          const current = yield* Ref.get(status)
+          if (current._tag !== "Saving" || (yield* Ref.get(hasFile))) return undefined
+          const created = yield* Effect.either(store.createNew(current.dir, cwd))
+          if (created._tag === "Left") return yield* giveUp(created.left)
+          const session = yield* Ref.get(state)
+          yield* Ref.set(state, { ...session, id: created.right.id, createdAt: created.right.createdAt })
+          yield* Ref.set(hasFile, true)
+          return undefined
+        })
+
+        const saveNow: Effect.Effect<string | undefined> = Effect.gen(function* () {
+          const current = yield* Ref.get(status)
+          if (current._tag !== "Saving" || !(yield* Ref.get(hasFile))) return undefined
+          const saved = yield* Effect.either(store.save(current.dir, yield* Ref.get(state)))
+          return saved._tag === "Left" ? yield* giveUp(saved.left) : undefined
+        })
+
+        const stamp = (session: Session) => Effect.map(now, (date) => ({ ...session, updatedAt: date.toISOString() }))
+
+        const update = (change: (session: Session) => Session) =>
+          lock.withPermits(1)(
+            Effect.gen(function* () {
+              const changed = yield* stamp(change(yield* Ref.get(state)))
+              yield* Ref.set(state, changed)
+              return yield* saveNow
+            })
+          )
+
+        const ensureFile = lock.withPermits(1)(createNow)
+
+        const record = (failure: Failure) =>
+          lock.withPermits(1)(
+            Effect.gen(function* () {
+              const created = yield* createNow
+              const withRecord = yield* errorLog.append(yield* Ref.get(state), failure)
+              yield* Ref.set(state, yield* stamp(withRecord))
+              return created ?? (yield* saveNow)
+            })
+          )
+
+        const detach = lock.withPermits(1)(
+          Effect.gen(function* () {
+            yield* Ref.set(state, emptySession("", cwd, yield* now))
+            yield* Ref.set(hasFile, false)
+            yield* Ref.set(allowed, new Set())
+            yield* Ref.set(usage, undefined)
+          })
+        )
+
+        const archiveAndReset = lock.withPermits(1)(
+          Effect.gen(function* () {
+            const current = yield* Ref.get(status)
+            const session = yield* Ref.get(state)
+            let archived: string | undefined
+            if (current._tag === "Saving" && (yield* Ref.get(hasFile)) && session.messages.length + session.errors.length > 0) {
+              archived = (yield* store.archive(current.dir, session)).id
+            }
+            const fresh = { ...emptySession(session.id, cwd, yield* now) }
+            yield* Ref.set(state, fresh)
+            yield* Ref.set(usage, undefined)
+            yield* saveNow
+            return archived
+          })
+        )
+
+        const resume = (requested: string | undefined): Effect.Effect<ResumeReport | undefined, ResumeError> =>
+          Effect.gen(function* () {
+            const current = yield* Ref.get(status)
+            if (current._tag === "Off") {
+              return yield* new ResumeError({
+                reason: "disabled",
+                message: "sessions are off — set sessions.enabled: true in agent.yaml to keep and resume conversations",
+                raw: ""
+              })
+            }
+            const dir = current.dir
+            const currentId = (yield* Ref.get(state)).id
+            let id: string
+            if (requested === undefined) {
+              const listed = yield* Effect.either(store.list(dir))
+              if (listed._tag === "Left") return yield* resumeErrorOf(listed.left)
+              const candidates = listed.right.flatMap((entry) =>
+                entry._tag === "Readable" && entry.summary.id !== currentId && entry.summary.turns > 0 ? [entry.summary] : []
+              )
+              if (candidates.length === 0) return undefined
+              id = candidates.reduce((best, s) => (s.updatedAt > best.updatedAt ? s : best)).id
+            } else {
+              id = yield* validateSessionId(requested).pipe(
+                Effect.mapError((e) => new ResumeError({ reason: "bad-id", message: e.message, raw: requested.slice(0, 200) }))
+              )
+            }
+            const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
+            yield* lock.withPermits(1)(
+              Effect.gen(function* () {
+                yield* Ref.set(state, loaded)
+                yield* Ref.set(hasFile, true)
+                yield* Ref.set(usage, undefined)
+              })
+            )
+            return {
+              id: loaded.id,
+              messages: loaded.messages.filter((m) => m.role !== "system").length,
+              title: loaded.title,
+              errors: loaded.errors.length
+            }
+          }).pipe(
+            Effect.tapError((error) =>
+              record({ kind: "resume", line: error.message, raw: error.raw, question: `/resume${requested === undefined ? "" : ` ${requested}`}` })
+            )
+          )
+
+        const conversation: Conversation = {
+          cwd,
+          snapshot: Ref.get(state),
+          id: Effect.map(Ref.get(state), (s) => s.id),
+          status: Ref.get(status),
+          ensureFile,
+          update,
+          record,
+          detach,
+          archiveAndReset,
+          resume,
+          allowed,
+          usage
+        }
+        return conversation
+      })
+
+    const open = (cwd: string, options: { readonly createFile: "now" | "later" }) =>
+      Effect.gen(function* () {
+        const dir = dirFor(cwd)
+        const fresh = emptySession("", cwd, yield* now)
+        if (dir === undefined) return yield* make(cwd, fresh, false, { _tag: "Off" })
+        const prepared = yield* Effect.either(store.prepare(dir))
+        if (prepared._tag === "Left") {
+          return yield* make(cwd, fresh, false, { _tag: "NotSaved", dir, reason: storeReason(prepared.left) })
+        }
+        const conversation = yield* make(cwd, fresh, false, { _tag: "Saving", dir })
+        if (options.createFile === "now") yield* conversation.ensureFile
+        return conversation
+      })
+
+    const load = (cwd: string, rawId: unknown) =>
+      Effect.gen(function* () {
+        const id = yield* validateSessionId(rawId).pipe(
+          Effect.mapError((e) => new ResumeError({ reason: "bad-id", message: e.message, raw: String(rawId).slice(0, 200) }))
+        )
+        const dir = dirFor(cwd)
+        if (dir === undefined) {
+          return yield* new ResumeError({ reason: "disabled", message: "sessions are off (sessions.enabled: false)", raw: "" })
+        }
+        const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
+        return yield* make(cwd, loaded, true, { _tag: "Saving", dir })
+      })
+
+    const list = (cwd: string): Effect.Effect<Listing> => {
+      const dir = dirFor(cwd)
+      if (dir === undefined) return Effect.succeed({ _tag: "Off" })
+      return store.list(dir).pipe(
+        Effect.map((entries): Listing => ({ _tag: "Listed", dir, entries })),
+        Effect.catchAll((error) => Effect.succeed<Listing>({ _tag: "Failed", dir, reason: storeReason(error) }))
+      )
+    }
+
+    return { dirFor, open, load, list }
+  })
+)

@@ -1,0 +1,46 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import { cli, ExitCode } from "./Cli"
+
+const oneLine = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  const error = failure._tag === "Some" ? failure.value : Cause.squash(cause)
+  const message = error instanceof Error ? error.message : String((error as { message?: unknown })?.message ?? error)
+  return message.split("\n")[0]
+}
+
+/**
+ * Runs the CLI. Ctrl-C belongs to the façade while it listens for it (a running turn);
+ * otherwise it ends the program. No stack trace or Cause dump reaches the user.
+ */
+export const main = (argv: ReadonlyArray<string>) => {
+  const fiber = Effect.runFork(cli(argv).pipe(Effect.provide(NodeContext.layer)))
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (process.listenerCount(signal) > 1) return
+    process.exitCode = 130
+    Effect.runFork(Fiber.interrupt(fiber))
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+  fiber.addObserver((exit) => {
+    process.off("SIGINT", onSignal)
+    process.off("SIGTERM", onSignal)
+    if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) {
+      const failure = Cause.failureOption(exit.cause)
+      // @effect/cli has already shown its own usage errors
+      if (failure._tag === "Some" && isCliValidation(failure.value)) process.exit(2)
+      process.stderr.write(`mm: ${oneLine(exit.cause)}\n`)
+      process.exit(ExitCode.code !== 0 ? ExitCode.code : 1)
+    }
+    process.exit(process.exitCode !== undefined && process.exitCode !== 0 ? process.exitCode : ExitCode.code)
+  })
+}
+
+const isCliValidation = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && "_tag" in value &&
+  ["CommandMismatch", "CorrectedFlag", "HelpRequested", "InvalidArgument", "InvalidValue", "MissingValue", "MissingFlag", "MultipleValuesDetected", "MissingSubcommand", "NoBuiltInMatch", "UnclusteredFlag"].includes(
+    String((value as { _tag: unknown })._tag)
+  )

@@ -1,0 +1,58 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Approver } from "../Approver"
+import { makePipedInput, makeTtyInput, type TerminalInput } from "./Input"
+import { type Style, styleFor } from "./Style"
+
+/** Where the terminal façade writes; it remembers whether the cursor sits at a line start. */
+export interface Printer {
+  readonly write: (text: string) => void
+  /** Writes a whole line, first ending any line left open by streamed text. */
+  readonly line: (text: string) => void
+  /** Ends a line left open by streamed text. */
+  readonly endLine: () => void
+}
+
+export const makePrinter = (out: NodeJS.WritableStream): Printer => {
+  let atLineStart = true
+  const write = (text: string) => {
+    if (text === "") return
+    out.write(text)
+    atLineStart = text.endsWith("\n")
+  }
+  const endLine = () => {
+    if (!atLineStart) write("\n")
+  }
+  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)) }
+}
+
+export class TerminalIO extends Context.Tag("mm/TerminalIO")<
+  TerminalIO,
+  { readonly input: TerminalInput; readonly print: Printer; readonly style: Style }
+>() {}
+
+export const TerminalIOLive = Layer.scoped(
+  TerminalIO,
+  Effect.acquireRelease(
+    Effect.sync(() => ({
+      input: process.stdin.isTTY === true ? makeTtyInput(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stdout),
+      print: makePrinter(process.stdout),
+      style: styleFor(process.stdout, process.env)
+    })),
+    (io) => Effect.sync(() => io.input.close())
+  )
+)
+
+/** The terminal's approval: one key, y (yes), n (no), a (always for this session). */
+export const TerminalApprover = Layer.effect(
+  Approver,
+  Effect.map(TerminalIO, ({ input, print, style }) => ({
+    ask: (request) =>
+      Effect.promise(async () => {
+        print.endLine()
+        const answer = await input.key(style.yellow(`allow ${request.tool}  ${request.title}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
+        return answer === "y" ? "once" : answer === "a" ? "always" : "deny"
+      })
+  }))
+)

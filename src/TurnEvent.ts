@@ -1,0 +1,33 @@
+import type { CompactionError, GenerationError } from "./Domain/Errors"
+
+export type ToolKind = "execute" | "read" | "edit" | "other"
+
+/** What the core tells a façade while a turn runs; both façades render the same stream. */
+export type TurnEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | {
+      readonly _tag: "ToolCallStarted"
+      readonly id: string
+      readonly name: string
+      readonly input: Record<string, unknown> | undefined
+      readonly rawArguments: string
+      readonly title: string
+      readonly kind: ToolKind
+      readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
+    }
+  | {
+      readonly _tag: "ToolCallFinished"
+      readonly id: string
+      readonly name: string
+      readonly output: string
+      readonly failed: boolean
+    }
+  /** A line for the user that is neither answer nor error: a skipped skill, a compaction, "not saved". */
+  | { readonly _tag: "Notice"; readonly text: string }
+  /** Automatic compaction failed: a red line, and the turn goes on with the full history. */
+  | { readonly _tag: "CompactionFailed"; readonly error: CompactionError }
+  | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" }
+  | { readonly _tag: "TurnFailed"; readonly error: GenerationError }
+
+export const isTerminal = (event: TurnEvent): boolean =>
+  event._tag === "TurnFinished" || event._tag === "TurnFailed"

@@ -1,0 +1,10 @@
+import { VERSION } from "./Terminal/Repl"
+
+const args = process.argv.slice(2)
+
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
+  process.stdout.write(`mm ${VERSION}\n`)
+} else {
+  const { main } = await import("./Main")
+  main(process.argv)
+}

@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+export const MM_BIN = path.resolve(__dirname, "../../dist/mm.js")
+
+export const stripAnsi = (text: string): string => text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "")
+
+/** A temporary project directory with an agent.yaml written from the given lines. */
+export const tempProject = (yaml: ReadonlyArray<string> | undefined, prefix = "mm-project-"): string => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  if (yaml !== undefined) fs.writeFileSync(path.join(dir, "agent.yaml"), yaml.join("\n") + "\n")
+  return dir
+}
+
+export const configFor = (url: string, extra: ReadonlyArray<string> = []): Array<string> => [
+  "model:",
+  `  url: ${url}`,
+  "  name: fake-model",
+  "watchdogTimeout: 5",
+  "permissions: allow",
+  ...extra
+]
+
+/** `mm` as a child process with piped stdin, driven line by line. */
+export class MmProcess {
+  readonly child: ChildProcess
+  stdout = ""
+  stderr = ""
+  readonly exited: Promise<number | null>
+
+  constructor(cwd: string, args: ReadonlyArray<string> = [], env: Record<string, string | undefined> = {}) {
+    this.child = spawn(process.execPath, [MM_BIN, ...args], {
+      cwd,
+      env: { ...process.env, NO_COLOR: undefined, AGENT_CONFIG: undefined, ...env },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    this.child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (this.stdout += chunk))
+    this.child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (this.stderr += chunk))
+    this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)))
+  }
+
+  send(line: string): void {
+    this.child.stdin!.write(`${line}\n`)
+  }
+
+  /** Waits until stdout (from `from` on) matches; fails with what was printed after `timeoutMs`. */
+  async waitFor(pattern: RegExp | string, from = 0, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const seen = this.stdout.slice(from)
+      if (typeof pattern === "string" ? seen.includes(pattern) : pattern.test(seen)) return seen
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    throw new Error(`timed out waiting for ${String(pattern)}; stdout so far:\n${this.stdout}\nstderr:\n${this.stderr}`)
+  }
+
+  /** Closes stdin (Ctrl-D) and waits for the exit code. */
+  async end(): Promise<number | null> {
+    this.child.stdin!.end()
+    return this.exited
+  }
+
+  kill(): void {
+    this.child.kill("SIGKILL")
+  }
+}
+
+/** Runs mm once with the given stdin lines and returns what it printed. */
+export const runMm = async (
+  cwd: string,
+  lines: ReadonlyArray<string>,
+  args: ReadonlyArray<string> = [],
+  env: Record<string, string | undefined> = {}
+): Promise<{ stdout: string; stderr: string; code: number | null }> => {
+  const mm = new MmProcess(cwd, args, env)
+  for (const line of lines) mm.send(line)
+  const code = await mm.end()
+  return { stdout: mm.stdout, stderr: mm.stderr, code }
+}

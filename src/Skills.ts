@@ -1,0 +1,148 @@
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { LineCounter, parseDocument } from "yaml"
+
+export interface Skill {
+  readonly name: string
+  readonly description: string
+  /** Absolute path of the skill's SKILL.md. */
+  readonly path: string
+}
+
+export interface LoadedSkills {
+  readonly skills: ReadonlyArray<Skill>
+  readonly warnings: ReadonlyArray<string>
+}
+
+export const SKILL_FILE = "SKILL.md"
+
+/** `~` and `~/…` are the home directory; other relative paths are relative to `cwd`. */
+export const resolveSkillsDir = (dir: string, cwd: string, home: string): string =>
+  dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : path.resolve(cwd, dir)
+
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/
+
+const requiredString = (value: Record<string, unknown>, key: string): Either.Either<string, string> => {
+  const field = value[key]
+  if (field === undefined || field === null) return Either.left(`front matter has no "${key}"`)
+  if (typeof field !== "string") return Either.left(`"${key}" in the front matter must be a string`)
+  const text = field.replace(/\s+/g, " ").trim()
+  return text === "" ? Either.left(`"${key}" in the front matter is empty`) : Either.right(text)
+}
+
+/** The `name` and `description` of a SKILL.md, or one line saying what is wrong with it. */
+export const parseSkillFile = (text: string): Either.Either<{ name: string; description: string }, string> => {
+  const match = FRONT_MATTER.exec(text)
+  if (match === null) return Either.left("no front matter (the file must start with a --- line, and a second --- line must close it)")
+  const counter = new LineCounter()
+  const doc = parseDocument(match[1] ?? "", { lineCounter: counter, prettyErrors: false })
+  const error = doc.errors[0]
+  if (error !== undefined) {
+    const pos = counter.linePos(error.pos[0])
+    const detail = error.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")
+    return Either.left(`front matter is not valid YAML (line ${pos.line + 1}, column ${pos.col}): ${detail}`)
+  }
+  const value: unknown = doc.toJS()
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left("front matter must be a YAML mapping with name and description")
+  }
+  return Either.all({
+    name: requiredString(value as Record<string, unknown>, "name"),
+    description: requiredString(value as Record<string, unknown>, "description")
+  })
+}
+
+/** Parsed SKILL.md files by path, reused while their mtime and size stay the same. */
+const cache = new Map<string, { mtimeMs: number; size: number; parsed: Either.Either<{ name: string; description: string }, string> }>()
+
+const readSkillFile = (file: string, stat: fs.Stats): Either.Either<{ name: string; description: string }, string> => {
+  const cached = cache.get(file)
+  if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.parsed
+  let parsed: Either.Either<{ name: string; description: string }, string>
+  try {
+    parsed = parseSkillFile(fs.readFileSync(file, "utf8"))
+  } catch (cause) {
+    parsed = Either.left(`cannot be read (${(cause as { code?: string }).code ?? String(cause)})`)
+  }
+  cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, parsed })
+  return parsed
+}
+
+const statOrUndefined = (file: string): fs.Stats | undefined => {
+  try {
+    return fs.statSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+/** The SKILL.md files directly under one skills directory, sorted by folder name. */
+const skillFilesIn = (dir: string, warnings: Array<string>): Array<{ file: string; stat: fs.Stats }> => {
+  let entries: Array<fs.Dirent>
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true })
+  } catch (cause) {
+    const code = (cause as { code?: string }).code
+    if (code !== "ENOENT" && code !== "ENOTDIR") warnings.push(`cannot read the skills directory ${dir} (${code ?? String(cause)})`)
+    return []
+  }
+  const found: Array<{ file: string; stat: fs.Stats }> = []
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (!entry.isDirectory() && !entry.isSymbolicLink()) continue
+    const file = path.join(dir, entry.name, SKILL_FILE)
+    const stat = statOrUndefined(file)
+    if (stat?.isFile() === true) found.push({ file, stat })
+  }
+  return found
+}
+
+/**
+ * Lists the skills of `dirs` (first directory wins on a duplicate name). Never fails:
+ * a malformed skill or an unreadable directory becomes a one-line warning.
+ */
+export const loadSkills = (
+  dirs: ReadonlyArray<string>,
+  cwd: string,
+  home: string
+): Effect.Effect<LoadedSkills> =>
+  Effect.sync(() => {
+    const skills: Array<Skill> = []
+    const warnings: Array<string> = []
+    const byName = new Map<string, Skill>()
+    const seenDirs = new Set<string>()
+    for (const dir of dirs.map((d) => resolveSkillsDir(d, cwd, home))) {
+      if (seenDirs.has(dir)) continue
+      seenDirs.add(dir)
+      for (const { file, stat } of skillFilesIn(dir, warnings)) {
+        const parsed = readSkillFile(file, stat)
+        if (Either.isLeft(parsed)) {
+          warnings.push(`skipped skill ${file}: ${parsed.left}`)
+          continue
+        }
+        const earlier = byName.get(parsed.right.name)
+        if (earlier !== undefined) {
+          warnings.push(`skipped skill ${file}: the name "${parsed.right.name}" is already used by ${earlier.path}`)
+          continue
+        }
+        const skill: Skill = { ...parsed.right, path: file }
+        byName.set(skill.name, skill)
+        skills.push(skill)
+      }
+    }
+    return { skills, warnings }
+  }).pipe(Effect.withSpan("Skills.load"))
+
+/** A section for the end of the system prompt (join it with a blank line); "" when there is no skill. */
+export const skillsPrompt = (skills: ReadonlyArray<Skill>): string =>
+  skills.length === 0
+    ? ""
+    : [
+        "# Skills",
+        "",
+        "A skill is a file of instructions for one kind of task. When a skill below fits the task at hand, " +
+          "read its SKILL.md with read_file before you start, and follow it. Paths a skill mentions are relative to its folder.",
+        "",
+        ...skills.map((skill) => `- ${skill.name}: ${skill.description}\n  file: ${skill.path}`)
+      ].join("\n")

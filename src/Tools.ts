@@ -1,0 +1,640 @@
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { StringDecoder } from "node:string_decoder"
+import type { ToolSpec } from "./ModelClient"
+
+export type ToolName = "bash" | "read_file" | "write_file" | "edit_file"
+
+export const toolNames: ReadonlyArray<ToolName> = ["bash", "read_file", "write_file", "edit_file"]
+
+export const isToolName = (name: string): name is ToolName => (toolNames as ReadonlyArray<string>).includes(name)
+
+export const DEFAULT_BASH_TIMEOUT_SECONDS = 120
+export const DEFAULT_READ_LIMIT = 2000
+/** Files larger than this are refused by read_file and edit_file (bash's head/sed/grep do better). */
+export const MAX_FILE_BYTES = 32 * 1024 * 1024
+/** After a timeout, the group gets SIGTERM, then SIGKILL this much later. */
+const KILL_GRACE_MS = 2000
+/** After bash exits, how long background processes that still hold its output may keep the result waiting. */
+const PIPE_GRACE_MS = 200
+
+export interface ToolContext {
+  readonly cwd: string
+  readonly maxOutput: number
+}
+
+export interface ToolResult {
+  readonly output: string
+  readonly failed: boolean
+}
+
+// ---------------------------------------------------------------------------
+// What the model is told
+
+export const toolSpecs: ReadonlyArray<ToolSpec> = [
+  {
+    name: "bash",
+    description:
+      "Run a shell command with `bash -c` in the project directory. stdin is closed, so nothing can prompt. " +
+      "The result starts with a status line (`exit code N`, or `killed after N s (timeout)`) followed by stdout and stderr interleaved. " +
+      "Long output keeps its beginning and its end. The command and everything it started are killed on timeout. " +
+      "To leave a process running in the background, redirect its output: `cmd > log 2>&1 &`.",
+    parameters: {
+      type: "object",
+      properties: {
+        command: { type: "string", description: "the command line, run by bash -c" },
+        timeout: {
+          type: "number",
+          description: `seconds before the command is killed (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`
+        }
+      },
+      required: ["command"]
+    }
+  },
+  {
+    name: "read_file",
+    description:
+      "Read a text file, relative to the project directory (absolute paths work too). Returns the lines as they are, without line numbers. " +
+      `At most ${DEFAULT_READ_LIMIT} lines (and what fits in the output limit) come back at once; ` +
+      "a partial read ends with a line in brackets saying which lines were shown and the offset to read on from.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "file path, relative to the project directory or absolute" },
+        offset: { type: "integer", minimum: 1, description: "1-based number of the first line to read (default 1)" },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          description: `how many lines to read at most (default ${DEFAULT_READ_LIMIT})`
+        }
+      },
+      required: ["path"]
+    }
+  },
+  {
+    name: "write_file",
+    description:
+      "Create a file or overwrite it whole with the given content, creating missing parent directories. " +
+      "To change part of an existing file, prefer edit_file.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "file path, relative to the project directory or absolute" },
+        content: { type: "string", description: "the complete new content of the file" }
+      },
+      required: ["path", "content"]
+    }
+  },
+  {
+    name: "edit_file",
+    description:
+      "Replace one exact piece of text in a file. `old` must occur exactly once in the file, whitespace and indentation included; " +
+      "if it occurs several times, include more surrounding lines to make it unique.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "file path, relative to the project directory or absolute" },
+        old: { type: "string", description: "the exact text to replace; must occur exactly once" },
+        new: { type: "string", description: "the text to put in its place" }
+      },
+      required: ["path", "old", "new"]
+    }
+  }
+]
+
+export const needsApproval = (name: string): boolean => name === "bash" || name === "write_file" || name === "edit_file"
+
+// ---------------------------------------------------------------------------
+// Arguments
+
+const NonEmptyString = (what: string) =>
+  Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || `expected ${what}, got an empty string`))
+
+const PositiveSeconds = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isFinite(n) && n > 0) || `expected a number of seconds above 0, got ${n}`)
+)
+
+const LineCount = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number of 1 or more, got ${n}`)
+)
+
+/** Optional parameters accept an explicit `null` as "not given": small models often send one. */
+const BashParams = Schema.Struct({
+  command: NonEmptyString("a command"),
+  timeout: Schema.optionalWith(PositiveSeconds, { nullable: true })
+})
+
+const ReadFileParams = Schema.Struct({
+  path: NonEmptyString("a path"),
+  offset: Schema.optionalWith(LineCount, { nullable: true }),
+  limit: Schema.optionalWith(LineCount, { nullable: true })
+})
+
+const WriteFileParams = Schema.Struct({ path: NonEmptyString("a path"), content: Schema.String })
+
+const EditFileParams = Schema.Struct({ path: NonEmptyString("a path"), old: Schema.String, new: Schema.String })
+
+const paramsSchemas = {
+  bash: BashParams,
+  read_file: ReadFileParams,
+  write_file: WriteFileParams,
+  edit_file: EditFileParams
+} as const
+
+const issueLine = (issue: ParseResult.ArrayFormatterIssue): string => {
+  const key = issue.path.length === 0 ? undefined : issue.path.map(String).join(".")
+  if (key === undefined) return "arguments must be a JSON object"
+  if (issue._tag === "Missing") return `missing required parameter "${key}"`
+  const text = issue.message
+    .replace(/^Expected /, "expected ")
+    .replace(/, actual /, ", got ")
+    .replace(/\s+/g, " ")
+  return `parameter "${key}": ${text}`
+}
+
+const decodeParams = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, string> =>
+  Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(value).pipe(
+    Either.mapLeft((error) => ParseResult.ArrayFormatter.formatErrorSync(error).map(issueLine).join("; "))
+  )
+
+const unknownTool = (name: string): string => `unknown tool "${name}"; the tools are ${toolNames.join(", ")}`
+
+/** JSON-parses and validates the arguments of one call; Left is a one-line reason. */
+export const parseToolArguments = (name: string, raw: string): Either.Either<Record<string, unknown>, string> => {
+  if (!isToolName(name)) return Either.left(unknownTool(name))
+  let value: unknown
+  try {
+    value = raw.trim() === "" ? {} : JSON.parse(raw)
+  } catch (cause) {
+    return Either.left(`arguments are not valid JSON (${String((cause as Error).message ?? cause).split("\n")[0]})`)
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left("arguments must be a JSON object")
+  }
+  return decodeParams(paramsSchemas[name] as unknown as Schema.Schema<Record<string, unknown>, unknown>, value)
+}
+
+// ---------------------------------------------------------------------------
+// Truncation
+
+const cutMarker = (count: number): string => `\n… [${count} characters cut] …\n`
+
+/**
+ * Keeps the start of the conceptual text `head ++ (gap characters already dropped) ++ tail`
+ * and its end, within `max` characters marker included, cutting at line ends where one is near.
+ */
+const keepEnds = (head: string, gap: number, tail: string, max: number): string => {
+  const total = head.length + gap + tail.length
+  if (gap === 0 && total <= max) return head + tail
+  const keep = Math.max(0, max - cutMarker(total).length)
+  const whole = gap === 0 ? head + tail : undefined
+  const headWant = Math.ceil(keep / 2)
+  const tailWant = keep - headWant
+  let start = whole === undefined ? head.slice(0, headWant) : whole.slice(0, headWant)
+  let end =
+    tailWant === 0 ? "" : whole === undefined ? tail.slice(-tailWant) : whole.slice(whole.length - tailWant)
+  const lastNewline = start.lastIndexOf("\n")
+  if (lastNewline >= start.length * 0.75) start = start.slice(0, lastNewline)
+  const firstNewline = end.indexOf("\n")
+  if (firstNewline >= 0 && firstNewline <= end.length * 0.25) end = end.slice(firstNewline + 1)
+  return start + cutMarker(total - start.length - end.length) + end
+}
+
+/**
+ * Text of at most `max` characters: longer text keeps its head and its tail, the middle
+ * replaced by a marker such as `\n… [12345 characters cut] …\n`.
+ */
+export const truncateOutput = (text: string, max: number): string => keepEnds(text, 0, "", max)
+
+/** Keeps the first and the last `cap` characters of a stream of text, counting what falls between. */
+const makeCollector = (cap: number) => {
+  let head = ""
+  const tail: Array<string> = []
+  let tailLength = 0
+  let dropped = 0
+  return {
+    push: (text: string): void => {
+      if (text === "") return
+      if (head.length < cap) {
+        const room = cap - head.length
+        head += text.slice(0, room)
+        text = text.slice(room)
+        if (text === "") return
+      }
+      tail.push(text)
+      tailLength += text.length
+      while (tailLength > cap) {
+        const excess = tailLength - cap
+        const first = tail[0]
+        if (first.length <= excess) {
+          tail.shift()
+          tailLength -= first.length
+          dropped += first.length
+        } else {
+          tail[0] = first.slice(excess)
+          tailLength -= excess
+          dropped += excess
+        }
+      }
+    },
+    isEmpty: (): boolean => head === "",
+    render: (max: number): string => keepEnds(head, dropped, tail.join(""), max)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// bash
+
+const liveGroups = new Set<number>()
+let exitHookInstalled = false
+
+const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // the group is gone already
+  }
+}
+
+/** If mm itself exits while commands run, their process groups go with it. */
+const installExitHook = (): void => {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.once("exit", () => {
+    for (const pid of liveGroups) killGroup(pid, "SIGKILL")
+  })
+}
+
+const isDirectory = (dir: string): boolean => {
+  try {
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+const formatSeconds = (seconds: number): string => (Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1))
+
+const runBash = (
+  args: { readonly command: string; readonly timeout?: number | undefined },
+  ctx: ToolContext
+): Effect.Effect<ToolResult> =>
+  Effect.async<ToolResult>((resume) => {
+    if (!isDirectory(ctx.cwd)) {
+      resume(Effect.succeed({ output: `cannot run bash: the project directory ${ctx.cwd} does not exist`, failed: true }))
+      return
+    }
+    const seconds = args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS
+    const output = makeCollector(Math.max(ctx.maxOutput, 1024))
+    let child: ChildProcess
+    try {
+      child = spawn("bash", ["-c", args.command], { cwd: ctx.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+    } catch (cause) {
+      resume(Effect.succeed({ output: `cannot run bash: ${(cause as Error).message}`, failed: true }))
+      return
+    }
+    const pid = child.pid
+    if (pid !== undefined) {
+      installExitHook()
+      liveGroups.add(pid)
+    }
+    const streams = [child.stdout!, child.stderr!]
+    const decoders = streams.map((stream) => {
+      const decoder = new StringDecoder("utf8")
+      stream.on("data", (chunk: Buffer) => output.push(decoder.write(chunk)))
+      return decoder
+    })
+
+    let settled = false
+    let timedOut = false
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+    let spawnError: Error | undefined
+    let pipeGrace: NodeJS.Timeout | undefined
+    const timer = setTimeout(
+      () => {
+        timedOut = true
+        killGroup(pid, "SIGTERM")
+        setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS).unref()
+      },
+      Math.min(seconds * 1000, 2 ** 31 - 1)
+    )
+
+    /** Stops collecting; background processes that still hold the pipes may go on writing into the void. */
+    const detachStreams = () => {
+      for (const [i, stream] of streams.entries()) {
+        stream.removeAllListeners("data")
+        output.push(decoders[i].end())
+        stream.on("data", () => {})
+        stream.on("error", () => {})
+        ;(stream as { unref?: () => void }).unref?.()
+      }
+    }
+
+    const settle = () => {
+      clearTimeout(timer)
+      clearTimeout(pipeGrace)
+      if (pid !== undefined) liveGroups.delete(pid)
+      detachStreams()
+    }
+
+    const finish = () => {
+      if (settled) return
+      settled = true
+      settle()
+      resume(Effect.succeed(bashResult({ timedOut, seconds, exit, spawnError, output, max: ctx.maxOutput })))
+    }
+
+    child.on("error", (error) => {
+      spawnError = error
+      finish()
+    })
+    child.on("exit", (code, signal) => {
+      exit = { code, signal }
+      pipeGrace = setTimeout(finish, PIPE_GRACE_MS)
+    })
+    child.on("close", finish)
+
+    return Effect.async<void>((done) => {
+      killGroup(pid, "SIGKILL")
+      const running = !settled && exit === undefined && pid !== undefined
+      if (!settled) {
+        settled = true
+        settle()
+      }
+      if (!running) return done(Effect.void)
+      const fallback = setTimeout(() => done(Effect.void), 1000)
+      child.once("exit", () => {
+        clearTimeout(fallback)
+        done(Effect.void)
+      })
+    })
+  })
+
+const bashResult = (run: {
+  readonly timedOut: boolean
+  readonly seconds: number
+  readonly exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  readonly spawnError: Error | undefined
+  readonly output: ReturnType<typeof makeCollector>
+  readonly max: number
+}): ToolResult => {
+  if (run.spawnError !== undefined && run.exit === undefined) {
+    return { output: `cannot run bash: ${run.spawnError.message}`, failed: true }
+  }
+  const status = run.timedOut
+    ? `killed after ${formatSeconds(run.seconds)} s (timeout)`
+    : run.exit?.code !== null && run.exit?.code !== undefined
+      ? `exit code ${run.exit.code}`
+      : `killed by signal ${run.exit?.signal ?? "unknown"}`
+  const body = run.output.isEmpty() ? "(no output)" : run.output.render(Math.max(0, run.max - status.length - 1))
+  return { output: `${status}\n${body}`, failed: run.timedOut || run.exit?.code !== 0 }
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+const resolvePath = (cwd: string, file: string): string => path.resolve(cwd, file)
+
+const fileProblem = (cause: unknown, shown: string): string => {
+  const code = (cause as { code?: string }).code
+  switch (code) {
+    case "ENOENT":
+      return `no such file: ${shown}`
+    case "EISDIR":
+      return `${shown} is a directory, not a file`
+    case "ENOTDIR":
+      return `no such file: ${shown} (part of the path is not a directory)`
+    case "EACCES":
+    case "EPERM":
+      return `permission denied: ${shown}`
+    case "EROFS":
+      return `read-only file system: ${shown}`
+    case "ENOSPC":
+      return `no space left on the device for ${shown}`
+    default:
+      return `${shown}: ${String((cause as Error).message ?? cause).split("\n")[0]}`
+  }
+}
+
+const failure = (output: string): ToolResult => ({ output, failed: true })
+
+/** Reads a regular text file, or says in one line why not. */
+const readText = (file: string, shown: string): Either.Either<string, string> => {
+  try {
+    const stat = fs.statSync(file)
+    if (stat.isDirectory()) return Either.left(`${shown} is a directory, not a file; list it with bash (ls)`)
+    if (stat.size > MAX_FILE_BYTES) {
+      return Either.left(`${shown} is ${stat.size} bytes, too big for this tool; use bash (head, tail, sed -n, grep)`)
+    }
+    const bytes = fs.readFileSync(file)
+    if (bytes.includes(0)) return Either.left(`${shown} looks binary (it holds NUL bytes); only text files can be read`)
+    return Either.right(bytes.toString("utf8"))
+  } catch (cause) {
+    return Either.left(fileProblem(cause, shown))
+  }
+}
+
+const splitLines = (text: string): Array<string> => {
+  const lines = text.split("\n")
+  if (lines[lines.length - 1] === "") lines.pop()
+  return lines
+}
+
+const countLines = (text: string): number => splitLines(text).length
+
+/** Room kept for the bracketed line that ends a partial read. */
+const READ_TRAILER_ROOM = 200
+
+const readFileTool = (
+  args: { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined },
+  ctx: ToolContext
+): ToolResult => {
+  const text = readText(resolvePath(ctx.cwd, args.path), args.path)
+  if (Either.isLeft(text)) return failure(text.left)
+  const lines = splitLines(text.right)
+  if (lines.length === 0) return { output: "(empty file)", failed: false }
+  const first = args.offset ?? 1
+  if (first > lines.length) {
+    return failure(`offset ${first} is past the end of ${args.path} (${lines.length} lines)`)
+  }
+  const wanted = Math.min(lines.length, first - 1 + (args.limit ?? DEFAULT_READ_LIMIT))
+  const budget = Math.max(0, ctx.maxOutput - READ_TRAILER_ROOM)
+  const shown: Array<string> = []
+  let size = 0
+  for (let n = first; n <= wanted; n++) {
+    const line = lines[n - 1]
+    if (shown.length > 0 && size + line.length + 1 > budget) break
+    shown.push(line)
+    size += line.length + 1
+  }
+  const last = first + shown.length - 1
+  const body = shown.join("\n")
+  if (first === 1 && last === lines.length) return { output: body, failed: false }
+  const range = `lines ${first}-${last} of ${lines.length} in ${args.path}`
+  const trailer =
+    last < lines.length ? `[${range}; read on with offset ${last + 1}]` : `[${range}; that is the end of the file]`
+  return { output: `${body}\n${trailer}`, failed: false }
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
+
+const writeFileTool = (args: { readonly path: string; readonly content: string }, ctx: ToolContext): ToolResult => {
+  const file = resolvePath(ctx.cwd, args.path)
+  try {
+    const existed = fs.existsSync(file)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, args.content)
+    const bytes = Buffer.byteLength(args.content)
+    return {
+      output: `${existed ? "overwrote" : "created"} ${args.path}: ${plural(bytes, "byte")}, ${plural(countLines(args.content), "line")}`,
+      failed: false
+    }
+  } catch (cause) {
+    return failure(fileProblem(cause, args.path))
+  }
+}
+
+const occurrences = (text: string, part: string): Array<number> => {
+  const found: Array<number> = []
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + part.length)) found.push(at)
+  return found
+}
+
+const editFileTool = (
+  args: { readonly path: string; readonly old: string; readonly new: string },
+  ctx: ToolContext
+): ToolResult => {
+  if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
+  const file = resolvePath(ctx.cwd, args.path)
+  const text = readText(file, args.path)
+  if (Either.isLeft(text)) return failure(text.left)
+  let [oldText, newText] = [args.old, args.new]
+  let found = occurrences(text.right, oldText)
+  if (found.length === 0 && text.right.includes("\r\n") && !oldText.includes("\r\n")) {
+    ;[oldText, newText] = [oldText.replace(/\n/g, "\r\n"), newText.replace(/\r?\n/g, "\r\n")]
+    found = occurrences(text.right, oldText)
+  }
+  if (found.length === 0) {
+    return failure(`old text not found in ${args.path}; read the file again and copy the text exactly, whitespace included`)
+  }
+  if (found.length > 1) {
+    return failure(`old text occurs ${found.length} times in ${args.path}; give more context so it is unique`)
+  }
+  const at = found[0]
+  const line = text.right.slice(0, at).split("\n").length
+  if (oldText === newText) return { output: `old and new text are the same; ${args.path} left unchanged`, failed: false }
+  try {
+    fs.writeFileSync(file, text.right.slice(0, at) + newText + text.right.slice(at + oldText.length))
+  } catch (cause) {
+    return failure(fileProblem(cause, args.path))
+  }
+  const before = oldText.split("\n").length
+  const after = newText === "" ? 0 : newText.split("\n").length
+  return {
+    output: `edited ${args.path} at line ${line}: ${plural(before, "line")} replaced by ${plural(after, "line")}`,
+    failed: false
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Running a call
+
+const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContext): Effect.Effect<ToolResult> => {
+  switch (name) {
+    case "bash":
+      return runBash(args as typeof BashParams.Type, ctx)
+    case "read_file":
+      return Effect.sync(() => readFileTool(args as typeof ReadFileParams.Type, ctx))
+    case "write_file":
+      return Effect.sync(() => writeFileTool(args as typeof WriteFileParams.Type, ctx))
+    case "edit_file":
+      return Effect.sync(() => editFileTool(args as typeof EditFileParams.Type, ctx))
+  }
+}
+
+/**
+ * Runs one call. Never fails: any problem is a failed ToolResult the model sees.
+ * Interrupting it kills a running bash process group at once.
+ */
+export const runTool = (name: string, rawArguments: string, ctx: ToolContext): Effect.Effect<ToolResult> =>
+  Either.match(parseToolArguments(name, rawArguments), {
+    onLeft: (reason): Effect.Effect<ToolResult> =>
+      Effect.succeed(failure(isToolName(name) ? `invalid arguments for ${name}: ${reason}` : reason)),
+    onRight: (args) => dispatch(name as ToolName, args, ctx)
+  }).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.succeed(failure(`${name} failed unexpectedly: ${String((defect as Error)?.message ?? defect).split("\n")[0]}`))
+    ),
+    Effect.map((result) => ({ output: truncateOutput(result.output, ctx.maxOutput), failed: result.failed })),
+    Effect.withSpan("Tools.runTool", { attributes: { tool: name } })
+  )
+
+// ---------------------------------------------------------------------------
+// Display
+
+export interface CallDescription {
+  readonly title: string
+  readonly kind: "execute" | "read" | "edit" | "other"
+  readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
+}
+
+const TITLE_MAX = 120
+
+const oneLine = (text: string): string => {
+  const lines = text.trim().split("\n")
+  const first = lines[0].trim()
+  const short = first.length > TITLE_MAX ? `${first.slice(0, TITLE_MAX - 1)}…` : first
+  return lines.length > 1 && short === first ? `${short} …` : short
+}
+
+const stringArg = (args: Record<string, unknown> | undefined, key: string): string | undefined =>
+  typeof args?.[key] === "string" ? (args[key] as string) : undefined
+
+const numberArg = (args: Record<string, unknown> | undefined, key: string): number | undefined =>
+  typeof args?.[key] === "number" ? (args[key] as number) : undefined
+
+const lineRange = (offset: number | undefined, limit: number | undefined): string =>
+  offset === undefined && limit === undefined
+    ? ""
+    : limit === undefined
+      ? ` (from line ${offset})`
+      : ` (lines ${offset ?? 1}-${(offset ?? 1) + limit - 1})`
+
+/**
+ * For display: `title` says what the call works on without the tool's name (`ls -la` in
+ * `⚙ bash  ls -la`; a path for the file tools), also fit as an ACP tool-call title.
+ * Locations are absolute when `cwd` is given, as ACP clients expect.
+ */
+export const describeCall = (
+  name: string,
+  args: Record<string, unknown> | undefined,
+  cwd?: string
+): CallDescription => {
+  const file = stringArg(args, "path")
+  const where = (p: string) => (cwd === undefined ? p : path.resolve(cwd, p))
+  const locate = (line?: number) =>
+    file === undefined ? [] : [line === undefined ? { path: where(file) } : { path: where(file), line }]
+  const titled = (detail: string | undefined) => (detail === undefined || detail === "" ? name : detail)
+  switch (name) {
+    case "bash": {
+      const command = stringArg(args, "command")
+      return { title: titled(command === undefined ? undefined : oneLine(command)), kind: "execute", locations: [] }
+    }
+    case "read_file": {
+      const offset = numberArg(args, "offset")
+      const range = lineRange(offset, numberArg(args, "limit"))
+      return { title: titled(file === undefined ? undefined : file + range), kind: "read", locations: locate(offset) }
+    }
+    case "write_file":
+    case "edit_file":
+      return { title: titled(file), kind: "edit", locations: locate() }
+    default:
+      return { title: name, kind: "other", locations: [] }
+  }
+}

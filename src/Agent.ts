@@ -59,6 +59,7 @@ export const AgentLive = Layer.effect(
     const model = yield* ModelClient
     const approver = yield* Approver
     const compactor = yield* Compactor
+    const shownWarnings = new Set<string>()
 
     const compact = (conversation: Conversation, hint?: string, question = "/compact") =>
       Effect.gen(function* () {
@@ -136,7 +137,11 @@ export const AgentLive = Layer.effect(
         yield* warnOnce(yield* conversation.ensureFile)
         yield* autoCompact(conversation, question, emit)
         const { system, warnings } = yield* systemPrompt(conversation.cwd)
-        for (const warning of warnings) yield* emit({ _tag: "Notice", text: warning })
+        for (const warning of warnings) {
+          if (shownWarnings.has(warning)) continue
+          shownWarnings.add(warning)
+          yield* emit({ _tag: "Notice", text: warning })
+        }
 
         const before = yield* conversation.snapshot
         const base = withSystem(before.messages, system)
@@ -186,7 +191,7 @@ export const AgentLive = Layer.effect(
             for (const call of calls) {
               const parsed = parseToolArguments(call.function.name, call.function.arguments)
               const input = parsed._tag === "Right" ? parsed.right : undefined
-              const described = describeCall(call.function.name, input)
+              const described = describeCall(call.function.name, input, conversation.cwd)
               yield* emit({
                 _tag: "ToolCallStarted",
                 id: call.id,

@@ -1,0 +1,70 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { Agent, AgentLive } from "../../src/Agent"
+import { type Approval, type ApprovalRequest, Approver } from "../../src/Approver"
+import { CompactorLive } from "../../src/Compactor"
+import { type AgentConfig, AppConfig, defaultConfig } from "../../src/Config"
+import { ErrorLogLive } from "../../src/ErrorLog"
+import { type Conversation, KeeperLive } from "../../src/Keeper"
+import { OpenAiClientNode } from "../../src/OpenAiClient"
+import type { SessionStore } from "../../src/SessionStore"
+import type { TurnEvent } from "../../src/TurnEvent"
+
+export interface ConfigOverrides {
+  readonly model?: Partial<AgentConfig["model"]>
+  readonly compaction?: Partial<AgentConfig["compaction"]>
+  readonly sessions?: Partial<AgentConfig["sessions"]>
+  readonly skills?: Partial<AgentConfig["skills"]>
+  readonly system?: string
+  readonly watchdogTimeout?: number
+  readonly maxOutput?: number
+  readonly maxSteps?: number
+  readonly permissions?: "ask" | "allow"
+}
+
+export const testConfig = (url: string, overrides: ConfigOverrides = {}): AgentConfig => ({
+  ...defaultConfig,
+  ...overrides,
+  model: { ...defaultConfig.model, name: "fake-model", url, ...overrides.model },
+  compaction: { ...defaultConfig.compaction, ...overrides.compaction },
+  sessions: { ...defaultConfig.sessions, ...overrides.sessions },
+  skills: { dirs: [], ...overrides.skills },
+  watchdogTimeout: overrides.watchdogTimeout ?? 5,
+  permissions: overrides.permissions ?? "allow"
+})
+
+/** An approver that answers from a script and remembers what it was asked. */
+export const scriptedApprover = (answers: Array<Approval>, asked: Array<ApprovalRequest> = []) =>
+  Layer.succeed(Approver, {
+    ask: (request) =>
+      Effect.sync(() => {
+        asked.push(request)
+        return answers.shift() ?? "deny"
+      })
+  })
+
+/** The whole core over the real HTTP model client, with the given store and approver. */
+export const coreLayer = (
+  config: AgentConfig,
+  store: Layer.Layer<SessionStore>,
+  approver: Layer.Layer<Approver> = scriptedApprover([])
+) => {
+  const base = KeeperLive.pipe(
+    Layer.provide(Layer.mergeAll(store, ErrorLogLive)),
+    Layer.provideMerge(Layer.succeed(AppConfig, { config, file: undefined }))
+  )
+  const model = OpenAiClientNode.pipe(Layer.provide(base))
+  return AgentLive.pipe(
+    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), approver)),
+    Layer.provideMerge(Layer.mergeAll(base, model))
+  )
+}
+
+export const runTurn = (conversation: Conversation, question: string) =>
+  Effect.flatMap(Agent, (agent) =>
+    Stream.runCollect(agent.turn(conversation, question)).pipe(Effect.map((chunk): Array<TurnEvent> => [...chunk]))
+  )
+
+export const textOf = (events: ReadonlyArray<TurnEvent>): string =>
+  events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")

@@ -10,7 +10,7 @@ import type { ApprovalRequest } from "../src/Approver"
 import { Keeper } from "../src/Keeper"
 import * as MemorySessionStore from "../src/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig, textOf } from "./support/layers"
+import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "./support/layers"
 
 /** A zombie (killed, not yet reaped by a PID 1 that may never reap it) counts as gone. */
 const isAlive = (pid: number): boolean => {

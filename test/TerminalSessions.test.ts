@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
+import { configFor, MmProcess, runMm, tempProject } from "./support/MmProcess"
+
+const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
+const sessionFiles = (project: string) =>
+  fs.existsSync(sessionsDir(project)) ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort() : []
+const readSession = (project: string, file: string) => JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+
+const withSessions = (url: string, system: string) => configFor(url, ["sessions:", "  enabled: true", `system: ${system}`])
+
+describe("the terminal with persistent sessions", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("saves, lists and resumes a conversation under the current system prompt", async () => {
+    const project = tempProject(withSessions(server.url, "old system prompt"))
+    server.push({ text: "answer one" }, { text: "answer two" })
+    const first = await runMm(project, ["add a /new command", "and test it"])
+    expect(first.stdout).toMatch(/sessions: saved under .* · 0 earlier — \/resume to continue the latest, \/sessions to list/)
+    const files = sessionFiles(project)
+    expect(files).toHaveLength(1)
+    const saved = readSession(project, files[0])
+    expect(saved.turns).toBe(2)
+    expect(saved.title).toBe("add a /new command")
+    expect(saved.messages[0]).toEqual({ role: "system", content: "old system prompt" })
+    expect(fs.statSync(path.join(sessionsDir(project), files[0])).mode & 0o777).toBe(0o600)
+    expect(fs.statSync(sessionsDir(project)).mode & 0o777).toBe(0o700)
+
+    fs.writeFileSync(path.join(project, "agent.yaml"), withSessions(server.url, "new system prompt").join("\n"))
+    const mm = new MmProcess(project)
+    await mm.waitFor("/sessions to list")
+    expect(mm.stdout).toContain(`sessions: saved under ${sessionsDir(project)} · 1 earlier — /resume to continue the latest, /sessions to list`)
+    let mark = mm.stdout.length
+    mm.send("/sessions")
+    const listing = await mm.waitFor("add a /new command", mark)
+    expect(listing).toContain(`1 session(s) in ${sessionsDir(project)} — /resume <id> to continue one, /resume for the latest`)
+    expect(listing).toMatch(new RegExp(`\\n  ${files[0].slice(0, -5)}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  2 turn\\(s\\)  add a /new command\\n`))
+    mark = mm.stdout.length
+    mm.send("/resume")
+    const resumed = await mm.waitFor("started with", mark)
+    expect(resumed).toContain(`↩️ resumed ${files[0].slice(0, -5)} — 4 message(s), started with "add a /new command"\n`)
+    server.push({ text: "answer three" })
+    mark = mm.stdout.length
+    mm.send("one more")
+    await mm.waitFor("answer three", mark)
+    mark = mm.stdout.length
+    mm.send("/sessions")
+    await mm.waitFor("turn(s)", mark)
+    expect(mm.stdout.slice(mark)).toMatch(/\n\* \d{8}-\d{6}-[0-9a-f]{8}  .*  3 turn\(s\)  add a \/new command/)
+    expect(await mm.end()).toBe(0)
+
+    const request = server.completions().at(-1)!.body
+    expect(request.messages).toEqual([
+      { role: "system", content: "new system prompt" },
+      { role: "user", content: "add a /new command" },
+      { role: "assistant", content: "answer one" },
+      { role: "user", content: "and test it" },
+      { role: "assistant", content: "answer two" },
+      { role: "user", content: "one more" }
+    ])
+    expect(sessionFiles(project)).toEqual(files)
+    const after = readSession(project, files[0])
+    expect(after.turns).toBe(3)
+    expect(after.messages.at(-1)).toEqual({ role: "assistant", content: "answer three" })
+    expect(after.messages[0].content).toBe("new system prompt")
+  })
+
+  it("a launch without a question leaves no file; /new starts a new file at the next question", async () => {
+    const project = tempProject(withSessions(server.url, "s"))
+    const idle = await runMm(project, ["/sessions", "/help"])
+    expect(idle.stdout).toContain("0 session(s) in")
+    expect(sessionFiles(project)).toEqual([])
+    server.push({ text: "a1" }, { text: "a2" })
+    const run = await runMm(project, ["first topic", "/new", "second topic"])
+    expect(run.stdout).toMatch(/new conversation — \d{8}-\d{6}-[0-9a-f]{8} stays as it is/)
+    const files = sessionFiles(project)
+    expect(files).toHaveLength(2)
+    expect(files.map((f) => readSession(project, f).title).sort()).toEqual(["first topic", "second topic"])
+  })
+
+  it("a stopped server gives one red line and one generation record; the question is dropped, earlier turns kept", async () => {
+    const own = await startFakeModelServer({ steps: [{ text: "fine" }] })
+    const project = tempProject(withSessions(own.url, "s"))
+    const mm = new MmProcess(project)
+    mm.send("first question")
+    await mm.waitFor("fine")
+    await own.close()
+    const mark = mm.stdout.length
+    mm.send("second question")
+    await mm.waitFor("cannot reach the model server", mark)
+    expect(await mm.end()).toBe(0)
+    const failedLines = mm.stdout.split("\n").filter((l) => l.includes("cannot reach"))
+    expect(failedLines).toHaveLength(1)
+    const [file] = sessionFiles(project)
+    const session = readSession(project, file)
+    expect(session.turns).toBe(1)
+    expect(session.messages.map((m: any) => m.content)).toEqual(["s", "first question", "fine"])
+    expect(session.errors).toHaveLength(1)
+    const record = session.errors[0]
+    expect(Object.keys(record).sort()).toEqual(["at", "kind", "line", "question", "raw", "turns"])
+    expect(record).toMatchObject({ kind: "generation", turns: 1, question: "second question", line: failedLines[0] })
+    expect(record.line).toContain(own.url)
+    expect(record.raw.length).toBeGreaterThan(0)
+    expect(new Date(record.at).getTime()).toBeGreaterThan(Date.now() - 60_000)
+  })
+
+  it("keeps the newest 200 of 250 failures", async () => {
+    const own = await startFakeModelServer()
+    own.setFallback({ kind: "status", status: 503, body: { error: { message: "overloaded" } } })
+    const project = tempProject(withSessions(own.url, "s"))
+    const questions = Array.from({ length: 250 }, (_, i) => `question ${i}`)
+    const run = await runMm(project, questions)
+    await own.close()
+    expect(run.stdout.split("\n").filter((l) => l.includes("HTTP 503"))).toHaveLength(250)
+    const [file] = sessionFiles(project)
+    const session = readSession(project, file)
+    expect(session.errors).toHaveLength(200)
+    expect(session.errors[0].question).toBe("question 50")
+    expect(session.errors[199].question).toBe("question 249")
+    expect(session.messages).toEqual([])
+    expect(run.stdout).toContain("")
+  }, 120_000)
+
+  it("a failed /resume is a red line and a resume record in the current session", async () => {
+    const project = tempProject(withSessions(server.url, "s"))
+    server.push({ text: "hello" })
+    const run = await runMm(project, ["hi", "/resume ../../etc/passwd", "/resume 20260916-101530-4f2a9c1e", "/resume"])
+    expect(run.stdout).toContain('not a session id: "../../etc/passwd"')
+    expect(run.stdout).toContain("no session 20260916-101530-4f2a9c1e in this project")
+    expect(run.stdout).toContain("no earlier session to resume")
+    const [file] = sessionFiles(project)
+    const session = readSession(project, file)
+    expect(session.errors.map((e: any) => [e.kind, e.question])).toEqual([
+      ["resume", "/resume ../../etc/passwd"],
+      ["resume", "/resume 20260916-101530-4f2a9c1e"]
+    ])
+    const listing = await runMm(project, ["/sessions"])
+    expect(listing.stdout).toMatch(/1 turn\(s\)  hi · ⚠️ 2 error\(s\)/)
+  })
+
+  it("resumes a named session and reports its errors", async () => {
+    const project = tempProject(withSessions(server.url, "s"))
+    server.push({ text: "ok" }, { kind: "status", status: 500, body: { error: { message: "bad" } } })
+    await runMm(project, ["topic A", "this one fails"])
+    const [file] = sessionFiles(project)
+    const id = file.slice(0, -5)
+    server.push({ text: "b" })
+    const run = await runMm(project, ["topic B", `/resume ${id}`])
+    expect(run.stdout).toContain(`↩️ resumed ${id} — 2 message(s), started with "topic A" · ⚠️ 1 error(s)`)
+  })
+
+  it("a sessions directory that cannot be written says not saved and answers anyway", async () => {
+    const project = tempProject(undefined)
+    fs.writeFileSync(path.join(project, "blocker"), "a file where a directory should be")
+    fs.writeFileSync(path.join(project, "agent.yaml"), configFor(server.url, ["sessions:", "  enabled: true", "  dir: blocker/sessions"]).join("\n"))
+    server.push({ text: "still answering" })
+    const run = await runMm(project, ["hello"])
+    expect(run.stdout).toMatch(/\nsessions: not saved \(.+\)\n/)
+    expect(run.stdout).toContain("still answering")
+    expect(run.code).toBe(0)
+  })
+
+  it("mm sessions prints the listing, and --json for scripts", async () => {
+    const project = tempProject(withSessions(server.url, "s"))
+    server.push({ text: "x" })
+    await runMm(project, ["listed question"])
+    const text = await runMm(project, [], ["sessions"])
+    expect(text.stdout).toMatch(/^1 session\(s\) in .*\n  \d{8}-\d{6}-[0-9a-f]{8}  .*  1 turn\(s\)  listed question\n$/)
+    const json = JSON.parse((await runMm(project, [], ["sessions", "--json"])).stdout)
+    expect(json.dir).toBe(sessionsDir(project))
+    expect(json.sessions[0]).toMatchObject({ title: "listed question", turns: 1, errors: 0, readable: true })
+  })
+})

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
+import { configFor, MM_BIN, stripAnsi, tempProject } from "./support/MmProcess"
+
+/** mm on a real pseudo-terminal, through util-linux's `script`. */
+class PtyMm {
+  readonly child: ChildProcess
+  out = ""
+  readonly exited: Promise<number | null>
+  constructor(cwd: string) {
+    this.child = spawn("script", ["-qfec", `${process.execPath} ${MM_BIN}`, "/dev/null"], {
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, TERM: "xterm", NO_COLOR: undefined, AGENT_CONFIG: undefined }
+    })
+    this.child.stdout!.setEncoding("utf8").on("data", (d: string) => (this.out += d))
+    this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)))
+  }
+  type(text: string) {
+    this.child.stdin!.write(text)
+  }
+  async waitFor(pattern: RegExp, from = 0, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      if (pattern.test(this.out.slice(from))) return this.out.slice(from)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    throw new Error(`timed out waiting for ${pattern}; screen:\n${JSON.stringify(this.out)}`)
+  }
+}
+
+describe("the terminal on a pseudo-terminal", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("Ctrl-C cancels a streaming answer and records nothing; errors are red; Ctrl-C at an empty prompt exits", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/› /)
+    server.push({ text: ["one ", "two ", "three ", "four ", "five ", "six "], chunkDelayMs: 400 })
+    let mark = mm.out.length
+    mm.type("count slowly\r")
+    await mm.waitFor(/two /, mark)
+    mm.type("\x03")
+    await mm.waitFor(/cancelled/, mark)
+    await mm.waitFor(/› /, mm.out.indexOf("cancelled", mark))
+
+    server.push({ kind: "status", status: 500, body: { error: { message: "kaput" } } })
+    mark = mm.out.length
+    mm.type("fail please\r")
+    const shown = await mm.waitFor(/kaput[^\n]*\n/, mark)
+    expect(shown).toMatch(/\u001b\[31mmodel server answered HTTP 500: kaput\u001b\[39m/)
+
+    mark = mm.out.length
+    mm.type("\x03")
+    expect(await mm.exited).toBe(0)
+
+    const dir = path.join(project, ".mm/sessions")
+    const [file] = fs.readdirSync(dir).filter((f) => f.endsWith(".json") && !f.startsWith("."))
+    const session = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"))
+    expect(session.messages[1]).toEqual({ role: "user", content: "count slowly" })
+    expect(session.messages[2].role).toBe("assistant")
+    expect(session.messages[2].content).toMatch(/^one two /)
+    expect(session.turns).toBe(0)
+    expect(session.errors.map((e: any) => e.kind)).toEqual(["generation"])
+    expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput")
+  })
+
+  it("asks with one key before a tool that changes things", async () => {
+    const project = tempProject(configFor(server.url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/› /)
+    server.push(
+      { toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "A" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "B" } }] },
+      { text: "wrote a" }
+    )
+    mm.type("write two files\r")
+    await mm.waitFor(/allow write_file  a\.txt\? \[y\]es \[n\]o \[a\]lways: /)
+    mm.type("y")
+    const mark = mm.out.length
+    await mm.waitFor(/allow write_file  b\.txt\?/, mark)
+    mm.type("n")
+    await mm.waitFor(/wrote a/, mark)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+    expect(fs.readFileSync(path.join(project, "a.txt"), "utf8")).toBe("A")
+    expect(fs.existsSync(path.join(project, "b.txt"))).toBe(false)
+    expect(stripAnsi(mm.out)).toContain("⚙ write_file  a.txt")
+    const lastRequest = server.completions().at(-1)!.body
+    expect(lastRequest.messages.at(-1)).toMatchObject({ role: "tool", content: "denied by the user" })
+  })
+})

@@ -23,7 +23,7 @@ await build({
   banner,
   define: { MM_VERSION: JSON.stringify(pkg.version) },
   chunkNames: "chunks/[name]-[hash]",
-  minifySyntax: true,
+  minify: true,
   legalComments: "none",
   logLevel: "warning"
 })

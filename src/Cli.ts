@@ -12,7 +12,8 @@ import { FileSessionStoreLive } from "./FileSessionStore"
 import { Keeper, KeeperLive } from "./Keeper"
 import { OpenAiClientNode } from "./OpenAiClient"
 import { sessionsListing } from "./Terminal/Render"
-import { runTerminal, VERSION } from "./Terminal/Repl"
+import { runTerminal } from "./Terminal/Repl"
+import { VERSION } from "./Version"
 import { TerminalApprover, TerminalIOLive } from "./Terminal/TerminalIO"
 
 /** Set by the program when it must end with a particular exit code. */

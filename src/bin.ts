@@ -1,4 +1,4 @@
-import { VERSION } from "./Terminal/Repl"
+import { VERSION } from "./Version"
 
 const args = process.argv.slice(2)
 

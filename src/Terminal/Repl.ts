@@ -9,9 +9,8 @@ import { ModelClient } from "../ModelClient"
 import type { TurnEvent } from "../TurnEvent"
 import { banner, COMMANDS, HELP, resumedLine, sessionsListing, toolResultLine, toolStartLine } from "./Render"
 import { TerminalIO } from "./TerminalIO"
+import { VERSION } from "../Version"
 
-export const VERSION: string = typeof MM_VERSION === "string" ? MM_VERSION : "0.0.0-dev"
-declare const MM_VERSION: string | undefined
 
 /** The terminal façade: a banner, then questions and slash commands until the user leaves. */
 export const runTerminal = (cwd: string) =>

@@ -24,6 +24,20 @@ export type Step =
   | { readonly kind: "bad-arguments" }
   /** Destroy the socket before answering anything. */
   | { readonly kind: "reset" }
+  /** Read the request and never answer, not even the headers (the watchdog must fire). */
+  | { readonly kind: "silent" }
+  /**
+   * Send exactly these chunks (SSE text written as is), one write each, then end as told:
+   * `end` (default) ends the response, `destroy` cuts the socket, `hang` says nothing more.
+   */
+  | {
+      readonly kind: "raw"
+      readonly status?: number
+      readonly headers?: Readonly<Record<string, string>>
+      readonly chunks: ReadonlyArray<string>
+      readonly chunkDelayMs?: number
+      readonly end?: "end" | "destroy" | "hang"
+    }
 
 export interface RecordedRequest {
   readonly method: string
@@ -42,6 +56,10 @@ export interface FakeModelServer {
   readonly push: (...steps: ReadonlyArray<Step>) => void
   /** When the script runs out: answer this step forever (default: a 500 saying so). */
   readonly setFallback: (step: Step | undefined) => void
+  /** How many responses the client closed before the server had finished them (server cuts not counted). */
+  readonly aborted: () => number
+  /** Resolves true once `aborted()` exceeds `before` (default 0), false after `timeoutMs`. */
+  readonly waitForAbort: (options?: { readonly before?: number; readonly timeoutMs?: number }) => Promise<boolean>
   readonly close: () => Promise<void>
 }
 
@@ -64,8 +82,14 @@ export const startFakeModelServer = async (
   const requests: Array<RecordedRequest> = []
   const sockets = new Set<import("node:net").Socket>()
   let fallback: Step | undefined
+  let aborted = 0
+  let closing = false
+  const cutByServer = new WeakSet<http.ServerResponse>()
 
   const server = http.createServer(async (req, res) => {
+    res.on("close", () => {
+      if (!res.writableEnded && !cutByServer.has(res) && !closing) aborted++
+    })
     const chunks: Array<Buffer> = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const raw = Buffer.concat(chunks).toString("utf8")
@@ -107,7 +131,22 @@ export const startFakeModelServer = async (
       return
     }
     if (step.kind === "reset") {
+      cutByServer.add(res)
       req.socket.destroy()
+      return
+    }
+    if (step.kind === "silent") return // never answers; closed by the client or by close()
+    if (step.kind === "raw") {
+      res.writeHead(step.status ?? 200, { "content-type": "text/event-stream", ...step.headers })
+      for (const chunk of step.chunks) {
+        if (step.chunkDelayMs !== undefined) await sleep(step.chunkDelayMs)
+        if (res.destroyed || res.writableEnded) return
+        res.write(chunk)
+      }
+      if (step.end === "destroy") {
+        cutByServer.add(res)
+        setTimeout(() => req.socket.destroy(), 20)
+      } else if (step.end !== "hang") res.end()
       return
     }
 
@@ -134,6 +173,7 @@ export const startFakeModelServer = async (
     if (step.kind === "cut") {
       send({ role: "assistant", content: "" })
       if (step.text !== undefined) send({ content: step.text })
+      cutByServer.add(res)
       setTimeout(() => req.socket.destroy(), 20)
       return
     }
@@ -195,8 +235,18 @@ export const startFakeModelServer = async (
     setFallback: (step) => {
       fallback = step
     },
+    aborted: () => aborted,
+    waitForAbort: async ({ before = 0, timeoutMs = 2000 } = {}) => {
+      const deadline = Date.now() + timeoutMs
+      while (aborted <= before) {
+        if (Date.now() > deadline) return false
+        await sleep(10)
+      }
+      return true
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true
         for (const socket of sockets) socket.destroy()
         server.close(() => resolve())
       })

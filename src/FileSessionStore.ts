@@ -1,0 +1,485 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as NodeCrypto from "node:crypto"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { rawText, StoreError } from "./Domain/Errors"
+import { emptySession, type Session, SESSION_VERSION } from "./Domain/Session"
+import { newSessionId } from "./Domain/SessionId"
+import {
+  decodeFile,
+  encodeSession,
+  endsLikeObject,
+  FILE_SUFFIX,
+  idOfFileName,
+  listingOf,
+  listingOfScan,
+  listingOfText,
+  newerVersionMessage,
+  notFound,
+  scanHead,
+  scanVersion,
+  unreadable,
+  validId
+} from "./SessionFile"
+import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
+
+export type Fs = typeof NodeFs
+
+export interface FileStoreOptions {
+  /** The file system calls, replaceable to count or to fail them in tests. */
+  readonly fs?: Fs
+  /** The id maker (tests narrow it to force collisions). */
+  readonly newId?: () => string
+  /** Keep the listing cache in `<dir>/.index.json` across processes (default true). */
+  readonly indexFile?: boolean
+}
+
+export const INDEX_FILE = ".index.json"
+const INDEX_VERSION = 1
+const HEAD_BYTES = 4096
+const MAX_HEAD_BYTES = 1 << 20
+const TAIL_BYTES = 64
+/** A file changed this recently may change again within the same timestamp tick: not cached. */
+const RACY_MS = 2000
+const STALE_TEMP_MS = 60 * 60 * 1000
+const CREATE_ATTEMPTS = 100
+
+const errnoWords: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOENT: "no such file or directory",
+  ENOTDIR: "a parent is not a directory",
+  EISDIR: "is a directory",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files",
+  EIO: "input/output error",
+  ENAMETOOLONG: "name too long",
+  ELOOP: "too many symbolic links"
+}
+
+const errnoText = (cause: unknown): string => {
+  const code = (cause as { code?: unknown } | null)?.code
+  if (typeof code === "string" && code in errnoWords) return errnoWords[code]
+  return rawText(cause)
+}
+
+const codeOf = (cause: unknown): unknown => (cause as { code?: unknown } | null)?.code
+
+const ioError = (what: string, id?: string) => (cause: unknown): StoreError =>
+  cause instanceof StoreError
+    ? cause
+    : new StoreError({ reason: "io", id, message: `${what}: ${errnoText(cause)}`, raw: rawText(cause) })
+
+const attempt = <A>(run: () => A, onError: (cause: unknown) => StoreError): Effect.Effect<A, StoreError> =>
+  Effect.try({ try: run, catch: onError })
+
+const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
+
+const tempName = (base: string): string =>
+  `.${base}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`
+
+interface CacheEntry {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly ino: number
+  readonly listing: SessionListing
+}
+
+interface DirCache {
+  readonly entries: Map<string, CacheEntry>
+}
+
+const sameFile = (entry: CacheEntry, stat: NodeFs.Stats): boolean =>
+  entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ctimeMs === stat.ctimeMs && entry.ino === stat.ino
+
+const isString = (value: unknown): value is string => typeof value === "string"
+const isNumber = (value: unknown): value is number => typeof value === "number"
+
+/** One entry of `.index.json`, checked field by field (it is a cache: anything odd is dropped). */
+const entryOfIndex = (name: string, value: unknown): CacheEntry | undefined => {
+  const id = idOfFileName(name)
+  if (id === undefined || typeof value !== "object" || value === null) return undefined
+  const { size, mtimeMs, ctimeMs, ino, summary, unreadable: reason } = value as Record<string, unknown>
+  if (!isNumber(size) || !isNumber(mtimeMs) || !isNumber(ctimeMs) || !isNumber(ino)) return undefined
+  if (isString(reason)) return { size, mtimeMs, ctimeMs, ino, listing: unreadable(id, reason) }
+  if (typeof summary !== "object" || summary === null) return undefined
+  const { cwd, createdAt, updatedAt, title, turns, errors } = summary as Record<string, unknown>
+  if (!isString(cwd) || !isString(createdAt) || !isString(updatedAt) || !isString(title)) return undefined
+  if (!isNumber(turns) || !isNumber(errors)) return undefined
+  return {
+    size,
+    mtimeMs,
+    ctimeMs,
+    ino,
+    listing: { _tag: "Readable", summary: { id, cwd, createdAt, updatedAt, title, turns, errors } }
+  }
+}
+
+const indexText = (entries: Map<string, CacheEntry>): string => {
+  const files: Record<string, unknown> = {}
+  for (const [name, { size, mtimeMs, ctimeMs, ino, listing }] of entries) {
+    if (listing._tag === "Readable") {
+      const { id: _id, ...summary } = listing.summary
+      files[name] = { size, mtimeMs, ctimeMs, ino, summary }
+    } else {
+      files[name] = { size, mtimeMs, ctimeMs, ino, unreadable: listing.reason }
+    }
+  }
+  return JSON.stringify({ version: INDEX_VERSION, files })
+}
+
+/** A session store over one JSON file per session; see docs/reference/session-file.md. */
+export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
+  const fs = options.fs ?? NodeFs
+  const newId = options.newId ?? (() => newSessionId())
+  const useIndex = options.indexFile ?? true
+  const caches = new Map<string, DirCache>()
+  const head = Buffer.allocUnsafe(HEAD_BYTES)
+  const tail = Buffer.allocUnsafe(TAIL_BYTES)
+
+  const fileOf = (dir: string, id: string) => NodePath.join(dir, id + FILE_SUFFIX)
+
+  const ensureDir = (dir: string): void => {
+    let created: string | undefined
+    try {
+      created = fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    } catch (cause) {
+      if (codeOf(cause) === "EEXIST") throw Object.assign(new Error(`${dir} is not a directory`), { code: "ENOTDIR" })
+      throw cause
+    }
+    if (created !== undefined) fs.chmodSync(dir, 0o700)
+  }
+
+  const unlinkQuietly = (path: string): void => {
+    try {
+      fs.unlinkSync(path)
+    } catch {
+      // already gone
+    }
+  }
+
+  const fsyncDir = (dir: string): void => {
+    let fd: number | undefined
+    try {
+      fd = fs.openSync(dir, "r")
+      fs.fsyncSync(fd)
+    } catch {
+      // some file systems cannot sync a directory; the rename is atomic regardless
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd)
+    }
+  }
+
+  /** Writes `text` to a new temporary file of `dir` (mode 0600, synced) and returns its path. */
+  const writeTemp = (dir: string, base: string, text: string, sync: boolean): string => {
+    const path = NodePath.join(dir, tempName(base))
+    const fd = fs.openSync(path, "wx", 0o600)
+    try {
+      fs.fchmodSync(fd, 0o600)
+      fs.writeFileSync(fd, text)
+      if (sync) fs.fsyncSync(fd)
+    } catch (cause) {
+      fs.closeSync(fd)
+      unlinkQuietly(path)
+      throw cause
+    }
+    fs.closeSync(fd)
+    return path
+  }
+
+  const replaceWith = (dir: string, target: string, text: string): void => {
+    const temp = writeTemp(dir, NodePath.basename(target), text, true)
+    try {
+      fs.renameSync(temp, target)
+    } catch (cause) {
+      unlinkQuietly(temp)
+      throw cause
+    }
+    fsyncDir(dir)
+  }
+
+  /** Puts `text` at `target` only if nothing is there: never overwrites, never torn. */
+  const placeExclusively = (dir: string, target: string, text: string): boolean => {
+    const temp = writeTemp(dir, NodePath.basename(target), text, true)
+    try {
+      try {
+        fs.linkSync(temp, target)
+      } catch (cause) {
+        const code = codeOf(cause)
+        if (code === "EEXIST") return false
+        if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw cause
+        try {
+          fs.closeSync(fs.openSync(target, "wx", 0o600))
+        } catch (inner) {
+          if (codeOf(inner) === "EEXIST") return false
+          throw inner
+        }
+        fs.renameSync(temp, target)
+      }
+    } finally {
+      unlinkQuietly(temp)
+    }
+    fsyncDir(dir)
+    return true
+  }
+
+  const readFully = (fd: number, buffer: Buffer, length: number, position: number): number => {
+    let done = 0
+    while (done < length) {
+      const n = fs.readSync(fd, buffer, done, length - done, position + done)
+      if (n === 0) break
+      done += n
+    }
+    return done
+  }
+
+  /** The version the file on disk claims, read from its head when it is where mm puts it. */
+  const versionOnDisk = (path: string): number | undefined => {
+    let fd: number
+    try {
+      fd = fs.openSync(path, "r")
+    } catch (cause) {
+      if (codeOf(cause) === "ENOENT") return undefined
+      throw cause
+    }
+    try {
+      const n = readFully(fd, head, HEAD_BYTES, 0)
+      const found = scanVersion(head.toString("utf8", 0, n))
+      if (found !== undefined || n < HEAD_BYTES) return found
+      const size = fs.fstatSync(fd).size
+      const whole = Buffer.allocUnsafe(size)
+      const text = whole.toString("utf8", 0, readFully(fd, whole, size, 0))
+      try {
+        const version = (JSON.parse(text) as { version?: unknown } | null)?.version
+        return typeof version === "number" ? version : undefined
+      } catch {
+        return undefined
+      }
+    } finally {
+      fs.closeSync(fd)
+    }
+  }
+
+  const sweepStaleTemps = (dir: string): void => {
+    const now = Date.now()
+    for (const name of fs.readdirSync(dir)) {
+      if (!tempPattern.test(name)) continue
+      const path = NodePath.join(dir, name)
+      const stat = fs.statSync(path, { throwIfNoEntry: false })
+      if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) unlinkQuietly(path)
+    }
+  }
+
+  // -- listing ----------------------------------------------------------------------------
+
+  const readListing = (path: string, id: string): { listing: SessionListing; stat?: NodeFs.Stats } => {
+    let fd: number
+    try {
+      fd = fs.openSync(path, "r")
+    } catch (cause) {
+      return { listing: unreadable(id, `cannot read: ${errnoText(cause)}`) }
+    }
+    try {
+      const stat = fs.fstatSync(fd)
+      if (!stat.isFile()) return { listing: unreadable(id, "not a regular file"), stat }
+      const size = stat.size
+      let want = HEAD_BYTES
+      for (;;) {
+        const buffer = want <= HEAD_BYTES ? head : Buffer.allocUnsafe(Math.min(want, size))
+        const n = readFully(fd, buffer, Math.min(want, size), 0)
+        const text = buffer.toString("utf8", 0, n)
+        if (n >= size) return { listing: listingOf(id, text), stat }
+        const scan = scanHead(text, false)
+        if (scan._tag === "Found") {
+          const end = readFully(fd, tail, TAIL_BYTES, size - TAIL_BYTES)
+          const listing = endsLikeObject(tail.toString("utf8", 0, end)) ? listingOfScan(id, scan) : undefined
+          if (listing !== undefined) return { listing, stat }
+        }
+        if (scan._tag !== "NeedMore" || want >= MAX_HEAD_BYTES) {
+          const whole = Buffer.allocUnsafe(size)
+          return { listing: listingOfText(id, whole.toString("utf8", 0, readFully(fd, whole, size, 0))), stat }
+        }
+        want *= 16
+      }
+    } catch (cause) {
+      return { listing: unreadable(id, `cannot read: ${errnoText(cause)}`) }
+    } finally {
+      fs.closeSync(fd)
+    }
+  }
+
+  const loadIndex = (dir: string): Map<string, CacheEntry> => {
+    const entries = new Map<string, CacheEntry>()
+    if (!useIndex) return entries
+    try {
+      const json = JSON.parse(fs.readFileSync(NodePath.join(dir, INDEX_FILE), "utf8")) as unknown
+      const { version, files } = (json ?? {}) as { version?: unknown; files?: unknown }
+      if (version !== INDEX_VERSION || typeof files !== "object" || files === null) return entries
+      for (const [name, value] of Object.entries(files)) {
+        const entry = entryOfIndex(name, value)
+        if (entry !== undefined) entries.set(name, entry)
+      }
+    } catch {
+      // no index yet, or a damaged one: every file is read again
+    }
+    return entries
+  }
+
+  const saveIndex = (dir: string, entries: Map<string, CacheEntry>): void => {
+    if (!useIndex) return
+    try {
+      const temp = writeTemp(dir, "index", indexText(entries), false)
+      try {
+        fs.renameSync(temp, NodePath.join(dir, INDEX_FILE))
+      } catch {
+        unlinkQuietly(temp)
+      }
+    } catch {
+      // a directory we cannot write still lists; the next listing reads the files again
+    }
+  }
+
+  const cacheOf = (dir: string): DirCache => {
+    let cache = caches.get(dir)
+    if (cache === undefined) {
+      cache = { entries: loadIndex(dir) }
+      caches.set(dir, cache)
+    }
+    return cache
+  }
+
+  const listSync = (dir: string): ReadonlyArray<SessionListing> => {
+    let names: Array<string>
+    try {
+      names = fs.readdirSync(dir)
+    } catch (cause) {
+      if (codeOf(cause) === "ENOENT") return []
+      throw cause
+    }
+    const { entries } = cacheOf(dir)
+    const now = Date.now()
+    let changed = false
+    const present = new Set<string>()
+    const found: Array<SessionListing> = []
+    for (const name of names) {
+      const id = idOfFileName(name)
+      if (id === undefined) continue
+      const path = NodePath.join(dir, name)
+      const stat = fs.statSync(path, { throwIfNoEntry: false })
+      if (stat === undefined) continue
+      present.add(name)
+      const cached = entries.get(name)
+      if (cached !== undefined && sameFile(cached, stat)) {
+        found.push(cached.listing)
+        continue
+      }
+      const fresh = readListing(path, id)
+      found.push(fresh.listing)
+      if (fresh.stat !== undefined && now - fresh.stat.mtimeMs >= RACY_MS) {
+        const { size, mtimeMs, ctimeMs, ino } = fresh.stat
+        entries.set(name, { size, mtimeMs, ctimeMs, ino, listing: fresh.listing })
+        changed = true
+      } else if (entries.delete(name)) {
+        changed = true
+      }
+    }
+    for (const name of entries.keys()) {
+      if (!present.has(name)) {
+        entries.delete(name)
+        changed = true
+      }
+    }
+    if (changed) saveIndex(dir, entries)
+    const idOf = (listing: SessionListing) => (listing._tag === "Readable" ? listing.summary.id : listing.id)
+    return found.sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0))
+  }
+
+  // -- the port ---------------------------------------------------------------------------
+
+  const createExclusively = (dir: string, sessionOf: (id: string) => Session) =>
+    attempt(() => {
+      ensureDir(dir)
+      for (let i = 0; i < CREATE_ATTEMPTS; i++) {
+        const session = sessionOf(newId())
+        if (placeExclusively(dir, fileOf(dir, session.id), encodeSession(session))) return session
+      }
+      throw new Error(`no free session id after ${CREATE_ATTEMPTS} attempts`)
+    }, ioError(`cannot write ${dir}`))
+
+  const refuseNewer = (session: Session) =>
+    session.version > SESSION_VERSION
+      ? Effect.fail(
+          new StoreError({
+            reason: "newer-version",
+            id: session.id,
+            message: newerVersionMessage(session.id, session.version),
+            raw: `version ${session.version} > ${SESSION_VERSION}`
+          })
+        )
+      : Effect.void
+
+  const prepare = Effect.fn("FileSessionStore.prepare")(function* (dir: string) {
+    yield* attempt(() => {
+      ensureDir(dir)
+      unlinkQuietly(writeTemp(dir, "probe", "", false))
+    }, ioError(`cannot write ${dir}`))
+    yield* attempt(() => sweepStaleTemps(dir), ioError(`cannot list ${dir}`)).pipe(Effect.ignore)
+  })
+
+  const createNew = Effect.fn("FileSessionStore.createNew")(function* (dir: string, cwd: string) {
+    const now = new Date()
+    return yield* createExclusively(dir, (id) => emptySession(id, cwd, now))
+  })
+
+  const archive = Effect.fn("FileSessionStore.archive")(function* (dir: string, session: Session) {
+    yield* refuseNewer(session)
+    return yield* createExclusively(dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
+  })
+
+  const save = Effect.fn("FileSessionStore.save")(function* (dir: string, session: Session) {
+    const id = yield* validId(session.id)
+    yield* refuseNewer(session)
+    const path = fileOf(dir, id)
+    yield* attempt(() => {
+      ensureDir(dir)
+      const onDisk = versionOnDisk(path)
+      if (onDisk !== undefined && onDisk > SESSION_VERSION) {
+        throw new StoreError({
+          reason: "newer-version",
+          id,
+          message: `${newerVersionMessage(id, onDisk)}: not overwritten`,
+          raw: `${path}: version ${onDisk} > ${SESSION_VERSION}`
+        })
+      }
+      replaceWith(dir, path, encodeSession(session))
+    }, ioError(`cannot write ${path}`, id))
+  })
+
+  const load = Effect.fn("FileSessionStore.load")(function* (dir: string, id: string) {
+    const valid = yield* validId(id)
+    const path = fileOf(dir, valid)
+    const text = yield* attempt(
+      () => fs.readFileSync(path, "utf8"),
+      (cause) => (codeOf(cause) === "ENOENT" ? notFound(dir, valid) : ioError(`cannot read ${path}`, valid)(cause))
+    )
+    return yield* decodeFile(text, valid)
+  })
+
+  const list = Effect.fn("FileSessionStore.list")(function* (dir: string) {
+    return yield* attempt(() => listSync(dir), ioError(`cannot list ${dir}`))
+  })
+
+  return { prepare, createNew, archive, save, load, list }
+}
+
+export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> =>
+  Layer.sync(SessionStore, () => make(options))
+
+/** The production store. */
+export const layer: Layer.Layer<SessionStore> = layerWith({})
+export const FileSessionStoreLive = layer

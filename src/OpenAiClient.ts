@@ -1,0 +1,495 @@
+import * as Sse from "@effect/experimental/Sse"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { AppConfig } from "./Config"
+import { GenerationError, type GenerationReason, rawText } from "./Domain/Errors"
+import type { ToolCall } from "./Domain/Session"
+import { type ChatRequest, ModelClient, type ModelEvent, type Usage } from "./ModelClient"
+
+/** How long `probe` waits for any HTTP answer. */
+export const PROBE_TIMEOUT_MS = 1200
+
+const SERVER_MESSAGE_MAX = 200
+const CHUNK_SHOWN_MAX = 80
+
+const fail = (reason: GenerationReason, message: string, raw: string): GenerationError =>
+  new GenerationError({ reason, message: message.replace(/[\r\n]+/g, " "), raw })
+
+/** `text` on one line, whitespace collapsed, cut to `max` characters. */
+export const oneLine = (text: string, max: number = SERVER_MESSAGE_MAX): string => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const seconds = (s: number): string => (Number.isInteger(s) ? String(s) : String(Math.round(s * 1000) / 1000))
+
+export const watchdogError = (timeoutSeconds: number): GenerationError =>
+  fail(
+    "watchdog",
+    `no token from the model for ${seconds(timeoutSeconds)} s (watchdogTimeout) — the turn was given up`,
+    `watchdog: no byte received for ${timeoutSeconds} s`
+  )
+
+const streamCut = (raw: string): GenerationError =>
+  fail("stream-cut", "the model server closed the stream before the answer was complete", raw)
+
+// ---------------------------------------------------------------------------------------
+// Classifying failures
+
+const errorCode = (cause: unknown): string | undefined => {
+  for (let current = cause, depth = 0; isRecord(current) && depth < 5; depth++) {
+    const record = current
+    if (typeof record.code === "string") return record.code
+    const nested = Array.isArray(record.errors) ? record.errors[0] : undefined
+    if (nested !== undefined && isRecord(nested) && typeof nested.code === "string") return nested.code
+    current = record.cause
+  }
+  return undefined
+}
+
+const connectionTrouble: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset before any answer",
+  UND_ERR_SOCKET: "connection reset before any answer",
+  EPIPE: "connection reset before any answer",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ETIMEDOUT: "connection timed out",
+  ECONNABORTED: "connection aborted",
+  CERT_HAS_EXPIRED: "TLS certificate expired",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed TLS certificate",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "TLS certificate not trusted",
+  ERR_SSL_WRONG_VERSION_NUMBER: "TLS spoken to a plain HTTP server",
+  EPROTO: "TLS handshake failed"
+}
+
+const portOf = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return parsed.port !== "" ? parsed.port : parsed.protocol === "https:" ? "443" : "80"
+  } catch {
+    return ""
+  }
+}
+
+const startHint = (url: string): string => {
+  switch (portOf(url)) {
+    case "11434":
+      return " (e.g. `ollama serve`)"
+    case "8080":
+      return " (e.g. `llama-server -m MODEL.gguf --jinja`)"
+    case "8000":
+      return " (e.g. `vllm serve MODEL`)"
+    case "1234":
+      return " (e.g. `lms server start`)"
+    default:
+      return ""
+  }
+}
+
+/** A failure before any byte of the answer: the server is not there, or not answering. */
+export const transportError = (baseUrl: string, error: HttpClientError.RequestError): GenerationError => {
+  const raw = `${error.request.method} ${error.request.url}: ${rawText(error.cause ?? error)}`
+  if (error.reason === "InvalidUrl") {
+    return fail("unreachable", `model.url is not a valid URL: ${JSON.stringify(baseUrl)}`, raw)
+  }
+  const code = errorCode(error.cause)
+  const why = code === undefined ? oneLine(rawText(error.cause ?? error), 80) : connectionTrouble[code] ?? code
+  return fail("unreachable", `cannot reach the model server at ${baseUrl} (${why}) — is it running?${startHint(baseUrl)}`, raw)
+}
+
+/** The human part of an error body: `{error: {message}}`, `{error}`, `{message}`, `{detail}` or the text itself. */
+export const serverMessage = (body: string): string => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return oneLine(body.replace(/<[^>]*>/g, " "))
+  }
+  if (isRecord(parsed)) {
+    const error = parsed.error
+    if (isRecord(error) && typeof error.message === "string") return oneLine(error.message)
+    if (typeof error === "string") return oneLine(error)
+    if (typeof parsed.message === "string") return oneLine(parsed.message)
+    if (typeof parsed.detail === "string") return oneLine(parsed.detail)
+  }
+  return oneLine(body)
+}
+
+const MODEL_MISSING =
+  /\bmodel\b.*\b(not found|does not exist|doesn't exist|not exist|is not available|not available|unknown|no such)\b|model_not_found|try pulling it/i
+
+export const looksLikeOllama = (baseUrl: string, serverHeader: string | undefined, body: string): boolean =>
+  portOf(baseUrl) === "11434" ||
+  (serverHeader !== undefined && /ollama/i.test(serverHeader)) ||
+  /try pulling it|ollama/i.test(body)
+
+export interface HttpAnswer {
+  readonly status: number
+  readonly body: string
+  readonly serverHeader: string | undefined
+}
+
+/** An HTTP 4xx/5xx turned into one line, telling a missing model from other refusals. */
+export const httpError = (
+  context: { readonly baseUrl: string; readonly model: string; readonly apiKeyEnv: string | undefined },
+  answer: HttpAnswer
+): GenerationError => {
+  const { baseUrl, model } = context
+  const said = serverMessage(answer.body)
+  const raw = `HTTP ${answer.status} from ${baseUrl}/chat/completions: ${answer.body}`
+  const modelMissing = MODEL_MISSING.test(said) || MODEL_MISSING.test(answer.body)
+  if (answer.status === 404 || modelMissing) {
+    const ollama = looksLikeOllama(baseUrl, answer.serverHeader, answer.body)
+    const head = `model "${model}" is not available on ${baseUrl}`
+    if (modelMissing) {
+      return fail(
+        "model-not-found",
+        ollama ? `${head} — run \`ollama pull ${model}\`` : `${head} (${said}) — check model.name`,
+        raw
+      )
+    }
+    const detail = said === "" ? "HTTP 404" : `HTTP 404: ${said}`
+    return fail("model-not-found", `${head} (${detail}) — check model.name, and that model.url is the API base (often ending in /v1)`, raw)
+  }
+  const hint =
+    answer.status === 401 || answer.status === 403
+      ? context.apiKeyEnv === undefined
+        ? " — does this server need a key? set model.apiKeyEnv to the variable holding it"
+        : ` — check the key in $${context.apiKeyEnv}`
+      : ""
+  return fail("http", `model server answered HTTP ${answer.status}${said === "" ? "" : `: ${said}`}${hint}`, raw)
+}
+
+// ---------------------------------------------------------------------------------------
+// Assembling the streamed answer
+
+interface PendingCall {
+  id: string | undefined
+  name: string
+  arguments: string
+}
+
+/** The answer so far: the text, the tool calls by index, how it finished. */
+export class Completion {
+  content = ""
+  finishReason: string | undefined = undefined
+  usage: Usage | undefined = undefined
+  done = false
+  private readonly calls = new Map<number, PendingCall>()
+  private lastIndex = -1
+
+  /**
+   * Absorbs one `data:` payload; returns the text to show now, or a failure.
+   * Plain `JSON.parse` and narrowing: this runs once per token.
+   */
+  absorb(data: string, eventName: string): string | GenerationError | undefined {
+    if (data.length <= 8 && data.trim() === "[DONE]") {
+      this.done = true
+      return undefined
+    }
+    let chunk: unknown
+    try {
+      chunk = JSON.parse(data)
+    } catch (cause) {
+      return fail(
+        "malformed",
+        `the model server sent a chunk that is not JSON: ${oneLine(data, CHUNK_SHOWN_MAX)}`,
+        `${rawText(cause)} in data: ${data}`
+      )
+    }
+    if (!isRecord(chunk)) {
+      return fail("malformed", `the model server sent a chunk that is not an object: ${oneLine(data, CHUNK_SHOWN_MAX)}`, data)
+    }
+    if (chunk.error !== undefined || eventName === "error") {
+      const said = serverMessage(data)
+      return fail("http", `the model server reported an error mid-answer: ${said === "" ? "(no message)" : said}`, data)
+    }
+    const usage = chunk.usage
+    if (isRecord(usage) && typeof usage.prompt_tokens === "number") {
+      this.usage = {
+        promptTokens: usage.prompt_tokens,
+        completionTokens: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0
+      }
+    }
+    const choices = chunk.choices
+    if (!Array.isArray(choices) || choices.length === 0) return undefined
+    const choice: unknown = choices[0]
+    if (!isRecord(choice)) return undefined
+    let text: string | undefined
+    const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : undefined
+    if (delta !== undefined) {
+      if (typeof delta.content === "string" && delta.content !== "") {
+        this.content += delta.content
+        text = delta.content
+      }
+      if (Array.isArray(delta.tool_calls)) this.absorbToolCalls(delta.tool_calls, delta === choice.message)
+    }
+    if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") this.finishReason = choice.finish_reason
+    return text
+  }
+
+  private absorbToolCalls(deltas: ReadonlyArray<unknown>, whole: boolean): void {
+    for (const [position, delta] of deltas.entries()) {
+      if (!isRecord(delta)) continue
+      const id = typeof delta.id === "string" && delta.id !== "" ? delta.id : undefined
+      const call = this.slotFor(whole ? position : delta.index, id)
+      if (call.id === undefined) call.id = id
+      const fn = delta.function
+      if (!isRecord(fn)) continue
+      if (call.name === "" && typeof fn.name === "string") call.name = fn.name
+      if (typeof fn.arguments === "string") call.arguments += fn.arguments
+      else if (isRecord(fn.arguments)) call.arguments += JSON.stringify(fn.arguments)
+    }
+  }
+
+  /** By `index` when the server gives one; otherwise by id, otherwise the call being written. */
+  private slotFor(index: unknown, id: string | undefined): PendingCall {
+    let key: number
+    if (typeof index === "number") key = index
+    else if (id !== undefined) {
+      const known = [...this.calls.entries()].find(([, call]) => call.id === id)
+      key = known !== undefined ? known[0] : this.lastIndex + 1
+    } else key = Math.max(this.lastIndex, 0)
+    let call = this.calls.get(key)
+    if (call === undefined) {
+      call = { id: undefined, name: "", arguments: "" }
+      this.calls.set(key, call)
+    }
+    if (key > this.lastIndex) this.lastIndex = key
+    return call
+  }
+
+  get finished(): boolean {
+    return this.done || this.finishReason !== undefined
+  }
+
+  /** The closing event, once every tool call has a name and JSON arguments. */
+  complete(): ModelEvent | GenerationError {
+    const toolCalls: Array<ToolCall> = []
+    for (const [index, call] of [...this.calls.entries()].sort(([a], [b]) => a - b)) {
+      if (call.name === "") {
+        return fail("malformed", `the model sent tool call #${index} without a name`, JSON.stringify(call))
+      }
+      const args = call.arguments.trim() === "" ? "{}" : call.arguments
+      try {
+        JSON.parse(args)
+      } catch (cause) {
+        return fail(
+          "malformed",
+          `the model gave tool "${oneLine(call.name, 40)}" arguments that are not JSON: ${oneLine(args, CHUNK_SHOWN_MAX)}`,
+          `${rawText(cause)} in arguments of ${call.name}: ${args}`
+        )
+      }
+      toolCalls.push({
+        id: call.id ?? `call_${Math.random().toString(36).slice(2, 10)}${index}`,
+        type: "function",
+        function: { name: call.name, arguments: args }
+      })
+    }
+    return {
+      _tag: "Completed",
+      content: this.content,
+      toolCalls,
+      finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      usage: this.usage
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The client
+
+const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined => {
+  const value = response.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+export const make = Effect.gen(function* () {
+  const { config } = yield* AppConfig
+  // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
+  const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
+  const baseUrl = config.model.url.replace(/\/+$/, "")
+  const model = config.model.name
+  const apiKeyEnv = config.model.apiKeyEnv
+  const watchdogSeconds = config.watchdogTimeout
+  const watchdogMs = Math.max(1, Math.round(watchdogSeconds * 1000))
+  const context = { baseUrl, model, apiKeyEnv }
+  const completionsUrl = `${baseUrl}/chat/completions`
+  /** Dropped for good if the server refuses it (a few strict servers reject unknown fields). */
+  let askForUsage = true
+
+  const authorization = (): string | undefined | GenerationError => {
+    if (apiKeyEnv === undefined) return undefined
+    const key = process.env[apiKeyEnv]?.trim()
+    if (key === undefined || key === "") {
+      return fail(
+        "http",
+        `model.apiKeyEnv names ${apiKeyEnv}, but that environment variable is not set — export it before starting mm`,
+        `environment variable ${apiKeyEnv} is unset or empty`
+      )
+    }
+    return `Bearer ${key}`
+  }
+
+  const requestBody = (request: ChatRequest, withUsage: boolean): string =>
+    JSON.stringify({
+      model,
+      messages: request.messages,
+      stream: true,
+      ...(withUsage ? { stream_options: { include_usage: true } } : {}),
+      ...(request.tools.length > 0
+        ? {
+            tools: request.tools.map((tool) => ({
+              type: "function",
+              function: { name: tool.name, description: tool.description, parameters: tool.parameters }
+            }))
+          }
+        : {})
+    })
+
+  const readBody = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+    response.text.pipe(Effect.timeout(watchdogMs), Effect.orElseSucceed(() => ""))
+
+  /** Sends the request and waits for the headers; the watchdog counts this wait too. */
+  const open = (
+    request: ChatRequest,
+    auth: string | undefined
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError> =>
+    Effect.gen(function* () {
+      const withUsage = askForUsage
+      let httpRequest = HttpClientRequest.post(completionsUrl).pipe(
+        HttpClientRequest.setHeader("accept", "text/event-stream"),
+        HttpClientRequest.bodyText(requestBody(request, withUsage), "application/json")
+      )
+      if (auth !== undefined) httpRequest = HttpClientRequest.setHeader(httpRequest, "authorization", auth)
+      const response = yield* client.execute(httpRequest).pipe(
+        Effect.timeoutFail({ duration: watchdogMs, onTimeout: () => watchdogError(watchdogSeconds) }),
+        Effect.catchIf(
+          (error): error is HttpClientError.RequestError => error._tag === "RequestError",
+          (error) => Effect.fail(transportError(baseUrl, error))
+        ),
+        Effect.catchIf(
+          (error): error is HttpClientError.ResponseError => error._tag === "ResponseError",
+          (error) => Effect.fail(streamCut(rawText(error)))
+        )
+      )
+      if (response.status < 300) return response
+      const body = yield* readBody(response)
+      if (withUsage && (response.status === 400 || response.status === 422) && /stream_options/.test(body)) {
+        askForUsage = false
+        return yield* open(request, auth)
+      }
+      return yield* Effect.fail(httpError(context, { status: response.status, body, serverHeader: headerOf(response, "server") }))
+    })
+
+  /** A server that ignored `stream: true` and sent the whole completion as one JSON body. */
+  const wholeAnswer = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelEvent, GenerationError> =>
+    Stream.unwrap(
+      Effect.map(readBody(response), (body) => {
+        const completion = new Completion()
+        const text = completion.absorb(body, "message")
+        if (text instanceof GenerationError) return Stream.fail(text)
+        if (!completion.finished && completion.content === "") return Stream.fail(streamCut(`a JSON body without an answer: ${body}`))
+        const done = completion.complete()
+        if (done instanceof GenerationError) return Stream.fail(done)
+        const events: Array<ModelEvent> = text === undefined ? [done] : [{ _tag: "TextDelta", text }, done]
+        return Stream.fromIterable(events)
+      })
+    )
+
+  const events = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelEvent, GenerationError> =>
+    Stream.suspend(() => {
+      const completion = new Completion()
+      const absorbAll = (chunk: Chunk.Chunk<Sse.Event>): Effect.Effect<Chunk.Chunk<ModelEvent>, GenerationError> => {
+        const out: Array<ModelEvent> = []
+        for (const event of chunk) {
+          const text = completion.absorb(event.data, event.event)
+          if (text === undefined) continue
+          if (typeof text !== "string") return Effect.fail(text)
+          out.push({ _tag: "TextDelta", text })
+        }
+        return Effect.succeed(Chunk.unsafeFromArray(out))
+      }
+      const closing = Stream.suspend(() => {
+        if (!completion.finished) return Stream.fail(streamCut("the stream ended without finish_reason or [DONE]"))
+        const done = completion.complete()
+        return done instanceof GenerationError ? Stream.fail(done) : Stream.succeed(done)
+      })
+      return response.stream.pipe(
+        Stream.timeoutFail(() => watchdogError(watchdogSeconds), watchdogMs),
+        Stream.decodeText(),
+        Stream.pipeThroughChannel(Sse.makeChannel()),
+        Stream.takeUntil((event) => event.data.length <= 8 && event.data.trim() === "[DONE]"),
+        Stream.mapChunksEffect(absorbAll),
+        Stream.catchAll((error) =>
+          error._tag === "GenerationError"
+            ? Stream.fail(error)
+            : completion.finished
+              ? Stream.empty // the answer was whole; only the goodbye was lost
+              : Stream.fail(streamCut(rawText(error)))
+        ),
+        Stream.catchSomeCause((cause) =>
+          Option.map(
+            Cause.dieOption(cause).pipe(Option.filter((defect) => defect instanceof Sse.SseError)),
+            (defect) => Stream.fail(fail("malformed", "the model server sent an event too large to read", rawText(defect)))
+          )
+        ),
+        Stream.concat(closing)
+      )
+    })
+
+  const stream = (request: ChatRequest): Stream.Stream<ModelEvent, GenerationError> =>
+    Stream.unwrap(
+      Effect.suspend(() => {
+        const auth = authorization()
+        if (auth instanceof GenerationError) return Effect.fail(auth)
+        return open(request, auth).pipe(
+          Effect.map((response) =>
+            (headerOf(response, "content-type") ?? "").includes("application/json") ? wholeAnswer(response) : events(response)
+          )
+        )
+      }).pipe(Effect.withSpan("ModelClient.stream", { attributes: { model, url: baseUrl }, captureStackTrace: false }))
+    )
+
+  const probe: Effect.Effect<boolean> = Effect.suspend(() => {
+    const auth = authorization()
+    let request = HttpClientRequest.get(`${baseUrl}/models`)
+    if (typeof auth === "string") request = HttpClientRequest.setHeader(request, "authorization", auth)
+    return HttpClient.withScope(client).execute(request).pipe(Effect.scoped, Effect.as(true))
+  }).pipe(
+    Effect.timeout(PROBE_TIMEOUT_MS),
+    Effect.catchAllCause(() => Effect.succeed(false)),
+    Effect.withSpan("ModelClient.probe", { captureStackTrace: false })
+  )
+
+  return ModelClient.of({ stream, probe, url: baseUrl, model })
+})
+
+/** The model client over any `HttpClient` (tests may bring their own). */
+export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | HttpClient.HttpClient> = Layer.effect(
+  ModelClient,
+  make
+)
+
+/**
+ * On Node's own `http` module rather than undici: undici adds ~1 MB to the bundle and ~35 ms
+ * to every start, for a few tenths of a millisecond of first-token latency. Each answer gets
+ * its own connection, so a stale keep-alive socket is never mistaken for a dead server.
+ */
+export const OpenAiClientNode: Layer.Layer<ModelClient, never, AppConfig> = OpenAiClientLive.pipe(
+  Layer.provide(NodeHttpClient.layer)
+)

@@ -1,0 +1,457 @@
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { StoreError } from "./Domain/Errors"
+import { Session, SESSION_VERSION } from "./Domain/Session"
+import { isSessionId, validateSessionId } from "./Domain/SessionId"
+import type { SessionListing, SessionSummary } from "./SessionStore"
+
+/**
+ * The session file format shared by every store: how a session is written (summary fields
+ * first, so a listing reads only the head of each file), read back, and summarised.
+ */
+
+export const FILE_SUFFIX = ".json"
+
+/** `<id>.json` for a valid id; anything else in the directory is not a session. */
+export const idOfFileName = (name: string): string | undefined => {
+  if (name.length !== 29 || !name.endsWith(FILE_SUFFIX)) return undefined
+  const id = name.slice(0, 24)
+  return isSessionId(id) ? id : undefined
+}
+
+const SUMMARY_KEYS = ["version", "id", "cwd", "createdAt", "updatedAt", "title", "turns", "errors", "messages"]
+
+/** The file's text: summary fields, then `errors`, then `messages`, then any unknown field. */
+export const encodeSession = (session: Session): string => {
+  const ordered: Record<string, unknown> = {
+    version: SESSION_VERSION,
+    id: session.id,
+    cwd: session.cwd,
+    createdAt: session.createdAt,
+    updatedAt: session.updatedAt,
+    title: session.title,
+    turns: session.turns,
+    errors: session.errors ?? [],
+    messages: session.messages
+  }
+  for (const key of Object.keys(session)) {
+    if (!SUMMARY_KEYS.includes(key)) ordered[key] = (session as Record<string, unknown>)[key]
+  }
+  return JSON.stringify(ordered, null, 2) + "\n"
+}
+
+/** Why a text is not a session this mm can use. */
+export type Rejection =
+  | { readonly _tag: "Unreadable"; readonly detail: string }
+  | { readonly _tag: "Newer"; readonly version: number }
+
+export const newerVersionMessage = (id: string, version: number): string =>
+  `session ${id} was written by a newer mm (version ${version}); this mm reads version ${SESSION_VERSION}`
+
+export const rejectionText = (id: string, rejection: Rejection): string =>
+  rejection._tag === "Newer" ? newerVersionMessage(id, rejection.version) : rejection.detail
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1)
+
+const pathText = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+    ""
+  )
+
+const expectedText = (expected: string): string => {
+  if (expected.startsWith("ReadonlyArray<")) return "an array"
+  if (expected.startsWith("{") || expected.startsWith("Struct")) return "an object"
+  if (expected === "string" || expected === "number" || expected === "boolean") {
+    return `a ${expected}`
+  }
+  return expected.length > 40 ? `${expected.slice(0, 40)}…` : expected
+}
+
+const actualText = (actual: string): string => {
+  if (actual.startsWith("[")) return "an array"
+  if (actual.startsWith("{")) return "an object"
+  return actual.length > 40 ? `${actual.slice(0, 40)}…` : actual
+}
+
+const orList = (items: ReadonlyArray<string>): string =>
+  items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`
+
+/** One line saying where the shape is wrong, e.g. `messages: expected an array, got "x"`. */
+export const shapeProblem = (error: ParseResult.ParseError): string => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const first = issues[0]
+  if (first === undefined) return "not a session"
+  const where = pathText(first.path)
+  const prefix = where === "" ? "" : `${where}: `
+  if (first._tag === "Missing") return `${prefix}missing`
+  const same = issues.filter((issue) => pathText(issue.path) === where && issue._tag === first._tag)
+  const expected: Array<string> = []
+  let actual = ""
+  for (const issue of same) {
+    const match = /^Expected ([\s\S]*), actual ([\s\S]*)$/.exec(issue.message)
+    if (match === null) continue
+    const text = expectedText(match[1])
+    if (!expected.includes(text)) expected.push(text)
+    actual = actualText(match[2])
+  }
+  if (expected.length === 0) return `${prefix}${first.message}`
+  const wanted = where === "" ? "a JSON object" : orList(expected)
+  return `${prefix}expected ${wanted}, got ${actual}`
+}
+
+const decodeSession = Schema.decodeUnknownEither(Session, { onExcessProperty: "preserve" })
+
+const versionOf = (value: unknown): number | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const version = (value as { version?: unknown }).version
+  return typeof version === "number" ? version : undefined
+}
+
+/**
+ * The session a file holds, or why it holds none. A newer `version` is checked before the
+ * shape (a newer mm may have changed it). The file's name is the session's id.
+ */
+export const parseSession = (text: string, id: string): Either.Either<Session, Rejection> => {
+  if (text.trim() === "") return Either.left({ _tag: "Unreadable", detail: "empty file" })
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (cause) {
+    return Either.left({ _tag: "Unreadable", detail: lowerFirst(cause instanceof Error ? cause.message : String(cause)) })
+  }
+  const version = versionOf(json)
+  if (version !== undefined && version > SESSION_VERSION) return Either.left({ _tag: "Newer", version })
+  return decodeSession(json).pipe(
+    Either.mapLeft((error): Rejection => ({ _tag: "Unreadable", detail: shapeProblem(error) })),
+    Either.map((session) => (session.id === id ? session : { ...session, id }))
+  )
+}
+
+export const summaryOf = (session: Session): SessionSummary => ({
+  id: session.id,
+  cwd: session.cwd,
+  createdAt: session.createdAt,
+  updatedAt: session.updatedAt,
+  title: session.title,
+  turns: session.turns,
+  errors: session.errors.length
+})
+
+export const readable = (summary: SessionSummary): SessionListing => ({ _tag: "Readable", summary })
+export const unreadable = (id: string, reason: string): SessionListing => ({ _tag: "Unreadable", id, reason })
+
+/** The listing of a whole file's text (the slow path: full parse and decode). */
+export const listingOfText = (id: string, text: string): SessionListing =>
+  Either.match(parseSession(text, id), {
+    onLeft: (rejection) => unreadable(id, rejectionText(id, rejection)),
+    onRight: (session) => readable(summaryOf(session))
+  })
+
+// ---------------------------------------------------------------------------------------
+// The head scanner: reads the summary fields from the beginning of a file without parsing
+// the rest. It answers only when it is sure; anything unusual goes to the slow path.
+
+export type HeadScan =
+  | { readonly _tag: "Found"; readonly version: number; readonly fields: HeadFields }
+  | { readonly _tag: "NeedMore" }
+  | { readonly _tag: "Unsure" }
+
+export interface HeadFields {
+  readonly cwd: string
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly title: string
+  readonly turns: number
+  readonly errors: number
+}
+
+const NEED_MORE: HeadScan = { _tag: "NeedMore" }
+const UNSURE: HeadScan = { _tag: "Unsure" }
+
+class Stop {
+  constructor(readonly scan: HeadScan) {}
+}
+const needMore = new Stop(NEED_MORE)
+const unsure = new Stop(UNSURE)
+
+const QUOTE = 34
+const BACKSLASH = 92
+const COMMA = 44
+const COLON = 58
+const OPEN_BRACE = 123
+const CLOSE_BRACE = 125
+const OPEN_BRACKET = 91
+const CLOSE_BRACKET = 93
+
+const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const literalPattern = /true|false|null/y
+
+class Cursor {
+  pos = 0
+  constructor(
+    readonly text: string,
+    readonly complete: boolean
+  ) {}
+
+  private end(): never {
+    throw this.complete ? unsure : needMore
+  }
+
+  skipWs(): number {
+    const text = this.text
+    let pos = this.pos
+    for (;;) {
+      const c = text.charCodeAt(pos)
+      if (c === 32 || c === 10 || c === 13 || c === 9) pos++
+      else break
+    }
+    this.pos = pos
+    if (pos >= text.length) this.end()
+    return text.charCodeAt(pos)
+  }
+
+  expect(code: number): void {
+    if (this.skipWs() !== code) throw unsure
+    this.pos++
+  }
+
+  /** The end of the string starting at `pos` (a quote), past its closing quote. */
+  private stringEnd(): number {
+    const text = this.text
+    let from = this.pos + 1
+    for (;;) {
+      const close = text.indexOf('"', from)
+      if (close < 0) this.end()
+      let slashes = 0
+      while (text.charCodeAt(close - 1 - slashes) === BACKSLASH) slashes++
+      if (slashes % 2 === 0) return close + 1
+      from = close + 1
+    }
+  }
+
+  string(): string {
+    if (this.skipWs() !== QUOTE) throw unsure
+    const start = this.pos
+    const end = this.stringEnd()
+    this.pos = end
+    const raw = this.text.slice(start + 1, end - 1)
+    if (!raw.includes("\\")) return raw
+    try {
+      return JSON.parse(this.text.slice(start, end)) as string
+    } catch {
+      throw unsure
+    }
+  }
+
+  number(): number {
+    this.skipWs()
+    numberPattern.lastIndex = this.pos
+    const match = numberPattern.exec(this.text)
+    if (match === null) throw unsure
+    this.pos += match[0].length
+    if (this.pos >= this.text.length) this.end()
+    return Number(match[0])
+  }
+
+  skipValue(): void {
+    const c = this.skipWs()
+    if (c === QUOTE) {
+      this.pos = this.stringEnd()
+      return
+    }
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.skipContainer()
+      return
+    }
+    if (c === 45 || (c >= 48 && c <= 57)) {
+      this.number()
+      return
+    }
+    literalPattern.lastIndex = this.pos
+    const match = literalPattern.exec(this.text)
+    if (match === null) {
+      if (this.text.length - this.pos < 5) this.end()
+      throw unsure
+    }
+    this.pos += match[0].length
+  }
+
+  private skipContainer(): void {
+    const text = this.text
+    let depth = 0
+    let pos = this.pos
+    for (;;) {
+      if (pos >= text.length) this.end()
+      const c = text.charCodeAt(pos)
+      if (c === QUOTE) {
+        this.pos = pos
+        pos = this.stringEnd()
+        continue
+      }
+      if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++
+      else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        depth--
+        if (depth === 0) {
+          this.pos = pos + 1
+          return
+        }
+      }
+      pos++
+    }
+  }
+
+  /** Counts the elements of the array at `pos`. */
+  countArray(): number {
+    this.expect(OPEN_BRACKET)
+    if (this.skipWs() === CLOSE_BRACKET) {
+      this.pos++
+      return 0
+    }
+    let count = 0
+    for (;;) {
+      this.skipValue()
+      count++
+      const c = this.skipWs()
+      this.pos++
+      if (c === CLOSE_BRACKET) return count
+      if (c !== COMMA) throw unsure
+    }
+  }
+}
+
+const scanFields = (cursor: Cursor): HeadScan => {
+  cursor.expect(OPEN_BRACE)
+  const seen = new Set<string>()
+  let version: number | undefined
+  let turns: number | undefined
+  let errors: number | undefined
+  const strings: Record<string, string> = {}
+  for (;;) {
+    const key = cursor.string()
+    if (seen.has(key)) throw unsure
+    seen.add(key)
+    cursor.expect(COLON)
+    switch (key) {
+      case "version":
+        version = cursor.number()
+        break
+      case "turns":
+        turns = cursor.number()
+        break
+      case "id":
+      case "cwd":
+      case "createdAt":
+      case "updatedAt":
+      case "title":
+        strings[key] = cursor.string()
+        break
+      case "errors":
+        errors = cursor.countArray()
+        break
+      case "messages": {
+        if (cursor.skipWs() !== OPEN_BRACKET) throw unsure
+        const { cwd, createdAt, updatedAt, title, id } = strings
+        if (
+          version === undefined || turns === undefined || errors === undefined || id === undefined ||
+          cwd === undefined || createdAt === undefined || updatedAt === undefined || title === undefined
+        ) {
+          throw unsure
+        }
+        return { _tag: "Found", version, fields: { cwd, createdAt, updatedAt, title, turns, errors } }
+      }
+      default:
+        cursor.skipValue()
+    }
+    const c = cursor.skipWs()
+    cursor.pos++
+    if (c !== COMMA) throw unsure
+  }
+}
+
+/**
+ * Reads the summary fields from `head`, the first bytes of a file (`complete` when it is the
+ * whole file). `NeedMore`: the fields go on past the head; `Unsure`: parse the whole file.
+ */
+export const scanHead = (head: string, complete: boolean): HeadScan => {
+  try {
+    return scanFields(new Cursor(head, complete))
+  } catch (stop) {
+    if (stop instanceof Stop) return stop.scan
+    throw stop
+  }
+}
+
+/** The top-level `version` of a file, when its head says it plainly. */
+export const scanVersion = (head: string): number | undefined => {
+  const cursor = new Cursor(head, false)
+  try {
+    cursor.expect(OPEN_BRACE)
+    for (;;) {
+      const key = cursor.string()
+      cursor.expect(COLON)
+      if (key === "version") {
+        cursor.skipWs()
+        return cursor.number()
+      }
+      cursor.skipValue()
+      if (cursor.skipWs() !== COMMA) return undefined
+      cursor.pos++
+    }
+  } catch (stop) {
+    if (stop instanceof Stop) return undefined
+    throw stop
+  }
+}
+
+/** Whether the text ends like a JSON object (a file cut short does not). */
+export const endsLikeObject = (tail: string): boolean => {
+  let end = tail.length - 1
+  while (end >= 0 && /\s/.test(tail[end])) end--
+  return end >= 0 && tail.charCodeAt(end) === CLOSE_BRACE
+}
+
+/** The listing of a file from its head scan, or `undefined` when the slow path must decide. */
+export const listingOfScan = (id: string, scan: HeadScan): SessionListing | undefined => {
+  if (scan._tag !== "Found") return undefined
+  if (scan.version > SESSION_VERSION) return unreadable(id, newerVersionMessage(id, scan.version))
+  return readable({ id, ...scan.fields })
+}
+
+/** The listing of a whole text, fast when its head is in the usual order. */
+export const listingOf = (id: string, text: string): SessionListing =>
+  (endsLikeObject(text) ? listingOfScan(id, scanHead(text, true)) : undefined) ?? listingOfText(id, text)
+
+// ---------------------------------------------------------------------------------------
+// The store's errors, worded the same whichever store raises them.
+
+export const validId = (id: unknown): Effect.Effect<string, StoreError> =>
+  validateSessionId(id).pipe(
+    Effect.mapError((error) => new StoreError({ reason: "bad-id", id: error.id, message: error.message, raw: error.message }))
+  )
+
+export const notFound = (dir: string, id: string): StoreError =>
+  new StoreError({ reason: "not-found", id, message: `no session ${id} in ${dir}`, raw: `${dir}: no ${id}${FILE_SUFFIX}` })
+
+export const rejected = (id: string, rejection: Rejection): StoreError =>
+  rejection._tag === "Newer"
+    ? new StoreError({
+        reason: "newer-version",
+        id,
+        message: newerVersionMessage(id, rejection.version),
+        raw: `version ${rejection.version} > ${SESSION_VERSION}`
+      })
+    : new StoreError({
+        reason: "unreadable",
+        id,
+        message: `session ${id} is unreadable: ${rejection.detail}`,
+        raw: rejection.detail
+      })
+
+export const decodeFile = (text: string, id: string): Effect.Effect<Session, StoreError> =>
+  Either.match(parseSession(text, id), {
+    onLeft: (rejection) => Effect.fail(rejected(id, rejection)),
+    onRight: Effect.succeed
+  })

@@ -1,43 +1,34 @@
-// Bundles src/bin.ts into dist/mm.js (plus lazily loaded chunks) and regenerates agent.schema.json.
+// Builds mm: dist/mm-core.cjs (the whole program, one CommonJS file), dist/mm.js (the small
+// entry that loads it through V8's code cache), and regenerates agent.schema.json.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 
 const pkg = JSON.parse(readFileSync("package.json", "utf8"))
-const banner = {
-  js: [
-    "import { createRequire as __mmCreateRequire } from 'node:module';",
-    "const require = __mmCreateRequire(import.meta.url);"
-  ].join("\n")
+const common = {
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+  define: { MM_VERSION: JSON.stringify(pkg.version) }
 }
 
 rmSync("dist", { recursive: true, force: true })
+await build({ ...common, entryPoints: ["src/Main.ts"], outfile: "dist/mm-core.cjs", format: "cjs" })
+const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
 await build({
-  entryPoints: { mm: "src/bin.ts" },
-  outdir: "dist",
-  bundle: true,
-  splitting: true,
+  ...common,
+  entryPoints: ["src/bin.ts"],
+  outfile: "dist/mm.js",
   format: "esm",
-  platform: "node",
-  target: "node20",
-  banner,
-  define: { MM_VERSION: JSON.stringify(pkg.version) },
-  chunkNames: "chunks/[name]-[hash]",
-  minify: true,
-  legalComments: "none",
-  logLevel: "warning"
+  banner: { js: "#!/usr/bin/env node" },
+  define: { ...common.define, MM_CORE_HASH: JSON.stringify(coreHash) }
 })
 
-await build({
-  entryPoints: ["scripts/json-schema.ts"],
-  outfile: "dist/json-schema.mjs",
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  banner,
-  logLevel: "warning"
-})
-const schema = execFileSync(process.execPath, ["dist/json-schema.mjs"], { encoding: "utf8" })
+await build({ ...common, minify: false, entryPoints: ["scripts/json-schema.ts"], outfile: "dist/json-schema.cjs", format: "cjs" })
+const schema = execFileSync(process.execPath, ["dist/json-schema.cjs"], { encoding: "utf8" })
 writeFileSync("agent.schema.json", schema)
-rmSync("dist/json-schema.mjs")
+rmSync("dist/json-schema.cjs")

@@ -5,6 +5,6 @@ const args = process.argv.slice(2)
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
   process.stdout.write(`mm ${VERSION}\n`)
 } else {
-  const { main } = await import("./Main")
-  main(process.argv)
+  const { loadCore } = await import("./CoreLoader")
+  loadCore().main(process.argv)
 }

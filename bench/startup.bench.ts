@@ -1,0 +1,69 @@
+// Start-up time of mm against `node -e 0`, measured in the same run (SPEC §10: ≤ 2×).
+// Runs are interleaved so that a noisy machine slows every contender alike; medians are compared.
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { startFakeModelServer } from "../test/support/FakeModelServer"
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 15)
+const BUDGET = 2
+const bin = path.resolve("dist/mm.js")
+if (!fs.existsSync(bin)) throw new Error("dist/mm.js is missing: run `npm run build` first")
+
+const server = await startFakeModelServer()
+const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-startup-"))
+fs.writeFileSync(
+  path.join(project, "agent.yaml"),
+  [`model: { url: "${server.url}", name: bench }`, "sessions: { enabled: true }"].join("\n")
+)
+
+/** Milliseconds from spawn until `until` shows on stdout (or until exit when undefined). */
+const timeRun = (args: ReadonlyArray<string>, until?: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint()
+    const child = spawn(process.execPath, args, { cwd: project, stdio: ["pipe", "pipe", "ignore"] })
+    let out = ""
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      resolve(Number(process.hrtime.bigint() - started) / 1e6)
+    }
+    child.stdout.on("data", (data: Buffer) => {
+      out += data.toString()
+      if (until !== undefined && out.includes(until)) {
+        finish()
+        child.kill("SIGKILL")
+      }
+    })
+    child.on("error", reject)
+    child.on("exit", () => (until === undefined ? finish() : done || reject(new Error(`no "${until}" in: ${out}`))))
+    if (until === undefined) child.stdin.end()
+  })
+
+const contenders: Record<string, () => Promise<number>> = {
+  "node -e 0": () => timeRun(["-e", "0"]),
+  "mm --version": () => timeRun([bin, "--version"]),
+  "mm start to banner": () => timeRun([bin], "/sessions to list")
+}
+const samples: Record<string, Array<number>> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]))
+for (const run of Object.values(contenders)) await run() // warm the file cache
+for (let i = 0; i < RUNS; i++) {
+  for (const [name, run] of Object.entries(contenders)) samples[name].push(await run())
+}
+await server.close()
+fs.rmSync(project, { recursive: true, force: true })
+
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+const base = median(samples["node -e 0"])
+console.log(`startup (${RUNS} interleaved runs, medians)`)
+console.log(`  node -e 0               ${base.toFixed(1)} ms  (baseline)`)
+for (const name of ["mm --version", "mm start to banner"]) {
+  const ms = median(samples[name])
+  const ratio = ms / base
+  console.log(`  ${name.padEnd(22)}  ${ms.toFixed(1)} ms  ${ratio.toFixed(2)}× baseline  ${ratio <= BUDGET ? "PASS" : "FAIL"} (budget ${BUDGET}×)`)
+}

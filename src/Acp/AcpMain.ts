@@ -1,8 +1,111 @@
+import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import { Readable } from "node:stream"
+import { format } from "node:util"
+import { AgentLive } from "../Agent"
+import { storeLayers } from "../Cli"
+import { CompactorLive } from "../Compactor"
 import type { LoadedConfig } from "../Config"
+import { OpenAiClientNode } from "../OpenAiClient"
+import { VERSION } from "../Version"
+import { AcpApproverLive } from "./AcpApprover"
+import { makeAcpAgent } from "./AcpAgent"
 
-export const runAcp = (_loaded: LoadedConfig) =>
-  Effect.sync(() => {
-    process.stderr.write("[acp] mm acp is not built yet\n")
-    process.exitCode = 1
+/** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
+export const log = (line: string): void => {
+  process.stderr.write(`[acp] ${line}\n`)
+}
+
+const StderrLogger = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ logLevel, message }) => {
+    const parts = Array.isArray(message) ? message : [message]
+    log(`${logLevel.label.toLowerCase()}: ${parts.map((part) => (typeof part === "string" ? part : format("%o", part))).join(" ")}`)
   })
+)
+
+/** stdout carries protocol messages only: anything else that would print goes to stderr. */
+const keepStdoutForProtocol = () => {
+  const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
+  console.log = toStderr
+  console.info = toStderr
+  console.debug = toStderr
+  console.warn = toStderr
+  console.error = toStderr
+}
+
+/**
+ * stdout as the SDK's byte sink. Lines written in one turn of the event loop leave in one
+ * system call (cork until the loop comes round), and only backpressure is waited for: a
+ * replay of thousands of notifications is not paced by one write per line.
+ */
+const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
+  let failure: Error | undefined
+  let corked = false
+  out.on("error", (error) => {
+    failure = error
+  })
+  const flush = () => {
+    if (!corked) return
+    corked = false
+    out.uncork()
+  }
+  const drained = () =>
+    new Promise<void>((resolve, reject) => {
+      const done = () => {
+        out.off("drain", done)
+        out.off("error", done)
+        if (failure !== undefined) reject(failure)
+        else resolve()
+      }
+      out.on("drain", done)
+      out.on("error", done)
+    })
+  return new WritableStream<Uint8Array>({
+    write: (chunk) => {
+      if (failure !== undefined) return Promise.reject(failure)
+      if (!corked) {
+        corked = true
+        out.cork()
+        setImmediate(flush)
+      }
+      if (out.write(chunk)) return undefined
+      flush()
+      return out.writableNeedDrain ? drained() : undefined
+    },
+    close: () => flush()
+  })
+}
+
+/** The core as the terminal has it, with approvals asked through the editor. */
+export const acpLayer = (loaded: LoadedConfig) => {
+  const base = storeLayers(loaded)
+  const model = OpenAiClientNode.pipe(Layer.provide(base))
+  return AgentLive.pipe(
+    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), AcpApproverLive)),
+    Layer.provideMerge(Layer.mergeAll(base, model)),
+    Layer.provideMerge(StderrLogger)
+  )
+}
+
+/** `mm acp`: serves one editor over stdio until it closes stdin. */
+export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      keepStdoutForProtocol()
+      const runtime = yield* Layer.toRuntime(acpLayer(loaded))
+      if (!loaded.config.sessions.enabled) {
+        log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
+      }
+      const { app, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
+      const stream = acp.ndJsonStream(
+        stdoutSink(process.stdout),
+        Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>
+      )
+      const connection = app.connect(stream)
+      yield* Effect.addFinalizer(() => Effect.zipRight(shutdown, Effect.sync(() => connection.close())))
+      yield* Effect.promise(() => connection.closed)
+    })
+  )

@@ -1,0 +1,303 @@
+import * as acp from "@agentclientprotocol/sdk"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
+import * as path from "node:path"
+import { Agent, type CompactReport } from "../Agent"
+import { AppConfig } from "../Config"
+import type { ResumeError } from "../Domain/Errors"
+import { isSessionId, newSessionId, validateSessionId } from "../Domain/SessionId"
+import { type Conversation, expandHome, Keeper } from "../Keeper"
+import type { SessionSummary } from "../SessionStore"
+import { needsApproval } from "../Tools"
+import { CurrentPeer, type Peer } from "./AcpApprover"
+import { availableCommands, parseCommand, promptText, unknownCommandText } from "./Prompt"
+import { replayUpdates } from "./Replay"
+import { decodeCursor, listPage } from "./SessionList"
+import { agentText } from "./ToolUpdates"
+import { makeTurnRenderer } from "./TurnUpdates"
+
+export type AcpServices = Agent | Keeper | AppConfig
+
+/** One editor thread: its conversation, and the prompt running in it, if any. */
+interface AcpSession {
+  readonly id: string
+  readonly conversation: Conversation
+  running: Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError> | undefined
+}
+
+export interface AcpAgent {
+  readonly app: acp.AgentApp
+  /** Cancels every running prompt and waits until their conversations are saved. */
+  readonly shutdown: Effect.Effect<void>
+}
+
+const commandsUpdate: acp.SessionUpdate = { sessionUpdate: "available_commands_update", availableCommands }
+
+const sessionNotFound = (sessionId: string, detail: string): acp.RequestError =>
+  new acp.RequestError(-32002, `Resource not found: ${detail}`, { sessionId })
+
+const loadError = (sessionId: string) => (error: ResumeError): acp.RequestError => {
+  switch (error.reason) {
+    case "bad-id":
+      return acp.RequestError.invalidParams({ sessionId }, error.message)
+    case "not-found":
+    case "disabled":
+    case "no-session":
+      return sessionNotFound(sessionId, error.message)
+    default:
+      return acp.RequestError.internalError({ sessionId }, error.message)
+  }
+}
+
+/**
+ * Sends updates in order and waits until the SDK has written every one of them. The SDK
+ * queues each message as `notify` is called, so they leave in this order, before anything
+ * sent afterwards (the response of the request being handled). A closed connection is not
+ * an error here.
+ */
+const send = (client: acp.AgentContext, sessionId: string, updates: ReadonlyArray<acp.SessionUpdate>) =>
+  updates.length === 0
+    ? Effect.void
+    : Effect.promise(async () => {
+        try {
+          await Promise.all(updates.map((update) => client.notify(acp.methods.client.session.update, { sessionId, update })))
+        } catch {
+          // the editor went away; there is nobody left to tell
+        }
+      })
+
+const compactedText = (report: CompactReport): string =>
+  report._tag === "Nothing"
+    ? "Nothing to compact yet: the history is no longer than the turns kept as they are."
+    : `Compacted: ${report.replaced} older message(s) replaced by a summary (about ${report.tokensBefore} → ${report.tokensAfter} tokens).` +
+      (report.warning === undefined ? "" : `\n\n${report.warning}`)
+
+/** The ACP agent: each request translated into calls of the core, run on `runtime`. */
+export const makeAcpAgent = (
+  runtime: Runtime.Runtime<AcpServices>,
+  options: { readonly version: string; readonly log: (line: string) => void }
+): AcpAgent => {
+  const { log } = options
+  const sessions = new Map<string, AcpSession>()
+  const runExit = Runtime.runPromiseExit(runtime)
+  const fork = Runtime.runFork(runtime)
+
+  const unexpected = (cause: Cause.Cause<unknown>): acp.RequestError => {
+    const line = Cause.pretty(cause).split("\n")[0]
+    log(`internal error: ${line}`)
+    return acp.RequestError.internalError(undefined, line)
+  }
+
+  /** Runs a request's program; its typed failure is the JSON-RPC error the editor gets. */
+  const answer = async <A>(program: Effect.Effect<A, acp.RequestError, AcpServices>): Promise<A> => {
+    const exit = await runExit(program)
+    if (Exit.isSuccess(exit)) return exit.value
+    const failure = Cause.failureOption(exit.cause)
+    throw Option.isSome(failure) ? failure.value : unexpected(exit.cause)
+  }
+
+  const announceLater = (client: acp.AgentContext, sessionId: string) =>
+    setImmediate(() => void Effect.runPromise(send(client, sessionId, [commandsUpdate])))
+
+  const checkedId = (sessionId: string) =>
+    validateSessionId(sessionId).pipe(Effect.mapError((e) => acp.RequestError.invalidParams({ sessionId }, e.message)))
+
+  /** The thread of `sessionId`: the one this process holds, else the stored one, loaded. */
+  const attach = (sessionId: string, cwd: string) =>
+    Effect.gen(function* () {
+      const id = yield* checkedId(sessionId)
+      const held = sessions.get(id)
+      if (held !== undefined) return held
+      const keeper = yield* Keeper
+      const conversation = yield* keeper.load(path.resolve(cwd), id).pipe(Effect.mapError(loadError(id)))
+      const raced = sessions.get(id)
+      if (raced !== undefined) return raced
+      const session: AcpSession = { id, conversation, running: undefined }
+      sessions.set(id, session)
+      return session
+    })
+
+  const newSession = (params: acp.NewSessionRequest) =>
+    Effect.gen(function* () {
+      const keeper = yield* Keeper
+      const conversation = yield* keeper.open(path.resolve(params.cwd), { createFile: "now" })
+      const status = yield* conversation.status
+      if (status._tag === "NotSaved") log(`not saved: ${status.reason}`)
+      const id = (yield* conversation.id) || newSessionId()
+      sessions.set(id, { id, conversation, running: undefined })
+      return { sessionId: id }
+    })
+
+  const loadSession = (params: acp.LoadSessionRequest, client: acp.AgentContext) =>
+    Effect.gen(function* () {
+      const session = yield* attach(params.sessionId, params.cwd)
+      const { messages } = yield* session.conversation.snapshot
+      yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), commandsUpdate])
+      return {}
+    })
+
+  const resumeSession = (params: acp.ResumeSessionRequest, client: acp.AgentContext) =>
+    Effect.gen(function* () {
+      const session = yield* attach(params.sessionId, params.cwd)
+      yield* send(client, session.id, [commandsUpdate])
+      return {}
+    })
+
+  const listSessions = (params: acp.ListSessionsRequest) =>
+    Effect.gen(function* () {
+      const offset = decodeCursor(params.cursor)
+      if (offset === undefined) return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
+      const { config } = yield* AppConfig
+      const keeper = yield* Keeper
+      const cwd = path.resolve(params.cwd ?? process.cwd())
+      const listing = yield* keeper.list(cwd)
+      if (listing._tag === "Failed") log(`cannot list sessions: ${listing.reason}`)
+      if (listing._tag !== "Listed") return { sessions: [] }
+      const shared = path.isAbsolute(expandHome(config.sessions.dir))
+      const summaries = listing.entries.flatMap((entry): Array<SessionSummary> =>
+        entry._tag === "Readable" && (!shared || entry.summary.cwd === cwd) ? [entry.summary] : []
+      )
+      return listPage(summaries, offset)
+    })
+
+  const turn = (peer: Peer, conversation: Conversation, question: string) =>
+    Effect.gen(function* () {
+      const agent = yield* Agent
+      const { config } = yield* AppConfig
+      const titleBefore = (yield* conversation.snapshot).title
+      const renderer = makeTurnRenderer(conversation.cwd)
+      const asks = (allowed: ReadonlySet<string>) => (tool: string) =>
+        config.permissions === "ask" && needsApproval(tool) && !allowed.has(tool)
+      yield* agent.turn(conversation, question).pipe(
+        Stream.runForEach((event) =>
+          Effect.flatMap(Ref.get(conversation.allowed), (allowed) => send(peer.client, peer.sessionId, renderer.render(event, asks(allowed))))
+        ),
+        Effect.onInterrupt(() => send(peer.client, peer.sessionId, renderer.closeOpenCalls()))
+      )
+      const after = yield* conversation.snapshot
+      if (titleBefore === "" && after.title !== "") {
+        yield* send(peer.client, peer.sessionId, [{ sessionUpdate: "session_info_update", title: after.title, updatedAt: after.updatedAt }])
+      }
+      return { stopReason: renderer.stopReason() ?? "end_turn" } satisfies acp.PromptResponse
+    })
+
+  /** `/new`: the editor keeps its id; the conversation so far moves to a new one. */
+  const startOver = (peer: Peer, conversation: Conversation) =>
+    Effect.gen(function* () {
+      const archived = yield* Effect.either(conversation.archiveAndReset)
+      if (Either.isLeft(archived)) {
+        yield* send(peer.client, peer.sessionId, [agentText(`Could not start over: ${archived.left.message}. The conversation goes on as it was.`)])
+        return { stopReason: "end_turn" } satisfies acp.PromptResponse
+      }
+      yield* Ref.set(conversation.allowed, new Set())
+      const status = yield* conversation.status
+      const text =
+        status._tag === "Off"
+          ? "Started a new conversation. The previous one was not kept: sessions are off (sessions.enabled: false)."
+          : status._tag === "NotSaved"
+            ? `Started a new conversation. The previous one was not kept: sessions cannot be saved (${status.reason}).`
+            : archived.right === undefined
+              ? "Started a new conversation (the previous one was empty: nothing to keep)."
+              : `Started a new conversation. The previous one is kept as session ${archived.right}: ${path.join(status.dir, `${archived.right}.json`)}`
+      yield* send(peer.client, peer.sessionId, [agentText(text)])
+      return { stopReason: "end_turn" } satisfies acp.PromptResponse
+    })
+
+  const compact = (peer: Peer, conversation: Conversation, hint: string | undefined) =>
+    Effect.gen(function* () {
+      const agent = yield* Agent
+      const done = yield* Effect.either(agent.compact(conversation, hint))
+      yield* send(peer.client, peer.sessionId, [agentText(Either.isLeft(done) ? done.left.message : compactedText(done.right))])
+      return { stopReason: "end_turn" } satisfies acp.PromptResponse
+    })
+
+  const prompt = (session: AcpSession, blocks: ReadonlyArray<acp.ContentBlock>, client: acp.AgentContext) => {
+    const { conversation } = session
+    const peer: Peer = { sessionId: session.id, cwd: conversation.cwd, client, log }
+    const text = promptText(blocks)
+    const command = parseCommand(text)
+    const program: Effect.Effect<acp.PromptResponse, never, AcpServices> =
+      text.trim() === ""
+        ? Effect.succeed({ stopReason: "end_turn" })
+        : command === undefined
+          ? turn(peer, conversation, text)
+          : command.name === "new"
+            ? startOver(peer, conversation)
+            : command.name === "compact"
+              ? compact(peer, conversation, command.hint)
+              : Effect.as(send(client, session.id, [agentText(unknownCommandText(command.word))]), { stopReason: "end_turn" as const })
+    return Effect.locally(program, CurrentPeer, peer)
+  }
+
+  const runPrompt = async (params: acp.PromptRequest, client: acp.AgentContext, signal: AbortSignal): Promise<acp.PromptResponse> => {
+    const session = sessions.get(params.sessionId)
+    if (session === undefined) {
+      throw isSessionId(params.sessionId)
+        ? sessionNotFound(params.sessionId, `no session ${params.sessionId} in this agent; session/load it first`)
+        : acp.RequestError.invalidParams({ sessionId: params.sessionId }, "not a session id (expected YYYYMMDD-HHMMSS-xxxxxxxx)")
+    }
+    if (session.running !== undefined) {
+      throw acp.RequestError.invalidRequest(
+        { sessionId: session.id },
+        "a prompt is already running in this session; wait for its answer or send session/cancel"
+      )
+    }
+    const fiber = fork(prompt(session, params.prompt, client))
+    session.running = fiber
+    const cancel = () => void fork(Fiber.interrupt(fiber))
+    signal.addEventListener("abort", cancel)
+    try {
+      const exit = await new Promise<Exit.Exit<acp.PromptResponse, acp.RequestError>>((resolve) => fiber.addObserver(resolve))
+      if (Exit.isSuccess(exit)) return exit.value
+      if (Cause.isInterruptedOnly(exit.cause)) return { stopReason: "cancelled" }
+      const failure = Cause.failureOption(exit.cause)
+      throw Option.isSome(failure) ? failure.value : unexpected(exit.cause)
+    } finally {
+      signal.removeEventListener("abort", cancel)
+      if (session.running === fiber) session.running = undefined
+    }
+  }
+
+  const app = acp
+    .agent({ name: "mm" })
+    .onRequest(acp.methods.agent.initialize, ({ params }) => ({
+      protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { embeddedContext: true },
+        sessionCapabilities: { list: {}, resume: {} }
+      },
+      agentInfo: { name: "mm", title: "mm (mini-me)", version: options.version },
+      authMethods: []
+    }))
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
+      const response = await answer(newSession(params))
+      announceLater(client, response.sessionId)
+      return response
+    })
+    .onRequest(acp.methods.agent.session.load, ({ params, client }) => answer(loadSession(params, client)))
+    .onRequest(acp.methods.agent.session.resume, ({ params, client }) => answer(resumeSession(params, client)))
+    .onRequest(acp.methods.agent.session.list, ({ params }) => answer(listSessions(params)))
+    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) => runPrompt(params, client, signal))
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      const running = sessions.get(params.sessionId)?.running
+      if (running !== undefined) fork(Fiber.interrupt(running))
+    })
+
+  const shutdown = Effect.suspend(() =>
+    Effect.forEach(
+      [...sessions.values()].flatMap((s) => (s.running === undefined ? [] : [s.running])),
+      (fiber) => Fiber.interrupt(fiber),
+      { discard: true }
+    )
+  )
+
+  return { app, shutdown }
+}

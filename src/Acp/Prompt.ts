@@ -1,0 +1,91 @@
+import type * as acp from "@agentclientprotocol/sdk"
+import { fileURLToPath } from "node:url"
+
+/** A file URI as a path, any other URI as it is. */
+const shownUri = (uri: string): string => {
+  if (!uri.startsWith("file:")) return uri
+  try {
+    return fileURLToPath(uri)
+  } catch {
+    return uri
+  }
+}
+
+const glue = (left: string, right: string): string =>
+  left === "" || right === "" || /\s$/.test(left) || /^\s/.test(right) ? left + right : `${left} ${right}`
+
+/**
+ * The question a prompt asks, as one text: text blocks and links inline, the contents of
+ * embedded resources after it, each in a `<context>` block naming where it came from.
+ */
+export const promptText = (blocks: ReadonlyArray<acp.ContentBlock>): string => {
+  let inline = ""
+  const context: Array<string> = []
+  for (const block of blocks) {
+    switch (block.type) {
+      case "text":
+        inline = glue(inline, block.text)
+        break
+      case "resource_link":
+        inline = glue(inline, `@${shownUri(block.uri)}`)
+        break
+      case "resource": {
+        const uri = shownUri(block.resource.uri)
+        if ("text" in block.resource) {
+          inline = glue(inline, `@${uri}`)
+          context.push(`<context ref="${uri}">\n${block.resource.text}\n</context>`)
+        } else {
+          inline = glue(inline, `@${uri} (binary content not included)`)
+        }
+        break
+      }
+      case "image":
+      case "audio":
+        inline = glue(inline, `(${block.type} not included: mm reads text only)`)
+        break
+    }
+  }
+  return [inline, ...context].filter((part) => part.trim() !== "").join("\n\n")
+}
+
+export type SlashCommand =
+  | { readonly name: "new" }
+  | { readonly name: "compact"; readonly hint: string | undefined }
+  | { readonly name: "unknown"; readonly word: string }
+
+/**
+ * `/new` and `/compact [hint]`, the commands announced to the editor. Any other `/word`
+ * standing alone at the start is an unknown command; text such as `/etc/hosts …` is a question.
+ */
+export const parseCommand = (text: string): SlashCommand | undefined => {
+  const match = /^\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim())
+  if (match === null) return undefined
+  switch (match[1]) {
+    case "new":
+      return { name: "new" }
+    case "compact": {
+      const hint = match[2]?.trim() ?? ""
+      return { name: "compact", hint: hint === "" ? undefined : hint }
+    }
+    default:
+      return { name: "unknown", word: `/${match[1]}` }
+  }
+}
+
+/** What an unknown command gets; the terminal's own commands are named for what replaces them here. */
+export const unknownCommandText = (word: string): string =>
+  word === "/sessions" || word === "/resume"
+    ? `${word} is a terminal command: here the editor lists its threads and reloads them itself. Commands: /new, /compact.`
+    : `Unknown command ${word}. Commands: /new (start over, keeping this conversation on disk), /compact [hint] (summarise older turns).`
+
+export const availableCommands: Array<acp.AvailableCommand> = [
+  {
+    name: "new",
+    description: "start over in this thread; the conversation so far is kept on disk under a new session id"
+  },
+  {
+    name: "compact",
+    description: "replace the older turns by a summary to free context",
+    input: { hint: "what the summary should focus on (optional)" }
+  }
+]

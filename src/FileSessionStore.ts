@@ -15,12 +15,14 @@ import {
   listingOf,
   listingOfScan,
   listingOfText,
-  newerVersionMessage,
   notFound,
+  notOverwritten,
+  refuseNewer,
   scanHead,
   scanVersion,
   unreadable,
-  validId
+  validId,
+  versionOfText
 } from "./SessionFile"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 
@@ -38,6 +40,8 @@ export interface FileStoreOptions {
 export const INDEX_FILE = ".index.json"
 const INDEX_VERSION = 1
 const HEAD_BYTES = 4096
+/** Where the summary usually ends: only the bytes before it are decoded first. */
+const MESSAGES_KEY = Buffer.from('"messages"')
 const MAX_HEAD_BYTES = 1 << 20
 const TAIL_BYTES = 64
 /** A file changed this recently may change again within the same timestamp tick: not cached. */
@@ -49,7 +53,7 @@ const errnoWords: Record<string, string> = {
   EACCES: "permission denied",
   EPERM: "operation not permitted",
   ENOENT: "no such file or directory",
-  ENOTDIR: "a parent is not a directory",
+  ENOTDIR: "not a directory",
   EISDIR: "is a directory",
   EROFS: "read-only file system",
   ENOSPC: "no space left on device",
@@ -62,6 +66,8 @@ const errnoWords: Record<string, string> = {
 }
 
 const errnoText = (cause: unknown): string => {
+  const words = (cause as { words?: unknown } | null)?.words
+  if (typeof words === "string") return words
   const code = (cause as { code?: unknown } | null)?.code
   if (typeof code === "string" && code in errnoWords) return errnoWords[code]
   return rawText(cause)
@@ -100,34 +106,45 @@ const sameFile = (entry: CacheEntry, stat: NodeFs.Stats): boolean =>
 const isString = (value: unknown): value is string => typeof value === "string"
 const isNumber = (value: unknown): value is number => typeof value === "number"
 
-/** One entry of `.index.json`, checked field by field (it is a cache: anything odd is dropped). */
-const entryOfIndex = (name: string, value: unknown): CacheEntry | undefined => {
-  const id = idOfFileName(name)
-  if (id === undefined || typeof value !== "object" || value === null) return undefined
-  const { size, mtimeMs, ctimeMs, ino, summary, unreadable: reason } = value as Record<string, unknown>
-  if (!isNumber(size) || !isNumber(mtimeMs) || !isNumber(ctimeMs) || !isNumber(ino)) return undefined
-  if (isString(reason)) return { size, mtimeMs, ctimeMs, ino, listing: unreadable(id, reason) }
-  if (typeof summary !== "object" || summary === null) return undefined
-  const { cwd, createdAt, updatedAt, title, turns, errors } = summary as Record<string, unknown>
+/**
+ * One entry of `.index.json`: `[name, size, mtimeMs, ctimeMs, ino, reason]` for an unreadable
+ * file, `[name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]`
+ * otherwise. Checked field by field: it is a cache, and anything odd is dropped. Names are
+ * only ever looked up from the directory's own valid `<id>.json` names.
+ */
+const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11)) return undefined
+  const name: unknown = value[0]
+  const size: unknown = value[1]
+  const mtimeMs: unknown = value[2]
+  const ctimeMs: unknown = value[3]
+  const ino: unknown = value[4]
+  if (!isString(name) || !isNumber(size) || !isNumber(mtimeMs) || !isNumber(ctimeMs) || !isNumber(ino)) return undefined
+  const id = name.slice(0, 24)
+  if (value.length === 6) {
+    const reason: unknown = value[5]
+    return isString(reason) ? [name, { size, mtimeMs, ctimeMs, ino, listing: unreadable(id, reason) }] : undefined
+  }
+  const cwd: unknown = value[5]
+  const createdAt: unknown = value[6]
+  const updatedAt: unknown = value[7]
+  const title: unknown = value[8]
+  const turns: unknown = value[9]
+  const errors: unknown = value[10]
   if (!isString(cwd) || !isString(createdAt) || !isString(updatedAt) || !isString(title)) return undefined
   if (!isNumber(turns) || !isNumber(errors)) return undefined
-  return {
-    size,
-    mtimeMs,
-    ctimeMs,
-    ino,
-    listing: { _tag: "Readable", summary: { id, cwd, createdAt, updatedAt, title, turns, errors } }
-  }
+  const summary = { id, cwd, createdAt, updatedAt, title, turns, errors }
+  return [name, { size, mtimeMs, ctimeMs, ino, listing: { _tag: "Readable", summary } }]
 }
 
 const indexText = (entries: Map<string, CacheEntry>): string => {
-  const files: Record<string, unknown> = {}
+  const files: Array<ReadonlyArray<unknown>> = []
   for (const [name, { size, mtimeMs, ctimeMs, ino, listing }] of entries) {
     if (listing._tag === "Readable") {
-      const { id: _id, ...summary } = listing.summary
-      files[name] = { size, mtimeMs, ctimeMs, ino, summary }
+      const { cwd, createdAt, updatedAt, title, turns, errors } = listing.summary
+      files.push([name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors])
     } else {
-      files[name] = { size, mtimeMs, ctimeMs, ino, unreadable: listing.reason }
+      files.push([name, size, mtimeMs, ctimeMs, ino, listing.reason])
     }
   }
   return JSON.stringify({ version: INDEX_VERSION, files })
@@ -144,15 +161,36 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
 
   const fileOf = (dir: string, id: string) => NodePath.join(dir, id + FILE_SUFFIX)
 
-  const ensureDir = (dir: string): void => {
-    let created: string | undefined
+  const notADirectory = (dir: string) =>
+    Object.assign(new Error(`${dir} is a file`), { code: "ENOTDIR", words: "it is a file, not a directory" })
+
+  /**
+   * Creates `dir` and its missing parents, tolerating another process doing the same; true when
+   * this call made `dir`. Not `mkdirSync({ recursive })`: that one loops forever under /proc.
+   */
+  const makeDirs = (dir: string, depth: number): boolean => {
     try {
-      created = fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+      fs.mkdirSync(dir, { mode: 0o700 })
+      return true
     } catch (cause) {
-      if (codeOf(cause) === "EEXIST") throw Object.assign(new Error(`${dir} is not a directory`), { code: "ENOTDIR" })
-      throw cause
+      const code = codeOf(cause)
+      if (code === "EEXIST") {
+        if (fs.statSync(dir).isDirectory()) return false
+        throw notADirectory(dir)
+      }
+      const parent = NodePath.dirname(dir)
+      if (code !== "ENOENT" || parent === dir || depth > 64) throw cause
+      makeDirs(parent, depth + 1)
+      return makeDirs(dir, depth + 1)
     }
-    if (created !== undefined) fs.chmodSync(dir, 0o700)
+  }
+
+  /** Makes sure `dir` is a directory; one that mm creates gets mode 0700 whatever the umask. */
+  const ensureDir = (dir: string): void => {
+    const stat = fs.statSync(dir, { throwIfNoEntry: false })
+    if (stat?.isDirectory()) return
+    if (stat !== undefined) throw notADirectory(dir)
+    if (makeDirs(dir, 0)) fs.chmodSync(dir, 0o700)
   }
 
   const unlinkQuietly = (path: string): void => {
@@ -253,36 +291,33 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
       if (found !== undefined || n < HEAD_BYTES) return found
       const size = fs.fstatSync(fd).size
       const whole = Buffer.allocUnsafe(size)
-      const text = whole.toString("utf8", 0, readFully(fd, whole, size, 0))
-      try {
-        const version = (JSON.parse(text) as { version?: unknown } | null)?.version
-        return typeof version === "number" ? version : undefined
-      } catch {
-        return undefined
-      }
+      return versionOfText(whole.toString("utf8", 0, readFully(fd, whole, size, 0)))
     } finally {
       fs.closeSync(fd)
     }
   }
 
-  const sweepStaleTemps = (dir: string): void => {
-    const now = Date.now()
-    for (const name of fs.readdirSync(dir)) {
-      if (!tempPattern.test(name)) continue
-      const path = NodePath.join(dir, name)
-      const stat = fs.statSync(path, { throwIfNoEntry: false })
-      if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) unlinkQuietly(path)
+  /** Removes the temporary files a killed writer left, once they are clearly abandoned. */
+  const sweepStaleTemps = (prefix: string, names: ReadonlyArray<string>, now: number): void => {
+    for (const name of names) {
+      if (name.charCodeAt(0) !== 46 || !tempPattern.test(name)) continue
+      const stat = fs.statSync(prefix + name, { throwIfNoEntry: false })
+      if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) unlinkQuietly(prefix + name)
     }
   }
 
   // -- listing ----------------------------------------------------------------------------
 
-  const readListing = (path: string, id: string): { listing: SessionListing; stat?: NodeFs.Stats } => {
+  /**
+   * The listing of one file from its head (its tail checked too), or from a full parse when the
+   * head is unusual, with the stat of what was read. `undefined` when the file has gone.
+   */
+  const readListing = (path: string, id: string): { listing: SessionListing; stat?: NodeFs.Stats } | undefined => {
     let fd: number
     try {
       fd = fs.openSync(path, "r")
     } catch (cause) {
-      return { listing: unreadable(id, `cannot read: ${errnoText(cause)}`) }
+      return codeOf(cause) === "ENOENT" ? undefined : { listing: unreadable(id, `cannot read: ${errnoText(cause)}`) }
     }
     try {
       const stat = fs.fstatSync(fd)
@@ -292,9 +327,11 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
       for (;;) {
         const buffer = want <= HEAD_BYTES ? head : Buffer.allocUnsafe(Math.min(want, size))
         const n = readFully(fd, buffer, Math.min(want, size), 0)
-        const text = buffer.toString("utf8", 0, n)
-        if (n >= size) return { listing: listingOf(id, text), stat }
-        const scan = scanHead(text, false)
+        if (n >= size) return { listing: listingOf(id, buffer.toString("utf8", 0, n)), stat }
+        const messages = buffer.indexOf(MESSAGES_KEY)
+        const first = messages < 0 || messages + 64 > n ? n : messages + 64
+        let scan = scanHead(buffer.toString("utf8", 0, first), false)
+        if (scan._tag === "NeedMore" && first < n) scan = scanHead(buffer.toString("utf8", 0, n), false)
         if (scan._tag === "Found") {
           const end = readFully(fd, tail, TAIL_BYTES, size - TAIL_BYTES)
           const listing = endsLikeObject(tail.toString("utf8", 0, end)) ? listingOfScan(id, scan) : undefined
@@ -319,10 +356,10 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     try {
       const json = JSON.parse(fs.readFileSync(NodePath.join(dir, INDEX_FILE), "utf8")) as unknown
       const { version, files } = (json ?? {}) as { version?: unknown; files?: unknown }
-      if (version !== INDEX_VERSION || typeof files !== "object" || files === null) return entries
-      for (const [name, value] of Object.entries(files)) {
-        const entry = entryOfIndex(name, value)
-        if (entry !== undefined) entries.set(name, entry)
+      if (version !== INDEX_VERSION || !Array.isArray(files)) return entries
+      for (const value of files) {
+        const entry = entryOfIndex(value)
+        if (entry !== undefined) entries.set(entry[0], entry[1])
       }
     } catch {
       // no index yet, or a damaged one: every file is read again
@@ -361,42 +398,49 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
       if (codeOf(cause) === "ENOENT") return []
       throw cause
     }
+    const sessions = names.filter((name) => idOfFileName(name) !== undefined).sort().reverse()
     const { entries } = cacheOf(dir)
+    const prefix = dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
     const now = Date.now()
     let changed = false
-    const present = new Set<string>()
     const found: Array<SessionListing> = []
-    for (const name of names) {
-      const id = idOfFileName(name)
-      if (id === undefined) continue
-      const path = NodePath.join(dir, name)
-      const stat = fs.statSync(path, { throwIfNoEntry: false })
-      if (stat === undefined) continue
-      present.add(name)
+    let kept = 0
+    for (const name of sessions) {
+      const path = prefix + name
       const cached = entries.get(name)
-      if (cached !== undefined && sameFile(cached, stat)) {
-        found.push(cached.listing)
-        continue
+      if (cached !== undefined) {
+        const stat = fs.statSync(path, { throwIfNoEntry: false })
+        if (stat === undefined) continue
+        if (sameFile(cached, stat)) {
+          found.push(cached.listing)
+          kept++
+          continue
+        }
       }
-      const fresh = readListing(path, id)
+      const fresh = readListing(path, name.slice(0, 24))
+      if (fresh === undefined) continue
       found.push(fresh.listing)
       if (fresh.stat !== undefined && now - fresh.stat.mtimeMs >= RACY_MS) {
         const { size, mtimeMs, ctimeMs, ino } = fresh.stat
         entries.set(name, { size, mtimeMs, ctimeMs, ino, listing: fresh.listing })
         changed = true
-      } else if (entries.delete(name)) {
-        changed = true
+        kept++
+      } else {
+        entries.delete(name)
       }
     }
-    for (const name of entries.keys()) {
-      if (!present.has(name)) {
-        entries.delete(name)
-        changed = true
+    if (entries.size > kept) {
+      const present = new Set(sessions)
+      for (const name of entries.keys()) {
+        if (!present.has(name)) {
+          entries.delete(name)
+          changed = true
+        }
       }
     }
     if (changed) saveIndex(dir, entries)
-    const idOf = (listing: SessionListing) => (listing._tag === "Readable" ? listing.summary.id : listing.id)
-    return found.sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0))
+    sweepStaleTemps(prefix, names, now)
+    return found
   }
 
   // -- the port ---------------------------------------------------------------------------
@@ -408,27 +452,18 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
         const session = sessionOf(newId())
         if (placeExclusively(dir, fileOf(dir, session.id), encodeSession(session))) return session
       }
-      throw new Error(`no free session id after ${CREATE_ATTEMPTS} attempts`)
+      throw new StoreError({
+        reason: "exists",
+        message: `cannot write ${dir}: no free session id after ${CREATE_ATTEMPTS} attempts`,
+        raw: `every id tried already had a file`
+      })
     }, ioError(`cannot write ${dir}`))
-
-  const refuseNewer = (session: Session) =>
-    session.version > SESSION_VERSION
-      ? Effect.fail(
-          new StoreError({
-            reason: "newer-version",
-            id: session.id,
-            message: newerVersionMessage(session.id, session.version),
-            raw: `version ${session.version} > ${SESSION_VERSION}`
-          })
-        )
-      : Effect.void
 
   const prepare = Effect.fn("FileSessionStore.prepare")(function* (dir: string) {
     yield* attempt(() => {
       ensureDir(dir)
       unlinkQuietly(writeTemp(dir, "probe", "", false))
     }, ioError(`cannot write ${dir}`))
-    yield* attempt(() => sweepStaleTemps(dir), ioError(`cannot list ${dir}`)).pipe(Effect.ignore)
   })
 
   const createNew = Effect.fn("FileSessionStore.createNew")(function* (dir: string, cwd: string) {
@@ -448,14 +483,7 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     yield* attempt(() => {
       ensureDir(dir)
       const onDisk = versionOnDisk(path)
-      if (onDisk !== undefined && onDisk > SESSION_VERSION) {
-        throw new StoreError({
-          reason: "newer-version",
-          id,
-          message: `${newerVersionMessage(id, onDisk)}: not overwritten`,
-          raw: `${path}: version ${onDisk} > ${SESSION_VERSION}`
-        })
-      }
+      if (onDisk !== undefined && onDisk > SESSION_VERSION) throw notOverwritten(id, onDisk)
       replaceWith(dir, path, encodeSession(session))
     }, ioError(`cannot write ${path}`, id))
   })

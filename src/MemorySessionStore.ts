@@ -9,10 +9,11 @@ import {
   FILE_SUFFIX,
   idOfFileName,
   listingOf,
-  newerVersionMessage,
   notFound,
-  scanVersion,
-  validId
+  notOverwritten,
+  refuseNewer,
+  validId,
+  versionOfText
 } from "./SessionFile"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 
@@ -36,25 +37,6 @@ export interface MemoryStore {
   readonly store: SessionStoreShape
   readonly controls: MemoryStoreControls
 }
-
-const versionOf = (text: string): number | undefined => {
-  const found = scanVersion(text)
-  if (found !== undefined) return found
-  try {
-    const version = (JSON.parse(text) as { version?: unknown } | null)?.version
-    return typeof version === "number" ? version : undefined
-  } catch {
-    return undefined
-  }
-}
-
-const newer = (id: string, version: number, suffix = ""): StoreError =>
-  new StoreError({
-    reason: "newer-version",
-    id,
-    message: newerVersionMessage(id, version) + suffix,
-    raw: `version ${version} > ${SESSION_VERSION}`
-  })
 
 /**
  * The store in memory, with the file store's semantics: each session is kept as the text its
@@ -85,9 +67,6 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
         )
       : Effect.succeed(filesOf(dir))
 
-  const refuseNewer = (session: Session) =>
-    session.version > SESSION_VERSION ? Effect.fail(newer(session.id, session.version)) : Effect.void
-
   const createExclusively = (dir: string, sessionOf: (id: string) => Session) =>
     Effect.gen(function* () {
       const files = yield* writable(dir)
@@ -98,7 +77,11 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
         files.set(name, encodeSession(session))
         return session
       }
-      return yield* new StoreError({ reason: "exists", message: `cannot write ${dir}: no free session id`, raw: "" })
+      return yield* new StoreError({
+        reason: "exists",
+        message: `cannot write ${dir}: no free session id after 100 attempts`,
+        raw: "every id tried already had a file"
+      })
     })
 
   const store: SessionStoreShape = {
@@ -118,8 +101,8 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
       yield* refuseNewer(session)
       const files = yield* writable(dir)
       const existing = files.get(id + FILE_SUFFIX)
-      const onDisk = existing === undefined ? undefined : versionOf(existing)
-      if (onDisk !== undefined && onDisk > SESSION_VERSION) return yield* newer(id, onDisk, ": not overwritten")
+      const onDisk = existing === undefined ? undefined : versionOfText(existing)
+      if (onDisk !== undefined && onDisk > SESSION_VERSION) return yield* notOverwritten(id, onDisk)
       files.set(id + FILE_SUFFIX, encodeSession(session))
     }),
     load: Effect.fn("MemorySessionStore.load")(function* (dir: string, id: string) {

@@ -22,6 +22,23 @@ export const idOfFileName = (name: string): string | undefined => {
 }
 
 const SUMMARY_KEYS = ["version", "id", "cwd", "createdAt", "updatedAt", "title", "turns", "errors", "messages"]
+const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "failed", "summary"]
+const ERROR_KEYS = ["kind", "at", "turns", "question", "line", "raw"]
+
+/** The record with its known fields first (decoding puts unknown ones first); usually itself. */
+const knownFirst = (known: ReadonlyArray<string>) => <A extends object>(record: A): A => {
+  for (const key in record) {
+    if (key === known[0]) return record
+    break
+  }
+  const fields = record as Record<string, unknown>
+  const ordered: Record<string, unknown> = {}
+  for (const key of known) if (key in fields) ordered[key] = fields[key]
+  for (const key of Object.keys(fields)) if (!(key in ordered)) ordered[key] = fields[key]
+  return ordered as A
+}
+const messageFirst = knownFirst(MESSAGE_KEYS)
+const errorFirst = knownFirst(ERROR_KEYS)
 
 /** The file's text: summary fields, then `errors`, then `messages`, then any unknown field. */
 export const encodeSession = (session: Session): string => {
@@ -33,8 +50,8 @@ export const encodeSession = (session: Session): string => {
     updatedAt: session.updatedAt,
     title: session.title,
     turns: session.turns,
-    errors: session.errors ?? [],
-    messages: session.messages
+    errors: (session.errors ?? []).map(errorFirst),
+    messages: session.messages.map(messageFirst)
   }
   for (const key of Object.keys(session)) {
     if (!SUMMARY_KEYS.includes(key)) ordered[key] = (session as Record<string, unknown>)[key]
@@ -186,7 +203,7 @@ const CLOSE_BRACE = 125
 const OPEN_BRACKET = 91
 const CLOSE_BRACKET = 93
 
-const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const numberPattern = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 const literalPattern = /true|false|null/y
 
 class Cursor {
@@ -248,12 +265,19 @@ class Cursor {
 
   number(): number {
     this.skipWs()
-    numberPattern.lastIndex = this.pos
-    const match = numberPattern.exec(this.text)
-    if (match === null) throw unsure
-    this.pos += match[0].length
-    if (this.pos >= this.text.length) this.end()
-    return Number(match[0])
+    const text = this.text
+    const start = this.pos
+    let pos = start
+    for (;;) {
+      const c = text.charCodeAt(pos)
+      if ((c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69) pos++
+      else break
+    }
+    if (pos >= text.length) this.end()
+    const raw = text.slice(start, pos)
+    if (!numberPattern.test(raw)) throw unsure
+    this.pos = pos
+    return Number(raw)
   }
 
   skipValue(): void {
@@ -324,15 +348,15 @@ class Cursor {
 
 const scanFields = (cursor: Cursor): HeadScan => {
   cursor.expect(OPEN_BRACE)
-  const seen = new Set<string>()
+  const seen: Array<string> = []
   let version: number | undefined
   let turns: number | undefined
   let errors: number | undefined
   const strings: Record<string, string> = {}
   for (;;) {
     const key = cursor.string()
-    if (seen.has(key)) throw unsure
-    seen.add(key)
+    if (seen.includes(key)) throw unsure
+    seen.push(key)
     cursor.expect(COLON)
     switch (key) {
       case "version":
@@ -406,6 +430,17 @@ export const scanVersion = (head: string): number | undefined => {
   }
 }
 
+/** The `version` a whole file's text claims, if any: from its head, else by parsing it. */
+export const versionOfText = (text: string): number | undefined => {
+  const found = scanVersion(text)
+  if (found !== undefined) return found
+  try {
+    return versionOf(JSON.parse(text))
+  } catch {
+    return undefined
+  }
+}
+
 /** Whether the text ends like a JSON object (a file cut short does not). */
 export const endsLikeObject = (tail: string): boolean => {
   let end = tail.length - 1
@@ -435,20 +470,35 @@ export const validId = (id: unknown): Effect.Effect<string, StoreError> =>
 export const notFound = (dir: string, id: string): StoreError =>
   new StoreError({ reason: "not-found", id, message: `no session ${id} in ${dir}`, raw: `${dir}: no ${id}${FILE_SUFFIX}` })
 
+export const newerSession = (id: string, version: number): StoreError =>
+  new StoreError({
+    reason: "newer-version",
+    id,
+    message: newerVersionMessage(id, version),
+    raw: `version ${version} > ${SESSION_VERSION}`
+  })
+
+/** A session held in memory that claims a newer version is not written either. */
+export const refuseNewer = (session: Session): Effect.Effect<void, StoreError> =>
+  session.version > SESSION_VERSION ? Effect.fail(newerSession(session.id, session.version)) : Effect.void
+
 export const rejected = (id: string, rejection: Rejection): StoreError =>
   rejection._tag === "Newer"
-    ? new StoreError({
-        reason: "newer-version",
-        id,
-        message: newerVersionMessage(id, rejection.version),
-        raw: `version ${rejection.version} > ${SESSION_VERSION}`
-      })
+    ? newerSession(id, rejection.version)
     : new StoreError({
         reason: "unreadable",
         id,
         message: `session ${id} is unreadable: ${rejection.detail}`,
         raw: rejection.detail
       })
+
+export const notOverwritten = (id: string, version: number): StoreError =>
+  new StoreError({
+    reason: "newer-version",
+    id,
+    message: `session ${id} was written by a newer mm (version ${version}); this mm reads version ${SESSION_VERSION} and leaves it as it is`,
+    raw: `version ${version} > ${SESSION_VERSION}`
+  })
 
 export const decodeFile = (text: string, id: string): Effect.Effect<Session, StoreError> =>
   Either.match(parseSession(text, id), {

@@ -1,0 +1,249 @@
+// Session store budgets (SPEC §10):
+//   /sessions over 10,000 files of 10 KB–5 MB ≤ 150 ms in the process;
+//   saving a 10 MB session ≤ 1.5× a bare JSON.stringify + write + fsync of the same object.
+// BENCH_SESSIONS=1000 for a quick run, BENCH_RUNS for the number of timed runs (median kept).
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Message, Session } from "../src/Domain/Session"
+import { makeSessionId } from "../src/Domain/SessionId"
+import * as FileSessionStore from "../src/FileSessionStore"
+import { encodeSession } from "../src/SessionFile"
+
+const COUNT = Number(process.env.BENCH_SESSIONS ?? 10_000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 7)
+const LIST_BUDGET_MS = 150
+const SAVE_BUDGET = 1.5
+const KB = 1024
+const MB = 1024 * KB
+
+/** A seeded generator, so every run lists the same directory. */
+const random = (() => {
+  let state = 0x2f6b1c3d
+  return () => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+})()
+const logUniform = (low: number, high: number) => Math.round(low * Math.pow(high / low, random()))
+
+/** Mostly small sessions, one in twenty long: 10–200 KB, else 200 KB–5 MB (both log-uniform). */
+const sizeOf = () => (random() < 0.95 ? logUniform(10 * KB, 200 * KB) : logUniform(200 * KB, 5 * MB))
+
+const outputLine = (i: number) => `src/module${i % 37}/file${i % 11}.ts:${i}: const value${i} = compute(${i}) // ok`
+const pool: ReadonlyArray<Message> = Array.from({ length: 64 }, (_, i): Message => {
+  switch (i % 4) {
+    case 0:
+      return { role: "user", content: `question ${i}: why does the test ${i} fail when the cache is warm?` }
+    case 1:
+      return {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: `call_${i}`, type: "function", function: { name: "bash", arguments: JSON.stringify({ command: `grep -rn value${i} src` }) } }
+        ]
+      }
+    case 2:
+      return {
+        role: "tool",
+        content: `exit code 0\n${Array.from({ length: 20 + (i % 30) }, (_, k) => outputLine(i * 100 + k)).join("\n")}`,
+        tool_call_id: `call_${i - 1}`
+      }
+    default:
+      return { role: "assistant", content: `The value ${i} is computed twice; ${"the fix is to keep one. ".repeat(8 + (i % 20))}` }
+  }
+})
+const poolBytes = pool.reduce((sum, message) => sum + JSON.stringify(message, null, 2).length, 0) / pool.length
+
+const sessionOf = (id: string, index: number, bytes: number): Session => {
+  const created = new Date(Date.UTC(2026, 0, 1) + index * 60_000)
+  return {
+    version: 1,
+    id,
+    cwd: "/home/someone/projects/example",
+    createdAt: created.toISOString(),
+    updatedAt: new Date(created.getTime() + 30 * 60_000).toISOString(),
+    title: `question ${index}: why does the test fail when the cache is warm?`,
+    turns: 1 + (index % 25),
+    messages: [
+      { role: "system", content: "You are mm, a small coding agent." },
+      ...Array.from({ length: Math.max(1, Math.round(bytes / poolBytes)) }, (_, k) => pool[(index + k) % pool.length])
+    ],
+    errors: Array.from({ length: index % 9 === 0 ? 1 + (index % 4) : 0 }, (_, k) => ({
+      kind: "generation" as const,
+      at: created.toISOString(),
+      turns: k,
+      question: "why does the test fail when the cache is warm?",
+      line: "no token for 120 s: the model server stopped answering",
+      raw: "watchdog: 120000 ms without a byte"
+    }))
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+const time = (run: () => void): number => {
+  const started = performance.now()
+  run()
+  return performance.now() - started
+}
+const ms = (x: number) => `${x.toFixed(1)} ms`
+const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL")
+
+// -- the directory ------------------------------------------------------------------------
+
+const sizes = Array.from({ length: COUNT }, sizeOf)
+const plannedBytes = sizes.reduce((a, b) => a + b, 0)
+const free = (() => {
+  const stat = fs.statfsSync(os.tmpdir())
+  return stat.bavail * stat.bsize
+})()
+if (plannedBytes + 10 * MB > free - 2 * 1024 * MB) {
+  throw new Error(`not enough room in ${os.tmpdir()}: ${(plannedBytes / MB).toFixed(0)} MB planned, ${(free / MB).toFixed(0)} MB free`)
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-sessions-"))
+const cleanUp = () => fs.rmSync(root, { recursive: true, force: true })
+process.on("SIGINT", () => {
+  cleanUp()
+  process.exit(130)
+})
+
+try {
+  const dir = path.join(root, "sessions")
+  fs.mkdirSync(dir, { mode: 0o700 })
+  const generating = performance.now()
+  let totalBytes = 0
+  for (let i = 0; i < COUNT; i++) {
+    const bytes = Uint8Array.from({ length: 4 }, () => Math.floor(random() * 256))
+    const id = makeSessionId(new Date(2026, 0, 1, 0, i), bytes)
+    const text = encodeSession(sessionOf(id, i, sizes[i]))
+    fs.writeFileSync(path.join(dir, `${id}.json`), text, { mode: 0o600 })
+    totalBytes += text.length
+  }
+  console.log(
+    `${COUNT} sessions written in ${((performance.now() - generating) / 1000).toFixed(1)} s: ` +
+      `${(totalBytes / MB).toFixed(0)} MB, 95% of 10–200 KB and 5% of 200 KB–5 MB (log-uniform)`
+  )
+  // Files written in the last two seconds are never trusted from the cache; real sessions are older.
+  await new Promise((resolve) => setTimeout(resolve, 2100))
+
+  const indexPath = path.join(dir, FileSessionStore.INDEX_FILE)
+  const list = (store: ReturnType<typeof FileSessionStore.make>) => {
+    const listing = Effect.runSync(store.list(dir))
+    if (listing.length !== COUNT) throw new Error(`listed ${listing.length} of ${COUNT}`)
+    if (listing.some((entry) => entry._tag !== "Readable")) throw new Error("a generated session was listed unreadable")
+  }
+  const bare = () => {
+    for (const name of fs.readdirSync(dir)) {
+      if (name.endsWith(".json") && !name.startsWith(".")) fs.statSync(path.join(dir, name))
+    }
+  }
+
+  bare()
+  const baseline: Array<number> = []
+  const cold: Array<number> = []
+  const fromIndex: Array<number> = []
+  const warm: Array<number> = []
+  const afterSave: Array<number> = []
+  const inProcess = FileSessionStore.make()
+  list(inProcess)
+  for (let run = 0; run < RUNS; run++) {
+    baseline.push(time(bare))
+    fs.rmSync(indexPath, { force: true })
+    cold.push(time(() => list(FileSessionStore.make())))
+    fromIndex.push(time(() => list(FileSessionStore.make())))
+    warm.push(time(() => list(inProcess)))
+  }
+  const ids = fs.readdirSync(dir).filter((name) => name.endsWith(".json") && !name.startsWith(".")).sort()
+  for (let run = 0; run < RUNS; run++) {
+    const id = ids[run * 7].slice(0, -5)
+    const session = Effect.runSync(inProcess.load(dir, id))
+    Effect.runSync(inProcess.save(dir, { ...session, turns: session.turns + 1 }))
+    afterSave.push(time(() => list(inProcess)))
+  }
+  const indexBytes = fs.statSync(indexPath).size
+
+  const base = median(baseline)
+  const rows: ReadonlyArray<[string, number]> = [
+    ["cold (no cache, no index)", median(cold)],
+    ["new process (index file)", median(fromIndex)],
+    ["warm (in-process cache)", median(warm)],
+    ["warm, one file just saved", median(afterSave)]
+  ]
+  console.log(`\nlisting ${COUNT} sessions, median of ${RUNS} runs (budget ≤ ${LIST_BUDGET_MS} ms; file cache of the OS warm)`)
+  console.log(`  ${"bare readdir + stat".padEnd(28)} ${ms(base).padStart(9)}  (baseline)`)
+  for (const [name, value] of rows) {
+    console.log(
+      `  ${name.padEnd(28)} ${ms(value).padStart(9)}  ${(value / base).toFixed(2)}× baseline  ` +
+        `${verdict(value <= LIST_BUDGET_MS)}`
+    )
+  }
+  console.log(`  index file: ${(indexBytes / KB).toFixed(0)} KB`)
+
+  // -- save of a 10 MB session --------------------------------------------------------------
+
+  const bigCount = Math.round((10 * MB) / poolBytes)
+  const big = sessionOf("20260101-120000-0badf00d", 1, bigCount * poolBytes)
+  const saveDir = path.join(root, "save")
+  const bareFile = path.join(root, "bare.json")
+  const saver = FileSessionStore.make()
+  Effect.runSync(saver.save(saveDir, big))
+  const bigBytes = fs.statSync(path.join(saveDir, `${big.id}.json`)).size
+  const bareSave = () => {
+    const text = JSON.stringify(big, null, 2)
+    const fd = fs.openSync(bareFile, "w", 0o600)
+    fs.writeFileSync(fd, text)
+    fs.fsyncSync(fd)
+    fs.closeSync(fd)
+  }
+  const storeSave = () => Effect.runSync(saver.save(saveDir, big))
+  bareSave()
+  const bareTimes: Array<number> = []
+  const storeTimes: Array<number> = []
+  const saveRuns = Math.max(RUNS, 9)
+  for (let run = 0; run < saveRuns; run++) {
+    if (run % 2 === 0) {
+      bareTimes.push(time(bareSave))
+      storeTimes.push(time(storeSave))
+    } else {
+      storeTimes.push(time(storeSave))
+      bareTimes.push(time(bareSave))
+    }
+  }
+  const bareMs = median(bareTimes)
+  const storeMs = median(storeTimes)
+  const saveRatio = storeMs / bareMs
+  console.log(`\nsaving a ${(bigBytes / MB).toFixed(1)} MB session (${big.messages.length} messages), median of ${saveRuns} interleaved runs`)
+  console.log(`  ${"JSON.stringify + write + fsync".padEnd(32)} ${ms(bareMs).padStart(9)}  (baseline, same 2-space indent)`)
+  console.log(
+    `  ${"store.save (atomic rename)".padEnd(32)} ${ms(storeMs).padStart(9)}  ${saveRatio.toFixed(2)}× baseline  ` +
+      `${verdict(saveRatio <= SAVE_BUDGET)} (budget ${SAVE_BUDGET}×)`
+  )
+
+  console.log(
+    JSON.stringify({
+      bench: "sessions",
+      files: COUNT,
+      totalBytes,
+      baselineListMs: +base.toFixed(1),
+      coldListMs: +median(cold).toFixed(1),
+      indexListMs: +median(fromIndex).toFixed(1),
+      warmListMs: +median(warm).toFixed(1),
+      warmAfterSaveListMs: +median(afterSave).toFixed(1),
+      listBudgetMs: LIST_BUDGET_MS,
+      saveBytes: bigBytes,
+      bareSaveMs: +bareMs.toFixed(1),
+      storeSaveMs: +storeMs.toFixed(1),
+      saveRatio: +saveRatio.toFixed(3),
+      saveBudget: SAVE_BUDGET
+    })
+  )
+} finally {
+  cleanUp()
+}

@@ -1,0 +1,61 @@
+import type { Session } from "../../src/Domain/Session"
+
+/** A session using every part of the format, with fields mm does not know at each level. */
+export const richSession = (id: string, cwd = "/work/project"): Session =>
+  ({
+    version: 1,
+    id,
+    cwd,
+    createdAt: "2026-09-16T10:15:30.412Z",
+    updatedAt: "2026-09-16T10:17:02.093Z",
+    title: "add a /new command",
+    turns: 2,
+    messages: [
+      { role: "system", content: "you are mm" },
+      { role: "user", content: "add a /new command\nplease", at: "2026-09-16T10:15:31Z" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"ls -la"}' } },
+          { id: "call_2", type: "function", function: { name: "read_file", arguments: '{"path":"a \\"b\\".ts"}' } }
+        ]
+      },
+      { role: "tool", content: "exit 0\nsrc\ntest", tool_call_id: "call_1", durationMs: 12 },
+      { role: "tool", content: "no such file", tool_call_id: "call_2", failed: true },
+      { role: "assistant", content: "Older turns, summarised: … «quoted» \u0000 done", summary: true },
+      { role: "user", content: "and now?" },
+      { role: "assistant", content: "Done — see `src/Cli.ts`." }
+    ],
+    errors: [
+      {
+        kind: "generation",
+        at: "2026-09-16T10:16:00.000Z",
+        turns: 1,
+        question: "add a /new command",
+        line: "cannot reach http://127.0.0.1:11434/v1",
+        raw: "ECONNREFUSED 127.0.0.1:11434"
+      },
+      { kind: "resume", at: "2026-09-16T10:16:30.000Z", turns: 1, question: "", line: "no session x", host: "box" }
+    ],
+    origin: { editor: "zed", tags: ["a", { b: null }] },
+    pinned: true
+  }) as unknown as Session
+
+/** The session the crash-test child writes at step `seq`: its size and shape change every step. */
+export const crashSession = (id: string, seq: number): Session =>
+  ({
+    version: 1,
+    id,
+    cwd: "/crash",
+    createdAt: "2026-01-01T00:00:00.000Z",
+    updatedAt: new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString(),
+    title: `step ${seq}`,
+    turns: seq,
+    messages: Array.from({ length: 1 + (seq % 40) }, (_, k) => ({
+      role: k % 2 === 0 ? "user" : "assistant",
+      content: `m${seq}-${k}-` + "x".repeat((seq * 131 + k * 977) % 6000)
+    })),
+    errors: [],
+    seq
+  }) as unknown as Session

@@ -177,4 +177,5 @@ console.log(
     `— budget ≤ ${BUDGET_MS} ms (first load at ${(result.coldRatio * 100).toFixed(0)}% of it). ` +
     `Through acp.client() in this process: ${result.sdkClientColdMedianMs} ms / ${result.sdkClientWarmMedianMs} ms`
 )
+console.log(`  session/load, first load: ${result.coldMedianMs} ms  ${result.coldMedianMs <= BUDGET_MS ? "PASS" : "FAIL"}`)
 console.log(JSON.stringify(result))

@@ -119,4 +119,5 @@ console.log(
   `first token over ${ITERATIONS} runs: mm ${result.mmMedianMs} ms (p90 ${result.mmP90Ms}), ` +
     `straight ${result.rawMedianMs} ms (p90 ${result.rawP90Ms}), added ${result.addedMedianMs} ms (budget ≤ ${result.budgetMs} ms)`
 )
+console.log(`  first token added by mm: ${result.addedMedianMs} ms  ${result.addedMedianMs <= result.budgetMs ? "PASS" : "FAIL"}`)
 console.log(JSON.stringify(result))

@@ -1,6 +1,22 @@
 import * as JSONSchema from "effect/JSONSchema"
-import * as Schema from "effect/Schema"
-import { AgentConfigSchema } from "../src/Config"
+import { AgentConfigSchema, defaultConfig, keyDescriptions } from "../src/Config"
 
-const schema = JSONSchema.make(Schema.encodedSchema(AgentConfigSchema))
-process.stdout.write(JSON.stringify({ ...schema, $id: "https://mm.invalid/agent.schema.json" }, null, 2) + "\n")
+type Node = { properties?: Record<string, Node>; description?: string; default?: unknown; [key: string]: unknown }
+
+/** Adds each key's description and default, found by its dotted path. */
+const annotate = (node: Node, prefix: string, defaults: unknown): void => {
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    const keyPath = prefix === "" ? key : `${prefix}.${key}`
+    const value = (defaults as Record<string, unknown> | undefined)?.[key]
+    if (keyDescriptions[keyPath] !== undefined) child.description = keyDescriptions[keyPath]
+    if (value !== undefined && typeof value !== "object" && keyPath !== "system") child.default = value
+    if (Array.isArray(value)) child.default = value
+    annotate(child, keyPath, value)
+  }
+}
+
+const schema = JSONSchema.make(AgentConfigSchema) as unknown as Node
+annotate(schema, "", defaultConfig)
+process.stdout.write(
+  JSON.stringify({ ...schema, $id: "https://mm.invalid/agent.schema.json", title: "mm agent.yaml" }, null, 2) + "\n"
+)

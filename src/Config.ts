@@ -61,7 +61,9 @@ const CompactionConfig = Schema.Struct({
   auto: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   threshold: Schema.optionalWith(
     Schema.Number.pipe(
-      Schema.filter((n) => (n > 0 && n <= 1) || `expected a fraction above 0 and at most 1, got ${n}`)
+      Schema.filter((n) => (n > 0 && n <= 1) || `expected a fraction above 0 and at most 1, got ${n}`, {
+        jsonSchema: { exclusiveMinimum: 0, maximum: 1 }
+      })
     ),
     { default: () => 0.8 }
   ),
@@ -105,6 +107,29 @@ export const AgentConfigSchema = Schema.Struct({
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
 export type AgentConfig = typeof AgentConfigSchema.Type
+
+/** What each key means, for the published JSON Schema (editors show it on hover). */
+export const keyDescriptions: Record<string, string> = {
+  model: "The model server and the model mm talks to.",
+  "model.url": "Base URL of an OpenAI-compatible server; mm appends /chat/completions.",
+  "model.name": "Model id sent with each request.",
+  "model.apiKeyEnv": "Name of the environment variable holding the bearer token (the key never goes in this file).",
+  "model.contextWindow": "Tokens the model can take; automatic compaction is measured against it.",
+  system: "The system prompt. A resumed or reloaded session continues under the one configured now.",
+  watchdogTimeout: "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
+  maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
+  maxSteps: "Model calls allowed in one turn.",
+  permissions: "ask: bash, write_file and edit_file wait for approval; allow: never ask.",
+  compaction: "Replacing older turns by a summary.",
+  "compaction.auto": "Compact automatically before a turn when the history nears the context window.",
+  "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",
+  "compaction.keepTurns": "Most recent turns kept word for word after a compaction.",
+  sessions: "Persistent sessions: one JSON file per conversation.",
+  "sessions.enabled": "Save every conversation, to list and resume it later.",
+  "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
+  skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
+  "skills.dirs": "Folders searched for skills; relative ones are resolved against the project."
+}
 
 export const defaultConfig: AgentConfig = Schema.decodeUnknownSync(AgentConfigSchema)({})
 

@@ -458,7 +458,9 @@ export const versionOfText = (text: string): number | undefined => {
 export const endsLikeObject = (tail: string): boolean => {
   let end = tail.length - 1
   while (end >= 0 && /\s/.test(tail[end])) end--
-  return end >= 0 && tail.charCodeAt(end) === CLOSE_BRACE
+  // mm writes with a two-space indent, so only the top-level object closes at column 0;
+  // a file cut after some inner `}` does not end this way and gets a full parse.
+  return end >= 1 && tail.charCodeAt(end) === CLOSE_BRACE && tail[end - 1] === "\n"
 }
 
 /** The listing of a file from its head scan, or `undefined` when the slow path must decide. */

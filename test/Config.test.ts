@@ -102,3 +102,23 @@ describe("configuration", () => {
     )
   })
 })
+
+describe("the published JSON Schema", () => {
+  const schema = JSON.parse(fs.readFileSync(path.join(__dirname, "../agent.schema.json"), "utf8"))
+  it("describes every key, refuses unknown ones and knows the allowed values", () => {
+    const walk = (node: any, value: any, prefix: string) => {
+      expect(node.additionalProperties, prefix).toBe(false)
+      for (const key of Object.keys(value)) {
+        const child = node.properties[key]
+        expect(child, `${prefix}${key}`).toBeDefined()
+        expect(typeof child.description, `${prefix}${key}`).toBe("string")
+        if (value[key] !== null && typeof value[key] === "object" && !Array.isArray(value[key])) walk(child, value[key], `${prefix}${key}.`)
+      }
+    }
+    walk(schema, defaultConfig, "")
+    expect(schema.properties.permissions.enum).toEqual(["ask", "allow"])
+    expect(schema.properties.compaction.properties.threshold).toMatchObject({ exclusiveMinimum: 0, maximum: 1, default: 0.8 })
+    expect(JSON.stringify(schema.properties.maxSteps)).toContain('"exclusiveMinimum":0')
+    expect(fs.readFileSync(path.join(__dirname, "../agent.example.yaml"), "utf8")).toContain("$schema=./agent.schema.json")
+  })
+})

@@ -317,7 +317,8 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         "20260101-000000-00000005": ["[1, 2]", /^expected a JSON object, got an array$/],
         "20260101-000000-00000006": [big.slice(0, big.length - 200), /JSON at position \d+$/],
         "20260101-000000-00000009": [good.slice(0, good.lastIndexOf("}")), /JSON at position \d+$/],
-        "20260101-000000-00000008": [JSON.stringify({ version: 1 }), /^id: missing$/]
+        "20260101-000000-00000008": [JSON.stringify({ version: 1 }), /^id: missing$/],
+        "20260101-000000-00000007": [big.slice(0, big.indexOf("}", big.length / 2) + 1), /JSON at position \d+$/]
       }
       return withStore(h, (store) =>
         Effect.gen(function* () {
@@ -327,7 +328,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           h.writeRaw("20260916-101530-4F2A9C1E.json", good)
           h.writeRaw(`${ID_B}.json.bak`, good)
           h.writeRaw(`.${ID_B}.json.123.0123abcd.tmp`, good.slice(0, 10))
-          h.writeRaw(`${ID_C}.json`, JSON.stringify({ ...JSON.parse(good), messages: [{ role: "robot", content: "x" }] }))
+          h.writeRaw(`${ID_C}.json`, JSON.stringify({ ...JSON.parse(good), messages: [{ role: "robot", content: "x" }] }, null, 2))
           const listing = yield* store.list(h.dir)
           expect(listing.map(idOf)).toEqual([ID_A, ID_C, ...Object.keys(damaged).sort().reverse()])
           expect(listing[1]._tag).toBe("Readable")

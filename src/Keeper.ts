@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig } from "./Config"
 import { ResumeError, type StoreError } from "./Domain/Errors"
-import { emptySession, type Session } from "./Domain/Session"
+import { emptySession, type Session, withSystem } from "./Domain/Session"
 import { validateSessionId } from "./Domain/SessionId"
 import { ErrorLog, type Failure } from "./ErrorLog"
 import type { Usage } from "./ModelClient"
@@ -98,6 +98,17 @@ export const KeeperLive = Layer.effect(
 
     const dirFor = (cwd: string): string | undefined =>
       config.sessions.enabled ? path.resolve(cwd, expandHome(config.sessions.dir)) : undefined
+
+    /** With one store shared by every project (an absolute dir), a project sees only its own sessions. */
+    const shared = path.isAbsolute(expandHome(config.sessions.dir))
+    const ofProject = (cwd: string) => (entry: SessionListing) =>
+      !shared || entry._tag === "Unreadable" || path.resolve(entry.summary.cwd) === path.resolve(cwd)
+
+    /** A stored session continues under the agent's current system prompt. */
+    const underCurrentSystem = (session: Session): Session => ({
+      ...session,
+      messages: withSystem(session.messages, config.system)
+    })
 
     const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
 
@@ -201,7 +212,7 @@ export const KeeperLive = Layer.effect(
             if (requested === undefined) {
               const listed = yield* Effect.either(store.list(dir))
               if (listed._tag === "Left") return yield* resumeErrorOf(listed.left)
-              const candidates = listed.right.flatMap((entry) =>
+              const candidates = listed.right.filter(ofProject(cwd)).flatMap((entry) =>
                 entry._tag === "Readable" && entry.summary.id !== currentId && entry.summary.turns > 0 ? [entry.summary] : []
               )
               if (candidates.length === 0) return undefined
@@ -214,9 +225,10 @@ export const KeeperLive = Layer.effect(
             const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
             yield* lock.withPermits(1)(
               Effect.gen(function* () {
-                yield* Ref.set(state, loaded)
+                yield* Ref.set(state, underCurrentSystem(loaded))
                 yield* Ref.set(hasFile, true)
                 yield* Ref.set(usage, undefined)
+                yield* Ref.set(allowed, new Set())
               })
             )
             return {
@@ -272,14 +284,14 @@ export const KeeperLive = Layer.effect(
           return yield* new ResumeError({ reason: "disabled", message: "sessions are off (sessions.enabled: false)", raw: "" })
         }
         const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
-        return yield* make(cwd, loaded, true, { _tag: "Saving", dir })
+        return yield* make(cwd, underCurrentSystem(loaded), true, { _tag: "Saving", dir })
       })
 
     const list = (cwd: string): Effect.Effect<Listing> => {
       const dir = dirFor(cwd)
       if (dir === undefined) return Effect.succeed({ _tag: "Off" })
       return store.list(dir).pipe(
-        Effect.map((entries): Listing => ({ _tag: "Listed", dir, entries })),
+        Effect.map((entries): Listing => ({ _tag: "Listed", dir, entries: entries.filter(ofProject(cwd)) })),
         Effect.catchAll((error) => Effect.succeed<Listing>({ _tag: "Failed", dir, reason: storeReason(error) }))
       )
     }

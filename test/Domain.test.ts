@@ -62,5 +62,11 @@ describe("session model", () => {
     expect(toWire({ role: "tool", content: "x", tool_call_id: "1", failed: true })).toEqual({ role: "tool", content: "x", tool_call_id: "1" })
     expect(toWire({ role: "user", content: "s", summary: true })).toEqual({ role: "user", content: "s" })
     expect(toWire({ role: "assistant", content: null, tool_calls: [] })).toEqual({ role: "assistant", content: null })
+    const stored = { id: "c", type: "function" as const, function: { name: "bash", arguments: "{}", extra: 1 }, at: "x" }
+    expect(toWire({ role: "assistant", content: null, tool_calls: [stored], at: 5 } as any)).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c", type: "function", function: { name: "bash", arguments: "{}" } }]
+    })
   })
 })

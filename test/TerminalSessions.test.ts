@@ -176,4 +176,36 @@ describe("the terminal with persistent sessions", () => {
     expect(json.dir).toBe(sessionsDir(project))
     expect(json.sessions[0]).toMatchObject({ title: "listed question", turns: 1, errors: 0, readable: true })
   })
+
+  it("with one store shared by every project, each project lists and resumes only its own sessions", async () => {
+    const store = tempProject(undefined, "mm-shared-store-")
+    const shared = (url: string) => configFor(url, ["sessions:", "  enabled: true", `  dir: ${store}`])
+    const a = tempProject(shared(server.url))
+    const b = tempProject(shared(server.url))
+    server.push({ text: "in A" })
+    await runMm(a, ["question in project A"])
+    const fromB = await runMm(b, ["/sessions", "/resume"])
+    expect(fromB.stdout).toContain("· 0 earlier")
+    expect(fromB.stdout).toContain(`0 session(s) in ${store}`)
+    expect(fromB.stdout).toContain("no earlier session to resume")
+    const fromA = await runMm(a, ["/sessions"])
+    expect(fromA.stdout).toContain("question in project A")
+  })
+
+  it("forgets the 'always' answers of the session it leaves on /resume", async () => {
+    const project = tempProject(
+      withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line))
+    )
+    server.push({ text: "earlier" })
+    await runMm(project, ["an earlier topic"])
+    server.push(
+      { toolCalls: [{ name: "bash", arguments: { command: "echo one" } }] },
+      { text: "did one" },
+      { toolCalls: [{ name: "bash", arguments: { command: "echo two" } }] },
+      { text: "did two" }
+    )
+    const run = await runMm(project, ["run one", "a", "/resume", "run two", "n"])
+    expect(run.stdout.match(/allow bash/g)).toHaveLength(2)
+    expect(run.stdout).toContain("did two")
+  })
 })

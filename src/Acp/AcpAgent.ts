@@ -13,7 +13,7 @@ import { Agent, type CompactReport } from "../Agent"
 import { AppConfig } from "../Config"
 import type { ResumeError } from "../Domain/Errors"
 import { isSessionId, newSessionId, validateSessionId } from "../Domain/SessionId"
-import { type Conversation, expandHome, Keeper } from "../Keeper"
+import { type Conversation, Keeper } from "../Keeper"
 import type { SessionSummary } from "../SessionStore"
 import { needsApproval } from "../Tools"
 import { CurrentPeer, type Peer } from "./AcpApprover"
@@ -154,15 +154,13 @@ export const makeAcpAgent = (
     Effect.gen(function* () {
       const offset = decodeCursor(params.cursor)
       if (offset === undefined) return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
-      const { config } = yield* AppConfig
       const keeper = yield* Keeper
       const cwd = path.resolve(params.cwd ?? process.cwd())
       const listing = yield* keeper.list(cwd)
       if (listing._tag === "Failed") log(`cannot list sessions: ${listing.reason}`)
       if (listing._tag !== "Listed") return { sessions: [] }
-      const shared = path.isAbsolute(expandHome(config.sessions.dir))
       const summaries = listing.entries.flatMap((entry): Array<SessionSummary> =>
-        entry._tag === "Readable" && (!shared || entry.summary.cwd === cwd) ? [entry.summary] : []
+        entry._tag === "Readable" ? [entry.summary] : []
       )
       return listPage(summaries, offset)
     })

@@ -110,7 +110,13 @@ export const toWire = (message: Message): WireMessage => {
     role: message.role,
     content: message.content
   }
-  if (message.tool_calls !== undefined && message.tool_calls.length > 0) wire.tool_calls = message.tool_calls
+  if (message.tool_calls !== undefined && message.tool_calls.length > 0) {
+    wire.tool_calls = message.tool_calls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.function.name, arguments: call.function.arguments }
+    }))
+  }
   if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id
   return wire
 }

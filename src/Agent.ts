@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as os from "node:os"
 import { Approver } from "./Approver"
 import { AppConfig } from "./Config"
@@ -114,10 +115,17 @@ export const AgentLive = Layer.effect(
         warnings
       }))
 
-    const approve = (conversation: Conversation, call: ToolCall, input: Record<string, unknown> | undefined, title: string) =>
+    const approve = (
+      conversation: Conversation,
+      call: ToolCall,
+      input: Record<string, unknown> | undefined,
+      title: string,
+      shown: Effect.Effect<void>
+    ) =>
       Effect.gen(function* () {
         if (config.permissions === "allow" || !needsApproval(call.function.name)) return true
         if ((yield* Ref.get(conversation.allowed)).has(call.function.name)) return true
+        yield* shown
         const answer = yield* approver.ask({
           sessionId: yield* conversation.id,
           toolCallId: call.id,
@@ -129,7 +137,12 @@ export const AgentLive = Layer.effect(
         return answer !== "deny"
       })
 
-    const runTurn = (conversation: Conversation, question: string, emit: (event: TurnEvent) => Effect.Effect<void>) =>
+    const runTurn = (
+      conversation: Conversation,
+      question: string,
+      emit: (event: TurnEvent) => Effect.Effect<void>,
+      shown: Effect.Effect<void>
+    ) =>
       Effect.gen(function* () {
         const warnOnce = (warning: string | undefined) =>
           warning === undefined ? Effect.void : emit({ _tag: "Notice", text: warning })
@@ -202,7 +215,7 @@ export const AgentLive = Layer.effect(
                 kind: described.kind,
                 locations: described.locations
               })
-              const allowed = parsed._tag === "Left" ? true : yield* approve(conversation, call, input, described.title)
+              const allowed = parsed._tag === "Left" ? true : yield* approve(conversation, call, input, described.title, shown)
               const result = allowed
                 ? yield* runTool(call.function.name, call.function.arguments, { cwd: conversation.cwd, maxOutput: config.maxOutput })
                 : { output: DENIED, failed: true }
@@ -246,17 +259,32 @@ export const AgentLive = Layer.effect(
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const queue = yield* Queue.unbounded<TurnEvent>()
+          const pulls = yield* SubscriptionRef.make(0)
+          let emitted = 0
+          const emit = (event: TurnEvent) =>
+            Effect.suspend(() => {
+              emitted++
+              return Queue.offer(queue, event)
+            })
+          // The consumer pulls the next event only once it has handled the previous one, so
+          // a pull beyond the last event emitted means all of them are on the user's screen.
+          const shown = Effect.suspend(() => {
+            const wanted = emitted + 1
+            return pulls.changes.pipe(Stream.takeUntil((count) => count >= wanted), Stream.runDrain)
+          })
           yield* Effect.forkScoped(
-            runTurn(conversation, question, (event) => Queue.offer(queue, event)).pipe(
+            runTurn(conversation, question, emit, shown).pipe(
               Effect.catchAllDefect((defect) =>
-                Queue.offer(queue, {
+                emit({
                   _tag: "TurnFailed",
                   error: new GenerationError({ reason: "malformed", message: `internal error: ${String(defect)}`, raw: String(defect) })
                 })
               )
             )
           )
-          return Stream.fromQueue(queue).pipe(Stream.takeUntil(isTerminal))
+          return Stream.repeatEffect(Effect.zipRight(SubscriptionRef.update(pulls, (n) => n + 1), Queue.take(queue))).pipe(
+            Stream.takeUntil(isTerminal)
+          )
         })
       )
 

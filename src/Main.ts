@@ -17,6 +17,10 @@ const oneLine = (cause: Cause.Cause<unknown>): string => {
  * otherwise it ends the program. No stack trace or Cause dump reaches the user.
  */
 export const main = (argv: ReadonlyArray<string>) => {
+  // a reader that went away (`mm sessions | head -1`, an editor that quit) ends mm quietly
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0)
+  })
   const fiber = Effect.runFork(cli(argv).pipe(Effect.provide(NodeContext.layer)))
   const onSignal = (signal: NodeJS.Signals) => {
     if (process.listenerCount(signal) > 1) return

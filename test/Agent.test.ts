@@ -5,8 +5,9 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Layer from "effect/Layer"
 import { Agent, DENIED } from "../src/Agent"
-import type { ApprovalRequest } from "../src/Approver"
+import { type ApprovalRequest, Approver } from "../src/Approver"
 import { Keeper } from "../src/Keeper"
 import * as MemorySessionStore from "../src/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
@@ -195,6 +196,25 @@ describe("the turn loop", () => {
       ])
       expect(asked[1].title).toContain("echo ok > yes.txt")
     }).pipe(Effect.provide(layer({ permissions: "ask" }, scriptedApprover(["deny", "always"], asked))))
+  })
+
+  it.live("the tool line is shown before the approval is asked", () => {
+    const log: Array<string> = []
+    const approver = Layer.succeed(Approver, {
+      ask: () => Effect.sync(() => (log.push("ask"), "once" as const))
+    })
+    return Effect.gen(function* () {
+      const cwd = tempDir()
+      server.push(
+        { toolCalls: [{ id: "w", name: "write_file", arguments: { path: "x.txt", content: "x" } }] },
+        { text: "ok" }
+      )
+      const agent = yield* Agent
+      yield* agent.turn(yield* open(cwd), "write").pipe(
+        Stream.runForEach((e) => Effect.sleep("30 millis").pipe(Effect.zipRight(Effect.sync(() => log.push(e._tag)))))
+      )
+      expect(log.slice(0, 3)).toEqual(["ToolCallStarted", "ask", "ToolCallFinished"])
+    }).pipe(Effect.provide(layer({ permissions: "ask" }, approver)))
   })
 
   it.live("skills are listed in the system prompt; a broken one is skipped with a warning", () =>

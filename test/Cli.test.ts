@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -113,5 +114,12 @@ describe("the mm command", () => {
   it("answers an unknown slash command with the list of commands", async () => {
     const { stdout } = await runMm(tempProject(configFor(server.url)), ["/frobnicate"])
     expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /exit")
+  })
+
+  it("ends quietly when its reader goes away", async () => {
+    const dir = tempProject(configFor(`http://127.0.0.1:${await closedPort()}/v1`))
+    const result = spawnSync("sh", ["-c", `printf 'a\\nb\\nc\\nd\\n' | ${process.execPath} ${MM_BIN} | head -1`], { cwd: dir, encoding: "utf8" })
+    expect(result.stdout).toMatch(/^mm 0\.1\.0/)
+    expect(result.stderr).toBe("")
   })
 })

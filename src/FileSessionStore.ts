@@ -459,10 +459,37 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
       })
     }, ioError(`cannot write ${dir}`))
 
+  /** The directory itself, or the nearest of its parents that exists (it must be a directory). */
+  const nearestExisting = (dir: string): string => {
+    for (let current = dir, depth = 0; depth < 256; depth++) {
+      const stat = (() => {
+        try {
+          return fs.statSync(current)
+        } catch (cause) {
+          const code = codeOf(cause)
+          if (code === "ENOENT" || code === "ENOTDIR") return undefined
+          throw cause
+        }
+      })()
+      if (stat !== undefined) {
+        if (!stat.isDirectory()) {
+          throw current === dir
+            ? notADirectory(dir)
+            : Object.assign(new Error(`${current} is a file`), { code: "ENOTDIR", words: `${current} is a file, not a directory` })
+        }
+        return current
+      }
+      const parent = NodePath.dirname(current)
+      if (parent === current) break
+      current = parent
+    }
+    throw Object.assign(new Error(`no existing parent of ${dir}`), { code: "ENOENT" })
+  }
+
+  /** Checks that sessions could be written there, creating nothing: the directory comes with the first file. */
   const prepare = Effect.fn("FileSessionStore.prepare")(function* (dir: string) {
     yield* attempt(() => {
-      ensureDir(dir)
-      unlinkQuietly(writeTemp(dir, "probe", "", false))
+      unlinkQuietly(writeTemp(nearestExisting(dir), "probe", "", false))
     }, ioError(`cannot write ${dir}`))
   })
 

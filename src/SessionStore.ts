@@ -25,7 +25,7 @@ export type SessionListing =
  * used to name a file.
  */
 export interface SessionStoreShape {
-  /** Creates the directory (mode 0700) if needed and checks it can be written. */
+  /** Checks that sessions can be written under `dir`, without creating it (files and directory come with the first session). */
   readonly prepare: (dir: string) => Effect.Effect<void, StoreError>
   /** A new empty session under a fresh id, its file created exclusively (never overwrites). */
   readonly createNew: (dir: string, cwd: string) => Effect.Effect<Session, StoreError>

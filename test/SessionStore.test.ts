@@ -501,7 +501,7 @@ describe("FileSessionStore on disk", () => {
     Effect.gen(function* () {
       const dir = freshDir()
       const store = FileSessionStore.make()
-      yield* store.prepare(dir)
+      NodeFs.mkdirSync(dir, { recursive: true })
       const stale = NodePath.join(dir, `.${ID_A}.json.4242.0123abcd.tmp`)
       const recent = NodePath.join(dir, `.${ID_B}.json.4243.0123abcd.tmp`)
       const foreign = NodePath.join(dir, "keep.tmp")
@@ -512,6 +512,16 @@ describe("FileSessionStore on disk", () => {
       expect(NodeFs.readdirSync(dir).sort()).toEqual([`.${ID_B}.json.4243.0123abcd.tmp`, "keep.tmp"])
     }))
 
+  it.effect("checks a directory without creating it; the first session creates it", () =>
+    Effect.gen(function* () {
+      const store = FileSessionStore.make()
+      const dir = NodePath.join(freshDir(), "deeper", "sessions")
+      yield* store.prepare(dir)
+      expect(NodeFs.existsSync(NodePath.dirname(dir))).toBe(false)
+      yield* store.createNew(dir, "/p")
+      expect(NodeFs.statSync(dir).isDirectory()).toBe(true)
+    }))
+
   it.effect("names the reason when a directory cannot be made", () =>
     Effect.gen(function* () {
       const store = FileSessionStore.make()
@@ -519,7 +529,7 @@ describe("FileSessionStore on disk", () => {
       NodeFs.mkdirSync(NodePath.dirname(blocker), { recursive: true })
       NodeFs.writeFileSync(blocker, "")
       const underFile = yield* Effect.flip(store.prepare(NodePath.join(blocker, "sessions")))
-      expect(underFile.message).toBe(`cannot write ${blocker}/sessions: not a directory`)
+      expect(underFile.message).toBe(`cannot write ${blocker}/sessions: ${blocker} is a file, not a directory`)
       const isFile = yield* Effect.flip(store.prepare(blocker))
       expect(isFile.message).toBe(`cannot write ${blocker}: it is a file, not a directory`)
       const proc = yield* Effect.flip(store.createNew("/proc/mm-no-such/sessions", "/p"))

@@ -75,7 +75,7 @@ describe("the terminal with persistent sessions", () => {
     const project = tempProject(withSessions(server.url, "s"))
     const idle = await runMm(project, ["/sessions", "/help"])
     expect(idle.stdout).toContain("0 session(s) in")
-    expect(sessionFiles(project)).toEqual([])
+    expect(fs.readdirSync(project)).toEqual(["agent.yaml"])
     server.push({ text: "a1" }, { text: "a2" })
     const run = await runMm(project, ["first topic", "/new", "second topic"])
     expect(run.stdout).toMatch(/new conversation — \d{8}-\d{6}-[0-9a-f]{8} stays as it is/)

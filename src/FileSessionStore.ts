@@ -161,6 +161,9 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
 
   const fileOf = (dir: string, id: string) => NodePath.join(dir, id + FILE_SUFFIX)
 
+  /** Non-blocking, so that a FIFO or device named like a session cannot hang mm; it is then refused by its stat. */
+  const openToRead = (path: string): number => fs.openSync(path, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
+
   const notADirectory = (dir: string) =>
     Object.assign(new Error(`${dir} is a file`), { code: "ENOTDIR", words: "it is a file, not a directory" })
 
@@ -280,7 +283,7 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
   const versionOnDisk = (path: string): number | undefined => {
     let fd: number
     try {
-      fd = fs.openSync(path, "r")
+      fd = openToRead(path)
     } catch (cause) {
       if (codeOf(cause) === "ENOENT") return undefined
       throw cause
@@ -315,7 +318,7 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
   const readListing = (path: string, id: string): { listing: SessionListing; stat?: NodeFs.Stats } | undefined => {
     let fd: number
     try {
-      fd = fs.openSync(path, "r")
+      fd = openToRead(path)
     } catch (cause) {
       return codeOf(cause) === "ENOENT" ? undefined : { listing: unreadable(id, `cannot read: ${errnoText(cause)}`) }
     }
@@ -519,7 +522,17 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     const valid = yield* validId(id)
     const path = fileOf(dir, valid)
     const text = yield* attempt(
-      () => fs.readFileSync(path, "utf8"),
+      () => {
+        const fd = openToRead(path)
+        try {
+          if (!fs.fstatSync(fd).isFile()) {
+            throw new StoreError({ reason: "unreadable", id: valid, message: `session ${valid} is unreadable: not a regular file`, raw: path })
+          }
+          return fs.readFileSync(fd, "utf8")
+        } finally {
+          fs.closeSync(fd)
+        }
+      },
       (cause) => (codeOf(cause) === "ENOENT" ? notFound(dir, valid) : ioError(`cannot read ${path}`, valid)(cause))
     )
     return yield* decodeFile(text, valid)

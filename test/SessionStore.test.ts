@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -520,6 +521,18 @@ describe("FileSessionStore on disk", () => {
       expect(NodeFs.existsSync(NodePath.dirname(dir))).toBe(false)
       yield* store.createNew(dir, "/p")
       expect(NodeFs.statSync(dir).isDirectory()).toBe(true)
+    }))
+
+  it.effect("a FIFO named like a session is listed as unreadable and refused by load, never waited on", () =>
+    Effect.gen(function* () {
+      const store = FileSessionStore.make()
+      const dir = freshDir()
+      NodeFs.mkdirSync(dir, { recursive: true })
+      const fifo = NodePath.join(dir, `${ID_A}.json`)
+      execFileSync("mkfifo", [fifo])
+      expect(yield* store.list(dir)).toEqual([{ _tag: "Unreadable", id: ID_A, reason: "not a regular file" }])
+      const error = yield* Effect.flip(store.load(dir, ID_A))
+      expect(error.message).toBe(`session ${ID_A} is unreadable: not a regular file`)
     }))
 
   it.effect("names the reason when a directory cannot be made", () =>

@@ -225,6 +225,10 @@ describe("mm acp: ids, listing and bad input", () => {
     expect((await errorOf(agent.agent.request(acp.methods.agent.session.prompt, { sessionId: "x", prompt: [] }))).code).toBe(-32602)
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId: unknown })
     expect((await errorOf(agent.agent.request(acp.methods.agent.session.list, { cursor: "not-a-cursor" }))).code).toBe(-32602)
+    const relative = await errorOf(agent.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] }))
+    expect(relative.code).toBe(-32602)
+    expect(relative.message).toContain("cwd must be an absolute path")
+    expect((await errorOf(agent.agent.request(acp.methods.agent.session.load, { sessionId, cwd: "x", mcpServers: [] }))).code).toBe(-32602)
 
     agent.writeRaw("this is not JSON")
     agent.writeRaw('{"jsonrpc":"2.0","id":"x1","method":"session/load","params":{"sessionId":42}}')

@@ -36,6 +36,8 @@ export interface AcpAgent {
   readonly app: acp.AgentApp
   /** Cancels every running prompt and waits until their conversations are saved. */
   readonly shutdown: Effect.Effect<void>
+  /** Resolves once every request received so far has been answered (or failed). */
+  readonly drained: () => Promise<void>
 }
 
 const commandsUpdate: acp.SessionUpdate = { sessionUpdate: "available_commands_update", availableCommands }
@@ -110,9 +112,16 @@ export const makeAcpAgent = (
     validateSessionId(sessionId).pipe(Effect.mapError((e) => acp.RequestError.invalidParams({ sessionId }, e.message)))
 
   /** The thread of `sessionId`: the one this process holds, else the stored one, loaded. */
-  const attach = (sessionId: string, cwd: string) =>
+  /** ACP requires an absolute `cwd`; a relative one would silently mean mm's own directory. */
+  const checkedCwd = (cwd: string) =>
+    path.isAbsolute(cwd)
+      ? Effect.succeed(path.resolve(cwd))
+      : Effect.fail(acp.RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`))
+
+  const attach = (sessionId: string, rawCwd: string) =>
     Effect.gen(function* () {
       const id = yield* checkedId(sessionId)
+      const cwd = yield* checkedCwd(rawCwd)
       const held = sessions.get(id)
       if (held !== undefined) return held
       const keeper = yield* Keeper
@@ -127,7 +136,7 @@ export const makeAcpAgent = (
   const newSession = (params: acp.NewSessionRequest) =>
     Effect.gen(function* () {
       const keeper = yield* Keeper
-      const conversation = yield* keeper.open(path.resolve(params.cwd), { createFile: "now" })
+      const conversation = yield* keeper.open(yield* checkedCwd(params.cwd), { createFile: "now" })
       const status = yield* conversation.status
       if (status._tag === "NotSaved") log(`not saved: ${status.reason}`)
       const id = (yield* conversation.id) || newSessionId()
@@ -155,7 +164,7 @@ export const makeAcpAgent = (
       const offset = decodeCursor(params.cursor)
       if (offset === undefined) return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
       const keeper = yield* Keeper
-      const cwd = path.resolve(params.cwd ?? process.cwd())
+      const cwd = params.cwd === undefined || params.cwd === null ? process.cwd() : yield* checkedCwd(params.cwd)
       const listing = yield* keeper.list(cwd)
       if (listing._tag === "Failed") log(`cannot list sessions: ${listing.reason}`)
       if (listing._tag !== "Listed") return { sessions: [] }
@@ -263,6 +272,20 @@ export const makeAcpAgent = (
     }
   }
 
+  const inFlight = new Set<Promise<unknown>>()
+  /** Keeps count of a request until its answer is ready, so that none is dropped at exit. */
+  const tracked = <P, A>(handle: (request: P) => A | Promise<A>) => (request: P): A | Promise<A> => {
+    const answered = handle(request)
+    if (!(answered instanceof Promise)) return answered
+    inFlight.add(answered)
+    const forget = () => void inFlight.delete(answered)
+    answered.then(forget, forget)
+    return answered
+  }
+  const drained = async () => {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+  }
+
   const app = acp
     .agent({ name: "mm" })
     .onRequest(acp.methods.agent.initialize, ({ params }) => ({
@@ -275,15 +298,18 @@ export const makeAcpAgent = (
       agentInfo: { name: "mm", title: "mm (mini-me)", version: options.version },
       authMethods: []
     }))
-    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-      const response = await answer(newSession(params))
-      announceLater(client, response.sessionId)
-      return response
-    })
-    .onRequest(acp.methods.agent.session.load, ({ params, client }) => answer(loadSession(params, client)))
-    .onRequest(acp.methods.agent.session.resume, ({ params, client }) => answer(resumeSession(params, client)))
-    .onRequest(acp.methods.agent.session.list, ({ params }) => answer(listSessions(params)))
-    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) => runPrompt(params, client, signal))
+    .onRequest(
+      acp.methods.agent.session.new,
+      tracked(async ({ params, client }) => {
+        const response = await answer(newSession(params))
+        announceLater(client, response.sessionId)
+        return response
+      })
+    )
+    .onRequest(acp.methods.agent.session.load, tracked(({ params, client }) => answer(loadSession(params, client))))
+    .onRequest(acp.methods.agent.session.resume, tracked(({ params, client }) => answer(resumeSession(params, client))))
+    .onRequest(acp.methods.agent.session.list, tracked(({ params }) => answer(listSessions(params))))
+    .onRequest(acp.methods.agent.session.prompt, tracked(({ params, client, signal }) => runPrompt(params, client, signal)))
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const running = sessions.get(params.sessionId)?.running
       if (running !== undefined) fork(Fiber.interrupt(running))
@@ -297,5 +323,5 @@ export const makeAcpAgent = (
     )
   )
 
-  return { app, shutdown }
+  return { app, shutdown, drained }
 }

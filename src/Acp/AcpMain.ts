@@ -99,7 +99,7 @@ export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
-      const { app, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
+      const { app, drained, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
       const stream = acp.ndJsonStream(
         stdoutSink(process.stdout),
         Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>
@@ -107,5 +107,10 @@ export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
       const connection = app.connect(stream)
       yield* Effect.addFinalizer(() => Effect.zipRight(shutdown, Effect.sync(() => connection.close())))
       yield* Effect.promise(() => connection.closed)
+      // the editor closed our input: stop running turns, answer what was asked, then flush
+      yield* shutdown
+      yield* Effect.promise(drained)
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve))))
+      yield* Effect.promise(() => new Promise<void>((resolve) => process.stdout.write("", () => resolve())))
     })
   )

@@ -5,7 +5,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Document, isMap, isPair, isScalar, LineCounter, parseDocument, type Node as YamlNode } from "yaml"
+import { Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from "yaml"
 import { ConfigError } from "./Domain/Errors"
 
 export const DEFAULT_SYSTEM = [
@@ -17,28 +17,29 @@ export const DEFAULT_SYSTEM = [
 
 const unitSeconds: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 }
 
+const durationPattern = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/
+
 /** Seconds, written as a number or as a string such as "90s", "2m", "1h", "500ms". */
-export const Seconds = Schema.Union(
-  Schema.Number,
-  Schema.transformOrFail(
-    Schema.String.annotations({ pattern: "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$" }),
-    Schema.Number,
-    {
-      strict: true,
-      decode: (text, _, ast) => {
-        const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text)
-        return match === null
-          ? ParseResult.fail(
-              new ParseResult.Type(ast, text, `expected a duration such as 90, "90s" or "2m", got ${JSON.stringify(text)}`)
-            )
-          : ParseResult.succeed(Number(match[1]) * unitSeconds[match[2] ?? "s"])
-      },
-      encode: (seconds) => ParseResult.succeed(`${seconds}s`)
-    }
-  )
-).pipe(
-  Schema.filter((n) => (Number.isFinite(n) && n > 0) || `expected a positive duration, got ${n}`)
-).annotations({ description: "seconds, as a number or a string such as \"90s\" or \"2m\"" })
+export const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
+  strict: true,
+  decode: (input, _, ast) => {
+    const match = typeof input === "string" ? durationPattern.exec(input) : null
+    const seconds = typeof input === "number" ? input : match === null ? Number.NaN : Number(match[1]) * unitSeconds[match[2] ?? "s"]
+    return Number.isFinite(seconds) && seconds > 0
+      ? ParseResult.succeed(seconds)
+      : ParseResult.fail(
+          new ParseResult.Type(ast, input, `expected a positive duration such as 90, "90s" or "2m", got ${JSON.stringify(input)}`)
+        )
+  },
+  encode: (seconds) => ParseResult.succeed(seconds)
+}).annotations({
+  jsonSchema: {
+    anyOf: [
+      { type: "number", exclusiveMinimum: 0 },
+      { type: "string", pattern: "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$" }
+    ]
+  }
+})
 
 const PositiveInt = Schema.Int.pipe(Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` }))
 
@@ -145,13 +146,19 @@ export class AppConfig extends Context.Tag("mm/AppConfig")<AppConfig, LoadedConf
 const nodeAt = (doc: Document, keys: ReadonlyArray<PropertyKey>): { node?: YamlNode; key?: YamlNode } => {
   let current: unknown = doc.contents
   let keyNode: YamlNode | undefined
-  for (const key of keys) {
+  for (const [index, key] of keys.entries()) {
+    const last = index === keys.length - 1
+    if (isSeq(current) && typeof key === "number") {
+      current = current.items[key]
+      if (last) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
+      continue
+    }
     if (!isMap(current)) break
     const pair = current.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key)
     if (pair === undefined) break
     keyNode = pair.key as YamlNode
     current = pair.value
-    if (key === keys[keys.length - 1]) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
+    if (last) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
   }
   return { key: keyNode }
 }
@@ -164,13 +171,22 @@ const where = (doc: Document, counter: LineCounter, keys: ReadonlyArray<Property
   return ` (line ${pos.line}, column ${pos.col})`
 }
 
+/** Schema's names for what was expected, in words a person reading agent.yaml uses. */
+const expectedWords = (expected: string): string => {
+  if (expected.startsWith("Struct") || expected.startsWith("{")) return "a mapping of keys"
+  if (expected.startsWith("ReadonlyArray<")) return "a list of strings"
+  if (expected === "NonEmptyTrimmedString" || expected === "string") return "a string"
+  if (expected === "Int") return "a whole number"
+  if (expected === "number" || expected === "boolean") return `a ${expected}`
+  return expected
+}
+
 const issueText = (issue: ParseResult.ArrayFormatterIssue): string => {
   if (issue._tag === "Unexpected") return "unknown key"
   if (issue._tag === "Missing") return "missing value"
-  return issue.message
-    .replace(/^Expected /, "expected ")
-    .replace(/, actual /, ", got ")
-    .replace(/\s+/g, " ")
+  const plain = /^Expected (.*), actual (.*)$/s.exec(issue.message)
+  if (plain !== null) return `expected ${expectedWords(plain[1])}, got ${plain[2]}`.replace(/\s+/g, " ")
+  return issue.message.replace(/\s+/g, " ")
 }
 
 /** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
@@ -193,7 +209,10 @@ export const parseConfig = (text: string, file: string): Either.Either<AgentConf
     Either.mapLeft((error) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const keys = issue?.path ?? []
-      const keyPath = keys.length === 0 ? "(top level)" : keys.map(String).join(".")
+      const keyPath =
+        keys.length === 0
+          ? "(top level)"
+          : keys.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`), "")
       return new ConfigError({
         message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${issue === undefined ? "invalid" : issueText(issue)}`
       })

@@ -84,7 +84,7 @@ describe("the mm command", () => {
     const cases: Array<[string, RegExp]> = [
       ["model: [\n", /agent\.yaml:\d+:\d+: YAML syntax error: /],
       ["model:\n  nmae: x\n", /agent\.yaml: model\.nmae \(line 2, column 3\): unknown key/],
-      ["watchdogTimeout: -1\n", /agent\.yaml: watchdogTimeout \(line 1, column 18\): expected a positive duration, got -1/]
+      ["watchdogTimeout: -1\n", /agent\.yaml: watchdogTimeout \(line 1, column 18\): expected a positive duration such as 90, "90s" or "2m", got -1/]
     ]
     for (const [text, pattern] of cases) {
       const dir = tempProject(undefined)

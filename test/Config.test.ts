@@ -76,8 +76,13 @@ describe("configuration", () => {
     expect(bad("maxOutput: lots\n")).toMatch(/maxOutput \(line 1, column 12\): expected/)
     expect(bad("permissions: sometimes\n")).toBe('/p/agent.yaml: permissions (line 1, column 14): expected "ask" or "allow", got "sometimes"')
     expect(bad("compaction:\n  threshold: 1.5\n")).toMatch(/compaction\.threshold \(line 2, column 14\): expected a fraction/)
-    expect(bad("sessions:\n  enabled: yes please\n")).toMatch(/sessions\.enabled .*expected boolean/)
+    expect(bad("sessions:\n  enabled: yes please\n")).toMatch(/sessions\.enabled .*expected a boolean, got "yes please"/)
     expect(bad('watchdogTimeout: "soon"\n')).toMatch(/watchdogTimeout .*/)
+    expect(bad("sessions:\n")).toBe("/p/agent.yaml: sessions (line 1, column 10): expected a mapping of keys, got null")
+    expect(bad("skills: {dirs: [a, 3]}\n")).toBe("/p/agent.yaml: skills.dirs[1] (line 1, column 20): expected a string, got 3")
+    expect(bad('watchdogTimeout: "2x"\n')).toBe(
+      '/p/agent.yaml: watchdogTimeout (line 1, column 18): expected a positive duration such as 90, "90s" or "2m", got "2x"'
+    )
     expect(bad("- a\n- b\n")).toBe("/p/agent.yaml: expected a mapping of keys at the top level")
     for (const text of ["watchdogTimeout: -1\n", "model:\n  nmae: x\n", "maxSteps: 0\n"]) expect(bad(text)).not.toContain("\n")
   })

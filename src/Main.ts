@@ -1,5 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -12,6 +13,22 @@ const oneLine = (cause: Cause.Cause<unknown>): string => {
   return message.split("\n")[0]
 }
 
+const ansi = /\u001b\[[0-9;]*m/g
+const strip = (args: ReadonlyArray<unknown>) => args.map((arg) => (typeof arg === "string" ? arg.replace(ansi, "") : arg))
+
+/** @effect/cli colours its help and usage errors always; mm only colours a terminal without NO_COLOR. */
+const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  process.stdout.isTTY === true && process.env.NO_COLOR === undefined
+    ? self
+    : Console.consoleWith((console) =>
+        Console.withConsole(self, {
+          ...console,
+          log: (...args) => console.log(...strip(args)),
+          error: (...args) => console.error(...strip(args)),
+          unsafe: { ...console.unsafe, log: (...args) => console.unsafe.log(...strip(args)), error: (...args) => console.unsafe.error(...strip(args)) }
+        })
+      )
+
 /**
  * Runs the CLI. Ctrl-C belongs to the façade while it listens for it (a running turn);
  * otherwise it ends the program. No stack trace or Cause dump reaches the user.
@@ -21,7 +38,7 @@ export const main = (argv: ReadonlyArray<string>) => {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(0)
   })
-  const fiber = Effect.runFork(cli(argv).pipe(Effect.provide(NodeContext.layer)))
+  const fiber = Effect.runFork(cli(argv).pipe(plainWhenNoColor, Effect.provide(NodeContext.layer)))
   const onSignal = (signal: NodeJS.Signals) => {
     if (process.listenerCount(signal) > 1) return
     process.exitCode = 130

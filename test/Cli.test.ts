@@ -27,7 +27,8 @@ describe("the mm command", () => {
     expect(version.stdout.trim()).toBe(`mm ${pkg.version}`)
     expect(version.code).toBe(0)
     const help = await runMm(tempProject(undefined), [], ["--help"])
-    const text = stripAnsi(help.stdout)
+    const text = help.stdout
+    expect(text).not.toContain("\u001b[")
     expect(text).toMatch(/- acp /)
     expect(text).toMatch(/- sessions /)
     expect(text).toContain("--config")

@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { configFor, MM_BIN, runMm, stripAnsi, tempProject } from "./support/MmProcess"
+import { configFor, MM_BIN, runMm, tempProject } from "./support/MmProcess"
 
 const closedPort = async (): Promise<number> => {
   const server = net.createServer()

@@ -23,10 +23,13 @@ await build({
   ...common,
   entryPoints: ["src/bin.ts"],
   outfile: "dist/mm.js",
-  format: "esm",
+  format: "cjs",
   banner: { js: "#!/usr/bin/env node" },
   define: { ...common.define, MM_CORE_HASH: JSON.stringify(coreHash) }
 })
+
+// CommonJS starts faster than an ES module entry; this marks dist/*.js as such.
+writeFileSync("dist/package.json", JSON.stringify({ type: "commonjs" }) + "\n")
 
 await build({ ...common, minify: false, entryPoints: ["scripts/json-schema.ts"], outfile: "dist/json-schema.cjs", format: "cjs" })
 const schema = execFileSync(process.execPath, ["dist/json-schema.cjs"], { encoding: "utf8" })

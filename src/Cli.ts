@@ -1,25 +1,13 @@
 import * as Command from "@effect/cli/Command"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AgentLive } from "./Agent"
-import { CompactorLive } from "./Compactor"
-import { AppConfig, type LoadedConfig, loadConfig } from "./Config"
-import { ErrorLogLive } from "./ErrorLog"
-import { FileSessionStoreLive } from "./FileSessionStore"
-import { Keeper, KeeperLive } from "./Keeper"
-import { OpenAiClientNode } from "./OpenAiClient"
+import { Keeper } from "./Keeper"
 import { sessionsListing } from "./Terminal/Render"
-import { runTerminal } from "./Terminal/Repl"
 import { VERSION } from "./Version"
-import { TerminalApprover, TerminalIOLive } from "./Terminal/TerminalIO"
-
-/** Set by the program when it must end with a particular exit code. */
-export class ExitCode {
-  static code = 0
-}
+import { ExitCode, storeLayers, terminal, withConfig } from "./Wiring"
 
 const configOption = Options.text("config").pipe(
   Options.withAlias("c"),
@@ -27,42 +15,12 @@ const configOption = Options.text("config").pipe(
   Options.optional
 )
 
-/** Loads the configuration; a bad file is one line on stderr and exit code 2. */
-const withConfig = <A, E, R>(flag: Option.Option<string>, use: (loaded: LoadedConfig) => Effect.Effect<A, E, R>) =>
-  loadConfig({ flag: Option.getOrUndefined(flag), env: process.env.AGENT_CONFIG, cwd: process.cwd() }).pipe(
-    Effect.matchEffect({
-      onFailure: (error) =>
-        Effect.sync(() => {
-          process.stderr.write(`mm: ${error.message}\n`)
-          ExitCode.code = 2
-        }),
-      onSuccess: (loaded) => Effect.asVoid(use(loaded))
-    })
-  )
-
-export const storeLayers = (loaded: LoadedConfig) =>
-  KeeperLive.pipe(
-    Layer.provide(Layer.mergeAll(FileSessionStoreLive, ErrorLogLive)),
-    Layer.provideMerge(Layer.succeed(AppConfig, loaded))
-  )
-
-const terminalLayer = (loaded: LoadedConfig) => {
-  const base = storeLayers(loaded)
-  const model = OpenAiClientNode.pipe(Layer.provide(base))
-  const io = TerminalIOLive
-  const agent = AgentLive.pipe(
-    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), TerminalApprover.pipe(Layer.provide(io)))),
-    Layer.provideMerge(Layer.mergeAll(base, model, io))
-  )
-  return agent
-}
-
-const mm = Command.make("mm", { config: configOption }, ({ config }) =>
-  withConfig(config, (loaded) => runTerminal(process.cwd()).pipe(Effect.provide(terminalLayer(loaded))))
-).pipe(Command.withDescription("a small coding agent with persistent sessions; without a subcommand, the terminal REPL"))
+const mm = Command.make("mm", { config: configOption }, ({ config }) => terminal(Option.getOrUndefined(config))).pipe(
+  Command.withDescription("a small coding agent with persistent sessions; without a subcommand, the terminal REPL")
+)
 
 const acp = Command.make("acp", { config: configOption }, ({ config }) =>
-  withConfig(config, (loaded) =>
+  withConfig(Option.getOrUndefined(config), (loaded) =>
     Effect.flatMap(
       Effect.promise(() => import("./Acp/AcpMain")),
       (module) => module.runAcp(loaded)
@@ -74,7 +32,7 @@ const sessions = Command.make(
   "sessions",
   { config: configOption, json: Options.boolean("json").pipe(Options.withDescription("print the listing as JSON")) },
   ({ config, json }) =>
-    withConfig(config, (loaded) =>
+    withConfig(Option.getOrUndefined(config), (loaded) =>
       Effect.gen(function* () {
         const keeper = yield* Keeper
         const listing = yield* keeper.list(process.cwd())
@@ -96,7 +54,10 @@ const sessions = Command.make(
     )
 ).pipe(Command.withDescription("list this project's saved sessions (the same listing as /sessions)"))
 
-export const cli = Command.run(mm.pipe(Command.withSubcommands([acp, sessions])), {
+const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions])), {
   name: "mm",
   version: VERSION
 })
+
+/** The whole command line, parsed by @effect/cli: subcommands, options, --help. */
+export const cli = (argv: ReadonlyArray<string>) => parse(argv).pipe(Effect.provide(NodeContext.layer))

@@ -1,9 +1,7 @@
-import { createRequire } from "node:module"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as vm from "node:vm"
-import { fileURLToPath } from "node:url"
 
 declare const MM_CORE_HASH: string | undefined
 
@@ -43,9 +41,8 @@ const writeCache = (file: string, data: Buffer): void => {
  * and compiling on every start after the first.
  */
 export const loadCore = (): { main: (argv: ReadonlyArray<string>) => void } => {
-  const here = path.dirname(fileURLToPath(import.meta.url))
+  const here = __dirname
   const file = path.join(here, "mm-core.cjs")
-  const require = createRequire(file)
   const cache = cacheFile()
   const cachedData = readCache(cache)
   const source = fs.readFileSync(file, "utf8")

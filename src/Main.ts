@@ -1,10 +1,9 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { cli, ExitCode } from "./Cli"
+import { ExitCode, terminal } from "./Wiring"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
@@ -38,7 +37,15 @@ export const main = (argv: ReadonlyArray<string>) => {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(0)
   })
-  const fiber = Effect.runFork(cli(argv).pipe(plainWhenNoColor, Effect.provide(NodeContext.layer)))
+  // a bare `mm` starts the terminal at once; anything else is parsed by @effect/cli, loaded then
+  const program =
+    argv.length <= 2
+      ? terminal(undefined)
+      : Effect.flatMap(
+          Effect.promise(() => import("./Cli")),
+          ({ cli }) => cli(argv)
+        )
+  const fiber = Effect.runFork(plainWhenNoColor(program))
   const onSignal = (signal: NodeJS.Signals) => {
     if (process.listenerCount(signal) > 1) return
     process.exitCode = 130

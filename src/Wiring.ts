@@ -1,0 +1,51 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { AgentLive } from "./Agent"
+import { CompactorLive } from "./Compactor"
+import { AppConfig, type LoadedConfig, loadConfig } from "./Config"
+import { ErrorLogLive } from "./ErrorLog"
+import { FileSessionStoreLive } from "./FileSessionStore"
+import { KeeperLive } from "./Keeper"
+import { OpenAiClientNode } from "./OpenAiClient"
+import { runTerminal } from "./Terminal/Repl"
+import { TerminalApprover, TerminalIOLive } from "./Terminal/TerminalIO"
+
+/** Set by the program when it must end with a particular exit code. */
+export class ExitCode {
+  static code = 0
+}
+
+/** Loads the configuration; a bad file is one line on stderr and exit code 2. */
+export const withConfig = <A, E, R>(flag: string | undefined, use: (loaded: LoadedConfig) => Effect.Effect<A, E, R>) =>
+  loadConfig({ flag, env: process.env.AGENT_CONFIG, cwd: process.cwd() }).pipe(
+    Effect.matchEffect({
+      onFailure: (error) =>
+        Effect.sync(() => {
+          process.stderr.write(`mm: ${error.message}\n`)
+          ExitCode.code = 2
+        }),
+      onSuccess: (loaded) => Effect.asVoid(use(loaded))
+    })
+  )
+
+/** The configuration, the session store, the error log and the keeper. */
+export const storeLayers = (loaded: LoadedConfig) =>
+  KeeperLive.pipe(
+    Layer.provide(Layer.mergeAll(FileSessionStoreLive, ErrorLogLive)),
+    Layer.provideMerge(Layer.succeed(AppConfig, loaded))
+  )
+
+/** Everything the terminal façade needs, with the terminal's own input and approvals. */
+export const terminalLayer = (loaded: LoadedConfig) => {
+  const base = storeLayers(loaded)
+  const model = OpenAiClientNode.pipe(Layer.provide(base))
+  const io = TerminalIOLive
+  return AgentLive.pipe(
+    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), TerminalApprover.pipe(Layer.provide(io)))),
+    Layer.provideMerge(Layer.mergeAll(base, model, io))
+  )
+}
+
+/** `mm`: the terminal façade in the current directory. */
+export const terminal = (configFlag: string | undefined) =>
+  withConfig(configFlag, (loaded) => runTerminal(process.cwd()).pipe(Effect.provide(terminalLayer(loaded))))

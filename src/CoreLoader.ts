@@ -30,6 +30,12 @@ const writeCache = (file: string, data: Buffer): void => {
     const temp = `${file}.${process.pid}.tmp`
     fs.writeFileSync(temp, data, { mode: 0o600 })
     fs.renameSync(temp, file)
+    // caches of other builds or Node versions are of no use any more
+    for (const name of fs.readdirSync(path.dirname(file))) {
+      if (name.startsWith("core-") && name.endsWith(".v8") && name !== path.basename(file)) {
+        fs.rmSync(path.join(path.dirname(file), name), { force: true })
+      }
+    }
   } catch {
     // a cache that cannot be written only costs start-up time
   }

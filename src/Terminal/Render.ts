@@ -75,8 +75,11 @@ export const toolStartLine = (name: string, title: string, style: Style): string
 
 /** The short line under a tool call: the first line of the result and how long it was. */
 export const toolResultLine = (output: string, failed: boolean, style: Style): string => {
+  const all = output.split("\n").filter((line) => line.trim() !== "")
   const lines = output === "" ? 0 : output.split("\n").length
-  const summary = shorten(firstLineOf(output), 100)
+  // a bash result starts with its status; the first line of what it printed says more
+  const head = /^(exit code|killed )/.test(all[0] ?? "") && all.length > 1 ? `${all[0]} · ${all[1].trim()}` : firstLineOf(output)
+  const summary = shorten(head, 100)
   const text = `  ${failed ? "✗" : "↳"} ${summary}${lines > 1 ? `  (${lines} lines)` : ""}`
   return failed ? style.yellow(text) : style.dim(text)
 }

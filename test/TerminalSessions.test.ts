@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { configFor, MmProcess, runMm, tempProject } from "./support/MmProcess"
+import { configFor, MM_BIN, MmProcess, runMm, tempProject } from "./support/MmProcess"
 
 const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
 const sessionFiles = (project: string) =>
@@ -207,5 +208,31 @@ describe("the terminal with persistent sessions", () => {
     const run = await runMm(project, ["run one", "a", "/resume", "run two", "n"])
     expect(run.stdout.match(/allow bash/g)).toHaveLength(2)
     expect(run.stdout).toContain("did two")
+  })
+
+  it.runIf(process.getuid?.() === 0)("a directory the user may not write (a real permission denied) says not saved and answers anyway", async () => {
+    const project = tempProject(withSessions(server.url, "s"))
+    fs.chmodSync(project, 0o755)
+    fs.chmodSync(path.join(project, "agent.yaml"), 0o644)
+    server.push({ text: "answered without saving" })
+    // the fake server lives in this process: the child must run without blocking it
+    const nobody = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [MM_BIN], {
+        cwd: project,
+        uid: 65534,
+        gid: 65534,
+        env: { ...process.env, HOME: "/nonexistent", NO_COLOR: undefined, AGENT_CONFIG: undefined }
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+      child.on("exit", () => resolve({ stdout, stderr }))
+      child.stdin.end("hello\n")
+    })
+    expect(nobody.stdout).toMatch(/\nsessions: not saved \(cannot write .*\.mm\/sessions: permission denied\)\n/)
+    expect(nobody.stdout).toContain("answered without saving")
+    expect(nobody.stderr).toBe("")
+    expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
   })
 })

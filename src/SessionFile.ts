@@ -189,14 +189,8 @@ export type HeadScan =
   | { readonly _tag: "NeedMore" }
   | { readonly _tag: "Unsure" }
 
-export interface HeadFields {
-  readonly cwd: string
-  readonly createdAt: string
-  readonly updatedAt: string
-  readonly title: string
-  readonly turns: number
-  readonly errors: number
-}
+/** What the head of a file tells of a session; its id comes from the file's name. */
+export type HeadFields = Omit<SessionSummary, "id">
 
 const NEED_MORE: HeadScan = { _tag: "NeedMore" }
 const UNSURE: HeadScan = { _tag: "Unsure" }

@@ -96,4 +96,43 @@ describe("the terminal on a pseudo-terminal", () => {
     const lastRequest = server.completions().at(-1)!.body
     expect(lastRequest.messages.at(-1)).toMatchObject({ role: "tool", content: "denied by the user" })
   })
+
+  it("a paste of several lines, and a line typed while an answer streams, are all answered in order", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/› /)
+    server.push({ text: "answer A" }, { text: "answer B" }, { text: ["answer ", "C ", "slowly"], chunkDelayMs: 300 }, { text: "answer D" })
+    mm.type("line A\rline B\rline C\r")
+    await mm.waitFor(/answer C /)
+    mm.type("line D\r")
+    await mm.waitFor(/answer D/)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+    const questions = server
+      .completions()
+      .slice(-4)
+      .map((r) => r.body.messages.at(-1).content)
+    expect(questions).toEqual(["line A", "line B", "line C", "line D"])
+  })
+
+  it("Ctrl-C during /compact cancels the compaction, not mm", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/› /)
+    server.push({ text: "one" }, { text: "two" }, { kind: "stall" })
+    mm.type("q1\r")
+    await mm.waitFor(/one/)
+    mm.type("q2\r")
+    await mm.waitFor(/two/)
+    const mark = mm.out.length
+    mm.type("/compact\r")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    mm.type("\x03")
+    await mm.waitFor(/cancelled/, mark)
+    server.push({ text: "still here" })
+    mm.type("q3\r")
+    await mm.waitFor(/still here/, mark)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+  })
 })

@@ -2,7 +2,7 @@ import * as readline from "node:readline"
 
 /**
  * The keyboard side of the terminal: questions line by line, one-key answers, and Ctrl-C
- * while a turn runs. Works on a TTY (line editing, raw keys) and on piped stdin (lines).
+ * while a turn runs. Works on a TTY (line editing, history, type-ahead) and on piped stdin.
  */
 export interface TerminalInput {
   readonly interactive: boolean
@@ -15,130 +15,173 @@ export interface TerminalInput {
   readonly close: () => void
 }
 
-const ETX = 0x03
-const EOT = 0x04
-
-export const makeTtyInput = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStream): TerminalInput => {
-  const history: Array<string> = []
-
-  const question = (prompt: string) =>
-    new Promise<string | undefined>((resolve) => {
-      const rl = readline.createInterface({ input: stdin, output: stdout, terminal: true, history: [...history], historySize: 500 })
-      let done = false
-      const finish = (value: string | undefined) => {
-        if (done) return
-        done = true
-        rl.close()
-        resolve(value)
-      }
-      rl.on("SIGINT", () => {
-        if (rl.line === "") {
-          stdout.write("\n")
-          finish(undefined)
-        } else {
-          stdout.write("^C\n")
-          rl.write(null, { ctrl: true, name: "u" })
-          rl.prompt()
+/** Lines as they come, kept until asked for: a paste or a line typed ahead is never lost. */
+const makeLineQueue = () => {
+  const lines: Array<string> = []
+  let waiter: ((line: string | undefined) => void) | undefined
+  let ended = false
+  return {
+    push: (line: string) => {
+      if (waiter === undefined) return void lines.push(line)
+      const take = waiter
+      waiter = undefined
+      take(line)
+    },
+    end: () => {
+      ended = true
+      const take = waiter
+      waiter = undefined
+      take?.(undefined)
+    },
+    get ended() {
+      return ended
+    },
+    has: () => lines.length > 0,
+    /** The next line; `abandon` gives up waiting without taking a later line. */
+    next: (): { readonly line: Promise<string | undefined>; readonly abandon: () => void } => {
+      if (lines.length > 0) return { line: Promise.resolve(lines.shift()), abandon: () => undefined }
+      if (ended) return { line: Promise.resolve(undefined), abandon: () => undefined }
+      let resolveLine!: (line: string | undefined) => void
+      const line = new Promise<string | undefined>((resolve) => (resolveLine = resolve))
+      waiter = resolveLine
+      return {
+        line,
+        abandon: () => {
+          if (waiter === resolveLine) waiter = undefined
+          resolveLine(undefined)
         }
-      })
-      rl.on("close", () => finish(undefined))
-      rl.on("line", (line) => {
-        if (line.trim() !== "") history.unshift(line)
-        finish(line)
-      })
-      rl.setPrompt(prompt)
-      rl.prompt()
-    })
-
-  let rawUsers = 0
-  const rawOnce = (onData: (data: Buffer) => boolean) => {
-    if (rawUsers++ === 0) {
-      stdin.setRawMode(true)
-      stdin.resume()
-    }
-    let active = true
-    const listener = (data: Buffer) => {
-      if (onData(data)) stop()
-    }
-    const stop = () => {
-      if (!active) return
-      active = false
-      stdin.off("data", listener)
-      if (--rawUsers === 0) {
-        stdin.setRawMode(false)
-        stdin.pause()
       }
     }
-    stdin.on("data", listener)
-    return stop
+  }
+}
+
+/** Ctrl-C handlers registered while a turn runs; the newest decides. */
+const makeCancelHandlers = () => {
+  const handlers = new Set<() => void>()
+  return {
+    watch: (onCancel: () => void) => {
+      handlers.add(onCancel)
+      return () => void handlers.delete(onCancel)
+    },
+    /** True when someone was listening. */
+    fire: () => {
+      if (handlers.size === 0) return false
+      for (const handler of [...handlers]) handler()
+      return true
+    }
+  }
+}
+
+/**
+ * On a terminal one readline lives as long as mm: it keeps history, echoes what is typed
+ * while an answer streams, and queues every line, so a paste of several lines is several
+ * questions. Ctrl-C cancels the running turn, clears a line being typed, or, on an empty
+ * prompt, leaves.
+ */
+export const makeTtyInput = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStream): TerminalInput => {
+  const queue = makeLineQueue()
+  const cancel = makeCancelHandlers()
+  const rl = readline.createInterface({ input: stdin, output: stdout, terminal: true, historySize: 500 })
+  const state = rl as unknown as { line: string; cursor: number }
+  let pendingKey: ((key: string | undefined) => void) | undefined
+
+  const clearLine = () => {
+    state.line = ""
+    state.cursor = 0
+  }
+
+  rl.on("line", (line) => queue.push(line))
+  rl.on("close", () => {
+    pendingKey?.(undefined)
+    queue.end()
+  })
+  rl.on("SIGINT", () => {
+    if (pendingKey !== undefined) pendingKey(undefined)
+    if (cancel.fire()) return clearLine()
+    if (rl.line === "") {
+      stdout.write("\n")
+      rl.close()
+      return
+    }
+    stdout.write("^C\n")
+    clearLine()
+    rl.prompt()
+  })
+
+  const question = (prompt: string) => {
+    if (queue.has() || queue.ended) return queue.next().line
+    rl.setPrompt(prompt)
+    rl.prompt(true)
+    return queue.next().line
   }
 
   const key = (prompt: string, keys: ReadonlyArray<string>) =>
     new Promise<string | undefined>((resolve) => {
       stdout.write(prompt)
-      rawOnce((data) => {
-        const byte = data[0]
-        if (byte === ETX || byte === EOT) {
-          stdout.write("\n")
-          resolve(undefined)
-          return true
-        }
-        const pressed = data.toString("utf8").toLowerCase()
-        if (!keys.includes(pressed)) return false
-        stdout.write(`${pressed}\n`)
-        resolve(pressed)
-        return true
-      })
-    })
-
-  const watchCancel = (onCancel: () => void) =>
-    rawOnce((data) => {
-      if (data.includes(ETX)) {
-        onCancel()
-        return true
+      const typedBefore = rl.line
+      clearLine()
+      const finish = (answer: string | undefined) => {
+        stdin.off("keypress", onKey)
+        pendingKey = undefined
+        clearLine()
+        if (typedBefore !== "") state.line = typedBefore
+        stdout.write("\n")
+        resolve(answer)
       }
-      return false
+      // readline has already echoed the key and put it in its line when this runs
+      const onKey = (text: string | undefined, info: { ctrl?: boolean; name?: string } | undefined) => {
+        if (info?.ctrl === true && info.name === "d") return finish(undefined)
+        const pressed = (text ?? "").toLowerCase()
+        if (keys.includes(pressed)) return finish(pressed)
+        if (info?.ctrl === true) return
+        clearLine()
+        stdout.write(`\r\u001b[K${prompt}`)
+      }
+      pendingKey = finish
+      stdin.on("keypress", onKey)
     })
 
-  return { interactive: true, question, key, watchCancel, close: () => stdin.pause() }
+  return {
+    interactive: true,
+    question,
+    key,
+    watchCancel: cancel.watch,
+    close: () => rl.close()
+  }
 }
 
+/** Piped stdin: one question per line; Ctrl-C (SIGINT) cancels a running turn. */
 export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream): TerminalInput => {
-  const lines: Array<string> = []
-  const waiting: Array<(line: string | undefined) => void> = []
-  let ended = false
+  const queue = makeLineQueue()
+  const cancel = makeCancelHandlers()
   const rl = readline.createInterface({ input: stdin, terminal: false, crlfDelay: Infinity })
-  rl.on("line", (line) => {
-    const next = waiting.shift()
-    if (next !== undefined) next(line)
-    else lines.push(line)
-  })
-  rl.on("close", () => {
-    ended = true
-    for (const next of waiting.splice(0)) next(undefined)
-  })
-  const nextLine = () =>
-    new Promise<string | undefined>((resolve) => {
-      if (lines.length > 0) resolve(lines.shift())
-      else if (ended) resolve(undefined)
-      else waiting.push(resolve)
-    })
+  rl.on("line", (line) => queue.push(line))
+  rl.on("close", () => queue.end())
 
+  let abandonKey: (() => void) | undefined
   const key = async (prompt: string, keys: ReadonlyArray<string>) => {
     stdout.write(prompt)
-    const line = await nextLine()
+    const next = queue.next()
+    abandonKey = next.abandon
+    const line = await next.line
+    abandonKey = undefined
     const answer = line?.trim().toLowerCase().slice(0, 1)
     stdout.write(`${answer ?? ""}\n`)
     return answer !== undefined && keys.includes(answer) ? answer : undefined
   }
 
   const watchCancel = (onCancel: () => void) => {
-    const listener = () => onCancel()
-    process.on("SIGINT", listener)
+    const stop = cancel.watch(onCancel)
+    const onSignal = () => {
+      abandonKey?.()
+      cancel.fire()
+    }
+    process.on("SIGINT", onSignal)
     return () => {
-      process.off("SIGINT", listener)
+      stop()
+      process.off("SIGINT", onSignal)
     }
   }
 
-  return { interactive: false, question: () => nextLine(), key, watchCancel, close: () => rl.close() }
+  return { interactive: false, question: () => queue.next().line, key, watchCancel, close: () => rl.close() }
 }

@@ -51,18 +51,21 @@ export const runTerminal = (cwd: string) =>
         }
       })
 
-    const ask = (question: string) =>
+    /** Runs `work` until it ends or the user presses Ctrl-C, which interrupts it. */
+    const cancellable = <A, E>(work: Effect.Effect<A, E>) =>
       Effect.gen(function* () {
         const cancel = yield* Deferred.make<void>()
         const stopWatching = input.watchCancel(() => Deferred.unsafeDone(cancel, Exit.void))
-        const outcome = yield* agent.turn(conversation, question).pipe(
-          Stream.runForEach(render),
-          Effect.as("done" as const),
-          Effect.raceFirst(Effect.as(Deferred.await(cancel), "cancelled" as const)),
+        const outcome = yield* work.pipe(
+          Effect.map((value) => ({ _tag: "Done" as const, value })),
+          Effect.raceFirst(Effect.as(Deferred.await(cancel), { _tag: "Cancelled" as const })),
           Effect.ensuring(Effect.sync(stopWatching))
         )
-        if (outcome === "cancelled") print.line(style.dim("⏹ cancelled"))
+        if (outcome._tag === "Cancelled") print.line(style.dim("⏹ cancelled"))
+        return outcome
       })
+
+    const ask = (question: string) => cancellable(agent.turn(conversation, question).pipe(Stream.runForEach(render)))
 
     const command = (conv: Conversation, name: string, arg: string) =>
       Effect.gen(function* () {
@@ -85,7 +88,9 @@ export const runTerminal = (cwd: string) =>
             )
           }
           case "/compact": {
-            const done = yield* Effect.either(agent.compact(conv, arg))
+            const outcome = yield* cancellable(Effect.either(agent.compact(conv, arg)))
+            if (outcome._tag === "Cancelled") return
+            const done = outcome.value
             if (done._tag === "Left") return red(done.left.message)
             if (done.right._tag === "Nothing") return print.line("nothing to compact yet: the history is no longer than the turns kept verbatim")
             notice(done.right.warning)

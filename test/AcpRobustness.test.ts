@@ -228,6 +228,11 @@ describe("mm acp: ids, listing and bad input", () => {
     const relative = await errorOf(agent.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] }))
     expect(relative.code).toBe(-32602)
     expect(relative.message).toContain("cwd must be an absolute path")
+    const missing = path.join(project.dir, "no", "such", "dir")
+    const absent = await errorOf(agent.agent.request(acp.methods.agent.session.new, { cwd: missing, mcpServers: [] }))
+    expect(absent.code).toBe(-32602)
+    expect(absent.message).toContain("cwd is not an existing directory")
+    expect(fs.existsSync(path.join(project.dir, "no"))).toBe(false)
     expect((await errorOf(agent.agent.request(acp.methods.agent.session.load, { sessionId, cwd: "x", mcpServers: [] }))).code).toBe(-32602)
 
     agent.writeRaw("this is not JSON")

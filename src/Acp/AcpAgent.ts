@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { Agent, type CompactReport } from "../Agent"
 import { AppConfig } from "../Config"
@@ -112,11 +113,25 @@ export const makeAcpAgent = (
     validateSessionId(sessionId).pipe(Effect.mapError((e) => acp.RequestError.invalidParams({ sessionId }, e.message)))
 
   /** The thread of `sessionId`: the one this process holds, else the stored one, loaded. */
-  /** ACP requires an absolute `cwd`; a relative one would silently mean mm's own directory. */
-  const checkedCwd = (cwd: string) =>
-    path.isAbsolute(cwd)
+  /**
+   * ACP requires an absolute `cwd`: a relative one would silently mean mm's own directory, and
+   * one that does not exist would be created by the first session file and used by the tools.
+   */
+  const checkedCwd = (cwd: string) => {
+    if (!path.isAbsolute(cwd)) {
+      return Effect.fail(acp.RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`))
+    }
+    const isDirectory = (() => {
+      try {
+        return fs.statSync(cwd).isDirectory()
+      } catch {
+        return false
+      }
+    })()
+    return isDirectory
       ? Effect.succeed(path.resolve(cwd))
-      : Effect.fail(acp.RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`))
+      : Effect.fail(acp.RequestError.invalidParams({ cwd }, `cwd is not an existing directory: ${cwd}`))
+  }
 
   const attach = (sessionId: string, rawCwd: string) =>
     Effect.gen(function* () {

@@ -112,7 +112,11 @@ export const KeeperLive = Layer.effect(
 
     const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
 
-    const make = (cwd: string, initial: Session, exists: boolean, initialStatus: SaveStatus) =>
+    /**
+     * `retryCreate`: whether a file that could not be created is tried again at the next change
+     * (the terminal, where the id comes with the file; not ACP, where the editor already holds one).
+     */
+    const make = (cwd: string, initial: Session, exists: boolean, initialStatus: SaveStatus, retryCreate = false) =>
       Effect.gen(function* () {
         const state = yield* Ref.make(initial)
         const hasFile = yield* Ref.make(exists)
@@ -121,31 +125,43 @@ export const KeeperLive = Layer.effect(
         const allowed = yield* Ref.make<ReadonlySet<string>>(new Set())
         const usage = yield* Ref.make<Usage | undefined>(undefined)
 
-        const giveUp = (error: StoreError) =>
-          Ref.get(status).pipe(
-            Effect.flatMap((current) =>
-              current._tag === "Saving"
-                ? Effect.as(Ref.set(status, { _tag: "NotSaved", dir: current.dir, reason: storeReason(error) }), `not saved (${storeReason(error)})`)
-                : Effect.succeed(undefined)
-            )
-          )
+        /** A failed write: said once when saving stops working, and tried again at the next change. */
+        const failed = (dir: string, error: StoreError) =>
+          Effect.gen(function* () {
+            const before = yield* Ref.get(status)
+            yield* Ref.set(status, { _tag: "NotSaved", dir, reason: storeReason(error) })
+            return before._tag === "Saving" ? `not saved (${storeReason(error)})` : undefined
+          })
+
+        const succeeded = (dir: string) =>
+          Effect.gen(function* () {
+            const before = yield* Ref.get(status)
+            yield* Ref.set(status, { _tag: "Saving", dir })
+            return before._tag === "NotSaved" ? `saved again under ${dir}` : undefined
+          })
 
         const createNow: Effect.Effect<string | undefined> = Effect.gen(function* () {
           const current = yield* Ref.get(status)
-          if (current._tag !== "Saving" || (yield* Ref.get(hasFile))) return undefined
+          if (current._tag === "Off" || (yield* Ref.get(hasFile))) return undefined
+          if (current._tag === "NotSaved" && !retryCreate) return undefined
           const created = yield* Effect.either(store.createNew(current.dir, cwd))
-          if (created._tag === "Left") return yield* giveUp(created.left)
+          if (created._tag === "Left") return yield* failed(current.dir, created.left)
           const session = yield* Ref.get(state)
           yield* Ref.set(state, { ...session, id: created.right.id, createdAt: created.right.createdAt })
           yield* Ref.set(hasFile, true)
-          return undefined
+          const again = yield* succeeded(current.dir)
+          // what happened before the file could be made is written now
+          const held = yield* Ref.get(state)
+          if (held.messages.length + held.errors.length === 0) return again
+          const saved = yield* Effect.either(store.save(current.dir, held))
+          return saved._tag === "Left" ? yield* failed(current.dir, saved.left) : again
         })
 
         const saveNow: Effect.Effect<string | undefined> = Effect.gen(function* () {
           const current = yield* Ref.get(status)
-          if (current._tag !== "Saving" || !(yield* Ref.get(hasFile))) return undefined
+          if (current._tag === "Off" || !(yield* Ref.get(hasFile))) return undefined
           const saved = yield* Effect.either(store.save(current.dir, yield* Ref.get(state)))
-          return saved._tag === "Left" ? yield* giveUp(saved.left) : undefined
+          return saved._tag === "Left" ? yield* failed(current.dir, saved.left) : yield* succeeded(current.dir)
         })
 
         const stamp = (session: Session) => Effect.map(now, (date) => ({ ...session, updatedAt: date.toISOString() }))
@@ -266,10 +282,11 @@ export const KeeperLive = Layer.effect(
         const fresh = emptySession("", cwd, yield* now)
         if (dir === undefined) return yield* make(cwd, fresh, false, { _tag: "Off" })
         const prepared = yield* Effect.either(store.prepare(dir))
+        const retryCreate = options.createFile === "later"
         if (prepared._tag === "Left") {
-          return yield* make(cwd, fresh, false, { _tag: "NotSaved", dir, reason: storeReason(prepared.left) })
+          return yield* make(cwd, fresh, false, { _tag: "NotSaved", dir, reason: storeReason(prepared.left) }, retryCreate)
         }
-        const conversation = yield* make(cwd, fresh, false, { _tag: "Saving", dir })
+        const conversation = yield* make(cwd, fresh, false, { _tag: "Saving", dir }, retryCreate)
         if (options.createFile === "now") yield* conversation.ensureFile
         return conversation
       })

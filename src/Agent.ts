@@ -53,6 +53,15 @@ export const closeCancelled = (added: ReadonlyArray<Message>, partialText: strin
   return out
 }
 
+/** A line for an answer that ended otherwise than complete, or said nothing at all. */
+export const finishNotice = (finishReason: string, content: string): string | undefined => {
+  if (finishReason === "length") return "the answer was cut at the model's output limit (finish_reason: length)"
+  if (content.trim() !== "") return undefined
+  return finishReason === "content_filter"
+    ? "the model server withheld the answer (finish_reason: content_filter)"
+    : "the model returned an empty answer"
+}
+
 export const AgentLive = Layer.effect(
   Agent,
   Effect.gen(function* () {
@@ -199,7 +208,11 @@ export const AgentLive = Layer.effect(
               ...(calls.length > 0 ? { tool_calls: calls } : {})
             })
             yield* Ref.set(partial, "")
-            if (calls.length === 0) return "end_turn" as const
+            if (calls.length === 0) {
+              const said = finishNotice(completed.finishReason, completed.content)
+              if (said !== undefined) yield* emit({ _tag: "Notice", text: said })
+              return "end_turn" as const
+            }
 
             for (const call of calls) {
               const parsed = parseToolArguments(call.function.name, call.function.arguments)

@@ -44,7 +44,14 @@ export const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
 const PositiveInt = Schema.Int.pipe(Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` }))
 
 const ModelConfig = Schema.Struct({
-  url: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "http://127.0.0.1:11434/v1" }).annotations({
+  url: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`, {
+        jsonSchema: { pattern: "^https?://[^\\s/]+" }
+      })
+    ),
+    { default: () => "http://127.0.0.1:11434/v1" }
+  ).annotations({
     description: "base URL of an OpenAI-compatible server; /chat/completions is appended"
   }),
   name: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "qwen2.5-coder:7b" }).annotations({

@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig } from "./Config"
 import { ResumeError, type StoreError } from "./Domain/Errors"
-import { emptySession, type Session, withSystem } from "./Domain/Session"
+import { emptySession, type Session, titleOf, withSystem } from "./Domain/Session"
 import { validateSessionId } from "./Domain/SessionId"
 import { ErrorLog, type Failure } from "./ErrorLog"
 import type { Usage } from "./ModelClient"
@@ -182,7 +182,10 @@ export const KeeperLive = Layer.effect(
             Effect.gen(function* () {
               const created = yield* createNow
               const withRecord = yield* errorLog.append(yield* Ref.get(state), failure)
-              yield* Ref.set(state, yield* stamp(withRecord))
+              // a first question that failed still names the session
+              const titled =
+                withRecord.title === "" && failure.kind === "generation" ? { ...withRecord, title: titleOf(failure.question) } : withRecord
+              yield* Ref.set(state, yield* stamp(titled))
               return created ?? (yield* saveNow)
             })
           )

@@ -214,7 +214,7 @@ export class Completion {
     if (!isRecord(chunk)) {
       return fail("malformed", `the model server sent a chunk that is not an object: ${oneLine(data, CHUNK_SHOWN_MAX)}`, data)
     }
-    if (chunk.error !== undefined || eventName === "error") {
+    if ((chunk.error !== undefined && chunk.error !== null) || eventName === "error") {
       const said = serverMessage(data)
       return fail("http", `the model server reported an error mid-answer: ${said === "" ? "(no message)" : said}`, data)
     }

@@ -198,6 +198,21 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer({ permissions: "ask" }, scriptedApprover(["deny", "always"], asked))))
   })
 
+  it.live("an answer cut at the output limit, or empty, says so in one line", () =>
+    Effect.gen(function* () {
+      const cwd = tempDir()
+      const conversation = yield* open(cwd)
+      server.push({ text: "half an ans", finishReason: "length" })
+      const cut = yield* runTurn(conversation, "long answer please")
+      expect(cut.filter((e) => e._tag === "Notice")).toEqual([
+        { _tag: "Notice", text: "the answer was cut at the model's output limit (finish_reason: length)" }
+      ])
+      server.push({ text: "" })
+      const empty = yield* runTurn(conversation, "say nothing")
+      expect(empty.filter((e) => e._tag === "Notice")).toEqual([{ _tag: "Notice", text: "the model returned an empty answer" }])
+      expect(empty.at(-1)?._tag).toBe("TurnFinished")
+    }).pipe(Effect.provide(layer())))
+
   it.live("the tool line is shown before the approval is asked", () => {
     const log: Array<string> = []
     const approver = Layer.succeed(Approver, {

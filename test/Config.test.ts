@@ -78,6 +78,8 @@ describe("configuration", () => {
     expect(bad("compaction:\n  threshold: 1.5\n")).toMatch(/compaction\.threshold \(line 2, column 14\): expected a fraction/)
     expect(bad("sessions:\n  enabled: yes please\n")).toMatch(/sessions\.enabled .*expected a boolean, got "yes please"/)
     expect(bad('watchdogTimeout: "soon"\n')).toMatch(/watchdogTimeout .*/)
+    expect(bad("model:\n  url: ftp://x/v1\n")).toBe('/p/agent.yaml: model.url (line 2, column 8): expected an http:// or https:// URL, got "ftp://x/v1"')
+    expect(bad("model:\n  url: not a url\n")).toMatch(/model\.url .*expected an http:\/\/ or https:\/\/ URL/)
     expect(bad("sessions:\n")).toBe("/p/agent.yaml: sessions (line 1, column 10): expected a mapping of keys, got null")
     expect(bad("skills: {dirs: [a, 3]}\n")).toBe("/p/agent.yaml: skills.dirs[1] (line 1, column 20): expected a string, got 3")
     expect(bad('watchdogTimeout: "2x"\n')).toBe(

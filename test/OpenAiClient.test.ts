@@ -237,6 +237,25 @@ describe("OpenAiClient: streaming", () => {
     )
   )
 
+  it.scopedLive("a chunk carrying \"error\": null is an ordinary chunk", () =>
+    withServer(
+      [
+        {
+          kind: "raw",
+          chunks: [
+            sse({ choices: [{ index: 0, delta: { content: "fine" }, finish_reason: null }], error: null }),
+            delta({}, "stop"),
+            "data: [DONE]\n\n"
+          ]
+        }
+      ],
+      (server) =>
+        Effect.gen(function* () {
+          expect(completed(yield* collect(configFor(server))).content).toBe("fine")
+        })
+    )
+  )
+
   it.scopedLive("accepts an answer whose socket is cut after finish_reason", () =>
     withServer(
       [{ kind: "raw", chunks: [delta({ content: "all there" }), delta({}, "stop")], end: "destroy" }],

@@ -124,6 +124,7 @@ describe("the terminal with persistent sessions", () => {
     expect(session.errors).toHaveLength(200)
     expect(session.errors[0].question).toBe("question 50")
     expect(session.errors[199].question).toBe("question 249")
+    expect(session.title).toBe("question 0")
     expect(session.messages).toEqual([])
     expect(run.stdout).toContain("")
   }, 120_000)

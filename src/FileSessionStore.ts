@@ -19,10 +19,12 @@ import {
   notOverwritten,
   refuseNewer,
   scanHead,
-  scanVersion,
+  scanStamp,
+  type Stamp,
+  stampOfText,
   unreadable,
   validId,
-  versionOfText
+  changedMeanwhile
 } from "./SessionFile"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 
@@ -279,8 +281,8 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     return done
   }
 
-  /** The version the file on disk claims, read from its head when it is where mm puts it. */
-  const versionOnDisk = (path: string): number | undefined => {
+  /** The version and last write the file on disk claims, read from its head when it is where mm puts them. */
+  const stampOnDisk = (path: string): Stamp | undefined => {
     let fd: number
     try {
       fd = openToRead(path)
@@ -290,11 +292,14 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     }
     try {
       const n = readFully(fd, head, HEAD_BYTES, 0)
-      const found = scanVersion(head.toString("utf8", 0, n))
-      if (found !== undefined || n < HEAD_BYTES) return found
+      const text = head.toString("utf8", 0, n)
+      const found = scanStamp(text)
+      if ((found.version !== undefined && found.updatedAt !== undefined) || n < HEAD_BYTES) {
+        return n < HEAD_BYTES ? stampOfText(text) : found
+      }
       const size = fs.fstatSync(fd).size
       const whole = Buffer.allocUnsafe(size)
-      return versionOfText(whole.toString("utf8", 0, readFully(fd, whole, size, 0)))
+      return stampOfText(whole.toString("utf8", 0, readFully(fd, whole, size, 0)))
     } finally {
       fs.closeSync(fd)
     }
@@ -506,14 +511,17 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     return yield* createExclusively(dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
   })
 
-  const save = Effect.fn("FileSessionStore.save")(function* (dir: string, session: Session) {
+  const save = Effect.fn("FileSessionStore.save")(function* (dir: string, session: Session, expectedUpdatedAt?: string) {
     const id = yield* validId(session.id)
     yield* refuseNewer(session)
     const path = fileOf(dir, id)
     yield* attempt(() => {
       ensureDir(dir)
-      const onDisk = versionOnDisk(path)
-      if (onDisk !== undefined && onDisk > SESSION_VERSION) throw notOverwritten(id, onDisk)
+      const onDisk = stampOnDisk(path)
+      if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) throw notOverwritten(id, onDisk.version)
+      if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
+        throw changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
+      }
       replaceWith(dir, path, encodeSession(session))
     }, ioError(`cannot write ${path}`, id))
   })

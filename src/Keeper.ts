@@ -113,10 +113,11 @@ export const KeeperLive = Layer.effect(
     const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
 
     /**
-     * `retryCreate`: whether a file that could not be created is tried again at the next change
-     * (the terminal, where the id comes with the file; not ACP, where the editor already holds one).
+     * `terminal`: the terminal's id comes with its file, so a file that could not be created is
+     * tried again at the next change, and a conflict moves this conversation to a new id. An
+     * editor already holds its id: neither happens there.
      */
-    const make = (cwd: string, initial: Session, exists: boolean, initialStatus: SaveStatus, retryCreate = false) =>
+    const make = (cwd: string, initial: Session, exists: boolean, initialStatus: SaveStatus, terminal = false) =>
       Effect.gen(function* () {
         const state = yield* Ref.make(initial)
         const hasFile = yield* Ref.make(exists)
@@ -124,6 +125,8 @@ export const KeeperLive = Layer.effect(
         const lock = yield* Effect.makeSemaphore(1)
         const allowed = yield* Ref.make<ReadonlySet<string>>(new Set())
         const usage = yield* Ref.make<Usage | undefined>(undefined)
+        /** The `updatedAt` of the file as this conversation last read or wrote it. */
+        const written = yield* Ref.make<string | undefined>(exists ? initial.updatedAt : undefined)
 
         /** A failed write: said once when saving stops working, and tried again at the next change. */
         const failed = (dir: string, error: StoreError) =>
@@ -140,28 +143,59 @@ export const KeeperLive = Layer.effect(
             return before._tag === "NotSaved" ? `saved again under ${dir}` : undefined
           })
 
+        const forkOnConflict = terminal
+
         const createNow: Effect.Effect<string | undefined> = Effect.gen(function* () {
           const current = yield* Ref.get(status)
           if (current._tag === "Off" || (yield* Ref.get(hasFile))) return undefined
-          if (current._tag === "NotSaved" && !retryCreate) return undefined
+          if (current._tag === "NotSaved" && !terminal) return undefined
           const created = yield* Effect.either(store.createNew(current.dir, cwd))
           if (created._tag === "Left") return yield* failed(current.dir, created.left)
           const session = yield* Ref.get(state)
           yield* Ref.set(state, { ...session, id: created.right.id, createdAt: created.right.createdAt })
+          yield* Ref.set(written, created.right.updatedAt)
           yield* Ref.set(hasFile, true)
           const again = yield* succeeded(current.dir)
           // what happened before the file could be made is written now
           const held = yield* Ref.get(state)
           if (held.messages.length + held.errors.length === 0) return again
-          const saved = yield* Effect.either(store.save(current.dir, held))
-          return saved._tag === "Left" ? yield* failed(current.dir, saved.left) : again
+          return (yield* saveNow) ?? again
         })
+
+        /**
+         * Another process wrote this session's file since we last did. Nothing is overwritten:
+         * the terminal carries on under a new id; an editor thread keeps its id (the editor owns
+         * it), and the other version is kept under a new id instead.
+         */
+        const resolveConflict = (dir: string) =>
+          Effect.gen(function* () {
+            const session = yield* Ref.get(state)
+            if (forkOnConflict) {
+              const forked = yield* store.archive(dir, session)
+              yield* Ref.set(state, forked)
+              yield* Ref.set(written, forked.updatedAt)
+              return `session ${session.id} was changed by another mm; this conversation continues as ${forked.id}`
+            }
+            const theirs = yield* store.load(dir, session.id)
+            const kept = yield* store.archive(dir, theirs)
+            yield* store.save(dir, session)
+            yield* Ref.set(written, session.updatedAt)
+            return `session ${session.id} was changed by another mm; that version was kept as ${kept.id}`
+          })
 
         const saveNow: Effect.Effect<string | undefined> = Effect.gen(function* () {
           const current = yield* Ref.get(status)
           if (current._tag === "Off" || !(yield* Ref.get(hasFile))) return undefined
-          const saved = yield* Effect.either(store.save(current.dir, yield* Ref.get(state)))
-          return saved._tag === "Left" ? yield* failed(current.dir, saved.left) : yield* succeeded(current.dir)
+          const session = yield* Ref.get(state)
+          const saved = yield* Effect.either(store.save(current.dir, session, yield* Ref.get(written)))
+          if (saved._tag === "Right") {
+            yield* Ref.set(written, session.updatedAt)
+            return yield* succeeded(current.dir)
+          }
+          if (saved.left.reason !== "conflict") return yield* failed(current.dir, saved.left)
+          const resolved = yield* Effect.either(resolveConflict(current.dir))
+          if (resolved._tag === "Left") return yield* failed(current.dir, resolved.left)
+          return (yield* succeeded(current.dir)) ?? resolved.right
         })
 
         const stamp = (session: Session) => Effect.map(now, (date) => ({ ...session, updatedAt: date.toISOString() }))
@@ -245,6 +279,7 @@ export const KeeperLive = Layer.effect(
             yield* lock.withPermits(1)(
               Effect.gen(function* () {
                 yield* Ref.set(state, underCurrentSystem(loaded))
+                yield* Ref.set(written, loaded.updatedAt)
                 yield* Ref.set(hasFile, true)
                 yield* Ref.set(usage, undefined)
                 yield* Ref.set(allowed, new Set())

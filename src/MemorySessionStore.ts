@@ -13,7 +13,8 @@ import {
   notOverwritten,
   refuseNewer,
   validId,
-  versionOfText
+  stampOfText,
+  changedMeanwhile
 } from "./SessionFile"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 
@@ -96,13 +97,16 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
       yield* refuseNewer(session)
       return yield* createExclusively(dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
     }),
-    save: Effect.fn("MemorySessionStore.save")(function* (dir: string, session: Session) {
+    save: Effect.fn("MemorySessionStore.save")(function* (dir: string, session: Session, expectedUpdatedAt?: string) {
       const id = yield* validId(session.id)
       yield* refuseNewer(session)
       const files = yield* writable(dir)
       const existing = files.get(id + FILE_SUFFIX)
-      const onDisk = existing === undefined ? undefined : versionOfText(existing)
-      if (onDisk !== undefined && onDisk > SESSION_VERSION) return yield* notOverwritten(id, onDisk)
+      const onDisk = existing === undefined ? undefined : stampOfText(existing)
+      if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) return yield* notOverwritten(id, onDisk.version)
+      if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
+        return yield* changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
+      }
       files.set(id + FILE_SUFFIX, encodeSession(session))
     }),
     load: Effect.fn("MemorySessionStore.load")(function* (dir: string, id: string) {

@@ -415,38 +415,53 @@ export const scanHead = (head: string, complete: boolean): HeadScan => {
   }
 }
 
-/** The top-level `version` of a file, when its head says it plainly. */
-export const scanVersion = (head: string): number | undefined => {
+/** What a writer checks before replacing a file: the version it claims and when it was last written. */
+export interface Stamp {
+  readonly version: number | undefined
+  readonly updatedAt: string | undefined
+}
+
+/** `version` and `updatedAt` from the head of a file, when it says them plainly before anything else stops the scan. */
+export const scanStamp = (head: string): Stamp => {
   const cursor = new Cursor(head, false)
+  let version: number | undefined
+  let updatedAt: string | undefined
   try {
     cursor.expect(OPEN_BRACE)
-    for (;;) {
+    while (version === undefined || updatedAt === undefined) {
       const key = cursor.string()
       cursor.expect(COLON)
-      if (key === "version") {
-        cursor.skipWs()
-        return cursor.number()
-      }
-      cursor.skipValue()
-      if (cursor.skipWs() !== COMMA) return undefined
+      cursor.skipWs()
+      if (key === "version") version = cursor.number()
+      else if (key === "updatedAt") updatedAt = cursor.string()
+      else cursor.skipValue()
+      if (cursor.skipWs() !== COMMA) break
       cursor.pos++
     }
   } catch (stop) {
-    if (stop instanceof Stop) return undefined
-    throw stop
+    if (!(stop instanceof Stop)) throw stop
+  }
+  return { version, updatedAt }
+}
+
+/** The top-level `version` of a file, when its head says it plainly. */
+export const scanVersion = (head: string): number | undefined => scanStamp(head).version
+
+/** The stamp of a whole file's text: from its head, else by parsing it. */
+export const stampOfText = (text: string): Stamp => {
+  const found = scanStamp(text)
+  if (found.version !== undefined && found.updatedAt !== undefined) return found
+  try {
+    const json = JSON.parse(text) as unknown
+    const updatedAt = typeof json === "object" && json !== null ? (json as { updatedAt?: unknown }).updatedAt : undefined
+    return { version: versionOf(json), updatedAt: typeof updatedAt === "string" ? updatedAt : undefined }
+  } catch {
+    return found
   }
 }
 
 /** The `version` a whole file's text claims, if any: from its head, else by parsing it. */
-export const versionOfText = (text: string): number | undefined => {
-  const found = scanVersion(text)
-  if (found !== undefined) return found
-  try {
-    return versionOf(JSON.parse(text))
-  } catch {
-    return undefined
-  }
-}
+export const versionOfText = (text: string): number | undefined => stampOfText(text).version
 
 /** Whether the text ends like a JSON object (a file cut short does not). */
 export const endsLikeObject = (tail: string): boolean => {
@@ -490,6 +505,15 @@ export const newerSession = (id: string, version: number): StoreError =>
 /** A session held in memory that claims a newer version is not written either. */
 export const refuseNewer = (session: Session): Effect.Effect<void, StoreError> =>
   session.version > SESSION_VERSION ? Effect.fail(newerSession(session.id, session.version)) : Effect.void
+
+/** Another writer replaced the file since this one last read or wrote it. */
+export const changedMeanwhile = (id: string, expected: string, found: string | undefined): StoreError =>
+  new StoreError({
+    reason: "conflict",
+    id,
+    message: `session ${id} was changed by another mm since it was loaded`,
+    raw: `expected updatedAt ${expected}, found ${found ?? "none"}`
+  })
 
 export const rejected = (id: string, rejection: Rejection): StoreError =>
   rejection._tag === "Newer"

@@ -31,8 +31,12 @@ export interface SessionStoreShape {
   readonly createNew: (dir: string, cwd: string) => Effect.Effect<Session, StoreError>
   /** Writes `session` under a fresh id (exclusively) and returns the copy with that id. */
   readonly archive: (dir: string, session: Session) => Effect.Effect<Session, StoreError>
-  /** Rewrites the whole file atomically; refuses to overwrite a file of a newer version. */
-  readonly save: (dir: string, session: Session) => Effect.Effect<void, StoreError>
+  /**
+   * Rewrites the whole file atomically; refuses to overwrite a file of a newer version. With
+   * `expectedUpdatedAt`, also refuses (reason "conflict") when the file on disk no longer carries
+   * that `updatedAt`: someone else wrote it since.
+   */
+  readonly save: (dir: string, session: Session, expectedUpdatedAt?: string) => Effect.Effect<void, StoreError>
   /** Reads, decodes and validates one session; unknown fields are kept. */
   readonly load: (dir: string, id: string) => Effect.Effect<Session, StoreError>
   /** Every session of the directory, newest id first; a bad file is listed as unreadable. */

@@ -58,4 +58,49 @@ describe("the keeper when the disk says no, then yes again", () => {
       expect(stored.title).toBe("one")
     }).pipe(Effect.provide(layer))
   })
+
+  /** Another process's write: the same session with one more exchange and a later updatedAt. */
+  const writeBehindOurBack = (memory: ReturnType<typeof setup>["memory"], id: string) => {
+    const theirs = JSON.parse(memory.controls.readRaw(DIR, `${id}.json`)!)
+    theirs.messages.push({ role: "user", content: "their question" }, { role: "assistant", content: "their answer" })
+    theirs.turns += 1
+    theirs.updatedAt = new Date(Date.parse(theirs.updatedAt) + 1000).toISOString()
+    memory.controls.writeRaw(DIR, `${id}.json`, JSON.stringify(theirs, null, 2) + "\n")
+  }
+  const userQuestions = (text: string | undefined) =>
+    JSON.parse(text!).messages.filter((m: any) => m.role === "user").map((m: any) => m.content)
+
+  it.live("terminal: when another mm wrote the session meanwhile, this conversation moves to a new id; nothing is overwritten", () => {
+    const { memory, layer } = setup(false)
+    return Effect.gen(function* () {
+      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "later" }))
+      yield* runTurn(conversation, "mine one")
+      const id = (yield* conversation.snapshot).id
+      writeBehindOurBack(memory, id)
+      const said = notices(yield* runTurn(conversation, "mine two"))
+      const forked = (yield* conversation.snapshot).id
+      expect(forked).not.toBe(id)
+      expect(said).toEqual([`session ${id} was changed by another mm; this conversation continues as ${forked}`])
+      expect(userQuestions(memory.controls.readRaw(DIR, `${id}.json`))).toEqual(["mine one", "their question"])
+      expect(userQuestions(memory.controls.readRaw(DIR, `${forked}.json`))).toEqual(["mine one", "mine two"])
+      expect(notices(yield* runTurn(conversation, "mine three"))).toEqual([])
+      expect(userQuestions(memory.controls.readRaw(DIR, `${forked}.json`))).toEqual(["mine one", "mine two", "mine three"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.live("editor: the thread keeps its id and the other version is kept under a new one", () => {
+    const { memory, layer } = setup(false)
+    return Effect.gen(function* () {
+      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "now" }))
+      const id = (yield* conversation.snapshot).id
+      yield* runTurn(conversation, "mine one")
+      writeBehindOurBack(memory, id)
+      const said = notices(yield* runTurn(conversation, "mine two"))
+      expect(said).toHaveLength(1)
+      const kept = /kept as (\S+)$/.exec(said[0]!)![1]
+      expect((yield* conversation.snapshot).id).toBe(id)
+      expect(userQuestions(memory.controls.readRaw(DIR, `${id}.json`))).toEqual(["mine one", "mine two"])
+      expect(userQuestions(memory.controls.readRaw(DIR, `${kept}.json`))).toEqual(["mine one", "their question"])
+    }).pipe(Effect.provide(layer))
+  })
 })

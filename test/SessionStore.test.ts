@@ -300,6 +300,24 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
       )
     })
 
+    it.effect("a save that expects the last write it saw refuses to replace another writer's version", () => {
+      const h = makeHarness()
+      return withStore(h, (store) =>
+        Effect.gen(function* () {
+          const mine = { ...richSession(ID_A), updatedAt: "2026-09-16T10:00:00.000Z" }
+          yield* store.save(h.dir, mine)
+          const theirs = { ...mine, title: "theirs", updatedAt: "2026-09-16T10:05:00.000Z" }
+          yield* store.save(h.dir, theirs, mine.updatedAt)
+          const refused = yield* Effect.flip(store.save(h.dir, { ...mine, title: "mine again" }, mine.updatedAt))
+          expect(refused.reason).toBe("conflict")
+          expect(refused.message).toBe(`session ${ID_A} was changed by another mm since it was loaded`)
+          expect((yield* store.load(h.dir, ID_A)).title).toBe("theirs")
+          yield* store.save(h.dir, { ...theirs, title: "after reload" }, theirs.updatedAt)
+          expect((yield* store.load(h.dir, ID_A)).title).toBe("after reload")
+        })
+      )
+    })
+
     it.effect("lists damaged files as unreadable, with the reason, beside the good ones", () => {
       const h = makeHarness()
       const good = encodeSession(richSession(ID_A))

@@ -41,7 +41,7 @@ export class BadSessionId extends Schema.TaggedError<BadSessionId>()("BadSession
 
 /** A failure of the session store: the file system said no, or a file is not a session. */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  reason: Schema.Literal("bad-id", "not-found", "exists", "unreadable", "newer-version", "io"),
+  reason: Schema.Literal("bad-id", "not-found", "exists", "unreadable", "newer-version", "conflict", "io"),
   id: Schema.optional(Schema.String),
   message: Schema.String,
   raw: Schema.String

@@ -261,20 +261,29 @@ describe("listPage", () => {
   it("lists newest update first, in pages with an opaque cursor, leaving out sessions never asked anything", () => {
     const all = Array.from({ length: 7 }, (_, i) => summary(i, `2026-01-0${i + 1}T00:00:00.000Z`))
     all.push(summary(8, "2026-02-01T00:00:00.000Z", "", 0))
-    const first = listPage(all, 0, 3)
+    const first = listPage(all, { _tag: "Start" }, 3)
     expect(first.sessions.map((s) => s.title)).toEqual(["t6", "t5", "t4"])
-    expect(decodeCursor(first.nextCursor)).toBe(3)
     const last = listPage(all, decodeCursor(first.nextCursor)!, 5)
     expect(last.sessions.map((s) => s.title)).toEqual(["t3", "t2", "t1", "t0"])
     expect(last.nextCursor).toBeUndefined()
     expect(validateAgainst("ListSessionsResponse", first)).toEqual([])
   })
 
+  it("a session updated between two pages neither repeats nor pushes another one out", () => {
+    const all = Array.from({ length: 6 }, (_, i) => summary(i, `2026-01-0${i + 1}T00:00:00.000Z`))
+    const first = listPage(all, { _tag: "Start" }, 3)
+    expect(first.sessions.map((s) => s.title)).toEqual(["t5", "t4", "t3"])
+    const touched = all.map((s) => (s.title === "t0" ? { ...s, updatedAt: "2026-03-01T00:00:00.000Z" } : s))
+    const second = listPage(touched, decodeCursor(first.nextCursor)!, 3)
+    expect(second.sessions.map((s) => s.title)).toEqual(["t2", "t1"])
+  })
+
   it("refuses a cursor it did not make", () => {
-    expect(decodeCursor(undefined)).toBe(0)
-    expect(decodeCursor(encodeCursor(50))).toBe(50)
+    expect(decodeCursor(undefined)).toEqual({ _tag: "Start" })
+    const after = summary(1, "2026-01-01T00:00:00.000Z")
+    expect(decodeCursor(encodeCursor(after))).toEqual({ _tag: "After", updatedAt: after.updatedAt, id: after.id })
     expect(decodeCursor("garbage!")).toBeUndefined()
-    expect(decodeCursor(Buffer.from("{\"offset\":-1}").toString("base64url"))).toBeUndefined()
+    expect(decodeCursor(Buffer.from("{\"offset\":3}").toString("base64url"))).toBeUndefined()
   })
 })
 

@@ -176,8 +176,8 @@ export const makeAcpAgent = (
 
   const listSessions = (params: acp.ListSessionsRequest) =>
     Effect.gen(function* () {
-      const offset = decodeCursor(params.cursor)
-      if (offset === undefined) return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
+      const cursor = decodeCursor(params.cursor)
+      if (cursor === undefined) return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
       const keeper = yield* Keeper
       const cwd = params.cwd === undefined || params.cwd === null ? process.cwd() : yield* checkedCwd(params.cwd)
       const listing = yield* keeper.list(cwd)
@@ -186,7 +186,7 @@ export const makeAcpAgent = (
       const summaries = listing.entries.flatMap((entry): Array<SessionSummary> =>
         entry._tag === "Readable" ? [entry.summary] : []
       )
-      return listPage(summaries, offset)
+      return listPage(summaries, cursor)
     })
 
   const turn = (peer: Peer, conversation: Conversation, question: string) =>

@@ -238,8 +238,8 @@ describe("the terminal with persistent sessions", () => {
   })
 
   it("piped: Ctrl-C (SIGINT) at the approval prompt cancels the turn and the next line is a question again", async () => {
-    const project = tempProject(configFor(server.url).map((line) => (line === "permissions: allow" ? "permissions: ask" : line)))
-    server.push({ toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] })
+    const project = tempProject(withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line)))
+    server.push({ toolCalls: [{ id: "asked", name: "bash", arguments: { command: "echo hi" } }] })
     const mm = new MmProcess(project)
     mm.send("q1")
     await mm.waitFor("allow bash")
@@ -249,6 +249,8 @@ describe("the terminal with persistent sessions", () => {
     mm.send("q2 is a real question")
     await mm.waitFor("answer to q2")
     expect(await mm.end()).toBe(0)
-    expect(server.completions().at(-1)!.body.messages.at(-1)).toEqual({ role: "user", content: "q2 is a real question" })
+    const request = server.completions().at(-1)!.body.messages
+    expect(request.at(-1)).toEqual({ role: "user", content: "q2 is a real question" })
+    expect(request.find((m: any) => m.role === "tool")).toEqual({ role: "tool", tool_call_id: "asked", content: "cancelled by the user" })
   })
 })

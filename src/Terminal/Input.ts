@@ -8,12 +8,15 @@ export interface TerminalInput {
   readonly interactive: boolean
   /** The next line, or undefined when the user leaves (Ctrl-D, Ctrl-C on an empty line, end of input). */
   readonly question: (prompt: string) => Promise<string | undefined>
-  /** One key among `keys` (lowercase); undefined on Ctrl-C, Ctrl-D or end of input. */
+  /** One key among `keys` (lowercase); `CANCELLED` on Ctrl-C; undefined on Ctrl-D or end of input. */
   readonly key: (prompt: string, keys: ReadonlyArray<string>) => Promise<string | undefined>
   /** Calls `onCancel` on Ctrl-C until the returned function is called. */
   readonly watchCancel: (onCancel: () => void) => () => void
   readonly close: () => void
 }
+
+/** What `key` answers when Ctrl-C was pressed instead: the turn is being cancelled. */
+export const CANCELLED = "\u0003"
 
 /** Lines as they come, kept until asked for: a paste or a line typed ahead is never lost. */
 const makeLineQueue = () => {
@@ -96,7 +99,7 @@ export const makeTtyInput = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStrea
     queue.end()
   })
   rl.on("SIGINT", () => {
-    if (pendingKey !== undefined) pendingKey(undefined)
+    if (pendingKey !== undefined) pendingKey(CANCELLED)
     if (cancel.fire()) return clearLine()
     if (rl.line === "") {
       stdout.write("\n")
@@ -159,12 +162,18 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
   rl.on("close", () => queue.end())
 
   let abandonKey: (() => void) | undefined
+  let interrupted = false
   const key = async (prompt: string, keys: ReadonlyArray<string>) => {
     stdout.write(prompt)
     const next = queue.next()
+    interrupted = false
     abandonKey = next.abandon
     const line = await next.line
     abandonKey = undefined
+    if (interrupted) {
+      stdout.write("\n")
+      return CANCELLED
+    }
     const answer = line?.trim().toLowerCase().slice(0, 1)
     stdout.write(`${answer ?? ""}\n`)
     return answer !== undefined && keys.includes(answer) ? answer : undefined
@@ -173,7 +182,10 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
   const watchCancel = (onCancel: () => void) => {
     const stop = cancel.watch(onCancel)
     const onSignal = () => {
-      abandonKey?.()
+      if (abandonKey !== undefined) {
+        interrupted = true
+        abandonKey()
+      }
       cancel.fire()
     }
     process.on("SIGINT", onSignal)

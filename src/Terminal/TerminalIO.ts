@@ -1,8 +1,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Approver } from "../Approver"
-import { makePipedInput, makeTtyInput, type TerminalInput } from "./Input"
+import { type Approval, Approver } from "../Approver"
+import { CANCELLED, makePipedInput, makeTtyInput, type TerminalInput } from "./Input"
 import { type Style, styleFor } from "./Style"
 
 /** Where the terminal façade writes; it remembers whether the cursor sits at a line start. */
@@ -49,10 +49,14 @@ export const TerminalApprover = Layer.effect(
   Approver,
   Effect.map(TerminalIO, ({ input, print, style }) => ({
     ask: (request) =>
-      Effect.promise(async () => {
-        print.endLine()
-        const answer = await input.key(style.yellow(`allow ${request.tool}  ${request.title}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
-        return answer === "y" ? "once" : answer === "a" ? "always" : "deny"
-      })
+      Effect.flatMap(
+        Effect.promise(() => {
+          print.endLine()
+          return input.key(style.yellow(`allow ${request.tool}  ${request.title}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
+        }),
+        // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
+        (answer): Effect.Effect<Approval> =>
+          answer === CANCELLED ? Effect.never : Effect.succeed(answer === "y" ? "once" : answer === "a" ? "always" : "deny")
+      )
   }))
 )

@@ -12,7 +12,7 @@ import { Compactor, estimateTokens } from "./Compactor"
 import { type CompactionError, GenerationError } from "./Domain/Errors"
 import { type Message, titleOf, type ToolCall, toWire, withSystem } from "./Domain/Session"
 import type { Conversation } from "./Keeper"
-import { ModelClient } from "./ModelClient"
+import { ModelClient, type ModelEvent } from "./ModelClient"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { describeCall, needsApproval, parseToolArguments, runTool, toolSpecs } from "./Tools"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
@@ -181,7 +181,7 @@ export const AgentLive = Layer.effect(
         const steps = Effect.gen(function* () {
           for (let step = 1; step <= config.maxSteps; step++) {
             const request = { messages: [...base, ...added].map(toWire), tools: toolSpecs }
-            let completed: Extract<import("./ModelClient").ModelEvent, { _tag: "Completed" }> | undefined
+            let completed: Extract<ModelEvent, { _tag: "Completed" }> | undefined
             yield* model.stream(request).pipe(
               Stream.runForEach((event) => {
                 if (event._tag === "TextDelta") {

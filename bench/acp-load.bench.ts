@@ -1,4 +1,4 @@
-// session/load of a 5,000-message session through `mm acp`, request to response (SPEC §10: ≤ 300 ms).
+// session/load of a 5,000-message session through `mm acp`, request to response (the performance budget: ≤ 300 ms).
 // Standalone: needs dist/mm.js (npm run build); prints medians against the budget, then one JSON line.
 //
 // Two clients drive fresh agents. The budget is checked on the wire: a lean reader writes the

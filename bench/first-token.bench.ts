@@ -1,4 +1,4 @@
-// First token through mm's model client vs. straight from the server (SPEC §10: ≤ 5 ms added).
+// First token through mm's model client vs. straight from the server (the performance budget: ≤ 5 ms added).
 // Standalone: bundle with esbuild and run; prints medians and the difference, then one JSON line.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -1,4 +1,4 @@
-// Session store budgets (SPEC §10):
+// Session store budgets (the performance budget):
 //   /sessions over 10,000 files of 10 KB–5 MB ≤ 150 ms in the process;
 //   saving a 10 MB session ≤ 1.5× a bare JSON.stringify + write + fsync of the same object.
 // BENCH_SESSIONS=1000 for a quick run, BENCH_RUNS for the number of timed runs (median kept).

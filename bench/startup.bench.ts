@@ -1,4 +1,4 @@
-// Start-up time of mm against `node -e 0`, measured in the same run (SPEC §10: ≤ 2×).
+// Start-up time of mm against `node -e 0`, measured in the same run (the performance budget: ≤ 2×).
 // Runs are interleaved so that a noisy machine slows every contender alike; medians are compared.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"

@@ -49,7 +49,7 @@ const row = (entry: SessionListing, currentId: string): string => {
   return `${mark} ${s.id}  ${localMinute(s.updatedAt)}  ${s.turns} turn(s)  ${title}${errorsSuffix(s.errors)}`
 }
 
-/** The `/sessions` and `mm sessions` listing (SPEC §6.5). */
+/** The `/sessions` and `mm sessions` listing (docs/reference/slash-commands.md). */
 export const sessionsListing = (listing: Listing, currentId: string): string => {
   switch (listing._tag) {
     case "Off":
@@ -91,7 +91,7 @@ export const HELP = [
   "  /resume [id]    continue the latest session, or the one with that id",
   "  /new            start a new conversation (the current file stays as it is)",
   "  /compact [hint] replace older turns by a summary to free the context window",
-  "  /exit           leave (Ctrl-D does too; Ctrl-C cancels a running answer)"
+  "  /exit           leave (Ctrl-D does too; Ctrl-C cancels a running answer or tool, and an approval)"
 ].join("\n")
 
 export const COMMANDS = ["/help", "/sessions", "/resume", "/new", "/compact", "/exit"] as const

@@ -28,7 +28,7 @@ const runtime = ManagedRuntime.make(
   OpenAiClientNode.pipe(
     Layer.provide(
       Layer.succeed(AppConfig, {
-        config: { ...defaultConfig, model: { ...defaultConfig.model, url: server.url, name: "fake-model" } },
+        config: { ...defaultConfig(), model: { ...defaultConfig().model, url: server.url, name: "fake-model" } },
         file: undefined
       })
     )

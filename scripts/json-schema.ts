@@ -16,7 +16,7 @@ const annotate = (node: Node, prefix: string, defaults: unknown): void => {
 }
 
 const schema = JSONSchema.make(AgentConfigSchema) as unknown as Node
-annotate(schema, "", defaultConfig)
+annotate(schema, "", defaultConfig())
 process.stdout.write(
   JSON.stringify({ ...schema, $id: "https://mm.invalid/agent.schema.json", title: "mm agent.yaml" }, null, 2) + "\n"
 )

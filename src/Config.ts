@@ -139,7 +139,10 @@ export const keyDescriptions: Record<string, string> = {
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project."
 }
 
-export const defaultConfig: AgentConfig = Schema.decodeUnknownSync(AgentConfigSchema)({})
+let defaults: AgentConfig | undefined
+
+/** Every key at its default; made on first use, since building a decoder costs start-up time. */
+export const defaultConfig = (): AgentConfig => (defaults ??= Schema.decodeUnknownSync(AgentConfigSchema)({}))
 
 export interface LoadedConfig {
   readonly config: AgentConfig
@@ -244,7 +247,7 @@ export const findConfigFile = (lookup: ConfigLookup): { file: string; required: 
 export const loadConfig = (lookup: ConfigLookup): Effect.Effect<LoadedConfig, ConfigError> =>
   Effect.suspend((): Effect.Effect<LoadedConfig, ConfigError> => {
     const found = findConfigFile(lookup)
-    if (found === undefined) return Effect.succeed({ config: defaultConfig, file: undefined })
+    if (found === undefined) return Effect.succeed({ config: defaultConfig(), file: undefined })
     let text: string
     try {
       text = fs.readFileSync(found.file, "utf8")

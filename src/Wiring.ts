@@ -35,17 +35,17 @@ export const storeLayers = (loaded: LoadedConfig) =>
     Layer.provideMerge(Layer.succeed(AppConfig, loaded))
   )
 
-/** Everything the terminal façade needs, with the terminal's own input and approvals. */
+/** What the terminal needs for its banner: configuration, sessions, the model client, the keyboard. */
 export const terminalLayer = (loaded: LoadedConfig) => {
   const base = storeLayers(loaded)
-  const model = OpenAiClientNode.pipe(Layer.provide(base))
-  const io = TerminalIOLive
-  return AgentLive.pipe(
-    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), TerminalApprover.pipe(Layer.provide(io)))),
-    Layer.provideMerge(Layer.mergeAll(base, model, io))
-  )
+  return Layer.mergeAll(base, OpenAiClientNode.pipe(Layer.provide(base)), TerminalIOLive)
 }
+
+/** The agent, over the terminal's services, asking approvals on the terminal. */
+export const terminalAgentLayer = AgentLive.pipe(Layer.provide(Layer.mergeAll(CompactorLive, TerminalApprover)))
 
 /** `mm`: the terminal façade in the current directory. */
 export const terminal = (configFlag: string | undefined) =>
-  withConfig(configFlag, (loaded) => runTerminal(process.cwd()).pipe(Effect.provide(terminalLayer(loaded))))
+  withConfig(configFlag, (loaded) =>
+    runTerminal(process.cwd(), terminalAgentLayer).pipe(Effect.provide(terminalLayer(loaded)))
+  )

@@ -14,15 +14,15 @@ const bad = (text: string) => {
 
 describe("configuration", () => {
   it("has every default of the contract", () => {
-    expect(defaultConfig.model).toEqual({ url: "http://127.0.0.1:11434/v1", name: "qwen2.5-coder:7b", contextWindow: 32768 })
-    expect(defaultConfig.watchdogTimeout).toBe(120)
-    expect(defaultConfig.maxOutput).toBe(16000)
-    expect(defaultConfig.maxSteps).toBe(50)
-    expect(defaultConfig.permissions).toBe("ask")
-    expect(defaultConfig.compaction).toEqual({ auto: true, threshold: 0.8, keepTurns: 2 })
-    expect(defaultConfig.sessions).toEqual({ enabled: false, dir: ".mm/sessions" })
-    expect(defaultConfig.skills.dirs).toEqual([".mm/skills", "~/.mm/skills"])
-    expect(defaultConfig.system.length).toBeGreaterThan(20)
+    expect(defaultConfig().model).toEqual({ url: "http://127.0.0.1:11434/v1", name: "qwen2.5-coder:7b", contextWindow: 32768 })
+    expect(defaultConfig().watchdogTimeout).toBe(120)
+    expect(defaultConfig().maxOutput).toBe(16000)
+    expect(defaultConfig().maxSteps).toBe(50)
+    expect(defaultConfig().permissions).toBe("ask")
+    expect(defaultConfig().compaction).toEqual({ auto: true, threshold: 0.8, keepTurns: 2 })
+    expect(defaultConfig().sessions).toEqual({ enabled: false, dir: ".mm/sessions" })
+    expect(defaultConfig().skills.dirs).toEqual([".mm/skills", "~/.mm/skills"])
+    expect(defaultConfig().system.length).toBeGreaterThan(20)
   })
 
   it("decodes a full file, with durations as strings", () => {
@@ -54,8 +54,8 @@ describe("configuration", () => {
   })
 
   it("an empty file or a file of comments gives the defaults", () => {
-    expect(Either.getOrThrow(parseConfig("", "f"))).toEqual(defaultConfig)
-    expect(Either.getOrThrow(parseConfig("# nothing\n", "f"))).toEqual(defaultConfig)
+    expect(Either.getOrThrow(parseConfig("", "f"))).toEqual(defaultConfig())
+    expect(Either.getOrThrow(parseConfig("# nothing\n", "f"))).toEqual(defaultConfig())
     expect(Either.getOrThrow(parseConfig("sessions:\n  enabled: true\n", "f")).sessions.dir).toBe(".mm/sessions")
   })
 
@@ -122,7 +122,7 @@ describe("the published JSON Schema", () => {
         if (value[key] !== null && typeof value[key] === "object" && !Array.isArray(value[key])) walk(child, value[key], `${prefix}${key}.`)
       }
     }
-    walk(schema, defaultConfig, "")
+    walk(schema, defaultConfig(), "")
     expect(schema.properties.permissions.enum).toEqual(["ask", "allow"])
     expect(schema.properties.compaction.properties.threshold).toMatchObject({ exclusiveMinimum: 0, maximum: 1, default: 0.8 })
     expect(JSON.stringify(schema.properties.maxSteps)).toContain('"exclusiveMinimum":0')

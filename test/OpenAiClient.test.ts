@@ -21,10 +21,10 @@ interface Options {
 
 const configFor = (server: { readonly url: string } | undefined, options: Options = {}): LoadedConfig => ({
   config: {
-    ...defaultConfig,
+    ...defaultConfig(),
     watchdogTimeout: options.watchdogTimeout ?? 5,
     model: {
-      ...defaultConfig.model,
+      ...defaultConfig().model,
       url: options.url ?? server?.url ?? "http://127.0.0.1:9/v1",
       name: options.name ?? "fake-model",
       apiKeyEnv: options.apiKeyEnv

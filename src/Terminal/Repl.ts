@@ -1,6 +1,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Agent } from "../Agent"
 import { AppConfig } from "../Config"
@@ -12,14 +13,16 @@ import { TerminalIO } from "./TerminalIO"
 import { VERSION } from "../Version"
 
 
-/** The terminal façade: a banner, then questions and slash commands until the user leaves. */
-export const runTerminal = (cwd: string) =>
+/**
+ * The terminal façade: a banner, then questions and slash commands until the user leaves.
+ * The agent's layer is built once the banner is out, so that it costs no start-up time.
+ */
+export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent, E, AppConfig | ModelClient | TerminalIO>) =>
   Effect.gen(function* () {
     const loaded = yield* AppConfig
     const keeper = yield* Keeper
-    const agent = yield* Agent
     const model = yield* ModelClient
-    const { input, print, style } = yield* TerminalIO
+    const { print, style } = yield* TerminalIO
 
     const [answering, conversation, listing] = yield* Effect.all(
       [model.probe, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
@@ -27,6 +30,14 @@ export const runTerminal = (cwd: string) =>
     )
     const earlier = listing._tag === "Listed" ? listing.entries.length : 0
     print.line(banner({ version: VERSION, loaded, answering, cwd, status: yield* conversation.status, earlier, style }))
+    yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation)).pipe(Effect.provide(agentLayer))
+  })
+
+/** Questions and slash commands, until the user leaves. */
+const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation) =>
+  Effect.gen(function* () {
+    const keeper = yield* Keeper
+    const { input, print, style } = yield* TerminalIO
 
     const red = (line: string) => print.line(style.red(line))
     const notice = (line: string | undefined) => (line === undefined ? undefined : print.line(style.yellow(line)))

@@ -24,11 +24,11 @@ export interface ConfigOverrides {
 }
 
 export const testConfig = (url: string, overrides: ConfigOverrides = {}): AgentConfig => ({
-  ...defaultConfig,
+  ...defaultConfig(),
   ...overrides,
-  model: { ...defaultConfig.model, name: "fake-model", url, ...overrides.model },
-  compaction: { ...defaultConfig.compaction, ...overrides.compaction },
-  sessions: { ...defaultConfig.sessions, ...overrides.sessions },
+  model: { ...defaultConfig().model, name: "fake-model", url, ...overrides.model },
+  compaction: { ...defaultConfig().compaction, ...overrides.compaction },
+  sessions: { ...defaultConfig().sessions, ...overrides.sessions },
   skills: { dirs: [], ...overrides.skills },
   watchdogTimeout: overrides.watchdogTimeout ?? 5,
   permissions: overrides.permissions ?? "allow"

@@ -1,33 +1,18 @@
 import * as acp from "@agentclientprotocol/sdk"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type AgentProcess, configYaml, makeProject, readSession, removeProjects, startAgent, textOf } from "./support/acp-agent"
-import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
+import { describe, expect, it } from "vitest"
+import { type AgentProcess, configYaml, makeProject, readSession, textOf, useAgents } from "./support/acp-agent"
 
-let fake: FakeModelServer
-const agents: Array<AgentProcess> = []
-const start = (options: Parameters<typeof startAgent>[0]) => {
-  const agent = startAgent(options)
-  agents.push(agent)
-  return agent
-}
-
-beforeEach(async () => {
-  fake = await startFakeModelServer()
-})
-afterEach(async () => {
-  for (const agent of agents.splice(0)) await agent.kill()
-  await fake.close()
-  removeProjects()
-})
+const harness = useAgents()
+const start = harness.start
 
 const updatesOf = (agent: AgentProcess, sessionId: string) => agent.updates.filter((n) => n.sessionId === sessionId)
 
 describe("mm acp: a session survives the agent", () => {
   it("replays the whole conversation on session/load, runs nothing again, and goes on in the same file", async () => {
-    const project = makeProject(configYaml({ url: fake.url, system: "first system prompt" }))
-    fake.push(
+    const project = makeProject(configYaml({ url: harness.fake().url, system: "first system prompt" }))
+    harness.fake().push(
       {
         text: "I will make both.",
         toolCalls: [
@@ -84,7 +69,7 @@ describe("mm acp: a session survives the agent", () => {
     // the stored calls must not run again: their traces are removed before the reload
     fs.rmSync(path.join(project.dir, "marker"))
     fs.rmSync(path.join(project.dir, "out"), { recursive: true })
-    fs.writeFileSync(project.config, configYaml({ url: fake.url, system: "second system prompt" }))
+    fs.writeFileSync(project.config, configYaml({ url: harness.fake().url, system: "second system prompt" }))
 
     const second = start({ cwd: project.dir, config: project.config })
     await second.initialize()
@@ -122,13 +107,13 @@ describe("mm acp: a session survives the agent", () => {
 
     expect(fs.existsSync(path.join(project.dir, "marker"))).toBe(false)
     expect(fs.existsSync(path.join(project.dir, "out"))).toBe(false)
-    expect(fake.completions()).toHaveLength(2)
+    expect(harness.fake().completions()).toHaveLength(2)
 
     // the thread goes on under the current system prompt, in the same file
-    fake.push({ text: "Still here." })
+    harness.fake().push({ text: "Still here." })
     const again = await second.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "and now?" }] })
     expect(again.stopReason).toBe("end_turn")
-    const request = fake.completions()[2].body
+    const request = harness.fake().completions()[2].body
     expect(request.messages[0]).toEqual({ role: "system", content: "second system prompt" })
     expect(request.messages.map((m: any) => m.role)).toEqual(["system", "user", "assistant", "tool", "tool", "assistant", "user"])
     const stored = readSession(file)
@@ -140,8 +125,8 @@ describe("mm acp: a session survives the agent", () => {
   })
 
   it("session/resume takes the thread back without replaying it", async () => {
-    const project = makeProject(configYaml({ url: fake.url }))
-    fake.push({ text: "first answer" })
+    const project = makeProject(configYaml({ url: harness.fake().url }))
+    harness.fake().push({ text: "first answer" })
     const first = start({ cwd: project.dir, config: project.config })
     await first.initialize()
     const { sessionId } = await first.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
@@ -153,9 +138,9 @@ describe("mm acp: a session survives the agent", () => {
     await second.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: project.dir })
     expect(updatesOf(second, sessionId).map((n) => n.update.sessionUpdate)).toEqual(["available_commands_update"])
 
-    fake.push({ text: "second answer" })
+    harness.fake().push({ text: "second answer" })
     await second.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "second question" }] })
-    expect(fake.completions()[1].body.messages.map((m: any) => m.content)).toEqual([
+    expect(harness.fake().completions()[1].body.messages.map((m: any) => m.content)).toEqual([
       "You are a test agent.",
       "first question",
       "first answer",
@@ -165,11 +150,11 @@ describe("mm acp: a session survives the agent", () => {
   })
 
   it("/new keeps the editor's id: the old conversation and its errors move to a new file", async () => {
-    const project = makeProject(configYaml({ url: fake.url }))
+    const project = makeProject(configYaml({ url: harness.fake().url }))
     const agent = start({ cwd: project.dir, config: project.config })
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
-    fake.push({ text: "an answer" }, { kind: "status", status: 500, body: { error: { message: "the server broke" } } })
+    harness.fake().push({ text: "an answer" }, { kind: "status", status: 500, body: { error: { message: "the server broke" } } })
     await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "old question" }] })
     await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "failing question" }] })
     const dir = path.join(project.dir, ".mm", "sessions")
@@ -192,7 +177,7 @@ describe("mm acp: a session survives the agent", () => {
     const current = readSession(path.join(dir, `${sessionId}.json`))
     expect(current.messages).toEqual([])
     expect(current.errors).toEqual([])
-    expect(fake.completions()).toHaveLength(2)
+    expect(harness.fake().completions()).toHaveLength(2)
     await agent.kill()
 
     const reloaded = start({ cwd: project.dir, config: project.config })
@@ -203,28 +188,28 @@ describe("mm acp: a session survives the agent", () => {
   })
 
   it("/compact over ACP: a failure is one message and one record; a summary is replayed as such", async () => {
-    const project = makeProject(configYaml({ url: fake.url, keepTurns: 1 }))
+    const project = makeProject(configYaml({ url: harness.fake().url, keepTurns: 1 }))
     const agent = start({ cwd: project.dir, config: project.config })
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
     const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
     const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
-    fake.push({ text: "one" }, { text: "two" })
+    harness.fake().push({ text: "one" }, { text: "two" })
     await ask("first question")
     await ask("second question")
 
-    fake.push({ kind: "status", status: 500, body: { error: { message: "no summaries today" } } })
+    harness.fake().push({ kind: "status", status: 500, body: { error: { message: "no summaries today" } } })
     let before = agent.updates.length
     expect((await ask("/compact")).stopReason).toBe("end_turn")
     const failure = textOf(agent.updates.slice(before), "agent_message_chunk")
     expect(failure).toContain("no summaries today")
     expect(readSession(file).errors).toEqual([expect.objectContaining({ kind: "compaction", line: failure })])
 
-    fake.push({ text: "The user asked a first question; the answer was one." })
+    harness.fake().push({ text: "The user asked a first question; the answer was one." })
     before = agent.updates.length
     await ask("/compact keep it short")
     expect(textOf(agent.updates.slice(before), "agent_message_chunk")).toMatch(/^Compacted: 2 older message\(s\)/)
-    expect(fake.completions().at(-1)!.body.messages[1].content).toContain("keep it short")
+    expect(harness.fake().completions().at(-1)!.body.messages[1].content).toContain("keep it short")
     await agent.kill()
 
     const reloaded = start({ cwd: project.dir, config: project.config })

@@ -1,26 +1,14 @@
 import * as acp from "@agentclientprotocol/sdk"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type AgentProcess, configYaml, makeProject, readSession, removeProjects, startAgent, textOf } from "./support/acp-agent"
-import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
+import { describe, expect, it } from "vitest"
+import { configYaml, makeProject, readSession, type startAgent, textOf, useAgents } from "./support/acp-agent"
 
-let fake: FakeModelServer
-const agents: Array<AgentProcess> = []
-
-beforeEach(async () => {
-  fake = await startFakeModelServer()
-})
-afterEach(async () => {
-  for (const agent of agents.splice(0)) await agent.kill()
-  await fake.close()
-  removeProjects()
-})
+const harness = useAgents()
 
 const open = async (options: { readonly yaml?: string; readonly onPermission?: Parameters<typeof startAgent>[0]["onPermission"] } = {}) => {
-  const project = makeProject(options.yaml ?? configYaml({ url: fake.url }))
-  const agent = startAgent({ cwd: project.dir, config: project.config, onPermission: options.onPermission })
-  agents.push(agent)
+  const project = makeProject(options.yaml ?? configYaml({ url: harness.fake().url }))
+  const agent = harness.start({ cwd: project.dir, config: project.config, onPermission: options.onPermission })
   await agent.initialize()
   const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
   const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
@@ -40,14 +28,14 @@ const errorOf = async (promise: Promise<unknown>): Promise<{ code: number; messa
 describe("mm acp: prompts", () => {
   it("a cancel stops the answer at once: cancelled, what was shown is kept, nothing in errors", async () => {
     const { agent, sessionId, file, ask } = await open()
-    fake.push({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), chunkDelayMs: 50 })
+    harness.fake().push({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), chunkDelayMs: 50 })
     const answer = ask("count slowly")
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "agent_message_chunk"))
     const cancelledAt = Date.now()
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId })
     expect((await answer).stopReason).toBe("cancelled")
     expect(Date.now() - cancelledAt).toBeLessThan(1000)
-    expect(await fake.waitForAbort()).toBe(true)
+    expect(await harness.fake().waitForAbort()).toBe(true)
     const stored = readSession(file)
     expect(stored.errors).toEqual([])
     expect(stored.messages[1]).toEqual({ role: "user", content: "count slowly" })
@@ -57,7 +45,7 @@ describe("mm acp: prompts", () => {
 
   it("a cancel kills a running tool and closes its call as failed", async () => {
     const { project, agent, sessionId, file, ask } = await open()
-    fake.push({ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: "sleep 30; touch late" } }] })
+    harness.fake().push({ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: "sleep 30; touch late" } }] })
     const answer = ask("wait a while")
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "tool_call"))
     await new Promise((resolve) => setTimeout(resolve, 200))
@@ -73,14 +61,14 @@ describe("mm acp: prompts", () => {
     expect(fs.existsSync(path.join(project.dir, "late"))).toBe(false)
 
     // the session is free again
-    fake.push({ text: "ok" })
+    harness.fake().push({ text: "ok" })
     expect((await ask("again")).stopReason).toBe("end_turn")
     expect(agent.invalid()).toEqual([])
   })
 
   it("a failed generation is one agent message and one generation record", async () => {
     const { agent, sessionId, file, ask } = await open()
-    fake.push({ kind: "status", status: 500, body: { error: { message: "the GPU caught fire" } } })
+    harness.fake().push({ kind: "status", status: 500, body: { error: { message: "the GPU caught fire" } } })
     expect((await ask("hello?")).stopReason).toBe("end_turn")
     const said = textOf(agent.updates.filter((n) => n.sessionId === sessionId), "agent_message_chunk").trim()
     expect(said).toContain("the GPU caught fire")
@@ -94,7 +82,7 @@ describe("mm acp: prompts", () => {
 
   it("a second prompt while one runs is a JSON-RPC error, and the first goes on", async () => {
     const { agent, sessionId, ask } = await open()
-    fake.push({ text: ["a", "b", "c", "d"], chunkDelayMs: 100 })
+    harness.fake().push({ text: ["a", "b", "c", "d"], chunkDelayMs: 100 })
     const first = ask("slow one")
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "agent_message_chunk"))
     const error = await errorOf(ask("impatient"))
@@ -115,21 +103,20 @@ describe("mm acp: prompts", () => {
     expect(await said("/compact")).toContain("Nothing to compact")
     expect(await said("/sessions")).toContain("terminal command")
     expect(await said("/frobnicate now")).toContain("Unknown command /frobnicate")
-    expect(fake.completions()).toHaveLength(0)
+    expect(harness.fake().completions()).toHaveLength(0)
     expect(agent.invalid()).toEqual([])
   })
 
   it("works on when the sessions directory cannot be written: [acp] not saved on stderr", async () => {
     const project = makeProject("")
     fs.writeFileSync(path.join(project.dir, "blocker"), "a file, not a directory")
-    fs.writeFileSync(project.config, configYaml({ url: fake.url, sessionsDir: "blocker/sessions" }))
-    const agent = startAgent({ cwd: project.dir, config: project.config })
-    agents.push(agent)
+    fs.writeFileSync(project.config, configYaml({ url: harness.fake().url, sessionsDir: "blocker/sessions" }))
+    const agent = harness.start({ cwd: project.dir, config: project.config })
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
     expect(sessionId).toMatch(/^\d{8}-\d{6}-[0-9a-f]{8}$/)
     expect(agent.stderr()).toMatch(/^\[acp\] not saved: .+/m)
-    fake.push({ text: "answered anyway" })
+    harness.fake().push({ text: "answered anyway" })
     const answer = await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] })
     expect(answer.stopReason).toBe("end_turn")
     expect(textOf(agent.updates, "agent_message_chunk")).toContain("answered anyway")
@@ -142,10 +129,10 @@ describe("mm acp: permissions", () => {
   it("asks before a tool runs: allow once runs it, reject tells the model it was denied", async () => {
     const answers: Array<string> = ["allow-once", "reject"]
     const { project, agent, ask } = await open({
-      yaml: configYaml({ url: fake.url, permissions: "ask" }),
+      yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
       onPermission: (request) => ({ outcome: { outcome: "selected", optionId: answers.shift() ?? request.options[2].optionId } })
     })
-    fake.push({ toolCalls: [{ id: "call_one", name: "bash", arguments: { command: "touch allowed" } }] }, { text: "done" })
+    harness.fake().push({ toolCalls: [{ id: "call_one", name: "bash", arguments: { command: "touch allowed" } }] }, { text: "done" })
     await ask("first")
     expect(fs.existsSync(path.join(project.dir, "allowed"))).toBe(true)
     expect(agent.permissionRequests).toHaveLength(1)
@@ -156,13 +143,13 @@ describe("mm acp: permissions", () => {
     expect(first.find((u) => u.sessionUpdate === "tool_call")).toMatchObject({ toolCallId: "call_one", status: "pending" })
     expect(first.filter((u) => u.sessionUpdate === "tool_call_update").map((u: any) => u.status)).toEqual(["in_progress", "completed"])
 
-    fake.push({ toolCalls: [{ id: "call_two", name: "write_file", arguments: { path: "denied.txt", content: "no" } }] }, { text: "ok, I won't" })
+    harness.fake().push({ toolCalls: [{ id: "call_two", name: "write_file", arguments: { path: "denied.txt", content: "no" } }] }, { text: "ok, I won't" })
     await ask("second")
     expect(fs.existsSync(path.join(project.dir, "denied.txt"))).toBe(false)
     expect(agent.permissionRequests[1].toolCall.content).toEqual([
       { type: "diff", path: path.join(project.dir, "denied.txt"), oldText: null, newText: "no" }
     ])
-    const toModel = fake.completions().at(-1)!.body.messages.at(-1)
+    const toModel = harness.fake().completions().at(-1)!.body.messages.at(-1)
     expect(toModel).toEqual({ role: "tool", tool_call_id: "call_two", content: "denied by the user" })
     expect(agent.updates.map((n) => n.update).find((u: any) => u.toolCallId === "call_two" && u.sessionUpdate === "tool_call_update")).toMatchObject({
       status: "failed",
@@ -174,10 +161,10 @@ describe("mm acp: permissions", () => {
   it("a cancelled permission request is a refusal; allow always stops asking for that tool", async () => {
     const answers: Array<acp.RequestPermissionOutcome> = [{ outcome: "cancelled" }, { outcome: "selected", optionId: "allow-always" }]
     const { project, agent, ask } = await open({
-      yaml: configYaml({ url: fake.url, permissions: "ask" }),
+      yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
       onPermission: () => ({ outcome: answers.shift() ?? { outcome: "cancelled" } })
     })
-    fake.push(
+    harness.fake().push(
       { toolCalls: [{ id: "c1", name: "bash", arguments: { command: "touch one" } }] },
       { toolCalls: [{ id: "c2", name: "bash", arguments: { command: "touch two" } }] },
       { toolCalls: [{ id: "c3", name: "bash", arguments: { command: "touch three" } }] },
@@ -195,13 +182,13 @@ describe("mm acp: permissions", () => {
   it("a cancel while the editor is asked ends the prompt", async () => {
     let asked: (() => void) | undefined
     const { agent, sessionId, file, ask } = await open({
-      yaml: configYaml({ url: fake.url, permissions: "ask" }),
+      yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
       onPermission: () =>
         new Promise((resolve) => {
           asked = () => resolve({ outcome: { outcome: "cancelled" } })
         })
     })
-    fake.push({ toolCalls: [{ id: "c1", name: "bash", arguments: { command: "true" } }] })
+    harness.fake().push({ toolCalls: [{ id: "c1", name: "bash", arguments: { command: "true" } }] })
     const answer = ask("go")
     await agent.waitFor(() => agent.permissionRequests.length === 1)
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId })
@@ -242,7 +229,7 @@ describe("mm acp: ids, listing and bad input", () => {
     expect(outs.some((m) => m?.id === null && m?.error?.code === -32700)).toBe(true)
     expect(outs.some((m) => m?.id === "x1" && m?.error?.code === -32602)).toBe(true)
 
-    fake.push({ text: "still alive" })
+    harness.fake().push({ text: "still alive" })
     const answer = await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "you ok?" }] })
     expect(answer.stopReason).toBe("end_turn")
     expect(agent.child.exitCode).toBeNull()
@@ -250,7 +237,7 @@ describe("mm acp: ids, listing and bad input", () => {
   })
 
   it("lists the project's sessions newest first, in pages, skipping unreadable files", async () => {
-    const project = makeProject(configYaml({ url: fake.url }))
+    const project = makeProject(configYaml({ url: harness.fake().url }))
     const dir = path.join(project.dir, ".mm", "sessions")
     fs.mkdirSync(dir, { recursive: true })
     for (let i = 0; i < 60; i++) {
@@ -262,8 +249,7 @@ describe("mm acp: ids, listing and bad input", () => {
       )
     }
     fs.writeFileSync(path.join(dir, "20260101-999999-ffffffff.json"), "{ torn")
-    const agent = startAgent({ cwd: project.dir, config: project.config })
-    agents.push(agent)
+    const agent = harness.start({ cwd: project.dir, config: project.config })
     await agent.initialize()
     const first = await agent.agent.request(acp.methods.agent.session.list, { cwd: project.dir })
     expect(first.sessions).toHaveLength(50)
@@ -283,7 +269,7 @@ describe("mm acp: ids, listing and bad input", () => {
 
   it("ends when the editor closes its stdin, saving what a running turn had shown", async () => {
     const { agent, file, ask } = await open()
-    fake.push({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), chunkDelayMs: 50 })
+    harness.fake().push({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), chunkDelayMs: 50 })
     void ask("talk until I leave").catch(() => undefined)
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "agent_message_chunk"))
     expect(await agent.close()).toBe(0)

@@ -3,7 +3,9 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { afterEach, beforeEach } from "vitest"
 import { validateAgentMessage } from "./acp-schema"
+import { type FakeModelServer, startFakeModelServer } from "./FakeModelServer"
 
 export const MM = path.resolve("dist/mm.js")
 
@@ -227,3 +229,28 @@ export const textOf = (updates: ReadonlyArray<acp.SessionNotification>, kind: "a
     .join("")
 
 export const readSession = (file: string): any => JSON.parse(fs.readFileSync(file, "utf8"))
+
+/**
+ * Per test: a fresh fake model server, and every agent started through `start` killed after,
+ * with the temporary projects removed.
+ */
+export const useAgents = () => {
+  let fake: FakeModelServer | undefined
+  const agents: Array<AgentProcess> = []
+  beforeEach(async () => {
+    fake = await startFakeModelServer()
+  })
+  afterEach(async () => {
+    for (const agent of agents.splice(0)) await agent.kill()
+    await fake?.close()
+    removeProjects()
+  })
+  return {
+    fake: (): FakeModelServer => fake!,
+    start: (options: Parameters<typeof startAgent>[0]): AgentProcess => {
+      const agent = startAgent(options)
+      agents.push(agent)
+      return agent
+    }
+  }
+}

@@ -27,8 +27,14 @@ export const makeRecord = (session: Session, failure: Failure, at: Date): ErrorR
     question: firstLine(failure.question),
     line: failure.line
   }
-  if (failure.raw !== "" && failure.raw !== failure.line) record.raw = failure.raw
+  if (saysMore(failure.raw, failure.line)) record.raw = failure.raw
   return record
+}
+
+/** A raw error is kept only when it says more than the line shown (not the line again, with or without an error name). */
+export const saysMore = (raw: string, line: string): boolean => {
+  const core = raw.trim().replace(/^[A-Za-z]*Error:\s*/, "")
+  return core !== "" && !line.includes(core)
 }
 
 export const ErrorLogLive = Layer.succeed(ErrorLog, {

@@ -6,8 +6,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig } from "./Config"
 import { ResumeError, type StoreError } from "./Domain/Errors"
-import { emptySession, type Session, titleOf, withSystem } from "./Domain/Session"
-import { validateSessionId } from "./Domain/SessionId"
+import { emptySession, ERRORS_CAP, type Session, titleOf, withSystem } from "./Domain/Session"
+import { isSessionId, validateSessionId } from "./Domain/SessionId"
+import { resolveSessionRef, sessionRefProblem } from "./Domain/SessionRef"
 import { ErrorLog, type Failure } from "./ErrorLog"
 import type { Usage } from "./ModelClient"
 import { type SessionListing, SessionStore } from "./SessionStore"
@@ -71,6 +72,9 @@ export class Keeper extends Context.Tag("mm/Keeper")<Keeper, KeeperShape>() {}
 
 export const expandHome = (dir: string, home: string = os.homedir()): string =>
   dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : dir
+
+/** What `/resume` may be given besides a full id: a prefix or suffix of one (digits, hex, dashes). */
+const looksLikeRef = /^[0-9a-f-]{1,23}$/
 
 const storeReason = (error: StoreError): string => error.message
 
@@ -214,6 +218,11 @@ export const KeeperLive = Layer.effect(
         const record = (failure: Failure) =>
           lock.withPermits(1)(
             Effect.gen(function* () {
+              // a failed /resume alone leaves no file: its record waits for the conversation that goes on
+              if (terminal && failure.kind === "resume" && !(yield* Ref.get(hasFile))) {
+                yield* Ref.set(state, yield* stamp(yield* errorLog.append(yield* Ref.get(state), failure)))
+                return undefined
+              }
               const created = yield* createNow
               const withRecord = yield* errorLog.append(yield* Ref.get(state), failure)
               // a first question that failed still names the session
@@ -226,7 +235,8 @@ export const KeeperLive = Layer.effect(
 
         const detach = lock.withPermits(1)(
           Effect.gen(function* () {
-            yield* Ref.set(state, emptySession("", cwd, yield* now))
+            const held = (yield* Ref.get(hasFile)) ? [] : (yield* Ref.get(state)).errors
+            yield* Ref.set(state, { ...emptySession("", cwd, yield* now), errors: held })
             yield* Ref.set(hasFile, false)
             yield* Ref.set(allowed, new Set())
             yield* Ref.set(usage, undefined)
@@ -249,6 +259,24 @@ export const KeeperLive = Layer.effect(
           })
         )
 
+        /** A unique prefix or 8-hex suffix of an id of this project, among its listed sessions, newest update first. */
+        const resolveRef = (dir: string, typed: string) =>
+          Effect.gen(function* () {
+            const listed = yield* store.list(dir).pipe(Effect.mapError(resumeErrorOf))
+            const ids = listed
+              .filter(ofProject(cwd))
+              .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+              .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
+              .map((s) => s.id)
+            const ref = resolveSessionRef(typed, ids)
+            if (ref._tag === "Found") return ref.id
+            return yield* new ResumeError({
+              reason: ref._tag === "Ambiguous" ? "ambiguous" : "not-found",
+              message: sessionRefProblem(ref),
+              raw: ""
+            })
+          })
+
         const resume = (requested: string | undefined): Effect.Effect<ResumeReport | undefined, ResumeError> =>
           Effect.gen(function* () {
             const current = yield* Ref.get(status)
@@ -270,19 +298,27 @@ export const KeeperLive = Layer.effect(
               )
               if (candidates.length === 0) return undefined
               id = candidates.reduce((best, s) => (s.updatedAt > best.updatedAt ? s : best)).id
-            } else {
+            } else if (isSessionId(requested) || !looksLikeRef.test(requested)) {
               id = yield* validateSessionId(requested).pipe(
                 Effect.mapError((e) => new ResumeError({ reason: "bad-id", message: e.message, raw: requested.slice(0, 200) }))
               )
+            } else {
+              id = yield* resolveRef(dir, requested)
             }
             const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
             yield* lock.withPermits(1)(
               Effect.gen(function* () {
-                yield* Ref.set(state, underCurrentSystem(loaded))
+                // records of failures before this launch had a file go on with the resumed conversation
+                const held = (yield* Ref.get(hasFile)) ? [] : (yield* Ref.get(state)).errors
+                yield* Ref.set(state, { ...underCurrentSystem(loaded), errors: [...loaded.errors, ...held].slice(-ERRORS_CAP) })
                 yield* Ref.set(written, loaded.updatedAt)
                 yield* Ref.set(hasFile, true)
                 yield* Ref.set(usage, undefined)
                 yield* Ref.set(allowed, new Set())
+                if (held.length === 0) return
+                // a failed save is said and tried again at the next change
+                yield* Ref.set(state, yield* stamp(yield* Ref.get(state)))
+                yield* saveNow
               })
             )
             return {

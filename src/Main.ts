@@ -17,7 +17,7 @@ const strip = (args: ReadonlyArray<unknown>) => args.map((arg) => (typeof arg ==
 
 /** @effect/cli colours its help and usage errors always; mm only colours a terminal without NO_COLOR. */
 const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  process.stdout.isTTY === true && process.env.NO_COLOR === undefined
+  process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === ""
     ? self
     : Console.consoleWith((console) =>
         Console.withConsole(self, {

@@ -534,8 +534,9 @@ const editFileTool = (
   } catch (cause) {
     return failure(fileProblem(cause, args.path))
   }
-  const before = oldText.split("\n").length
-  const after = newText === "" ? 0 : newText.split("\n").length
+  // counted as write_file counts: a trailing newline does not start another line
+  const before = Math.max(countLines(oldText), 1)
+  const after = countLines(newText)
   return {
     output: `edited ${args.path} at line ${line}: ${plural(before, "line")} replaced by ${plural(after, "line")}`,
     failed: false

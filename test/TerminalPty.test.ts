@@ -42,14 +42,14 @@ describe("the terminal on a pseudo-terminal", () => {
   it("Ctrl-C cancels a streaming answer and records nothing; errors are red; Ctrl-C at an empty prompt exits", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push({ text: ["one ", "two ", "three ", "four ", "five ", "six "], chunkDelayMs: 400 })
     let mark = mm.out.length
     mm.type("count slowly\r")
     await mm.waitFor(/two /, mark)
     mm.type("\x03")
     await mm.waitFor(/cancelled/, mark)
-    await mm.waitFor(/› /, mm.out.indexOf("cancelled", mark))
+    await mm.waitFor(/> /, mm.out.indexOf("cancelled", mark))
 
     server.push({ kind: "status", status: 500, body: { error: { message: "kaput" } } })
     mark = mm.out.length
@@ -75,7 +75,7 @@ describe("the terminal on a pseudo-terminal", () => {
   it("asks with one key before a tool that changes things", async () => {
     const project = tempProject(configFor(server.url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push(
       { toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "A" } }] },
       { toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "B" } }] },
@@ -100,7 +100,7 @@ describe("the terminal on a pseudo-terminal", () => {
   it("a paste of several lines, and a line typed while an answer streams, are all answered in order", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push({ text: "answer A" }, { text: "answer B" }, { text: ["answer ", "C ", "slowly"], chunkDelayMs: 300 }, { text: "answer D" })
     mm.type("line A\rline B\rline C\r")
     await mm.waitFor(/answer C /)
@@ -118,7 +118,7 @@ describe("the terminal on a pseudo-terminal", () => {
   it("Ctrl-C during /compact cancels the compaction, not mm", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"]))
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push({ text: "one" }, { text: "two" }, { kind: "stall" })
     mm.type("q1\r")
     await mm.waitFor(/one/)

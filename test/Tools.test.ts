@@ -295,6 +295,13 @@ describe("edit_file", () => {
       expect(fs.readFileSync(file, "utf8")).toBe("a\nconst x = 2\nconst y = $&\nb\n")
     }))
 
+  it.effect("counts lines as write_file does: a trailing newline is not a line", () =>
+    Effect.gen(function* () {
+      const { ctx } = setup("a\nb\nc\n")
+      const result = yield* call("edit_file", { path: "f.ts", old: "b\nc\n", new: "B\n" }, ctx)
+      expect(result).toEqual({ output: "edited f.ts at line 2: 2 lines replaced by 1 line", failed: false })
+    }))
+
   it.effect("zero occurrences is a failed result", () =>
     Effect.gen(function* () {
       const { ctx, file } = setup("a\nb\n")

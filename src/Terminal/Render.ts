@@ -1,6 +1,5 @@
 import type { LoadedConfig } from "../Config"
 import type { Listing, ResumeReport, SaveStatus } from "../Keeper"
-import type { SessionListing } from "../SessionStore"
 import type { Style } from "./Style"
 
 const pad = (n: number) => String(n).padStart(2, "0")
@@ -21,7 +20,9 @@ export const sessionsLine = (status: SaveStatus, earlier: number): string => {
     case "NotSaved":
       return `sessions: not saved (${status.reason})`
     case "Saving":
-      return `sessions: saved under ${status.dir} · ${earlier} earlier — /resume to continue the latest, /sessions to list`
+      return earlier === 0
+        ? `sessions: saved under ${status.dir} · no earlier sessions`
+        : `sessions: saved under ${status.dir} · ${earlier} earlier — /resume to continue the latest, /sessions to list`
   }
 }
 
@@ -33,34 +34,104 @@ export const banner = (input: {
   readonly status: SaveStatus
   readonly earlier: number
   readonly style: Style
+  /** `/help for commands · Ctrl-D to leave`, until the project has a saved session. */
+  readonly tips?: boolean
 }): string =>
   [
     `${input.style.bold(`mm ${input.version}`)} · model ${input.loaded.config.model.name} at ${input.loaded.config.model.url} ` +
       (input.answering ? "(answering)" : input.style.yellow("(not answering)")),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
-    sessionsLine(input.status, input.earlier)
+    sessionsLine(input.status, input.earlier),
+    ...(input.tips === true ? [input.style.dim(TIPS)] : [])
   ].join("\n")
 
-const row = (entry: SessionListing, currentId: string): string => {
-  if (entry._tag === "Unreadable") return `  ${entry.id}  unreadable: ${entry.reason}`
-  const s = entry.summary
-  const mark = s.id === currentId ? "*" : " "
-  const title = s.title === "" ? "(no question yet)" : s.title
-  return `${mark} ${s.id}  ${localMinute(s.updatedAt)}  ${s.turns} turn(s)  ${title}${errorsSuffix(s.errors)}`
+export const TIPS = "/help for commands · Ctrl-D to leave"
+
+/** What a bare `/resume` could take: sessions with at least one turn, other than the current one. */
+export const earlierCount = (listing: Listing, currentId: string): number =>
+  listing._tag === "Listed"
+    ? listing.entries.filter((e) => e._tag === "Readable" && e.summary.turns > 0 && e.summary.id !== currentId).length
+    : 0
+
+/** The line printed when mm leaves with a saved session. */
+export const goodbyeLine = (id: string): string => `session ${id} saved — /resume ${id} (or mm --resume ${id}) to continue`
+
+/** `just now`, `5 min ago`, `2 h ago`, `3 d ago`: beside the date in `/sessions`. */
+export const relativeTime = (iso: string, now: Date): string => {
+  const ms = now.getTime() - new Date(iso).getTime()
+  if (Number.isNaN(ms)) return "?"
+  const minutes = Math.floor(ms / 60_000)
+  if (minutes < 1) return "just now"
+  if (minutes < 60) return `${minutes} min ago`
+  const hours = Math.floor(minutes / 60)
+  if (hours < 24) return `${hours} h ago`
+  return `${Math.floor(hours / 24)} d ago`
+}
+
+/** How many rows `/sessions` shows before `… N more (/sessions all)`. */
+export const LISTING_ROWS = 20
+
+export interface ListingOptions {
+  /** Only titles containing this (case-insensitive). */
+  readonly filter?: string
+  /** No cut after LISTING_ROWS rows. */
+  readonly all?: boolean
+  readonly now?: Date
+}
+
+/**
+ * What `/sessions` shows, in its order: conversations with at least one turn, newest
+ * update first (the order a bare `/resume` takes), then the unreadable files.
+ */
+export const listedSessions = (listing: Listing, options: ListingOptions = {}) => {
+  if (listing._tag !== "Listed") return { readable: [], unreadable: [], empty: 0 }
+  const word = options.filter?.toLowerCase() ?? ""
+  const readable = listing.entries
+    .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+    .filter((s) => s.turns > 0)
+    .filter((s) => word === "" || s.title.toLowerCase().includes(word))
+    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? 1 : -1))
+  const unreadable = word === "" ? listing.entries.flatMap((entry) => (entry._tag === "Unreadable" ? [entry] : [])) : []
+  const empty = listing.entries.filter((entry) => entry._tag === "Readable" && entry.summary.turns === 0).length
+  return { readable, unreadable, empty }
+}
+
+/** The ids of the numbered rows of a listing, row 1 first. */
+export const listingRows = (listing: Listing, options: ListingOptions = {}): ReadonlyArray<string> => {
+  const { readable } = listedSessions(listing, options)
+  return (options.all === true ? readable : readable.slice(0, LISTING_ROWS)).map((s) => s.id)
 }
 
 /** The `/sessions` and `mm sessions` listing (docs/reference/slash-commands.md). */
-export const sessionsListing = (listing: Listing, currentId: string): string => {
+export const sessionsListing = (listing: Listing, currentId: string, options: ListingOptions = {}): string => {
   switch (listing._tag) {
     case "Off":
       return "sessions are off — set sessions.enabled: true in agent.yaml to keep conversations"
     case "Failed":
-      return `cannot list the sessions in ${listing.dir}: ${listing.reason}`
+      return cannotList(listing.dir, listing.reason)
     case "Listed": {
-      const header = `${listing.entries.length} session(s) in ${listing.dir} — /resume <id> to continue one, /resume for the latest`
-      return [header, ...listing.entries.map((entry) => row(entry, currentId))].join("\n")
+      const now = options.now ?? new Date()
+      const { readable, unreadable, empty } = listedSessions(listing, options)
+      const shown = options.all === true ? readable : readable.slice(0, LISTING_ROWS)
+      const width = String(Math.max(shown.length, 1)).length
+      const matching = options.filter === undefined || options.filter === "" ? "" : ` matching ${JSON.stringify(options.filter)}`
+      const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — /resume <id> to continue one, /resume for the latest`
+      const rows = shown.map((s, i) => {
+        const mark = s.id === currentId ? "*" : " "
+        return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${relativeTime(s.updatedAt, now)})  ${s.turns} turn(s)  ${s.title}${errorsSuffix(s.errors)}`
+      })
+      const unreadableRows = unreadable.map((entry) => `${" ".repeat(width)}   ${entry.id}  unreadable: ${entry.reason}`)
+      const more = readable.length > shown.length ? [`… ${readable.length - shown.length} more (/sessions all)`] : []
+      const hidden = empty > 0 ? [`${empty} empty not shown`] : []
+      return [header, ...rows, ...unreadableRows, ...more, ...hidden].join("\n")
     }
   }
+}
+
+/** The store's reason may already say "cannot list DIR": said once. */
+const cannotList = (dir: string, reason: string): string => {
+  const prefix = `cannot list ${dir}: `
+  return `cannot list the sessions in ${dir}: ${reason.startsWith(prefix) ? reason.slice(prefix.length) : reason}`
 }
 
 export const resumedLine = (report: ResumeReport): string =>
@@ -83,15 +154,3 @@ export const toolResultLine = (output: string, failed: boolean, style: Style): s
   const text = `  ${failed ? "✗" : "↳"} ${summary}${lines > 1 ? `  (${lines} lines)` : ""}`
   return failed ? style.yellow(text) : style.dim(text)
 }
-
-export const HELP = [
-  "Type a question and press Enter. Commands:",
-  "  /help           this list",
-  "  /sessions       list this project's saved sessions",
-  "  /resume [id]    continue the latest session, or the one with that id",
-  "  /new            start a new conversation (the current file stays as it is)",
-  "  /compact [hint] replace older turns by a summary to free the context window",
-  "  /exit           leave (Ctrl-D does too; Ctrl-C cancels a running answer or tool, and an approval)"
-].join("\n")
-
-export const COMMANDS = ["/help", "/sessions", "/resume", "/new", "/compact", "/exit"] as const

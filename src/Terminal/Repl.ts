@@ -8,7 +8,9 @@ import { AppConfig } from "../Config"
 import { type Conversation, Keeper } from "../Keeper"
 import { ModelClient } from "../ModelClient"
 import type { TurnEvent } from "../TurnEvent"
-import { banner, COMMANDS, HELP, resumedLine, sessionsListing, toolResultLine, toolStartLine } from "./Render"
+import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
+import { banner, earlierCount, goodbyeLine, toolResultLine, toolStartLine } from "./Render"
+import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
 import { VERSION } from "../Version"
 
@@ -28,8 +30,10 @@ export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent, E, Ap
       [model.probe, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
       { concurrency: "unbounded" }
     )
-    const earlier = listing._tag === "Listed" ? listing.entries.length : 0
-    print.line(banner({ version: VERSION, loaded, answering, cwd, status: yield* conversation.status, earlier, style }))
+    const earlier = earlierCount(listing, "")
+    // tips until the project has a saved conversation
+    const tips = earlier === 0
+    print.line(banner({ version: VERSION, loaded, answering, cwd, status: yield* conversation.status, earlier, style, tips }))
     yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation)).pipe(Effect.provide(agentLayer))
   })
 
@@ -38,19 +42,23 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
   Effect.gen(function* () {
     const keeper = yield* Keeper
     const { input, print, style } = yield* TerminalIO
+    const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
+    const titles = new Map<string, string>()
 
-    const red = (line: string) => print.line(style.red(line))
-    const notice = (line: string | undefined) => (line === undefined ? undefined : print.line(style.yellow(line)))
+    const red = (line: string) => print.line(style.red(sanitize(line)))
+    const notice = (line: string | undefined) => (line === undefined ? undefined : print.line(style.yellow(sanitize(line))))
 
     const render = (event: TurnEvent) =>
       Effect.sync(() => {
         switch (event._tag) {
           case "TextDelta":
-            return print.write(event.text)
+            return print.write(sanitize(event.text))
           case "ToolCallStarted":
-            return print.line(toolStartLine(event.name, event.title, style))
+            titles.set(event.id, event.title)
+            return print.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
           case "ToolCallFinished":
-            return print.line(toolResultLine(event.output, event.failed, style))
+            memory.lastTool = { name: event.name, title: titles.get(event.id) ?? "", output: sanitize(event.output) }
+            return print.line(toolResultLine(sanitize(event.output), event.failed, style))
           case "Notice":
             return notice(event.text)
           case "CompactionFailed":
@@ -78,54 +86,34 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
 
     const ask = (question: string) => cancellable(agent.turn(conversation, question).pipe(Stream.runForEach(render)))
 
-    const command = (conv: Conversation, name: string, arg: string) =>
-      Effect.gen(function* () {
-        switch (name) {
-          case "/help":
-            return print.line(HELP)
-          case "/sessions":
-            return print.line(sessionsListing(yield* keeper.list(cwd), yield* conv.id))
-          case "/resume": {
-            const resumed = yield* Effect.either(conv.resume(arg === "" ? undefined : arg))
-            if (resumed._tag === "Left") return red(resumed.left.message)
-            if (resumed.right === undefined) return print.line("no earlier session to resume (only sessions with at least one turn count)")
-            return print.line(resumedLine(resumed.right))
-          }
-          case "/new": {
-            const previous = yield* conv.id
-            yield* conv.detach
-            return print.line(
-              previous === "" ? "new conversation" : `new conversation — ${previous} stays as it is; /resume ${previous} to go back`
-            )
-          }
-          case "/compact": {
-            const outcome = yield* cancellable(Effect.either(agent.compact(conv, arg)))
-            if (outcome._tag === "Cancelled") return
-            const done = outcome.value
-            if (done._tag === "Left") return red(done.left.message)
-            if (done.right._tag === "Nothing") return print.line("nothing to compact yet: the history is no longer than the turns kept verbatim")
-            notice(done.right.warning)
-            return print.line(
-              `compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${done.right.tokensBefore} → ${done.right.tokensAfter} tokens)`
-            )
-          }
-          default:
-            return print.line(`unknown command ${name} — commands: ${COMMANDS.join(" ")}`)
-        }
-      })
+    const context: CommandContext = { cwd, agent, conversation, keeper, print, style, red, notice, cancellable, memory }
 
-    const prompt = style.bold("› ")
+    const prompt = style.bold("> ")
     while (true) {
       const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : ""))
       if (line === undefined) break
       const text = line.trim()
       if (text === "") continue
-      if (text.startsWith("/")) {
-        const [name, ...rest] = text.split(/\s+/)
-        if (name === "/exit" || name === "/quit") break
-        yield* command(conversation, name, rest.join(" "))
+      const parsed = parseCommandLine(text)
+      if (parsed?._tag === "Unknown") {
+        print.line(`unknown command ${parsed.name} — commands: ${commandNames().join(" ")}`)
+        continue
+      }
+      if (parsed?._tag === "Command") {
+        if ((yield* parsed.command.run(context, parsed.arg)) === "leave") break
         continue
       }
       yield* ask(line)
     }
+    yield* goodbye(conversation)
+  })
+
+/** Leaving: the session's id, when it was saved, so it can be found again. */
+const goodbye = (conversation: Conversation) =>
+  Effect.gen(function* () {
+    const { print } = yield* TerminalIO
+    print.endLine()
+    const id = yield* conversation.id
+    const status = yield* conversation.status
+    if (id !== "" && status._tag === "Saving") print.line(goodbyeLine(id))
   })

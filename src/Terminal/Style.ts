@@ -12,6 +12,9 @@ export const colored: Style = { red: wrap(31, 39), dim: wrap(2, 22), yellow: wra
 const same = (text: string) => text
 export const plain: Style = { red: same, dim: same, yellow: same, bold: same }
 
-/** Colours only on a terminal, and never when NO_COLOR is set (to anything). */
+/** NO_COLOR set to a non-empty value turns colour off; set but empty it does not (no-color.org). */
+export const noColor = (env: NodeJS.ProcessEnv): boolean => env.NO_COLOR !== undefined && env.NO_COLOR !== ""
+
+/** Colours only on a terminal, and never when NO_COLOR is set. */
 export const styleFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv): Style =>
-  stream.isTTY === true && env.NO_COLOR === undefined ? colored : plain
+  stream.isTTY === true && !noColor(env) ? colored : plain

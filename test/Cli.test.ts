@@ -114,7 +114,14 @@ describe("the mm command", () => {
 
   it("answers an unknown slash command with the list of commands", async () => {
     const { stdout } = await runMm(tempProject(configFor(server.url)), ["/frobnicate"])
-    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /exit")
+    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /last /exit /quit")
+  })
+
+  it("a line that starts with a path is a question, not a command", async () => {
+    server.push({ text: "look at line 3" })
+    const { stdout } = await runMm(tempProject(configFor(server.url)), ["/etc/hosts is wrong"])
+    expect(stdout).toContain("look at line 3")
+    expect(server.completions().at(-1)!.body.messages.at(-1)).toEqual({ role: "user", content: "/etc/hosts is wrong" })
   })
 
   it("ends quietly when its reader goes away", async () => {

@@ -14,6 +14,7 @@ import { AppConfig } from "./Config"
 import { GenerationError, type GenerationReason, rawText } from "./Domain/Errors"
 import type { ToolCall } from "./Domain/Session"
 import { type ChatRequest, ModelClient, type ModelEvent, type Usage } from "./ModelClient"
+import { makeStreamRedactor, redact, registerSecretVariable } from "./Secrets"
 
 /** How long `probe` waits for any HTTP answer. */
 export const PROBE_TIMEOUT_MS = 1200
@@ -21,8 +22,9 @@ export const PROBE_TIMEOUT_MS = 1200
 const SERVER_MESSAGE_MAX = 200
 const CHUNK_SHOWN_MAX = 80
 
+/** Every failure of a model call; a server that echoes the key shows `[redacted]` instead. */
 const fail = (reason: GenerationReason, message: string, raw: string): GenerationError =>
-  new GenerationError({ reason, message: message.replace(/[\r\n]+/g, " "), raw })
+  new GenerationError({ reason, message: redact(message.replace(/[\r\n]+/g, " ")), raw: redact(raw) })
 
 /** `text` on one line, whitespace collapsed, cut to `max` characters. */
 export const oneLine = (text: string, max: number = SERVER_MESSAGE_MAX): string => {
@@ -302,7 +304,7 @@ export class Completion {
     }
     return {
       _tag: "Completed",
-      content: this.content,
+      content: redact(this.content),
       toolCalls,
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       usage: this.usage
@@ -325,6 +327,7 @@ export const make = Effect.gen(function* () {
   const baseUrl = config.model.url.replace(/\/+$/, "")
   const model = config.model.name
   const apiKeyEnv = config.model.apiKeyEnv
+  if (apiKeyEnv !== undefined) registerSecretVariable(apiKeyEnv)
   const watchdogSeconds = config.watchdogTimeout
   const watchdogMs = Math.max(1, Math.round(watchdogSeconds * 1000))
   const context = { baseUrl, model, apiKeyEnv }
@@ -406,7 +409,7 @@ export const make = Effect.gen(function* () {
         if (!completion.finished && completion.content === "") return Stream.fail(streamCut(`a JSON body without an answer: ${body}`))
         const done = completion.complete()
         if (done instanceof GenerationError) return Stream.fail(done)
-        const events: Array<ModelEvent> = text === undefined ? [done] : [{ _tag: "TextDelta", text }, done]
+        const events: Array<ModelEvent> = text === undefined ? [done] : [{ _tag: "TextDelta", text: redact(text) }, done]
         return Stream.fromIterable(events)
       })
     )
@@ -414,20 +417,24 @@ export const make = Effect.gen(function* () {
   const events = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelEvent, GenerationError> =>
     Stream.suspend(() => {
       const completion = new Completion()
+      const redactor = makeStreamRedactor()
       const absorbAll = (chunk: Chunk.Chunk<Sse.Event>): Effect.Effect<Chunk.Chunk<ModelEvent>, GenerationError> => {
         const out: Array<ModelEvent> = []
         for (const event of chunk) {
           const text = completion.absorb(event.data, event.event)
           if (text === undefined) continue
           if (typeof text !== "string") return Effect.fail(text)
-          out.push({ _tag: "TextDelta", text })
+          const shown = redactor.push(text)
+          if (shown !== "") out.push({ _tag: "TextDelta", text: shown })
         }
         return Effect.succeed(Chunk.unsafeFromArray(out))
       }
       const closing = Stream.suspend(() => {
         if (!completion.finished) return Stream.fail(streamCut("the stream ended without finish_reason or [DONE]"))
         const done = completion.complete()
-        return done instanceof GenerationError ? Stream.fail(done) : Stream.succeed(done)
+        if (done instanceof GenerationError) return Stream.fail(done)
+        const rest = redactor.flush()
+        return Stream.fromIterable<ModelEvent>(rest === "" ? [done] : [{ _tag: "TextDelta", text: rest }, done])
       })
       return response.stream.pipe(
         Stream.timeoutFail(() => watchdogError(watchdogSeconds), watchdogMs),

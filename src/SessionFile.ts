@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import { StoreError } from "./Domain/Errors"
 import { Session, SESSION_VERSION } from "./Domain/Session"
 import { isSessionId, validateSessionId } from "./Domain/SessionId"
+import { redact } from "./Secrets"
 import type { SessionListing, SessionSummary } from "./SessionStore"
 
 /**
@@ -56,7 +57,8 @@ export const encodeSession = (session: Session): string => {
   for (const key of Object.keys(session)) {
     if (!SUMMARY_KEYS.includes(key)) ordered[key] = (session as Record<string, unknown>)[key]
   }
-  return JSON.stringify(ordered, null, 2) + "\n"
+  // a secret that reached the history (a pasted key, an echoed error) is never written
+  return redact(JSON.stringify(ordered, null, 2)) + "\n"
 }
 
 /** Why a text is not a session this mm can use. */

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import type { ToolSpec } from "./ModelClient"
+import { redact, toolEnv } from "./Secrets"
 
 export type ToolName = "bash" | "read_file" | "write_file" | "edit_file"
 
@@ -294,7 +295,12 @@ const runBash = (
     const output = makeCollector(Math.max(ctx.maxOutput, 1024))
     let child: ChildProcess
     try {
-      child = spawn("bash", ["-c", args.command], { cwd: ctx.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+      child = spawn("bash", ["-c", args.command], {
+        cwd: ctx.cwd,
+        env: toolEnv(),
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"]
+      })
     } catch (cause) {
       resume(Effect.succeed({ output: `cannot run bash: ${(cause as Error).message}`, failed: true }))
       return
@@ -560,7 +566,8 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
 }
 
 /**
- * Runs one call. Never fails: any problem is a failed ToolResult the model sees.
+ * Runs one call. Never fails: any problem is a failed ToolResult the model sees. Known
+ * secrets in the result are replaced by `[redacted]` before anyone sees it.
  * Interrupting it kills a running bash process group at once.
  */
 export const runTool = (name: string, rawArguments: string, ctx: ToolContext): Effect.Effect<ToolResult> =>
@@ -572,7 +579,7 @@ export const runTool = (name: string, rawArguments: string, ctx: ToolContext): E
     Effect.catchAllDefect((defect) =>
       Effect.succeed(failure(`${name} failed unexpectedly: ${String((defect as Error)?.message ?? defect).split("\n")[0]}`))
     ),
-    Effect.map((result) => ({ output: truncateOutput(result.output, ctx.maxOutput), failed: result.failed })),
+    Effect.map((result) => ({ output: truncateOutput(redact(result.output), ctx.maxOutput), failed: result.failed })),
     Effect.withSpan("Tools.runTool", { attributes: { tool: name } })
   )
 

@@ -9,6 +9,7 @@ import { storeLayers } from "../Wiring"
 import { CompactorLive } from "../Compactor"
 import type { LoadedConfig } from "../Config"
 import { OpenAiClientNode } from "../OpenAiClient"
+import { holdsSecret, redact, secretsKnown } from "../Secrets"
 import { VERSION } from "../Version"
 import { AcpApproverLive } from "./AcpApprover"
 import { makeAcpAgent } from "./AcpAgent"
@@ -34,6 +35,13 @@ const keepStdoutForProtocol = () => {
   console.debug = toStderr
   console.warn = toStderr
   console.error = toStderr
+}
+
+/** A message on its way to the editor, with every known secret replaced by `[redacted]`. */
+const redactBytes = (chunk: Uint8Array): Uint8Array => {
+  if (!secretsKnown()) return chunk
+  const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8")
+  return holdsSecret(text) ? Buffer.from(redact(text), "utf8") : chunk
 }
 
 /**
@@ -71,7 +79,7 @@ const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
         out.cork()
         setImmediate(flush)
       }
-      if (out.write(chunk)) return undefined
+      if (out.write(redactBytes(chunk))) return undefined
       flush()
       return out.writableNeedDrain ? drained() : undefined
     },

@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../Config"
 import type { Listing, ResumeReport, SaveStatus } from "../Keeper"
+import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 
 const pad = (n: number) => String(n).padStart(2, "0")
@@ -118,9 +119,9 @@ export const sessionsListing = (listing: Listing, currentId: string, options: Li
       const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — /resume <id> to continue one, /resume for the latest`
       const rows = shown.map((s, i) => {
         const mark = s.id === currentId ? "*" : " "
-        return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${relativeTime(s.updatedAt, now)})  ${s.turns} turn(s)  ${s.title}${errorsSuffix(s.errors)}`
+        return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${relativeTime(s.updatedAt, now)})  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}`
       })
-      const unreadableRows = unreadable.map((entry) => `${" ".repeat(width)}   ${entry.id}  unreadable: ${entry.reason}`)
+      const unreadableRows = unreadable.map((entry) => `${" ".repeat(width)}   ${entry.id}  unreadable: ${sanitize(entry.reason)}`)
       const more = readable.length > shown.length ? [`… ${readable.length - shown.length} more (/sessions all)`] : []
       const hidden = empty > 0 ? [`${empty} empty not shown`] : []
       return [header, ...rows, ...unreadableRows, ...more, ...hidden].join("\n")
@@ -135,7 +136,7 @@ const cannotList = (dir: string, reason: string): string => {
 }
 
 export const resumedLine = (report: ResumeReport): string =>
-  `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${JSON.stringify(report.title)}${errorsSuffix(report.errors)}`
+  `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${errorsSuffix(report.errors)}`
 
 const firstLineOf = (text: string) => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? ""
 

@@ -57,7 +57,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
             titles.set(event.id, event.title)
             return print.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
           case "ToolCallFinished":
-            memory.lastTool = { name: event.name, title: titles.get(event.id) ?? "", output: sanitize(event.output) }
+            memory.lastTool = { name: event.name, title: sanitize(titles.get(event.id) ?? ""), output: sanitize(event.output) }
             return print.line(toolResultLine(sanitize(event.output), event.failed, style))
           case "Notice":
             return notice(event.text)

@@ -2,10 +2,16 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Approval, Approver } from "../Approver"
+import { redact } from "../Secrets"
+import { sanitize } from "./Sanitize"
 import { CANCELLED, makePipedInput, makeTtyInput, type TerminalInput } from "./Input"
 import { type Style, styleFor } from "./Style"
 
-/** Where the terminal façade writes; it remembers whether the cursor sits at a line start. */
+/**
+ * Where the terminal façade writes; it remembers whether the cursor sits at a line start.
+ * Known secrets never reach the screen; text from outside is `sanitize`d by the caller
+ * (mm's own colours pass through here).
+ */
 export interface Printer {
   readonly write: (text: string) => void
   /** Writes a whole line, first ending any line left open by streamed text. */
@@ -18,7 +24,7 @@ export const makePrinter = (out: NodeJS.WritableStream): Printer => {
   let atLineStart = true
   const write = (text: string) => {
     if (text === "") return
-    out.write(text)
+    out.write(redact(text))
     atLineStart = text.endsWith("\n")
   }
   const endLine = () => {
@@ -52,7 +58,7 @@ export const TerminalApprover = Layer.effect(
       Effect.flatMap(
         Effect.promise(() => {
           print.endLine()
-          return input.key(style.yellow(`allow ${request.tool}  ${request.title}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
+          return input.key(style.yellow(`allow ${sanitize(request.tool)}  ${sanitize(request.title)}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
         }),
         // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
         (answer): Effect.Effect<Approval> =>

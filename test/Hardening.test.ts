@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
 import { configFor, runMm, tempProject } from "./support/MmProcess"
 

@@ -10,11 +10,12 @@ import { Approver } from "./Approver"
 import { AppConfig } from "./Config"
 import { Compactor, estimateTokens } from "./Compactor"
 import { type CompactionError, GenerationError } from "./Domain/Errors"
-import { type Message, titleOf, type ToolCall, toWire, withSystem } from "./Domain/Session"
+import { type Message, titleOf, type ToolCall, toWire, type WireMessage, withSystem } from "./Domain/Session"
 import type { Conversation } from "./Keeper"
 import { ModelClient, type ModelEvent } from "./ModelClient"
 import { loadSkills, skillsPrompt } from "./Skills"
-import { describeCall, needsApproval, parseToolArguments, runTool, toolSpecs } from "./Tools"
+import { approvalNeeded } from "./SessionSettings"
+import { describeCall, parseToolArguments, runTool, toolSpecs } from "./Tools"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 
 export const DENIED = "denied by the user"
@@ -60,6 +61,25 @@ export const finishNotice = (finishReason: string, content: string): string | un
   return finishReason === "content_filter"
     ? "the model server withheld the answer (finish_reason: content_filter)"
     : "the model returned an empty answer"
+}
+
+/** The `Usage` event of one model call: as the server reported it, else estimated from the text. */
+export const usageEvent = (
+  completed: Extract<ModelEvent, { _tag: "Completed" }>,
+  sent: ReadonlyArray<WireMessage>,
+  contextWindow: number
+): TurnEvent => {
+  if (completed.usage !== undefined) {
+    return { _tag: "Usage", ...completed.usage, contextWindow, estimated: false }
+  }
+  const written = completed.content.length + completed.toolCalls.reduce((n, call) => n + call.function.arguments.length, 0)
+  return {
+    _tag: "Usage",
+    promptTokens: estimateTokens(sent),
+    completionTokens: Math.ceil(written / 4),
+    contextWindow,
+    estimated: true
+  }
 }
 
 export const AgentLive = Layer.effect(
@@ -113,6 +133,7 @@ export const AgentLive = Layer.effect(
         if (done.right._tag === "Nothing") return
         yield* emit({
           _tag: "Notice",
+          about: "compaction",
           text: `history compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${tokens} tokens, over ${limit})`
         })
         if (done.right.warning !== undefined) yield* emit({ _tag: "Notice", text: done.right.warning })
@@ -132,7 +153,8 @@ export const AgentLive = Layer.effect(
       shown: Effect.Effect<void>
     ) =>
       Effect.gen(function* () {
-        if (config.permissions === "allow" || !needsApproval(call.function.name)) return true
+        const { mode } = yield* Ref.get(conversation.settings)
+        if (!approvalNeeded(config.permissions, mode, call.function.name, input, conversation.cwd)) return true
         if ((yield* Ref.get(conversation.allowed)).has(call.function.name)) return true
         yield* shown
         const answer = yield* approver.ask({
@@ -180,7 +202,12 @@ export const AgentLive = Layer.effect(
 
         const steps = Effect.gen(function* () {
           for (let step = 1; step <= config.maxSteps; step++) {
-            const request = { messages: [...base, ...added].map(toWire), tools: toolSpecs }
+            const { model: chosenModel } = yield* Ref.get(conversation.settings)
+            const request = {
+              messages: [...base, ...added].map(toWire),
+              tools: toolSpecs,
+              ...(chosenModel === undefined ? {} : { model: chosenModel })
+            }
             let completed: Extract<ModelEvent, { _tag: "Completed" }> | undefined
             yield* model.stream(request).pipe(
               Stream.runForEach((event) => {
@@ -189,6 +216,7 @@ export const AgentLive = Layer.effect(
                     Effect.zipRight(emit({ _tag: "TextDelta", text: event.text }))
                   )
                 }
+                if (event._tag === "ReasoningDelta") return emit({ _tag: "ReasoningDelta", text: event.text })
                 completed = event
                 if (event.usage !== undefined) return Ref.set(conversation.usage, event.usage)
                 return Effect.void
@@ -201,17 +229,19 @@ export const AgentLive = Layer.effect(
                 raw: "stream ended without a Completed event"
               })
             }
+            yield* emit(usageEvent(completed, request.messages, config.model.contextWindow))
             const calls = completed.toolCalls
             added.push({
               role: "assistant",
               content: completed.content === "" && calls.length > 0 ? null : completed.content,
-              ...(calls.length > 0 ? { tool_calls: calls } : {})
+              ...(calls.length > 0 ? { tool_calls: calls } : {}),
+              ...(completed.reasoning === "" ? {} : { reasoning: completed.reasoning })
             })
             yield* Ref.set(partial, "")
             if (calls.length === 0) {
               const said = finishNotice(completed.finishReason, completed.content)
               if (said !== undefined) yield* emit({ _tag: "Notice", text: said })
-              return "end_turn" as const
+              return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
             }
 
             for (const call of calls) {
@@ -229,8 +259,14 @@ export const AgentLive = Layer.effect(
                 locations: described.locations
               })
               const allowed = parsed._tag === "Left" ? true : yield* approve(conversation, call, input, described.title, shown)
+              // the call is on the user's screen before it runs (an editor may show its terminal under it)
+              if (allowed) yield* shown
               const result = allowed
-                ? yield* runTool(call.function.name, call.function.arguments, { cwd: conversation.cwd, maxOutput: config.maxOutput })
+                ? yield* runTool(call.function.name, call.function.arguments, {
+                    cwd: conversation.cwd,
+                    maxOutput: config.maxOutput,
+                    callId: call.id
+                  })
                 : { output: DENIED, failed: true }
               added.push({
                 role: "tool",

@@ -11,6 +11,7 @@ import { isSessionId, validateSessionId } from "./Domain/SessionId"
 import { resolveSessionRef, sessionRefProblem } from "./Domain/SessionRef"
 import { ErrorLog, type Failure } from "./ErrorLog"
 import type { Usage } from "./ModelClient"
+import { defaultSettings, type SessionSettings } from "./SessionSettings"
 import { type SessionListing, SessionStore } from "./SessionStore"
 
 export type SaveStatus =
@@ -51,6 +52,8 @@ export interface Conversation {
   readonly allowed: Ref.Ref<ReadonlySet<string>>
   /** The last token usage the server reported, for compaction estimates. */
   readonly usage: Ref.Ref<Usage | undefined>
+  /** The editor's choices for this session (approval mode, model); in memory only. */
+  readonly settings: Ref.Ref<SessionSettings>
 }
 
 export type Listing =
@@ -108,6 +111,22 @@ export const KeeperLive = Layer.effect(
     const ofProject = (cwd: string) => (entry: SessionListing) =>
       !shared || entry._tag === "Unreadable" || path.resolve(entry.summary.cwd) === path.resolve(cwd)
 
+    /**
+     * A session is bound to the project in its file: from a shared store, another project's is
+     * refused (its tools would run here while its file says there). A project's own store holds
+     * only its sessions, wherever the project has moved since.
+     */
+    const ownedBy = (cwd: string) => (session: Session): Effect.Effect<Session, ResumeError> =>
+      !shared || path.resolve(session.cwd) === path.resolve(cwd)
+        ? Effect.succeed(session)
+        : Effect.fail(
+            new ResumeError({
+              reason: "other-project",
+              message: `session ${session.id} belongs to ${session.cwd}`,
+              raw: `session cwd ${session.cwd}, asked from ${cwd}`
+            })
+          )
+
     /** A stored session continues under the agent's current system prompt. */
     const underCurrentSystem = (session: Session): Session => ({
       ...session,
@@ -129,6 +148,7 @@ export const KeeperLive = Layer.effect(
         const lock = yield* Effect.makeSemaphore(1)
         const allowed = yield* Ref.make<ReadonlySet<string>>(new Set())
         const usage = yield* Ref.make<Usage | undefined>(undefined)
+        const settings = yield* Ref.make<SessionSettings>(defaultSettings)
         /** The `updatedAt` of the file as this conversation last read or wrote it. */
         const written = yield* Ref.make<string | undefined>(exists ? initial.updatedAt : undefined)
 
@@ -305,7 +325,7 @@ export const KeeperLive = Layer.effect(
             } else {
               id = yield* resolveRef(dir, requested)
             }
-            const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
+            const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf), Effect.flatMap(ownedBy(cwd)))
             yield* lock.withPermits(1)(
               Effect.gen(function* () {
                 // records of failures before this launch had a file go on with the resumed conversation
@@ -345,7 +365,8 @@ export const KeeperLive = Layer.effect(
           archiveAndReset,
           resume,
           allowed,
-          usage
+          usage,
+          settings
         }
         return conversation
       })
@@ -374,7 +395,7 @@ export const KeeperLive = Layer.effect(
         if (dir === undefined) {
           return yield* new ResumeError({ reason: "disabled", message: "sessions are off (sessions.enabled: false)", raw: "" })
         }
-        const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf))
+        const loaded = yield* store.load(dir, id).pipe(Effect.mapError(resumeErrorOf), Effect.flatMap(ownedBy(cwd)))
         return yield* make(cwd, underCurrentSystem(loaded), true, { _tag: "Saving", dir })
       })
 

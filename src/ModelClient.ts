@@ -14,6 +14,8 @@ export interface ToolSpec {
 export interface ChatRequest {
   readonly messages: ReadonlyArray<WireMessage>
   readonly tools: ReadonlyArray<ToolSpec>
+  /** The model to ask instead of the configured one (an editor's choice for its session). */
+  readonly model?: string
 }
 
 export interface Usage {
@@ -27,9 +29,13 @@ export interface Usage {
  */
 export type ModelEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
+  /** Reasoning, from `reasoning_content` / `reasoning` deltas or a leading `<think>` block. */
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | {
       readonly _tag: "Completed"
       readonly content: string
+      /** The whole reasoning of this answer; "" when the model gave none. */
+      readonly reasoning: string
       readonly toolCalls: ReadonlyArray<ToolCall>
       readonly finishReason: string
       readonly usage: Usage | undefined
@@ -40,6 +46,8 @@ export interface ModelClientShape {
   readonly stream: (request: ChatRequest) => Stream.Stream<ModelEvent, GenerationError>
   /** Whether the server answers at all (for the banner); never fails, bounded in time. */
   readonly probe: Effect.Effect<boolean>
+  /** The model ids `GET {url}/models` lists; empty when the server does not answer. Never fails. */
+  readonly models: Effect.Effect<ReadonlyArray<string>>
   readonly url: string
   readonly model: string
 }

@@ -14,6 +14,7 @@ import { AppConfig } from "./Config"
 import { GenerationError, type GenerationReason, rawText } from "./Domain/Errors"
 import type { ToolCall } from "./Domain/Session"
 import { type ChatRequest, ModelClient, type ModelEvent, type Usage } from "./ModelClient"
+import { ThinkSplitter } from "./Reasoning"
 import { makeStreamRedactor, redact, registerSecretVariable } from "./Secrets"
 
 /** How long `probe` waits for any HTTP answer. */
@@ -188,6 +189,10 @@ interface PendingCall {
 /** The answer so far: the text, the tool calls by index, how it finished. */
 export class Completion {
   content = ""
+  /** The reasoning so far; `takeReasoning` hands out what arrived since it was last called. */
+  reasoning = ""
+  private reasoningSent = 0
+  private readonly think = new ThinkSplitter()
   finishReason: string | undefined = undefined
   usage: Usage | undefined = undefined
   done = false
@@ -234,9 +239,13 @@ export class Completion {
     let text: string | undefined
     const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : undefined
     if (delta !== undefined) {
+      const thought = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
+      if (typeof thought === "string") this.reasoning += thought
       if (typeof delta.content === "string" && delta.content !== "") {
-        this.content += delta.content
-        text = delta.content
+        const split = this.think.push(delta.content)
+        this.reasoning += split.reasoning
+        this.content += split.text
+        if (split.text !== "") text = split.text
       }
       if (Array.isArray(delta.tool_calls)) this.absorbToolCalls(delta.tool_calls, delta === choice.message)
     }
@@ -275,6 +284,21 @@ export class Completion {
     return call
   }
 
+  /** Reasoning that arrived since the last call. */
+  takeReasoning(): string {
+    const fresh = this.reasoning.slice(this.reasoningSent)
+    this.reasoningSent = this.reasoning.length
+    return fresh
+  }
+
+  /** At the end of the content: text or reasoning held back while a `<think>` tag could still be forming. */
+  endContent(): string {
+    const split = this.think.end()
+    this.reasoning += split.reasoning
+    this.content += split.text
+    return split.text
+  }
+
   get finished(): boolean {
     return this.done || this.finishReason !== undefined
   }
@@ -305,6 +329,7 @@ export class Completion {
     return {
       _tag: "Completed",
       content: redact(this.content),
+      reasoning: redact(this.reasoning),
       toolCalls,
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       usage: this.usage
@@ -314,6 +339,16 @@ export class Completion {
 
 // ---------------------------------------------------------------------------------------
 // The client
+
+/** The ids of a `/models` answer: OpenAI's `{data: [{id}]}`, or Ollama's `{models: [{name}]}`. */
+export const modelIds = (body: unknown): ReadonlyArray<string> => {
+  if (!isRecord(body)) return []
+  const list = Array.isArray(body.data) ? body.data : Array.isArray(body.models) ? body.models : []
+  const ids = list.flatMap((entry: unknown) =>
+    isRecord(entry) && typeof entry.id === "string" ? [entry.id] : isRecord(entry) && typeof entry.name === "string" ? [entry.name] : []
+  )
+  return [...new Set(ids)]
+}
 
 const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined => {
   const value = response.headers[name]
@@ -350,7 +385,7 @@ export const make = Effect.gen(function* () {
 
   const requestBody = (request: ChatRequest, withUsage: boolean): string =>
     JSON.stringify({
-      model,
+      model: request.model ?? model,
       messages: request.messages,
       stream: true,
       ...(withUsage ? { stream_options: { include_usage: true } } : {}),
@@ -407,9 +442,16 @@ export const make = Effect.gen(function* () {
         const text = completion.absorb(body, "message")
         if (text instanceof GenerationError) return Stream.fail(text)
         if (!completion.finished && completion.content === "") return Stream.fail(streamCut(`a JSON body without an answer: ${body}`))
+        const rest = completion.endContent()
         const done = completion.complete()
         if (done instanceof GenerationError) return Stream.fail(done)
-        const events: Array<ModelEvent> = text === undefined ? [done] : [{ _tag: "TextDelta", text: redact(text) }, done]
+        const thought = redact(completion.takeReasoning())
+        const said = redact((text ?? "") + rest)
+        const events: Array<ModelEvent> = [
+          ...(thought === "" ? [] : [{ _tag: "ReasoningDelta", text: thought } as const]),
+          ...(said === "" ? [] : [{ _tag: "TextDelta", text: said } as const]),
+          done
+        ]
         return Stream.fromIterable(events)
       })
     )
@@ -418,23 +460,31 @@ export const make = Effect.gen(function* () {
     Stream.suspend(() => {
       const completion = new Completion()
       const redactor = makeStreamRedactor()
+      const thoughtRedactor = makeStreamRedactor()
       const absorbAll = (chunk: Chunk.Chunk<Sse.Event>): Effect.Effect<Chunk.Chunk<ModelEvent>, GenerationError> => {
         const out: Array<ModelEvent> = []
         for (const event of chunk) {
           const text = completion.absorb(event.data, event.event)
-          if (text === undefined) continue
-          if (typeof text !== "string") return Effect.fail(text)
-          const shown = redactor.push(text)
+          if (text instanceof GenerationError) return Effect.fail(text)
+          const thought = thoughtRedactor.push(completion.takeReasoning())
+          if (thought !== "") out.push({ _tag: "ReasoningDelta", text: thought })
+          const shown = text === undefined ? "" : redactor.push(text)
           if (shown !== "") out.push({ _tag: "TextDelta", text: shown })
         }
         return Effect.succeed(Chunk.unsafeFromArray(out))
       }
       const closing = Stream.suspend(() => {
         if (!completion.finished) return Stream.fail(streamCut("the stream ended without finish_reason or [DONE]"))
+        const heldText = completion.endContent()
         const done = completion.complete()
         if (done instanceof GenerationError) return Stream.fail(done)
-        const rest = redactor.flush()
-        return Stream.fromIterable<ModelEvent>(rest === "" ? [done] : [{ _tag: "TextDelta", text: rest }, done])
+        const thought = thoughtRedactor.push(completion.takeReasoning()) + thoughtRedactor.flush()
+        const rest = redactor.push(heldText) + redactor.flush()
+        const held: Array<ModelEvent> = [
+          ...(thought === "" ? [] : [{ _tag: "ReasoningDelta", text: thought } as const]),
+          ...(rest === "" ? [] : [{ _tag: "TextDelta", text: rest } as const])
+        ]
+        return Stream.fromIterable([...held, done])
       })
       return response.stream.pipe(
         Stream.timeoutFail(() => watchdogError(watchdogSeconds), watchdogMs),
@@ -483,7 +533,22 @@ export const make = Effect.gen(function* () {
     Effect.withSpan("ModelClient.probe", { captureStackTrace: false })
   )
 
-  return ModelClient.of({ stream, probe, url: baseUrl, model })
+  const models: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
+    const auth = authorization()
+    let request = HttpClientRequest.get(`${baseUrl}/models`)
+    if (typeof auth === "string") request = HttpClientRequest.setHeader(request, "authorization", auth)
+    return HttpClient.withScope(client).execute(request).pipe(
+      Effect.flatMap((response) => (response.status < 300 ? response.json : Effect.succeed(undefined))),
+      Effect.scoped
+    )
+  }).pipe(
+    Effect.map(modelIds),
+    Effect.timeout(PROBE_TIMEOUT_MS * 2),
+    Effect.catchAllCause(() => Effect.succeed<ReadonlyArray<string>>([])),
+    Effect.withSpan("ModelClient.models", { captureStackTrace: false })
+  )
+
+  return ModelClient.of({ stream, probe, models, url: baseUrl, model })
 })
 
 /** The model client over any `HttpClient` (tests may bring their own). */

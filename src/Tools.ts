@@ -1,11 +1,13 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StringDecoder } from "node:string_decoder"
+import { FileAccess, type FileAccessShape } from "./FileAccess"
 import type { ToolSpec } from "./ModelClient"
 import { redact, toolEnv } from "./Secrets"
 
@@ -27,6 +29,8 @@ const PIPE_GRACE_MS = 200
 export interface ToolContext {
   readonly cwd: string
   readonly maxOutput: number
+  /** The id of the call being run (an editor shows a terminal under it). */
+  readonly callId?: string
 }
 
 export interface ToolResult {
@@ -393,13 +397,31 @@ const bashResult = (run: {
   if (run.spawnError !== undefined && run.exit === undefined) {
     return { output: `cannot run bash: ${run.spawnError.message}`, failed: true }
   }
-  const status = run.timedOut
-    ? `killed after ${formatSeconds(run.seconds)} s (timeout)`
-    : run.exit?.code !== null && run.exit?.code !== undefined
-      ? `exit code ${run.exit.code}`
-      : `killed by signal ${run.exit?.signal ?? "unknown"}`
+  const status = bashStatus(run.timedOut, run.seconds, run.exit?.code ?? null, run.exit?.signal ?? null)
   const body = run.output.isEmpty() ? "(no output)" : run.output.render(Math.max(0, run.max - status.length - 1))
   return { output: `${status}\n${body}`, failed: run.timedOut || run.exit?.code !== 0 }
+}
+
+/** The first line of a bash result: `exit code N`, `killed after N s (timeout)` or `killed by signal S`. */
+export const bashStatus = (timedOut: boolean, seconds: number, code: number | null, signal: string | null): string =>
+  timedOut
+    ? `killed after ${formatSeconds(seconds)} s (timeout)`
+    : code !== null
+      ? `exit code ${code}`
+      : `killed by signal ${signal ?? "unknown"}`
+
+/** A bash result from a finished command's whole output (the editor's terminal gives it so). */
+export const bashResultOf = (run: {
+  readonly timedOut: boolean
+  readonly seconds: number
+  readonly code: number | null
+  readonly signal: string | null
+  readonly output: string
+  readonly max: number
+}): ToolResult => {
+  const status = bashStatus(run.timedOut, run.seconds, run.code, run.signal)
+  const body = run.output === "" ? "(no output)" : truncateOutput(run.output, Math.max(0, run.max - status.length - 1))
+  return { output: `${status}\n${body}`, failed: run.timedOut || run.code !== 0 }
 }
 
 // ---------------------------------------------------------------------------
@@ -459,9 +481,9 @@ const READ_TRAILER_ROOM = 200
 
 const readFileTool = (
   args: { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined },
-  ctx: ToolContext
+  ctx: ToolContext,
+  text: Either.Either<string, string>
 ): ToolResult => {
-  const text = readText(resolvePath(ctx.cwd, args.path), args.path)
   if (Either.isLeft(text)) return failure(text.left)
   const lines = splitLines(text.right)
   if (lines.length === 0) return { output: "(empty file)", failed: false }
@@ -490,21 +512,29 @@ const readFileTool = (
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
-const writeFileTool = (args: { readonly path: string; readonly content: string }, ctx: ToolContext): ToolResult => {
-  const file = resolvePath(ctx.cwd, args.path)
+/** Writes a whole file on disk, creating missing parent directories, or says in one line why not. */
+const writeText = (file: string, shown: string, content: string): Either.Either<void, string> => {
   try {
-    const existed = fs.existsSync(file)
     fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(file, args.content)
+    fs.writeFileSync(file, content)
+    return Either.right(undefined)
+  } catch (cause) {
+    return Either.left(fileProblem(cause, shown))
+  }
+}
+
+const writeFileTool = (args: { readonly path: string; readonly content: string }, ctx: ToolContext, files: FileAccessShape) =>
+  Effect.gen(function* () {
+    const file = resolvePath(ctx.cwd, args.path)
+    const existed = fs.existsSync(file)
+    const written = yield* files.write(file, args.path, args.content)
+    if (Either.isLeft(written)) return failure(written.left)
     const bytes = Buffer.byteLength(args.content)
     return {
       output: `${existed ? "overwrote" : "created"} ${args.path}: ${plural(bytes, "byte")}, ${plural(countLines(args.content), "line")}`,
       failed: false
     }
-  } catch (cause) {
-    return failure(fileProblem(cause, args.path))
-  }
-}
+  })
 
 const occurrences = (text: string, part: string): Array<number> => {
   const found: Array<number> = []
@@ -514,11 +544,13 @@ const occurrences = (text: string, part: string): Array<number> => {
 
 const editFileTool = (
   args: { readonly path: string; readonly old: string; readonly new: string },
-  ctx: ToolContext
-): ToolResult => {
+  ctx: ToolContext,
+  files: FileAccessShape
+): Effect.Effect<ToolResult> =>
+  Effect.gen(function* () {
   if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
   const file = resolvePath(ctx.cwd, args.path)
-  const text = readText(file, args.path)
+  const text = yield* files.read(file, args.path)
   if (Either.isLeft(text)) return failure(text.left)
   let [oldText, newText] = [args.old, args.new]
   let found = occurrences(text.right, oldText)
@@ -535,11 +567,8 @@ const editFileTool = (
   const at = found[0]
   const line = text.right.slice(0, at).split("\n").length
   if (oldText === newText) return { output: `old and new text are the same; ${args.path} left unchanged`, failed: false }
-  try {
-    fs.writeFileSync(file, text.right.slice(0, at) + newText + text.right.slice(at + oldText.length))
-  } catch (cause) {
-    return failure(fileProblem(cause, args.path))
-  }
+  const written = yield* files.write(file, args.path, text.right.slice(0, at) + newText + text.right.slice(at + oldText.length))
+  if (Either.isLeft(written)) return failure(written.left)
   // counted as write_file counts: a trailing newline does not start another line
   const before = Math.max(countLines(oldText), 1)
   const after = countLines(newText)
@@ -547,23 +576,34 @@ const editFileTool = (
     output: `edited ${args.path} at line ${line}: ${plural(before, "line")} replaced by ${plural(after, "line")}`,
     failed: false
   }
+  })
+
+/** The disk and a local bash: what the tools use unless an editor offers its own (src/FileAccess.ts). */
+export const diskFileAccess: FileAccessShape = {
+  read: (file, shown) => Effect.sync(() => readText(file, shown)),
+  write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
+  bash: (args, ctx) => runBash(args, ctx)
 }
 
 // ---------------------------------------------------------------------------
 // Running a call
 
-const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContext): Effect.Effect<ToolResult> => {
-  switch (name) {
-    case "bash":
-      return runBash(args as typeof BashParams.Type, ctx)
-    case "read_file":
-      return Effect.sync(() => readFileTool(args as typeof ReadFileParams.Type, ctx))
-    case "write_file":
-      return Effect.sync(() => writeFileTool(args as typeof WriteFileParams.Type, ctx))
-    case "edit_file":
-      return Effect.sync(() => editFileTool(args as typeof EditFileParams.Type, ctx))
-  }
-}
+const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContext): Effect.Effect<ToolResult> =>
+  Effect.flatMap(Effect.serviceOption(FileAccess), (provided): Effect.Effect<ToolResult> => {
+    const files = Option.getOrElse(provided, () => diskFileAccess)
+    switch (name) {
+      case "bash":
+        return files.bash(args as typeof BashParams.Type, ctx)
+      case "read_file": {
+        const read = args as typeof ReadFileParams.Type
+        return Effect.map(files.read(resolvePath(ctx.cwd, read.path), read.path), (text) => readFileTool(read, ctx, text))
+      }
+      case "write_file":
+        return writeFileTool(args as typeof WriteFileParams.Type, ctx, files)
+      case "edit_file":
+        return editFileTool(args as typeof EditFileParams.Type, ctx, files)
+    }
+  })
 
 /**
  * Runs one call. Never fails: any problem is a failed ToolResult the model sees. Known

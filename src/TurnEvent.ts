@@ -5,6 +5,8 @@ export type ToolKind = "execute" | "read" | "edit" | "other"
 /** What the core tells a façade while a turn runs; both façades render the same stream. */
 export type TurnEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
+  /** The model's reasoning as it streams: shown apart from the answer, never sent back to the model. */
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | {
       readonly _tag: "ToolCallStarted"
       readonly id: string
@@ -23,10 +25,19 @@ export type TurnEvent =
       readonly failed: boolean
     }
   /** A line for the user that is neither answer nor error: a skipped skill, a compaction, "not saved". */
-  | { readonly _tag: "Notice"; readonly text: string }
+  | { readonly _tag: "Notice"; readonly text: string; readonly about?: "compaction" }
   /** Automatic compaction failed: a red line, and the turn goes on with the full history. */
   | { readonly _tag: "CompactionFailed"; readonly error: CompactionError }
-  | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" }
+  /** After each model call: the tokens the server reported (or an estimate), and the context window in use. */
+  | {
+      readonly _tag: "Usage"
+      readonly promptTokens: number
+      readonly completionTokens: number
+      readonly contextWindow: number
+      readonly estimated: boolean
+    }
+  /** `max_tokens`: the last answer was cut at the model's output limit (finish_reason: length). */
+  | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" | "max_tokens" }
   | { readonly _tag: "TurnFailed"; readonly error: GenerationError }
 
 export const isTerminal = (event: TurnEvent): boolean =>

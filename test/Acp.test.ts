@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor, listPage } from "../src/Acp/SessionList"
 import { makeTurnRenderer } from "../src/Acp/TurnUpdates"
 import { CANCELLED } from "../src/Agent"
 import { SUMMARY_HEADER } from "../src/Compactor"
-import { GenerationError } from "../src/Domain/Errors"
+import { CompactionError, GenerationError } from "../src/Domain/Errors"
 import type { Message } from "../src/Domain/Session"
 import type { SessionSummary } from "../src/SessionStore"
 import { validateAgainst } from "./support/acp-schema"
@@ -186,13 +186,51 @@ describe("makeTurnRenderer", () => {
     for (const update of out) expect(notify(update)).toEqual([])
   })
 
-  it("tells a failed generation as one line of the agent and ends the turn normally", () => {
+  it("tells a failed generation as one line of the agent, and keeps it as the prompt's failure", () => {
     const renderer = makeTurnRenderer(cwd)
     renderer.render({ _tag: "TextDelta", text: "partial" }, () => false)
     const error = new GenerationError({ reason: "http", message: "the model server answered HTTP 500: boom", raw: "500" })
     const [line] = renderer.render({ _tag: "TurnFailed", error }, () => false) as Array<any>
     expect(line.content.text).toBe("\n\nthe model server answered HTTP 500: boom\n\n")
-    expect(renderer.stopReason()).toBe("end_turn")
+    expect(renderer.stopReason()).toBeUndefined()
+    expect(renderer.failure()).toBe(error)
+  })
+
+  it("tells thoughts, usage and a cut answer as ACP has them", () => {
+    const renderer = makeTurnRenderer(cwd)
+    const updates = [
+      ...renderer.render({ _tag: "ReasoningDelta", text: "let me think" }, () => false),
+      ...renderer.render({ _tag: "TextDelta", text: "answer" }, () => false),
+      ...renderer.render({ _tag: "Usage", promptTokens: 120, completionTokens: 30, contextWindow: 8192, estimated: false }, () => false),
+      ...renderer.render({ _tag: "TurnFinished", stopReason: "max_tokens" }, () => false)
+    ]
+    expect(updates).toEqual([
+      { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "let me think" } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "answer" } },
+      { sessionUpdate: "usage_update", used: 150, size: 8192 }
+    ])
+    for (const update of updates) expect(notify(update)).toEqual([])
+    expect(renderer.stopReason()).toBe("max_tokens")
+  })
+
+  it("tells notices and compactions as their own updates to an editor that shows them", () => {
+    const plain = makeTurnRenderer(cwd)
+    expect(plain.render({ _tag: "Notice", text: "a skill was skipped" }, () => false)).toEqual([
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a skill was skipped\n\n" } }
+    ])
+    const rich = makeTurnRenderer(cwd, { notices: true, compaction: true })
+    const error = new CompactionError({ reason: "empty", message: "compaction failed: the summary was empty", raw: "" })
+    const updates = [
+      ...rich.render({ _tag: "Notice", text: "a skill was skipped" }, () => false),
+      ...rich.render({ _tag: "Notice", about: "compaction", text: "history compacted: 4 older message(s) replaced" }, () => false),
+      ...rich.render({ _tag: "CompactionFailed", error }, () => false)
+    ] as Array<any>
+    expect(updates.map((u) => u.sessionUpdate)).toEqual(["notice", "compaction_update", "compaction_update"])
+    expect(updates[0]).toEqual({ sessionUpdate: "notice", severity: "info", title: "a skill was skipped" })
+    expect(updates[1]).toMatchObject({ status: "completed", summary: [{ type: "text", text: "history compacted: 4 older message(s) replaced" }] })
+    expect(updates[2]).toMatchObject({ status: "failed", error: "compaction failed: the summary was empty" })
+    expect(updates[1].compactionId).not.toBe(updates[2].compactionId)
+    for (const update of updates) expect(notify(update)).toEqual([])
   })
 
   it("closes calls left open by a cancel as failed", () => {

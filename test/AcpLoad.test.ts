@@ -156,7 +156,10 @@ describe("mm acp: a session survives the agent", () => {
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
     harness.fake().push({ text: "an answer" }, { kind: "status", status: 500, body: { error: { message: "the server broke" } } })
     await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "old question" }] })
-    await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "failing question" }] })
+    const failed = await agent.agent
+      .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "failing question" }] })
+      .catch((error: { message: string }) => error)
+    expect(failed).toMatchObject({ message: expect.stringContaining("the server broke") })
     const dir = path.join(project.dir, ".mm", "sessions")
     expect(readSession(path.join(dir, `${sessionId}.json`)).errors).toHaveLength(1)
 

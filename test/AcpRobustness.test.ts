@@ -66,10 +66,10 @@ describe("mm acp: prompts", () => {
     expect(agent.invalid()).toEqual([])
   })
 
-  it("a failed generation is one agent message and one generation record", async () => {
+  it("a failed generation is one agent message, one generation record and a JSON-RPC error", async () => {
     const { agent, sessionId, file, ask } = await open()
     harness.fake().push({ kind: "status", status: 500, body: { error: { message: "the GPU caught fire" } } })
-    expect((await ask("hello?")).stopReason).toBe("end_turn")
+    expect((await errorOf(ask("hello?"))).message).toContain("the GPU caught fire")
     const said = textOf(agent.updates.filter((n) => n.sessionId === sessionId), "agent_message_chunk").trim()
     expect(said).toContain("the GPU caught fire")
     expect(said.split("\n")).toHaveLength(1)

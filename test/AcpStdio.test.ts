@@ -26,7 +26,9 @@ describe("mm acp on stdio", () => {
     const run = acpOnce([request(1, "initialize", { protocolVersion: 1 }), "{not json", request(2, "session/list", {})], cwd)
     expect(run.status).toBe(0)
     const byId = new Map(run.messages.map((m) => [m.id, m]))
-    expect(byId.get(1)?.result?.agentCapabilities?.loadSession).toBe(true)
+    // no agent.yaml: sessions are off, so neither load nor list and resume are offered
+    expect(byId.get(1)?.result?.agentCapabilities?.loadSession).toBe(false)
+    expect(byId.get(1)?.result?.agentCapabilities?.sessionCapabilities).toEqual({})
     expect(byId.get(null)?.error?.code).toBe(-32700)
     expect(byId.get(2)?.result).toEqual({ sessions: [] })
   })

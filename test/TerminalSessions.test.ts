@@ -196,6 +196,32 @@ describe("the terminal with persistent sessions", () => {
     expect(fromA.stdout).toContain("question in project A")
   })
 
+  it("with a shared store, /resume of another project's session is refused and recorded; its file is untouched", async () => {
+    const store = tempProject(undefined, "mm-shared-store-")
+    const shared = (url: string) => configFor(url, ["sessions:", "  enabled: true", `  dir: ${store}`])
+    const a = tempProject(shared(server.url))
+    const b = tempProject(shared(server.url))
+    server.push({ text: "in A" })
+    await runMm(a, ["question in project A"])
+    const [fileOfA] = fs.readdirSync(store).filter((f) => f.endsWith(".json"))
+    const idOfA = fileOfA.slice(0, -5)
+    const before = fs.readFileSync(path.join(store, fileOfA), "utf8")
+
+    server.push({ text: "in B" })
+    const fromB = await runMm(b, ["question in project B", `/resume ${idOfA}`])
+    expect(fromB.stdout).toContain(`session ${idOfA} belongs to ${a}`)
+    expect(fs.readFileSync(path.join(store, fileOfA), "utf8")).toBe(before)
+    const ofB = fs
+      .readdirSync(store)
+      .filter((f) => f.endsWith(".json") && f !== fileOfA)
+      .map((f) => JSON.parse(fs.readFileSync(path.join(store, f), "utf8")))
+    expect(ofB).toHaveLength(1)
+    expect(ofB[0].cwd).toBe(b)
+    expect(ofB[0].errors.map((e: any) => [e.kind, e.question, e.line])).toEqual([
+      ["resume", `/resume ${idOfA}`, `session ${idOfA} belongs to ${a}`]
+    ])
+  })
+
   it("forgets the 'always' answers of the session it leaves on /resume", async () => {
     const project = tempProject(
       withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line))

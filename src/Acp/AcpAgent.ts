@@ -15,16 +15,18 @@ import { AppConfig } from "../Config"
 import type { ResumeError } from "../Domain/Errors"
 import { isSessionId, newSessionId, validateSessionId } from "../Domain/SessionId"
 import { type Conversation, Keeper } from "../Keeper"
+import { ModelClient } from "../ModelClient"
+import { approvalNeeded, isApprovalMode, type SessionSettings } from "../SessionSettings"
 import type { SessionSummary } from "../SessionStore"
-import { needsApproval } from "../Tools"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { availableCommands, parseCommand, promptText, unknownCommandText } from "./Prompt"
 import { replayUpdates } from "./Replay"
 import { decodeCursor, listPage } from "./SessionList"
+import { configOptions, MODE_OPTION, MODEL_OPTION, modelChoices, modeState } from "./SessionOptions"
 import { agentText } from "./ToolUpdates"
-import { makeTurnRenderer } from "./TurnUpdates"
+import { type ClientDisplay, compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
 
-export type AcpServices = Agent | Keeper | AppConfig
+export type AcpServices = Agent | Keeper | AppConfig | ModelClient
 
 /** One editor thread: its conversation, and the prompt running in it, if any. */
 interface AcpSession {
@@ -46,10 +48,16 @@ const commandsUpdate: acp.SessionUpdate = { sessionUpdate: "available_commands_u
 const sessionNotFound = (sessionId: string, detail: string): acp.RequestError =>
   new acp.RequestError(-32002, `Resource not found: ${detail}`, { sessionId })
 
+/** A session is bound to its project: asked for under another `cwd`, it is refused. */
+const otherProject = (sessionId: string, cwd: string): acp.RequestError =>
+  new acp.RequestError(-32602, `session ${sessionId} belongs to ${cwd}`, { sessionId, cwd })
+
 const loadError = (sessionId: string) => (error: ResumeError): acp.RequestError => {
   switch (error.reason) {
     case "bad-id":
       return acp.RequestError.invalidParams({ sessionId }, error.message)
+    case "other-project":
+      return new acp.RequestError(-32602, error.message, { sessionId })
     case "not-found":
     case "disabled":
     case "no-session":
@@ -91,6 +99,27 @@ export const makeAcpAgent = (
   const sessions = new Map<string, AcpSession>()
   const runExit = Runtime.runPromiseExit(runtime)
   const fork = Runtime.runFork(runtime)
+  const { config } = Runtime.runSync(runtime)(AppConfig)
+  /** What the editor said it offers, at `initialize`. */
+  let capabilities: acp.ClientCapabilities | undefined
+  const display = (): ClientDisplay => ({
+    notices: capabilities?.session?.notices !== undefined && capabilities?.session?.notices !== null,
+    compaction: capabilities?.session?.compaction !== undefined && capabilities?.session?.compaction !== null
+  })
+
+  /** The models to choose from: the configured one, then what the server's `/models` lists (asked once). */
+  let listed: Promise<ReadonlyArray<string>> | undefined
+  const models = Effect.promise(() => {
+    listed ??= Runtime.runPromise(runtime)(Effect.flatMap(ModelClient, (model) => model.models))
+    return listed
+  }).pipe(Effect.map((ids) => modelChoices(config.model.name, ids)))
+
+  /** The modes and config options a session starts with (and shows after each change). */
+  const setup = (conversation: Conversation) =>
+    Effect.gen(function* () {
+      const settings = yield* Ref.get(conversation.settings)
+      return { modes: modeState(settings), configOptions: configOptions(settings, yield* models) }
+    })
 
   const unexpected = (cause: Cause.Cause<unknown>): acp.RequestError => {
     const line = Cause.pretty(cause).split("\n")[0]
@@ -138,7 +167,10 @@ export const makeAcpAgent = (
       const id = yield* checkedId(sessionId)
       const cwd = yield* checkedCwd(rawCwd)
       const held = sessions.get(id)
-      if (held !== undefined) return held
+      if (held !== undefined) {
+        if (held.conversation.cwd !== cwd) return yield* Effect.fail(otherProject(id, held.conversation.cwd))
+        return held
+      }
       const keeper = yield* Keeper
       const conversation = yield* keeper.load(path.resolve(cwd), id).pipe(Effect.mapError(loadError(id)))
       const raced = sessions.get(id)
@@ -156,7 +188,7 @@ export const makeAcpAgent = (
       if (status._tag === "NotSaved") log(`not saved: ${status.reason}`)
       const id = (yield* conversation.id) || newSessionId()
       sessions.set(id, { id, conversation, running: undefined })
-      return { sessionId: id }
+      return { sessionId: id, ...(yield* setup(conversation)) }
     })
 
   const loadSession = (params: acp.LoadSessionRequest, client: acp.AgentContext) =>
@@ -164,14 +196,76 @@ export const makeAcpAgent = (
       const session = yield* attach(params.sessionId, params.cwd)
       const { messages } = yield* session.conversation.snapshot
       yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), commandsUpdate])
-      return {}
+      return yield* setup(session.conversation)
     })
 
   const resumeSession = (params: acp.ResumeSessionRequest, client: acp.AgentContext) =>
     Effect.gen(function* () {
       const session = yield* attach(params.sessionId, params.cwd)
       yield* send(client, session.id, [commandsUpdate])
+      return yield* setup(session.conversation)
+    })
+
+  const heldSession = (sessionId: string) =>
+    Effect.suspend(() => {
+      const session = sessions.get(sessionId)
+      return session !== undefined
+        ? Effect.succeed(session)
+        : Effect.fail(
+            isSessionId(sessionId)
+              ? sessionNotFound(sessionId, `no session ${sessionId} in this agent; session/load it first`)
+              : acp.RequestError.invalidParams({ sessionId }, "not a session id (expected YYYYMMDD-HHMMSS-xxxxxxxx)")
+          )
+    })
+
+  /** Changes a session's settings, then tells the editor what they are now. */
+  const changeSettings = (session: AcpSession, client: acp.AgentContext, change: (settings: SessionSettings) => SessionSettings) =>
+    Effect.gen(function* () {
+      const before = yield* Ref.get(session.conversation.settings)
+      const after = change(before)
+      yield* Ref.set(session.conversation.settings, after)
+      const { configOptions: options } = yield* setup(session.conversation)
+      const updates: Array<acp.SessionUpdate> = [{ sessionUpdate: "config_option_update", configOptions: options }]
+      if (after.mode !== before.mode) updates.unshift({ sessionUpdate: "current_mode_update", currentModeId: after.mode })
+      yield* send(client, session.id, updates)
+      return options
+    })
+
+  const setMode = (params: acp.SetSessionModeRequest, client: acp.AgentContext) =>
+    Effect.gen(function* () {
+      const session = yield* heldSession(params.sessionId)
+      const mode = params.modeId
+      if (!isApprovalMode(mode)) {
+        return yield* Effect.fail(acp.RequestError.invalidParams({ modeId: mode }, `unknown mode ${JSON.stringify(mode)}; the modes are ask, edits, allow`))
+      }
+      yield* changeSettings(session, client, (settings) => ({ ...settings, mode }))
       return {}
+    })
+
+  const setConfigOption = (params: acp.SetSessionConfigOptionRequest, client: acp.AgentContext) =>
+    Effect.gen(function* () {
+      const session = yield* heldSession(params.sessionId)
+      const value = params.value
+      if (typeof value !== "string") {
+        return yield* Effect.fail(acp.RequestError.invalidParams({ configId: params.configId }, `${params.configId} takes one of its listed values`))
+      }
+      if (params.configId === MODE_OPTION) {
+        if (!isApprovalMode(value)) {
+          return yield* Effect.fail(acp.RequestError.invalidParams({ value }, `unknown mode ${JSON.stringify(value)}; the modes are ask, edits, allow`))
+        }
+        return { configOptions: yield* changeSettings(session, client, (settings) => ({ ...settings, mode: value })) }
+      }
+      if (params.configId === MODEL_OPTION) {
+        const choices = yield* models
+        if (!choices.includes(value)) {
+          return yield* Effect.fail(acp.RequestError.invalidParams({ value }, `unknown model ${JSON.stringify(value)}; the models are ${choices.join(", ")}`))
+        }
+        const model = value === config.model.name ? undefined : value
+        return { configOptions: yield* changeSettings(session, client, (settings) => ({ ...settings, model })) }
+      }
+      return yield* Effect.fail(
+        acp.RequestError.invalidParams({ configId: params.configId }, `unknown config option ${JSON.stringify(params.configId)}; the options are mode, model`)
+      )
     })
 
   const listSessions = (params: acp.ListSessionsRequest) =>
@@ -192,14 +286,15 @@ export const makeAcpAgent = (
   const turn = (peer: Peer, conversation: Conversation, question: string) =>
     Effect.gen(function* () {
       const agent = yield* Agent
-      const { config } = yield* AppConfig
       const titleBefore = (yield* conversation.snapshot).title
-      const renderer = makeTurnRenderer(conversation.cwd)
-      const asks = (allowed: ReadonlySet<string>) => (tool: string) =>
-        config.permissions === "ask" && needsApproval(tool) && !allowed.has(tool)
+      const renderer = makeTurnRenderer(conversation.cwd, display())
+      const asks = (allowed: ReadonlySet<string>, settings: SessionSettings) => (tool: string, input: Record<string, unknown>) =>
+        approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd) && !allowed.has(tool)
       yield* agent.turn(conversation, question).pipe(
         Stream.runForEach((event) =>
-          Effect.flatMap(Ref.get(conversation.allowed), (allowed) => send(peer.client, peer.sessionId, renderer.render(event, asks(allowed))))
+          Effect.flatMap(Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]), ([allowed, settings]) =>
+            send(peer.client, peer.sessionId, renderer.render(event, asks(allowed, settings)))
+          )
         ),
         Effect.onInterrupt(() => send(peer.client, peer.sessionId, renderer.closeOpenCalls()))
       )
@@ -207,6 +302,9 @@ export const makeAcpAgent = (
       if (titleBefore === "" && after.title !== "") {
         yield* send(peer.client, peer.sessionId, [{ sessionUpdate: "session_info_update", title: after.title, updatedAt: after.updatedAt }])
       }
+      const failure = renderer.failure()
+      // a failed generation is an error of the prompt, as other ACP agents answer it (docs/reference/acp.md)
+      if (failure !== undefined) return yield* Effect.fail(new acp.RequestError(-32603, failure.message, { reason: failure.reason }))
       return { stopReason: renderer.stopReason() ?? "end_turn" } satisfies acp.PromptResponse
     })
 
@@ -236,16 +334,21 @@ export const makeAcpAgent = (
     Effect.gen(function* () {
       const agent = yield* Agent
       const done = yield* Effect.either(agent.compact(conversation, hint))
-      yield* send(peer.client, peer.sessionId, [agentText(Either.isLeft(done) ? done.left.message : compactedText(done.right))])
+      const told = Either.isLeft(done) ? done.left.message : compactedText(done.right)
+      const shown =
+        !display().compaction || (Either.isRight(done) && done.right._tag === "Nothing")
+          ? agentText(told)
+          : compactionUpdate(Either.isLeft(done) ? { error: told } : { summary: told })
+      yield* send(peer.client, peer.sessionId, [shown])
       return { stopReason: "end_turn" } satisfies acp.PromptResponse
     })
 
   const prompt = (session: AcpSession, blocks: ReadonlyArray<acp.ContentBlock>, client: acp.AgentContext) => {
     const { conversation } = session
-    const peer: Peer = { sessionId: session.id, cwd: conversation.cwd, client, log }
+    const peer: Peer = { sessionId: session.id, cwd: conversation.cwd, client, log, ...(capabilities === undefined ? {} : { capabilities }) }
     const text = promptText(blocks)
     const command = parseCommand(text)
-    const program: Effect.Effect<acp.PromptResponse, never, AcpServices> =
+    const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices> =
       text.trim() === ""
         ? Effect.succeed({ stopReason: "end_turn" })
         : command === undefined
@@ -303,16 +406,26 @@ export const makeAcpAgent = (
 
   const app = acp
     .agent({ name: "mm" })
-    .onRequest(acp.methods.agent.initialize, ({ params }) => ({
-      protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { embeddedContext: true },
-        sessionCapabilities: { list: {}, resume: {} }
-      },
-      agentInfo: { name: "mm", title: "mm (mini-me)", version: options.version },
-      authMethods: []
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      if (params.protocolVersion < 1) {
+        throw acp.RequestError.invalidParams(
+          { protocolVersion: params.protocolVersion },
+          `protocol version ${params.protocolVersion} is not supported; mm speaks ACP version ${acp.PROTOCOL_VERSION}`
+        )
+      }
+      capabilities = params.clientCapabilities
+      const sessionsOn = config.sessions.enabled
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: sessionsOn,
+          promptCapabilities: { embeddedContext: true },
+          sessionCapabilities: sessionsOn ? { list: {}, resume: {} } : {}
+        },
+        agentInfo: { name: "mm", title: "mm (mini-me)", version: options.version },
+        authMethods: []
+      }
+    })
     .onRequest(
       acp.methods.agent.session.new,
       tracked(async ({ params, client }) => {
@@ -325,6 +438,8 @@ export const makeAcpAgent = (
     .onRequest(acp.methods.agent.session.resume, tracked(({ params, client }) => answer(resumeSession(params, client))))
     .onRequest(acp.methods.agent.session.list, tracked(({ params }) => answer(listSessions(params))))
     .onRequest(acp.methods.agent.session.prompt, tracked(({ params, client, signal }) => runPrompt(params, client, signal)))
+    .onRequest(acp.methods.agent.session.setMode, tracked(({ params, client }) => answer(setMode(params, client))))
+    .onRequest(acp.methods.agent.session.setConfigOption, tracked(({ params, client }) => answer(setConfigOption(params, client))))
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const running = sessions.get(params.sessionId)?.running
       if (running !== undefined) fork(Fiber.interrupt(running))

@@ -11,6 +11,8 @@ export interface Peer {
   readonly cwd: string
   readonly client: acp.AgentContext
   readonly log: (line: string) => void
+  /** What the editor offered at `initialize`: its files and terminals are used when it did. */
+  readonly capabilities?: acp.ClientCapabilities
 }
 
 /** Set around each prompt, inherited by the turn's fibers; the approver asks this peer. */

@@ -13,6 +13,7 @@ import { holdsSecret, redact, secretsKnown } from "../Secrets"
 import { VERSION } from "../Version"
 import { AcpApproverLive } from "./AcpApprover"
 import { makeAcpAgent } from "./AcpAgent"
+import { EditorAccessLive } from "./EditorAccess"
 
 /** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
 export const log = (line: string): void => {
@@ -93,7 +94,7 @@ export const acpLayer = (loaded: LoadedConfig) => {
   const model = OpenAiClientNode.pipe(Layer.provide(base))
   return AgentLive.pipe(
     Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), AcpApproverLive)),
-    Layer.provideMerge(Layer.mergeAll(base, model)),
+    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive)),
     Layer.provideMerge(StderrLogger)
   )
 }

@@ -1,7 +1,7 @@
 import type * as acp from "@agentclientprotocol/sdk"
 import { SUMMARY_HEADER } from "../Compactor"
 import type { Message } from "../Domain/Session"
-import { agentText, pastToolCall, userText } from "./ToolUpdates"
+import { agentText, agentThought, pastToolCall, userText } from "./ToolUpdates"
 
 export const SUMMARY_TITLE = "Summary of earlier conversation"
 
@@ -16,7 +16,7 @@ export const summaryText = (content: string): string => {
 
 /**
  * The `session/update` payloads that tell a stored conversation again, in order: questions,
- * answers, and each tool call once, already finished, with the input and output it had then.
+ * answers (after their reasoning, as thoughts), and each tool call once, already finished, with the input and output it had then.
  * The system prompt is not told; nothing here runs anything.
  */
 export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Array<acp.SessionUpdate> => {
@@ -41,6 +41,7 @@ export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Ar
         else if (content !== "") updates.push(userText(content))
         break
       case "assistant": {
+        if (message.reasoning !== undefined && message.reasoning !== "") updates.push(agentThought(message.reasoning))
         if (content !== "") updates.push(agentText(content))
         const calls = message.tool_calls ?? []
         if (calls.length === 0) break

@@ -18,6 +18,8 @@ export const textBlock = (text: string): acp.ContentBlock => ({ type: "text", te
 
 export const agentText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_message_chunk", content: textBlock(text) })
 
+export const agentThought = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_thought_chunk", content: textBlock(text) })
+
 export const userText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "user_message_chunk", content: textBlock(text) })
 
 /** Title, kind and absolute locations of a call, as the terminal describes it. */

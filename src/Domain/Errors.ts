@@ -29,7 +29,7 @@ export class CompactionError extends Schema.TaggedError<CompactionError>()("Comp
 }) {}
 
 export class ResumeError extends Schema.TaggedError<ResumeError>()("ResumeError", {
-  reason: Schema.Literal("bad-id", "not-found", "ambiguous", "unreadable", "newer-version", "no-session", "disabled"),
+  reason: Schema.Literal("bad-id", "not-found", "ambiguous", "unreadable", "newer-version", "no-session", "disabled", "other-project"),
   message: Schema.String,
   raw: Schema.String
 }) {}

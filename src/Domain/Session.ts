@@ -9,8 +9,8 @@ export const ToolCall = Schema.Struct({
 export type ToolCall = typeof ToolCall.Type
 
 /**
- * One message the model sees. `failed` (tool results) and `summary` (compaction) are mm's
- * own marks: kept in the file, stripped by `toWire` before a request.
+ * One message the model sees. `failed` (tool results), `summary` (compaction) and
+ * `reasoning` (assistant) are mm's own: kept in the file, stripped by `toWire` before a request.
  */
 export const Message = Schema.Struct({
   role: Schema.Literal("system", "user", "assistant", "tool"),
@@ -18,7 +18,9 @@ export const Message = Schema.Struct({
   tool_calls: Schema.optional(Schema.Array(ToolCall)),
   tool_call_id: Schema.optional(Schema.String),
   failed: Schema.optional(Schema.Boolean),
-  summary: Schema.optional(Schema.Boolean)
+  summary: Schema.optional(Schema.Boolean),
+  /** The model's reasoning before this assistant message; shown and replayed, never sent to the model. */
+  reasoning: Schema.optional(Schema.String)
 })
 export type Message = typeof Message.Type
 

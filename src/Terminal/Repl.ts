@@ -12,6 +12,7 @@ import { type CommandContext, commandNames, parseCommandLine, type TerminalMemor
 import { banner, earlierCount, goodbyeLine, toolResultLine, toolStartLine } from "./Render"
 import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
+import { makeThoughtDisplay } from "./Thought"
 import { VERSION } from "../Version"
 
 
@@ -48,9 +49,15 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
     const red = (line: string) => print.line(style.red(sanitize(line)))
     const notice = (line: string | undefined) => (line === undefined ? undefined : print.line(style.yellow(sanitize(line))))
 
+    const thoughts = makeThoughtDisplay({ print, style, live: input.interactive, columns: () => process.stdout.columns ?? 80 })
+
     const render = (event: TurnEvent) =>
       Effect.sync(() => {
+        if (event._tag === "ReasoningDelta") return thoughts.push(event.text)
+        if (event._tag !== "Usage") thoughts.close()
         switch (event._tag) {
+          case "Usage":
+            return
           case "TextDelta":
             return print.write(sanitize(event.text))
           case "ToolCallStarted":

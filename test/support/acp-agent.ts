@@ -75,7 +75,8 @@ export interface AgentProcess {
   readonly writeRaw: (line: string) => void
   /** Problems found in the agent's messages: not JSON, or not matching the ACP schema. */
   readonly invalid: () => Array<string>
-  readonly initialize: () => Promise<acp.InitializeResponse>
+  /** Initializes as an editor offering nothing, or offering `capabilities`. */
+  readonly initialize: (capabilities?: acp.ClientCapabilities) => Promise<acp.InitializeResponse>
   /** Waits until `predicate` holds for the updates received so far. */
   readonly waitFor: (predicate: (updates: ReadonlyArray<acp.SessionNotification>) => boolean, timeoutMs?: number) => Promise<void>
   readonly kill: () => Promise<void>
@@ -85,6 +86,23 @@ export interface AgentProcess {
 
 export type PermissionAnswer = (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>
 
+/** What a test editor does when the agent uses its files or terminals (each throws to fail the request). */
+export interface EditorSide {
+  readonly readTextFile?: (params: acp.ReadTextFileRequest) => acp.ReadTextFileResponse | Promise<acp.ReadTextFileResponse>
+  readonly writeTextFile?: (params: acp.WriteTextFileRequest) => acp.WriteTextFileResponse | Promise<acp.WriteTextFileResponse>
+  readonly createTerminal?: (params: acp.CreateTerminalRequest) => acp.CreateTerminalResponse | Promise<acp.CreateTerminalResponse>
+  readonly terminalOutput?: (params: acp.TerminalOutputRequest) => acp.TerminalOutputResponse | Promise<acp.TerminalOutputResponse>
+  readonly waitForTerminalExit?: (
+    params: acp.WaitForTerminalExitRequest
+  ) => acp.WaitForTerminalExitResponse | Promise<acp.WaitForTerminalExitResponse>
+  readonly killTerminal?: (params: acp.KillTerminalRequest) => acp.KillTerminalResponse | Promise<acp.KillTerminalResponse>
+  readonly releaseTerminal?: (params: acp.ReleaseTerminalRequest) => acp.ReleaseTerminalResponse | Promise<acp.ReleaseTerminalResponse>
+}
+
+const missing = (method: string) => () => {
+  throw acp.RequestError.methodNotFound(method)
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Starts `node dist/mm.js acp` in `cwd` with `AGENT_CONFIG`, and connects the SDK's own client to it. */
@@ -92,7 +110,9 @@ export const startAgent = (options: {
   readonly cwd: string
   readonly config: string
   readonly onPermission?: PermissionAnswer
+  readonly editor?: EditorSide
 }): AgentProcess => {
+  const editor = options.editor ?? {}
   const child = spawn(process.execPath, [MM, "acp"], {
     cwd: options.cwd,
     env: { ...process.env, AGENT_CONFIG: options.config, NO_COLOR: "1" },
@@ -178,6 +198,15 @@ export const startAgent = (options: {
       permissionRequests.push(params)
       return options.onPermission === undefined ? { outcome: { outcome: "cancelled" } } : options.onPermission(params)
     })
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => (editor.readTextFile ?? missing("fs/read_text_file"))(params))
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => (editor.writeTextFile ?? missing("fs/write_text_file"))(params))
+    .onRequest(acp.methods.client.terminal.create, ({ params }) => (editor.createTerminal ?? missing("terminal/create"))(params))
+    .onRequest(acp.methods.client.terminal.output, ({ params }) => (editor.terminalOutput ?? missing("terminal/output"))(params))
+    .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) =>
+      (editor.waitForTerminalExit ?? missing("terminal/wait_for_exit"))(params)
+    )
+    .onRequest(acp.methods.client.terminal.kill, ({ params }) => (editor.killTerminal ?? missing("terminal/kill"))(params))
+    .onRequest(acp.methods.client.terminal.release, ({ params }) => (editor.releaseTerminal ?? missing("terminal/release"))(params))
     .connect(acp.ndJsonStream(writable, readable))
 
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -194,10 +223,10 @@ export const startAgent = (options: {
       child.stdin.write(`${line}\n`)
     },
     invalid: () => [...problems],
-    initialize: () =>
+    initialize: (capabilities) =>
       connection.agent.request(acp.methods.agent.initialize, {
         protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }
+        clientCapabilities: capabilities ?? { fs: { readTextFile: false, writeTextFile: false }, terminal: false }
       }),
     waitFor: async (predicate, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs
@@ -234,11 +263,11 @@ export const readSession = (file: string): any => JSON.parse(fs.readFileSync(fil
  * Per test: a fresh fake model server, and every agent started through `start` killed after,
  * with the temporary projects removed.
  */
-export const useAgents = () => {
+export const useAgents = (serverOptions: Parameters<typeof startFakeModelServer>[0] = {}) => {
   let fake: FakeModelServer | undefined
   const agents: Array<AgentProcess> = []
   beforeEach(async () => {
-    fake = await startFakeModelServer()
+    fake = await startFakeModelServer(serverOptions)
   })
   afterEach(async () => {
     for (const agent of agents.splice(0)) await agent.kill()

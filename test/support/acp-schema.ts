@@ -110,13 +110,22 @@ export const responseSchemaOf: Readonly<Record<string, string>> = {
   "session/load": "LoadSessionResponse",
   "session/list": "ListSessionsResponse",
   "session/resume": "ResumeSessionResponse",
-  "session/prompt": "PromptResponse"
+  "session/prompt": "PromptResponse",
+  "session/set_mode": "SetSessionModeResponse",
+  "session/set_config_option": "SetSessionConfigOptionResponse"
 }
 
 /** The schema definition of each request or notification the agent may send. */
 export const outgoingSchemaOf: Readonly<Record<string, string>> = {
   "session/update": "SessionNotification",
   "session/request_permission": "RequestPermissionRequest",
+  "fs/read_text_file": "ReadTextFileRequest",
+  "fs/write_text_file": "WriteTextFileRequest",
+  "terminal/create": "CreateTerminalRequest",
+  "terminal/output": "TerminalOutputRequest",
+  "terminal/wait_for_exit": "WaitForTerminalExitRequest",
+  "terminal/kill": "KillTerminalRequest",
+  "terminal/release": "ReleaseTerminalRequest",
   "$/cancel_request": "CancelRequestNotification"
 }
 

@@ -1,0 +1,72 @@
+const OPEN = "<think>"
+const CLOSE = "</think>"
+
+export interface Split {
+  readonly text: string
+  readonly reasoning: string
+}
+
+const none: Split = { text: "", reasoning: "" }
+
+/** How many characters at the end of `text` could be the start of `tag`. */
+const partialTagAtEnd = (text: string, tag: string): number => {
+  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) {
+    if (tag.startsWith(text.slice(text.length - n))) return n
+  }
+  return 0
+}
+
+/**
+ * Separates a `<think>…</think>` block at the very start of an answer (leading blanks
+ * allowed) from the answer, as the content arrives in pieces. A `<think>` anywhere else is
+ * answer text. What is held back (a tag cut between two deltas) comes out at `end()`.
+ */
+export class ThinkSplitter {
+  private state: "start" | "thinking" | "after" | "answer" = "start"
+  private held = ""
+
+  push(chunk: string): Split {
+    if (this.state === "answer") return { text: chunk, reasoning: "" }
+    if (this.state === "after") {
+      // the blank lines between the think block and the answer are neither
+      const text = chunk.replace(/^\s+/, "")
+      if (text !== "") this.state = "answer"
+      return { text, reasoning: "" }
+    }
+    this.held += chunk
+    if (this.state === "start") {
+      const trimmed = this.held.trimStart()
+      if (trimmed.startsWith(OPEN)) {
+        this.state = "thinking"
+        this.held = trimmed.slice(OPEN.length)
+      } else if (OPEN.startsWith(trimmed)) {
+        return none
+      } else {
+        this.state = "answer"
+        const text = this.held
+        this.held = ""
+        return { text, reasoning: "" }
+      }
+    }
+    const close = this.held.indexOf(CLOSE)
+    if (close >= 0) {
+      const reasoning = this.held.slice(0, close)
+      const text = this.held.slice(close + CLOSE.length).replace(/^\s+/, "")
+      this.state = text === "" ? "after" : "answer"
+      this.held = ""
+      return { text, reasoning }
+    }
+    const keep = partialTagAtEnd(this.held, CLOSE)
+    const reasoning = this.held.slice(0, this.held.length - keep)
+    this.held = this.held.slice(this.held.length - keep)
+    return { text: "", reasoning }
+  }
+
+  /** The content is complete: what was held back, as text (no think block) or reasoning (one never closed). */
+  end(): Split {
+    const held = this.held
+    this.held = ""
+    if (this.state === "thinking") return { text: "", reasoning: held }
+    return { text: held, reasoning: "" }
+  }
+}

@@ -1,0 +1,46 @@
+import * as path from "node:path"
+import { needsApproval } from "./Tools"
+
+/**
+ * How much a session asks before a tool runs, chosen by the editor for one session (never
+ * saved): `ask` as `permissions` says, `edits` lets file edits inside the project through and
+ * asks for the rest, `allow` asks nothing.
+ */
+export type ApprovalMode = "ask" | "edits" | "allow"
+
+export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "allow"]
+
+export const isApprovalMode = (value: string): value is ApprovalMode => (approvalModes as ReadonlyArray<string>).includes(value)
+
+/** What one conversation overrides of the configuration, for as long as it is held in memory. */
+export interface SessionSettings {
+  readonly mode: ApprovalMode
+  /** The model asked instead of `model.name`; undefined for the configured one. */
+  readonly model: string | undefined
+}
+
+export const defaultSettings: SessionSettings = { mode: "ask", model: undefined }
+
+const isInside = (file: string, cwd: string): boolean => {
+  const relative = path.relative(cwd, path.resolve(cwd, file))
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative)
+}
+
+/** Whether a call must be approved before it runs (before any "always" answer is counted). */
+export const approvalNeeded = (
+  permissions: "ask" | "allow",
+  mode: ApprovalMode,
+  tool: string,
+  input: Record<string, unknown> | undefined,
+  cwd: string
+): boolean => {
+  if (!needsApproval(tool)) return false
+  switch (mode) {
+    case "allow":
+      return false
+    case "edits":
+      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" && isInside(input.path, cwd))
+    case "ask":
+      return permissions === "ask"
+  }
+}

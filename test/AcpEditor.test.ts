@@ -270,6 +270,21 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
     expect(agent.invalid()).toEqual([])
   })
 
+  it("to an editor that shows notices, a notice is a notice update, not answer text", async () => {
+    const { agent, ask, updatesOf } = await open({
+      capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {}, compaction: {} } }
+    })
+    harness.fake().push({ text: "and then the", finishReason: "length" })
+    expect((await ask("tell a long story")).stopReason).toBe("max_tokens")
+    expect(textOf(agent.updates, "agent_message_chunk")).toBe("and then the")
+    expect(updatesOf("notice")).toEqual([
+      { sessionUpdate: "notice", severity: "info", title: "the answer was cut at the model's output limit (finish_reason: length)" }
+    ])
+    // no usage reported by the server: estimated from the text
+    expect(updatesOf("usage_update")).toHaveLength(1)
+    expect(agent.invalid()).toEqual([])
+  })
+
   it("a failed generation answers the prompt with a JSON-RPC error; the line and the record stay", async () => {
     const { agent, sessionId, file, ask } = await open()
     harness.fake().push({ kind: "status", status: 500, body: { error: { message: "the GPU caught fire" } } })

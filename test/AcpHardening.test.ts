@@ -27,7 +27,9 @@ describe("mm acp: hardening", () => {
       { toolCalls: [{ name: "bash", arguments: { command: "echo \"env=$MM_TEST_ACP_KEY\"; cat key.txt" } }] },
       { text: ["it is sk-acp-7e6d", "5c4b3a21"] }
     )
-    await ask("one")
+    // a failed generation answers the prompt with a JSON-RPC error, redacted like the line
+    const failed = await ask("one").catch((error: { message: string }) => error)
+    expect(failed).toMatchObject({ message: expect.stringContaining("bad key [redacted]") })
     await ask("two")
     expect(textOf(agent.updates, "agent_message_chunk")).toContain("bad key [redacted]")
     expect(textOf(agent.updates, "agent_message_chunk")).toContain("it is [redacted]")

@@ -34,7 +34,7 @@ export const approvalNeeded = (
   input: Record<string, unknown> | undefined,
   cwd: string
 ): boolean => {
-  if (!needsApproval(tool)) return false
+  if (!needsApproval(tool, input, cwd)) return false
   switch (mode) {
     case "allow":
       return false

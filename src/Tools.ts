@@ -112,7 +112,30 @@ export const toolSpecs: ReadonlyArray<ToolSpec> = [
   }
 ]
 
-export const needsApproval = (name: string): boolean => name === "bash" || name === "write_file" || name === "edit_file"
+const realOrResolved = (file: string): string => {
+  try {
+    return fs.realpathSync(file)
+  } catch {
+    return path.resolve(file)
+  }
+}
+
+/** Whether `file` (relative to `cwd`, symbolic links followed) lies outside the project directory `cwd`. */
+export const isOutsideProject = (cwd: string, file: string): boolean => {
+  const relative = path.relative(realOrResolved(cwd), realOrResolved(path.resolve(cwd, file)))
+  return relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)
+}
+
+/**
+ * Whether a call waits for approval under `permissions: ask`: every call that changes
+ * things, and a read_file of a path outside the project directory (given `input` and `cwd`).
+ */
+export const needsApproval = (name: string, input?: Record<string, unknown>, cwd?: string): boolean =>
+  name === "bash" ||
+  name === "write_file" ||
+  name === "edit_file" ||
+  (name === "read_file" && cwd !== undefined && typeof input?.path === "string" && isOutsideProject(cwd, input.path))
+
 
 // ---------------------------------------------------------------------------
 // Arguments
@@ -452,19 +475,104 @@ const fileProblem = (cause: unknown, shown: string): string => {
 
 const failure = (output: string): ToolResult => ({ output, failed: true })
 
-/** Reads a regular text file, or says in one line why not. */
-const readText = (file: string, shown: string): Either.Either<string, string> => {
+/** What a path names, when it is not a regular file: said in the line that refuses it. */
+const kindOf = (stat: fs.Stats): string =>
+  stat.isFIFO()
+    ? "a named pipe (FIFO)"
+    : stat.isCharacterDevice()
+      ? "a character device"
+      : stat.isBlockDevice()
+        ? "a block device"
+        : stat.isSocket()
+          ? "a socket"
+          : "not a regular file"
+
+const notRegular = (stat: fs.Stats, shown: string): string =>
+  stat.isDirectory()
+    ? `${shown} is a directory, not a file; list it with bash (ls)`
+    : `${shown} is ${kindOf(stat)}; the file tools read regular files only`
+
+const tooBig = (size: number, shown: string): string =>
+  `${shown} is ${size} bytes, too big for this tool; use bash (head, tail, sed -n, grep)`
+
+const binary = (shown: string): string => `${shown} looks binary (it holds NUL bytes); only text files can be read`
+
+/**
+ * Opens a regular file for reading, never blocking: the path is checked before it is
+ * opened (a FIFO or a device is refused unopened), opened with O_NONBLOCK, and checked
+ * again on the open descriptor (the path may have changed in between).
+ */
+const openRegular = (file: string, shown: string): Either.Either<{ readonly fd: number; readonly size: number }, string> => {
+  let fd: number | undefined
+  try {
+    const before = fs.statSync(file)
+    if (!before.isFile()) return Either.left(notRegular(before, shown))
+    if (before.size > MAX_FILE_BYTES) return Either.left(tooBig(before.size, shown))
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile()) throw Object.assign(new Error(notRegular(stat, shown)), { shown: true })
+    if (stat.size > MAX_FILE_BYTES) throw Object.assign(new Error(tooBig(stat.size, shown)), { shown: true })
+    return Either.right({ fd, size: stat.size })
+  } catch (cause) {
+    if (fd !== undefined) fs.closeSync(fd)
+    return Either.left((cause as { shown?: boolean }).shown === true ? (cause as Error).message : fileProblem(cause, shown))
+  }
+}
+
+/** Why the path on the disk is no file the tools may read (undefined: a regular file, or nothing there). */
+const notRegularOnDisk = (file: string, shown: string): string | undefined => {
   try {
     const stat = fs.statSync(file)
-    if (stat.isDirectory()) return Either.left(`${shown} is a directory, not a file; list it with bash (ls)`)
-    if (stat.size > MAX_FILE_BYTES) {
-      return Either.left(`${shown} is ${stat.size} bytes, too big for this tool; use bash (head, tail, sed -n, grep)`)
+    return stat.isFile() ? undefined : notRegular(stat, shown)
+  } catch {
+    return undefined
+  }
+}
+
+/** Reads a regular text file whole (at most MAX_FILE_BYTES), or says in one line why not. */
+const readBytes = (file: string, shown: string): Either.Either<Buffer, string> => {
+  const opened = openRegular(file, shown)
+  if (Either.isLeft(opened)) return Either.left(opened.left)
+  const { fd, size } = opened.right
+  try {
+    // read to the end, but never past the limit, whatever fstat said
+    const chunks: Array<Buffer> = []
+    let total = 0
+    const chunk = Buffer.allocUnsafe(Math.min(Math.max(size, 4096), 1024 * 1024) + 1)
+    for (let n = fs.readSync(fd, chunk); n > 0; n = fs.readSync(fd, chunk)) {
+      total += n
+      if (total > MAX_FILE_BYTES) return Either.left(tooBig(total, shown))
+      chunks.push(Buffer.from(chunk.subarray(0, n)))
     }
-    const bytes = fs.readFileSync(file)
-    if (bytes.includes(0)) return Either.left(`${shown} looks binary (it holds NUL bytes); only text files can be read`)
-    return Either.right(bytes.toString("utf8"))
+    const bytes = Buffer.concat(chunks, total)
+    if (bytes.includes(0)) return Either.left(binary(shown))
+    return Either.right(bytes)
   } catch (cause) {
     return Either.left(fileProblem(cause, shown))
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+/** Reads a regular text file (bytes that are not UTF-8 shown as U+FFFD), or says in one line why not. */
+export const readText = (file: string, shown: string): Either.Either<string, string> =>
+  Either.map(readBytes(file, shown), (bytes) => bytes.toString("utf8"))
+
+/**
+ * A file's text, for a tool that writes it back: only a file that is valid UTF-8 without
+ * NUL bytes, so that encoding the text again gives back every byte not edited.
+ */
+export const readUtf8Text = (file: string, shown: string): Either.Either<string, string> => {
+  const bytes = readBytes(file, shown)
+  if (Either.isLeft(bytes)) {
+    return bytes.left === binary(shown) ? Either.left(`${shown} holds NUL bytes; edit_file changes only UTF-8 text files`) : Either.left(bytes.left)
+  }
+  try {
+    return Either.right(strictUtf8.decode(bytes.right))
+  } catch {
+    return Either.left(`${shown} is not UTF-8 text; edit_file changes only UTF-8 files`)
   }
 }
 
@@ -478,6 +586,60 @@ const countLines = (text: string): number => splitLines(text).length
 
 /** Room kept for the bracketed line that ends a partial read. */
 const READ_TRAILER_ROOM = 200
+
+/** Bytes asked of the file at a time by read_file. */
+const READ_CHUNK = 64 * 1024
+
+/**
+ * The lines `first`..`wanted` of a text given in pieces, kept within `budget` characters:
+ * only what can be returned is held in memory, however long the file or its lines.
+ */
+const makeLineWindow = (first: number, wanted: number, budget: number) => {
+  const decoder = new StringDecoder("utf8")
+  const shown: Array<string> = []
+  let size = 0
+  let line = 1
+  let current = ""
+  let currentLength = 0
+  let full = false
+  let tailLength = 0
+  const collecting = () => !full && line >= first && line <= wanted
+  const endLine = () => {
+    if (collecting()) {
+      if (shown.length > 0 && size + currentLength + 1 > budget) full = true
+      else {
+        const text = currentLength > current.length ? `${current}\n[line ${line} is ${currentLength} characters long; only its start is shown]` : current
+        shown.push(text)
+        size += text.length + 1
+      }
+    }
+    line++
+    current = ""
+    currentLength = 0
+  }
+  const take = (piece: string) => {
+    if (collecting() && current.length < budget) current += piece.slice(0, budget - current.length)
+    currentLength += piece.length
+  }
+  const push = (text: string) => {
+    let from = 0
+    for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", from)) {
+      take(text.slice(from, at))
+      endLine()
+      from = at + 1
+    }
+    take(text.slice(from))
+    tailLength = currentLength
+  }
+  return {
+    push: (bytes: Buffer) => push(decoder.write(bytes)),
+    end: (): { readonly lines: number; readonly shown: ReadonlyArray<string> } => {
+      push(decoder.end())
+      if (tailLength > 0) endLine()
+      return { lines: line - 1, shown }
+    }
+  }
+}
 
 const readFileTool = (
   args: { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined },
@@ -507,6 +669,62 @@ const readFileTool = (
   const range = `lines ${first}-${last} of ${lines.length} in ${args.path}`
   const trailer =
     last < lines.length ? `[${range}; read on with offset ${last + 1}]` : `[${range}; that is the end of the file]`
+  return { output: `${body}\n${trailer}`, failed: false }
+}
+
+/**
+ * read_file on the disk: a piece at a time, keeping only the lines it can return, and
+ * cancellable between two pieces.
+ */
+const readFileFromDisk = (
+  args: { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined },
+  ctx: ToolContext
+): Effect.Effect<ToolResult> =>
+  Effect.async<ToolResult>((resume) => {
+    const opened = openRegular(resolvePath(ctx.cwd, args.path), args.path)
+    if (Either.isLeft(opened)) return resume(Effect.succeed(failure(opened.left)))
+    const { fd } = opened.right
+    const first = args.offset ?? 1
+    const window = makeLineWindow(first, first - 1 + (args.limit ?? DEFAULT_READ_LIMIT), Math.max(0, ctx.maxOutput - READ_TRAILER_ROOM))
+    const buffer = Buffer.allocUnsafe(READ_CHUNK)
+    let cancelled = false
+    let read = 0
+    const done = (result: ToolResult) => {
+      fs.close(fd, () => {})
+      if (!cancelled) resume(Effect.succeed(result))
+    }
+    // one read at a time; a cancel lets the read in flight finish, then closes the file
+    const next = () =>
+      fs.read(fd, buffer, 0, READ_CHUNK, null, (error, n) => {
+        if (cancelled) return fs.close(fd, () => {})
+        if (error !== null) return done(failure(fileProblem(error, args.path)))
+        if (n === 0) return done(windowResult(window.end(), first, args.path))
+        read += n
+        if (read > MAX_FILE_BYTES) return done(failure(tooBig(read, args.path)))
+        const bytes = buffer.subarray(0, n)
+        if (bytes.includes(0)) return done(failure(binary(args.path)))
+        window.push(bytes)
+        next()
+      })
+    next()
+    return Effect.sync(() => {
+      cancelled = true
+    })
+  })
+
+const windowResult = (
+  found: { readonly lines: number; readonly shown: ReadonlyArray<string> },
+  first: number,
+  shownPath: string
+): ToolResult => {
+  const { lines, shown } = found
+  if (lines === 0) return { output: "(empty file)", failed: false }
+  if (first > lines) return failure(`offset ${first} is past the end of ${shownPath} (${lines} lines)`)
+  const last = first + shown.length - 1
+  const body = shown.join("\n")
+  if (first === 1 && last === lines) return { output: body, failed: false }
+  const range = `lines ${first}-${last} of ${lines} in ${shownPath}`
+  const trailer = last < lines ? `[${range}; read on with offset ${last + 1}]` : `[${range}; that is the end of the file]`
   return { output: `${body}\n${trailer}`, failed: false }
 }
 
@@ -550,12 +768,22 @@ const editFileTool = (
   Effect.gen(function* () {
   if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
   const file = resolvePath(ctx.cwd, args.path)
+  // what is on the disk decides whether the file can be edited byte for byte
+  const onDisk = fs.existsSync(file) ? readUtf8Text(file, args.path) : undefined
+  if (onDisk !== undefined && Either.isLeft(onDisk)) return failure(onDisk.left)
   const text = yield* files.read(file, args.path)
   if (Either.isLeft(text)) return failure(text.left)
   let [oldText, newText] = [args.old, args.new]
   let found = occurrences(text.right, oldText)
   if (found.length === 0 && text.right.includes("\r\n") && !oldText.includes("\r\n")) {
     ;[oldText, newText] = [oldText.replace(/\n/g, "\r\n"), newText.replace(/\r?\n/g, "\r\n")]
+    found = occurrences(text.right, oldText)
+  }
+  // the file's last line has no newline, the model's copy of it has one: the file keeps none
+  const eol = oldText.endsWith("\r\n") ? "\r\n" : "\n"
+  if (found.length === 0 && oldText.endsWith(eol) && !text.right.endsWith("\n") && text.right.endsWith(oldText.slice(0, -eol.length))) {
+    oldText = oldText.slice(0, -eol.length)
+    if (newText.endsWith(eol)) newText = newText.slice(0, -eol.length)
     found = occurrences(text.right, oldText)
   }
   if (found.length === 0) {
@@ -596,6 +824,10 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
         return files.bash(args as typeof BashParams.Type, ctx)
       case "read_file": {
         const read = args as typeof ReadFileParams.Type
+        if (Option.isNone(provided)) return readFileFromDisk(read, ctx)
+        // an editor may hold an unsaved buffer for the path; what is on the disk must still be a regular file
+        const problem = notRegularOnDisk(resolvePath(ctx.cwd, read.path), read.path)
+        if (problem !== undefined) return Effect.succeed(failure(problem))
         return Effect.map(files.read(resolvePath(ctx.cwd, read.path), read.path), (text) => readFileTool(read, ctx, text))
       }
       case "write_file":

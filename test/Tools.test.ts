@@ -69,7 +69,7 @@ describe("tool specs", () => {
   })
 
   it("asks approval for the tools that change things", () => {
-    expect(["bash", "read_file", "write_file", "edit_file", "nope"].map(needsApproval)).toEqual([
+    expect(["bash", "read_file", "write_file", "edit_file", "nope"].map((name) => needsApproval(name))).toEqual([
       true,
       false,
       true,

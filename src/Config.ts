@@ -62,6 +62,9 @@ const ModelConfig = Schema.Struct({
   }),
   contextWindow: Schema.optionalWith(PositiveInt, { default: () => 32768 }).annotations({
     description: "context window of the model, in tokens"
+  }),
+  maxAnswerBytes: Schema.optionalWith(PositiveInt, { default: () => 4 * 1024 * 1024 }).annotations({
+    description: "bytes of text (answer and tool-call arguments) one model call may stream before the turn fails"
   })
 })
 
@@ -123,6 +126,7 @@ export const keyDescriptions: Record<string, string> = {
   "model.name": "Model id sent with each request.",
   "model.apiKeyEnv": "Name of the environment variable holding the bearer token (the key never goes in this file).",
   "model.contextWindow": "Tokens the model can take; automatic compaction is measured against it.",
+  "model.maxAnswerBytes": "Bytes of text (answer and tool-call arguments) one model call may stream; past it the turn fails as a generation error, so a server that never stops cannot fill the memory.",
   system: "The system prompt. A resumed or reloaded session continues under the one configured now.",
   watchdogTimeout: "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",

@@ -23,9 +23,32 @@ export const PROBE_TIMEOUT_MS = 1200
 const SERVER_MESSAGE_MAX = 200
 const CHUNK_SHOWN_MAX = 80
 
+/** How much of an HTTP error body is read; the rest is never received. */
+export const ERROR_BODY_READ_MAX = 64 * 1024
+/** How much of any raw detail a failure keeps (it goes into the session's `errors[].raw`). */
+export const RAW_KEPT_MAX = 4096
+
+/** `text` within `max` UTF-8 bytes, its end replaced by a marker when cut. */
+export const clipRaw = (text: string, max: number = RAW_KEPT_MAX): string => {
+  if (text.length <= max / 4 || Buffer.byteLength(text) <= max) return text
+  const marker = (cut: number) => ` … [${cut} bytes cut]`
+  const total = Buffer.byteLength(text)
+  let kept = Buffer.from(text.slice(0, max)).subarray(0, max - Buffer.byteLength(marker(total))).toString("utf8")
+  // a character cut in two is dropped whole
+  if (kept.endsWith("\ufffd")) kept = kept.slice(0, -1)
+  return kept + marker(total - Buffer.byteLength(kept))
+}
+
 /** Every failure of a model call; a server that echoes the key shows `[redacted]` instead. */
 const fail = (reason: GenerationReason, message: string, raw: string): GenerationError =>
-  new GenerationError({ reason, message: redact(message.replace(/[\r\n]+/g, " ")), raw: redact(raw) })
+  new GenerationError({ reason, message: redact(message.replace(/[\r\n]+/g, " ")), raw: clipRaw(redact(raw)) })
+
+export const tooLargeError = (maxBytes: number): GenerationError =>
+  fail(
+    "too-large",
+    `the answer passed model.maxAnswerBytes (${maxBytes} bytes) — the turn was given up`,
+    `more than ${maxBytes} bytes of answer text streamed in one model call`
+  )
 
 /** `text` on one line, whitespace collapsed, cut to `max` characters. */
 export const oneLine = (text: string, max: number = SERVER_MESSAGE_MAX): string => {
@@ -120,6 +143,15 @@ export const serverMessage = (body: string): string => {
   try {
     parsed = JSON.parse(body)
   } catch {
+    // a body cut short (see ERROR_BODY_READ_MAX) may still name its message near the start
+    const message = /^\s*\{\s*"error"\s*:\s*\{\s*"message"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(body)
+    if (message !== null) {
+      try {
+        return oneLine(JSON.parse(message[1]) as string)
+      } catch {
+        // not a JSON string after all
+      }
+    }
     return oneLine(body.replace(/<[^>]*>/g, " "))
   }
   if (isRecord(parsed)) {
@@ -196,6 +228,8 @@ export class Completion {
   finishReason: string | undefined = undefined
   usage: Usage | undefined = undefined
   done = false
+  /** UTF-8 bytes of text and tool-call arguments received so far (held against model.maxAnswerBytes). */
+  bytes = 0
   private readonly calls = new Map<number, PendingCall>()
   private lastIndex = -1
 
@@ -240,8 +274,12 @@ export class Completion {
     const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : undefined
     if (delta !== undefined) {
       const thought = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
-      if (typeof thought === "string") this.reasoning += thought
+      if (typeof thought === "string") {
+        this.reasoning += thought
+        this.bytes += Buffer.byteLength(thought)
+      }
       if (typeof delta.content === "string" && delta.content !== "") {
+        this.bytes += Buffer.byteLength(delta.content)
         const split = this.think.push(delta.content)
         this.reasoning += split.reasoning
         this.content += split.text
@@ -262,8 +300,9 @@ export class Completion {
       const fn = delta.function
       if (!isRecord(fn)) continue
       if (call.name === "" && typeof fn.name === "string") call.name = fn.name
-      if (typeof fn.arguments === "string") call.arguments += fn.arguments
-      else if (isRecord(fn.arguments)) call.arguments += JSON.stringify(fn.arguments)
+      const added = typeof fn.arguments === "string" ? fn.arguments : isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : ""
+      call.arguments += added
+      this.bytes += Buffer.byteLength(added)
     }
   }
 
@@ -362,6 +401,7 @@ export const make = Effect.gen(function* () {
   const baseUrl = config.model.url.replace(/\/+$/, "")
   const model = config.model.name
   const apiKeyEnv = config.model.apiKeyEnv
+  const maxAnswerBytes = config.model.maxAnswerBytes
   if (apiKeyEnv !== undefined) registerSecretVariable(apiKeyEnv)
   const watchdogSeconds = config.watchdogTimeout
   const watchdogMs = Math.max(1, Math.round(watchdogSeconds * 1000))
@@ -399,8 +439,37 @@ export const make = Effect.gen(function* () {
         : {})
     })
 
-  const readBody = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
-    response.text.pipe(Effect.timeout(watchdogMs), Effect.orElseSucceed(() => ""))
+  /**
+   * At most `max` bytes of a body, as text; the rest is never read (the connection is
+   * dropped). `whole` says whether that was the entire body.
+   */
+  const readBody = (
+    response: HttpClientResponse.HttpClientResponse,
+    max: number
+  ): Effect.Effect<{ readonly text: string; readonly whole: boolean }> =>
+    response.stream.pipe(
+      Stream.runFoldWhile(
+        { chunks: [] as Array<Uint8Array>, size: 0 },
+        (acc) => acc.size <= max,
+        (acc, chunk) => {
+          acc.chunks.push(chunk)
+          acc.size += chunk.byteLength
+          return acc
+        }
+      ),
+      Effect.map(({ chunks, size }) => ({
+        text: Buffer.concat(chunks).subarray(0, max).toString("utf8"),
+        whole: size <= max
+      })),
+      Effect.timeout(watchdogMs),
+      Effect.orElseSucceed(() => ({ text: "", whole: true }))
+    )
+
+  /** An error body, read up to ERROR_BODY_READ_MAX bytes. */
+  const errorBody = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+    Effect.map(readBody(response, ERROR_BODY_READ_MAX), ({ text, whole }) =>
+      whole ? text : `${text} … [body cut after ${ERROR_BODY_READ_MAX} bytes]`
+    )
 
   /** Sends the request and waits for the headers; the watchdog counts this wait too. */
   const open = (
@@ -426,7 +495,7 @@ export const make = Effect.gen(function* () {
         )
       )
       if (response.status < 300) return response
-      const body = yield* readBody(response)
+      const body = yield* errorBody(response)
       if (withUsage && (response.status === 400 || response.status === 422) && /stream_options/.test(body)) {
         askForUsage = false
         return yield* open(request, auth)
@@ -437,7 +506,8 @@ export const make = Effect.gen(function* () {
   /** A server that ignored `stream: true` and sent the whole completion as one JSON body. */
   const wholeAnswer = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelEvent, GenerationError> =>
     Stream.unwrap(
-      Effect.map(readBody(response), (body) => {
+      Effect.map(readBody(response, maxAnswerBytes), ({ text: body, whole }) => {
+        if (!whole) return Stream.fail(tooLargeError(maxAnswerBytes))
         const completion = new Completion()
         const text = completion.absorb(body, "message")
         if (text instanceof GenerationError) return Stream.fail(text)
@@ -464,6 +534,8 @@ export const make = Effect.gen(function* () {
       const absorbAll = (chunk: Chunk.Chunk<Sse.Event>): Effect.Effect<Chunk.Chunk<ModelEvent>, GenerationError> => {
         const out: Array<ModelEvent> = []
         for (const event of chunk) {
+          // an event whose data is empty carries nothing, as the SSE format says
+          if (event.data.trim() === "") continue
           const text = completion.absorb(event.data, event.event)
           if (text instanceof GenerationError) return Effect.fail(text)
           const thought = thoughtRedactor.push(completion.takeReasoning())
@@ -471,6 +543,7 @@ export const make = Effect.gen(function* () {
           const shown = text === undefined ? "" : redactor.push(text)
           if (shown !== "") out.push({ _tag: "TextDelta", text: shown })
         }
+        if (completion.bytes > maxAnswerBytes) return Effect.fail(tooLargeError(maxAnswerBytes))
         return Effect.succeed(Chunk.unsafeFromArray(out))
       }
       const closing = Stream.suspend(() => {

@@ -42,6 +42,57 @@ describe("hardening", () => {
     expect(toolResults.map((m: { content: string }) => m.content)).toEqual(["inside", "denied by the user"])
   })
 
+  const sessionFile = (project: string) => {
+    const dir = path.join(project, ".mm/sessions")
+    const files = fs.readdirSync(dir).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f))
+    expect(files).toHaveLength(1)
+    return JSON.parse(fs.readFileSync(path.join(dir, files[0]), "utf8"))
+  }
+
+  it("a 50 MB error body is one line, at most 4 KB of it is kept in raw, and the next question is answered", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    server.push(
+      { kind: "status", status: 500, body: JSON.stringify({ error: { message: "overloaded", detail: "y".repeat(50 * 1024 * 1024) } }) },
+      { text: "second answer" }
+    )
+    const run = await runMm(project, ["first", "second"])
+    const lines = run.stdout.split("\n")
+    expect(lines.filter((line) => line.startsWith("model server answered HTTP 500"))).toEqual(["model server answered HTTP 500: overloaded"])
+    expect(run.stdout).toContain("second answer")
+    expect(run.stderr).toBe("")
+    const saved = sessionFile(project)
+    expect(saved.errors).toHaveLength(1)
+    expect(Buffer.byteLength(saved.errors[0].raw)).toBeLessThanOrEqual(4096)
+    expect(saved.errors[0].raw).toMatch(/^HTTP 500 from .*\/chat\/completions: \{"error":\{"message":"overloaded","detail":"yyy+ … \[\d+ bytes cut\]$/)
+  }, 60_000)
+
+  it("an answer past model.maxAnswerBytes fails as one generation record, and the next question is answered", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const piece = "z".repeat(100 * 1024)
+    server.push({ text: Array.from({ length: 60 }, () => piece) }, { text: "short answer" })
+    const run = await runMm(project, ["write a lot", "now briefly"])
+    expect(run.stdout).toContain("the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up")
+    expect(run.stdout).toContain("short answer")
+    const saved = sessionFile(project)
+    expect(saved.errors).toMatchObject([
+      { kind: "generation", question: "write a lot", line: "the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up" }
+    ])
+    expect(saved.turns).toBe(1)
+  }, 60_000)
+
+  it("an SSE event with an empty data: line is ignored", async () => {
+    const project = tempProject(configFor(server.url))
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    server.push({
+      kind: "raw",
+      chunks: [chunk({ role: "assistant", content: "" }), "data:\n\n", chunk({ content: "still here" }), "data: \n\n", chunk({}, "stop"), "data: [DONE]\n\n"]
+    })
+    const run = await runMm(project, ["hello"])
+    expect(run.stdout).toContain("still here")
+    expect(run.stdout).not.toContain("not JSON")
+  })
+
   it("escape sequences from a tool, the model and a session title never reach the terminal", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     server.push(

@@ -12,7 +12,8 @@ export const GenerationReason = Schema.Literal(
   "stream-cut",
   "watchdog",
   "malformed",
-  "max-steps"
+  "max-steps",
+  "too-large"
 )
 export type GenerationReason = typeof GenerationReason.Type
 

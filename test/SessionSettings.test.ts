@@ -14,7 +14,11 @@ describe("approval modes", () => {
     expect(approvalNeeded("allow", "edits", ...write("/etc/passwd"))).toBe(true)
     expect(approvalNeeded("allow", "edits", "bash", { command: "ls" }, cwd)).toBe(true)
     expect(approvalNeeded("ask", "allow", "bash", { command: "rm -rf x" }, cwd)).toBe(false)
-    expect(approvalNeeded("ask", "ask", "read_file", { path: "/etc/passwd" }, cwd)).toBe(false)
+    // read_file asks only outside the project (issue 17)
+    expect(approvalNeeded("ask", "ask", "read_file", { path: "src/a.ts" }, cwd)).toBe(false)
+    expect(approvalNeeded("ask", "ask", "read_file", { path: "/etc/passwd" }, cwd)).toBe(true)
+    expect(approvalNeeded("ask", "edits", "read_file", { path: "/etc/passwd" }, cwd)).toBe(true)
+    expect(approvalNeeded("ask", "allow", "read_file", { path: "/etc/passwd" }, cwd)).toBe(false)
   })
 
   it("the modes and options an editor is given validate against the ACP schema", () => {

@@ -7,6 +7,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as os from "node:os"
 import { Approver } from "./Approver"
+import { Changes } from "./Changes"
 import { AppConfig } from "./Config"
 import { Compactor, estimateTokens } from "./Compactor"
 import { type CompactionError, GenerationError } from "./Domain/Errors"
@@ -89,6 +90,7 @@ export const AgentLive = Layer.effect(
     const model = yield* ModelClient
     const approver = yield* Approver
     const compactor = yield* Compactor
+    const changes = yield* Changes
     const shownWarnings = new Set<string>()
 
     const compact = (conversation: Conversation, hint?: string, question = "/compact") =>
@@ -261,13 +263,20 @@ export const AgentLive = Layer.effect(
               const allowed = parsed._tag === "Left" ? true : yield* approve(conversation, call, input, described.title, shown)
               // the call is on the user's screen before it runs (an editor may show its terminal under it)
               if (allowed) yield* shown
+              const beforeWrite = changes.recorder(
+                conversation,
+                { turn: before.turns + 1, question, toolCallId: call.id },
+                (text) => emit({ _tag: "Notice", text })
+              )
               const result = allowed
                 ? yield* runTool(call.function.name, call.function.arguments, {
                     cwd: conversation.cwd,
                     maxOutput: config.maxOutput,
-                    callId: call.id
+                    callId: call.id,
+                    beforeWrite
                   })
                 : { output: DENIED, failed: true }
+              if (result.failed) yield* changes.forget(conversation, call.id)
               added.push({
                 role: "tool",
                 tool_call_id: call.id,

@@ -26,7 +26,7 @@ export interface Split {
 export const splitHistory = (messages: ReadonlyArray<Message>, keepTurns: number): Split => {
   const system = messages.length > 0 && messages[0].role === "system" ? [messages[0]] : []
   const rest = messages.slice(system.length)
-  const starts = rest.flatMap((m, i) => (m.role === "user" && m.summary !== true ? [i] : []))
+  const starts = rest.flatMap((m, i) => (m.role === "user" && m.summary !== true && m.note !== true ? [i] : []))
   const boundary = keepTurns === 0 ? rest.length : starts.length > keepTurns ? starts[starts.length - keepTurns] : 0
   return { system, older: rest.slice(0, boundary), kept: rest.slice(boundary) }
 }

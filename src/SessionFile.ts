@@ -22,9 +22,10 @@ export const idOfFileName = (name: string): string | undefined => {
   return isSessionId(id) ? id : undefined
 }
 
-const SUMMARY_KEYS = ["version", "id", "cwd", "createdAt", "updatedAt", "title", "turns", "errors", "messages"]
-const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "failed", "summary"]
+const SUMMARY_KEYS = ["version", "id", "cwd", "createdAt", "updatedAt", "title", "turns", "errors", "messages", "changes"]
+const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "failed", "summary", "note"]
 const ERROR_KEYS = ["kind", "at", "turns", "question", "line", "raw"]
+const CHANGE_KEYS = ["turn", "at", "tool_call_id", "path", "before", "after", "kind", "question", "skipped"]
 
 /** The record with its known fields first (decoding puts unknown ones first); usually itself. */
 const knownFirst = (known: ReadonlyArray<string>) => <A extends object>(record: A): A => {
@@ -40,8 +41,12 @@ const knownFirst = (known: ReadonlyArray<string>) => <A extends object>(record: 
 }
 const messageFirst = knownFirst(MESSAGE_KEYS)
 const errorFirst = knownFirst(ERROR_KEYS)
+const changeFirst = knownFirst(CHANGE_KEYS)
 
-/** The file's text: summary fields, then `errors`, then `messages`, then any unknown field. */
+/**
+ * The file's text: summary fields, then `errors`, then `messages`, then `changes` (when there
+ * are any: after `messages`, so that a listing never reads them), then any unknown field.
+ */
 export const encodeSession = (session: Session): string => {
   const ordered: Record<string, unknown> = {
     version: SESSION_VERSION,
@@ -54,6 +59,7 @@ export const encodeSession = (session: Session): string => {
     errors: (session.errors ?? []).map(errorFirst),
     messages: session.messages.map(messageFirst)
   }
+  if (session.changes !== undefined && session.changes.length > 0) ordered.changes = session.changes.map(changeFirst)
   for (const key of Object.keys(session)) {
     if (!SUMMARY_KEYS.includes(key)) ordered[key] = (session as Record<string, unknown>)[key]
   }

@@ -26,11 +26,19 @@ const KILL_GRACE_MS = 2000
 /** After bash exits, how long background processes that still hold its output may keep the result waiting. */
 const PIPE_GRACE_MS = 200
 
+/** A file a file tool is about to write, whole: its absolute path and its new content. */
+export interface FileWrite {
+  readonly file: string
+  readonly content: string
+}
+
 export interface ToolContext {
   readonly cwd: string
   readonly maxOutput: number
   /** The id of the call being run (an editor shows a terminal under it). */
   readonly callId?: string
+  /** Runs before write_file or edit_file writes a file (mm records the change there, for /undo). */
+  readonly beforeWrite?: (write: FileWrite) => Effect.Effect<void>
 }
 
 export interface ToolResult {
@@ -745,6 +753,7 @@ const writeFileTool = (args: { readonly path: string; readonly content: string }
   Effect.gen(function* () {
     const file = resolvePath(ctx.cwd, args.path)
     const existed = fs.existsSync(file)
+    if (ctx.beforeWrite !== undefined) yield* ctx.beforeWrite({ file, content: args.content })
     const written = yield* files.write(file, args.path, args.content)
     if (Either.isLeft(written)) return failure(written.left)
     const bytes = Buffer.byteLength(args.content)
@@ -795,7 +804,9 @@ const editFileTool = (
   const at = found[0]
   const line = text.right.slice(0, at).split("\n").length
   if (oldText === newText) return { output: `old and new text are the same; ${args.path} left unchanged`, failed: false }
-  const written = yield* files.write(file, args.path, text.right.slice(0, at) + newText + text.right.slice(at + oldText.length))
+  const edited = text.right.slice(0, at) + newText + text.right.slice(at + oldText.length)
+  if (ctx.beforeWrite !== undefined) yield* ctx.beforeWrite({ file, content: edited })
+  const written = yield* files.write(file, args.path, edited)
   if (Either.isLeft(written)) return failure(written.left)
   // counted as write_file counts: a trailing newline does not start another line
   const before = Math.max(countLines(oldText), 1)

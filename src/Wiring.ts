@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AgentLive } from "./Agent"
+import { ChangesLive } from "./Changes"
 import { CompactorLive } from "./Compactor"
 import { AppConfig, type LoadedConfig, loadConfig } from "./Config"
 import { ErrorLogLive } from "./ErrorLog"
@@ -42,7 +43,10 @@ export const terminalLayer = (loaded: LoadedConfig) => {
 }
 
 /** The agent, over the terminal's services, asking approvals on the terminal. */
-export const terminalAgentLayer = AgentLive.pipe(Layer.provide(Layer.mergeAll(CompactorLive, TerminalApprover)))
+export const terminalAgentLayer = AgentLive.pipe(
+  Layer.provide(Layer.mergeAll(CompactorLive, TerminalApprover)),
+  Layer.provideMerge(ChangesLive)
+)
 
 /** `mm`: the terminal façade in the current directory. */
 export const terminal = (configFlag: string | undefined) =>

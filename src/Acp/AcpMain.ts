@@ -5,6 +5,7 @@ import * as Logger from "effect/Logger"
 import { Readable } from "node:stream"
 import { format } from "node:util"
 import { AgentLive } from "../Agent"
+import { ChangesLive } from "../Changes"
 import { storeLayers } from "../Wiring"
 import { CompactorLive } from "../Compactor"
 import type { LoadedConfig } from "../Config"
@@ -94,7 +95,7 @@ export const acpLayer = (loaded: LoadedConfig) => {
   const model = OpenAiClientNode.pipe(Layer.provide(base))
   return AgentLive.pipe(
     Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), AcpApproverLive)),
-    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive)),
+    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive, ChangesLive)),
     Layer.provideMerge(StderrLogger)
   )
 }

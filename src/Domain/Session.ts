@@ -9,8 +9,9 @@ export const ToolCall = Schema.Struct({
 export type ToolCall = typeof ToolCall.Type
 
 /**
- * One message the model sees. `failed` (tool results), `summary` (compaction) and
- * `reasoning` (assistant) are mm's own: kept in the file, stripped by `toWire` before a request.
+ * One message the model sees. `failed` (tool results), `summary` (compaction), `note` (a
+ * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
+ * stripped by `toWire` before a request.
  */
 export const Message = Schema.Struct({
   role: Schema.Literal("system", "user", "assistant", "tool"),
@@ -19,6 +20,7 @@ export const Message = Schema.Struct({
   tool_call_id: Schema.optional(Schema.String),
   failed: Schema.optional(Schema.Boolean),
   summary: Schema.optional(Schema.Boolean),
+  note: Schema.optional(Schema.Boolean),
   /** The model's reasoning before this assistant message; shown and replayed, never sent to the model. */
   reasoning: Schema.optional(Schema.String)
 })
@@ -38,6 +40,27 @@ export const ErrorRecord = Schema.Struct({
 })
 export type ErrorRecord = typeof ErrorRecord.Type
 
+/** A hex sha-256: the name of a blob under `.mm/checkpoints/`. */
+export const BlobHash = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))
+
+/**
+ * One file changed through mm's file tools (`kind` absent) or by `/undo` (`kind: "undo"`):
+ * its content before and after as blob names; `before: null` for a file that did not exist,
+ * `after: null` for a file an undo deleted. Never sent to the model.
+ */
+export const ChangeRecord = Schema.Struct({
+  turn: Schema.Number,
+  at: Schema.String,
+  tool_call_id: Schema.optional(Schema.String),
+  path: Schema.String,
+  before: Schema.NullOr(BlobHash),
+  after: Schema.NullOr(BlobHash),
+  kind: Schema.optional(Schema.Literal("undo")),
+  question: Schema.optional(Schema.String),
+  skipped: Schema.optional(Schema.Literal("too large"))
+})
+export type ChangeRecord = typeof ChangeRecord.Type
+
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200
 export const TITLE_MAX = 100
@@ -51,7 +74,8 @@ export const Session = Schema.Struct({
   title: Schema.String,
   turns: Schema.Number,
   messages: Schema.Array(Message),
-  errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] })
+  errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] }),
+  changes: Schema.optional(Schema.Array(ChangeRecord))
 })
 export type Session = typeof Session.Type
 

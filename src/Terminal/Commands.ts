@@ -1,6 +1,9 @@
 import * as Effect from "effect/Effect"
 import type { Agent } from "../Agent"
+import type { ChangesShape } from "../Changes"
 import type { Conversation, KeeperShape } from "../Keeper"
+import { runUndo, showChanges } from "./ChangesView"
+import type { TerminalInput } from "./Input"
 import { recapLines } from "./Recap"
 import { listingRows, resumedLine, sessionsListing } from "./Render"
 import type { Style } from "./Style"
@@ -12,6 +15,8 @@ export interface CommandContext {
   readonly agent: Agent["Type"]
   readonly conversation: Conversation
   readonly keeper: KeeperShape
+  readonly changes: ChangesShape
+  readonly input: TerminalInput
   readonly print: Printer
   readonly style: Style
   readonly red: (line: string) => void
@@ -111,6 +116,20 @@ const compact: SlashCommand = {
     })
 }
 
+const changes: SlashCommand = {
+  name: "/changes",
+  usage: "/changes [n]",
+  help: "what mm's file tools changed in this conversation, by turn; with n, the diffs of turn n",
+  run: (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
+}
+
+const undo: SlashCommand = {
+  name: "/undo",
+  usage: "/undo [n]",
+  help: "take back the files changed by the last turn (or the last n), after showing the diffs",
+  run: (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
+}
+
 const last: SlashCommand = {
   name: "/last",
   usage: "/last",
@@ -140,7 +159,7 @@ const help: SlashCommand = {
 }
 
 /** Every slash command of the terminal, in the order /help lists them. Add one here. */
-export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, last, exit]
+export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, changes, undo, last, exit]
 
 export const findCommand = (word: string): SlashCommand | undefined =>
   COMMANDS.find((command) => command.name === word || command.aliases?.includes(word) === true)

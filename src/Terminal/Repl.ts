@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Agent } from "../Agent"
+import { Changes } from "../Changes"
 import { AppConfig } from "../Config"
 import { type Conversation, Keeper } from "../Keeper"
 import { ModelClient } from "../ModelClient"
@@ -20,7 +21,7 @@ import { VERSION } from "../Version"
  * The terminal façade: a banner, then questions and slash commands until the user leaves.
  * The agent's layer is built once the banner is out, so that it costs no start-up time.
  */
-export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent, E, AppConfig | ModelClient | TerminalIO>) =>
+export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO>) =>
   Effect.gen(function* () {
     const loaded = yield* AppConfig
     const keeper = yield* Keeper
@@ -42,6 +43,7 @@ export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent, E, Ap
 const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation) =>
   Effect.gen(function* () {
     const keeper = yield* Keeper
+    const changes = yield* Changes
     const { input, print, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
     const titles = new Map<string, string>()
@@ -93,7 +95,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
 
     const ask = (question: string) => cancellable(agent.turn(conversation, question).pipe(Stream.runForEach(render)))
 
-    const context: CommandContext = { cwd, agent, conversation, keeper, print, style, red, notice, cancellable, memory }
+    const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory }
 
     const prompt = style.bold("> ")
     while (true) {

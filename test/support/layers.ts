@@ -3,6 +3,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Agent, AgentLive } from "../../src/Agent"
 import { type Approval, type ApprovalRequest, Approver } from "../../src/Approver"
+import { ChangesLive } from "../../src/Changes"
 import { CompactorLive } from "../../src/Compactor"
 import { type AgentConfig, AppConfig, defaultConfig } from "../../src/Config"
 import { ErrorLogLive } from "../../src/ErrorLog"
@@ -57,7 +58,7 @@ export const coreLayer = (
   const model = OpenAiClientNode.pipe(Layer.provide(base))
   return AgentLive.pipe(
     Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), approver)),
-    Layer.provideMerge(Layer.mergeAll(base, model))
+    Layer.provideMerge(Layer.mergeAll(base, model, ChangesLive))
   )
 }
 

@@ -1,0 +1,470 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Checkpoints, CheckpointsLive, hashOf, MAX_CHECKPOINT_BYTES, writeFileAtomic } from "./Checkpoints"
+import { lineCounts, unifiedDiff } from "./Diff"
+import { type ChangeRecord, firstLine, type Message } from "./Domain/Session"
+import type { Conversation } from "./Keeper"
+import type { FileWrite } from "./Tools"
+
+/**
+ * What mm's file tools changed in a session (its `changes`), and `/undo`: recording each
+ * change before it is made, listing them by turn, and taking the last turns back.
+ * docs/how-to/undo.md tells the user's side.
+ */
+
+// ---------------------------------------------------------------------------------------
+// Groups: the changes of one turn, or of one undo
+
+export interface ChangeGroup {
+  readonly kind: "turn" | "undo"
+  /** The turn the changes were made in; for an undo, the turns completed when it ran. */
+  readonly turn: number
+  /** `turn 3`, or what an undo took back (`undo of turn 3`). */
+  readonly label: string
+  /** First line of the turn's question ("" for an undo). */
+  readonly question: string
+  readonly at: string
+  readonly entries: ReadonlyArray<ChangeRecord>
+}
+
+const groupKey = (change: ChangeRecord): string =>
+  change.kind === "undo" ? `undo ${change.at}` : `turn ${change.turn} ${change.question ?? ""}`
+
+/** The changes in order, gathered by turn (and by undo); oldest first. */
+export const groupChanges = (changes: ReadonlyArray<ChangeRecord>): Array<ChangeGroup> => {
+  const groups: Array<ChangeGroup & { entries: Array<ChangeRecord> }> = []
+  let lastKey: string | undefined
+  for (const change of changes) {
+    const key = groupKey(change)
+    if (key === lastKey) {
+      groups[groups.length - 1].entries.push(change)
+      continue
+    }
+    lastKey = key
+    const undo = change.kind === "undo"
+    groups.push({
+      kind: undo ? "undo" : "turn",
+      turn: change.turn,
+      label: undo ? (change.question ?? "undo") : `turn ${change.turn}`,
+      question: undo ? "" : (change.question ?? ""),
+      at: change.at,
+      entries: [change]
+    })
+  }
+  return groups
+}
+
+/** One file across some changes: its content before the first and after the last. */
+export interface NetChange {
+  readonly path: string
+  readonly before: string | null
+  readonly after: string | null
+  /** One of its changes was too large to keep. */
+  readonly skipped: boolean
+}
+
+/** The net change of each file over `entries` (in the order they were made), in first-change order. */
+export const netChanges = (entries: ReadonlyArray<ChangeRecord>): Array<NetChange> => {
+  const byPath = new Map<string, { path: string; before: string | null; after: string | null; skipped: boolean }>()
+  for (const entry of entries) {
+    const held = byPath.get(entry.path)
+    const skipped = entry.skipped !== undefined
+    if (held === undefined) {
+      byPath.set(entry.path, { path: entry.path, before: entry.before, after: entry.after, skipped })
+    } else {
+      held.after = entry.after
+      held.skipped = held.skipped || skipped
+    }
+  }
+  return [...byPath.values()].map(({ path, before, after, skipped }) => ({ path, before, after, skipped }))
+}
+
+/** How a change names a file: relative to the project when inside it, absolute otherwise. */
+export const recordedPath = (cwd: string, file: string): string => {
+  const relative = path.relative(cwd, file)
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : file
+}
+
+// ---------------------------------------------------------------------------------------
+// Text of blobs
+
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** The text of some bytes, or undefined when they are not UTF-8 text (a NUL byte counts as binary). */
+export const textOf = (bytes: Uint8Array): string | undefined => {
+  if (bytes.includes(0)) return undefined
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+export interface FileDiff {
+  readonly path: string
+  readonly added: number
+  readonly removed: number
+  /** The file did not exist before / does not exist after. */
+  readonly created: boolean
+  readonly deleted: boolean
+  /** Unified diff, or a line saying why there is none (binary, too large, checkpoint missing). */
+  readonly diff: string
+  /** Set when the counts are unknown. */
+  readonly problem?: string
+}
+
+const TOO_LARGE = `larger than ${MAX_CHECKPOINT_BYTES / 1024 / 1024} MB: not recorded`
+
+const describeDiff = (shown: string, before: Buffer | null, after: Buffer | null): Omit<FileDiff, "path" | "created" | "deleted"> => {
+  const beforeText = before === null ? "" : textOf(before)
+  const afterText = after === null ? "" : textOf(after)
+  if (beforeText === undefined || afterText === undefined) {
+    return {
+      added: 0,
+      removed: 0,
+      diff: `binary content (${before?.length ?? 0} → ${after?.length ?? 0} bytes)`,
+      problem: "binary"
+    }
+  }
+  const counts = lineCounts(beforeText, afterText)
+  return { ...counts, diff: unifiedDiff(shown, beforeText, afterText) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Undo plans
+
+export type PlannedState =
+  /** As the agent (or the undo) left it: restored on the one confirmation. */
+  | "ready"
+  /** Changed since: restored only if confirmed for this file. */
+  | "changed"
+  /** Already as it would be restored: nothing to do. */
+  | "same"
+  /** Cannot be restored: too large when changed, or its checkpoint is gone. */
+  | "unavailable"
+
+export interface PlannedFile {
+  readonly path: string
+  readonly file: string
+  /** `delete`: the turn created it. */
+  readonly action: "restore" | "delete"
+  readonly state: PlannedState
+  readonly targetHash: string | null
+  readonly target: Buffer | null
+  readonly currentHash: string | null
+  /** Current content → restored content. */
+  readonly diff: FileDiff
+  readonly reason?: string
+}
+
+export interface UndoPlan {
+  /** `turn 3`, `turns 3, 2`, `undo of turn 3`. */
+  readonly label: string
+  /** Every group taken back is an agent's turn (not an undo). */
+  readonly ofTurns: boolean
+  readonly files: ReadonlyArray<PlannedFile>
+}
+
+export interface UndoReport {
+  readonly label: string
+  readonly restored: ReadonlyArray<string>
+  readonly deleted: ReadonlyArray<string>
+  readonly left: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /** What the model is told (also kept in the conversation); undefined when nothing changed. */
+  readonly note: string | undefined
+  readonly warnings: ReadonlyArray<string>
+}
+
+const planLabel = (groups: ReadonlyArray<ChangeGroup>): string => {
+  if (groups.every((g) => g.kind === "turn")) {
+    return groups.length === 1 ? `turn ${groups[0].turn}` : `turns ${groups.map((g) => g.turn).join(", ")}`
+  }
+  return groups.map((g) => g.label).join(", ")
+}
+
+const listOf = (paths: ReadonlyArray<string>): string => paths.join(", ")
+
+/** The line the model reads after an undo, so that it does not believe its edits are still there. */
+export const noteText = (plan: Pick<UndoPlan, "label" | "ofTurns">, report: Pick<UndoReport, "restored" | "deleted" | "left">): string => {
+  const files = [...report.restored, ...report.deleted]
+  const head = plan.ofTurns ? `the user reverted the changes of ${plan.label}` : `the user took back the ${plan.label}`
+  const parts = [`[mm] ${head}: files ${listOf(files)}`]
+  if (report.deleted.length > 0) parts.push(`(${listOf(report.deleted)} deleted)`)
+  let text = parts.join(" ")
+  if (report.left.length > 0) text += `; left as they are: ${listOf(report.left.map((l) => l.path))}`
+  return text
+}
+
+// ---------------------------------------------------------------------------------------
+// The service
+
+export interface GroupOverview {
+  readonly group: ChangeGroup
+  readonly files: ReadonlyArray<FileDiff>
+}
+
+export interface ChangesShape {
+  /** The `beforeWrite` of the file tools during a turn: keeps the blobs, then the entry in the session. */
+  readonly recorder: (
+    conversation: Conversation,
+    call: { readonly turn: number; readonly question: string; readonly toolCallId: string },
+    notice: (text: string) => Effect.Effect<void>
+  ) => (write: FileWrite) => Effect.Effect<void>
+  /** Drops what a call recorded when its write failed after all. */
+  readonly forget: (conversation: Conversation, toolCallId: string) => Effect.Effect<void>
+  /** `/changes`: every group with its files and their line counts. */
+  readonly overview: (conversation: Conversation) => Effect.Effect<ReadonlyArray<GroupOverview>>
+  /** `/changes N`: the diffs of turn N; undefined when that turn changed nothing. */
+  readonly turnDiffs: (conversation: Conversation, turn: number) => Effect.Effect<GroupOverview | undefined>
+  /** What `/undo [count]` would do; undefined when nothing was changed. */
+  readonly plan: (conversation: Conversation, count: number) => Effect.Effect<UndoPlan | undefined>
+  /**
+   * Restores the plan's `ready` files and the `changed` ones in `confirmed`, each written
+   * atomically; records the undo as changes of kind `undo` and the note in the conversation.
+   */
+  readonly apply: (conversation: Conversation, plan: UndoPlan, confirmed: ReadonlySet<string>) => Effect.Effect<UndoReport>
+}
+
+export class Changes extends Context.Tag("mm/Changes")<Changes, ChangesShape>() {}
+
+const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly tooLarge: boolean } => {
+  const stat = fs.statSync(file, { throwIfNoEntry: false })
+  if (stat === undefined) return { bytes: null, tooLarge: false }
+  if (!stat.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EISDIR" })
+  if (stat.size > MAX_CHECKPOINT_BYTES) return { bytes: null, tooLarge: true }
+  return { bytes: fs.readFileSync(file), tooLarge: false }
+}
+
+const problemText = (cause: unknown): string => String((cause as Error)?.message ?? cause).split("\n")[0]
+
+export const ChangesLayer = Layer.effect(
+  Changes,
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const shownWarnings = new Set<string>()
+
+    const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms).toISOString())
+
+    const persistFor = (conversation: Conversation) => Effect.map(conversation.status, (status) => status._tag !== "Off")
+
+    const keep = (conversation: Conversation, bytes: Uint8Array, persist: boolean) =>
+      Effect.map(checkpoints.put(conversation.cwd, bytes, persist), ({ hash, warning }) => {
+        const fresh = warning !== undefined && !shownWarnings.has(warning)
+        if (fresh) shownWarnings.add(warning)
+        return { hash, warning: fresh ? warning : undefined }
+      })
+
+    const blobOrNull = (conversation: Conversation, hash: string | null) =>
+      hash === null ? Effect.succeed(null) : checkpoints.get(conversation.cwd, hash)
+
+    const recorder: ChangesShape["recorder"] = (conversation, call, notice) => (write) =>
+      Effect.gen(function* () {
+        let current: ReturnType<typeof readCurrent>
+        try {
+          current = readCurrent(write.file)
+        } catch {
+          return // the write will fail and say why; there is nothing to record
+        }
+        const after = Buffer.from(write.content, "utf8")
+        const base = {
+          turn: call.turn,
+          at: yield* now,
+          tool_call_id: call.toolCallId,
+          path: recordedPath(conversation.cwd, write.file),
+          question: firstLine(call.question).slice(0, 100)
+        }
+        let entry: ChangeRecord
+        if (current.tooLarge || after.length > MAX_CHECKPOINT_BYTES) {
+          entry = { ...base, before: null, after: null, skipped: "too large" }
+        } else {
+          const persist = yield* persistFor(conversation)
+          const before = current.bytes === null ? undefined : yield* keep(conversation, current.bytes, persist)
+          const kept = yield* keep(conversation, after, persist)
+          for (const warning of [before?.warning, kept.warning]) if (warning !== undefined) yield* notice(warning)
+          entry = { ...base, before: before?.hash ?? null, after: kept.hash }
+        }
+        const saved = yield* conversation.update((session) => ({ ...session, changes: [...(session.changes ?? []), entry] }))
+        if (saved !== undefined) yield* notice(saved)
+      })
+
+    const forget: ChangesShape["forget"] = (conversation, toolCallId) =>
+      Effect.gen(function* () {
+        const { changes } = yield* conversation.snapshot
+        if (!(changes ?? []).some((c) => c.tool_call_id === toolCallId)) return
+        yield* conversation.update((session) => ({
+          ...session,
+          changes: (session.changes ?? []).filter((c) => c.tool_call_id !== toolCallId)
+        }))
+      })
+
+    const fileDiff = (conversation: Conversation, net: NetChange) =>
+      Effect.gen(function* () {
+        const created = net.before === null && !net.skipped
+        const deleted = net.after === null && !net.skipped
+        if (net.skipped) return { path: net.path, added: 0, removed: 0, created, deleted, diff: TOO_LARGE, problem: TOO_LARGE }
+        const blobs = yield* Effect.either(Effect.all([blobOrNull(conversation, net.before), blobOrNull(conversation, net.after)]))
+        if (blobs._tag === "Left") {
+          return { path: net.path, added: 0, removed: 0, created, deleted, diff: blobs.left.message, problem: blobs.left.message }
+        }
+        const [before, after] = blobs.right
+        return { path: net.path, created, deleted, ...describeDiff(net.path, before, after) }
+      })
+
+    const overviewOf = (conversation: Conversation, group: ChangeGroup) =>
+      Effect.map(
+        Effect.forEach(netChanges(group.entries), (net) => fileDiff(conversation, net)),
+        (files): GroupOverview => ({ group, files })
+      )
+
+    const groupsOf = (conversation: Conversation) => Effect.map(conversation.snapshot, (s) => groupChanges(s.changes ?? []))
+
+    const overview: ChangesShape["overview"] = (conversation) =>
+      Effect.flatMap(groupsOf(conversation), (groups) => Effect.forEach(groups, (group) => overviewOf(conversation, group)))
+
+    const turnDiffs: ChangesShape["turnDiffs"] = (conversation, turn) =>
+      Effect.gen(function* () {
+        const groups = (yield* groupsOf(conversation)).filter((g) => g.kind === "turn" && g.turn === turn)
+        if (groups.length === 0) return undefined
+        const merged: ChangeGroup = { ...groups[0], entries: groups.flatMap((g) => g.entries) }
+        return yield* overviewOf(conversation, merged)
+      })
+
+    const planFile = (conversation: Conversation, net: NetChange) =>
+      Effect.gen(function* () {
+        const file = path.resolve(conversation.cwd, net.path)
+        const action = net.before === null ? ("delete" as const) : ("restore" as const)
+        const unavailable = (reason: string): PlannedFile => ({
+          path: net.path,
+          file,
+          action,
+          state: "unavailable",
+          targetHash: net.before,
+          target: null,
+          currentHash: null,
+          diff: { path: net.path, added: 0, removed: 0, created: false, deleted: false, diff: reason, problem: reason },
+          reason
+        })
+        if (net.skipped) return unavailable(TOO_LARGE)
+        const target = yield* Effect.either(blobOrNull(conversation, net.before))
+        if (target._tag === "Left") return unavailable(target.left.message)
+        let current: ReturnType<typeof readCurrent>
+        try {
+          current = readCurrent(file)
+        } catch (cause) {
+          return unavailable(`cannot read it: ${problemText(cause)}`)
+        }
+        if (current.tooLarge) return unavailable(`it is now ${TOO_LARGE.replace(": not recorded", "")}`)
+        const currentHash = current.bytes === null ? null : hashOf(current.bytes)
+        const state: PlannedState = currentHash === net.before ? "same" : currentHash === net.after ? "ready" : "changed"
+        const diff: FileDiff = {
+          path: net.path,
+          created: current.bytes === null,
+          deleted: action === "delete",
+          ...describeDiff(net.path, current.bytes, target.right)
+        }
+        return { path: net.path, file, action, state, targetHash: net.before, target: target.right, currentHash, diff } satisfies PlannedFile
+      })
+
+    const plan: ChangesShape["plan"] = (conversation, count) =>
+      Effect.gen(function* () {
+        const groups = yield* groupsOf(conversation)
+        if (groups.length === 0) return undefined
+        const taken = groups.slice(-Math.max(1, count))
+        const files = yield* Effect.forEach(netChanges(taken.flatMap((g) => g.entries)), (net) => planFile(conversation, net))
+        const newestFirst = [...taken].reverse()
+        return { label: planLabel(newestFirst), ofTurns: taken.every((g) => g.kind === "turn"), files }
+      })
+
+    const apply: ChangesShape["apply"] = (conversation, planned, confirmed) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        const persist = yield* persistFor(conversation)
+        const { turns } = yield* conversation.snapshot
+        const label = `undo of ${planned.label}`
+        const left: Array<{ path: string; reason: string }> = []
+        const warnings: Array<string> = []
+        const todo: Array<{ planned: PlannedFile; entry: ChangeRecord }> = []
+        for (const file of planned.files) {
+          if (file.state === "same") continue
+          if (file.state === "unavailable") {
+            left.push({ path: file.path, reason: file.reason ?? "cannot be restored" })
+            continue
+          }
+          if (file.state === "changed" && !confirmed.has(file.path)) {
+            left.push({ path: file.path, reason: "changed since mm wrote it" })
+            continue
+          }
+          let current: ReturnType<typeof readCurrent>
+          try {
+            current = readCurrent(file.file)
+          } catch (cause) {
+            left.push({ path: file.path, reason: `cannot read it: ${problemText(cause)}` })
+            continue
+          }
+          if ((current.bytes === null ? null : hashOf(current.bytes)) !== file.currentHash || current.tooLarge) {
+            left.push({ path: file.path, reason: "changed while the undo was being confirmed" })
+            continue
+          }
+          const kept = current.bytes === null ? undefined : yield* keep(conversation, current.bytes, persist)
+          if (kept?.warning !== undefined) warnings.push(kept.warning)
+          todo.push({
+            planned: file,
+            entry: {
+              turn: turns,
+              at,
+              path: file.path,
+              before: kept?.hash ?? null,
+              after: file.targetHash,
+              kind: "undo",
+              question: label
+            }
+          })
+        }
+        // recorded before any file is touched: a crash midway leaves entries whose files are
+        // still as they were, which a later undo finds already "the same" and skips
+        const entries = todo.map(({ entry }) => entry)
+        if (entries.length > 0) {
+          const saved = yield* conversation.update((session) => ({ ...session, changes: [...(session.changes ?? []), ...entries] }))
+          if (saved !== undefined) warnings.push(saved)
+        }
+        const restored: Array<string> = []
+        const deleted: Array<string> = []
+        const failed = new Set<string>()
+        for (const { planned: file } of todo) {
+          try {
+            if (file.target === null) {
+              fs.rmSync(file.file, { force: true })
+              deleted.push(file.path)
+            } else {
+              fs.mkdirSync(path.dirname(file.file), { recursive: true })
+              writeFileAtomic(file.file, file.target)
+              restored.push(file.path)
+            }
+          } catch (cause) {
+            failed.add(file.path)
+            left.push({ path: file.path, reason: problemText(cause) })
+          }
+        }
+        const report = { label: planned.label, restored, deleted, left }
+        const note = restored.length + deleted.length > 0 ? noteText(planned, report) : undefined
+        if (note !== undefined || failed.size > 0) {
+          const noteMessage: Array<Message> = note === undefined ? [] : [{ role: "user", content: note, note: true }]
+          const saved = yield* conversation.update((session) => ({
+            ...session,
+            messages: [...session.messages, ...noteMessage],
+            changes: (session.changes ?? []).filter((c) => !(c.kind === "undo" && c.at === at && failed.has(c.path)))
+          }))
+          if (saved !== undefined) warnings.push(saved)
+        }
+        return { ...report, note, warnings }
+      })
+
+    return { recorder, forget, overview, turnDiffs, plan, apply }
+  })
+)
+
+/** The changes of every session, over one store of checkpoints shared by the façade and the agent. */
+export const ChangesLive = ChangesLayer.pipe(Layer.provide(CheckpointsLive))

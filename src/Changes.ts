@@ -155,6 +155,8 @@ export interface PlannedFile {
   readonly targetHash: string | null
   readonly target: Buffer | null
   readonly currentHash: string | null
+  /** The file's content now (null: it does not exist, or could not be read). */
+  readonly current: Buffer | null
   /** Current content → restored content. */
   readonly diff: FileDiff
   readonly reason?: string
@@ -201,9 +203,15 @@ export const noteText = (plan: Pick<UndoPlan, "label" | "ofTurns">, report: Pick
 // ---------------------------------------------------------------------------------------
 // The service
 
+/** A file's net change in a group, with its contents before and after when they are kept. */
+export interface FileChange extends FileDiff {
+  readonly before: Buffer | null
+  readonly after: Buffer | null
+}
+
 export interface GroupOverview {
   readonly group: ChangeGroup
-  readonly files: ReadonlyArray<FileDiff>
+  readonly files: ReadonlyArray<FileChange>
 }
 
 export interface ChangesShape {
@@ -304,13 +312,12 @@ export const ChangesLayer = Layer.effect(
       Effect.gen(function* () {
         const created = net.before === null && !net.skipped
         const deleted = net.after === null && !net.skipped
-        if (net.skipped) return { path: net.path, added: 0, removed: 0, created, deleted, diff: TOO_LARGE, problem: TOO_LARGE }
+        const none = { path: net.path, added: 0, removed: 0, created, deleted, before: null, after: null }
+        if (net.skipped) return { ...none, diff: TOO_LARGE, problem: TOO_LARGE } satisfies FileChange
         const blobs = yield* Effect.either(Effect.all([blobOrNull(conversation, net.before), blobOrNull(conversation, net.after)]))
-        if (blobs._tag === "Left") {
-          return { path: net.path, added: 0, removed: 0, created, deleted, diff: blobs.left.message, problem: blobs.left.message }
-        }
+        if (blobs._tag === "Left") return { ...none, diff: blobs.left.message, problem: blobs.left.message } satisfies FileChange
         const [before, after] = blobs.right
-        return { path: net.path, created, deleted, ...describeDiff(net.path, before, after) }
+        return { path: net.path, created, deleted, before, after, ...describeDiff(net.path, before, after) } satisfies FileChange
       })
 
     const overviewOf = (conversation: Conversation, group: ChangeGroup) =>
@@ -344,6 +351,7 @@ export const ChangesLayer = Layer.effect(
           targetHash: net.before,
           target: null,
           currentHash: null,
+          current: null,
           diff: { path: net.path, added: 0, removed: 0, created: false, deleted: false, diff: reason, problem: reason },
           reason
         })
@@ -365,7 +373,17 @@ export const ChangesLayer = Layer.effect(
           deleted: action === "delete",
           ...describeDiff(net.path, current.bytes, target.right)
         }
-        return { path: net.path, file, action, state, targetHash: net.before, target: target.right, currentHash, diff } satisfies PlannedFile
+        return {
+          path: net.path,
+          file,
+          action,
+          state,
+          targetHash: net.before,
+          target: target.right,
+          currentHash,
+          current: current.bytes,
+          diff
+        } satisfies PlannedFile
       })
 
     const plan: ChangesShape["plan"] = (conversation, count) =>

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Agent, type CompactReport } from "../Agent"
+import { Changes } from "../Changes"
 import { AppConfig } from "../Config"
 import type { ResumeError } from "../Domain/Errors"
 import { isSessionId, newSessionId, validateSessionId } from "../Domain/SessionId"
@@ -21,12 +22,13 @@ import type { SessionSummary } from "../SessionStore"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { availableCommands, parseCommand, promptText, unknownCommandText } from "./Prompt"
 import { replayUpdates } from "./Replay"
+import { acpChanges, acpUndo } from "./Undo"
 import { decodeCursor, listPage } from "./SessionList"
 import { configOptions, MODE_OPTION, MODEL_OPTION, modelChoices, modeState } from "./SessionOptions"
 import { agentText } from "./ToolUpdates"
 import { type ClientDisplay, compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
 
-export type AcpServices = Agent | Keeper | AppConfig | ModelClient
+export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes
 
 /** One editor thread: its conversation, and the prompt running in it, if any. */
 interface AcpSession {
@@ -357,7 +359,9 @@ export const makeAcpAgent = (
             ? startOver(peer, conversation)
             : command.name === "compact"
               ? compact(peer, conversation, command.hint)
-              : Effect.as(send(client, session.id, [agentText(unknownCommandText(command.word))]), { stopReason: "end_turn" as const })
+              : command.name === "undo" || command.name === "changes"
+                ? Effect.flatMap(Changes, (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg))
+                : Effect.as(send(client, session.id, [agentText(unknownCommandText(command.word))]), { stopReason: "end_turn" as const })
     return Effect.locally(program, CurrentPeer, peer)
   }
 

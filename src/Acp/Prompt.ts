@@ -51,10 +51,12 @@ export const promptText = (blocks: ReadonlyArray<acp.ContentBlock>): string => {
 export type SlashCommand =
   | { readonly name: "new" }
   | { readonly name: "compact"; readonly hint: string | undefined }
+  | { readonly name: "changes"; readonly arg: string }
+  | { readonly name: "undo"; readonly arg: string }
   | { readonly name: "unknown"; readonly word: string }
 
 /**
- * `/new` and `/compact [hint]`, the commands announced to the editor. Any other `/word`
+ * `/new`, `/compact [hint]`, `/changes [N]` and `/undo [N]`, the commands announced to the editor. Any other `/word`
  * standing alone at the start is an unknown command; text such as `/etc/hosts …` is a question.
  */
 export const parseCommand = (text: string): SlashCommand | undefined => {
@@ -67,6 +69,9 @@ export const parseCommand = (text: string): SlashCommand | undefined => {
       const hint = match[2]?.trim() ?? ""
       return { name: "compact", hint: hint === "" ? undefined : hint }
     }
+    case "changes":
+    case "undo":
+      return { name: match[1], arg: match[2]?.trim() ?? "" }
     default:
       return { name: "unknown", word: `/${match[1]}` }
   }
@@ -75,8 +80,9 @@ export const parseCommand = (text: string): SlashCommand | undefined => {
 /** What an unknown command gets; the terminal's own commands are named for what replaces them here. */
 export const unknownCommandText = (word: string): string =>
   word === "/sessions" || word === "/resume"
-    ? `${word} is a terminal command: here the editor lists its threads and reloads them itself. Commands: /new, /compact.`
-    : `Unknown command ${word}. Commands: /new (start over, keeping this conversation on disk), /compact [hint] (summarise older turns).`
+    ? `${word} is a terminal command: here the editor lists its threads and reloads them itself. Commands: /new, /compact, /changes, /undo.`
+    : `Unknown command ${word}. Commands: /new (start over, keeping this conversation on disk), /compact [hint] (summarise older turns), ` +
+      "/changes [N] (what mm changed in files, by turn), /undo [N] (take back the files changed by the last turn)."
 
 export const availableCommands: Array<acp.AvailableCommand> = [
   {
@@ -87,5 +93,15 @@ export const availableCommands: Array<acp.AvailableCommand> = [
     name: "compact",
     description: "replace the older turns by a summary to free context",
     input: { hint: "what the summary should focus on (optional)" }
+  },
+  {
+    name: "changes",
+    description: "list the files mm's tools changed in this thread, by turn; with a turn number, show its diffs",
+    input: { hint: "a turn number (optional)" }
+  },
+  {
+    name: "undo",
+    description: "take back the files changed by the last turn (or the last N turns), after showing the diffs",
+    input: { hint: "how many turns to take back (optional, default 1)" }
   }
 ]

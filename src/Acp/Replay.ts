@@ -38,6 +38,7 @@ export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Ar
         break
       case "user":
         if (message.summary === true) updates.push(agentText(summaryText(content)))
+        else if (message.note === true) updates.push(agentText(content))
         else if (content !== "") updates.push(userText(content))
         break
       case "assistant": {

@@ -231,7 +231,7 @@ export interface ChangesShape {
   readonly plan: (conversation: Conversation, count: number) => Effect.Effect<UndoPlan | undefined>
   /**
    * Restores the plan's `ready` files and the `changed` ones in `confirmed`, each written
-   * atomically; records the undo as changes of kind `undo` and the note in the conversation.
+   * atomically; then records the undo as changes of kind `undo`, and the note, in the session.
    */
   readonly apply: (conversation: Conversation, plan: UndoPlan, confirmed: ReadonlySet<string>) => Effect.Effect<UndoReport>
 }
@@ -441,17 +441,12 @@ export const ChangesLayer = Layer.effect(
             }
           })
         }
-        // recorded before any file is touched: a crash midway leaves entries whose files are
-        // still as they were, which a later undo finds already "the same" and skips
-        const entries = todo.map(({ entry }) => entry)
-        if (entries.length > 0) {
-          const saved = yield* conversation.update((session) => ({ ...session, changes: [...(session.changes ?? []), ...entries] }))
-          if (saved !== undefined) warnings.push(saved)
-        }
+        // recorded once the files are written: after a crash midway, the next /undo finds the
+        // files already restored "the same" and restores the others (the blobs are kept first)
         const restored: Array<string> = []
         const deleted: Array<string> = []
-        const failed = new Set<string>()
-        for (const { planned: file } of todo) {
+        const entries: Array<ChangeRecord> = []
+        for (const { planned: file, entry } of todo) {
           try {
             if (file.target === null) {
               fs.rmSync(file.file, { force: true })
@@ -461,19 +456,18 @@ export const ChangesLayer = Layer.effect(
               writeFileAtomic(file.file, file.target)
               restored.push(file.path)
             }
+            entries.push(entry)
           } catch (cause) {
-            failed.add(file.path)
             left.push({ path: file.path, reason: problemText(cause) })
           }
         }
         const report = { label: planned.label, restored, deleted, left }
-        const note = restored.length + deleted.length > 0 ? noteText(planned, report) : undefined
-        if (note !== undefined || failed.size > 0) {
-          const noteMessage: Array<Message> = note === undefined ? [] : [{ role: "user", content: note, note: true }]
+        const note = entries.length > 0 ? noteText(planned, report) : undefined
+        if (note !== undefined) {
           const saved = yield* conversation.update((session) => ({
             ...session,
-            messages: [...session.messages, ...noteMessage],
-            changes: (session.changes ?? []).filter((c) => !(c.kind === "undo" && c.at === at && failed.has(c.path)))
+            messages: [...session.messages, { role: "user", content: note, note: true } satisfies Message],
+            changes: [...(session.changes ?? []), ...entries]
           }))
           if (saved !== undefined) warnings.push(saved)
         }

@@ -37,7 +37,7 @@ describe("mm acp: a session survives the agent", () => {
     const commandsAt = first.traffic.findIndex((t) => t.direction === "out" && t.message?.params?.update?.sessionUpdate === "available_commands_update")
     expect(commandsAt).toBeGreaterThan(newResponseAt)
     const commands = (first.updates[0].update as any).availableCommands
-    expect(commands.map((c: any) => c.name)).toEqual(["new", "compact"])
+    expect(commands.map((c: any) => c.name)).toEqual(["new", "compact", "changes", "undo"])
     expect(commands[1].input).toEqual({ hint: expect.any(String) })
 
     const answer = await first.agent.request(acp.methods.agent.session.prompt, {

@@ -199,3 +199,48 @@ describe("/changes and /undo in the terminal", () => {
     expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
   })
 })
+
+describe("/undo killed midway", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("a SIGKILL during /undo leaves each file whole, either as before or as after", async () => {
+    const project = tempProject(withSessions(server.url))
+    const names = Array.from({ length: 12 }, (_, i) => `big${i}.txt`)
+    const size = 1024 * 1024
+    const before = (i: number) => `before ${i}\n`.padEnd(size - 1, "b") + "\n"
+    const after = (i: number) => `after ${i}\n`.padEnd(size - 1, "a") + "\n"
+    names.forEach((name, i) => fs.writeFileSync(path.join(project, name), before(i)))
+    server.push(
+      { toolCalls: names.map((name, i) => ({ id: `w${i}`, name: "write_file", arguments: { path: name, content: after(i) } })) },
+      { text: "rewritten" }
+    )
+    const mm = new MmProcess(project)
+    mm.send("rewrite them")
+    await mm.waitFor("rewritten", 0, 60_000)
+    mm.send("/undo")
+    await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000)
+    mm.send("y")
+    // kill as soon as the first restored file's temporary copy appears
+    const deadline = Date.now() + 30_000
+    while (Date.now() < deadline && !fs.readdirSync(project).some((name) => name.endsWith(".tmp"))) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    mm.kill()
+    await mm.exited
+    const states = names.map((name, i) => {
+      const text = fs.readFileSync(path.join(project, name), "utf8")
+      return text === before(i) ? "before" : text === after(i) ? "after" : "torn"
+    })
+    expect(states).not.toContain("torn")
+    expect(states).toContain("after")
+    // the session file is whole, and a second /undo finishes the job
+    expect(sessionOf(project).changes.filter((c: any) => c.kind === "undo")).toEqual([])
+    const again = await runMm(project, ["/resume", "/undo", "y"])
+    expect(again.stdout).toContain("↩️ undid turn 1")
+    names.forEach((name, i) => expect(fs.readFileSync(path.join(project, name), "utf8") === before(i)).toBe(true))
+  }, 120_000)
+})

@@ -43,24 +43,32 @@ export const changesListing = (overviews: ReadonlyArray<GroupOverview>, style: S
   return lines.join("\n")
 }
 
-/** A unified diff with its added lines plain-coloured and removed ones red. */
-export const coloredDiff = (diff: string, style: Style): string =>
-  sanitize(diff)
-    .replace(/\n$/, "")
-    .split("\n")
-    .map((line) =>
-      line.startsWith("+++") || line.startsWith("---") || line.startsWith("@@")
-        ? style.dim(line)
-        : line.startsWith("-")
-          ? style.red(line)
-          : line.startsWith("+")
-            ? style.yellow(line)
-            : line
-    )
-    .join("\n")
+/** Lines longer than this are cut on screen (a minified file is one long line). */
+const LINE_MAX = 400
+/** A preview shows at most this many lines of each file's diff. */
+export const PREVIEW_LINES = 60
 
-const diffBody = (file: FileDiff, style: Style): string =>
-  file.problem === undefined ? coloredDiff(file.diff, style) : `  ${sanitize(file.diff)}`
+const cutLine = (line: string): string => (line.length > LINE_MAX ? `${line.slice(0, LINE_MAX)}… (${line.length - LINE_MAX} more characters)` : line)
+
+/** A unified diff with removed lines red and added ones yellow; at most `maxLines` lines. */
+export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): string => {
+  const all = sanitize(diff).replace(/\n$/, "").split("\n")
+  const shown = all.slice(0, maxLines).map((raw) => {
+    const line = cutLine(raw)
+    return line.startsWith("+++") || line.startsWith("---") || line.startsWith("@@")
+      ? style.dim(line)
+      : line.startsWith("-")
+        ? style.red(line)
+        : line.startsWith("+")
+          ? style.yellow(line)
+          : line
+  })
+  if (all.length > shown.length) shown.push(style.dim(`… ${all.length - shown.length} more line(s) of diff`))
+  return shown.join("\n")
+}
+
+const diffBody = (file: FileDiff, style: Style, maxLines = Infinity): string =>
+  file.problem === undefined ? coloredDiff(file.diff, style, maxLines) : `  ${sanitize(file.diff)}`
 
 export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
   [
@@ -87,7 +95,7 @@ export const undoPreview = (plan: UndoPlan, style: Style): string => {
   const lines = [style.bold(`/undo takes back ${plan.label}:`)]
   for (const file of plan.files) {
     lines.push(`  ${plannedLine(file)}`)
-    if (file.state === "ready" && file.diff.diff !== "") lines.push(diffBody(file.diff, style))
+    if (file.state === "ready" && file.diff.diff !== "") lines.push(diffBody(file.diff, style, PREVIEW_LINES))
   }
   return lines.join("\n")
 }
@@ -138,7 +146,7 @@ export const runUndo = (changes: ChangesShape, conversation: Conversation, arg: 
     const confirmed = new Set<string>()
     for (const file of actionable.filter((f) => f.state === "changed")) {
       print.line(`${sanitize(file.path)} was changed after mm wrote it; restoring it gives up these changes:`)
-      print.line(diffBody(file.diff, style))
+      print.line(diffBody(file.diff, style, PREVIEW_LINES))
       if (yield* yes(`restore ${sanitize(file.path)} anyway? [y]es [n]o: `)) confirmed.add(file.path)
     }
     const report = yield* changes.apply(conversation, plan, confirmed)

@@ -85,7 +85,8 @@ export const netChanges = (entries: ReadonlyArray<ChangeRecord>): Array<NetChang
 /** How a change names a file: relative to the project when inside it, absolute otherwise. */
 export const recordedPath = (cwd: string, file: string): string => {
   const relative = path.relative(cwd, file)
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : file
+  const outside = relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)
+  return outside ? path.resolve(file) : relative
 }
 
 // ---------------------------------------------------------------------------------------

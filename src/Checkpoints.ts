@@ -25,7 +25,7 @@ export const hashOf = (bytes: Uint8Array): string => NodeCrypto.createHash("sha2
 export const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name)
 
 export class CheckpointError extends Schema.TaggedError<CheckpointError>()("CheckpointError", {
-  reason: Schema.Literal("io", "missing", "damaged"),
+  reason: Schema.Literal("io", "missing", "damaged", "refused"),
   message: Schema.String,
   raw: Schema.String
 }) {}
@@ -209,9 +209,15 @@ export interface GcReport {
 /**
  * Deletes the blobs of `dir` that `referenced` does not name (and temporary files a killed
  * writer left), except those written in the last `graceMs`: a running mm may be about to
- * record them.
+ * record them. With `only`, just those blobs are candidates.
  */
-export const collectGarbage = (dir: string, referenced: ReadonlySet<string>, now: number, graceMs = GC_GRACE_MS): GcReport => {
+export const collectGarbage = (
+  dir: string,
+  referenced: ReadonlySet<string>,
+  now: number,
+  options: { readonly graceMs?: number; readonly only?: ReadonlySet<string> } = {}
+): GcReport => {
+  const graceMs = options.graceMs ?? GC_GRACE_MS
   let names: Array<string>
   try {
     names = fs.readdirSync(dir)
@@ -229,7 +235,7 @@ export const collectGarbage = (dir: string, referenced: ReadonlySet<string>, now
       if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) unlinkQuietly(file)
       continue
     }
-    if (!isBlobName(name)) continue
+    if (!isBlobName(name) || (options.only !== undefined && !options.only.has(name))) continue
     const stat = fs.statSync(file, { throwIfNoEntry: false })
     if (stat === undefined) continue
     if (referenced.has(name) || now - stat.mtimeMs < graceMs) {

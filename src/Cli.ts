@@ -3,6 +3,8 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { FileSessionStoreLive } from "./FileSessionStore"
 import * as Option from "effect/Option"
 import { Keeper } from "./Keeper"
 import { sessionsListing } from "./Terminal/Render"
@@ -54,7 +56,26 @@ const sessions = Command.make(
     )
 ).pipe(Command.withDescription("list this project's saved sessions (the same listing as /sessions)"))
 
-const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions])), {
+const checkpointsGcCommand = Command.make("gc", { config: configOption }, ({ config }) =>
+  withConfig(Option.getOrUndefined(config), (loaded) =>
+    Effect.gen(function* () {
+      const { checkpointsGc, gcLine } = yield* Effect.promise(() => import("./CheckpointsGc"))
+      const done = yield* Effect.either(checkpointsGc(process.cwd()))
+      if (done._tag === "Left") {
+        ExitCode.code = 1
+        return yield* Console.error(`mm: ${done.left.message}`)
+      }
+      return yield* Console.log(gcLine(done.right))
+    }).pipe(Effect.provide(Layer.merge(storeLayers(loaded), FileSessionStoreLive)))
+  )
+).pipe(Command.withDescription("remove the checkpoints (.mm/checkpoints) that no session of this project uses any more"))
+
+const checkpoints = Command.make("checkpoints").pipe(
+  Command.withDescription("the file contents kept for /undo"),
+  Command.withSubcommands([checkpointsGcCommand])
+)
+
+const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions, checkpoints])), {
   name: "mm",
   version: VERSION
 })

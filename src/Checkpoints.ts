@@ -124,12 +124,39 @@ const ensurePrivateDir = (dir: string): void => {
   fs.chmodSync(dir, 0o700)
 }
 
-/** Stores `bytes` as `<dir>/<hash>` (mode 0600) unless a blob of that name is already there. */
+/**
+ * Stores `bytes` as `<dir>/<hash>` (mode 0600, written atomically like a session file) unless
+ * a blob of that name is already there; the directory is made on the first blob.
+ */
 export const putBlob = (dir: string, bytes: Uint8Array, hash: string = hashOf(bytes)): string => {
   const file = path.join(dir, hash)
   if (fs.existsSync(file)) return hash
-  ensurePrivateDir(dir)
-  writeFileAtomic(file, bytes, 0o600)
+  const temp = tempNameFor(file)
+  let fd: number
+  try {
+    fd = fs.openSync(temp, "wx", 0o600)
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== "ENOENT") throw cause
+    ensurePrivateDir(dir)
+    fd = fs.openSync(temp, "wx", 0o600)
+  }
+  try {
+    fs.fchmodSync(fd, 0o600)
+    fs.writeFileSync(fd, bytes)
+    fs.fsyncSync(fd)
+  } catch (cause) {
+    fs.closeSync(fd)
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fs.closeSync(fd)
+  try {
+    fs.renameSync(temp, file)
+  } catch (cause) {
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fsyncDir(dir)
   return hash
 }
 

@@ -1,0 +1,139 @@
+// Undo checkpoints budget (the performance budget): recording a change of a 100 KB file costs
+// ≤ 2 ms plus the write of its blobs. The baseline writes the same two blobs (before and after)
+// the way the store does — temporary file, write, fsync, rename, directory fsync — with bare
+// `fs` calls; the difference is what recording adds: reading the file, hashing both contents,
+// the existence checks, and the entry kept in the session (an in-memory store here, so that
+// the session's own save, a cost of every turn, is not counted).
+// BENCH_RUNS for the number of timed runs (median kept).
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Changes, ChangesLive } from "../src/Changes"
+import { AppConfig, defaultConfig } from "../src/Config"
+import { ErrorLogLive } from "../src/ErrorLog"
+import { Keeper, KeeperLive } from "../src/Keeper"
+import * as MemorySessionStore from "../src/MemorySessionStore"
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 101)
+const BUDGET_MS = 2
+const SIZE = 100 * 1024
+
+const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL")
+const ms = (n: number) => `${n.toFixed(3)} ms`
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+/** 100 KB of source-like text, different for each `seed` so that every blob is new. */
+const contentOf = (seed: string): string => {
+  const lines: Array<string> = []
+  let size = 0
+  for (let i = 0; size < SIZE; i++) {
+    const line = `export const value${i} = compute(${i}, "${seed}") // line ${i} of a generated module\n`
+    lines.push(line)
+    size += line.length
+  }
+  return lines.join("").slice(0, SIZE)
+}
+
+const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-checkpoints-")))
+const cleanup = () => fs.rmSync(root, { recursive: true, force: true })
+process.on("SIGINT", () => {
+  cleanup()
+  process.exit(130)
+})
+
+/** The baseline: the two blobs written as the store writes them, with bare fs calls. */
+const bareBlobWrites = (dir: string, blobs: ReadonlyArray<[string, Buffer]>) => {
+  for (const [name, bytes] of blobs) {
+    const temp = path.join(dir, `.${name}.tmp`)
+    const fd = fs.openSync(temp, "wx", 0o600)
+    fs.writeFileSync(fd, bytes)
+    fs.fsyncSync(fd)
+    fs.closeSync(fd)
+    fs.renameSync(temp, path.join(dir, name))
+    const dirFd = fs.openSync(dir, "r")
+    fs.fsyncSync(dirFd)
+    fs.closeSync(dirFd)
+  }
+}
+
+const main = Effect.gen(function* () {
+  const keeper = yield* Keeper
+  const changes = yield* Changes
+  const project = path.join(root, "project")
+  fs.mkdirSync(project)
+  const conversation = yield* keeper.open(project, { createFile: "now" })
+  const file = path.join(project, "module.ts")
+  const bareDir = path.join(root, "bare")
+  fs.mkdirSync(bareDir)
+
+  const recordTimes: Array<number> = []
+  const bareTimes: Array<number> = []
+  for (let run = -3; run < RUNS; run++) {
+    const before = contentOf(`before ${run}`)
+    const after = contentOf(`after ${run}`)
+    const record = changes.recorder(conversation, { turn: 1, question: "bench", toolCallId: `call_${run}` }, () => Effect.void)
+    const recording = Effect.gen(function* () {
+      fs.writeFileSync(file, before)
+      const started = performance.now()
+      yield* record({ file, content: after })
+      return performance.now() - started
+    })
+    const blobs: Array<[string, Buffer]> = [
+      [`b${run}`, Buffer.from(contentOf(`bare before ${run}`))],
+      [`a${run}`, Buffer.from(contentOf(`bare after ${run}`))]
+    ]
+    const baseline = Effect.sync(() => {
+      // the same setup write just before, as the file tool's is before recording (an fsync
+      // may have to flush it with the journal)
+      fs.writeFileSync(path.join(bareDir, "module.ts"), before)
+      const started = performance.now()
+      bareBlobWrites(bareDir, blobs)
+      return performance.now() - started
+    })
+    // alternated, so that neither side always runs first
+    const [recorded, bare] =
+      run % 2 === 0 ? yield* Effect.all([recording, baseline]) : (yield* Effect.all([baseline, recording])).reverse()
+    if (run >= 0) {
+      recordTimes.push(recorded)
+      bareTimes.push(bare)
+    }
+  }
+  // the same recording with sessions off: blobs kept in memory, so no I/O at all
+  const opened = yield* keeper.open(project, { createFile: "later" })
+  const offline = { ...opened, status: Effect.succeed({ _tag: "Off" as const }) }
+  const offlineTimes: Array<number> = []
+  for (let run = 0; run < RUNS; run++) {
+    fs.writeFileSync(file, contentOf(`offline before ${run}`))
+    const record = changes.recorder(offline, { turn: 1, question: "bench", toolCallId: `off_${run}` }, () => Effect.void)
+    const started = performance.now()
+    yield* record({ file, content: contentOf(`offline after ${run}`) })
+    offlineTimes.push(performance.now() - started)
+  }
+  const { changes: kept } = yield* conversation.snapshot
+  const recordMs = median(recordTimes)
+  const bareMs = median(bareTimes)
+  // fsync times vary by milliseconds from one call to the next: the runs are paired, and
+  // the median of the differences is what recording adds
+  const added = median(recordTimes.map((t, i) => t - bareTimes[i]))
+  console.log(`recording a change of a ${SIZE / 1024} KB file, median of ${RUNS} runs (budget ≤ ${BUDGET_MS} ms + the write of its blobs)`)
+  console.log(`  ${"bare write of its 2 blobs".padEnd(32)} ${ms(bareMs).padStart(10)}  (baseline)`)
+  console.log(`  ${"recording the change".padEnd(32)} ${ms(recordMs).padStart(10)}  ${(recordMs / bareMs).toFixed(2)}x`)
+  console.log(`  ${"added by recording".padEnd(32)} ${ms(added).padStart(10)}  ${verdict(added <= BUDGET_MS)} (median of the paired differences)`)
+  console.log(`  ${"(the same, no blob written)".padEnd(32)} ${ms(median(offlineTimes)).padStart(10)}  reading, hashing, the entry: what recording costs besides I/O`)
+  console.log(`  (${kept?.length ?? 0} changes kept in the session, ${fs.readdirSync(path.join(project, ".mm", "checkpoints")).length} blobs written)`)
+  console.log(JSON.stringify({ bench: "checkpoints", runs: RUNS, bareMs, recordMs, addedMs: added, withoutIoMs: median(offlineTimes), ratio: recordMs / bareMs, budgetMs: BUDGET_MS }))
+})
+
+const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }
+const layer = Layer.mergeAll(KeeperLive, ChangesLive).pipe(
+  Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive)),
+  Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
+)
+
+Effect.runPromise(main.pipe(Effect.provide(layer))).then(cleanup, (error) => {
+  cleanup()
+  console.error(error)
+  process.exit(1)
+})

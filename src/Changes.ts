@@ -278,22 +278,25 @@ export const ChangesLayer = Layer.effect(
           return // the write will fail and say why; there is nothing to record
         }
         const after = Buffer.from(write.content, "utf8")
-        const base = {
+        const at = yield* now
+        const entryOf = (before: string | null, after: string | null): ChangeRecord => ({
           turn: call.turn,
-          at: yield* now,
+          at,
           tool_call_id: call.toolCallId,
           path: recordedPath(conversation.cwd, write.file),
+          before,
+          after,
           question: firstLine(call.question).slice(0, 100)
-        }
+        })
         let entry: ChangeRecord
         if (current.tooLarge || after.length > MAX_CHECKPOINT_BYTES) {
-          entry = { ...base, before: null, after: null, skipped: "too large" }
+          entry = { ...entryOf(null, null), skipped: "too large" }
         } else {
           const persist = yield* persistFor(conversation)
           const before = current.bytes === null ? undefined : yield* keep(conversation, current.bytes, persist)
           const kept = yield* keep(conversation, after, persist)
           for (const warning of [before?.warning, kept.warning]) if (warning !== undefined) yield* notice(warning)
-          entry = { ...base, before: before?.hash ?? null, after: kept.hash }
+          entry = entryOf(before?.hash ?? null, kept.hash)
         }
         const saved = yield* conversation.update((session) => ({ ...session, changes: [...(session.changes ?? []), entry] }))
         if (saved !== undefined) yield* notice(saved)

@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { groupChanges, netChanges, noteText, recordedPath } from "../src/Changes"
-import { collectGarbage, hashOf, putBlob, writeFileAtomic } from "../src/Checkpoints"
+import { Changes, ChangesLive, groupChanges, netChanges, noteText, recordedPath } from "../src/Changes"
+import { collectGarbage, hashOf, MAX_CHECKPOINT_BYTES, putBlob, writeFileAtomic } from "../src/Checkpoints"
+import { AppConfig, defaultConfig } from "../src/Config"
+import { ErrorLogLive } from "../src/ErrorLog"
+import { Keeper, KeeperLive } from "../src/Keeper"
+import * as MemorySessionStore from "../src/MemorySessionStore"
 import { type ChangeRecord, emptySession } from "../src/Domain/Session"
 import { encodeSession, parseSession } from "../src/SessionFile"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
@@ -178,4 +184,58 @@ describe("mm checkpoints gc", () => {
     expect(fs.readdirSync(dir)).not.toContain(orphan)
     expect(fs.readdirSync(dir)).toHaveLength(2)
   })
+})
+
+describe("recording limits", () => {
+  const layer = () => {
+    const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }
+    return Layer.mergeAll(KeeperLive, ChangesLive).pipe(
+      Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive)),
+      Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
+    )
+  }
+
+  it.effect("a file over 10 MB is recorded as skipped, and /undo leaves it alone", () =>
+    Effect.gen(function* () {
+      const project = freshDir()
+      fs.mkdirSync(project, { recursive: true })
+      const big = path.join(project, "big.log")
+      fs.writeFileSync(big, Buffer.alloc(MAX_CHECKPOINT_BYTES + 1, 97))
+      const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(project, { createFile: "now" }))
+      const changes = yield* Changes
+      yield* changes.recorder(conversation, { turn: 1, question: "trim the log", toolCallId: "c" }, () => Effect.void)({ file: big, content: "short\n" })
+      fs.writeFileSync(big, "short\n")
+      const { changes: kept } = yield* conversation.snapshot
+      expect(kept).toEqual([
+        { turn: 1, at: expect.any(String), tool_call_id: "c", path: "big.log", before: null, after: null, question: "trim the log", skipped: "too large" }
+      ])
+      expect(fs.existsSync(path.join(project, ".mm", "checkpoints"))).toBe(false)
+      const plan = yield* changes.plan(conversation, 1)
+      expect(plan?.files.map((f) => [f.path, f.state, f.reason])).toEqual([["big.log", "unavailable", "larger than 10 MB: not recorded"]])
+      const report = yield* changes.apply(conversation, plan!, new Set(["big.log"]))
+      expect(report.left).toEqual([{ path: "big.log", reason: "larger than 10 MB: not recorded" }])
+      expect(report.note).toBeUndefined()
+      expect(fs.readFileSync(big, "utf8")).toBe("short\n")
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a missing checkpoint is said, and its file left alone", () =>
+    Effect.gen(function* () {
+      const project = freshDir()
+      fs.mkdirSync(project, { recursive: true })
+      const file = path.join(project, "a.txt")
+      fs.writeFileSync(file, "one\n")
+      const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(project, { createFile: "now" }))
+      const changes = yield* Changes
+      yield* changes.recorder(conversation, { turn: 1, question: "q", toolCallId: "c" }, () => Effect.void)({ file, content: "two\n" })
+      fs.writeFileSync(file, "two\n")
+      fs.rmSync(path.join(project, ".mm", "checkpoints", hashOf(Buffer.from("one\n"))))
+      const plan = yield* changes.plan(conversation, 1)
+      expect(plan?.files[0].state).toBe("unavailable")
+      expect(plan?.files[0].reason).toMatch(/^checkpoint [0-9a-f]{12} is missing from /)
+      const listed = yield* changes.overview(conversation)
+      expect(listed[0].files[0].problem).toMatch(/is missing/)
+      expect(fs.readFileSync(file, "utf8")).toBe("two\n")
+    }).pipe(Effect.provide(layer()))
+  )
 })

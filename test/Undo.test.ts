@@ -83,14 +83,14 @@ describe("/changes and /undo in the terminal", () => {
     mark = mm.stdout.length
     mm.send("/changes 1")
     const diffs = await mm.waitFor("+mm", mark)
-    expect(diffs).toContain("-two\n+TWO")
+    expect(diffs).toContain("    -two\n    +TWO")
 
     mark = mm.stdout.length
     mm.send("/undo")
     const preview = await mm.waitFor("undo turn 1? [y]es [n]o: ", mark)
     expect(preview).toContain("/undo takes back turn 1:")
     expect(preview).toContain("  restore a.txt  +1 -1")
-    expect(preview).toContain("-TWO\n+two")
+    expect(preview).toContain("    -TWO\n    +two")
     expect(preview).toContain(`  delete ${path.join("sub", "c.txt")}  (the turn created it)`)
     mm.send("y")
     const undone = await mm.waitFor("the model is told", mark)
@@ -136,7 +136,7 @@ describe("/changes and /undo in the terminal", () => {
     mm.send("y")
     const asked = await mm.waitFor("restore b.txt anyway? [y]es [n]o: ", mark)
     expect(asked).toContain("b.txt was changed after mm wrote it; restoring it gives up these changes:\n")
-    expect(asked).toContain("-edited by hand\n+beta")
+    expect(asked).toContain("    -edited by hand\n    +beta")
     mm.send("n")
     const undone = await mm.waitFor("the model is told", mark)
     expect(undone).toContain("left as they are: b.txt (changed since mm wrote it)")

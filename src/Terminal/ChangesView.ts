@@ -50,7 +50,7 @@ export const PREVIEW_LINES = 60
 
 const cutLine = (line: string): string => (line.length > LINE_MAX ? `${line.slice(0, LINE_MAX)}… (${line.length - LINE_MAX} more characters)` : line)
 
-/** A unified diff with removed lines red and added ones yellow; at most `maxLines` lines. */
+/** A unified diff, indented, with removed lines red and added ones yellow; at most `maxLines` lines. */
 export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): string => {
   const all = sanitize(diff).replace(/\n$/, "").split("\n")
   const shown = all.slice(0, maxLines).map((raw) => {
@@ -64,11 +64,11 @@ export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): st
           : line
   })
   if (all.length > shown.length) shown.push(style.dim(`… ${all.length - shown.length} more line(s) of diff`))
-  return shown.join("\n")
+  return shown.map((line) => `    ${line}`).join("\n")
 }
 
 const diffBody = (file: FileDiff, style: Style, maxLines = Infinity): string =>
-  file.problem === undefined ? coloredDiff(file.diff, style, maxLines) : `  ${sanitize(file.diff)}`
+  file.problem === undefined ? coloredDiff(file.diff, style, maxLines) : `    ${sanitize(file.diff)}`
 
 export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
   [

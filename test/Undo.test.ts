@@ -208,7 +208,10 @@ describe("/undo killed midway", () => {
   afterAll(() => server.close())
 
   it("a SIGKILL during /undo leaves each file whole, either as before or as after", async () => {
-    const project = tempProject(withSessions(server.url))
+    // 12 MB of tool arguments in one answer: more than model.maxAnswerBytes allows by default
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]).map((line) =>
+      line === "  name: fake-model" ? `${line}\n  maxAnswerBytes: 33554432` : line
+    ))
     const names = Array.from({ length: 12 }, (_, i) => `big${i}.txt`)
     const size = 1024 * 1024
     const before = (i: number) => `before ${i}\n`.padEnd(size - 1, "b") + "\n"

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Checkpoints, CheckpointsLive, hashOf, MAX_CHECKPOINT_BYTES, writeFileAtomic } from "./Checkpoints"
+import { Checkpoints, CheckpointsLive, type CheckpointsShape, hashOf, MAX_CHECKPOINT_BYTES, writeFileAtomic } from "./Checkpoints"
 import { lineCounts, unifiedDiff } from "./Diff"
 import { type ChangeRecord, firstLine, type Message } from "./Domain/Session"
 import type { Conversation } from "./Keeper"
@@ -237,6 +237,32 @@ export interface ChangesShape {
   readonly apply: (conversation: Conversation, plan: UndoPlan, confirmed: ReadonlySet<string>) => Effect.Effect<UndoReport>
 }
 
+const blobOf = (checkpoints: CheckpointsShape, cwd: string, hash: string | null) =>
+  hash === null ? Effect.succeed(null) : checkpoints.get(cwd, hash)
+
+const fileDiff = (checkpoints: CheckpointsShape, cwd: string, net: NetChange) =>
+  Effect.gen(function* () {
+    const created = net.before === null && !net.skipped
+    const deleted = net.after === null && !net.skipped
+    const none = { path: net.path, added: 0, removed: 0, created, deleted, before: null, after: null }
+    if (net.skipped) return { ...none, diff: TOO_LARGE, problem: TOO_LARGE } satisfies FileChange
+    const blobs = yield* Effect.either(Effect.all([blobOf(checkpoints, cwd, net.before), blobOf(checkpoints, cwd, net.after)]))
+    if (blobs._tag === "Left") return { ...none, diff: blobs.left.message, problem: blobs.left.message } satisfies FileChange
+    const [before, after] = blobs.right
+    return { path: net.path, created, deleted, before, after, ...describeDiff(net.path, before, after) } satisfies FileChange
+  })
+
+/** One group with the net change of each of its files, read from the checkpoints of `cwd`. */
+export const groupOverview = (checkpoints: CheckpointsShape, cwd: string, group: ChangeGroup) =>
+  Effect.map(
+    Effect.forEach(netChanges(group.entries), (net) => fileDiff(checkpoints, cwd, net)),
+    (files): GroupOverview => ({ group, files })
+  )
+
+/** What `/changes` lists, for any session (`mm sessions show` too): every group and its files. */
+export const changesOverview = (checkpoints: CheckpointsShape, cwd: string, changes: ReadonlyArray<ChangeRecord>) =>
+  Effect.forEach(groupChanges(changes), (group) => groupOverview(checkpoints, cwd, group))
+
 export class Changes extends Context.Tag("mm/Changes")<Changes, ChangesShape>() {}
 
 const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly tooLarge: boolean } => {
@@ -312,23 +338,7 @@ export const ChangesLayer = Layer.effect(
         }))
       })
 
-    const fileDiff = (conversation: Conversation, net: NetChange) =>
-      Effect.gen(function* () {
-        const created = net.before === null && !net.skipped
-        const deleted = net.after === null && !net.skipped
-        const none = { path: net.path, added: 0, removed: 0, created, deleted, before: null, after: null }
-        if (net.skipped) return { ...none, diff: TOO_LARGE, problem: TOO_LARGE } satisfies FileChange
-        const blobs = yield* Effect.either(Effect.all([blobOrNull(conversation, net.before), blobOrNull(conversation, net.after)]))
-        if (blobs._tag === "Left") return { ...none, diff: blobs.left.message, problem: blobs.left.message } satisfies FileChange
-        const [before, after] = blobs.right
-        return { path: net.path, created, deleted, before, after, ...describeDiff(net.path, before, after) } satisfies FileChange
-      })
-
-    const overviewOf = (conversation: Conversation, group: ChangeGroup) =>
-      Effect.map(
-        Effect.forEach(netChanges(group.entries), (net) => fileDiff(conversation, net)),
-        (files): GroupOverview => ({ group, files })
-      )
+    const overviewOf = (conversation: Conversation, group: ChangeGroup) => groupOverview(checkpoints, conversation.cwd, group)
 
     const groupsOf = (conversation: Conversation) => Effect.map(conversation.snapshot, (s) => groupChanges(s.changes ?? []))
 

@@ -13,6 +13,8 @@ export interface FileAccessShape {
   readonly read: (file: string, shown: string) => Effect.Effect<Either.Either<string, string>>
   /** Writes the whole text, creating missing parent directories; Left is a one-line reason. */
   readonly write: (file: string, shown: string, content: string) => Effect.Effect<Either.Either<void, string>>
+  /** Whether `read` is the disk's: then read_file reads the file itself, a piece at a time. */
+  readonly readsDisk: Effect.Effect<boolean>
   /** Runs a `bash` call; never fails (a problem is a failed result). */
   readonly bash: (
     args: { readonly command: string; readonly timeout?: number | undefined },

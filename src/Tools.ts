@@ -820,6 +820,7 @@ const editFileTool = (
 /** The disk and a local bash: what the tools use unless an editor offers its own (src/FileAccess.ts). */
 export const diskFileAccess: FileAccessShape = {
   read: (file, shown) => Effect.sync(() => readText(file, shown)),
+  readsDisk: Effect.succeed(true),
   write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
   bash: (args, ctx) => runBash(args, ctx)
 }
@@ -835,11 +836,13 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
         return files.bash(args as typeof BashParams.Type, ctx)
       case "read_file": {
         const read = args as typeof ReadFileParams.Type
-        if (Option.isNone(provided)) return readFileFromDisk(read, ctx)
-        // an editor may hold an unsaved buffer for the path; what is on the disk must still be a regular file
-        const problem = notRegularOnDisk(resolvePath(ctx.cwd, read.path), read.path)
-        if (problem !== undefined) return Effect.succeed(failure(problem))
-        return Effect.map(files.read(resolvePath(ctx.cwd, read.path), read.path), (text) => readFileTool(read, ctx, text))
+        return Effect.flatMap(files.readsDisk, (fromDisk) => {
+          if (fromDisk) return readFileFromDisk(read, ctx)
+          // an editor may hold an unsaved buffer for the path; what is on the disk must still be a regular file
+          const problem = notRegularOnDisk(resolvePath(ctx.cwd, read.path), read.path)
+          if (problem !== undefined) return Effect.succeed(failure(problem))
+          return Effect.map(files.read(resolvePath(ctx.cwd, read.path), read.path), (text) => readFileTool(read, ctx, text))
+        })
       }
       case "write_file":
         return writeFileTool(args as typeof WriteFileParams.Type, ctx, files)

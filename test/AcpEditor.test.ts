@@ -67,7 +67,6 @@ describe("mm acp: the editor's files", () => {
     expect(results[2]).toMatchObject({ tool_call_id: "w1", content: "created sub/new.txt: 6 bytes, 1 line" })
     expect(results[3]).toMatchObject({ tool_call_id: "r2", failed: true })
     expect(results[3].content).toContain("missing.txt: the editor could not read it")
-
     expect(sent(agent, "fs/read_text_file")[0]).toEqual({ sessionId, path: notes })
     expect(writes).toEqual([
       { sessionId, path: notes, content: "unsaved alpha gamma\n" },
@@ -76,6 +75,23 @@ describe("mm acp: the editor's files", () => {
     // the disk is the editor's business: mm wrote nothing itself
     expect(fs.readFileSync(notes, "utf8")).toBe("on disk\n")
     expect(fs.existsSync(path.join(project.dir, "sub", "new.txt"))).toBe(false)
+    expect(agent.invalid()).toEqual([])
+  })
+
+  it("an editor that refuses a write makes a failed call with its message; the turn goes on", async () => {
+    const { file, ask, agent } = await open({
+      capabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      editor: {
+        writeTextFile: () => {
+          throw acp.RequestError.internalError(undefined, "buffer is read-only")
+        }
+      }
+    })
+    harness.fake().push({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "a.txt", content: "x" } }] }, { text: "could not" })
+    expect((await ask("write")).stopReason).toBe("end_turn")
+    const [result] = toolMessages(file)
+    expect(result).toMatchObject({ tool_call_id: "w1", failed: true })
+    expect(result.content).toMatch(/^a\.txt: the editor could not write it \(.*buffer is read-only\)$/)
     expect(agent.invalid()).toEqual([])
   })
 
@@ -155,6 +171,36 @@ describe("mm acp: the editor's terminal", () => {
     expect(JSON.stringify(again.updates)).not.toContain("term-1")
     expect(agent.invalid()).toEqual([])
     expect(again.invalid()).toEqual([])
+  })
+
+  it("past its timeout the command is killed in the terminal, and the result says so", async () => {
+    const terminal = scriptedTerminal({ output: "partial output\n", exitCode: null, hangs: true })
+    const { file, ask, agent } = await open({
+      capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
+      editor: terminal.side
+    })
+    harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "sleep 100", timeout: 0.3 } }] }, { text: "too slow" })
+    expect((await ask("wait")).stopReason).toBe("end_turn")
+    expect(terminal.log).toEqual(["create", "wait", "kill", "output", "release"])
+    expect(toolMessages(file)[0]).toMatchObject({ content: "killed after 0.3 s (timeout)\npartial output\n", failed: true })
+    expect(agent.invalid()).toEqual([])
+  })
+
+  it("a terminal the editor cannot create is a failed call the model sees", async () => {
+    const { file, ask, agent } = await open({
+      capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
+      editor: {
+        createTerminal: () => {
+          throw acp.RequestError.internalError(undefined, "no shell here")
+        }
+      }
+    })
+    harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "ls" } }] }, { text: "no luck" })
+    expect((await ask("list")).stopReason).toBe("end_turn")
+    const [result] = toolMessages(file)
+    expect(result).toMatchObject({ tool_call_id: "b1", failed: true })
+    expect(result.content).toMatch(/^cannot run bash in the editor's terminal: .*no shell here/)
+    expect(agent.invalid()).toEqual([])
   })
 
   it("a cancel kills the terminal, then releases it", async () => {

@@ -106,6 +106,7 @@ export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
   return {
     read: (file, shown) =>
       peer !== undefined && caps?.fs?.readTextFile === true ? readInEditor(peer, file, shown) : diskFileAccess.read(file, shown),
+    readsDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.readTextFile === true)),
     write: (file, shown, content) =>
       peer !== undefined && caps?.fs?.writeTextFile === true
         ? writeInEditor(peer, file, shown, content)
@@ -117,6 +118,7 @@ export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
 /** Chooses per call, from the editor thread the prompt runs for. */
 export const EditorAccessLive = Layer.succeed(FileAccess, {
   read: (file, shown) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).read(file, shown)),
+  readsDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).readsDisk),
   write: (file, shown, content) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
   bash: (args, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).bash(args, ctx))
 })

@@ -331,6 +331,25 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
     expect(agent.invalid()).toEqual([])
   })
 
+  it("to an editor that shows compactions, /compact is a compaction_update, failed or completed", async () => {
+    const { ask, updatesOf, agent } = await open({
+      yaml: configYaml({ url: harness.fake().url, keepTurns: 1 }),
+      capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { compaction: {} } }
+    })
+    harness.fake().push({ text: "one" }, { text: "two" })
+    await ask("first question")
+    await ask("second question")
+    harness.fake().push({ kind: "status", status: 500, body: { error: { message: "no summaries today" } } })
+    await ask("/compact")
+    harness.fake().push({ text: "The user asked a first question." })
+    await ask("/compact")
+    const [failed, done] = updatesOf("compaction_update")
+    expect(failed).toMatchObject({ status: "failed", error: expect.stringContaining("no summaries today") })
+    expect(done).toMatchObject({ status: "completed", summary: [{ type: "text", text: expect.stringMatching(/^Compacted: 2 older message\(s\)/) }] })
+    expect(textOf(agent.updates, "agent_message_chunk")).toBe("onetwo")
+    expect(agent.invalid()).toEqual([])
+  })
+
   it("a failed generation answers the prompt with a JSON-RPC error; the line and the record stay", async () => {
     const { agent, sessionId, file, ask } = await open()
     harness.fake().push({ kind: "status", status: 500, body: { error: { message: "the GPU caught fire" } } })

@@ -72,6 +72,38 @@ describe("the terminal on a pseudo-terminal", () => {
     expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput")
   })
 
+  it("shows the model's reasoning dim while it streams, then one line 'thought for N s' above the answer", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    const chunk = (delta: object, finish?: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta, ...(finish === undefined ? {} : { finish_reason: finish }) }] })}\n\n`
+    server.push({
+      kind: "raw",
+      chunkDelayMs: 300,
+      chunks: [
+        chunk({ content: "<think>weighing " }),
+        chunk({ content: "the options</think>\n\n" }),
+        chunk({ content: "Take the second one." }),
+        chunk({}, "stop"),
+        "data: [DONE]\n\n"
+      ]
+    })
+    const mark = mm.out.length
+    mm.type("which one?\r")
+    const shown = await mm.waitFor(/Take the second one\./, mark)
+    expect(shown).toContain("\u001b[2mweighing \u001b[22m")
+    // erased back to the start of the reasoning, then the one dim line, then the answer
+    expect(shown).toMatch(/\r\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\nTake the second one\./)
+    await mm.waitFor(/> /, mm.out.indexOf("Take the second one", mark))
+    const dir = path.join(project, ".mm/sessions")
+    const file = fs.readdirSync(dir).find((f) => f.endsWith(".json") && !f.startsWith("."))!
+    const saved = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"))
+    expect(saved.messages.at(-1)).toMatchObject({ role: "assistant", content: "Take the second one.", reasoning: "weighing the options" })
+    mm.type("\x04")
+    await mm.exited
+  })
+
   it("asks with one key before a tool that changes things", async () => {
     const project = tempProject(configFor(server.url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
     const mm = new PtyMm(project)

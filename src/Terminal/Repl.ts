@@ -51,7 +51,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
     const red = (line: string) => print.line(style.red(sanitize(line)))
     const notice = (line: string | undefined) => (line === undefined ? undefined : print.line(style.yellow(sanitize(line))))
 
-    const thoughts = makeThoughtDisplay({ print, style, live: input.interactive, columns: () => process.stdout.columns ?? 80 })
+    const thoughts = makeThoughtDisplay({ print, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
 
     const render = (event: TurnEvent) =>
       Effect.sync(() => {

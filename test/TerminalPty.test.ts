@@ -1,36 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { configFor, MM_BIN, stripAnsi, tempProject } from "./support/MmProcess"
-
-/** mm on a real pseudo-terminal, through util-linux's `script`. */
-class PtyMm {
-  readonly child: ChildProcess
-  out = ""
-  readonly exited: Promise<number | null>
-  constructor(cwd: string) {
-    this.child = spawn("script", ["-qfec", `${process.execPath} ${MM_BIN}`, "/dev/null"], {
-      cwd,
-      stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, TERM: "xterm", NO_COLOR: undefined, AGENT_CONFIG: undefined }
-    })
-    this.child.stdout!.setEncoding("utf8").on("data", (d: string) => (this.out += d))
-    this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)))
-  }
-  type(text: string) {
-    this.child.stdin!.write(text)
-  }
-  async waitFor(pattern: RegExp, from = 0, timeoutMs = 15_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      if (pattern.test(this.out.slice(from))) return this.out.slice(from)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    throw new Error(`timed out waiting for ${pattern}; screen:\n${JSON.stringify(this.out)}`)
-  }
-}
+import { configFor, stripAnsi, tempProject } from "./support/MmProcess"
+import { PtyMm } from "./support/PtyMm"
 
 describe("the terminal on a pseudo-terminal", () => {
   let server: FakeModelServer
@@ -59,7 +32,9 @@ describe("the terminal on a pseudo-terminal", () => {
 
     mark = mm.out.length
     mm.type("\x03")
-    expect(await mm.exited).toBe(0)
+    await mm.waitFor(/press Ctrl-C again or Ctrl-D to leave/, mark)
+    mm.type("\x03")
+    expect(await mm.exit()).toBe(0)
 
     const dir = path.join(project, ".mm/sessions")
     const [file] = fs.readdirSync(dir).filter((f) => f.endsWith(".json") && !f.startsWith("."))
@@ -121,7 +96,7 @@ describe("the terminal on a pseudo-terminal", () => {
     mm.type("n")
     await mm.waitFor(/wrote a/, mark)
     mm.type("\x04")
-    expect(await mm.exited).toBe(0)
+    expect(await mm.exit()).toBe(0)
     expect(fs.readFileSync(path.join(project, "a.txt"), "utf8")).toBe("A")
     expect(fs.existsSync(path.join(project, "b.txt"))).toBe(false)
     expect(stripAnsi(mm.out)).toContain("⚙ write_file  a.txt")
@@ -139,7 +114,7 @@ describe("the terminal on a pseudo-terminal", () => {
     mm.type("line D\r")
     await mm.waitFor(/answer D/)
     mm.type("\x04")
-    expect(await mm.exited).toBe(0)
+    expect(await mm.exit()).toBe(0)
     const questions = server
       .completions()
       .slice(-4)
@@ -165,7 +140,7 @@ describe("the terminal on a pseudo-terminal", () => {
     mm.type("q3\r")
     await mm.waitFor(/still here/, mark)
     mm.type("\x04")
-    expect(await mm.exited).toBe(0)
+    expect(await mm.exit()).toBe(0)
   })
   it("/undo on a terminal: colored reverse diff, one key to confirm, the file restored", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))

@@ -170,7 +170,9 @@ export const helpText = (): string => {
   const width = Math.max(...COMMANDS.map((command) => command.usage.length)) + 2
   return [
     "Type a question and press Enter (Alt-Enter or Ctrl-J for a new line). Commands:",
-    ...COMMANDS.map((command) => `  ${command.usage.padEnd(width)}${command.help}`)
+    ...COMMANDS.map((command) => `  ${command.usage.padEnd(width)}${command.help}`),
+    "In a question, @path attaches that project file; a line starting with ! runs a shell command and keeps its output as context.",
+    "Keys: Tab completes, Up/Down and Ctrl-R search history, Esc or Ctrl-C cancels a running answer (docs/reference/keys.md)."
   ].join("\n")
 }
 

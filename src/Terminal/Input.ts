@@ -1,19 +1,39 @@
 import * as readline from "node:readline"
 
 /**
- * The keyboard side of the terminal: questions line by line, one-key answers, and Ctrl-C
- * while a turn runs. Works on a TTY (line editing, history, type-ahead) and on piped stdin.
+ * The keyboard side of the terminal: questions, one-key answers, and Ctrl-C while a turn
+ * runs. On a TTY it is mm's line editor (LineEditor.ts); piped stdin is read line by line.
  */
 export interface TerminalInput {
   readonly interactive: boolean
   /** The next line, or undefined when the user leaves (Ctrl-D, Ctrl-C on an empty line, end of input). */
   readonly question: (prompt: string) => Promise<string | undefined>
-  /** One key among `keys` (lowercase); `CANCELLED` on Ctrl-C; undefined on Ctrl-D or end of input. */
-  readonly key: (prompt: string, keys: ReadonlyArray<string>) => Promise<string | undefined>
-  /** Calls `onCancel` on Ctrl-C until the returned function is called. */
+  /**
+   * One key among `keys` (lowercase); `CANCELLED` on Ctrl-C; undefined on Ctrl-D or end of
+   * input. Other keys, Enter included, answer nothing and are ignored. What is typed in the
+   * same burst after the answering key (the `es⏎` of `yes⏎`) is dropped, unless the answer is
+   * one of `options.thenLine`: then the typing goes on into the next line read.
+   */
+  readonly key: (
+    prompt: string,
+    keys: ReadonlyArray<string>,
+    options?: { readonly thenLine?: ReadonlyArray<string> }
+  ) => Promise<string | undefined>
+  /** Calls `onCancel` on Ctrl-C (and Esc on a terminal) until the returned function is called. */
   readonly watchCancel: (onCancel: () => void) => () => void
+  /** On a terminal: where history is kept (a file, or memory), and what Tab completes. */
+  readonly configure: (options: {
+    readonly historyFile?: string
+    readonly history?: "memory"
+    readonly complete?: Completer
+  }) => void
   readonly close: () => void
 }
+
+/** What Tab offers for the text before the cursor: replacements of the text from `start` on. */
+export type Completer = (
+  before: string
+) => Promise<{ readonly start: number; readonly items: ReadonlyArray<string> } | undefined>
 
 /** What `key` answers when Ctrl-C was pressed instead: the turn is being cancelled. */
 export const CANCELLED = "\u0003"
@@ -75,84 +95,6 @@ const makeCancelHandlers = () => {
   }
 }
 
-/**
- * On a terminal one readline lives as long as mm: it keeps history, echoes what is typed
- * while an answer streams, and queues every line, so a paste of several lines is several
- * questions. Ctrl-C cancels the running turn, clears a line being typed, or, on an empty
- * prompt, leaves.
- */
-export const makeTtyInput = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStream): TerminalInput => {
-  const queue = makeLineQueue()
-  const cancel = makeCancelHandlers()
-  const rl = readline.createInterface({ input: stdin, output: stdout, terminal: true, historySize: 500 })
-  const state = rl as unknown as { line: string; cursor: number }
-  let pendingKey: ((key: string | undefined) => void) | undefined
-
-  const clearLine = () => {
-    state.line = ""
-    state.cursor = 0
-  }
-
-  rl.on("line", (line) => queue.push(line))
-  rl.on("close", () => {
-    pendingKey?.(undefined)
-    queue.end()
-  })
-  rl.on("SIGINT", () => {
-    if (pendingKey !== undefined) pendingKey(CANCELLED)
-    if (cancel.fire()) return clearLine()
-    if (rl.line === "") {
-      stdout.write("\n")
-      rl.close()
-      return
-    }
-    stdout.write("^C\n")
-    clearLine()
-    rl.prompt()
-  })
-
-  const question = (prompt: string) => {
-    if (queue.has() || queue.ended) return queue.next().line
-    rl.setPrompt(prompt)
-    rl.prompt(true)
-    return queue.next().line
-  }
-
-  const key = (prompt: string, keys: ReadonlyArray<string>) =>
-    new Promise<string | undefined>((resolve) => {
-      stdout.write(prompt)
-      const typedBefore = rl.line
-      clearLine()
-      const finish = (answer: string | undefined) => {
-        stdin.off("keypress", onKey)
-        pendingKey = undefined
-        clearLine()
-        if (typedBefore !== "") state.line = typedBefore
-        stdout.write("\n")
-        resolve(answer)
-      }
-      // readline has already echoed the key and put it in its line when this runs
-      const onKey = (text: string | undefined, info: { ctrl?: boolean; name?: string } | undefined) => {
-        if (info?.ctrl === true && info.name === "d") return finish(undefined)
-        const pressed = (text ?? "").toLowerCase()
-        if (keys.includes(pressed)) return finish(pressed)
-        if (info?.ctrl === true) return
-        clearLine()
-        stdout.write(`\r\u001b[K${prompt}`)
-      }
-      pendingKey = finish
-      stdin.on("keypress", onKey)
-    })
-
-  return {
-    interactive: true,
-    question,
-    key,
-    watchCancel: cancel.watch,
-    close: () => rl.close()
-  }
-}
-
 /** Piped stdin: one question per line; Ctrl-C (SIGINT) cancels a running turn. */
 export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream): TerminalInput => {
   const queue = makeLineQueue()
@@ -195,5 +137,12 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
     }
   }
 
-  return { interactive: false, question: () => queue.next().line, key, watchCancel, close: () => rl.close() }
+  return {
+    interactive: false,
+    question: () => queue.next().line,
+    key,
+    watchCancel,
+    configure: () => undefined,
+    close: () => rl.close()
+  }
 }

@@ -1,4 +1,5 @@
 import type { Message } from "../Domain/Session"
+import { SHELL_CONTEXT_HEAD } from "./Attachments"
 import { describeCall, parseToolArguments } from "../Tools"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
@@ -20,7 +21,10 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
   const exchanges: Array<Exchange> = []
   for (const message of messages) {
     if (message.role === "user" && message.summary !== true) {
-      exchanges.push({ question: message.content ?? "", answer: [], tools: [] })
+      const content = message.content ?? ""
+      // a `!command` line is drawn as typed
+      const shell = content.startsWith(SHELL_CONTEXT_HEAD) ? /\n\$ (.*)/.exec(content)?.[1] : undefined
+      exchanges.push({ question: shell === undefined ? content : `!${shell}`, answer: [], tools: [] })
       continue
     }
     const current = exchanges.at(-1)

@@ -3,14 +3,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as path from "node:path"
 import { Agent } from "../Agent"
 import { Changes } from "../Changes"
 import { AppConfig } from "../Config"
 import { type Conversation, Keeper } from "../Keeper"
 import { ModelClient } from "../ModelClient"
+import { runTool } from "../Tools"
 import type { TurnEvent } from "../TurnEvent"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
-import { banner, earlierCount, goodbyeLine, toolResultLine, toolStartLine } from "./Render"
+import { attachFiles, shellContext } from "./Attachments"
+import { makeCompleter } from "./Completion"
+import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine } from "./Render"
 import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
 import { makeThoughtDisplay } from "./Thought"
@@ -44,6 +48,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
   Effect.gen(function* () {
     const keeper = yield* Keeper
     const changes = yield* Changes
+    const { config } = yield* AppConfig
     const { input, print, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
     const titles = new Map<string, string>()
@@ -97,12 +102,51 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
 
     const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory }
 
+    const sessionsDir = keeper.dirFor(cwd)
+    input.configure({
+      ...(sessionsDir === undefined ? { history: "memory" as const } : { historyFile: path.join(cwd, ".mm", "history") }),
+      complete: makeCompleter({
+        cwd,
+        commands: commandNames,
+        sessionIds: () => Effect.runPromise(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
+      })
+    })
+
+    /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */
+    const shellLine = (command: string) =>
+      Effect.gen(function* () {
+        const outcome = yield* cancellable(runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: config.maxOutput }))
+        if (outcome._tag === "Cancelled") return
+        const output = sanitize(outcome.value.output)
+        memory.lastTool = { name: "bash", title: command, output }
+        print.line(outcome.value.failed ? style.yellow(output) : output)
+        notice(
+          yield* conversation.update((session) => ({
+            ...session,
+            messages: [...session.messages, { role: "user", content: shellContext(command, outcome.value.output) }]
+          }))
+        )
+      })
+
+    /** A question with the files it names (`@path`) attached; a file that cannot be attached stops it. */
+    const question = (line: string) =>
+      Effect.gen(function* () {
+        const attached = attachFiles(cwd, line)
+        if (attached._tag === "Problem") return notice(attached.line)
+        if (attached.files.length > 0) print.line(style.dim(`attached ${attached.files.join(", ")}`))
+        yield* ask(attached.text)
+      })
+
     const prompt = style.bold("> ")
     while (true) {
       const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : ""))
       if (line === undefined) break
       const text = line.trim()
       if (text === "") continue
+      if (text.startsWith("!") && text.length > 1) {
+        yield* shellLine(text.slice(1).trim())
+        continue
+      }
       const parsed = parseCommandLine(text)
       if (parsed?._tag === "Unknown") {
         print.line(`unknown command ${parsed.name} — commands: ${commandNames().join(" ")}`)
@@ -112,7 +156,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
         if ((yield* parsed.command.run(context, parsed.arg)) === "leave") break
         continue
       }
-      yield* ask(line)
+      yield* question(line)
     }
     yield* goodbye(conversation)
   })

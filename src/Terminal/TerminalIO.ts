@@ -4,7 +4,8 @@ import * as Layer from "effect/Layer"
 import { type Approval, Approver } from "../Approver"
 import { redact } from "../Secrets"
 import { sanitize } from "./Sanitize"
-import { CANCELLED, makePipedInput, makeTtyInput, type TerminalInput } from "./Input"
+import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
+import { makeLineEditor } from "./LineEditor"
 import { type Style, styleFor } from "./Style"
 
 /**
@@ -42,7 +43,7 @@ export const TerminalIOLive = Layer.scoped(
   TerminalIO,
   Effect.acquireRelease(
     Effect.sync(() => ({
-      input: process.stdin.isTTY === true ? makeTtyInput(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stdout),
+      input: process.stdin.isTTY === true ? makeLineEditor(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stdout),
       print: makePrinter(process.stdout),
       style: styleFor(process.stdout, process.env)
     })),

@@ -1,0 +1,47 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/** A file larger than this is not attached: the model is better served by read_file's ranges. */
+export const ATTACH_MAX_BYTES = 256 * 1024
+
+/** `@path` words of a question: `@` at the start of a word. */
+const mentions = (question: string): Array<string> =>
+  [...question.matchAll(/(?:^|\s)@(\S+)/g)].map((match) => match[1].replace(/[.,;:!?)]+$/, ""))
+
+export type Attached =
+  | { readonly _tag: "Ready"; readonly text: string; readonly files: ReadonlyArray<string> }
+  | { readonly _tag: "Problem"; readonly line: string }
+
+/**
+ * The question with the text of each `@path` it names appended, as the model will see it.
+ * A missing, unreadable, binary or too large file is a problem said before anything is sent.
+ */
+export const attachFiles = (cwd: string, question: string): Attached => {
+  const files = [...new Set(mentions(question))]
+  if (files.length === 0) return { _tag: "Ready", text: question, files: [] }
+  const parts: Array<string> = []
+  for (const file of files) {
+    const full = path.resolve(cwd, file)
+    let bytes: Buffer
+    try {
+      const stat = fs.statSync(full)
+      if (stat.isDirectory()) return { _tag: "Problem", line: `@${file} is a directory; name a file (nothing was sent)` }
+      if (stat.size > ATTACH_MAX_BYTES) {
+        return { _tag: "Problem", line: `@${file} is ${stat.size} bytes, more than ${ATTACH_MAX_BYTES} can be attached (nothing was sent)` }
+      }
+      bytes = fs.readFileSync(full)
+    } catch (cause) {
+      const code = (cause as { code?: string }).code
+      const why = code === "ENOENT" || code === "ENOTDIR" ? "no such file" : code === "EACCES" ? "permission denied" : "cannot read it"
+      return { _tag: "Problem", line: `@${file}: ${why} (nothing was sent)` }
+    }
+    if (bytes.includes(0)) return { _tag: "Problem", line: `@${file} is not a text file (nothing was sent)` }
+    parts.push(`<file path="${file}">\n${bytes.toString("utf8")}${bytes.at(-1) === 10 ? "" : "\n"}</file>`)
+  }
+  return { _tag: "Ready", text: `${question}\n\n${parts.join("\n\n")}`, files }
+}
+
+export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"
+
+/** The user message that keeps a `!command` line and its output in the conversation. */
+export const shellContext = (command: string, output: string): string => `${SHELL_CONTEXT_HEAD}\n$ ${command}\n${output}`

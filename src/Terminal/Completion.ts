@@ -1,0 +1,43 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Completer } from "./Input"
+
+/**
+ * What Tab completes: a slash command at the start of a line, a session id after `/resume `
+ * (by prefix, newest first), and a project path after `@`.
+ */
+export const makeCompleter =
+  (options: {
+    readonly cwd: string
+    readonly commands: () => ReadonlyArray<string>
+    readonly sessionIds: () => Promise<ReadonlyArray<string>>
+  }): Completer =>
+  async (before) => {
+    const command = /^\/[\w-]*$/.exec(before)
+    if (command !== null) return { start: 0, items: options.commands().filter((name) => name.startsWith(before)) }
+    const resume = /^\/resume\s+(\S*)$/.exec(before)
+    if (resume !== null) {
+      const typed = resume[1]
+      const ids = (await options.sessionIds()).filter((id) => id.startsWith(typed))
+      return { start: before.length - typed.length, items: ids }
+    }
+    const at = /(?:^|\s)@(\S*)$/.exec(before)
+    if (at !== null) return { start: before.length - at[1].length, items: pathsStartingWith(options.cwd, at[1]) }
+    return undefined
+  }
+
+/** Entries of the project whose path starts with `typed`; directories end with `/`. Hidden ones only when asked for. */
+export const pathsStartingWith = (cwd: string, typed: string): Array<string> => {
+  const slash = typed.lastIndexOf("/")
+  const dirPart = slash === -1 ? "" : typed.slice(0, slash + 1)
+  const namePart = typed.slice(slash + 1)
+  try {
+    return fs
+      .readdirSync(path.resolve(cwd, dirPart === "" ? "." : dirPart), { withFileTypes: true })
+      .filter((entry) => entry.name.startsWith(namePart) && (namePart.startsWith(".") || !entry.name.startsWith(".")))
+      .map((entry) => `${dirPart}${entry.name}${entry.isDirectory() ? "/" : ""}`)
+      .sort()
+  } catch {
+    return []
+  }
+}

@@ -1,0 +1,53 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/** How many typed lines are kept, newest last. */
+export const HISTORY_LIMIT = 1000
+
+/**
+ * Lines typed at the prompt, oldest first. With a file (the project's `.mm/history`, mode
+ * 0600, one JSON string a line so that a question of several lines stays one entry) they
+ * outlive the launch; without one (sessions off) they live in memory only.
+ */
+export interface History {
+  readonly entries: () => ReadonlyArray<string>
+  readonly add: (line: string) => void
+}
+
+const parse = (text: string): Array<string> =>
+  text.split("\n").flatMap((line) => {
+    if (line.trim() === "") return []
+    try {
+      const value: unknown = JSON.parse(line)
+      return typeof value === "string" ? [value] : []
+    } catch {
+      return []
+    }
+  })
+
+const readFile = (file: string): Array<string> => {
+  try {
+    return parse(fs.readFileSync(file, "utf8"))
+  } catch {
+    return []
+  }
+}
+
+export const makeHistory = (file: string | undefined): History => {
+  let entries: Array<string> = file === undefined ? [] : readFile(file).slice(-HISTORY_LIMIT)
+  const add = (line: string) => {
+    if (line.trim() === "") return
+    // another mm in the same project may have added lines since: theirs are kept too
+    const base = file === undefined ? entries : readFile(file)
+    entries = [...base.filter((entry) => entry !== line), line].slice(-HISTORY_LIMIT)
+    if (file === undefined) return
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+      fs.writeFileSync(file, entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n", { mode: 0o600 })
+      fs.chmodSync(file, 0o600)
+    } catch {
+      // a history that cannot be written is kept in memory: typing goes on
+    }
+  }
+  return { entries: () => entries, add }
+}

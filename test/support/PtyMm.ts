@@ -1,0 +1,36 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { MM_BIN } from "./MmProcess"
+
+/** mm on a real pseudo-terminal, through util-linux's `script`. */
+export class PtyMm {
+  readonly child: ChildProcess
+  out = ""
+  readonly exited: Promise<number | null>
+  constructor(cwd: string, env: Record<string, string | undefined> = {}, args: ReadonlyArray<string> = []) {
+    this.child = spawn("script", ["-qfec", [process.execPath, MM_BIN, ...args].join(" "), "/dev/null"], {
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, TERM: "xterm", NO_COLOR: undefined, AGENT_CONFIG: undefined, ...env }
+    })
+    this.child.stdout!.setEncoding("utf8").on("data", (d: string) => (this.out += d))
+    this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)))
+  }
+  type(text: string) {
+    this.child.stdin!.write(text)
+  }
+  /** The exit code; fails with the screen when mm does not leave in time. */
+  async exit(timeoutMs = 15_000): Promise<number | null> {
+    const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), timeoutMs).unref())
+    const code = await Promise.race([this.exited, timeout])
+    if (code === "timeout") throw new Error(`mm did not leave; screen:\n${JSON.stringify(this.out)}`)
+    return code
+  }
+  async waitFor(pattern: RegExp, from = 0, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      if (pattern.test(this.out.slice(from))) return this.out.slice(from)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    throw new Error(`timed out waiting for ${pattern}; screen:\n${JSON.stringify(this.out)}`)
+  }
+}

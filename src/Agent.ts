@@ -273,7 +273,8 @@ export const AgentLive = Layer.effect(
                     cwd: conversation.cwd,
                     maxOutput: config.maxOutput,
                     callId: call.id,
-                    beforeWrite
+                    beforeWrite,
+                    onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
                   })
                 : { output: DENIED, failed: true }
               if (result.failed) yield* changes.forget(conversation, call.id)

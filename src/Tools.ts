@@ -39,6 +39,8 @@ export interface ToolContext {
   readonly callId?: string
   /** Runs before write_file or edit_file writes a file (mm records the change there, for /undo). */
   readonly beforeWrite?: (write: FileWrite) => Effect.Effect<void>
+  /** Output of a running bash as it comes (the terminal shows its latest lines live). */
+  readonly onOutput?: (text: string) => void
 }
 
 export interface ToolResult {
@@ -348,7 +350,11 @@ const runBash = (
     const streams = [child.stdout!, child.stderr!]
     const decoders = streams.map((stream) => {
       const decoder = new StringDecoder("utf8")
-      stream.on("data", (chunk: Buffer) => output.push(decoder.write(chunk)))
+      stream.on("data", (chunk: Buffer) => {
+        const text = decoder.write(chunk)
+        output.push(text)
+        if (text !== "") ctx.onOutput?.(text)
+      })
       return decoder
     })
 

@@ -24,6 +24,8 @@ export type TurnEvent =
       readonly output: string
       readonly failed: boolean
     }
+  /** Output of a running bash as it comes; the whole output is in ToolCallFinished. */
+  | { readonly _tag: "ToolOutput"; readonly id: string; readonly text: string }
   /** A line for the user that is neither answer nor error: a skipped skill, a compaction, "not saved". */
   | { readonly _tag: "Notice"; readonly text: string; readonly about?: "compaction" }
   /** Automatic compaction failed: a red line, and the turn goes on with the full history. */

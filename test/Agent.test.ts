@@ -48,7 +48,12 @@ describe("the turn loop", () => {
       )
       const conversation = yield* open(cwd)
       const events = yield* runTurn(conversation, "list, then write a file")
-      expect(events.map((e) => e._tag)).toEqual([
+      // a running bash tells what it prints as it comes, before its result
+      const live = events.flatMap((e) => (e._tag === "ToolOutput" ? [e] : []))
+      expect(live.map((e) => e.text).join("")).toBe("seed.txt\n")
+      expect(live.every((e) => e.id === "c1")).toBe(true)
+      expect(events.findIndex((e) => e._tag === "ToolOutput")).toBeLessThan(events.findIndex((e) => e._tag === "ToolCallFinished"))
+      expect(events.filter((e) => e._tag !== "ToolOutput").map((e) => e._tag)).toEqual([
         "Usage",
         "ToolCallStarted",
         "ToolCallFinished",

@@ -72,7 +72,7 @@ describe("typing on a terminal", () => {
     mm.type(`${id.slice(0, 4)}\t`)
     await mm.waitFor(new RegExp(`/resume ${id} \\r`), mark)
     mm.type("\r")
-    await mm.waitFor(/resumed/, mark)
+    await mm.waitFor(/resumed[^]*first answer/, mark)
     expect(stripAnsi(mm.out.slice(mark))).toContain("> remember the milk")
 
     mark = mm.out.length
@@ -105,7 +105,7 @@ describe("typing on a terminal", () => {
     await mm.waitFor(/> (\u001b\[22m)?typed ahead/)
     server.push({ text: "ok" })
     mm.type(" now\r")
-    await mm.waitFor(/\nok/)
+    await mm.waitFor(/(J|\n)ok\r\n/)
     expect(lastQuestion(server)).toEqual({ role: "user", content: "typed ahead now" })
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)

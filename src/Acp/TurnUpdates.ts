@@ -67,6 +67,9 @@ export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisp
         return event.text === "" ? [] : [text(event.text)]
       case "ReasoningDelta":
         return event.text === "" ? [] : [agentThought(event.text)]
+      case "ToolOutput":
+        // the whole output goes with the call's completion (an editor terminal shows it live)
+        return []
       case "Usage":
         return [{ sessionUpdate: "usage_update", used: event.promptTokens + event.completionTokens, size: event.contextWindow }]
       case "ToolCallStarted": {

@@ -18,6 +18,7 @@ import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolSta
 import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
 import { makeThoughtDisplay } from "./Thought"
+import { makeProgress } from "./Progress"
 import { VERSION } from "../Version"
 
 
@@ -58,8 +59,13 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
 
     const thoughts = makeThoughtDisplay({ print, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
 
+    const progress = makeProgress(print, style)
+    const waiting = `waiting for ${config.model.name}`
+
     const render = (event: TurnEvent) =>
       Effect.sync(() => {
+        if (event._tag === "ToolOutput") return progress.output(sanitize(event.text))
+        if (event._tag !== "Usage") progress.stop()
         if (event._tag === "ReasoningDelta") return thoughts.push(event.text)
         if (event._tag !== "Usage") thoughts.close()
         switch (event._tag) {
@@ -69,10 +75,13 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
             return print.write(sanitize(event.text))
           case "ToolCallStarted":
             titles.set(event.id, event.title)
-            return print.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
+            print.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
+            return progress.start(`running ${sanitize(event.name)}`)
           case "ToolCallFinished":
             memory.lastTool = { name: event.name, title: sanitize(titles.get(event.id) ?? ""), output: sanitize(event.output) }
-            return print.line(toolResultLine(sanitize(event.output), event.failed, style))
+            print.line(toolResultLine(sanitize(event.output), event.failed, style))
+            // the model is asked again with the result
+            return progress.start(waiting)
           case "Notice":
             return notice(event.text)
           case "CompactionFailed":
@@ -94,11 +103,19 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
           Effect.raceFirst(Effect.as(Deferred.await(cancel), { _tag: "Cancelled" as const })),
           Effect.ensuring(Effect.sync(stopWatching))
         )
-        if (outcome._tag === "Cancelled") print.line(style.dim("⏹ cancelled"))
+        if (outcome._tag === "Cancelled") {
+          progress.stop()
+          print.line(style.dim("⏹ cancelled"))
+        }
         return outcome
       })
 
-    const ask = (question: string) => cancellable(agent.turn(conversation, question).pipe(Stream.runForEach(render)))
+    const ask = (question: string) =>
+      Effect.gen(function* () {
+        progress.start(waiting)
+        const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(Effect.sync(progress.stop)))
+        return yield* cancellable(stream)
+      })
 
     const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory }
 
@@ -115,7 +132,9 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
     /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */
     const shellLine = (command: string) =>
       Effect.gen(function* () {
-        const outcome = yield* cancellable(runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: config.maxOutput }))
+        progress.start(`running ${command.split(/\s+/)[0]}`)
+        const run = runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: config.maxOutput, onOutput: (text) => progress.output(sanitize(text)) })
+        const outcome = yield* cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
         if (outcome._tag === "Cancelled") return
         const output = sanitize(outcome.value.output)
         memory.lastTool = { name: "bash", title: command, output }

@@ -19,19 +19,72 @@ export interface Printer {
   readonly line: (text: string) => void
   /** Ends a line left open by streamed text. */
   readonly endLine: () => void
+  /**
+   * A block of lines under everything printed (a status line, live tool output), redrawn in
+   * place; `undefined` erases it. Any other output erases it first. Drawn only on a terminal,
+   * and only while nobody holds the screen.
+   */
+  readonly live: (lines: ReadonlyArray<string> | undefined) => void
+  /** Keeps the live block away while a prompt waits on the screen; the returned function gives it back. */
+  readonly hold: () => () => void
 }
 
-export const makePrinter = (out: NodeJS.WritableStream): Printer => {
+export const makePrinter = (out: NodeJS.WritableStream, options: { readonly live?: boolean; readonly columns?: () => number } = {}): Printer => {
   let atLineStart = true
+  let liveRows = 0
+  let holds = 0
+  const erase = () => {
+    if (liveRows === 0) return
+    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}\u001b[J`)
+    liveRows = 0
+  }
   const write = (text: string) => {
     if (text === "") return
+    erase()
     out.write(redact(text))
     atLineStart = text.endsWith("\n")
   }
   const endLine = () => {
+    erase()
     if (!atLineStart) write("\n")
   }
-  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)) }
+  const live = (lines: ReadonlyArray<string> | undefined) => {
+    if (options.live !== true) return
+    erase()
+    if (lines === undefined || lines.length === 0 || holds > 0 || !atLineStart) return
+    // one screen row each: a wrapped line would leave rows behind when erased
+    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
+    out.write(redact(lines.map((line) => clipColumns(line, width)).join("\n")))
+    liveRows = lines.length
+  }
+  const hold = () => {
+    erase()
+    holds++
+    let released = false
+    return () => {
+      if (!released) holds--
+      released = true
+    }
+  }
+  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)), live, hold }
+}
+
+/** `line` cut to `width` visible columns (colour codes kept, not counted). */
+const clipColumns = (line: string, width: number): string => {
+  let shown = 0
+  let out = ""
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith("\u001b[")) {
+      out += part
+      continue
+    }
+    for (const char of part) {
+      if (shown >= width) return `${out}\u001b[0m`
+      out += char
+      shown++
+    }
+  }
+  return out
 }
 
 export class TerminalIO extends Context.Tag("mm/TerminalIO")<
@@ -44,7 +97,7 @@ export const TerminalIOLive = Layer.scoped(
   Effect.acquireRelease(
     Effect.sync(() => ({
       input: process.stdin.isTTY === true ? makeLineEditor(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stdout),
-      print: makePrinter(process.stdout),
+      print: makePrinter(process.stdout, { live: process.stdout.isTTY === true, columns: () => process.stdout.columns }),
       style: styleFor(process.stdout, process.env)
     })),
     (io) => Effect.sync(() => io.input.close())
@@ -59,7 +112,11 @@ export const TerminalApprover = Layer.effect(
       Effect.flatMap(
         Effect.promise(() => {
           print.endLine()
-          return input.key(style.yellow(`allow ${sanitize(request.tool)}  ${sanitize(request.title)}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
+          // no status line over the question while it waits
+          const release = print.hold()
+          return input
+            .key(style.yellow(`allow ${sanitize(request.tool)}  ${sanitize(request.title)}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
+            .finally(release)
         }),
         // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
         (answer): Effect.Effect<Approval> =>

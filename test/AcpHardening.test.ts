@@ -40,4 +40,30 @@ describe("mm acp: hardening", () => {
     expect(fs.readFileSync(file, "utf8")).not.toContain(KEY)
     expect(agent.invalid()).toEqual([])
   })
+
+  it("a 40 MB line is answered with an error, logged once, and the next request is served", async () => {
+    const project = makeProject(configYaml({ url: harness.fake().url }))
+    const agent = harness.start({ cwd: project.dir, config: project.config })
+    await agent.initialize()
+    const big = "A".repeat(40 * 1024 * 1024)
+    const withId = `{"jsonrpc":"2.0","id":"big-1","method":"session/new","params":{"cwd":${JSON.stringify(project.dir)},"mcpServers":[],"_meta":{"junk":"${big}"}}}\n`
+    const withoutId = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"${big}"}}\n`
+    await new Promise<void>((resolve) => agent.child.stdin.write(withId + withoutId, () => resolve()))
+    const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
+    expect(sessionId).toMatch(/\S/)
+    const answer = agent.traffic.find((t) => t.direction === "out" && t.message?.id === "big-1")
+    expect(answer?.message).toEqual({
+      jsonrpc: "2.0",
+      id: "big-1",
+      error: { code: -32600, message: expect.stringMatching(/^message too large: \d+ bytes, over the limit of 33554432; it was discarded$/) }
+    })
+    const logged = agent.stderr().split("\n").filter((line) => line.includes("dropped an incoming message"))
+    expect(logged).toHaveLength(2)
+    expect(logged[0]).toMatch(/^\[acp\] dropped an incoming message of \d+ bytes, over the limit of 33554432 \(request id "big-1"\)$/)
+    expect(logged[1]).toMatch(/^\[acp\] dropped an incoming message of \d+ bytes, over the limit of 33554432$/)
+    harness.fake().push({ text: "still serving" })
+    const done = await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] })
+    expect(done.stopReason).toBe("end_turn")
+    expect(textOf(agent.updates, "agent_message_chunk")).toContain("still serving")
+  }, 60_000)
 })

@@ -14,6 +14,7 @@ import { holdsSecret, redact, secretsKnown } from "../Secrets"
 import { VERSION } from "../Version"
 import { AcpApproverLive } from "./AcpApprover"
 import { makeAcpAgent } from "./AcpAgent"
+import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
 import { EditorAccessLive } from "./EditorAccess"
 
 /** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
@@ -89,6 +90,21 @@ const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
   })
 }
 
+/**
+ * A line over the limit was dropped unread: one `[acp]` line, and a JSON-RPC error for the
+ * request when its id could be read. mm goes on serving the editor.
+ */
+const answerDropped = (dropped: DroppedLine): void => {
+  log(`dropped an incoming message of ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}${dropped.id === undefined ? "" : ` (request id ${JSON.stringify(dropped.id)})`}`)
+  if (dropped.id === undefined) return
+  const answer = {
+    jsonrpc: "2.0",
+    id: dropped.id,
+    error: { code: -32600, message: `message too large: ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}; it was discarded` }
+  }
+  process.stdout.write(`${JSON.stringify(answer)}\n`)
+}
+
 /** The core as the terminal has it, with approvals asked through the editor. */
 export const acpLayer = (loaded: LoadedConfig) => {
   const base = storeLayers(loaded)
@@ -112,7 +128,9 @@ export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
       const { app, drained, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
       const stream = acp.ndJsonStream(
         stdoutSink(process.stdout),
-        Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>
+        guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped),
+        // the guard lets no longer line through; this only keeps the SDK from refusing one at the edge
+        { maxMessageBytes: MAX_LINE_BYTES + 2 }
       )
       const connection = app.connect(stream)
       yield* Effect.addFinalizer(() => Effect.zipRight(shutdown, Effect.sync(() => connection.close())))

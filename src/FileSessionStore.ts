@@ -163,8 +163,19 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
 
   const fileOf = (dir: string, id: string) => NodePath.join(dir, id + FILE_SUFFIX)
 
-  /** Non-blocking, so that a FIFO or device named like a session cannot hang mm; it is then refused by its stat. */
-  const openToRead = (path: string): number => fs.openSync(path, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
+  /**
+   * Non-blocking, so that a FIFO or device named like a session cannot hang mm (it is then
+   * refused by its stat); not following a symbolic link, so that a link named like a session
+   * never makes mm read (and quote) another file.
+   */
+  const openToRead = (path: string): number => {
+    try {
+      return fs.openSync(path, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK | NodeFs.constants.O_NOFOLLOW)
+    } catch (cause) {
+      if (codeOf(cause) === "ELOOP") throw Object.assign(new Error(`${path} is a symbolic link`), { code: "ELOOP", words: "it is a symbolic link; mm reads only session files it wrote" })
+      throw cause
+    }
+  }
 
   const notADirectory = (dir: string) =>
     Object.assign(new Error(`${dir} is a file`), { code: "ENOTDIR", words: "it is a file, not a directory" })
@@ -475,7 +486,16 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
           return fs.statSync(current)
         } catch (cause) {
           const code = codeOf(cause)
-          if (code === "ENOENT" || code === "ENOTDIR") return undefined
+          if (code === "ENOENT" || code === "ENOTDIR") {
+            // a symbolic link to nothing: no file could ever be made there
+            if (fs.lstatSync(current, { throwIfNoEntry: false })?.isSymbolicLink() === true) {
+              throw Object.assign(new Error(`${current} is a dangling link`), {
+                code: "ENOENT",
+                words: `${current} is a symbolic link to ${fs.readlinkSync(current)}, which does not exist`
+              })
+            }
+            return undefined
+          }
           throw cause
         }
       })()
@@ -541,7 +561,12 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
           fs.closeSync(fd)
         }
       },
-      (cause) => (codeOf(cause) === "ENOENT" ? notFound(dir, valid) : ioError(`cannot read ${path}`, valid)(cause))
+      (cause) =>
+        codeOf(cause) === "ENOENT"
+          ? notFound(dir, valid)
+          : codeOf(cause) === "ELOOP"
+            ? new StoreError({ reason: "unreadable", id: valid, message: `session ${valid} is unreadable: ${errnoText(cause)}`, raw: path })
+            : ioError(`cannot read ${path}`, valid)(cause)
     )
     return yield* decodeFile(text, valid)
   })

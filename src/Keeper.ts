@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig } from "./Config"
 import { ResumeError, type StoreError } from "./Domain/Errors"
-import { emptySession, ERRORS_CAP, type Session, titleOf, withSystem } from "./Domain/Session"
+import { emptySession, ERRORS_CAP, type Session, SESSION_VERSION, titleOf, withSystem } from "./Domain/Session"
 import { isSessionId, validateSessionId } from "./Domain/SessionId"
 import { resolveSessionRef, sessionRefProblem } from "./Domain/SessionRef"
 import { ErrorLog, type Failure } from "./ErrorLog"
@@ -215,6 +215,17 @@ export const KeeperLive = Layer.effect(
           if (saved._tag === "Right") {
             yield* Ref.set(written, session.updatedAt)
             return yield* succeeded(current.dir)
+          }
+          if (saved.left.reason === "newer-version" && forkOnConflict && session.version <= SESSION_VERSION) {
+            // a newer mm rewrote the file meanwhile: this mm cannot write it any more, so it goes on elsewhere
+            const forked = yield* Effect.either(store.archive(current.dir, session))
+            if (forked._tag === "Left") return yield* failed(current.dir, forked.left)
+            yield* Ref.set(state, forked.right)
+            yield* Ref.set(written, forked.right.updatedAt)
+            return (
+              (yield* succeeded(current.dir)) ??
+              `session ${session.id} was rewritten by a newer mm; this conversation continues as ${forked.right.id}`
+            )
           }
           if (saved.left.reason !== "conflict") return yield* failed(current.dir, saved.left)
           const resolved = yield* Effect.either(resolveConflict(current.dir))

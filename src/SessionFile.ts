@@ -148,12 +148,53 @@ const versionOf = (value: unknown): number | undefined => {
   return typeof version === "number" ? version : undefined
 }
 
+/** Deeper than any session mm writes (about 6 levels) by far; deeper still would exhaust the stack when decoded. */
+export const MAX_NESTING = 256
+
+/** Whether the JSON text nests arrays and objects deeper than `max` levels (strings skipped). */
+export const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: the next character is escaped
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}
+
+/** Why summary fields that have the right type are still not a session's (`turns: -5`). */
+export const fieldsProblem = (fields: { readonly turns: number; readonly createdAt: string; readonly updatedAt: string }): string | undefined => {
+  if (!Number.isSafeInteger(fields.turns) || fields.turns < 0) return `turns: expected a whole number of 0 or more, got ${fields.turns}`
+  for (const key of ["createdAt", "updatedAt"] as const) {
+    if (Number.isNaN(Date.parse(fields[key]))) return `${key}: expected a date, got ${JSON.stringify(fields[key].slice(0, 40))}`
+  }
+  return undefined
+}
+
 /**
  * The session a file holds, or why it holds none. A newer `version` is checked before the
  * shape (a newer mm may have changed it). The file's name is the session's id.
  */
 export const parseSession = (text: string, id: string): Either.Either<Session, Rejection> => {
   if (text.trim() === "") return Either.left({ _tag: "Unreadable", detail: "empty file" })
+  if (nestsDeeperThan(text, MAX_NESTING)) {
+    return Either.left({ _tag: "Unreadable", detail: `nested deeper than ${MAX_NESTING} levels; not a session mm wrote` })
+  }
+  try {
+    return parseShallow(text, id)
+  } catch (cause) {
+    // whatever else a hostile file does to the decoder, it is one unreadable file
+    return Either.left({ _tag: "Unreadable", detail: lowerFirst(cause instanceof Error ? cause.message : String(cause)) })
+  }
+}
+
+const parseShallow = (text: string, id: string): Either.Either<Session, Rejection> => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -164,6 +205,10 @@ export const parseSession = (text: string, id: string): Either.Either<Session, R
   if (version !== undefined && version > SESSION_VERSION) return Either.left({ _tag: "Newer", version })
   return acceptOrDecode(json).pipe(
     Either.mapLeft((error): Rejection => ({ _tag: "Unreadable", detail: shapeProblem(error) })),
+    Either.flatMap((session): Either.Either<Session, Rejection> => {
+      const problem = fieldsProblem(session)
+      return problem === undefined ? Either.right(session) : Either.left({ _tag: "Unreadable", detail: problem })
+    }),
     Either.map((session) => (session.id === id ? session : { ...session, id }))
   )
 }
@@ -484,6 +529,8 @@ export const endsLikeObject = (tail: string): boolean => {
 export const listingOfScan = (id: string, scan: HeadScan): SessionListing | undefined => {
   if (scan._tag !== "Found") return undefined
   if (scan.version > SESSION_VERSION) return unreadable(id, newerVersionMessage(id, scan.version))
+  const problem = fieldsProblem(scan.fields)
+  if (problem !== undefined) return unreadable(id, problem)
   return readable({ id, ...scan.fields })
 }
 

@@ -478,6 +478,14 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
       })
     }, ioError(`cannot write ${dir}`))
 
+  const isDanglingLink = (path: string): boolean => {
+    try {
+      return fs.lstatSync(path).isSymbolicLink()
+    } catch {
+      return false
+    }
+  }
+
   /** The directory itself, or the nearest of its parents that exists (it must be a directory). */
   const nearestExisting = (dir: string): string => {
     for (let current = dir, depth = 0; depth < 256; depth++) {
@@ -488,7 +496,7 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
           const code = codeOf(cause)
           if (code === "ENOENT" || code === "ENOTDIR") {
             // a symbolic link to nothing: no file could ever be made there
-            if (fs.lstatSync(current, { throwIfNoEntry: false })?.isSymbolicLink() === true) {
+            if (code === "ENOENT" && isDanglingLink(current)) {
               throw Object.assign(new Error(`${current} is a dangling link`), {
                 code: "ENOENT",
                 words: `${current} is a symbolic link to ${fs.readlinkSync(current)}, which does not exist`

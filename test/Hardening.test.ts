@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { configFor, runMm, tempProject } from "./support/MmProcess"
+import { configFor, MmProcess, runMm, tempProject } from "./support/MmProcess"
 
 /** End-to-end checks of docs/explanation/guarantees.md, one per breaking case of issue 17. */
 describe("hardening", () => {
@@ -42,9 +42,9 @@ describe("hardening", () => {
     expect(toolResults.map((m: { content: string }) => m.content)).toEqual(["inside", "denied by the user"])
   })
 
-  const sessionFile = (project: string) => {
+  const sessionFile = (project: string, except = "") => {
     const dir = path.join(project, ".mm/sessions")
-    const files = fs.readdirSync(dir).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f))
+    const files = fs.readdirSync(dir).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f) && f !== `${except}.json`)
     expect(files).toHaveLength(1)
     return JSON.parse(fs.readFileSync(path.join(dir, files[0]), "utf8"))
   }
@@ -91,6 +91,81 @@ describe("hardening", () => {
     const run = await runMm(project, ["hello"])
     expect(run.stdout).toContain("still here")
     expect(run.stdout).not.toContain("not JSON")
+  })
+
+  const withSessions = () => tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+  const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
+  const idLike = (n: number) => `20260101-00000${n}-0000000${n}`
+
+  it("a 100,000-deep session file is refused on /resume in one red line and one record, and mm goes on", async () => {
+    const project = withSessions()
+    fs.mkdirSync(sessionsDir(project), { recursive: true })
+    const deep = "[".repeat(100_000) + "]".repeat(100_000)
+    fs.writeFileSync(
+      path.join(sessionsDir(project), `${idLike(1)}.json`),
+      `{"version":1,"id":"${idLike(1)}","cwd":"/x","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","title":"t","turns":1,"messages":[{"role":"user","content":${deep}}]}`
+    )
+    server.push({ text: "still answering" })
+    const run = await runMm(project, [`/resume ${idLike(1)}`, "are you there?"])
+    expect(run.stdout).toContain(`session ${idLike(1)} is unreadable: nested deeper than 256 levels; not a session mm wrote`)
+    expect(run.stdout).toContain("still answering")
+    expect(run.code).toBe(0)
+    expect(run.stderr).not.toContain("call stack")
+    const saved = sessionFile(project, idLike(1))
+    expect(saved.errors).toMatchObject([{ kind: "resume", question: `/resume ${idLike(1)}` }])
+  })
+
+  it("a file whose turns are out of range is listed as unreadable; a session file that is a link is refused unread", async () => {
+    const project = withSessions()
+    fs.mkdirSync(sessionsDir(project), { recursive: true })
+    const fields = (id: string, turns: number) =>
+      `{"version":1,"id":"${id}","cwd":"/x","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","title":"t","turns":${turns},"errors":[],"messages":[]}`
+    fs.writeFileSync(path.join(sessionsDir(project), `${idLike(2)}.json`), fields(idLike(2), -5))
+    const secret = path.join(project, "secret.txt")
+    fs.writeFileSync(secret, "TOP-SECRET-CONTENT that must never be quoted")
+    fs.symlinkSync(secret, path.join(sessionsDir(project), `${idLike(3)}.json`))
+    const run = await runMm(project, ["/sessions", `/resume ${idLike(3)}`])
+    expect(run.stdout).toContain(`${idLike(2)}  unreadable: turns: expected a whole number of 0 or more, got -5`)
+    expect(run.stdout).toContain(`${idLike(3)}  unreadable:`)
+    expect(run.stdout).toContain(`session ${idLike(3)} is unreadable: it is a symbolic link; mm reads only session files it wrote`)
+    expect(run.stdout).not.toContain("TOP-SECRET")
+  })
+
+  it("a sessions directory that is a dangling link is said at start: not saved", async () => {
+    const project = withSessions()
+    fs.mkdirSync(path.join(project, ".mm"))
+    fs.symlinkSync(path.join(project, "gone"), sessionsDir(project))
+    server.push({ text: "answered anyway" })
+    const run = await runMm(project, ["hello"])
+    expect(run.stdout).toContain(`sessions: not saved (cannot write ${sessionsDir(project)}: ${sessionsDir(project)} is a symbolic link to ${path.join(project, "gone")}, which does not exist)`)
+    expect(run.stdout).not.toContain("saved under")
+    expect(run.stdout).toContain("answered anyway")
+  })
+
+  it("a session file rewritten by a newer mm mid-session: the conversation goes on under a new id, nothing lost", async () => {
+    const project = withSessions()
+    server.push({ text: "first answer" }, { text: "second answer" })
+    const mm = new MmProcess(project)
+    mm.send("first question")
+    await mm.waitFor("first answer")
+    const [file] = fs.readdirSync(sessionsDir(project)).filter((f) => f.endsWith(".json") && !f.startsWith("."))
+    // the first turn is on disk before the other mm rewrites the file
+    let upgraded = JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+    for (let i = 0; i < 200 && upgraded.turns !== 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      upgraded = JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+    }
+    fs.writeFileSync(path.join(sessionsDir(project), file), JSON.stringify({ ...upgraded, version: 2, updatedAt: new Date().toISOString() }, null, 2) + "\n")
+    const mark = mm.stdout.length
+    mm.send("second question")
+    await mm.waitFor("second answer", mark)
+    expect(await mm.end()).toBe(0)
+    const said = /session (\S+) was rewritten by a newer mm; this conversation continues as (\S+)/.exec(mm.stdout)
+    expect(said?.[1]).toBe(file.slice(0, -5))
+    const moved = JSON.parse(fs.readFileSync(path.join(sessionsDir(project), `${said![2]}.json`), "utf8"))
+    expect(moved.turns).toBe(2)
+    expect(moved.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content)).toEqual(["first question", "second question"])
+    expect(JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8")).version).toBe(2)
   })
 
   it("escape sequences from a tool, the model and a session title never reach the terminal", async () => {

@@ -53,9 +53,12 @@ export const main = (argv: ReadonlyArray<string>) => {
   }
   process.on("SIGINT", onSignal)
   process.on("SIGTERM", onSignal)
+  // a closed terminal window: like SIGTERM, what was shown is saved and the tools' groups are killed
+  process.on("SIGHUP", onSignal)
   fiber.addObserver((exit) => {
     process.off("SIGINT", onSignal)
     process.off("SIGTERM", onSignal)
+    process.off("SIGHUP", onSignal)
     if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) {
       const failure = Cause.failureOption(exit.cause)
       // @effect/cli has already shown its own usage errors

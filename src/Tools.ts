@@ -309,6 +309,36 @@ const installExitHook = (): void => {
   })
 }
 
+/**
+ * A tiny process that outlives mm: it waits on a pipe only mm holds, and when the pipe closes
+ * (mm ended, even by SIGKILL) it kills the command's process group. mm kills it first when
+ * the command ends on its own, so what the command left running in the background stays.
+ */
+const startWatchdog = (pid: number): ChildProcess | undefined => {
+  try {
+    const watchdog = spawn("sh", ["-c", 'read _ ; kill -9 -"$1" 2>/dev/null', "mm-watchdog", String(pid)], {
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"]
+    })
+    watchdog.on("error", () => {})
+    watchdog.stdin?.on("error", () => {})
+    watchdog.unref()
+    ;(watchdog.stdin as { unref?: () => void } | null)?.unref?.()
+    return watchdog
+  } catch {
+    return undefined // no sh: the exit hook and the signal handlers still end the group
+  }
+}
+
+const stopWatchdog = (watchdog: ChildProcess | undefined): void => {
+  if (watchdog?.pid === undefined || watchdog.exitCode !== null) return
+  try {
+    process.kill(watchdog.pid, "SIGKILL")
+  } catch {
+    // gone already
+  }
+}
+
 const isDirectory = (dir: string): boolean => {
   try {
     return fs.statSync(dir).isDirectory()
@@ -330,6 +360,7 @@ const runBash = (
     }
     const seconds = args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS
     const output = makeCollector(Math.max(ctx.maxOutput, 1024))
+    let watchdog: ChildProcess | undefined
     let child: ChildProcess
     try {
       child = spawn("bash", ["-c", args.command], {
@@ -346,6 +377,7 @@ const runBash = (
     if (pid !== undefined) {
       installExitHook()
       liveGroups.add(pid)
+      watchdog = startWatchdog(pid)
     }
     const streams = [child.stdout!, child.stderr!]
     const decoders = streams.map((stream) => {
@@ -384,6 +416,7 @@ const runBash = (
     }
 
     const settle = () => {
+      stopWatchdog(watchdog)
       clearTimeout(timer)
       clearTimeout(pipeGrace)
       if (pid !== undefined) liveGroups.delete(pid)

@@ -168,6 +168,71 @@ describe("hardening", () => {
     expect(JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8")).version).toBe(2)
   })
 
+  /** The live (not zombie) processes of a process group, read from /proc. */
+  const groupMembers = (pgid: number): Array<number> =>
+    fs.readdirSync("/proc").flatMap((name) => {
+      if (!/^\d+$/.test(name)) return []
+      try {
+        const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        return fields[0] !== "Z" && Number(fields[2]) === pgid ? [Number(name)] : []
+      } catch {
+        return []
+      }
+    })
+
+  const waitUntil = async (check: () => boolean, ms = 5000): Promise<boolean> => {
+    const deadline = Date.now() + ms
+    while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25))
+    return check()
+  }
+
+  it("SIGHUP mid-answer saves the question and the partial answer", async () => {
+    const project = withSessions()
+    server.push({ kind: "stall", text: "partial words" })
+    const mm = new MmProcess(project)
+    mm.send("the question")
+    await mm.waitFor("partial words")
+    mm.child.kill("SIGHUP")
+    expect(await mm.exited).not.toBeNull()
+    const saved = sessionFile(project)
+    expect(saved.messages.filter((m: { role: string }) => m.role !== "system")).toEqual([
+      { role: "user", content: "the question" },
+      { role: "assistant", content: "partial words" }
+    ])
+  })
+
+  it("SIGHUP while bash runs kills its whole process group and saves the call as cancelled", async () => {
+    const project = withSessions()
+    server.push({ text: "running it", toolCalls: [{ name: "bash", arguments: { command: "echo $$ > group.pid; sleep 300 & sleep 300" } }] })
+    const mm = new MmProcess(project)
+    mm.send("start something long")
+    const pidFile = path.join(project, "group.pid")
+    expect(await waitUntil(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "")).toBe(true)
+    const group = Number(fs.readFileSync(pidFile, "utf8"))
+    expect(await waitUntil(() => groupMembers(group).length === 3)).toBe(true)
+    mm.child.kill("SIGHUP")
+    await mm.exited
+    expect(await waitUntil(() => groupMembers(group).length === 0)).toBe(true)
+    const saved = sessionFile(project)
+    expect(saved.messages.at(-1)).toMatchObject({ role: "tool", content: "cancelled by the user", failed: true })
+    expect(saved.messages.find((m: { role: string }) => m.role === "user")).toEqual({ role: "user", content: "start something long" })
+  })
+
+  it("SIGKILL of mm while bash runs: the watchdog kills the command's process group", async () => {
+    const project = withSessions()
+    server.push({ toolCalls: [{ name: "bash", arguments: { command: "echo $$ > group.pid; sleep 300 & sleep 300" } }] })
+    const mm = new MmProcess(project)
+    mm.send("start something long")
+    const pidFile = path.join(project, "group.pid")
+    expect(await waitUntil(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "")).toBe(true)
+    const group = Number(fs.readFileSync(pidFile, "utf8"))
+    expect(await waitUntil(() => groupMembers(group).length === 3)).toBe(true)
+    mm.kill()
+    await mm.exited
+    expect(await waitUntil(() => groupMembers(group).length === 0)).toBe(true)
+  })
+
   it("escape sequences from a tool, the model and a session title never reach the terminal", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     server.push(

@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
@@ -13,6 +14,7 @@ import { Compactor, estimateTokens } from "./Compactor"
 import { type CompactionError, GenerationError } from "./Domain/Errors"
 import { type Message, titleOf, type ToolCall, toWire, type WireMessage, withSystem } from "./Domain/Session"
 import type { Conversation } from "./Keeper"
+import { McpServers, mcpApprovalNeeded, noMcpTools } from "./McpServers"
 import { ModelClient, type ModelEvent } from "./ModelClient"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { approvalNeeded } from "./SessionSettings"
@@ -91,6 +93,7 @@ export const AgentLive = Layer.effect(
     const approver = yield* Approver
     const compactor = yield* Compactor
     const changes = yield* Changes
+    const mcp = yield* Effect.serviceOption(McpServers)
     const shownWarnings = new Set<string>()
 
     const compact = (conversation: Conversation, hint?: string, question = "/compact") =>
@@ -152,11 +155,16 @@ export const AgentLive = Layer.effect(
       call: ToolCall,
       input: Record<string, unknown> | undefined,
       title: string,
-      shown: Effect.Effect<void>
+      shown: Effect.Effect<void>,
+      mcpApproval?: "ask" | "allow"
     ) =>
       Effect.gen(function* () {
         const { mode } = yield* Ref.get(conversation.settings)
-        if (!approvalNeeded(config.permissions, mode, call.function.name, input, conversation.cwd)) return true
+        const needed =
+          mcpApproval === undefined
+            ? approvalNeeded(config.permissions, mode, call.function.name, input, conversation.cwd)
+            : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
+        if (!needed) return true
         if ((yield* Ref.get(conversation.allowed)).has(call.function.name)) return true
         yield* shown
         const answer = yield* approver.ask({
@@ -189,6 +197,9 @@ export const AgentLive = Layer.effect(
           yield* emit({ _tag: "Notice", text: warning })
         }
 
+        const mcpTools = Option.isSome(mcp) ? yield* mcp.value.forTurn(conversation) : noMcpTools
+        for (const notice of mcpTools.notices) yield* emit({ _tag: "Notice", text: notice })
+
         const before = yield* conversation.snapshot
         const base = withSystem(before.messages, system)
         const added: Array<Message> = [{ role: "user", content: question }]
@@ -207,7 +218,7 @@ export const AgentLive = Layer.effect(
             const { model: chosenModel } = yield* Ref.get(conversation.settings)
             const request = {
               messages: [...base, ...added].map(toWire),
-              tools: toolSpecs,
+              tools: [...toolSpecs, ...mcpTools.specs()],
               ...(chosenModel === undefined ? {} : { model: chosenModel })
             }
             let completed: Extract<ModelEvent, { _tag: "Completed" }> | undefined
@@ -247,6 +258,23 @@ export const AgentLive = Layer.effect(
             }
 
             for (const call of calls) {
+              const mcpTool = mcpTools.find(call.function.name)
+              if (mcpTool !== undefined) {
+                const parsed = mcpTools.parse(call.function.arguments)
+                const input = "args" in parsed ? parsed.args : undefined
+                const described = describeCall(call.function.name, input, conversation.cwd)
+                yield* emit({ _tag: "ToolCallStarted", id: call.id, name: call.function.name, input, rawArguments: call.function.arguments, ...described })
+                const allowed = input === undefined ? true : yield* approve(conversation, call, input, described.title, shown, mcpTool.approval)
+                const result =
+                  "error" in parsed
+                    ? { output: `invalid arguments for ${call.function.name}: ${parsed.error}`, failed: true }
+                    : allowed
+                      ? yield* mcpTools.run(mcpTool, parsed.args, { maxOutput: config.maxOutput, timeoutSeconds: config.watchdogTimeout })
+                      : { output: DENIED, failed: true }
+                added.push({ role: "tool", tool_call_id: call.id, content: result.output, ...(result.failed ? { failed: true } : {}) })
+                yield* emit({ _tag: "ToolCallFinished", id: call.id, name: call.function.name, output: result.output, failed: result.failed })
+                continue
+              }
               const parsed = parseToolArguments(call.function.name, call.function.arguments)
               const input = parsed._tag === "Right" ? parsed.right : undefined
               const described = describeCall(call.function.name, input, conversation.cwd)

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from "yaml"
 import { ConfigError } from "./Domain/Errors"
+import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
 
 export const DEFAULT_SYSTEM = [
   "You are mm, a careful coding agent working in the user's project directory.",
@@ -114,7 +115,8 @@ export const AgentConfigSchema = Schema.Struct({
   ),
   compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
   sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
-  skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) })
+  skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
+  mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
 export type AgentConfig = typeof AgentConfigSchema.Type
@@ -140,7 +142,8 @@ export const keyDescriptions: Record<string, string> = {
   "sessions.enabled": "Save every conversation, to list and resume it later.",
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
-  "skills.dirs": "Folders searched for skills; relative ones are resolved against the project."
+  "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
+  ...mcpKeyDescriptions
 }
 
 let defaults: AgentConfig | undefined

@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import { FileAccess, type FileAccessShape } from "./FileAccess"
+import { isMcpToolName, isReadOnlyMcpTool, mcpCallTitle } from "./McpTools"
 import type { ToolSpec } from "./ModelClient"
 import { redact, toolEnv } from "./Secrets"
 
@@ -968,6 +969,9 @@ export const describeCall = (
     case "edit_file":
       return { title: titled(file), kind: "edit", locations: locate() }
     default:
+      if (isMcpToolName(name)) {
+        return { title: titled(mcpCallTitle(args)), kind: isReadOnlyMcpTool(name) ? "read" : "other", locations: [] }
+      }
       return { title: name, kind: "other", locations: [] }
   }
 }

@@ -1,0 +1,113 @@
+// A real MCP server written with the official SDK, for mm's tests.
+//   node mcp-test-server.mjs            speaks MCP on stdin/stdout
+//   startHttpServer() (imported)         streamable HTTP on 127.0.0.1, one server per request
+// Every tool call is appended to $MCP_TEST_LOG (one JSON line), so tests can tell whether a
+// call reached the server. MCP_TEST_START=hang|crash misbehaves at start-up.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import { z } from "zod"
+
+const log = (entry) => {
+  const file = process.env.MCP_TEST_LOG
+  if (file) fs.appendFileSync(file, JSON.stringify(entry) + "\n")
+}
+
+/** The server's tools; `context` says which transport and which request headers it came with. */
+export const makeServer = (context = {}) => {
+  const server = new McpServer({ name: "mm-test-server", version: "1.0.0" })
+  server.registerTool(
+    "echo",
+    { description: "Says the text back.", inputSchema: { text: z.string() } },
+    async ({ text }) => {
+      log({ tool: "echo", text, authorization: context.headers?.authorization })
+      return { content: [{ type: "text", text: `echo: ${text}` }] }
+    }
+  )
+  server.registerTool(
+    "look",
+    { description: "Looks at something without changing it.", inputSchema: { what: z.string() }, annotations: { readOnlyHint: true } },
+    async ({ what }) => {
+      log({ tool: "look", what })
+      return {
+        content: [
+          { type: "text", text: `looked at ${what}` },
+          { type: "image", data: Buffer.from("not really a png").toString("base64"), mimeType: "image/png" }
+        ]
+      }
+    }
+  )
+  server.registerTool("fail", { description: "Always fails.", inputSchema: {} }, async () => {
+    log({ tool: "fail" })
+    return { content: [{ type: "text", text: "it failed on purpose" }], isError: true }
+  })
+  server.registerTool(
+    "sleep",
+    { description: "Waits that many seconds.", inputSchema: { seconds: z.number() } },
+    async ({ seconds }) => {
+      log({ tool: "sleep", seconds })
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
+      return { content: [{ type: "text", text: `slept ${seconds} s` }] }
+    }
+  )
+  server.registerTool(
+    "env",
+    { description: "Tells the value of an environment variable of the server.", inputSchema: { name: z.string() } },
+    async ({ name }) => {
+      log({ tool: "env", name })
+      return { content: [{ type: "text", text: `${name}=${process.env[name] ?? "(unset)"}` }] }
+    }
+  )
+  server.registerTool("crash", { description: "Exits the server.", inputSchema: {} }, async () => {
+    log({ tool: "crash" })
+    process.stderr.write("crashing on purpose\n")
+    setTimeout(() => process.exit(3), 10)
+    return new Promise(() => undefined)
+  })
+  return server
+}
+
+/** Streamable HTTP on 127.0.0.1 (a fresh server for each request, no session). */
+export const startHttpServer = async () => {
+  const httpServer = http.createServer(async (req, res) => {
+    const chunks = []
+    for await (const chunk of req) chunks.push(chunk)
+    const raw = Buffer.concat(chunks).toString("utf8")
+    const body = raw === "" ? undefined : JSON.parse(raw)
+    const server = makeServer({ headers: req.headers })
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+    res.on("close", () => {
+      void transport.close()
+      void server.close()
+    })
+    await server.connect(transport)
+    await transport.handleRequest(req, res, body)
+  })
+  await new Promise((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
+  const { port } = httpServer.address()
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: () =>
+      new Promise((resolve) => {
+        httpServer.closeAllConnections?.()
+        httpServer.close(() => resolve())
+      })
+  }
+}
+
+const main = async () => {
+  if (process.env.MCP_TEST_START === "crash") {
+    process.stderr.write("cannot open the database\n")
+    process.exit(1)
+  }
+  if (process.env.MCP_TEST_START === "hang") {
+    setInterval(() => undefined, 1000)
+    return
+  }
+  if (process.env.MCP_TEST_PIDFILE) fs.appendFileSync(process.env.MCP_TEST_PIDFILE, `${process.pid}\n`)
+  await makeServer().connect(new StdioServerTransport())
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) void main()

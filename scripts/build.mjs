@@ -16,8 +16,17 @@ const common = {
   define: { MM_VERSION: JSON.stringify(pkg.version) }
 }
 
+// The MCP SDK lives in its own file, loaded only when an MCP server is configured.
+const mcpApart = {
+  name: "mcp-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/McpSdk$/ }, () => ({ path: "./mm-mcp.cjs", external: true }))
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
-await build({ ...common, entryPoints: ["src/Main.ts"], outfile: "dist/mm-core.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/Main.ts"], outfile: "dist/mm-core.cjs", format: "cjs", plugins: [mcpApart], supported: { "dynamic-import": false } })
+await build({ ...common, entryPoints: ["src/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
 await build({
   ...common,

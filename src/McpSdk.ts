@@ -38,7 +38,8 @@ export interface CallOutcome {
 export class CallFailure extends Error {
   constructor(
     message: string,
-    readonly timeout: boolean
+    readonly timeout: boolean,
+    readonly lost = false
   ) {
     super(message)
   }
@@ -227,7 +228,10 @@ export const connect = async (
         if (cause instanceof McpError && cause.code === ErrorCode.RequestTimeout) {
           throw new CallFailure(`did not answer within ${seconds(timeoutMs)}`, true)
         }
-        throw new CallFailure(withStderr(errorText(cause)), false)
+        if (cause instanceof McpError && cause.code === ErrorCode.ConnectionClosed) {
+          throw new CallFailure(withStderr("stopped during the call"), false, true)
+        }
+        throw new CallFailure(`failed the call: ${errorText(cause)}`, false)
       }
     },
     close: stop

@@ -55,6 +55,8 @@ export interface McpGroup {
   readonly settled: () => boolean
   /** Lines about failures not told yet; each is returned once. */
   readonly takeProblems: () => ReadonlyArray<string>
+  /** The server's end was already told (as a failed call): no other line about it. */
+  readonly toldLost: (server: string) => void
   /** The live connection to a server, if it is running. */
   readonly connection: (server: string) => Connection | undefined
   readonly close: () => Promise<void>
@@ -81,6 +83,7 @@ export const startGroup = (
   const states = new Map<string, ServerState>()
   const connections = new Map<string, Connection>()
   const problems: Array<string> = []
+  const lostTold = new Set<string>()
   let closed = false
   let settled = false
   const problem = (line: string) => {
@@ -114,7 +117,7 @@ export const startGroup = (
       connection.onLost = (reason) => {
         connections.delete(entry.name)
         states.set(entry.name, { _tag: "Failed", reason: `stopped: ${redact(reason)}` })
-        problem(describeLost(entry.name, reason))
+        if (!lostTold.has(entry.name)) problem(describeLost(entry.name, reason))
       }
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause)
@@ -134,6 +137,11 @@ export const startGroup = (
     settled: () => settled,
     takeProblems: () => problems.splice(0),
     connection: (server) => connections.get(server),
+    toldLost: (server) => {
+      lostTold.add(server)
+      const line = describeLost(server, "")
+      for (let i = problems.length - 1; i >= 0; i--) if (problems[i].startsWith(line.slice(0, line.indexOf(":")))) problems.splice(i, 1)
+    },
     close: async () => {
       closed = true
       const open = [...connections.values()]
@@ -292,12 +300,13 @@ export const turnTools = (groups: ReadonlyArray<McpGroup>): McpTurnTools => {
       }
       return Effect.tryPromise({
         try: (signal) => connection.call(tool.tool, args, { timeoutMs: Math.round(timeoutSeconds * 1000), signal }),
-        catch: (cause) => cause as Error & { timeout?: boolean }
+        catch: (cause) => cause as Error & { timeout?: boolean; lost?: boolean }
       }).pipe(
         Effect.map((outcome) => outcomeResult(outcome, maxOutput)),
         Effect.catchAll((error) =>
           Effect.sync(() => {
             if (error.timeout === true) timedOut.add(tool.server)
+            if (error.lost === true) group?.toldLost(tool.server)
             const tail = error.timeout === true ? "; its tools are left out for the rest of this turn" : ""
             return { output: redact(`mcp server "${tool.server}" ${error.message}${tail}`), failed: true }
           })

@@ -7,6 +7,7 @@ import { AppConfig, type LoadedConfig, loadConfig } from "./Config"
 import { ErrorLogLive } from "./ErrorLog"
 import { FileSessionStoreLive } from "./FileSessionStore"
 import { KeeperLive } from "./Keeper"
+import { McpServersLive } from "./McpServers"
 import { OpenAiClientNode } from "./OpenAiClient"
 import { runTerminal } from "./Terminal/Repl"
 import { TerminalApprover, TerminalIOLive } from "./Terminal/TerminalIO"
@@ -39,7 +40,8 @@ export const storeLayers = (loaded: LoadedConfig) =>
 /** What the terminal needs for its banner: configuration, sessions, the model client, the keyboard. */
 export const terminalLayer = (loaded: LoadedConfig) => {
   const base = storeLayers(loaded)
-  return Layer.mergeAll(base, OpenAiClientNode.pipe(Layer.provide(base)), TerminalIOLive)
+  const mcp = McpServersLive({ projectDir: process.cwd() }).pipe(Layer.provide(base))
+  return Layer.mergeAll(base, OpenAiClientNode.pipe(Layer.provide(base)), TerminalIOLive, mcp)
 }
 
 /** The agent, over the terminal's services, asking approvals on the terminal. */

@@ -4,6 +4,7 @@ import type { ChangesShape } from "../Changes"
 import type { Conversation, KeeperShape } from "../Keeper"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
+import { McpServers, serversListing } from "../McpServers"
 import { recapLines } from "./Recap"
 import { listingRows, resumedLine, sessionsListing } from "./Render"
 import type { Style } from "./Style"
@@ -143,6 +144,17 @@ const last: SlashCommand = {
     })
 }
 
+const mcp: SlashCommand = {
+  name: "/mcp",
+  usage: "/mcp",
+  help: "the MCP servers, their state and their tools",
+  run: (ctx) =>
+    Effect.map(Effect.serviceOption(McpServers), (servers) => {
+      const configured = servers._tag === "Some" ? servers.value.configured : undefined
+      ctx.print.line(serversListing(configured === undefined ? [] : [configured]))
+    })
+}
+
 const exit: SlashCommand = {
   name: "/exit",
   aliases: ["/quit"],
@@ -159,7 +171,7 @@ const help: SlashCommand = {
 }
 
 /** Every slash command of the terminal, in the order /help lists them. Add one here. */
-export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, changes, undo, last, exit]
+export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, changes, undo, last, mcp, exit]
 
 export const findCommand = (word: string): SlashCommand | undefined =>
   COMMANDS.find((command) => command.name === word || command.aliases?.includes(word) === true)

@@ -8,6 +8,7 @@ import { Agent } from "../Agent"
 import { Changes } from "../Changes"
 import { AppConfig } from "../Config"
 import { type Conversation, Keeper } from "../Keeper"
+import { McpServers, summaryLine } from "../McpServers"
 import { ModelClient } from "../ModelClient"
 import { runTool } from "../Tools"
 import type { TurnEvent } from "../TurnEvent"
@@ -41,6 +42,8 @@ export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent | Chan
     // tips until the project has a saved conversation
     const tips = earlier === 0
     print.line(banner({ version: VERSION, loaded, answering, cwd, status: yield* conversation.status, earlier, style, tips }))
+    const mcp = yield* Effect.serviceOption(McpServers)
+    if (mcp._tag === "Some" && mcp.value.configured !== undefined) print.line(summaryLine(mcp.value.configured))
     yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation)).pipe(Effect.provide(agentLayer))
   })
 
@@ -157,8 +160,13 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
       })
 
     const prompt = style.bold("> ")
+    let atPrompt = false
+    yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
     while (true) {
-      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : ""))
+      atPrompt = true
+      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "")).pipe(
+        Effect.ensuring(Effect.sync(() => (atPrompt = false)))
+      )
       if (line === undefined) break
       const text = line.trim()
       if (text === "") continue
@@ -178,6 +186,26 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
       yield* question(line)
     }
     yield* goodbye(conversation)
+  })
+
+/**
+ * Once every MCP server of agent.yaml has started or failed: their summary, and a yellow
+ * line for each failure, above the prompt if mm is waiting at it (otherwise the next turn
+ * tells the failures, and /mcp shows the rest).
+ */
+const tellServersWhenUp = (idle: () => boolean, prompt: string) =>
+  Effect.gen(function* () {
+    const { print, style } = yield* TerminalIO
+    const mcp = yield* Effect.serviceOption(McpServers)
+    const servers = mcp._tag === "Some" ? mcp.value.configured : undefined
+    if (servers === undefined || servers.settled()) return
+    void servers.ready.then(() => {
+      if (!idle()) return
+      print.write("\r\u001b[K")
+      print.line(summaryLine(servers))
+      for (const problem of servers.takeProblems()) print.line(style.yellow(problem))
+      print.write(prompt)
+    })
   })
 
 /** Leaving: the session's id, when it was saved, so it can be found again. */

@@ -98,6 +98,19 @@ const timeoutAfter = <A>(ms: number, what: () => string, work: Promise<A>): Prom
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
 }
 
+/** `work`, unless `signal` aborts first (mm is closing while the server starts). */
+const abortable = <A>(signal: AbortSignal | undefined, work: () => Promise<A>): Promise<A> =>
+  signal === undefined
+    ? work()
+    : signal.aborted
+      ? Promise.reject(new CallFailure("stopped before it had started", false))
+      : Promise.race([
+          work(),
+          new Promise<never>((_, reject) =>
+            signal.addEventListener("abort", () => reject(new CallFailure("stopped before it had started", false)), { once: true })
+          )
+        ])
+
 const seconds = (ms: number) => `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)} s`
 
 const errorText = (cause: unknown): string => {
@@ -162,25 +175,29 @@ const listAll = async (client: Client, timeoutMs: number): Promise<Array<ListedT
  */
 export const connect = async (
   target: ServerTarget,
-  options: { readonly timeoutMs: number; readonly version: string }
+  options: { readonly timeoutMs: number; readonly version: string; readonly signal?: AbortSignal }
 ): Promise<Connection> => {
   const client = new Client({ name: "mm", version: options.version }, { capabilities: {} })
   const stdio = target.kind === "stdio" ? stdioTransport(target) : undefined
   let closing = false
   let pid: number | undefined
+  const signal = (which: NodeJS.Signals) => {
+    if (pid === undefined || !isAlive(pid)) return false
+    try {
+      process.kill(pid, which)
+    } catch {
+      // gone meanwhile
+    }
+    return true
+  }
+  /** Ends stdin (the polite way), then SIGTERM, then SIGKILL, and waits until the process is gone. */
   const stop = async () => {
     closing = true
-    await Promise.race([client.close().catch(() => undefined), sleep(1000)])
-    if (pid !== undefined) {
-      if (isAlive(pid)) {
-        try {
-          process.kill(pid, "SIGKILL")
-        } catch {
-          // gone meanwhile
-        }
-      }
-      livePids.delete(pid)
-    }
+    const closed = client.close().catch(() => undefined)
+    await Promise.race([closed, sleep(500)])
+    if (signal("SIGTERM")) await Promise.race([closed, sleep(1500)])
+    if (signal("SIGKILL")) await Promise.race([closed, sleep(1000)])
+    if (pid !== undefined) livePids.delete(pid)
   }
   const withStderr = (reason: string) => {
     const said = stdio?.lastStderr() ?? ""
@@ -191,7 +208,7 @@ export const connect = async (
     tools = await timeoutAfter(
       options.timeoutMs,
       () => `no answer within ${seconds(options.timeoutMs)}`,
-      (async () => {
+      abortable(options.signal, async () => {
         if (stdio !== undefined) {
           const started = client.connect(stdio.transport)
           pid = stdio.transport.pid ?? undefined
@@ -203,7 +220,7 @@ export const connect = async (
           await httpConnect(client, target as Extract<ServerTarget, { kind: "http" }>)
         }
         return listAll(client, options.timeoutMs)
-      })()
+      })
     )
   } catch (cause) {
     pid ??= stdio?.transport.pid ?? undefined

@@ -84,6 +84,7 @@ export const startGroup = (
   const connections = new Map<string, Connection>()
   const problems: Array<string> = []
   const lostTold = new Set<string>()
+  const stopping = new AbortController()
   let closed = false
   let settled = false
   const problem = (line: string) => {
@@ -110,7 +111,7 @@ export const startGroup = (
     }
     try {
       const { connect } = await loadSdk()
-      const connection = await connect(target, { timeoutMs, version: VERSION })
+      const connection = await connect(target, { timeoutMs, version: VERSION, signal: stopping.signal })
       if (closed) return void (await connection.close())
       connections.set(entry.name, connection)
       states.set(entry.name, { _tag: "Ready", tools: toolsOf(entry, connection) })
@@ -120,6 +121,7 @@ export const startGroup = (
         if (!lostTold.has(entry.name)) problem(describeLost(entry.name, reason))
       }
     } catch (cause) {
+      if (closed) return
       const reason = cause instanceof Error ? cause.message : String(cause)
       states.set(entry.name, { _tag: "Failed", reason: `did not start: ${redact(reason)}` })
       problem(describeStart(entry.name, reason))
@@ -144,9 +146,10 @@ export const startGroup = (
     },
     close: async () => {
       closed = true
+      stopping.abort()
       const open = [...connections.values()]
       connections.clear()
-      await Promise.all(open.map((c) => c.close()))
+      await Promise.all([...open.map((c) => c.close()), ready])
     }
   }
 }
@@ -325,6 +328,8 @@ export interface McpServersShape {
   /** Starts an editor's servers for one conversation; they stop with mm. */
   readonly attach: (conversation: Conversation, group: McpGroup) => Effect.Effect<void>
   readonly attached: (conversation: Conversation) => McpGroup | undefined
+  /** Stops the servers attached to a conversation (ACP `session/close`). */
+  readonly detach: (conversation: Conversation) => Effect.Effect<void>
   /** Waits (up to the start-up timeout) for the conversation's servers, then gives their tools. */
   readonly forTurn: (conversation: Conversation) => Effect.Effect<McpTurnTools>
 }
@@ -362,13 +367,18 @@ export const serversListing = (groups: ReadonlyArray<McpGroup>): string => {
     .join("\n")
 }
 
-export const McpServersLive = (options: { readonly projectDir: string; readonly timeoutMs?: number }) =>
+export const McpServersLive = (options: {
+  readonly projectDir: string
+  readonly timeoutMs?: number
+  /** Told each failure as it happens (ACP logs it on stderr). */
+  readonly onProblem?: (line: string) => void
+}) =>
   Layer.scoped(
     McpServers,
     Effect.gen(function* () {
       const { config } = yield* AppConfig
       const entries = Object.entries(config.mcpServers).map(([name, server]) => entryFromConfig(name, server, options.projectDir))
-      const configured = entries.length === 0 ? undefined : startGroup(entries, { timeoutMs: options.timeoutMs })
+      const configured = entries.length === 0 ? undefined : startGroup(entries, { timeoutMs: options.timeoutMs, onProblem: options.onProblem })
       const attachedGroups = new WeakMap<Conversation, McpGroup>()
       const live = new Set<McpGroup>(configured === undefined ? [] : [configured])
       yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((g) => g.close()))))
@@ -384,6 +394,14 @@ export const McpServersLive = (options: { readonly projectDir: string; readonly 
             live.add(group)
           }),
         attached: (conversation) => attachedGroups.get(conversation),
+        detach: (conversation) =>
+          Effect.suspend(() => {
+            const group = attachedGroups.get(conversation)
+            if (group === undefined) return Effect.void
+            attachedGroups.delete(conversation)
+            live.delete(group)
+            return Effect.promise(() => group.close())
+          }),
         forTurn: (conversation) =>
           Effect.gen(function* () {
             const groups = groupsOf(conversation)

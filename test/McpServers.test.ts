@@ -18,10 +18,10 @@ afterEach(async () => {
   resetSecretsForTests()
 })
 
+/** Whether the process runs (a zombie waiting to be reaped does not). */
 const alive = (pid: number): boolean => {
   try {
-    process.kill(pid, 0)
-    return true
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
   } catch {
     return false
   }

@@ -20,6 +20,7 @@ import { ModelClient } from "../ModelClient"
 import { approvalNeeded, isApprovalMode, type SessionSettings } from "../SessionSettings"
 import type { SessionSummary } from "../SessionStore"
 import { CurrentPeer, type Peer } from "./AcpApprover"
+import { startSessionServers, stopSessionServers } from "./McpSessions"
 import { availableCommands, parseCommand, promptText, unknownCommandText } from "./Prompt"
 import { replayUpdates } from "./Replay"
 import { acpChanges, acpUndo } from "./Undo"
@@ -190,12 +191,14 @@ export const makeAcpAgent = (
       if (status._tag === "NotSaved") log(`not saved: ${status.reason}`)
       const id = (yield* conversation.id) || newSessionId()
       sessions.set(id, { id, conversation, running: undefined })
+      yield* startSessionServers(conversation, params.mcpServers, log)
       return { sessionId: id, ...(yield* setup(conversation)) }
     })
 
   const loadSession = (params: acp.LoadSessionRequest, client: acp.AgentContext) =>
     Effect.gen(function* () {
       const session = yield* attach(params.sessionId, params.cwd)
+      yield* startSessionServers(session.conversation, params.mcpServers, log)
       const { messages } = yield* session.conversation.snapshot
       yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), commandsUpdate])
       return yield* setup(session.conversation)
@@ -204,6 +207,7 @@ export const makeAcpAgent = (
   const resumeSession = (params: acp.ResumeSessionRequest, client: acp.AgentContext) =>
     Effect.gen(function* () {
       const session = yield* attach(params.sessionId, params.cwd)
+      yield* startSessionServers(session.conversation, params.mcpServers, log)
       yield* send(client, session.id, [commandsUpdate])
       return yield* setup(session.conversation)
     })
@@ -268,6 +272,17 @@ export const makeAcpAgent = (
       return yield* Effect.fail(
         acp.RequestError.invalidParams({ configId: params.configId }, `unknown config option ${JSON.stringify(params.configId)}; the options are mode, model`)
       )
+    })
+
+  /** `session/close`: its running prompt is cancelled, its MCP servers stopped, and this agent forgets it. */
+  const closeSession = (params: acp.CloseSessionRequest) =>
+    Effect.gen(function* () {
+      const session = sessions.get(params.sessionId)
+      if (session === undefined) return yield* Effect.fail(sessionNotFound(params.sessionId, `no session ${params.sessionId} in this agent`))
+      sessions.delete(session.id)
+      if (session.running !== undefined) yield* Fiber.interrupt(session.running)
+      yield* stopSessionServers(session.conversation)
+      return {}
     })
 
   const listSessions = (params: acp.ListSessionsRequest) =>
@@ -424,7 +439,8 @@ export const makeAcpAgent = (
         agentCapabilities: {
           loadSession: sessionsOn,
           promptCapabilities: { embeddedContext: true },
-          sessionCapabilities: sessionsOn ? { list: {}, resume: {} } : {}
+          sessionCapabilities: sessionsOn ? { list: {}, resume: {}, close: {} } : { close: {} },
+          mcpCapabilities: { http: true }
         },
         agentInfo: { name: "mm", title: "mm (mini-me)", version: options.version },
         authMethods: []
@@ -444,6 +460,7 @@ export const makeAcpAgent = (
     .onRequest(acp.methods.agent.session.prompt, tracked(({ params, client, signal }) => runPrompt(params, client, signal)))
     .onRequest(acp.methods.agent.session.setMode, tracked(({ params, client }) => answer(setMode(params, client))))
     .onRequest(acp.methods.agent.session.setConfigOption, tracked(({ params, client }) => answer(setConfigOption(params, client))))
+    .onRequest(acp.methods.agent.session.close, tracked(({ params }) => answer(closeSession(params))))
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const running = sessions.get(params.sessionId)?.running
       if (running !== undefined) fork(Fiber.interrupt(running))

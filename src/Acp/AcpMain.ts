@@ -9,6 +9,7 @@ import { ChangesLive } from "../Changes"
 import { storeLayers } from "../Wiring"
 import { CompactorLive } from "../Compactor"
 import type { LoadedConfig } from "../Config"
+import { McpServersLive } from "../McpServers"
 import { OpenAiClientNode } from "../OpenAiClient"
 import { holdsSecret, redact, secretsKnown } from "../Secrets"
 import { VERSION } from "../Version"
@@ -109,9 +110,10 @@ const answerDropped = (dropped: DroppedLine): void => {
 export const acpLayer = (loaded: LoadedConfig) => {
   const base = storeLayers(loaded)
   const model = OpenAiClientNode.pipe(Layer.provide(base))
+  const mcp = McpServersLive({ projectDir: process.cwd(), onProblem: log }).pipe(Layer.provide(base))
   return AgentLive.pipe(
     Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), AcpApproverLive)),
-    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive, ChangesLive)),
+    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive, ChangesLive, mcp)),
     Layer.provideMerge(StderrLogger)
   )
 }

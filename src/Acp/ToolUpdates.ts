@@ -1,5 +1,6 @@
 import type * as acp from "@agentclientprotocol/sdk"
 import * as path from "node:path"
+import { isMcpToolName } from "../McpTools"
 import { describeCall } from "../Tools"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
@@ -26,7 +27,8 @@ export const userText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "
 export const describeForEditor = (name: string, input: unknown, cwd: string) => {
   const described = describeCall(name, asRecord(input), cwd)
   return {
-    title: described.title,
+    // an MCP tool's call is named, since its kind alone does not say which tool it is
+    title: isMcpToolName(name) && described.title !== name ? `${name}: ${described.title}` : described.title,
     kind: described.kind,
     locations: described.locations.map((l) => ({ path: path.resolve(cwd, l.path), ...(l.line === undefined ? {} : { line: l.line }) }))
   }

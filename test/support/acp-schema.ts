@@ -110,6 +110,7 @@ export const responseSchemaOf: Readonly<Record<string, string>> = {
   "session/load": "LoadSessionResponse",
   "session/list": "ListSessionsResponse",
   "session/resume": "ResumeSessionResponse",
+  "session/close": "CloseSessionResponse",
   "session/prompt": "PromptResponse",
   "session/set_mode": "SetSessionModeResponse",
   "session/set_config_option": "SetSessionConfigOptionResponse"

@@ -107,7 +107,9 @@ export const McpServerConfig = Schema.transformOrFail(Schema.Unknown, Schema.typ
 
 export type McpServerConfig = typeof McpServerConfig.Type
 
-export const McpServersConfig = Schema.Record({ key: Schema.NonEmptyTrimmedString, value: McpServerConfig })
+export const McpServersConfig = Schema.Record({ key: Schema.NonEmptyTrimmedString, value: McpServerConfig }).annotations({
+  jsonSchema: { type: "object", additionalProperties: serverJsonSchema }
+})
 
 export const mcpKeyDescriptions: Record<string, string> = {
   mcpServers:

@@ -122,7 +122,11 @@ describe("the published JSON Schema", () => {
         if (value[key] !== null && typeof value[key] === "object" && !Array.isArray(value[key])) walk(child, value[key], `${prefix}${key}.`)
       }
     }
-    walk(schema, defaultConfig(), "")
+    const { mcpServers, ...closed } = defaultConfig()
+    walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined } }, closed, "")
+    expect(mcpServers).toEqual({})
+    expect(typeof schema.properties.mcpServers.description).toBe("string")
+    expect(schema.properties.mcpServers.additionalProperties.anyOf.map((entry: any) => entry.required)).toEqual([["command"], ["url"]])
     expect(schema.properties.permissions.enum).toEqual(["ask", "allow"])
     expect(schema.properties.compaction.properties.threshold).toMatchObject({ exclusiveMinimum: 0, maximum: 1, default: 0.8 })
     expect(JSON.stringify(schema.properties.maxSteps)).toContain('"exclusiveMinimum":0')

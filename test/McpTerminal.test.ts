@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { configFor, MmProcess, tempProject } from "./support/MmProcess"
+import { configFor, MM_BIN, MmProcess, stripAnsi, tempProject } from "./support/MmProcess"
 import { startHttpServer } from "./support/mcp-test-server.mjs"
 
 const SERVER = path.resolve(__dirname, "support/mcp-test-server.mjs")
@@ -169,5 +170,36 @@ describe("MCP servers in the terminal", () => {
       delete process.env.MCP_TEST_LOG
       await http.close()
     }
+  }, 30_000)
+
+  it("at a terminal, says once every server is up, above the prompt, without waiting for a question", async () => {
+    const project = tempProject(
+      configFor(fake.url, [
+        "mcpServers:",
+        "  test:",
+        `    command: ${process.execPath}`,
+        `    args: [${JSON.stringify(SERVER)}]`,
+        "  missing:",
+        "    command: mm-no-such-mcp-server"
+      ])
+    )
+    const child = spawn("script", ["-qfec", `${process.execPath} ${MM_BIN}`, "/dev/null"], {
+      cwd: project,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, TERM: "xterm", NO_COLOR: undefined, AGENT_CONFIG: undefined }
+    })
+    let screen = ""
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (screen += d))
+    const exited = new Promise((resolve) => child.on("exit", resolve))
+    const deadline = Date.now() + 15_000
+    while (!/failed: missing — \/mcp to see why[\s\S]*› $/.test(stripAnsi(screen)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const plain = stripAnsi(screen).replace(/\r/g, "")
+    expect(plain).toContain("mcp: 2 servers starting — /mcp to see them\n")
+    expect(plain).toContain('mcp: 1 server, 6 tools · failed: missing — /mcp to see why\nmcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT\n› ')
+    expect(screen).toContain('\u001b[33mmcp server "missing" did not start')
+    child.stdin!.write("/exit\r")
+    await exited
   }, 30_000)
 })

@@ -192,12 +192,12 @@ describe("MCP servers in the terminal", () => {
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (screen += d))
     const exited = new Promise((resolve) => child.on("exit", resolve))
     const deadline = Date.now() + 15_000
-    while (!/failed: missing — \/mcp to see why[\s\S]*› $/.test(stripAnsi(screen)) && Date.now() < deadline) {
+    while (!/failed: missing — \/mcp to see why[\s\S]*> $/.test(stripAnsi(screen)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     const plain = stripAnsi(screen).replace(/\r/g, "")
     expect(plain).toContain("mcp: 2 servers starting — /mcp to see them\n")
-    expect(plain).toContain('mcp: 1 server, 6 tools · failed: missing — /mcp to see why\nmcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT\n› ')
+    expect(plain).toContain('mcp: 1 server, 6 tools · failed: missing — /mcp to see why\nmcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT\n> ')
     expect(screen).toContain('\u001b[33mmcp server "missing" did not start')
     child.stdin!.write("/exit\r")
     await exited

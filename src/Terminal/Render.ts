@@ -143,7 +143,7 @@ const firstLineOf = (text: string) => text.split("\n").find((l) => l.trim() !== 
 const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
 export const toolStartLine = (name: string, title: string, style: Style): string =>
-  style.dim(`⚙ ${name}  ${shorten(title, 120)}`)
+  style.dim(title === name ? `⚙ ${name}` : `⚙ ${name}  ${shorten(title, 120)}`)
 
 /** The short line under a tool call: the first line of the result and how long it was. */
 export const toolResultLine = (output: string, failed: boolean, style: Style): string => {

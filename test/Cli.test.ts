@@ -114,7 +114,7 @@ describe("the mm command", () => {
 
   it("answers an unknown slash command with the list of commands", async () => {
     const { stdout } = await runMm(tempProject(configFor(server.url)), ["/frobnicate"])
-    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /changes /undo /last /exit /quit")
+    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /changes /undo /last /mcp /exit /quit")
   })
 
   it("a line that starts with a path is a question, not a command", async () => {

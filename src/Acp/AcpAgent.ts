@@ -16,11 +16,12 @@ import { AppConfig } from "../Config"
 import type { ResumeError } from "../Domain/Errors"
 import { isSessionId, newSessionId, validateSessionId } from "../Domain/SessionId"
 import { type Conversation, Keeper } from "../Keeper"
+import { mcpApprovalNeeded } from "../McpServers"
 import { ModelClient } from "../ModelClient"
 import { approvalNeeded, isApprovalMode, type SessionSettings } from "../SessionSettings"
 import type { SessionSummary } from "../SessionStore"
 import { CurrentPeer, type Peer } from "./AcpApprover"
-import { startSessionServers, stopSessionServers } from "./McpSessions"
+import { mcpApprovalLookup, startSessionServers, stopSessionServers } from "./McpSessions"
 import { availableCommands, parseCommand, promptText, unknownCommandText } from "./Prompt"
 import { replayUpdates } from "./Replay"
 import { acpChanges, acpUndo } from "./Undo"
@@ -305,8 +306,15 @@ export const makeAcpAgent = (
       const agent = yield* Agent
       const titleBefore = (yield* conversation.snapshot).title
       const renderer = makeTurnRenderer(conversation.cwd, display())
-      const asks = (allowed: ReadonlySet<string>, settings: SessionSettings) => (tool: string, input: Record<string, unknown>) =>
-        approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd) && !allowed.has(tool)
+      const mcpApproval = yield* mcpApprovalLookup(conversation)
+      const asks = (allowed: ReadonlySet<string>, settings: SessionSettings) => (tool: string, input: Record<string, unknown>) => {
+        const server = mcpApproval(tool)
+        const needed =
+          server === undefined
+            ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
+            : mcpApprovalNeeded(config.permissions, settings.mode, server)
+        return needed && !allowed.has(tool)
+      }
       yield* agent.turn(conversation, question).pipe(
         Stream.runForEach((event) =>
           Effect.flatMap(Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]), ([allowed, settings]) =>
@@ -439,7 +447,7 @@ export const makeAcpAgent = (
         agentCapabilities: {
           loadSession: sessionsOn,
           promptCapabilities: { embeddedContext: true },
-          sessionCapabilities: sessionsOn ? { list: {}, resume: {}, close: {} } : { close: {} },
+          sessionCapabilities: sessionsOn ? { list: {}, resume: {}, close: {} } : {},
           mcpCapabilities: { http: true }
         },
         agentInfo: { name: "mm", title: "mm (mini-me)", version: options.version },

@@ -30,3 +30,9 @@ export const startSessionServers = (
 /** `session/close`: the conversation's own servers are stopped. */
 export const stopSessionServers = (conversation: Conversation) =>
   Effect.flatMap(Effect.serviceOption(McpServers), (mcp) => (mcp._tag === "None" ? Effect.void : mcp.value.detach(conversation)))
+
+/** The `approval` of the server behind an MCP tool of this conversation; undefined for any other tool. */
+export const mcpApprovalLookup = (conversation: Conversation) =>
+  Effect.map(Effect.serviceOption(McpServers), (mcp) => (tool: string): "ask" | "allow" | undefined =>
+    mcp._tag === "None" ? undefined : mcp.value.approvalOf(conversation, tool)
+  )

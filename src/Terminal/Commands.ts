@@ -120,14 +120,14 @@ const compact: SlashCommand = {
 const changes: SlashCommand = {
   name: "/changes",
   usage: "/changes [n]",
-  help: "what mm's file tools changed in this conversation, by turn; with n, the diffs of turn n",
+  help: "what write_file and edit_file changed in this conversation, by turn (bash is not tracked); with n, the diffs of turn n",
   run: (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
 }
 
 const undo: SlashCommand = {
   name: "/undo",
   usage: "/undo [n]",
-  help: "take back the files changed by the last turn (or the last n), after showing the diffs",
+  help: "take back the files mm's file tools changed in the last turn (or the last n), after showing the diffs",
   run: (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
 }
 

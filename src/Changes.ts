@@ -494,3 +494,20 @@ export const ChangesLayer = Layer.effect(
 
 /** The changes of every session, over one store of checkpoints shared by the façade and the agent. */
 export const ChangesLive = ChangesLayer.pipe(Layer.provide(CheckpointsLive))
+
+const fileSummary = (file: FileDiff): string => {
+  const counts = file.problem !== undefined && file.problem !== "binary" ? file.problem : `+${file.added} -${file.removed}`
+  const mark = file.created ? " (created)" : file.deleted ? " (deleted)" : file.problem === "binary" ? " (binary)" : ""
+  return `\`${file.path}\` ${counts}${mark}`
+}
+
+/** The `## Files changed` section of `mm sessions show`: each group, then its files with their line counts. */
+export const changesMarkdown = (overviews: ReadonlyArray<GroupOverview>): string =>
+  [
+    "## Files changed",
+    "",
+    ...overviews.flatMap(({ group, files }) => [
+      `- ${group.label}${group.kind === "turn" && group.question !== "" ? ` · ${JSON.stringify(group.question)}` : ""} · ${group.at}`,
+      ...files.map((file) => `  - ${fileSummary(file)}`)
+    ])
+  ].join("\n")

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Changes, ChangesLive, groupChanges, netChanges, noteText, recordedPath } from "../src/Changes"
+import { Changes, ChangesLive, changesMarkdown, type FileChange, groupChanges, netChanges, noteText, recordedPath } from "../src/Changes"
 import { collectGarbage, hashOf, MAX_CHECKPOINT_BYTES, putBlob, writeFileAtomic } from "../src/Checkpoints"
 import { AppConfig, defaultConfig } from "../src/Config"
 import { ErrorLogLive } from "../src/ErrorLog"
@@ -238,4 +238,29 @@ describe("recording limits", () => {
       expect(fs.readFileSync(file, "utf8")).toBe("two\n")
     }).pipe(Effect.provide(layer()))
   )
+})
+
+describe("changes in mm sessions show", () => {
+  it("lists each turn and undo with its files", () => {
+    const group = (kind: "turn" | "undo", label: string, question: string) => ({ kind, turn: 1, label, question, at: "2026-11-30T10:00:00.000Z", entries: [] })
+    const file = (path: string, extra: Partial<FileChange> = {}): FileChange => ({
+      path, added: 1, removed: 1, created: false, deleted: false, diff: "", before: null, after: null, ...extra
+    })
+    expect(
+      changesMarkdown([
+        { group: group("turn", "turn 1", "fix prices"), files: [file("src/a.ts"), file("new.ts", { added: 3, removed: 0, created: true })] },
+        { group: group("undo", "undo of turn 1", ""), files: [file("big.log", { problem: "larger than 10 MB: not recorded" })] }
+      ])
+    ).toBe(
+      [
+        "## Files changed",
+        "",
+        '- turn 1 · "fix prices" · 2026-11-30T10:00:00.000Z',
+        "  - `src/a.ts` +1 -1",
+        "  - `new.ts` +3 -0 (created)",
+        "- undo of turn 1 · 2026-11-30T10:00:00.000Z",
+        "  - `big.log` larger than 10 MB: not recorded"
+      ].join("\n")
+    )
+  })
 })

@@ -605,14 +605,15 @@ const readBytes = (file: string, shown: string): Either.Either<Buffer, string> =
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 /** Reads a regular text file (bytes that are not UTF-8 shown as U+FFFD), or says in one line why not. */
-export const readText = (file: string, shown: string): Either.Either<string, string> =>
+export const readTextLossy = (file: string, shown: string): Either.Either<string, string> =>
   Either.map(readBytes(file, shown), (bytes) => bytes.toString("utf8"))
 
 /**
- * A file's text, for a tool that writes it back: only a file that is valid UTF-8 without
- * NUL bytes, so that encoding the text again gives back every byte not edited.
+ * A file's text, for a tool that writes it back (and for the preview of a write): only a
+ * file that is valid UTF-8 without NUL bytes, so that encoding the text again gives back
+ * every byte not edited. Left says in one line why not.
  */
-export const readUtf8Text = (file: string, shown: string): Either.Either<string, string> => {
+export const readText = (file: string, shown: string): Either.Either<string, string> => {
   const bytes = readBytes(file, shown)
   if (Either.isLeft(bytes)) {
     return bytes.left === binary(shown) ? Either.left(`${shown} holds NUL bytes; edit_file changes only UTF-8 text files`) : Either.left(bytes.left)
@@ -793,12 +794,17 @@ const writeFileTool = (args: { readonly path: string; readonly content: string }
   Effect.gen(function* () {
     const file = resolvePath(ctx.cwd, args.path)
     const existed = fs.existsSync(file)
+    // a file edit_file would refuse (not UTF-8, NUL bytes) is replaced whole: the result says so
+    const before = existed ? readText(file, args.path) : undefined
+    const replaced = before !== undefined && Either.isLeft(before) && /is not UTF-8 text|holds NUL bytes/.test(before.left)
+      ? ` (it replaced ${fs.statSync(file).size} bytes that were not UTF-8 text)`
+      : ""
     if (ctx.beforeWrite !== undefined) yield* ctx.beforeWrite({ file, content: args.content })
     const written = yield* files.write(file, args.path, args.content)
     if (Either.isLeft(written)) return failure(written.left)
     const bytes = Buffer.byteLength(args.content)
     return {
-      output: `${existed ? "overwrote" : "created"} ${args.path}: ${plural(bytes, "byte")}, ${plural(countLines(args.content), "line")}`,
+      output: `${existed ? "overwrote" : "created"} ${args.path}: ${plural(bytes, "byte")}, ${plural(countLines(args.content), "line")}${replaced}`,
       failed: false
     }
   })
@@ -818,7 +824,7 @@ const editFileTool = (
   if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
   const file = resolvePath(ctx.cwd, args.path)
   // what is on the disk decides whether the file can be edited byte for byte
-  const onDisk = fs.existsSync(file) ? readUtf8Text(file, args.path) : undefined
+  const onDisk = fs.existsSync(file) ? readText(file, args.path) : undefined
   if (onDisk !== undefined && Either.isLeft(onDisk)) return failure(onDisk.left)
   const text = yield* files.read(file, args.path)
   if (Either.isLeft(text)) return failure(text.left)
@@ -859,7 +865,7 @@ const editFileTool = (
 
 /** The disk and a local bash: what the tools use unless an editor offers its own (src/FileAccess.ts). */
 export const diskFileAccess: FileAccessShape = {
-  read: (file, shown) => Effect.sync(() => readText(file, shown)),
+  read: (file, shown) => Effect.sync(() => readTextLossy(file, shown)),
   readsDisk: Effect.succeed(true),
   write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
   bash: (args, ctx) => runBash(args, ctx)

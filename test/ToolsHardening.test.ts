@@ -101,6 +101,14 @@ describe("edit_file changes only the bytes it replaces", () => {
       expect(fs.readFileSync(path.join(cwd, "x.txt")).equals(bytes)).toBe(true)
     }))
 
+  it.effect("write_file over a file that is not UTF-8 says what it replaced", () =>
+    Effect.gen(function* () {
+      const cwd = tempDir()
+      fs.writeFileSync(path.join(cwd, "l.txt"), Buffer.from("caf\xe9\n", "latin1"))
+      const result = yield* call("write_file", { path: "l.txt", content: "café\n" }, cwd)
+      expect(result).toEqual({ output: "overwrote l.txt: 6 bytes, 1 line (it replaced 5 bytes that were not UTF-8 text)", failed: false })
+    }))
+
   it.effect("a file with NUL bytes is refused, its bytes unchanged", () =>
     Effect.gen(function* () {
       const cwd = tempDir()

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { ExitCode, terminal } from "./Wiring"
+import { redact } from "./Secrets"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
@@ -63,7 +64,7 @@ export const main = (argv: ReadonlyArray<string>) => {
       const failure = Cause.failureOption(exit.cause)
       // @effect/cli has already shown its own usage errors
       if (failure._tag === "Some" && isCliValidation(failure.value)) process.exit(2)
-      process.stderr.write(`mm: ${oneLine(exit.cause)}\n`)
+      process.stderr.write(`mm: ${redact(oneLine(exit.cause))}\n`)
       process.exit(ExitCode.code !== 0 ? ExitCode.code : 1)
     }
     process.exit(process.exitCode !== undefined && process.exitCode !== 0 ? process.exitCode : ExitCode.code)

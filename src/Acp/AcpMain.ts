@@ -20,7 +20,7 @@ import { EditorAccessLive } from "./EditorAccess"
 
 /** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
 export const log = (line: string): void => {
-  process.stderr.write(`[acp] ${line}\n`)
+  process.stderr.write(`[acp] ${redact(line)}\n`)
 }
 
 const StderrLogger = Logger.replace(

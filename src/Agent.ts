@@ -18,6 +18,7 @@ import { McpServers, mcpApprovalNeeded, noMcpTools } from "./McpServers"
 import { ModelClient, type ModelEvent } from "./ModelClient"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { approvalNeeded } from "./SessionSettings"
+import { HeldText, textToolCalls } from "./TextToolCalls"
 import { describeCall, parseToolArguments, runTool, toolSpecs } from "./Tools"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 
@@ -36,6 +37,21 @@ export interface AgentShape {
    * recorded in the session's `errors` and leaves the history as it was.
    */
   readonly compact: (conversation: Conversation, hint?: string) => Effect.Effect<CompactReport, CompactionError>
+  /** `/context`: what the next request would hold, part by part, in (estimated) tokens. */
+  readonly context: (conversation: Conversation) => Effect.Effect<ContextReport>
+}
+
+export interface ContextReport {
+  readonly systemPrompt: number
+  readonly skills: { readonly count: number; readonly tokens: number }
+  readonly messages: { readonly count: number; readonly tokens: number }
+  readonly toolResults: { readonly count: number; readonly tokens: number }
+  /** The tool definitions sent with every request. */
+  readonly tools: number
+  readonly total: number
+  readonly contextWindow: number
+  /** What the server counted for the last answer (prompt + answer), when it said. */
+  readonly measured: number | undefined
 }
 
 export type CompactReport =
@@ -130,7 +146,7 @@ export const AgentLive = Layer.effect(
     const autoCompact = (conversation: Conversation, question: string, emit: (event: TurnEvent) => Effect.Effect<void>) =>
       Effect.gen(function* () {
         if (!config.compaction.auto) return
-        const limit = Math.floor(config.compaction.threshold * config.model.contextWindow)
+        const limit = Math.floor(config.compaction.threshold * (yield* model.contextWindow))
         const tokens = yield* historyTokens(conversation, question)
         if (tokens <= limit) return
         const done = yield* Effect.either(compact(conversation, undefined, question))
@@ -189,6 +205,7 @@ export const AgentLive = Layer.effect(
           warning === undefined ? Effect.void : emit({ _tag: "Notice", text: warning })
 
         yield* warnOnce(yield* conversation.ensureFile)
+        yield* warnOnce(yield* model.takeWarning)
         yield* autoCompact(conversation, question, emit)
         const { system, warnings } = yield* systemPrompt(conversation.cwd)
         for (const warning of warnings) {
@@ -222,14 +239,14 @@ export const AgentLive = Layer.effect(
               ...(chosenModel === undefined ? {} : { model: chosenModel })
             }
             let completed: Extract<ModelEvent, { _tag: "Completed" }> | undefined
+            const held = config.model.textToolCalls ? new HeldText() : undefined
+            const show = (text: string) =>
+              text === "" ? Effect.void : Ref.update(partial, (shown) => shown + text).pipe(Effect.zipRight(emit({ _tag: "TextDelta", text })))
             yield* model.stream(request).pipe(
               Stream.runForEach((event) => {
-                if (event._tag === "TextDelta") {
-                  return Ref.update(partial, (text) => text + event.text).pipe(
-                    Effect.zipRight(emit({ _tag: "TextDelta", text: event.text }))
-                  )
-                }
+                if (event._tag === "TextDelta") return show(held === undefined ? event.text : held.push(event.text))
                 if (event._tag === "ReasoningDelta") return emit({ _tag: "ReasoningDelta", text: event.text })
+                if (event._tag === "Retrying") return emit({ _tag: "Notice", text: event.text, quiet: true })
                 completed = event
                 if (event.usage !== undefined) return Ref.set(conversation.usage, event.usage)
                 return Effect.void
@@ -242,7 +259,14 @@ export const AgentLive = Layer.effect(
                 raw: "stream ended without a Completed event"
               })
             }
-            yield* emit(usageEvent(completed, request.messages, config.model.contextWindow))
+            if (held !== undefined) {
+              const written = completed.toolCalls.length === 0 ? textToolCalls(completed.content, new Set(request.tools.map((tool) => tool.name))) : undefined
+              if (written !== undefined) completed = { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" }
+              else yield* show(held.flush())
+            }
+            // the window the server serves may have become known while it answered
+            yield* warnOnce(yield* model.takeWarning)
+            yield* emit(usageEvent(completed, request.messages, yield* model.contextWindow))
             const calls = completed.toolCalls
             added.push({
               role: "assistant",
@@ -375,6 +399,30 @@ export const AgentLive = Layer.effect(
         })
       )
 
-    return { turn, compact: (conversation: Conversation, hint?: string) => compact(conversation, hint) }
+    const context = (conversation: Conversation) =>
+      Effect.gen(function* () {
+        const { skills } = yield* loadSkills(config.skills.dirs, conversation.cwd, os.homedir())
+        const { messages } = yield* conversation.snapshot
+        const history = messages.filter((m) => m.role !== "system")
+        const results = history.filter((m) => m.role === "tool")
+        const others = history.filter((m) => m.role !== "tool")
+        const systemPrompt = estimateTokens([{ role: "system", content: config.system }])
+        const skillsTokens = skills.length === 0 ? 0 : Math.ceil(skillsPrompt(skills).length / 4)
+        const tools = Math.ceil(JSON.stringify(toolSpecs).length / 4)
+        const parts = { messages: estimateTokens(others), toolResults: estimateTokens(results) }
+        const usage = yield* Ref.get(conversation.usage)
+        return {
+          systemPrompt,
+          skills: { count: skills.length, tokens: skillsTokens },
+          messages: { count: others.length, tokens: parts.messages },
+          toolResults: { count: results.length, tokens: parts.toolResults },
+          tools,
+          total: systemPrompt + skillsTokens + tools + parts.messages + parts.toolResults,
+          contextWindow: yield* model.contextWindow,
+          measured: usage === undefined ? undefined : usage.promptTokens + usage.completionTokens
+        }
+      })
+
+    return { turn, compact: (conversation: Conversation, hint?: string) => compact(conversation, hint), context }
   })
 )

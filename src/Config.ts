@@ -61,13 +61,36 @@ const ModelConfig = Schema.Struct({
   apiKeyEnv: Schema.optional(Schema.NonEmptyTrimmedString).annotations({
     description: "name of the environment variable that holds the bearer token"
   }),
-  contextWindow: Schema.optionalWith(PositiveInt, { default: () => 32768 }).annotations({
-    description: "context window of the model, in tokens"
+  contextWindow: Schema.optional(PositiveInt).annotations({
+    description: "context window of the model, in tokens; by default what the server says it serves, else 32768"
   }),
+  textToolCalls: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  temperature: Schema.optional(
+    Schema.Number.pipe(
+      Schema.filter((n) => (n >= 0 && n <= 2) || `expected a number from 0 to 2, got ${n}`, {
+        jsonSchema: { minimum: 0, maximum: 2 }
+      })
+    )
+  ),
+  maxTokens: Schema.optional(PositiveInt),
+  headers: Schema.optional(
+    Schema.Record({
+      key: Schema.String.pipe(
+        Schema.filter((name) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || `expected an HTTP header name, got ${JSON.stringify(name)}`)
+      ),
+      value: Schema.String.pipe(
+        Schema.filter((value) => !/[\r\n]/.test(value) || "expected a header value on one line")
+      )
+    })
+  ),
+  extraBody: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   maxAnswerBytes: Schema.optionalWith(PositiveInt, { default: () => 4 * 1024 * 1024 }).annotations({
     description: "bytes of text (answer and tool-call arguments) one model call may stream before the turn fails"
   })
 })
+
+/** The context window assumed when neither agent.yaml nor the server says it. */
+export const DEFAULT_CONTEXT_WINDOW = 32768
 
 const CompactionConfig = Schema.Struct({
   auto: Schema.optionalWith(Schema.Boolean, { default: () => true }),
@@ -127,7 +150,12 @@ export const keyDescriptions: Record<string, string> = {
   "model.url": "Base URL of an OpenAI-compatible server; mm appends /chat/completions.",
   "model.name": "Model id sent with each request.",
   "model.apiKeyEnv": "Name of the environment variable holding the bearer token (the key never goes in this file).",
-  "model.contextWindow": "Tokens the model can take; automatic compaction is measured against it.",
+  "model.contextWindow": "Tokens the model can take; automatic compaction is measured against it. Unset: what the server says it serves (llama.cpp, vLLM, Ollama, LM Studio), else 32768. A server serving fewer tokens wins.",
+  "model.textToolCalls": "Turn tool calls a model wrote as text (<tool_call>…</tool_call>, [TOOL_CALLS]…, a bare JSON call) into real calls.",
+  "model.temperature": "Sampling temperature sent with each request (0 to 2); unset: the server's default.",
+  "model.maxTokens": "Most tokens one answer may have (max_tokens); unset: the server's default.",
+  "model.headers": "Extra HTTP headers sent to the model server; a value may name environment variables as ${NAME} (kept secret).",
+  "model.extraBody": "Fields merged into every request body, for server-specific options (e.g. Ollama's options.num_ctx, vLLM's top_k).",
   "model.maxAnswerBytes": "Bytes of text (answer and tool-call arguments) one model call may stream; past it the turn fails as a generation error, so a server that never stops cannot fill the memory.",
   system: "The system prompt. A resumed or reloaded session continues under the one configured now.",
   watchdogTimeout: "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",

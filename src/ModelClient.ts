@@ -3,6 +3,7 @@ import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type { GenerationError } from "./Domain/Errors"
 import type { ToolCall, WireMessage } from "./Domain/Session"
+import type { ServerCheck } from "./ServerProbe"
 
 /** A tool as the model is told about it (`tools: [{type: "function", function: …}]`). */
 export interface ToolSpec {
@@ -31,6 +32,8 @@ export type ModelEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
   /** Reasoning, from `reasoning_content` / `reasoning` deltas or a leading `<think>` block. */
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
+  /** The server was busy (or dropped the connection) before answering: mm waits, then asks again. */
+  | { readonly _tag: "Retrying"; readonly text: string }
   | {
       readonly _tag: "Completed"
       readonly content: string
@@ -48,6 +51,16 @@ export interface ModelClientShape {
   readonly probe: Effect.Effect<boolean>
   /** The model ids `GET {url}/models` lists; empty when the server does not answer. Never fails. */
   readonly models: Effect.Effect<ReadonlyArray<string>>
+  /** `probe`, with the models the server lists and whether `model.name` is among them. */
+  readonly check: Effect.Effect<ServerCheck>
+  /**
+   * The context window in force now, without waiting: `model.contextWindow`, or what the
+   * server says it serves when that is smaller or nothing is configured (asked in the
+   * background from start-up), else 32768.
+   */
+  readonly contextWindow: Effect.Effect<number>
+  /** The line about a context window smaller than it should be (with the fix): once, then undefined. */
+  readonly takeWarning: Effect.Effect<string | undefined>
   readonly url: string
   readonly model: string
 }

@@ -6,16 +6,30 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { AppConfig } from "./Config"
+import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "./Config"
 import { GenerationError, type GenerationReason, rawText } from "./Domain/Errors"
 import type { ToolCall } from "./Domain/Session"
 import { type ChatRequest, ModelClient, type ModelEvent, type Usage } from "./ModelClient"
 import { ThinkSplitter } from "./Reasoning"
-import { makeStreamRedactor, redact, registerSecretVariable } from "./Secrets"
+import { makeStreamRedactor, redact, registerSecretVariable, resolveSecretRefs } from "./Secrets"
+import {
+  checkOf,
+  CONTEXT_PROBE_TIMEOUT_MS,
+  contextWarning,
+  kindOf,
+  type ModelList,
+  parseModelList,
+  probeContext,
+  probeOllamaLoaded,
+  type ServedContext,
+  type ServerCheck
+} from "./ServerProbe"
 
 /** How long `probe` waits for any HTTP answer. */
 export const PROBE_TIMEOUT_MS = 1200
@@ -231,7 +245,11 @@ export class Completion {
   /** UTF-8 bytes of text and tool-call arguments received so far (held against model.maxAnswerBytes). */
   bytes = 0
   private readonly calls = new Map<number, PendingCall>()
+  /** A server's index reused for another call, and the slot that call really has. */
+  private readonly aliases = new Map<number, number>()
   private lastIndex = -1
+  /** Ids given to calls the server sent without one: the same for the whole answer. */
+  private readonly idBase = Math.random().toString(36).slice(2, 10)
 
   /**
    * Absorbs one `data:` payload; returns the text to show now, or a failure.
@@ -295,9 +313,10 @@ export class Completion {
     for (const [position, delta] of deltas.entries()) {
       if (!isRecord(delta)) continue
       const id = typeof delta.id === "string" && delta.id !== "" ? delta.id : undefined
-      const call = this.slotFor(whole ? position : delta.index, id)
-      if (call.id === undefined) call.id = id
       const fn = delta.function
+      const named = isRecord(fn) && typeof fn.name === "string" && fn.name !== ""
+      const call = this.slotFor(whole ? position : delta.index, id, named)
+      if (call.id === undefined) call.id = id
       if (!isRecord(fn)) continue
       if (call.name === "" && typeof fn.name === "string") call.name = fn.name
       const added = typeof fn.arguments === "string" ? fn.arguments : isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : ""
@@ -306,14 +325,28 @@ export class Completion {
     }
   }
 
-  /** By `index` when the server gives one; otherwise by id, otherwise the call being written. */
-  private slotFor(index: unknown, id: string | undefined): PendingCall {
+  /**
+   * By `index` when the server gives one; otherwise by id, otherwise the call being written.
+   * A new id with a name (or a name without index or id) where a named call already stands
+   * starts another call: some servers send every whole call at index 0.
+   */
+  private slotFor(index: unknown, id: string | undefined, named: boolean): PendingCall {
     let key: number
-    if (typeof index === "number") key = index
-    else if (id !== undefined) {
+    if (typeof index === "number") {
+      key = this.aliases.get(index) ?? index
+      const there = this.calls.get(key)
+      if (named && there !== undefined && id !== undefined && there.id !== undefined && there.id !== id && there.name !== "") {
+        const known = [...this.calls.entries()].find(([, call]) => call.id === id)
+        key = known !== undefined ? known[0] : Math.max(this.lastIndex, ...this.calls.keys()) + 1
+        this.aliases.set(index, key)
+      }
+    } else if (id !== undefined) {
       const known = [...this.calls.entries()].find(([, call]) => call.id === id)
       key = known !== undefined ? known[0] : this.lastIndex + 1
-    } else key = Math.max(this.lastIndex, 0)
+    } else {
+      key = Math.max(this.lastIndex, 0)
+      if (named && this.calls.get(key)?.name) key = this.lastIndex + 1
+    }
     let call = this.calls.get(key)
     if (call === undefined) {
       call = { id: undefined, name: "", arguments: "" }
@@ -360,7 +393,7 @@ export class Completion {
         )
       }
       toolCalls.push({
-        id: call.id ?? `call_${Math.random().toString(36).slice(2, 10)}${index}`,
+        id: call.id ?? `call_${this.idBase}_${index}`,
         type: "function",
         function: { name: call.name, arguments: args }
       })
@@ -394,6 +427,55 @@ const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string)
   return typeof value === "string" ? value : undefined
 }
 
+/** How mm waits before asking a busy server again (tests shorten it). */
+export class RetryTiming extends Context.Reference<RetryTiming>()("mm/RetryTiming", {
+  defaultValue: () => ({ baseMs: 1000, maxRetries: 3, capMs: 60_000 })
+}) {}
+
+/** Statuses that mean "busy, ask again later". */
+const RETRIED_STATUSES = new Set([429, 502, 503, 504])
+const RESET_CODES = new Set(["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"])
+
+/** A failure worth another try: the server was busy, or dropped the connection before answering. */
+class Busy {
+  readonly _tag = "Busy"
+  constructor(
+    readonly error: GenerationError,
+    readonly label: string,
+    readonly retryAfterMs: number | undefined
+  ) {}
+}
+
+/** `Retry-After` in milliseconds: seconds or an HTTP date; undefined when absent or unreadable. */
+export const retryAfterMs = (value: string | undefined, now: number = Date.now()): number | undefined => {
+  if (value === undefined || value.trim() === "") return undefined
+  const text = value.trim()
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000
+  const date = Date.parse(text)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/** The wait before attempt `n + 1`: `Retry-After` when the server said it, else exponential with jitter; capped. */
+export const retryDelayMs = (
+  attempt: number,
+  retryAfter: number | undefined,
+  timing: { readonly baseMs: number; readonly capMs: number },
+  random: number = Math.random()
+): number =>
+  Math.min(timing.capMs, Math.round(retryAfter ?? timing.baseMs * 2 ** (attempt - 1) * (0.75 + random * 0.5)))
+
+const waitWords = (ms: number): string => (ms >= 1000 || ms === 0 ? `${Math.round(ms / 1000)} s` : `${(ms / 1000).toFixed(1)} s`)
+
+const MODELS_SHOWN = 8
+
+/** `a, b, c` (the first few of a long list). */
+export const modelNames = (models: ReadonlyArray<string>): string =>
+  models.length <= MODELS_SHOWN ? models.join(", ") : `${models.slice(0, MODELS_SHOWN).join(", ")}, … (${models.length} in all)`
+
+/** The context window in force: the configured one, unless the server serves fewer tokens. */
+export const effectiveWindow = (configured: number | undefined, served: number | undefined): number =>
+  configured === undefined ? served ?? DEFAULT_CONTEXT_WINDOW : served === undefined ? configured : Math.min(configured, served)
+
 export const make = Effect.gen(function* () {
   const { config } = yield* AppConfig
   // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
@@ -409,8 +491,25 @@ export const make = Effect.gen(function* () {
   const completionsUrl = `${baseUrl}/chat/completions`
   /** Dropped for good if the server refuses it (a few strict servers reject unknown fields). */
   let askForUsage = true
+  const timing = yield* RetryTiming
+  const { temperature, maxTokens, extraBody } = config.model
+  // `${NAME}` in a header value is read from the environment once, and kept secret
+  const extraHeaders: Record<string, string> = {}
+  const missingHeaderVariables: Array<string> = []
+  for (const [name, value] of Object.entries(config.model.headers ?? {})) {
+    const resolved = resolveSecretRefs(value)
+    extraHeaders[name.toLowerCase()] = resolved.value
+    missingHeaderVariables.push(...resolved.missing.map((variable) => `${variable} (model.headers.${name})`))
+  }
 
   const authorization = (): string | undefined | GenerationError => {
+    if (missingHeaderVariables.length > 0) {
+      return fail(
+        "http",
+        `agent.yaml names the environment variable ${missingHeaderVariables[0]}, but it is not set — export it before starting mm`,
+        `unset environment variables: ${missingHeaderVariables.join(", ")}`
+      )
+    }
     if (apiKeyEnv === undefined) return undefined
     const key = process.env[apiKeyEnv]?.trim()
     if (key === undefined || key === "") {
@@ -425,10 +524,13 @@ export const make = Effect.gen(function* () {
 
   const requestBody = (request: ChatRequest, withUsage: boolean): string =>
     JSON.stringify({
+      ...extraBody,
       model: request.model ?? model,
       messages: request.messages,
       stream: true,
       ...(withUsage ? { stream_options: { include_usage: true } } : {}),
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
       ...(request.tools.length > 0
         ? {
             tools: request.tools.map((tool) => ({
@@ -475,10 +577,11 @@ export const make = Effect.gen(function* () {
   const open = (
     request: ChatRequest,
     auth: string | undefined
-  ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError> =>
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
     Effect.gen(function* () {
       const withUsage = askForUsage
       let httpRequest = HttpClientRequest.post(completionsUrl).pipe(
+        HttpClientRequest.setHeaders(extraHeaders),
         HttpClientRequest.setHeader("accept", "text/event-stream"),
         HttpClientRequest.bodyText(requestBody(request, withUsage), "application/json")
       )
@@ -487,7 +590,11 @@ export const make = Effect.gen(function* () {
         Effect.timeoutFail({ duration: watchdogMs, onTimeout: () => watchdogError(watchdogSeconds) }),
         Effect.catchIf(
           (error): error is HttpClientError.RequestError => error._tag === "RequestError",
-          (error) => Effect.fail(transportError(baseUrl, error))
+          (error) => {
+            const failure = transportError(baseUrl, error)
+            const code = errorCode(error.cause)
+            return Effect.fail(code !== undefined && RESET_CODES.has(code) ? new Busy(failure, "connection reset by the server", undefined) : failure)
+          }
         ),
         Effect.catchIf(
           (error): error is HttpClientError.ResponseError => error._tag === "ResponseError",
@@ -500,8 +607,50 @@ export const make = Effect.gen(function* () {
         askForUsage = false
         return yield* open(request, auth)
       }
-      return yield* Effect.fail(httpError(context, { status: response.status, body, serverHeader: headerOf(response, "server") }))
+      const error = httpError(context, { status: response.status, body, serverHeader: headerOf(response, "server") })
+      if (RETRIED_STATUSES.has(response.status)) {
+        return yield* Effect.fail(new Busy(error, `server busy (${response.status})`, retryAfterMs(headerOf(response, "retry-after"))))
+      }
+      return yield* Effect.fail(error)
     })
+
+  /**
+   * `open`, asked again while the server is busy: up to `maxRetries` more times, each wait
+   * announced by a `Retrying` event. Only ever before the first byte of an answer.
+   */
+  const opened = (
+    request: ChatRequest,
+    auth: string | undefined,
+    attempt: number,
+    earlier: ReadonlyArray<string>
+  ): Stream.Stream<ModelEvent, GenerationError> =>
+    Stream.unwrap(
+      open(request, auth).pipe(
+        Effect.map((response) =>
+          (headerOf(response, "content-type") ?? "").includes("application/json") ? wholeAnswer(response) : events(response)
+        ),
+        Effect.catchAll((failure) => {
+          const error = failure instanceof Busy ? failure.error : failure
+          if (!(failure instanceof Busy) || attempt > timing.maxRetries) return Effect.flip(finalError(error, attempt, earlier))
+          const waitMs = retryDelayMs(attempt, failure.retryAfterMs, timing)
+          const notice: ModelEvent = { _tag: "Retrying", text: `${failure.label} — retrying in ${waitWords(waitMs)}` }
+          return Effect.succeed(
+            Stream.make(notice).pipe(
+              Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep(waitMs)))),
+              Stream.concat(opened(request, auth, attempt + 1, [...earlier, `attempt ${attempt}: ${error.raw}`]))
+            )
+          )
+        })
+      )
+    )
+
+  /** The failure as the user reads it: a missing model named with the ones there are, every attempt in `raw`. */
+  const finalError = (error: GenerationError, attempt: number, earlier: ReadonlyArray<string>): Effect.Effect<GenerationError> =>
+    Effect.map(explainMissingModel(error), (explained) =>
+      earlier.length === 0
+        ? explained
+        : new GenerationError({ reason: explained.reason, message: explained.message, raw: [...earlier, `attempt ${attempt}: ${error.raw}`].join("\n") })
+    )
 
   /** A server that ignored `stream: true` and sent the whole completion as one JSON body. */
   const wholeAnswer = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelEvent, GenerationError> =>
@@ -522,7 +671,7 @@ export const make = Effect.gen(function* () {
           ...(said === "" ? [] : [{ _tag: "TextDelta", text: said } as const]),
           done
         ]
-        return Stream.fromIterable(events)
+        return Stream.concat(Stream.fromIterable(events), Stream.drain(Stream.fromEffect(afterAnswer)))
       })
     )
 
@@ -557,7 +706,7 @@ export const make = Effect.gen(function* () {
           ...(thought === "" ? [] : [{ _tag: "ReasoningDelta", text: thought } as const]),
           ...(rest === "" ? [] : [{ _tag: "TextDelta", text: rest } as const])
         ]
-        return Stream.fromIterable([...held, done])
+        return Stream.concat(Stream.fromIterable([...held, done]), Stream.drain(Stream.fromEffect(afterAnswer)))
       })
       return response.stream.pipe(
         Stream.timeoutFail(() => watchdogError(watchdogSeconds), watchdogMs),
@@ -587,29 +736,94 @@ export const make = Effect.gen(function* () {
       Effect.suspend(() => {
         const auth = authorization()
         if (auth instanceof GenerationError) return Effect.fail(auth)
-        return open(request, auth).pipe(
-          Effect.map((response) =>
-            (headerOf(response, "content-type") ?? "").includes("application/json") ? wholeAnswer(response) : events(response)
-          )
-        )
+        return Effect.succeed(opened(request, auth, 1, []))
       }).pipe(Effect.withSpan("ModelClient.stream", { attributes: { model, url: baseUrl }, captureStackTrace: false }))
     )
 
-  const probe: Effect.Effect<boolean> = Effect.suspend(() => {
+  // What the server says about itself, asked once from start-up in the background: its
+  // model list (for the banner), then the context window it really serves.
+  const probeHeaders = (): Record<string, string> => {
     const auth = authorization()
-    let request = HttpClientRequest.get(`${baseUrl}/models`)
-    if (typeof auth === "string") request = HttpClientRequest.setHeader(request, "authorization", auth)
-    return HttpClient.withScope(client).execute(request).pipe(Effect.scoped, Effect.as(true))
-  }).pipe(
+    return typeof auth === "string" ? { ...extraHeaders, authorization: auth } : extraHeaders
+  }
+  const listing = yield* Deferred.make<{ readonly answered: boolean; readonly list: ModelList | undefined }>()
+  let checked: ServerCheck | undefined
+  let served: ServedContext | undefined
+  let warning: string | undefined
+  let warned = false
+  let askedAgain = false
+  const configured = config.model.contextWindow
+  const learn = (found: ServedContext) =>
+    Effect.sync(() => {
+      served = found
+      warning = contextWarning(found, model, configured)
+    })
+
+  const listModels = HttpClient.withScope(client)
+    .execute(HttpClientRequest.setHeaders(HttpClientRequest.get(`${baseUrl}/models`), probeHeaders()))
+    .pipe(
+      Effect.flatMap((response) =>
+        Effect.map(response.status === 200 ? response.text : Effect.succeed(""), (text) => {
+          let body: unknown
+          try {
+            body = JSON.parse(text)
+          } catch {
+            body = undefined
+          }
+          return { answered: true, list: parseModelList(body, model) }
+        })
+      ),
+      Effect.scoped,
+      Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
+      Effect.orElseSucceed(() => ({ answered: false, list: undefined })),
+      Effect.tap((found) =>
+        Effect.sync(() => {
+          checked = found.answered ? checkOf(baseUrl, model, found.list) : undefined
+          // vLLM says it in the list itself: known as soon as the banner is
+          const maxModelLen = found.list?.maxModelLen
+          if (maxModelLen !== undefined) {
+            served = { kind: "vllm", tokens: maxModelLen, askAgainAfterAnswer: false }
+            warning = contextWarning(served, model, configured)
+          }
+        })
+      ),
+      Effect.flatMap((found) => Deferred.succeed(listing, found))
+    )
+  const probeServer = Effect.gen(function* () {
+    yield* listModels
+    const { answered, list } = yield* Deferred.await(listing)
+    if (!answered) return
+    yield* learn(yield* probeContext(client, { baseUrl, model, list, headers: probeHeaders() }))
+  })
+  const layerScope = yield* Effect.scope
+  yield* Effect.forkIn(probeServer, layerScope)
+
+  /** Ollama had not loaded the model at start-up: once it has answered, `/api/ps` knows the context. */
+  const afterAnswer: Effect.Effect<void> = Effect.suspend(() => {
+    if (served?.askAgainAfterAnswer !== true || askedAgain) return Effect.void
+    askedAgain = true
+    const kind = served.kind
+    return Effect.asVoid(
+      Effect.forkIn(
+        Effect.flatMap(probeOllamaLoaded(client, { baseUrl, model, headers: probeHeaders() }), (tokens) =>
+          tokens === undefined ? Effect.void : learn({ kind, tokens, askAgainAfterAnswer: false })
+        ),
+        layerScope
+      )
+    )
+  })
+
+  const check: Effect.Effect<ServerCheck> = Deferred.await(listing).pipe(
+    Effect.map(({ answered, list }): ServerCheck =>
+      answered ? checkOf(baseUrl, model, list) : { answering: false, models: undefined, missing: false }
+    ),
     Effect.timeout(PROBE_TIMEOUT_MS),
-    Effect.catchAllCause(() => Effect.succeed(false)),
+    Effect.orElseSucceed((): ServerCheck => ({ answering: false, models: undefined, missing: false })),
     Effect.withSpan("ModelClient.probe", { captureStackTrace: false })
   )
 
   const models: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
-    const auth = authorization()
-    let request = HttpClientRequest.get(`${baseUrl}/models`)
-    if (typeof auth === "string") request = HttpClientRequest.setHeader(request, "authorization", auth)
+    const request = HttpClientRequest.setHeaders(HttpClientRequest.get(`${baseUrl}/models`), probeHeaders())
     return HttpClient.withScope(client).execute(request).pipe(
       Effect.flatMap((response) => (response.status < 300 ? response.json : Effect.succeed(undefined))),
       Effect.scoped
@@ -621,11 +835,45 @@ export const make = Effect.gen(function* () {
     Effect.withSpan("ModelClient.models", { captureStackTrace: false })
   )
 
-  return ModelClient.of({ stream, probe, models, url: baseUrl, model })
+  /** A refusal from a server whose list lacks the model: say so, with the models it has. */
+  const explainMissingModel = (error: GenerationError): Effect.Effect<GenerationError> =>
+    error.reason !== "model-not-found" && !/^model server answered HTTP (400|404|422)\b/.test(error.message)
+      ? Effect.succeed(error)
+      : // the list asked for at start-up may still be on its way
+        Deferred.await(listing).pipe(
+          Effect.timeout(PROBE_TIMEOUT_MS),
+          Effect.orElseSucceed(() => undefined),
+          Effect.map(() => withModels(error))
+        )
+
+  const withModels = (error: GenerationError): GenerationError => {
+    if (checked?.missing !== true || checked.models === undefined) return error
+    const ollama = kindOf(baseUrl, undefined) === "ollama" || looksLikeOllama(baseUrl, undefined, error.raw)
+    return new GenerationError({
+      reason: "model-not-found",
+      message: `model "${model}" is not available on ${baseUrl} — available: ${modelNames(checked.models)}${ollama ? ` — or run \`ollama pull ${model}\`` : " — check model.name"}`,
+      raw: error.raw
+    })
+  }
+
+  return ModelClient.of({
+    stream,
+    probe: Effect.map(check, (c) => c.answering),
+    models,
+    check,
+    contextWindow: Effect.sync(() => effectiveWindow(configured, served?.tokens)),
+    takeWarning: Effect.sync(() => {
+      if (warned || warning === undefined) return undefined
+      warned = true
+      return warning
+    }),
+    url: baseUrl,
+    model
+  })
 })
 
 /** The model client over any `HttpClient` (tests may bring their own). */
-export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | HttpClient.HttpClient> = Layer.effect(
+export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | HttpClient.HttpClient> = Layer.scoped(
   ModelClient,
   make
 )

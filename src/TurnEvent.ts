@@ -26,8 +26,11 @@ export type TurnEvent =
     }
   /** Output of a running bash as it comes; the whole output is in ToolCallFinished. */
   | { readonly _tag: "ToolOutput"; readonly id: string; readonly text: string }
-  /** A line for the user that is neither answer nor error: a skipped skill, a compaction, "not saved". */
-  | { readonly _tag: "Notice"; readonly text: string; readonly about?: "compaction" }
+  /**
+   * A line for the user that is neither answer nor error: a skipped skill, a compaction, "not saved".
+   * `quiet`: a passing remark (a retry's wait), shown dim rather than as a warning.
+   */
+  | { readonly _tag: "Notice"; readonly text: string; readonly about?: "compaction"; readonly quiet?: boolean }
   /** Automatic compaction failed: a red line, and the turn goes on with the full history. */
   | { readonly _tag: "CompactionFailed"; readonly error: CompactionError }
   /** After each model call: the tokens the server reported (or an estimate), and the context window in use. */

@@ -40,7 +40,7 @@ describe("the mm command", () => {
     server.push({ text: ["Hel", "lo ", "there", "!"] })
     const { stdout, stderr, code } = await runMm(dir, ["say hello"])
     const lines = stdout.split("\n")
-    expect(lines[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering)`)
+    expect(lines[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 32k context`)
     expect(lines[1]).toBe(`project: ${dir} · config: ${path.join(dir, "agent.yaml")}`)
     expect(lines[2]).toMatch(/^sessions: off/)
     expect(stdout).toContain("Hello there!\n")
@@ -114,7 +114,7 @@ describe("the mm command", () => {
 
   it("answers an unknown slash command with the list of commands", async () => {
     const { stdout } = await runMm(tempProject(configFor(server.url)), ["/frobnicate"])
-    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /changes /undo /last /mcp /exit /quit")
+    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /context /changes /undo /last /mcp /exit /quit")
   })
 
   it("a line that starts with a path is a question, not a command", async () => {

@@ -14,7 +14,7 @@ const bad = (text: string) => {
 
 describe("configuration", () => {
   it("has every default of the contract", () => {
-    expect(defaultConfig().model).toEqual({ url: "http://127.0.0.1:11434/v1", name: "qwen2.5-coder:7b", contextWindow: 32768, maxAnswerBytes: 4194304 })
+    expect(defaultConfig().model).toEqual({ url: "http://127.0.0.1:11434/v1", name: "qwen2.5-coder:7b", textToolCalls: true, maxAnswerBytes: 4194304 })
     expect(defaultConfig().watchdogTimeout).toBe(120)
     expect(defaultConfig().maxOutput).toBe(16000)
     expect(defaultConfig().maxSteps).toBe(50)
@@ -42,7 +42,7 @@ describe("configuration", () => {
       "skills: { dirs: [a, b] }"
     ].join("\n")
     const config = Either.getOrThrow(parseConfig(text, "agent.yaml"))
-    expect(config.model).toEqual({ url: "http://localhost:8080/v1", name: "llama", apiKeyEnv: "MY_KEY", contextWindow: 8192, maxAnswerBytes: 4194304 })
+    expect(config.model).toEqual({ url: "http://localhost:8080/v1", name: "llama", apiKeyEnv: "MY_KEY", contextWindow: 8192, textToolCalls: true, maxAnswerBytes: 4194304 })
     expect(config.watchdogTimeout).toBe(120)
     expect(config.permissions).toBe("allow")
     expect(config.compaction).toEqual({ auto: false, threshold: 0.5, keepTurns: 1 })

@@ -9,7 +9,7 @@ import * as net from "node:net"
 import { AppConfig, defaultConfig, type LoadedConfig } from "../src/Config"
 import { GenerationError } from "../src/Domain/Errors"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../src/ModelClient"
-import { Completion, OpenAiClientNode } from "../src/OpenAiClient"
+import { Completion, OpenAiClientNode, RetryTiming } from "../src/OpenAiClient"
 import { type FakeModelServer, startFakeModelServer, type Step } from "./support/FakeModelServer"
 
 interface Options {
@@ -33,7 +33,11 @@ const configFor = (server: { readonly url: string } | undefined, options: Option
   file: undefined
 })
 
-const clientLayer = (config: LoadedConfig) => OpenAiClientNode.pipe(Layer.provide(Layer.succeed(AppConfig, config)))
+/** Retries wait milliseconds here, not seconds. */
+const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 3, capMs: 60_000 })
+
+const clientLayer = (config: LoadedConfig) =>
+  OpenAiClientNode.pipe(Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries)))
 
 const fakeServer = (options: Parameters<typeof startFakeModelServer>[0] = {}) =>
   Effect.acquireRelease(
@@ -96,8 +100,12 @@ const completed = (events: ReadonlyArray<ModelEvent>) => {
 const sse = (chunk: object) => `data: ${JSON.stringify(chunk)}\n\n`
 const delta = (d: object, finish: string | null = null) => sse({ choices: [{ index: 0, delta: d, finish_reason: finish }] })
 
-const withServer = <A, E, R>(steps: ReadonlyArray<Step>, f: (server: FakeModelServer) => Effect.Effect<A, E, R>, ollama = false) =>
-  Effect.flatMap(fakeServer({ steps, ollama }), f)
+const withServer = <A, E, R>(
+  steps: ReadonlyArray<Step>,
+  f: (server: FakeModelServer) => Effect.Effect<A, E, R>,
+  ollama = false,
+  models?: ReadonlyArray<string>
+) => Effect.flatMap(fakeServer({ steps, ollama, models }), f)
 
 describe("OpenAiClient: streaming", () => {
   it.scopedLive("streams the text as several deltas, then one Completed with usage", () =>
@@ -309,7 +317,9 @@ describe("OpenAiClient: failures", () => {
           expect(error.reason).toBe("model-not-found")
           expect(error.message).toBe(`model "qwen3:4b" is not available on ${server.url} — run \`ollama pull qwen3:4b\``)
           expect(error.raw).toContain("try pulling it first")
-        })
+        }),
+      false,
+      ["qwen3:4b"]
     )
   )
 
@@ -323,7 +333,9 @@ describe("OpenAiClient: failures", () => {
           expect(error.message).toContain(`model "gpt-x" is not available on ${server.url}`)
           expect(error.message).toContain("does not exist")
           expect(error.message).not.toMatch(/ollama/i)
-        })
+        }),
+      false,
+      ["gpt-x"]
     )
   )
 
@@ -473,12 +485,14 @@ describe("OpenAiClient: failures", () => {
     })
   )
 
-  it.scopedLive("a connection reset before any byte is unreachable", () =>
-    withServer([{ kind: "reset" }], (server) =>
+  it.scopedLive("a connection reset before any byte is retried, then unreachable, with every attempt in raw", () =>
+    withServer([{ kind: "reset" }, { kind: "reset" }, { kind: "reset" }, { kind: "reset" }], (server) =>
       Effect.gen(function* () {
         const error = yield* failure(configFor(server))
         expect(error.reason).toBe("unreachable")
         expect(error.message).toBe(`cannot reach the model server at ${server.url} (connection reset before any answer) — is it running?`)
+        expect(server.completions()).toHaveLength(4)
+        expect(error.raw.split("\n").map((line) => line.split(":")[0])).toEqual(["attempt 1", "attempt 2", "attempt 3", "attempt 4"])
       })
     )
   )

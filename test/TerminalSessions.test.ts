@@ -115,12 +115,12 @@ describe("the terminal with persistent sessions", () => {
 
   it("keeps the newest 200 of 250 failures", async () => {
     const own = await startFakeModelServer()
-    own.setFallback({ kind: "status", status: 503, body: { error: { message: "overloaded" } } })
+    own.setFallback({ kind: "status", status: 500, body: { error: { message: "overloaded" } } })
     const project = tempProject(withSessions(own.url, "s"))
     const questions = Array.from({ length: 250 }, (_, i) => `question ${i}`)
     const run = await runMm(project, questions)
     await own.close()
-    expect(run.stdout.split("\n").filter((l) => l.includes("HTTP 503"))).toHaveLength(250)
+    expect(run.stdout.split("\n").filter((l) => l.includes("HTTP 500"))).toHaveLength(250)
     const [file] = sessionFiles(project)
     const session = readSession(project, file)
     expect(session.errors).toHaveLength(200)

@@ -6,7 +6,7 @@ import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
 import { McpServers, serversListing } from "../McpServers"
 import { recapLines } from "./Recap"
-import { listingRows, resumedLine, sessionsListing } from "./Render"
+import { contextListing, listingRows, resumedLine, sessionsListing } from "./Render"
 import type { Style } from "./Style"
 import type { Printer } from "./TerminalIO"
 
@@ -117,6 +117,13 @@ const compact: SlashCommand = {
     })
 }
 
+const context: SlashCommand = {
+  name: "/context",
+  usage: "/context",
+  help: "what the context holds (system prompt, skills, messages, tool results), in tokens",
+  run: (ctx) => Effect.map(ctx.agent.context(ctx.conversation), (report) => ctx.print.line(contextListing(report)))
+}
+
 const changes: SlashCommand = {
   name: "/changes",
   usage: "/changes [n]",
@@ -171,7 +178,7 @@ const help: SlashCommand = {
 }
 
 /** Every slash command of the terminal, in the order /help lists them. Add one here. */
-export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, changes, undo, last, mcp, exit]
+export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, context, changes, undo, last, mcp, exit]
 
 export const findCommand = (word: string): SlashCommand | undefined =>
   COMMANDS.find((command) => command.name === word || command.aliases?.includes(word) === true)

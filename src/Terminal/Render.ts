@@ -1,5 +1,8 @@
+import type { ContextReport } from "../Agent"
 import type { LoadedConfig } from "../Config"
 import type { Listing, ResumeReport, SaveStatus } from "../Keeper"
+import { windowFigure } from "../ServerProbe"
+import type { TurnEvent } from "../TurnEvent"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 
@@ -27,6 +30,19 @@ export const sessionsLine = (status: SaveStatus, earlier: number): string => {
   }
 }
 
+/** `(answering)`, `(not answering)`, or the models there are when the configured one is not among them. */
+export const answeringPart = (
+  model: string,
+  answering: boolean,
+  missingFrom: ReadonlyArray<string> | undefined,
+  style: Style,
+  names: (models: ReadonlyArray<string>) => string = (models) => models.join(", ")
+): string => {
+  if (!answering) return style.yellow("(not answering)")
+  if (missingFrom === undefined) return "(answering)"
+  return style.yellow(`(answering, but has no model ${model} — available: ${names(missingFrom)})`)
+}
+
 export const banner = (input: {
   readonly version: string
   readonly loaded: LoadedConfig
@@ -37,10 +53,16 @@ export const banner = (input: {
   readonly style: Style
   /** `/help for commands · Ctrl-D to leave`, until the project has a saved session. */
   readonly tips?: boolean
+  /** The models the server lists, when the configured one is not among them. */
+  readonly missingFrom?: ReadonlyArray<string> | undefined
+  /** The context window in force, in tokens. */
+  readonly contextWindow?: number | undefined
+  readonly modelNames?: (models: ReadonlyArray<string>) => string
 }): string =>
   [
     `${input.style.bold(`mm ${input.version}`)} · model ${input.loaded.config.model.name} at ${input.loaded.config.model.url} ` +
-      (input.answering ? "(answering)" : input.style.yellow("(not answering)")),
+      answeringPart(input.loaded.config.model.name, input.answering, input.missingFrom, input.style, input.modelNames) +
+      (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
     sessionsLine(input.status, input.earlier),
     ...(input.tips === true ? [input.style.dim(TIPS)] : [])
@@ -154,4 +176,33 @@ export const toolResultLine = (output: string, failed: boolean, style: Style): s
   const summary = shorten(head, 100)
   const text = `  ${failed ? "✗" : "↳"} ${summary}${lines > 1 ? `  (${lines} lines)` : ""}`
   return failed ? style.yellow(text) : style.dim(text)
+}
+
+/** `340`, `1.2k`, `18k`: token counts as people read them. */
+export const tokenCount = (n: number): string =>
+  n < 1000 ? String(n) : n < 10_000 ? `${(Math.round(n / 100) / 10).toFixed(1).replace(/\.0$/, "")}k` : `${Math.round(n / 1000)}k`
+
+/** The dim line after a turn: `1.2k in · 340 out · 18% of 32k context` (`~` when mm estimated it). */
+export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>): string => {
+  const mark = usage.estimated ? "~" : ""
+  const percent = Math.round((100 * (usage.promptTokens + usage.completionTokens)) / usage.contextWindow)
+  return `${mark}${tokenCount(usage.promptTokens)} in · ${mark}${tokenCount(usage.completionTokens)} out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context`
+}
+
+/** `/context`: what the next request holds, part by part. */
+export const contextListing = (report: ContextReport): string => {
+  const percent = Math.round((100 * report.total) / report.contextWindow)
+  const rows: Array<[string, number]> = [
+    ["system prompt", report.systemPrompt],
+    [`skills (${report.skills.count})`, report.skills.tokens],
+    ["tool definitions", report.tools],
+    [`messages (${report.messages.count})`, report.messages.tokens],
+    [`tool results (${report.toolResults.count})`, report.toolResults.tokens]
+  ]
+  const width = Math.max(...rows.map(([label]) => label.length))
+  return [
+    `context: about ${tokenCount(report.total)} of ${windowFigure(report.contextWindow)} tokens (${percent}%), estimated at 4 characters a token`,
+    ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}`),
+    ...(report.measured === undefined ? [] : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`])
+  ].join("\n")
 }

@@ -12,10 +12,11 @@ import { McpServers, summaryLine } from "../McpServers"
 import { ModelClient } from "../ModelClient"
 import { runTool } from "../Tools"
 import type { TurnEvent } from "../TurnEvent"
+import { modelNames } from "../OpenAiClient"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import { attachFiles, shellContext } from "./Attachments"
 import { makeCompleter } from "./Completion"
-import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine } from "./Render"
+import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine, usageLine } from "./Render"
 import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
 import { makeThoughtDisplay } from "./Thought"
@@ -34,14 +35,30 @@ export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent | Chan
     const model = yield* ModelClient
     const { print, style } = yield* TerminalIO
 
-    const [answering, conversation, listing] = yield* Effect.all(
-      [model.probe, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
+    const [server, conversation, listing] = yield* Effect.all(
+      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
       { concurrency: "unbounded" }
     )
     const earlier = earlierCount(listing, "")
     // tips until the project has a saved conversation
     const tips = earlier === 0
-    print.line(banner({ version: VERSION, loaded, answering, cwd, status: yield* conversation.status, earlier, style, tips }))
+    print.line(
+      banner({
+        version: VERSION,
+        loaded,
+        answering: server.answering,
+        cwd,
+        status: yield* conversation.status,
+        earlier,
+        style,
+        tips,
+        missingFrom: server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined,
+        contextWindow: yield* model.contextWindow,
+        modelNames
+      })
+    )
+    const warning = yield* model.takeWarning
+    if (warning !== undefined) print.line(style.yellow(sanitize(warning)))
     const mcp = yield* Effect.serviceOption(McpServers)
     if (mcp._tag === "Some" && mcp.value.configured !== undefined) print.line(summaryLine(mcp.value.configured))
     yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation)).pipe(Effect.provide(agentLayer))
@@ -65,6 +82,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`
 
+    let usage: Extract<TurnEvent, { _tag: "Usage" }> | undefined
     const render = (event: TurnEvent) =>
       Effect.sync(() => {
         if (event._tag === "ToolOutput") return progress.output(sanitize(event.text))
@@ -72,8 +90,6 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
         if (event._tag === "ReasoningDelta") return thoughts.push(event.text)
         if (event._tag !== "Usage") thoughts.close()
         switch (event._tag) {
-          case "Usage":
-            return
           case "TextDelta":
             return print.write(sanitize(event.text))
           case "ToolCallStarted":
@@ -86,13 +102,22 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
             // the model is asked again with the result
             return progress.start(waiting)
           case "Notice":
-            return notice(event.text)
+            if (event.quiet !== true) return notice(event.text)
+            // a retry's wait: the model is still being waited for
+            print.line(style.dim(sanitize(event.text)))
+            return progress.start(waiting)
+          case "Usage":
+            usage = event
+            return
           case "CompactionFailed":
             return red(event.error.message)
           case "TurnFailed":
             return red(event.error.message)
           case "TurnFinished":
-            return print.endLine()
+            print.endLine()
+            if (usage !== undefined) print.line(style.dim(usageLine(usage)))
+            usage = undefined
+            return
         }
       })
 
@@ -117,7 +142,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
       Effect.gen(function* () {
         progress.start(waiting)
         const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(Effect.sync(progress.stop)))
-        return yield* cancellable(stream)
+        return yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
       })
 
     const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory }

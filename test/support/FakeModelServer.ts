@@ -13,7 +13,7 @@ export type Step =
       readonly chunkDelayMs?: number
       readonly finishReason?: string
     }
-  | { readonly kind: "status"; readonly status: number; readonly body: unknown }
+  | { readonly kind: "status"; readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
   /** Send headers and the given text, then say nothing more (the watchdog must fire). */
   | { readonly kind: "stall"; readonly text?: string }
   /** Send the given text, then close the connection without a finish_reason. */
@@ -39,6 +39,16 @@ export type Step =
       readonly end?: "end" | "destroy" | "hang"
     }
 
+/** A fixed answer to one route other than /chat/completions (`GET /props`, `POST /api/show`, `GET /v1/models`…). */
+export interface Route {
+  readonly status?: number
+  /** JSON (an object) or text sent as is. */
+  readonly body: unknown
+  readonly headers?: Readonly<Record<string, string>>
+  /** Wait this long before answering. */
+  readonly delayMs?: number
+}
+
 export interface RecordedRequest {
   readonly method: string
   readonly path: string
@@ -51,6 +61,8 @@ export interface FakeModelServer {
   readonly url: string
   readonly port: number
   readonly requests: Array<RecordedRequest>
+  /** `METHOD /path` of each route of `routes` answered so far, in order. */
+  readonly answered: Array<string>
   /** Requests to /chat/completions only. */
   readonly completions: () => Array<RecordedRequest>
   readonly push: (...steps: ReadonlyArray<Step>) => void
@@ -76,10 +88,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 let callCounter = 0
 
 export const startFakeModelServer = async (
-  options: { readonly steps?: ReadonlyArray<Step>; readonly ollama?: boolean; readonly models?: ReadonlyArray<string> } = {}
+  options: {
+    readonly steps?: ReadonlyArray<Step>
+    readonly ollama?: boolean
+    readonly models?: ReadonlyArray<string>
+    /** Answers to other routes, by `METHOD /path` (checked first, so `GET /v1/models` may be replaced too). */
+    readonly routes?: Readonly<Record<string, Route>>
+  } = {}
 ): Promise<FakeModelServer> => {
   const queue: Array<Step> = [...(options.steps ?? [])]
   const requests: Array<RecordedRequest> = []
+  const answered: Array<string> = []
   const sockets = new Set<import("node:net").Socket>()
   let fallback: Step | undefined
   let aborted = 0
@@ -103,9 +122,19 @@ export const startFakeModelServer = async (
     requests.push({ method: req.method ?? "GET", path, headers: req.headers, body })
     if (options.ollama === true) res.setHeader("Server", "ollama")
 
+    const route = options.routes?.[`${req.method} ${path}`]
+    if (route !== undefined) {
+      if (route.delayMs !== undefined) await sleep(route.delayMs)
+      if (res.destroyed) return
+      res.writeHead(route.status ?? 200, { "content-type": "application/json", ...route.headers })
+      res.end(typeof route.body === "string" ? route.body : JSON.stringify(route.body))
+      answered.push(`${req.method} ${path}`)
+      return
+    }
     if (req.method === "GET" && (path === "/v1/models" || path === "/models")) {
       res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify({ object: "list", data: (options.models ?? ["fake-model"]).map((id) => ({ id, object: "model" })) }))
+      const owner = options.ollama === true ? { owned_by: "library" } : {}
+      res.end(JSON.stringify({ object: "list", data: (options.models ?? ["fake-model"]).map((id) => ({ id, object: "model", ...owner })) }))
       return
     }
     if (req.method === "GET" && path === "/") {
@@ -126,7 +155,7 @@ export const startFakeModelServer = async (
       return
     }
     if (step.kind === "status") {
-      res.writeHead(step.status, { "content-type": "application/json" })
+      res.writeHead(step.status, { "content-type": "application/json", ...step.headers })
       res.end(typeof step.body === "string" ? step.body : JSON.stringify(step.body))
       return
     }
@@ -230,6 +259,7 @@ export const startFakeModelServer = async (
     url: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    answered,
     completions: () => requests.filter((r) => r.path.endsWith("/chat/completions")),
     push: (...steps) => queue.push(...steps),
     setFallback: (step) => {

@@ -1,0 +1,286 @@
+/**
+ * What a model server says about itself: the models it lists and the context window it
+ * really serves. Each server tells it its own way (docs/reference/model-servers.md):
+ * vLLM `max_model_len` in `/v1/models`, llama.cpp `GET /props`, Ollama `/api/ps` and
+ * `POST /api/show`, LM Studio `/api/v0/models/{model}` and `/api/v1/models`.
+ * The parsers are pure; `probeContext` asks the server, in the background.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Effect from "effect/Effect"
+
+export type ServerKind = "ollama" | "llama.cpp" | "vllm" | "lmstudio" | "openai" | "unknown"
+
+/** `GET {url}/models`, read. */
+export interface ModelList {
+  readonly ids: ReadonlyArray<string>
+  readonly ownedBy: ReadonlyArray<string>
+  /** vLLM's `max_model_len` of the configured model (or of the only model listed). */
+  readonly maxModelLen: number | undefined
+}
+
+/** What the banner says about the server. */
+export interface ServerCheck {
+  readonly answering: boolean
+  /** The model ids listed by `GET {url}/models`; undefined when it did not list any. */
+  readonly models: ReadonlyArray<string> | undefined
+  /** The list is known and lacks `model.name` (never said of llama.cpp, which serves its one model under any name). */
+  readonly missing: boolean
+}
+
+/** What the server says about its context window. */
+export interface ServedContext {
+  readonly kind: ServerKind
+  /** Tokens one request may hold; undefined when the server did not say. */
+  readonly tokens: number | undefined
+  /** Ollama had not loaded the model yet: ask again once it has answered. */
+  readonly askAgainAfterAnswer: boolean
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const positive = (u: unknown): number | undefined =>
+  typeof u === "number" && Number.isFinite(u) && u > 0 ? Math.floor(u) : undefined
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** `qwen2.5-coder` and `qwen2.5-coder:latest` are the same Ollama model. */
+export const sameModel = (a: string, b: string): boolean => {
+  const plain = (name: string) => name.trim().toLowerCase().replace(/:latest$/, "")
+  return plain(a) === plain(b)
+}
+
+export const parseModelList = (body: unknown, model: string): ModelList | undefined => {
+  if (!isRecord(body) || !Array.isArray(body.data)) return undefined
+  const entries = body.data.filter(isRecord)
+  const ids = entries.flatMap((entry) => (typeof entry.id === "string" ? [entry.id] : []))
+  const ownedBy = entries.flatMap((entry) => (typeof entry.owned_by === "string" ? [entry.owned_by] : []))
+  const mine = entries.find((entry) => typeof entry.id === "string" && sameModel(entry.id, model)) ?? (entries.length === 1 ? entries[0] : undefined)
+  return { ids, ownedBy, maxModelLen: positive(mine?.max_model_len) }
+}
+
+const portOf = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return parsed.port !== "" ? parsed.port : parsed.protocol === "https:" ? "443" : "80"
+  } catch {
+    return ""
+  }
+}
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).hostname
+  } catch {
+    return ""
+  }
+}
+
+/** Which server this is, from what `/models` said (`owned_by`), else from the usual ports. */
+export const kindOf = (baseUrl: string, list: ModelList | undefined): ServerKind => {
+  const owners = new Set(list?.ownedBy ?? [])
+  if (list?.maxModelLen !== undefined || owners.has("vllm")) return "vllm"
+  if (owners.has("llamacpp")) return "llama.cpp"
+  if (owners.has("organization_owner")) return "lmstudio"
+  if (hostOf(baseUrl) === "api.openai.com" || owners.has("openai") || owners.has("system")) return "openai"
+  switch (portOf(baseUrl)) {
+    case "11434":
+      return "ollama"
+    case "8080":
+      return "llama.cpp"
+    case "8000":
+      return "vllm"
+    case "1234":
+      return "lmstudio"
+    default:
+      return owners.has("library") ? "ollama" : "unknown"
+  }
+}
+
+export const checkOf = (baseUrl: string, model: string, list: ModelList | undefined): ServerCheck => {
+  if (list === undefined || list.ids.length === 0) return { answering: true, models: undefined, missing: false }
+  const kind = kindOf(baseUrl, list)
+  const listed = list.ids.some((id) => sameModel(id, model))
+  // llama-server answers under any model name when it serves a single model
+  const missing = !listed && !(kind === "llama.cpp" && list.ids.length === 1)
+  return { answering: true, models: list.ids, missing }
+}
+
+/** llama.cpp `GET /props`: the context of one slot (`-c` divided among `--parallel` slots). */
+export const llamaCppContext = (body: unknown): number | undefined => {
+  if (!isRecord(body)) return undefined
+  const settings = body.default_generation_settings
+  return (isRecord(settings) ? positive(settings.n_ctx) : undefined) ?? positive(body.n_ctx)
+}
+
+/** Ollama `GET /api/ps`: the context the model was loaded with, when it is loaded. */
+export const ollamaRunningContext = (body: unknown, model: string): number | undefined => {
+  if (!isRecord(body) || !Array.isArray(body.models)) return undefined
+  for (const entry of body.models.filter(isRecord)) {
+    const names = [entry.name, entry.model].filter((n): n is string => typeof n === "string")
+    if (names.some((name) => sameModel(name, model))) return positive(entry.context_length)
+  }
+  return undefined
+}
+
+/** Ollama `POST /api/show`: `num_ctx` set in the model's parameters, and the length it was trained for. */
+export const ollamaShownContext = (body: unknown): { readonly numCtx: number | undefined; readonly trained: number | undefined } => {
+  if (!isRecord(body)) return { numCtx: undefined, trained: undefined }
+  const params = typeof body.parameters === "string" ? /^\s*num_ctx\s+(\d+)/m.exec(body.parameters) : null
+  const info = isRecord(body.model_info) ? body.model_info : {}
+  const arch = typeof info["general.architecture"] === "string" ? info["general.architecture"] : undefined
+  const trained =
+    (arch !== undefined ? positive(info[`${arch}.context_length`]) : undefined) ??
+    positive(Object.entries(info).find(([key]) => key.endsWith(".context_length"))?.[1])
+  return { numCtx: params === null ? undefined : positive(Number(params[1])), trained }
+}
+
+/** LM Studio `GET /api/v0/models/{model}`: the context it was loaded with. */
+export const lmStudioV0Context = (body: unknown): number | undefined =>
+  isRecord(body) ? positive(body.loaded_context_length) : undefined
+
+/** LM Studio `GET /api/v1/models` (0.4+): the context of the loaded instance of the model. */
+export const lmStudioV1Context = (body: unknown, model: string): number | undefined => {
+  if (!isRecord(body) || !Array.isArray(body.models)) return undefined
+  for (const entry of body.models.filter(isRecord)) {
+    const instances = Array.isArray(entry.loaded_instances) ? entry.loaded_instances.filter(isRecord) : []
+    const named = typeof entry.key === "string" && sameModel(entry.key, model)
+    for (const instance of instances) {
+      if (named || (typeof instance.id === "string" && sameModel(instance.id, model))) {
+        const tokens = isRecord(instance.config) ? positive(instance.config.context_length) : undefined
+        if (tokens !== undefined) return tokens
+      }
+    }
+  }
+  return undefined
+}
+
+/** `32768` → `32k`, `4096` → `4k`, `131072` → `128k`, `1000` → `1000`. */
+export const windowFigure = (tokens: number): string =>
+  tokens >= 1024 && tokens % 1024 === 0 ? `${tokens / 1024}k` : tokens >= 10000 ? `${Math.round(tokens / 1000)}k` : String(tokens)
+
+/** Below this, an Ollama window is too small for an agent with tools, whatever agent.yaml says. */
+export const OLLAMA_SMALL = 16384
+
+/** The one yellow line about a window smaller than it should be, with the fix; undefined when all is well. */
+export const contextWarning = (
+  served: ServedContext,
+  model: string,
+  configured: number | undefined
+): string | undefined => {
+  const tokens = served.tokens
+  if (tokens === undefined) return undefined
+  const smallerThanConfigured = configured !== undefined && tokens < configured
+  if (served.kind === "ollama") {
+    if (tokens >= OLLAMA_SMALL && !smallerThanConfigured) return undefined
+    const wanted = Math.max(configured ?? 0, 32768)
+    return `ollama serves ${model} with ${tokens} tokens of context — set OLLAMA_CONTEXT_LENGTH=${wanted} and restart ollama`
+  }
+  if (!smallerThanConfigured) return undefined
+  const head = `the server serves ${model} with ${tokens} tokens of context, less than model.contextWindow (${configured})`
+  switch (served.kind) {
+    case "llama.cpp":
+      return `${head} — restart llama-server with a larger -c (shared among its --parallel slots), or lower model.contextWindow`
+    case "vllm":
+      return `${head} — restart vllm with --max-model-len ${configured}, or lower model.contextWindow`
+    case "lmstudio":
+      return `${head} — load it with a longer context (lms load ${model} --context-length ${configured}), or lower model.contextWindow`
+    default:
+      return `${head} — mm compacts at that size; lower model.contextWindow to match`
+  }
+}
+
+/** How long each question to the server may take; the probe runs in the background. */
+export const CONTEXT_PROBE_TIMEOUT_MS = 5000
+
+/**
+ * Asks the server what context it serves, knowing its `/models` answer. Never fails:
+ * an endpoint the server does not have is simply not an answer.
+ */
+export const probeContext = (
+  client: HttpClient.HttpClient,
+  options: {
+    readonly baseUrl: string
+    readonly model: string
+    readonly list: ModelList | undefined
+    readonly headers: Readonly<Record<string, string>>
+  }
+): Effect.Effect<ServedContext> => {
+  const { baseUrl, model, list } = options
+  const kind = kindOf(baseUrl, list)
+  const root = baseUrl.replace(/\/v1$/, "")
+  const ask = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<unknown> =>
+    HttpClient.withScope(client)
+      .execute(HttpClientRequest.setHeaders(request, options.headers))
+      .pipe(
+        Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
+        Effect.scoped,
+        Effect.map(parseJson),
+        Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
+        Effect.orElseSucceed(() => undefined)
+      )
+  const get = (path: string) => ask(HttpClientRequest.get(`${root}${path}`))
+
+  const llamaCpp = Effect.map(get("/props"), llamaCppContext)
+  const ollama = Effect.gen(function* () {
+    const [running, shown] = yield* Effect.all(
+      [
+        Effect.map(get("/api/ps"), (body) => ollamaRunningContext(body, model)),
+        Effect.map(ask(HttpClientRequest.post(`${root}/api/show`).pipe(HttpClientRequest.bodyUnsafeJson({ model }))), ollamaShownContext)
+      ],
+      { concurrency: "unbounded" }
+    )
+    if (running !== undefined) return { tokens: running, answered: true }
+    if (shown.numCtx !== undefined) {
+      return { tokens: shown.trained !== undefined ? Math.min(shown.numCtx, shown.trained) : shown.numCtx, answered: true }
+    }
+    // not loaded, and no num_ctx of its own: the server's default applies, known once it has loaded the model
+    return { tokens: undefined, answered: shown.trained !== undefined }
+  })
+  const lmStudio = Effect.map(
+    Effect.all([get(`/api/v0/models/${encodeURIComponent(model)}`), get("/api/v1/models")], { concurrency: "unbounded" }),
+    ([v0, v1]) => lmStudioV0Context(v0) ?? lmStudioV1Context(v1, model)
+  )
+
+  switch (kind) {
+    case "vllm":
+      return Effect.succeed({ kind, tokens: list?.maxModelLen, askAgainAfterAnswer: false })
+    case "openai":
+      return Effect.succeed({ kind, tokens: undefined, askAgainAfterAnswer: false })
+    case "llama.cpp":
+      return Effect.map(llamaCpp, (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
+    case "lmstudio":
+      return Effect.map(lmStudio, (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
+    case "ollama":
+      return Effect.map(ollama, ({ tokens }) => ({ kind, tokens, askAgainAfterAnswer: tokens === undefined }))
+    case "unknown":
+      // whichever of them this server turns out to be
+      return Effect.map(Effect.all([llamaCpp, ollama, lmStudio], { concurrency: "unbounded" }), ([fromProps, fromOllama, fromLmStudio]) => {
+        if (fromProps !== undefined) return { kind: "llama.cpp" as const, tokens: fromProps, askAgainAfterAnswer: false }
+        if (fromOllama.answered) return { kind: "ollama" as const, tokens: fromOllama.tokens, askAgainAfterAnswer: fromOllama.tokens === undefined }
+        if (fromLmStudio !== undefined) return { kind: "lmstudio" as const, tokens: fromLmStudio, askAgainAfterAnswer: false }
+        return { kind, tokens: undefined, askAgainAfterAnswer: false }
+      })
+  }
+}
+
+/** Ollama again, once it has loaded the model for an answer: `/api/ps` now knows its context. */
+export const probeOllamaLoaded = (
+  client: HttpClient.HttpClient,
+  options: { readonly baseUrl: string; readonly model: string; readonly headers: Readonly<Record<string, string>> }
+): Effect.Effect<number | undefined> =>
+  HttpClient.withScope(client)
+    .execute(HttpClientRequest.setHeaders(HttpClientRequest.get(`${options.baseUrl.replace(/\/v1$/, "")}/api/ps`), options.headers))
+    .pipe(
+      Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
+      Effect.scoped,
+      Effect.map((text) => ollamaRunningContext(parseJson(text), options.model)),
+      Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
+      Effect.orElseSucceed(() => undefined)
+    )

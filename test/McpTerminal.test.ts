@@ -117,7 +117,8 @@ describe("MCP servers in the terminal", () => {
     await mm.waitFor("It crashed.")
     mm.send("still there?")
     await mm.waitFor("Still here.")
-    expect(mm.stdout).toContain('⚙ mcp__test__crash\n  ✗ mcp server "test" stopped during the call (crashing on purpose)\nIt crashed.\nStill here.')
+    // each answer is followed by its dim usage line
+    expect(mm.stdout).toMatch(/⚙ mcp__test__crash\n  ✗ mcp server "test" stopped during the call \(crashing on purpose\)\nIt crashed\.\n~[\d.k]+ in · [^\n]* context\nStill here\./)
     expect(fake.completions().at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual(["bash", "read_file", "write_file", "edit_file"])
     expect(await mm.end()).toBe(0)
 

@@ -129,4 +129,31 @@ describe("MCP servers given by the editor", () => {
     expect(alive(pid)).toBe(false)
     expect(agent.invalid()).toEqual([])
   }, 30_000)
+
+  it("an editor's server asks before each call: the call is pending, then asked through session/request_permission", async () => {
+    const log = path.join(scratch, "calls.log")
+    const project = makeProject(configYaml({ url: harness.fake().url, permissions: "ask" }))
+    harness.fake().push(
+      { toolCalls: [{ name: "mcp__editor__echo", arguments: { text: "may I?" }, id: "call_ask" }] },
+      { text: "Allowed." }
+    )
+    const agent = harness.start({
+      cwd: project.dir,
+      config: project.config,
+      onPermission: (request) => ({ outcome: { outcome: "selected", optionId: request.options[0].optionId } })
+    })
+    await agent.initialize()
+    const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, {
+      cwd: project.dir,
+      mcpServers: [{ name: "editor", command: process.execPath, args: [SERVER], env: [{ name: "MCP_TEST_LOG", value: log }] }]
+    })
+    expect(await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "echo" }] })).toEqual({
+      stopReason: "end_turn"
+    })
+    const started = agent.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call") as any
+    expect(started).toMatchObject({ toolCallId: "call_ask", status: "pending", title: "mcp__editor__echo: may I?" })
+    expect(agent.permissionRequests.map((r) => [r.toolCall.toolCallId, r.toolCall.rawInput])).toEqual([["call_ask", { text: "may I?" }]])
+    expect(calls(log)).toEqual([{ tool: "echo", text: "may I?" }])
+    expect(agent.invalid()).toEqual([])
+  }, 30_000)
 })

@@ -7,6 +7,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as os from "node:os"
+import { alwaysChoices, isAllowed } from "./ApprovalScope"
 import { Approver } from "./Approver"
 import { Changes } from "./Changes"
 import { AppConfig } from "./Config"
@@ -16,6 +17,7 @@ import { type Message, titleOf, type ToolCall, toWire, type WireMessage, withSys
 import type { Conversation } from "./Keeper"
 import { McpServers, mcpApprovalNeeded, noMcpTools } from "./McpServers"
 import { ModelClient, type ModelEvent } from "./ModelClient"
+import { fileChangeOf, previewOf } from "./Preview"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { approvalNeeded } from "./SessionSettings"
 import { HeldText, textToolCalls } from "./TextToolCalls"
@@ -24,6 +26,8 @@ import { isTerminal, type TurnEvent } from "./TurnEvent"
 
 export const DENIED = "denied by the user"
 export const CANCELLED = "cancelled by the user"
+/** The result of a call that needs approval when no person can answer (stdin is not a terminal). */
+export const NO_TERMINAL = "not approved: no terminal to ask (set permissions: allow, or run mm in a terminal)"
 
 export interface AgentShape {
   /**
@@ -166,6 +170,7 @@ export const AgentLive = Layer.effect(
         warnings
       }))
 
+    /** undefined when the call may run; else the result the model gets instead. */
     const approve = (
       conversation: Conversation,
       call: ToolCall,
@@ -175,23 +180,36 @@ export const AgentLive = Layer.effect(
       mcpApproval?: "ask" | "allow"
     ) =>
       Effect.gen(function* () {
+        const tool = call.function.name
         const { mode } = yield* Ref.get(conversation.settings)
         const needed =
           mcpApproval === undefined
-            ? approvalNeeded(config.permissions, mode, call.function.name, input, conversation.cwd)
+            ? approvalNeeded(config.permissions, mode, tool, input, conversation.cwd)
             : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
-        if (!needed) return true
-        if ((yield* Ref.get(conversation.allowed)).has(call.function.name)) return true
+        if (!needed) return undefined
+        const toApprove = { tool, input, cwd: conversation.cwd }
+        if (isAllowed(yield* Ref.get(conversation.allowed), toApprove)) return undefined
         yield* shown
         const answer = yield* approver.ask({
           sessionId: yield* conversation.id,
           toolCallId: call.id,
-          tool: call.function.name,
+          tool,
           title,
-          input
+          input,
+          preview: yield* previewOf(tool, input, conversation.cwd),
+          always: alwaysChoices(toApprove)
         })
-        if (answer === "always") yield* Ref.update(conversation.allowed, (set) => new Set([...set, call.function.name]))
-        return answer !== "deny"
+        switch (answer._tag) {
+          case "Once":
+            return undefined
+          case "Always":
+            yield* Ref.update(conversation.allowed, (scopes) => [...scopes, answer.scope])
+            return undefined
+          case "Deny":
+            return answer.instead === undefined || answer.instead.trim() === "" ? DENIED : `${DENIED}: ${answer.instead.trim()}`
+          case "NoOneToAsk":
+            return NO_TERMINAL
+        }
       })
 
     const runTurn = (
@@ -288,13 +306,13 @@ export const AgentLive = Layer.effect(
                 const input = "args" in parsed ? parsed.args : undefined
                 const described = describeCall(call.function.name, input, conversation.cwd)
                 yield* emit({ _tag: "ToolCallStarted", id: call.id, name: call.function.name, input, rawArguments: call.function.arguments, ...described })
-                const allowed = input === undefined ? true : yield* approve(conversation, call, input, described.title, shown, mcpTool.approval)
+                const refused = input === undefined ? undefined : yield* approve(conversation, call, input, described.title, shown, mcpTool.approval)
                 const result =
                   "error" in parsed
                     ? { output: `invalid arguments for ${call.function.name}: ${parsed.error}`, failed: true }
-                    : allowed
+                    : refused === undefined
                       ? yield* mcpTools.run(mcpTool, parsed.args, { maxOutput: config.maxOutput, timeoutSeconds: config.watchdogTimeout })
-                      : { output: DENIED, failed: true }
+                      : { output: refused, failed: true }
                 added.push({ role: "tool", tool_call_id: call.id, content: result.output, ...(result.failed ? { failed: true } : {}) })
                 yield* emit({ _tag: "ToolCallFinished", id: call.id, name: call.function.name, output: result.output, failed: result.failed })
                 continue
@@ -312,23 +330,27 @@ export const AgentLive = Layer.effect(
                 kind: described.kind,
                 locations: described.locations
               })
-              const allowed = parsed._tag === "Left" ? true : yield* approve(conversation, call, input, described.title, shown)
+              const refused = parsed._tag === "Left" ? undefined : yield* approve(conversation, call, input, described.title, shown)
               // the call is on the user's screen before it runs (an editor may show its terminal under it)
-              if (allowed) yield* shown
+              if (refused === undefined) yield* shown
+              // what a file tool changes, read just before it runs: the old text is gone after it
+              const change =
+                refused === undefined && input !== undefined ? yield* fileChangeOf(call.function.name, input, conversation.cwd) : undefined
               const beforeWrite = changes.recorder(
                 conversation,
                 { turn: before.turns + 1, question, toolCallId: call.id },
                 (text) => emit({ _tag: "Notice", text })
               )
-              const result = allowed
-                ? yield* runTool(call.function.name, call.function.arguments, {
-                    cwd: conversation.cwd,
-                    maxOutput: config.maxOutput,
-                    callId: call.id,
-                    beforeWrite,
-                    onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
-                  })
-                : { output: DENIED, failed: true }
+              const result =
+                refused === undefined
+                  ? yield* runTool(call.function.name, call.function.arguments, {
+                      cwd: conversation.cwd,
+                      maxOutput: config.maxOutput,
+                      callId: call.id,
+                      beforeWrite,
+                      onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+                    })
+                  : { output: refused, failed: true }
               if (result.failed) yield* changes.forget(conversation, call.id)
               added.push({
                 role: "tool",
@@ -336,7 +358,14 @@ export const AgentLive = Layer.effect(
                 content: result.output,
                 ...(result.failed ? { failed: true } : {})
               })
-              yield* emit({ _tag: "ToolCallFinished", id: call.id, name: call.function.name, output: result.output, failed: result.failed })
+              yield* emit({
+                _tag: "ToolCallFinished",
+                id: call.id,
+                name: call.function.name,
+                output: result.output,
+                failed: result.failed,
+                ...(change !== undefined && !result.failed ? { change } : {})
+              })
             }
           }
           return "max_steps" as const

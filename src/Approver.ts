@@ -1,7 +1,26 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type { AlwaysChoice, Scope } from "./ApprovalScope"
+import type { Preview } from "./Preview"
 
-export type Approval = "once" | "always" | "deny"
+/**
+ * The user's answer. `Always` carries one of the scopes the request offered (`always`);
+ * `Deny` may carry what the user wants done instead, handed to the model as the result;
+ * `NoOneToAsk` when no person can answer (no terminal): the call is refused, nothing was read.
+ */
+export type Approval =
+  | { readonly _tag: "Once" }
+  | { readonly _tag: "Always"; readonly scope: Scope }
+  | { readonly _tag: "Deny"; readonly instead?: string | undefined }
+  | { readonly _tag: "NoOneToAsk" }
+
+export const Approval = {
+  once: { _tag: "Once" } as Approval,
+  deny: { _tag: "Deny" } as Approval,
+  noOneToAsk: { _tag: "NoOneToAsk" } as Approval,
+  always: (scope: Scope): Approval => ({ _tag: "Always", scope }),
+  denyWith: (instead: string): Approval => ({ _tag: "Deny", instead })
+}
 
 export interface ApprovalRequest {
   readonly sessionId: string
@@ -9,9 +28,21 @@ export interface ApprovalRequest {
   readonly tool: string
   readonly title: string
   readonly input: Record<string, unknown> | undefined
+  /** What the call will do, computed by the core: both façades show this. */
+  readonly preview: Preview
+  /**
+   * The "always" answers this call allows, most specific first (empty: ask every time, e.g.
+   * a file outside the project). A façade answers `Always` only with one of these scopes.
+   */
+  readonly always: ReadonlyArray<AlwaysChoice>
 }
 
-/** How a façade asks the user before a tool that changes things runs (`permissions: ask`). */
+/**
+ * How a façade asks the user before a tool that changes things runs (`permissions: ask`).
+ * The core asks only when no earlier "always" covers the call (`isAllowed` in
+ * ApprovalScope.ts), keeps the scope of an `Always` answer for the rest of the conversation,
+ * and turns a refusal into the tool's result (`denied by the user[: what to do instead]`).
+ */
 export class Approver extends Context.Tag("mm/Approver")<
   Approver,
   { readonly ask: (request: ApprovalRequest) => Effect.Effect<Approval> }

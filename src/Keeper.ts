@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { Scope } from "./ApprovalScope"
 import { AppConfig } from "./Config"
 import { ResumeError, type StoreError } from "./Domain/Errors"
 import { emptySession, ERRORS_CAP, type Session, SESSION_VERSION, titleOf, withSystem } from "./Domain/Session"
@@ -48,8 +49,8 @@ export interface Conversation {
   readonly archiveAndReset: Effect.Effect<string | undefined, StoreError>
   /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */
   readonly resume: (id: string | undefined) => Effect.Effect<ResumeReport | undefined, ResumeError>
-  /** Tools the user allowed for the rest of this session ("always"). */
-  readonly allowed: Ref.Ref<ReadonlySet<string>>
+  /** What the user allowed for the rest of this session ("always"), as scopes (ApprovalScope.ts). */
+  readonly allowed: Ref.Ref<ReadonlyArray<Scope>>
   /** The last token usage the server reported, for compaction estimates. */
   readonly usage: Ref.Ref<Usage | undefined>
   /** The editor's choices for this session (approval mode, model); in memory only. */
@@ -146,7 +147,7 @@ export const KeeperLive = Layer.effect(
         const hasFile = yield* Ref.make(exists)
         const status = yield* Ref.make<SaveStatus>(initialStatus)
         const lock = yield* Effect.makeSemaphore(1)
-        const allowed = yield* Ref.make<ReadonlySet<string>>(new Set())
+        const allowed = yield* Ref.make<ReadonlyArray<Scope>>([])
         const usage = yield* Ref.make<Usage | undefined>(undefined)
         const settings = yield* Ref.make<SessionSettings>(defaultSettings)
         /** The `updatedAt` of the file as this conversation last read or wrote it. */
@@ -269,7 +270,7 @@ export const KeeperLive = Layer.effect(
             const held = (yield* Ref.get(hasFile)) ? [] : (yield* Ref.get(state)).errors
             yield* Ref.set(state, { ...emptySession("", cwd, yield* now), errors: held })
             yield* Ref.set(hasFile, false)
-            yield* Ref.set(allowed, new Set())
+            yield* Ref.set(allowed, [])
             yield* Ref.set(usage, undefined)
           })
         )
@@ -345,7 +346,7 @@ export const KeeperLive = Layer.effect(
                 yield* Ref.set(written, loaded.updatedAt)
                 yield* Ref.set(hasFile, true)
                 yield* Ref.set(usage, undefined)
-                yield* Ref.set(allowed, new Set())
+                yield* Ref.set(allowed, [])
                 if (held.length === 0) return
                 // a failed save is said and tried again at the next change
                 yield* Ref.set(state, yield* stamp(yield* Ref.get(state)))

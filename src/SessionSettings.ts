@@ -1,4 +1,5 @@
 import * as path from "node:path"
+import { isInside } from "./ApprovalScope"
 import { needsApproval } from "./Tools"
 
 /**
@@ -21,10 +22,6 @@ export interface SessionSettings {
 
 export const defaultSettings: SessionSettings = { mode: "ask", model: undefined }
 
-const isInside = (file: string, cwd: string): boolean => {
-  const relative = path.relative(cwd, path.resolve(cwd, file))
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative)
-}
 
 /** Whether a call must be approved before it runs (before any "always" answer is counted). */
 export const approvalNeeded = (
@@ -39,7 +36,7 @@ export const approvalNeeded = (
     case "allow":
       return false
     case "edits":
-      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" && isInside(input.path, cwd))
+      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" && isInside(cwd, path.resolve(cwd, input.path)))
     case "ask":
       return permissions === "ask"
   }

@@ -1,4 +1,5 @@
 import type { CompactionError, GenerationError } from "./Domain/Errors"
+import type { FileChange } from "./Preview"
 
 export type ToolKind = "execute" | "read" | "edit" | "other"
 
@@ -23,6 +24,8 @@ export type TurnEvent =
       readonly name: string
       readonly output: string
       readonly failed: boolean
+      /** A file tool that succeeded: the file's text before and after it (ACP shows the diff). */
+      readonly change?: FileChange
     }
   /** Output of a running bash as it comes; the whole output is in ToolCallFinished. */
   | { readonly _tag: "ToolOutput"; readonly id: string; readonly text: string }

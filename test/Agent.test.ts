@@ -6,8 +6,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Layer from "effect/Layer"
-import { Agent, DENIED } from "../src/Agent"
-import { type ApprovalRequest, Approver } from "../src/Approver"
+import { Agent, DENIED, NO_TERMINAL } from "../src/Agent"
+import { Approval, type ApprovalRequest, Approver } from "../src/Approver"
 import { Keeper } from "../src/Keeper"
 import * as MemorySessionStore from "../src/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
@@ -182,7 +182,7 @@ describe("the turn loop", () => {
       expect(Number.isNaN(Date.parse(record.at))).toBe(false)
     }).pipe(Effect.provide(layer())))
 
-  it.live("a refused approval reaches the model as 'denied by the user'; 'always' asks once", () => {
+  it.live("a refused approval reaches the model as 'denied by the user'; 'always' covers only its scope", () => {
     const asked: Array<ApprovalRequest> = []
     return Effect.gen(function* () {
       const cwd = tempDir()
@@ -190,21 +190,77 @@ describe("the turn loop", () => {
         { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "no.txt", content: "x" } }] },
         { toolCalls: [{ id: "b1", name: "bash", arguments: { command: "echo ok > yes.txt" } }] },
         { toolCalls: [{ id: "b2", name: "bash", arguments: { command: "echo again >> yes.txt" } }] },
+        { toolCalls: [{ id: "b3", name: "bash", arguments: { command: "echo ok > yes.txt" } }] },
+        { toolCalls: [{ id: "t1", name: "bash", arguments: { command: "touch told" } }] },
         { toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "yes.txt" } }] },
         { text: "ok" }
       )
       yield* runTurn(yield* open(cwd), "try things")
       expect(fs.existsSync(path.join(cwd, "no.txt"))).toBe(false)
-      expect(fs.readFileSync(path.join(cwd, "yes.txt"), "utf8")).toBe("ok\nagain\n")
+      expect(fs.existsSync(path.join(cwd, "told"))).toBe(false)
+      expect(fs.readFileSync(path.join(cwd, "yes.txt"), "utf8")).toBe("ok\n")
       const results = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "tool")
-      expect(results[0]).toEqual({ role: "tool", tool_call_id: "w1", content: DENIED })
+      expect(results.map((m: any) => m.content)).toEqual([
+        DENIED,
+        "exit code 0\n(no output)",
+        DENIED,
+        "exit code 0\n(no output)",
+        `${DENIED}: use yarn instead`,
+        "ok"
+      ])
+      // a compound command's "always" covers that exact line only: b2 was asked, b3 was not
       expect(asked.map((a) => [a.tool, a.toolCallId])).toEqual([
         ["write_file", "w1"],
-        ["bash", "b1"]
+        ["bash", "b1"],
+        ["bash", "b2"],
+        ["bash", "t1"]
       ])
-      expect(asked[1].title).toContain("echo ok > yes.txt")
-    }).pipe(Effect.provide(layer({ permissions: "ask" }, scriptedApprover(["deny", "always"], asked))))
+      expect(asked[1].preview).toEqual({ _tag: "Command", command: "echo ok > yes.txt", timeout: undefined })
+      expect(asked[1].always.map((c) => c.label)).toEqual(["this exact command"])
+    }).pipe(
+      Effect.provide(
+        layer({ permissions: "ask" }, scriptedApprover(["deny", "always", "deny", Approval.denyWith("  use yarn instead ")], asked))
+      )
+    )
   })
+
+  it.live("an edit is previewed as a diff of the file on disk; 'project' then covers every edit inside it", () => {
+    const asked: Array<ApprovalRequest> = []
+    return Effect.gen(function* () {
+      const cwd = tempDir()
+      fs.writeFileSync(path.join(cwd, "a.txt"), "one\ntwo\nthree\n")
+      server.push(
+        { toolCalls: [{ id: "e1", name: "edit_file", arguments: { path: "a.txt", old: "two", new: "TWO" } }] },
+        { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "sub/b.txt", content: "b\n" } }] },
+        { toolCalls: [{ id: "e2", name: "edit_file", arguments: { path: "a.txt", old: "one", new: "ONE" } }] },
+        { text: "ok" }
+      )
+      const events = yield* runTurn(yield* open(cwd), "edit")
+      expect(fs.readFileSync(path.join(cwd, "a.txt"), "utf8")).toBe("ONE\nTWO\nthree\n")
+      expect(fs.readFileSync(path.join(cwd, "sub/b.txt"), "utf8")).toBe("b\n")
+      expect(asked.map((a) => a.toolCallId)).toEqual(["e1"])
+      const preview = asked[0].preview
+      expect(preview._tag === "FileChange" && preview.diff).toBe("--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n")
+      expect(asked[0].always.map((c) => c.label)).toEqual(["a.txt", "every edit in this project"])
+      // each finished file call carries the file before and after it
+      const changes = events.flatMap((e) => (e._tag === "ToolCallFinished" && e.change !== undefined ? [[e.id, e.change.before, e.change.after]] : []))
+      expect(changes).toEqual([
+        ["e1", "one\ntwo\nthree\n", "one\nTWO\nthree\n"],
+        ["w1", undefined, "b\n"],
+        ["e2", "one\nTWO\nthree\n", "ONE\nTWO\nthree\n"]
+      ])
+    }).pipe(Effect.provide(layer({ permissions: "ask" }, scriptedApprover(["project"], asked))))
+  })
+
+  it.live("with no one to ask, the call is refused with a line that says how to allow it", () =>
+    Effect.gen(function* () {
+      const cwd = tempDir()
+      server.push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "touch x" } }] }, { text: "ok" })
+      const events = yield* runTurn(yield* open(cwd), "go")
+      expect(fs.existsSync(path.join(cwd, "x"))).toBe(false)
+      expect(events.find((e) => e._tag === "ToolCallFinished")).toMatchObject({ output: NO_TERMINAL, failed: true })
+      expect(NO_TERMINAL).toBe("not approved: no terminal to ask (set permissions: allow, or run mm in a terminal)")
+    }).pipe(Effect.provide(layer({ permissions: "ask" }, scriptedApprover([Approval.noOneToAsk])))))
 
   it.live("an answer cut at the output limit, or empty, says so in one line", () =>
     Effect.gen(function* () {
@@ -224,7 +280,7 @@ describe("the turn loop", () => {
   it.live("the tool line is shown before the approval is asked", () => {
     const log: Array<string> = []
     const approver = Layer.succeed(Approver, {
-      ask: () => Effect.sync(() => (log.push("ask"), "once" as const))
+      ask: () => Effect.sync(() => (log.push("ask"), Approval.once))
     })
     return Effect.gen(function* () {
       const cwd = tempDir()

@@ -5,13 +5,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { DENIED } from "../src/Agent"
-import type { Approval, ApprovalRequest } from "../src/Approver"
+import type { ApprovalRequest } from "../src/Approver"
 import { AppConfig } from "../src/Config"
 import { Keeper } from "../src/Keeper"
 import { McpServersLive } from "../src/McpServers"
 import * as MemorySessionStore from "../src/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { coreLayer, runTurn, scriptedApprover, testConfig } from "./support/layers"
+import { coreLayer, runTurn, type ScriptedAnswer, scriptedApprover, testConfig } from "./support/layers"
 
 const SERVER = path.resolve(__dirname, "support/mcp-test-server.mjs")
 
@@ -30,7 +30,7 @@ const calls = (file: string): Array<any> =>
   fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
 
 /** A turn of the real core, with one stdio server of the given approval, answering approvals from a script. */
-const turnWith = (approval: "ask" | "allow", answers: Array<Approval>, questions: ReadonlyArray<string>) => {
+const turnWith = (approval: "ask" | "allow", answers: Array<ScriptedAnswer>, questions: ReadonlyArray<string>) => {
   const log = path.join(scratch, "calls.log")
   const config = {
     ...testConfig(fake.url, { permissions: "ask" }),

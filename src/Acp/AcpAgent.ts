@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Agent, type CompactReport } from "../Agent"
+import { isAllowed, type Scope } from "../ApprovalScope"
 import { Changes } from "../Changes"
 import { AppConfig } from "../Config"
 import type { ResumeError } from "../Domain/Errors"
@@ -307,13 +308,13 @@ export const makeAcpAgent = (
       const titleBefore = (yield* conversation.snapshot).title
       const renderer = makeTurnRenderer(conversation.cwd, display())
       const mcpApproval = yield* mcpApprovalLookup(conversation)
-      const asks = (allowed: ReadonlySet<string>, settings: SessionSettings) => (tool: string, input: Record<string, unknown>) => {
+      const asks = (allowed: ReadonlyArray<Scope>, settings: SessionSettings) => (tool: string, input: Record<string, unknown>) => {
         const server = mcpApproval(tool)
         const needed =
           server === undefined
             ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
             : mcpApprovalNeeded(config.permissions, settings.mode, server)
-        return needed && !allowed.has(tool)
+        return needed && !isAllowed(allowed, { tool, input, cwd: conversation.cwd })
       }
       yield* agent.turn(conversation, question).pipe(
         Stream.runForEach((event) =>
@@ -341,7 +342,7 @@ export const makeAcpAgent = (
         yield* send(peer.client, peer.sessionId, [agentText(`Could not start over: ${archived.left.message}. The conversation goes on as it was.`)])
         return { stopReason: "end_turn" } satisfies acp.PromptResponse
       }
-      yield* Ref.set(conversation.allowed, new Set())
+      yield* Ref.set(conversation.allowed, [])
       const status = yield* conversation.status
       const text =
         status._tag === "Off"

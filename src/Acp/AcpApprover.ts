@@ -2,8 +2,9 @@ import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import { type Approval, type ApprovalRequest, Approver } from "../Approver"
-import { describeForEditor, diffOf } from "./ToolUpdates"
+import type { AlwaysChoice } from "../ApprovalScope"
+import { Approval, type ApprovalRequest, Approver } from "../Approver"
+import { describeForEditor, previewContent } from "./ToolUpdates"
 
 /** The editor thread a prompt runs for: where approvals are asked and updates sent. */
 export interface Peer {
@@ -20,23 +21,45 @@ export const CurrentPeer = FiberRef.unsafeMake<Peer | undefined>(undefined)
 
 export const ALLOW_ONCE = "allow-once"
 export const ALLOW_ALWAYS = "allow-always"
+/** `[p]roject` of the terminal: every edit and write inside the project, for this session. */
+export const ALLOW_PROJECT = "allow-always-project"
 export const REJECT = "reject"
 
-export const permissionOptions = (tool: string): Array<acp.PermissionOption> => [
+const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Project" ? ALLOW_PROJECT : ALLOW_ALWAYS)
+
+/** The option's name states what "always" covers: `Always allow "npm test …"`, `Always allow edits to src/a.ts`. */
+export const alwaysOptionName = (choice: AlwaysChoice): string => {
+  switch (choice.scope._tag) {
+    case "CommandPrefix":
+      return `Always allow ${choice.label}`
+    case "ExactCommand":
+      return "Always allow this exact command"
+    case "File":
+      return `Always allow edits to ${choice.label}`
+    case "Project":
+      return "Always allow edits in this project"
+    case "Tool":
+      return `Always allow ${choice.label}`
+  }
+}
+
+export const permissionOptions = (request: Pick<ApprovalRequest, "always">): Array<acp.PermissionOption> => [
   { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
-  { optionId: ALLOW_ALWAYS, name: `Always allow ${tool} in this session`, kind: "allow_always" },
+  ...request.always.map(
+    (choice): acp.PermissionOption => ({ optionId: optionIdOf(choice), name: alwaysOptionName(choice), kind: "allow_always" })
+  ),
   { optionId: REJECT, name: "Reject", kind: "reject_once" }
 ]
 
-export const approvalOf = (outcome: acp.RequestPermissionOutcome): Approval =>
-  outcome.outcome === "selected" && outcome.optionId === ALLOW_ONCE
-    ? "once"
-    : outcome.outcome === "selected" && outcome.optionId === ALLOW_ALWAYS
-      ? "always"
-      : "deny"
+export const approvalOf = (outcome: acp.RequestPermissionOutcome, request: Pick<ApprovalRequest, "always">): Approval => {
+  if (outcome.outcome !== "selected") return Approval.deny
+  if (outcome.optionId === ALLOW_ONCE) return Approval.once
+  const chosen = request.always.find((choice) => optionIdOf(choice) === outcome.optionId)
+  return chosen === undefined ? Approval.deny : Approval.always(chosen.scope)
+}
 
 export const permissionRequest = (peer: Pick<Peer, "sessionId" | "cwd">, request: ApprovalRequest): acp.RequestPermissionRequest => {
-  const diff = diffOf(request.tool, request.input, peer.cwd)
+  const content = previewContent(request.preview)
   return {
     sessionId: peer.sessionId,
     toolCall: {
@@ -44,9 +67,9 @@ export const permissionRequest = (peer: Pick<Peer, "sessionId" | "cwd">, request
       ...describeForEditor(request.tool, request.input, peer.cwd),
       status: "pending",
       rawInput: request.input,
-      ...(diff === undefined ? {} : { content: [diff] })
+      ...(content.length === 0 ? {} : { content })
     },
-    options: permissionOptions(request.tool)
+    options: permissionOptions(request)
   }
 }
 
@@ -59,15 +82,15 @@ const ask = (peer: Peer, request: ApprovalRequest) =>
       }),
     catch: (cause) => cause
   }).pipe(
-    Effect.map((response) => approvalOf(response.outcome)),
+    Effect.map((response) => approvalOf(response.outcome, request)),
     Effect.catchAll((cause) =>
       Effect.sync(() => {
         peer.log(`permission request for ${request.tool} failed (${cause instanceof Error ? cause.message : String(cause)}): denied`)
-        return "deny" as const
+        return Approval.deny
       })
     ),
     Effect.tap((approval) =>
-      approval === "deny"
+      approval._tag !== "Once" && approval._tag !== "Always"
         ? Effect.void
         : Effect.promise(() =>
             peer.client
@@ -83,5 +106,5 @@ const ask = (peer: Peer, request: ApprovalRequest) =>
 /** Approval through `session/request_permission`; a cancelled or failed request is a refusal. */
 export const AcpApproverLive = Layer.succeed(Approver, {
   ask: (request) =>
-    Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => (peer === undefined ? Effect.succeed<Approval>("deny") : ask(peer, request)))
+    Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => (peer === undefined ? Effect.succeed(Approval.deny) : ask(peer, request)))
 })

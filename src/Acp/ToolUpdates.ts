@@ -1,6 +1,7 @@
 import type * as acp from "@agentclientprotocol/sdk"
 import * as path from "node:path"
 import { isMcpToolName } from "../McpTools"
+import type { FileChange, Preview } from "../Preview"
 import { describeCall } from "../Tools"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
@@ -34,24 +35,82 @@ export const describeForEditor = (name: string, input: unknown, cwd: string) => 
   }
 }
 
-/** The change a file tool makes, shown as a diff (a whole new text for write_file). */
-export const diffOf = (name: string, input: unknown, cwd: string): acp.ToolCallContent | undefined => {
+/** A fence longer than any run of backticks in `text`, so the command shows verbatim. */
+const fenced = (text: string, info: string): string => {
+  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length))
+  const fence = "`".repeat(longest + 1)
+  return `${fence}${info}\n${text.replace(/\n$/, "")}\n${fence}`
+}
+
+const textContent = (text: string): acp.ToolCallContent => ({ type: "content", content: textBlock(text) })
+
+/** A file's text before and after a change, as an ACP diff: `oldText` absent only for a new file. */
+const diffContent = (file: string, before: string | undefined, after: string): acp.ToolCallContent => ({
+  type: "diff",
+  path: file,
+  ...(before === undefined ? {} : { oldText: before }),
+  newText: after
+})
+
+/**
+ * The approval preview of the core (Preview.ts) as tool-call content: the whole command
+ * for bash; for a file tool a warning when it lies outside the project or will fail, and
+ * the diff of the whole file with its real old text.
+ */
+export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => {
+  switch (preview._tag) {
+    case "None":
+      return []
+    case "Command":
+      return [textContent(fenced(preview.command, "sh") + (preview.timeout === undefined ? "" : `\n(timeout ${preview.timeout} s)`))]
+    case "FileChange": {
+      const warnings = [
+        ...(preview.outsideProject ? [`outside the project: ${preview.file}`] : []),
+        ...(preview.problem === undefined ? [] : [preview.problem])
+      ]
+      return [
+        ...(warnings.length === 0 ? [] : [textContent(warnings.join("\n"))]),
+        ...(preview.after === undefined ? [] : [diffContent(preview.file, preview.before, preview.after)])
+      ]
+    }
+  }
+}
+
+/**
+ * A replayed file call, whose old text is gone: an edit shows the piece it replaced; a
+ * write shows its content as a new file only when it created one.
+ */
+export const diffOf = (name: string, input: unknown, cwd: string, output = ""): acp.ToolCallContent | undefined => {
   const args = asRecord(input)
   if (typeof args?.path !== "string") return undefined
   const file = path.resolve(cwd, args.path)
-  if (name === "write_file" && typeof args.content === "string") {
-    return { type: "diff", path: file, oldText: null, newText: args.content }
+  if (name === "write_file" && typeof args.content === "string" && !output.startsWith("overwrote ")) {
+    return diffContent(file, undefined, args.content)
   }
   if (name === "edit_file" && typeof args.old === "string" && typeof args.new === "string") {
-    return { type: "diff", path: file, oldText: args.old, newText: args.new }
+    return diffContent(file, args.old, args.new)
   }
   return undefined
 }
 
-/** What a finished call shows: the diff of a file tool that succeeded, then the output the model read. */
-export const resultContent = (name: string, input: unknown, output: string, failed: boolean, cwd: string): Array<acp.ToolCallContent> => {
-  const diff = failed ? undefined : diffOf(name, input, cwd)
-  const text: acp.ToolCallContent = { type: "content", content: textBlock(output) }
+/**
+ * What a finished call shows: the diff of a file tool that succeeded (the whole file before
+ * and after, when the core read it before the call ran), then the output the model read.
+ */
+export const resultContent = (
+  name: string,
+  input: unknown,
+  output: string,
+  failed: boolean,
+  cwd: string,
+  change?: FileChange
+): Array<acp.ToolCallContent> => {
+  const diff = failed
+    ? undefined
+    : change?.after !== undefined
+      ? diffContent(change.file, change.before, change.after)
+      : diffOf(name, input, cwd, output)
+  const text = textContent(output)
   return diff === undefined ? [text] : [diff, text]
 }
 
@@ -75,6 +134,7 @@ export const toolCallStarted = (call: StartedCall, status: "pending" | "in_progr
 export interface FinishedCall extends StartedCall {
   readonly output: string
   readonly failed: boolean
+  readonly change?: FileChange
 }
 
 export const toolCallFinished = (call: FinishedCall, cwd: string): acp.SessionUpdate => ({
@@ -82,7 +142,7 @@ export const toolCallFinished = (call: FinishedCall, cwd: string): acp.SessionUp
   toolCallId: call.id,
   status: call.failed ? "failed" : "completed",
   rawOutput: call.output,
-  content: resultContent(call.name, parseInput(call.rawArguments), call.output, call.failed, cwd)
+  content: resultContent(call.name, parseInput(call.rawArguments), call.output, call.failed, cwd, call.change)
 })
 
 /** A call of an earlier turn, told in one notification: already finished, with its input and output. */

@@ -81,7 +81,7 @@ export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisp
       case "ToolCallFinished": {
         const call = open.get(event.id) ?? { id: event.id, name: event.name, rawArguments: "" }
         open.delete(event.id)
-        return [toolCallFinished({ ...call, output: event.output, failed: event.failed }, cwd)]
+        return [toolCallFinished({ ...call, output: event.output, failed: event.failed, change: event.change }, cwd)]
       }
       case "Notice":
         if (event.about === "compaction" && display.compaction) return [compactionUpdate({ summary: event.text })]

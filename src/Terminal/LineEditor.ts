@@ -467,7 +467,8 @@ export const makeLineEditor = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStr
       stdout.write(prompt)
       let quietUntil = 0
       const finish = (answer: string | undefined, dropBurst: boolean) => {
-        stdout.write("\n")
+        // the key that answered stays on the question's line
+        stdout.write(answer !== undefined && keys.includes(answer) ? `${answer}\n` : "\n")
         keyWaiter = dropBurst
           ? (key) => {
               const now = Date.now()

@@ -1,9 +1,9 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type Approval, Approver } from "../Approver"
+import { Approval, Approver } from "../Approver"
 import { redact } from "../Secrets"
-import { sanitize } from "./Sanitize"
+import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { makeLineEditor } from "./LineEditor"
 import { type Style, styleFor } from "./Style"
@@ -104,23 +104,47 @@ export const TerminalIOLive = Layer.scoped(
   )
 )
 
-/** The terminal's approval: one key, y (yes), n (no), a (always for this session). */
+/**
+ * The terminal's approval: the core's preview, then one key — y (yes), n (no), a (always,
+ * in the scope the line names), p (every edit in the project), t (no, and a line of what to
+ * do instead). With no terminal to ask (stdin piped) nothing is read: the call is refused.
+ */
 export const TerminalApprover = Layer.effect(
   Approver,
   Effect.map(TerminalIO, ({ input, print, style }) => ({
-    ask: (request) =>
-      Effect.flatMap(
+    ask: (request) => {
+      if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
+      const choices = choicesOf(request)
+      return Effect.flatMap(
         Effect.promise(() => {
           print.endLine()
-          // no status line over the question while it waits
+          // no status line over the preview and the question while it waits
           const release = print.hold()
-          return input
-            .key(style.yellow(`allow ${sanitize(request.tool)}  ${sanitize(request.title)}? [y]es [n]o [a]lways: `), ["y", "n", "a"])
-            .finally(release)
+          print.write(previewBlock(request, style, (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80))
+          return input.key(style.yellow(redact(choices.line)), choices.keys, { thenLine: ["t"] }).finally(release)
         }),
-        // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
-        (answer): Effect.Effect<Approval> =>
-          answer === CANCELLED ? Effect.never : Effect.succeed(answer === "y" ? "once" : answer === "a" ? "always" : "deny")
+        (answer): Effect.Effect<Approval> => {
+          switch (answer) {
+            // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
+            case CANCELLED:
+              return Effect.never
+            case "y":
+              return Effect.succeed(Approval.once)
+            case "a":
+            case "p": {
+              const chosen = request.always.find((choice) => (choice.scope._tag === "Project") === (answer === "p"))
+              return Effect.succeed(chosen === undefined ? Approval.deny : Approval.always(chosen.scope))
+            }
+            case "t":
+              return Effect.map(
+                Effect.promise(() => input.question(style.yellow("tell mm what to do instead: "))),
+                (text) => (text === undefined || text.trim() === "" ? Approval.deny : Approval.denyWith(text))
+              )
+            default:
+              return Effect.succeed(Approval.deny)
+          }
+        }
       )
+    }
   }))
 )

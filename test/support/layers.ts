@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Agent, AgentLive } from "../../src/Agent"
-import { type Approval, type ApprovalRequest, Approver } from "../../src/Approver"
+import { Approval, type ApprovalRequest, Approver } from "../../src/Approver"
 import { ChangesLive } from "../../src/Changes"
 import { CompactorLive } from "../../src/Compactor"
 import { type AgentConfig, AppConfig, defaultConfig } from "../../src/Config"
@@ -35,13 +35,25 @@ export const testConfig = (url: string, overrides: ConfigOverrides = {}): AgentC
   permissions: overrides.permissions ?? "allow"
 })
 
+/** A scripted answer: "always" takes the request's first scope, "project" its project scope. */
+export type ScriptedAnswer = "once" | "always" | "project" | "deny" | Approval
+
+const answerTo = (answer: ScriptedAnswer, request: ApprovalRequest): Approval => {
+  if (typeof answer !== "string") return answer
+  if (answer === "once") return Approval.once
+  if (answer === "deny") return Approval.deny
+  const choice = request.always.find((c) => (c.scope._tag === "Project") === (answer === "project"))
+  if (choice === undefined) throw new Error(`the request for ${request.tool} offers no ${answer} scope`)
+  return Approval.always(choice.scope)
+}
+
 /** An approver that answers from a script and remembers what it was asked. */
-export const scriptedApprover = (answers: Array<Approval>, asked: Array<ApprovalRequest> = []) =>
+export const scriptedApprover = (answers: Array<ScriptedAnswer>, asked: Array<ApprovalRequest> = []) =>
   Layer.succeed(Approver, {
     ask: (request) =>
       Effect.sync(() => {
         asked.push(request)
-        return answers.shift() ?? "deny"
+        return answerTo(answers.shift() ?? "deny", request)
       })
   })
 

@@ -146,9 +146,7 @@ describe("mm acp: permissions", () => {
     harness.fake().push({ toolCalls: [{ id: "call_two", name: "write_file", arguments: { path: "denied.txt", content: "no" } }] }, { text: "ok, I won't" })
     await ask("second")
     expect(fs.existsSync(path.join(project.dir, "denied.txt"))).toBe(false)
-    expect(agent.permissionRequests[1].toolCall.content).toEqual([
-      { type: "diff", path: path.join(project.dir, "denied.txt"), oldText: null, newText: "no" }
-    ])
+    expect(agent.permissionRequests[1].toolCall.content).toEqual([{ type: "diff", path: path.join(project.dir, "denied.txt"), newText: "no" }])
     const toModel = harness.fake().completions().at(-1)!.body.messages.at(-1)
     expect(toModel).toEqual({ role: "tool", tool_call_id: "call_two", content: "denied by the user" })
     expect(agent.updates.map((n) => n.update).find((u: any) => u.toolCallId === "call_two" && u.sessionUpdate === "tool_call_update")).toMatchObject({
@@ -158,24 +156,56 @@ describe("mm acp: permissions", () => {
     expect(agent.invalid()).toEqual([])
   })
 
-  it("a cancelled permission request is a refusal; allow always stops asking for that tool", async () => {
+  it("a cancelled permission request is a refusal; allow always on npm test covers npm test, not rm", async () => {
     const answers: Array<acp.RequestPermissionOutcome> = [{ outcome: "cancelled" }, { outcome: "selected", optionId: "allow-always" }]
     const { project, agent, ask } = await open({
       yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
       onPermission: () => ({ outcome: answers.shift() ?? { outcome: "cancelled" } })
     })
+    fs.writeFileSync(path.join(project.dir, "package.json"), JSON.stringify({ name: "p", scripts: { test: "echo tested" } }))
+    fs.writeFileSync(path.join(project.dir, "keep.txt"), "keep")
     harness.fake().push(
       { toolCalls: [{ id: "c1", name: "bash", arguments: { command: "touch one" } }] },
-      { toolCalls: [{ id: "c2", name: "bash", arguments: { command: "touch two" } }] },
-      { toolCalls: [{ id: "c3", name: "bash", arguments: { command: "touch three" } }] },
+      { toolCalls: [{ id: "c2", name: "bash", arguments: { command: "npm test -- -u" } }] },
+      { toolCalls: [{ id: "c3", name: "bash", arguments: { command: "npm test" } }] },
+      { toolCalls: [{ id: "c4", name: "bash", arguments: { command: "rm -f keep.txt" } }] },
       { text: "done" }
     )
     await ask("go")
-    expect(agent.permissionRequests).toHaveLength(2)
+    expect(agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c1", "c2", "c4"])
+    expect(agent.permissionRequests[1].options.find((o) => o.kind === "allow_always")?.name).toBe('Always allow "npm test …"')
+    expect(agent.permissionRequests[1].toolCall.content).toEqual([{ type: "content", content: { type: "text", text: "```sh\nnpm test -- -u\n```" } }])
     expect(fs.existsSync(path.join(project.dir, "one"))).toBe(false)
-    expect(fs.existsSync(path.join(project.dir, "two"))).toBe(true)
-    expect(fs.existsSync(path.join(project.dir, "three"))).toBe(true)
-    expect(agent.updates.map((n) => n.update).find((u: any) => u.toolCallId === "c3")).toMatchObject({ status: "in_progress" })
+    expect(fs.existsSync(path.join(project.dir, "keep.txt"))).toBe(true)
+    const updates = agent.updates.map((n) => n.update) as Array<any>
+    expect(updates.find((u) => u.toolCallId === "c3" && u.sessionUpdate === "tool_call")).toMatchObject({ status: "in_progress" })
+    expect(updates.find((u) => u.toolCallId === "c4" && u.sessionUpdate === "tool_call")).toMatchObject({ status: "pending" })
+    expect(updates.find((u) => u.toolCallId === "c3" && u.status === "completed").rawOutput).toMatch(/tested/)
+    expect(agent.invalid()).toEqual([])
+  })
+
+  it("an overwrite and an edit are asked with the file's real old text, and finish with the same diff", async () => {
+    const { project, agent, ask } = await open({
+      yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
+      onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow-once" } })
+    })
+    const notes = path.join(project.dir, "notes.txt")
+    fs.writeFileSync(notes, "first\nsecond\n")
+    harness.fake().push(
+      { toolCalls: [{ id: "w", name: "write_file", arguments: { path: "notes.txt", content: "first\nSECOND\n" } }] },
+      { toolCalls: [{ id: "e", name: "edit_file", arguments: { path: "notes.txt", old: "first", new: "FIRST" } }] },
+      { text: "done" }
+    )
+    await ask("change the notes")
+    const overwrite = { type: "diff", path: notes, oldText: "first\nsecond\n", newText: "first\nSECOND\n" }
+    const edit = { type: "diff", path: notes, oldText: "first\nSECOND\n", newText: "FIRST\nSECOND\n" }
+    expect(agent.permissionRequests.map((r) => r.toolCall.content)).toEqual([[overwrite], [edit]])
+    const completed = agent.updates.map((n) => n.update as any).filter((u) => u.status === "completed")
+    expect(completed.map((u) => [u.toolCallId, u.content[0]])).toEqual([
+      ["w", overwrite],
+      ["e", edit]
+    ])
+    expect(fs.readFileSync(notes, "utf8")).toBe("FIRST\nSECOND\n")
     expect(agent.invalid()).toEqual([])
   })
 

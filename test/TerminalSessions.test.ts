@@ -222,23 +222,6 @@ describe("the terminal with persistent sessions", () => {
     ])
   })
 
-  it("forgets the 'always' answers of the session it leaves on /resume", async () => {
-    const project = tempProject(
-      withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line))
-    )
-    server.push({ text: "earlier" })
-    await runMm(project, ["an earlier topic"])
-    server.push(
-      { toolCalls: [{ name: "bash", arguments: { command: "echo one" } }] },
-      { text: "did one" },
-      { toolCalls: [{ name: "bash", arguments: { command: "echo two" } }] },
-      { text: "did two" }
-    )
-    const run = await runMm(project, ["run one", "a", "/resume", "run two", "n"])
-    expect(run.stdout.match(/allow bash/g)).toHaveLength(2)
-    expect(run.stdout).toContain("did two")
-  })
-
   it.runIf(process.getuid?.() === 0)("a directory the user may not write (a real permission denied) says not saved and answers anyway", async () => {
     const project = tempProject(withSessions(server.url, "s"))
     fs.chmodSync(project, 0o755)
@@ -265,20 +248,31 @@ describe("the terminal with persistent sessions", () => {
     expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
   })
 
-  it("piped: Ctrl-C (SIGINT) at the approval prompt cancels the turn and the next line is a question again", async () => {
+  it("piped under permissions: ask, a call is refused without reading stdin, and the next line is a question", async () => {
     const project = tempProject(withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line)))
-    server.push({ toolCalls: [{ id: "asked", name: "bash", arguments: { command: "echo hi" } }] })
-    const mm = new MmProcess(project)
-    mm.send("q1")
-    await mm.waitFor("allow bash")
-    mm.child.kill("SIGINT")
-    await mm.waitFor("cancelled")
-    server.push({ text: "answer to q2" })
-    mm.send("q2 is a real question")
-    await mm.waitFor("answer to q2")
-    expect(await mm.end()).toBe(0)
-    const request = server.completions().at(-1)!.body.messages
-    expect(request.at(-1)).toEqual({ role: "user", content: "q2 is a real question" })
-    expect(request.find((m: any) => m.role === "tool")).toEqual({ role: "tool", tool_call_id: "asked", content: "cancelled by the user" })
+    server.push(
+      { toolCalls: [{ id: "asked", name: "bash", arguments: { command: "touch x" } }] },
+      { text: "could not run it" },
+      { text: "answer to y" },
+      { text: "answer to q3" }
+    )
+    const before = server.completions().length
+    const run = await runMm(project, ["q1", "y", "q3"])
+    expect(run.code).toBe(0)
+    expect(fs.existsSync(path.join(project, "x"))).toBe(false)
+    expect(run.stdout.match(/✗ not approved: no terminal to ask \(set permissions: allow, or run mm in a terminal\)\n/g)).toHaveLength(1)
+    expect(run.stdout).not.toContain("allow?")
+    const requests = server.completions().slice(before).map((r) => r.body.messages)
+    expect(requests).toHaveLength(4)
+    expect(requests[1].find((m: any) => m.role === "tool")).toEqual({
+      role: "tool",
+      tool_call_id: "asked",
+      content: "not approved: no terminal to ask (set permissions: allow, or run mm in a terminal)"
+    })
+    // the line after the question was not taken as an answer: it is the next question
+    expect(requests.slice(2).map((m) => m.at(-1))).toEqual([
+      { role: "user", content: "y" },
+      { role: "user", content: "q3" }
+    ])
   })
 })

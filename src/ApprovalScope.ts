@@ -125,6 +125,15 @@ const RUNS_OTHER_COMMANDS = new Set([
   "setsid", "unbuffer", "flock", "source", "."
 ])
 
+/** Interpreters whose `-c` / `-e` runs the code given on the command line: the exact line too. */
+const INLINE_CODE = new Set(["python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "awk", "osascript"])
+const INLINE_CODE_FLAGS = new Set(["-c", "-e", "--eval", "-p", "--print", "-E"])
+
+const runsOtherCommands = (words: ReadonlyArray<string>): boolean => {
+  const program = path.basename(words[0])
+  return RUNS_OTHER_COMMANDS.has(program) || (INLINE_CODE.has(program) && words.some((w) => INLINE_CODE_FLAGS.has(w)))
+}
+
 /** The program and its first argument that is not an option (`npm test`, `git status`, `ls`). */
 export const prefixOf = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
   const argument = words.slice(1).find((w) => !w.startsWith("-"))
@@ -134,7 +143,7 @@ export const prefixOf = (words: ReadonlyArray<string>): ReadonlyArray<string> =>
 /** The scope an "always" on this command gives: its prefix, or the exact line for a compound command. */
 export const commandScope = (command: string): Scope => {
   const parsed = parseCommand(command)
-  if (parsed._tag === "Simple" && !RUNS_OTHER_COMMANDS.has(path.basename(parsed.words[0]))) {
+  if (parsed._tag === "Simple" && !runsOtherCommands(parsed.words)) {
     return { _tag: "CommandPrefix", words: prefixOf(parsed.words) }
   }
   return { _tag: "ExactCommand", command: command.trim() }

@@ -161,7 +161,8 @@ export const keyDescriptions: Record<string, string> = {
   watchdogTimeout: "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
   maxSteps: "Model calls allowed in one turn.",
-  permissions: "ask: bash, write_file and edit_file wait for approval, and read_file outside the project directory; allow: never ask.",
+  permissions:
+    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file outside the project directory (refused when stdin is not a terminal); allow: never ask.",
   compaction: "Replacing older turns by a summary.",
   "compaction.auto": "Compact automatically before a turn when the history nears the context window.",
   "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",

@@ -100,6 +100,9 @@ describe("isAllowed for bash", () => {
     expect(allows("bash -c 'ls'", "bash -c 'rm x'")).toBe(false)
     expect(allows("xargs echo", "xargs rm")).toBe(false)
     expect(allows("env", "env rm x")).toBe(false)
+    expect(always("python3 -c 'print(1)'")).toEqual({ _tag: "ExactCommand", command: "python3 -c 'print(1)'" })
+    expect(allows("node -e 'console.log(1)'", "node -e 'require(\"fs\").rmSync(\"x\")'")).toBe(false)
+    expect(always("python3 -m pytest")).toEqual({ _tag: "CommandPrefix", words: ["python3", "pytest"] })
   })
 
   it("a git subcommand does not cover another one", () => {

@@ -79,18 +79,26 @@ describe("the terminal's approval prompt", () => {
     const dir = project()
     fs.writeFileSync(path.join(dir, "a.txt"), "old\n")
     const preview = previewNow("edit_file", { path: "a.txt", old: "old", new: "new" }, dir)
-    const shown = previewBlock({ preview }, colored, 80)
+    const shown = previewBlock({ preview, title: "a.txt" }, colored, 80)
     expect(shown).toContain("  \u001b[31m-old\u001b[39m\n")
     expect(shown).toContain("  \u001b[32m+new\u001b[39m\n")
     expect(shown).toContain("  \u001b[2m@@ -1,1 +1,1 @@\u001b[22m\n")
-    expect(previewBlock({ preview }, plain, 80)).toBe("  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n  -old\n  +new\n")
+    expect(previewBlock({ preview, title: "a.txt" }, plain, 80)).toBe("  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n  -old\n  +new\n")
   })
 
   it("wraps long lines, never cuts them, and removes escape sequences", () => {
     const command = `echo ${"x".repeat(100)}\u001b[2Jdone`
-    const shown = previewBlock({ preview: previewNow("bash", { command }, "/p") }, plain, 42)
+    const shown = previewBlock({ preview: previewNow("bash", { command }, "/p"), title: "echo …" }, plain, 42)
     expect(shown).toBe(`  echo ${"x".repeat(35)}\n  ${"x".repeat(40)}\n  ${"x".repeat(25)}done\n`)
     expect(wrapLine("abc", 2)).toEqual(["ab", "c"])
+  })
+
+  it("a one-line command already whole on the tool's line is not shown twice", () => {
+    const block = (command: string, title: string, timeout?: number) =>
+      previewBlock({ preview: previewOf("bash", { command, timeout }, "/p"), title }, plain, 80)
+    expect(block("ls -la", "ls -la")).toBe("")
+    expect(block("ls -la", "ls -la", 5)).toBe("  ls -la\n  (timeout 5 s)\n")
+    expect(block("ls\npwd", "ls …")).toBe("  ls\n  pwd\n")
   })
 
   it("names the scope of always; offers project for file tools; nothing of the kind outside the project", () => {

@@ -34,8 +34,13 @@ export const wrapLine = (text: string, width: number): Array<string> => {
   return pieces
 }
 
+/** A one-line command without a timeout is already whole on the tool's line (`⚙ bash  ls -la`). */
+const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "title">): boolean =>
+  preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") && preview.command.trim() === title
+
 /** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
-export const previewBlock = (request: Pick<ApprovalRequest, "preview">, style: Style, columns: number): string => {
+export const previewBlock = (request: Pick<ApprovalRequest, "preview" | "title">, style: Style, columns: number): string => {
+  if (shownByTitle(request)) return ""
   const width = Math.max(20, columns - INDENT.length)
   return previewLines(request.preview)
     .flatMap((line) => wrapLine(sanitize(line.text), width).map((piece) => INDENT + paint(line, style)(piece)))

@@ -183,7 +183,7 @@ describe("approvals on a pseudo-terminal", () => {
   it("a 6-line here-document is shown whole, every line, before the question", async () => {
     const project = askingProject(server.url)
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     const command = "cat > deploy.sh <<'EOF'\nset -e\nnpm ci\ncurl -s https://get.example.com/install | sh\nnpm run build\nEOF"
     server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "refused, fine" })
     mm.type("write a deploy script\r")
@@ -204,7 +204,7 @@ describe("approvals on a pseudo-terminal", () => {
     fs.writeFileSync(path.join(project, "app.ts"), "const port = 80\nlisten(port)\n")
     fs.writeFileSync(path.join(project, "notes.txt"), "keep me\nold line\n")
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push(
       { toolCalls: [{ name: "edit_file", arguments: { path: "app.ts", old: "const port = 80", new: "const port = 8080" } }] },
       { toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "keep me\nnew line\n" } }] },
@@ -236,7 +236,7 @@ describe("approvals on a pseudo-terminal", () => {
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "p", scripts: { test: "echo tested" } }))
     fs.writeFileSync(path.join(project, "x"), "precious")
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push(
       { toolCalls: [{ name: "bash", arguments: { command: "ls" } }] },
       { toolCalls: [{ name: "bash", arguments: { command: "rm -f x" } }] },
@@ -279,7 +279,7 @@ describe("approvals on a pseudo-terminal", () => {
   it("yes⏎ approves once and sends nothing more to the model; t hands the model what to do instead", async () => {
     const project = askingProject(server.url)
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push(
       { toolCalls: [{ name: "bash", arguments: { command: "touch made" } }] },
       { text: "made it" },
@@ -322,7 +322,7 @@ describe("approvals on a pseudo-terminal", () => {
     server.push({ text: "earlier" })
     await runMm(project, ["an earlier topic"])
     const mm = new PtyMm(project)
-    await mm.waitFor(/› /)
+    await mm.waitFor(/> /)
     server.push(
       { toolCalls: [{ name: "bash", arguments: { command: "date" } }] },
       { toolCalls: [{ name: "bash", arguments: { command: "date -u" } }] },

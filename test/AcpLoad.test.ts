@@ -62,7 +62,7 @@ describe("mm acp: a session survives the agent", () => {
       ["call_bash", "completed"],
       ["call_write", "completed"]
     ])
-    expect(finished[1].content[0]).toEqual({ type: "diff", path: path.join(project.dir, "out/hello.txt"), oldText: null, newText: "hello\n" })
+    expect(finished[1].content[0]).toEqual({ type: "diff", path: path.join(project.dir, "out/hello.txt"), newText: "hello\n" })
     expect(first.invalid()).toEqual([])
     await first.kill()
 

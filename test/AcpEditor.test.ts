@@ -31,6 +31,35 @@ const sent = (agent: { traffic: ReadonlyArray<{ direction: string; message: any 
 const toolMessages = (file: string) => readSession(file).messages.filter((m: any) => m.role === "tool")
 
 describe("mm acp: the editor's files", () => {
+  it("asks with the diff of the editor's buffer, unsaved changes included, and finishes with the same diff", async () => {
+    const buffers = new Map<string, string>()
+    const { project, agent, ask } = await open({
+      yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
+      capabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      editor: {
+        readTextFile: ({ path: p }) => ({ content: buffers.get(p) ?? "" }),
+        writeTextFile: (params) => {
+          buffers.set(params.path, params.content)
+          return {}
+        }
+      },
+      onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow-once" } })
+    })
+    const notes = path.join(project.dir, "notes.txt")
+    fs.writeFileSync(notes, "on disk\n")
+    buffers.set(notes, "unsaved alpha beta\n")
+    harness.fake().push(
+      { toolCalls: [{ id: "e1", name: "edit_file", arguments: { path: "notes.txt", old: "beta", new: "gamma" } }] },
+      { text: "done" }
+    )
+    await ask("edit the notes")
+    const diff = { type: "diff", path: notes, oldText: "unsaved alpha beta\n", newText: "unsaved alpha gamma\n" }
+    expect(agent.permissionRequests[0].toolCall.content).toEqual([diff])
+    const completed = agent.updates.map((n) => n.update as any).find((u) => u.toolCallId === "e1" && u.status === "completed")
+    expect(completed.content[0]).toEqual(diff)
+    expect(agent.invalid()).toEqual([])
+  })
+
   it("reads the editor's buffer, and writes and edits through the editor", async () => {
     const writes: Array<acp.WriteTextFileRequest> = []
     const buffers = new Map<string, string>()

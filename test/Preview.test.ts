@@ -95,7 +95,7 @@ describe("the terminal's approval prompt", () => {
 
   it("a one-line command already whole on the tool's line is not shown twice", () => {
     const block = (command: string, title: string, timeout?: number) =>
-      previewBlock({ preview: previewOf("bash", { command, timeout }, "/p"), title }, plain, 80)
+      previewBlock({ preview: previewNow("bash", { command, timeout }, "/p"), title }, plain, 80)
     expect(block("ls -la", "ls -la")).toBe("")
     expect(block("ls -la", "ls -la", 5)).toBe("  ls -la\n  (timeout 5 s)\n")
     expect(block("ls\npwd", "ls …")).toBe("  ls\n  pwd\n")

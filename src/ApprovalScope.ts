@@ -10,7 +10,7 @@ export type Scope =
   | { readonly _tag: "CommandPrefix"; readonly words: ReadonlyArray<string> }
   /** bash: this exact command line, for compound commands and commands that run other commands. */
   | { readonly _tag: "ExactCommand"; readonly command: string }
-  /** edit_file / write_file on this file (an absolute path). */
+  /** edit_file / write_file on this file (an absolute path); read_file of it, for a file outside the project. */
   | { readonly _tag: "File"; readonly path: string }
   /** edit_file / write_file anywhere inside this directory (the project). */
   | { readonly _tag: "Project"; readonly dir: string }
@@ -201,17 +201,25 @@ export const isOutsideProject = (call: CallToApprove): boolean => {
 // ---------------------------------------------------------------------------
 // The rule
 
-/** True when one of the "always" answers given covers this call, so it runs without asking. */
-export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove): boolean =>
-  scopes.some((scope) => {
+/**
+ * True when one of the "always" answers given covers this call, so it runs without asking.
+ * An edit or a write outside the project is never covered: it is asked every time.
+ */
+export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove): boolean => {
+  if (isOutsideProject(call)) return false
+  return scopes.some((scope) => {
     if (scope._tag === "Tool") return scope.name === call.tool
     if (call.tool === "bash") return typeof call.input?.command === "string" && commandCovered(scope, call.input.command)
+    if (call.tool === "read_file") {
+      return scope._tag === "File" && typeof call.input?.path === "string" && scope.path === path.resolve(call.cwd, call.input.path)
+    }
     const file = fileOf(call)
     if (file === undefined) return false
     if (scope._tag === "File") return scope.path === file
     if (scope._tag === "Project") return isInside(scope.dir, file)
     return false
   })
+}
 
 /** A choice of "always" offered with a request: the scope and how the user is told it. */
 export interface AlwaysChoice {
@@ -242,13 +250,18 @@ export const scopeLabel = (scope: Scope, cwd: string): string => {
 
 /**
  * The "always" choices a call offers, most specific first: bash its prefix (or the exact
- * line), a file tool its file and then the whole project. A file outside the project offers
- * none: it is asked every time. Any other tool: the tool itself.
+ * line), a file tool its file and then the whole project. An edit or write outside the
+ * project offers none: it is asked every time. read_file (asked only outside the project):
+ * that file. Any other tool: the tool itself.
  */
 export const alwaysChoices = (call: CallToApprove): ReadonlyArray<AlwaysChoice> => {
   const choice = (scope: Scope): AlwaysChoice => ({ scope, label: scopeLabel(scope, call.cwd) })
   if (call.tool === "bash") {
     return typeof call.input?.command === "string" ? [choice(commandScope(call.input.command))] : []
+  }
+  // a read is asked only outside the project: "always" there is for re-reading that file
+  if (call.tool === "read_file") {
+    return typeof call.input?.path === "string" ? [choice({ _tag: "File", path: path.resolve(call.cwd, call.input.path) })] : []
   }
   if (FILE_TOOLS.has(call.tool)) {
     const file = fileOf(call)

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { isOutsideProject } from "./ApprovalScope"
 import { unifiedDiff } from "./Diff"
 import { FileAccess } from "./FileAccess"
-import { diskFileAccess, planEdit } from "./Tools"
+import { diskFileAccess, planEdit, readUtf8Text } from "./Tools"
 
 /** A new file shows this many lines of its content, then how many more there are. */
 export const NEW_FILE_HEAD_LINES = 40
@@ -50,6 +50,9 @@ export const previewOf = (tool: string, input: Record<string, unknown> | undefin
     if ((tool !== "edit_file" && tool !== "write_file") || shown === undefined) return previewFrom(tool, input, cwd, undefined)
     const file = path.resolve(cwd, shown)
     if (!fs.existsSync(file)) return previewFrom(tool, input, cwd, undefined)
+    // edit_file changes only files that are UTF-8 text on the disk, as it will say
+    const onDisk = tool === "edit_file" ? readUtf8Text(file, shown) : undefined
+    if (onDisk !== undefined && Either.isLeft(onDisk)) return previewFrom(tool, input, cwd, onDisk)
     const files = Option.getOrElse(yield* Effect.serviceOption(FileAccess), () => diskFileAccess)
     return previewFrom(tool, input, cwd, yield* files.read(file, shown))
   })

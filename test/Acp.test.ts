@@ -349,7 +349,7 @@ describe("permission requests", () => {
     expect(sent.toolCall.content).toEqual([{ type: "content", content: { type: "text", text: "```sh\n" + command + "\n```" } }])
     expect(sent.options[1].name).toBe("Always allow this exact command")
     const npm = { command: "npm test -- -u" }
-    const named = permissionOptions({ always: alwaysChoices({ tool: "bash", input: npm, cwd }) })
+    const named = permissionOptions({ tool: "bash", always: alwaysChoices({ tool: "bash", input: npm, cwd }) })
     expect(named[1]).toEqual({ optionId: "allow-always", name: 'Always allow "npm test …"', kind: "allow_always" })
   })
 })

@@ -146,6 +146,15 @@ describe("isAllowed for files", () => {
     expect(isAllowed([whole.scope], bash("ls", project))).toBe(false)
   })
 
+  it("a read outside the project offers that file; it covers re-reading it, never writing it", () => {
+    const read = (file: string) => ({ tool: "read_file", input: { path: file }, cwd: project })
+    const [choice] = alwaysChoices(read("/etc/hosts"))
+    expect(choice.scope).toEqual({ _tag: "File", path: "/etc/hosts" })
+    expect(isAllowed([choice.scope], read("/etc/hosts"))).toBe(true)
+    expect(isAllowed([choice.scope], read("/etc/passwd"))).toBe(false)
+    expect(isAllowed([choice.scope], write("/etc/hosts"))).toBe(false)
+  })
+
   it("a file outside the project offers no always at all", () => {
     expect(alwaysChoices(write("/etc/hosts"))).toEqual([])
     expect(alwaysChoices(edit("../x.txt"))).toEqual([])

@@ -50,6 +50,14 @@ describe("previewOf", () => {
     ])
   })
 
+  it("edit_file of a file that is not UTF-8 text says it will fail", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
+    expect(texts(previewLines(previewNow("edit_file", { path: "latin1.txt", old: "caf", new: "CAF" }, dir)))).toEqual([
+      "latin1.txt is not UTF-8 text; edit_file changes only UTF-8 files; this edit will fail"
+    ])
+  })
+
   it("write_file over an existing file: a diff against its current content", () => {
     const dir = project()
     fs.writeFileSync(path.join(dir, "conf.ini"), "a=1\nb=2\n")

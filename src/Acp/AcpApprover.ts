@@ -28,14 +28,14 @@ export const REJECT = "reject"
 const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Project" ? ALLOW_PROJECT : ALLOW_ALWAYS)
 
 /** The option's name states what "always" covers: `Always allow "npm test …"`, `Always allow edits to src/a.ts`. */
-export const alwaysOptionName = (choice: AlwaysChoice): string => {
+export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => {
   switch (choice.scope._tag) {
     case "CommandPrefix":
       return `Always allow ${choice.label}`
     case "ExactCommand":
       return "Always allow this exact command"
     case "File":
-      return `Always allow edits to ${choice.label}`
+      return tool === "read_file" ? `Always allow reading ${choice.label}` : `Always allow edits to ${choice.label}`
     case "Project":
       return "Always allow edits in this project"
     case "Tool":
@@ -43,10 +43,10 @@ export const alwaysOptionName = (choice: AlwaysChoice): string => {
   }
 }
 
-export const permissionOptions = (request: Pick<ApprovalRequest, "always">): Array<acp.PermissionOption> => [
+export const permissionOptions = (request: Pick<ApprovalRequest, "always" | "tool">): Array<acp.PermissionOption> => [
   { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
   ...request.always.map(
-    (choice): acp.PermissionOption => ({ optionId: optionIdOf(choice), name: alwaysOptionName(choice), kind: "allow_always" })
+    (choice): acp.PermissionOption => ({ optionId: optionIdOf(choice), name: alwaysOptionName(choice, request.tool), kind: "allow_always" })
   ),
   { optionId: REJECT, name: "Reject", kind: "reject_once" }
 ]

@@ -35,11 +35,14 @@ describe("hardening", () => {
       { toolCalls: [{ name: "read_file", arguments: { path: "in.txt" } }, { name: "read_file", arguments: { path: "/etc/hostname" } }] },
       { text: "ok" }
     )
-    const run = await runMm(project, ["read both", "n"])
-    expect(run.stdout).not.toContain("allow read_file  in.txt?")
-    expect(run.stdout).toContain("allow read_file  /etc/hostname?")
+    // piped, no one can answer: the call that needs approval is refused, the other runs
+    const run = await runMm(project, ["read both"])
+    expect(run.stdout.match(/not approved: no terminal to ask/g)).toHaveLength(1)
     const toolResults = server.completions().at(-1)!.body.messages.filter((m: { role: string }) => m.role === "tool")
-    expect(toolResults.map((m: { content: string }) => m.content)).toEqual(["inside", "denied by the user"])
+    expect(toolResults.map((m: { content: string }) => m.content)).toEqual([
+      "inside",
+      "not approved: no terminal to ask (set permissions: allow, or run mm in a terminal)"
+    ])
   })
 
   const sessionFile = (project: string, except = "") => {

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { isOutsideProject } from "./ApprovalScope"
 import { unifiedDiff } from "./Diff"
 import { FileAccess } from "./FileAccess"
-import { diskFileAccess, planEdit, readUtf8Text } from "./Tools"
+import { diskFileAccess, planEdit, readText } from "./Tools"
 
 /** A new file shows this many lines of its content, then how many more there are. */
 export const NEW_FILE_HEAD_LINES = 40
@@ -51,7 +51,7 @@ export const previewOf = (tool: string, input: Record<string, unknown> | undefin
     const file = path.resolve(cwd, shown)
     if (!fs.existsSync(file)) return previewFrom(tool, input, cwd, undefined)
     // edit_file changes only files that are UTF-8 text on the disk, as it will say
-    const onDisk = tool === "edit_file" ? readUtf8Text(file, shown) : undefined
+    const onDisk = tool === "edit_file" ? readText(file, shown) : undefined
     if (onDisk !== undefined && Either.isLeft(onDisk)) return previewFrom(tool, input, cwd, onDisk)
     const files = Option.getOrElse(yield* Effect.serviceOption(FileAccess), () => diskFileAccess)
     return previewFrom(tool, input, cwd, yield* files.read(file, shown))

@@ -45,7 +45,8 @@ const timeRun = (args: ReadonlyArray<string>, until?: string): Promise<number> =
 const contenders: Record<string, () => Promise<number>> = {
   "node -e 0": () => timeRun(["-e", "0"]),
   "mm --version": () => timeRun([bin, "--version"]),
-  "mm start to banner": () => timeRun([bin], "/sessions to list")
+  // the banner ends with its sessions line: `N earlier — …` or `no earlier sessions`
+  "mm start to banner": () => timeRun([bin], "earlier")
 }
 const samples: Record<string, Array<number>> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]))
 // A user who has run mm once before: the file cache is warm and V8's code cache was written

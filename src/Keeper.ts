@@ -70,6 +70,8 @@ export interface KeeperShape {
   /** A stored conversation, under the current system prompt (ACP `session/load` and `session/resume`). */
   readonly load: (cwd: string, id: unknown) => Effect.Effect<Conversation, ResumeError>
   readonly list: (cwd: string) => Effect.Effect<Listing>
+  /** What a person typed (full id, unique prefix, unique 8-hex suffix) → the id of one of this project's sessions. */
+  readonly resolve: (cwd: string, typed: string) => Effect.Effect<string, ResumeError>
 }
 
 export class Keeper extends Context.Tag("mm/Keeper")<Keeper, KeeperShape>() {}
@@ -133,6 +135,24 @@ export const KeeperLive = Layer.effect(
       ...session,
       messages: withSystem(session.messages, config.system)
     })
+
+    /** A unique prefix or 8-hex suffix of an id of this project, among its listed sessions, newest update first. */
+    const resolveRefIn = (dir: string, cwd: string, typed: string) =>
+      Effect.gen(function* () {
+        const listed = yield* store.list(dir).pipe(Effect.mapError(resumeErrorOf))
+        const ids = listed
+          .filter(ofProject(cwd))
+          .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+          .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
+          .map((s) => s.id)
+        const ref = resolveSessionRef(typed, ids)
+        if (ref._tag === "Found") return ref.id
+        return yield* new ResumeError({
+          reason: ref._tag === "Ambiguous" ? "ambiguous" : "not-found",
+          message: sessionRefProblem(ref),
+          raw: ""
+        })
+      })
 
     const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
 
@@ -291,23 +311,7 @@ export const KeeperLive = Layer.effect(
           })
         )
 
-        /** A unique prefix or 8-hex suffix of an id of this project, among its listed sessions, newest update first. */
-        const resolveRef = (dir: string, typed: string) =>
-          Effect.gen(function* () {
-            const listed = yield* store.list(dir).pipe(Effect.mapError(resumeErrorOf))
-            const ids = listed
-              .filter(ofProject(cwd))
-              .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
-              .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
-              .map((s) => s.id)
-            const ref = resolveSessionRef(typed, ids)
-            if (ref._tag === "Found") return ref.id
-            return yield* new ResumeError({
-              reason: ref._tag === "Ambiguous" ? "ambiguous" : "not-found",
-              message: sessionRefProblem(ref),
-              raw: ""
-            })
-          })
+        const resolveRef = (dir: string, typed: string) => resolveRefIn(dir, cwd, typed)
 
         const resume = (requested: string | undefined): Effect.Effect<ResumeReport | undefined, ResumeError> =>
           Effect.gen(function* () {
@@ -420,6 +424,26 @@ export const KeeperLive = Layer.effect(
       )
     }
 
-    return { dirFor, open, load, list }
+    /** The command line's `--resume ID`, `mm sessions show|rm ID`: nothing is recorded anywhere. */
+    const resolve = (cwd: string, typed: string): Effect.Effect<string, ResumeError> =>
+      Effect.gen(function* () {
+        const dir = dirFor(cwd)
+        if (dir === undefined) {
+          return yield* new ResumeError({
+            reason: "disabled",
+            message: "sessions are off — set sessions.enabled: true in agent.yaml to keep and resume conversations",
+            raw: ""
+          })
+        }
+        const text = typed.trim()
+        if (isSessionId(text as unknown) || !looksLikeRef.test(text)) {
+          return yield* validateSessionId(text).pipe(
+            Effect.mapError((e) => new ResumeError({ reason: "bad-id", message: e.message, raw: text.slice(0, 200) }))
+          )
+        }
+        return yield* resolveRefIn(dir, cwd, text)
+      })
+
+    return { dirFor, open, load, list, resolve }
   })
 )

@@ -583,7 +583,16 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     return yield* attempt(() => listSync(dir), ioError(`cannot list ${dir}`))
   })
 
-  return { prepare, createNew, archive, save, load, list }
+  const remove = Effect.fn("FileSessionStore.remove")(function* (dir: string, id: string) {
+    const valid = yield* validId(id)
+    const path = fileOf(dir, valid)
+    yield* attempt(
+      () => fs.unlinkSync(path),
+      (cause) => (codeOf(cause) === "ENOENT" ? notFound(dir, valid) : ioError(`cannot delete ${path}`, valid)(cause))
+    )
+  })
+
+  return { prepare, createNew, archive, save, load, list, remove }
 }
 
 export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> =>

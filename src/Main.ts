@@ -3,7 +3,9 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { ExitCode, terminal } from "./Wiring"
+import { parseArgs, USAGE } from "./Args"
+import { helpText } from "./Help"
+import { ExitCode, run } from "./Wiring"
 import { redact } from "./Secrets"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
@@ -38,14 +40,22 @@ export const main = (argv: ReadonlyArray<string>) => {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(0)
   })
-  // a bare `mm` starts the terminal at once; anything else is parsed by @effect/cli, loaded then
-  const program =
-    argv.length <= 2
-      ? terminal(undefined)
-      : Effect.flatMap(
-          Effect.promise(() => import("./Cli")),
-          ({ cli }) => cli(argv)
-        )
+  // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
+  const parsed = parseArgs(argv.slice(2))
+  const program: Effect.Effect<void, unknown> =
+    parsed._tag === "Run"
+      ? run(parsed.run)
+      : parsed._tag === "Help"
+        ? Effect.sync(() => void process.stdout.write(`${helpText(parsed.topic)}\n`))
+      : parsed._tag === "Usage"
+        ? Effect.sync(() => {
+            process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`)
+            ExitCode.code = 2
+          })
+        : Effect.flatMap(
+            Effect.promise(() => import("./Cli")),
+            ({ cli }) => cli(argv)
+          )
   const fiber = Effect.runFork(plainWhenNoColor(program))
   const onSignal = (signal: NodeJS.Signals) => {
     if (process.listenerCount(signal) > 1) return

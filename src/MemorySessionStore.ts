@@ -115,6 +115,11 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
       if (text === undefined) return yield* notFound(dir, valid)
       return yield* decodeFile(text, valid)
     }),
+    remove: Effect.fn("MemorySessionStore.remove")(function* (dir: string, id: string) {
+      const valid = yield* validId(id)
+      const files = yield* writable(dir)
+      if (!files.delete(valid + FILE_SUFFIX)) return yield* notFound(dir, valid)
+    }),
     list: Effect.fn("MemorySessionStore.list")(function* (dir: string) {
       const listings: Array<SessionListing> = []
       for (const [name, text] of dirs.get(dir) ?? []) {

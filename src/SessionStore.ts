@@ -39,6 +39,8 @@ export interface SessionStoreShape {
   readonly save: (dir: string, session: Session, expectedUpdatedAt?: string) => Effect.Effect<void, StoreError>
   /** Reads, decodes and validates one session; unknown fields are kept. */
   readonly load: (dir: string, id: string) => Effect.Effect<Session, StoreError>
+  /** Deletes one session's file (`mm sessions rm`); reason "not-found" when there is none. */
+  readonly remove: (dir: string, id: string) => Effect.Effect<void, StoreError>
   /** Every session of the directory, newest id first; a bad file is listed as unreadable. */
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<SessionListing>, StoreError>
 }

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AgentLive } from "./Agent"
 import { ChangesLive } from "./Changes"
+import { DEFAULT_RUN, type RunArgs } from "./Args"
 import { CompactorLive } from "./Compactor"
 import { AppConfig, type LoadedConfig, loadConfig } from "./Config"
 import { ErrorLogLive } from "./ErrorLog"
@@ -9,6 +10,7 @@ import { FileSessionStoreLive } from "./FileSessionStore"
 import { KeeperLive } from "./Keeper"
 import { McpServersLive } from "./McpServers"
 import { OpenAiClientNode } from "./OpenAiClient"
+import { runPrint } from "./Print"
 import { runTerminal } from "./Terminal/Repl"
 import { TerminalApprover, TerminalIOLive } from "./Terminal/TerminalIO"
 
@@ -51,7 +53,28 @@ export const terminalAgentLayer = AgentLive.pipe(
 )
 
 /** `mm`: the terminal façade in the current directory. */
-export const terminal = (configFlag: string | undefined) =>
-  withConfig(configFlag, (loaded) =>
-    runTerminal(process.cwd(), terminalAgentLayer).pipe(Effect.provide(terminalLayer(loaded)))
-  )
+export const terminal = (configFlag: string | undefined) => run({ ...DEFAULT_RUN, config: configFlag })
+
+/** `--yes`: every tool allowed for this run, whatever `permissions` says. */
+const allowAllWhen = (yes: boolean, loaded: LoadedConfig): LoadedConfig =>
+  yes ? { ...loaded, config: { ...loaded.config, permissions: "allow" } } : loaded
+
+/** `mm [options] [QUESTION]`: the REPL, or with `-p` one answer; sets the exit code. */
+export const run = (args: RunArgs) =>
+  withConfig(args.config, (original) => {
+    const loaded = allowAllWhen(args.yes, original)
+    const program = args.print
+      ? runPrint(args, process.cwd()).pipe(Effect.provide(printLayer(loaded)))
+      : runTerminal(process.cwd(), terminalAgentLayer, { start: args.start, question: args.question }).pipe(
+          Effect.provide(terminalLayer(loaded))
+        )
+    return Effect.map(program, (code) => {
+      if (code !== 0) ExitCode.code = code
+    })
+  })
+
+/** What `-p` needs: configuration, sessions and the model client; no keyboard. */
+export const printLayer = (loaded: LoadedConfig) => {
+  const base = storeLayers(loaded)
+  return Layer.mergeAll(base, OpenAiClientNode.pipe(Layer.provide(base)))
+}

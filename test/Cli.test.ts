@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -21,7 +21,7 @@ describe("the mm command", () => {
   })
   afterAll(() => server.close())
 
-  it("prints its version and lists the acp subcommand in --help", async () => {
+  it("prints its version and lists the subcommands in --help", async () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "../package.json"), "utf8"))
     const version = await runMm(tempProject(undefined), [], ["--version"])
     expect(version.stdout.trim()).toBe(`mm ${pkg.version}`)
@@ -29,23 +29,22 @@ describe("the mm command", () => {
     const help = await runMm(tempProject(undefined), [], ["--help"])
     const text = help.stdout
     expect(text).not.toContain("\u001b[")
-    expect(text).toMatch(/- acp /)
-    expect(text).toMatch(/- sessions /)
+    expect(text).toMatch(/\n  mm acp /)
+    expect(text).toMatch(/\n  mm sessions /)
     expect(text).toContain("--config")
     expect(fs.existsSync(MM_BIN)).toBe(true)
   })
 
-  it("streams the answer to a piped question, with a banner first", async () => {
+  it("streams the answer to a piped question on stdout, with the banner first on stderr", async () => {
     const dir = tempProject(configFor(server.url))
     server.push({ text: ["Hel", "lo ", "there", "!"] })
     const { stdout, stderr, code } = await runMm(dir, ["say hello"])
-    const lines = stdout.split("\n")
+    const lines = stderr.split("\n")
     expect(lines[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 32k context`)
     expect(lines[1]).toBe(`project: ${dir} · config: ${path.join(dir, "agent.yaml")}`)
     expect(lines[2]).toMatch(/^sessions: off/)
-    expect(stdout).toContain("Hello there!\n")
-    expect(stdout).not.toContain("\u001b[")
-    expect(stderr).toBe("")
+    expect(stdout).toBe("Hello there!\n")
+    expect(stderr).not.toContain("\u001b[")
     expect(code).toBe(0)
     const request = server.completions().at(-1)!.body
     expect(request.model).toBe("fake-model")
@@ -71,14 +70,15 @@ describe("the mm command", () => {
   it("with no server, says so in one line naming the URL and goes on reading", async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v1`
     const dir = tempProject(configFor(url))
-    const { stdout, code } = await runMm(dir, ["first?", "/help", "second?"])
-    expect(stdout.split("\n")[0]).toContain("(not answering)")
-    const failures = stdout.split("\n").filter((line) => line.includes("cannot reach the model server"))
+    const { stdout, stderr, code } = await runMm(dir, ["first?", "/help", "second?"])
+    expect(stderr.split("\n")[0]).toContain("(not answering)")
+    const failures = stderr.split("\n").filter((line) => line.includes("cannot reach the model server"))
     expect(failures).toHaveLength(2)
     expect(failures[0]).toContain(url)
     expect(stdout).toContain("/sessions")
-    expect(stdout).not.toMatch(/at .*\.js:\d+/)
-    expect(code).toBe(0)
+    expect(stdout + stderr).not.toMatch(/at .*\.js:\d+/)
+    // the last turn failed
+    expect(code).toBe(1)
   })
 
   it("rejects a bad agent.yaml with one line and exit code 2", async () => {
@@ -104,9 +104,9 @@ describe("the mm command", () => {
     const file = path.join(dir, "custom.yaml")
     fs.writeFileSync(file, configFor(server.url).join("\n").replace("fake-model", "from-flag"))
     const byFlag = await runMm(dir, [], ["--config", file])
-    expect(byFlag.stdout).toContain("model from-flag")
+    expect(byFlag.stderr).toContain("model from-flag")
     const byEnv = await runMm(dir, [], [], { AGENT_CONFIG: file })
-    expect(byEnv.stdout).toContain("model from-flag")
+    expect(byEnv.stderr).toContain("model from-flag")
     const missing = await runMm(dir, [], [], { AGENT_CONFIG: path.join(dir, "none.yaml") })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain("none.yaml: cannot read the configuration: no such file")
@@ -125,9 +125,18 @@ describe("the mm command", () => {
   })
 
   it("ends quietly when its reader goes away", async () => {
-    const dir = tempProject(configFor(`http://127.0.0.1:${await closedPort()}/v1`))
-    const result = spawnSync("sh", ["-c", `printf 'a\\nb\\nc\\nd\\n' | ${process.execPath} ${MM_BIN} | head -1`], { cwd: dir, encoding: "utf8" })
-    expect(result.stdout).toMatch(/^mm 0\.1\.0/)
-    expect(result.stderr).toBe("")
+    const dir = tempProject(configFor(server.url))
+    server.push({ text: "first answer\nmore" }, { text: "second answer" }, { text: "third answer" })
+    const result = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+      const child = spawn("sh", ["-c", `printf 'a\\nb\\nc\\n' | ${process.execPath} ${MM_BIN} | head -1`], { cwd: dir })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+      child.on("close", () => resolve({ stdout, stderr }))
+    })
+    expect(result.stdout).toBe("first answer\n")
+    expect(result.stderr).toMatch(/^mm 0\.1\.0/)
+    expect(result.stderr).not.toMatch(/EPIPE|Error|at .*\.js:\d+/)
   })
 })

@@ -179,7 +179,7 @@ describe("/compact in the terminal", () => {
     server.push({ text: "a4" }, { text: "" })
     const resumed = await runMm(project, ["/resume", "q4", "/compact"])
     expect(resumed.stdout).toContain("↩️ resumed")
-    expect(resumed.stdout).toMatch(/compaction failed: .*empty summary/)
+    expect(resumed.stderr).toMatch(/compaction failed: .*empty summary/)
     const request = server.completions().find((r) => r.body.messages.some((m: any) => m.content === "q4"))!.body
     expect(request.messages.map((m: any) => m.content)).toEqual([
       request.messages[0].content,

@@ -49,8 +49,9 @@ describe("finding sessions again in the terminal", () => {
     const project = tempProject(withSessions(server.url))
     writeSession(project, "20261101-100000-aaaaaaaa", { title: "", turns: 0, updatedAt: "2026-11-01T10:00:00.000Z" })
     const run = await runMm(project, ["/sessions", "/resume"])
-    expect(run.stdout).toContain(`sessions: saved under ${sessionsDir(project)} · no earlier sessions\n`)
-    expect(run.stdout).toContain("/help for commands · Ctrl-D to leave")
+    // piped: the banner is on stderr, what commands print on stdout
+    expect(run.stderr).toContain(`sessions: saved under ${sessionsDir(project)} · no earlier sessions\n`)
+    expect(run.stderr).toContain("/help for commands · Ctrl-D to leave")
     expect(run.stdout).toContain(`0 session(s) in ${sessionsDir(project)}`)
     expect(run.stdout).toContain("\n1 empty not shown\n")
     expect(run.stdout).not.toContain("aaaaaaaa  ")
@@ -58,8 +59,8 @@ describe("finding sessions again in the terminal", () => {
 
     writeSession(project, "20261102-100000-bbbbbbbb", { title: "a real one", turns: 1, updatedAt: "2026-11-02T10:00:00.000Z" })
     const again = await runMm(project, [])
-    expect(again.stdout).toContain("· 1 earlier — /resume to continue the latest, /sessions to list\n")
-    expect(again.stdout).not.toContain("/help for commands")
+    expect(again.stderr).toContain("· 1 earlier — /resume to continue the latest, /sessions to list\n")
+    expect(again.stderr).not.toContain("/help for commands")
   })
 
   it("/sessions: numbered rows by last update, a word filters, more than 20 are cut", async () => {
@@ -74,7 +75,7 @@ describe("finding sessions again in the terminal", () => {
       })
     }
     const run = await runMm(project, ["/sessions", "/sessions EVEN", "/sessions all"])
-    const [first, filtered, all] = run.stdout.split(/\n(?=\d+ session\(s\) in )/).slice(1)
+    const [first, filtered, all] = run.stdout.split(/\n(?=\d+ session\(s\) in )/)
     const rows = first.split("\n").filter((l) => /^ ?\d+ [ *] \d{8}/.test(l))
     expect(rows).toHaveLength(20)
     expect(rows[0]).toMatch(/^ 1   20261001-100000-00000001  \d{4}-\d\d-\d\d \d\d:\d\d \(\d+ d ago\)  1 turn\(s\)  odd topic 1$/)
@@ -111,16 +112,17 @@ describe("finding sessions again in the terminal", () => {
     expect(recap).toContain("… (2 more line(s))")
     expect(out).toContain('↩️ resumed 20261111-090000-5e6f7a8b — 2 message(s), started with "write the docs"')
     expect(out).toContain('↩️ resumed 20261111-100000-99990000 — 2 message(s), started with "third"')
-    expect(out).toMatch(/"202611" matches 3 sessions: .*20261111-100000-99990000.* — type more of the id/)
-    expect(out).toContain('no session "20261112" in this project')
+    // red lines are on stderr when piped
+    expect(run.stderr).toMatch(/"202611" matches 3 sessions: .*20261111-100000-99990000.* — type more of the id/)
+    expect(run.stderr).toContain('no session "20261112" in this project')
   })
 
   it("a failed /resume alone leaves no file; followed by a question, one file holds the resume record", async () => {
     const alone = tempProject(withSessions(server.url))
     const idle = await runMm(alone, ["/resume 20260916-101530-4f2a9c1e"])
-    expect(idle.stdout).toContain("no session 20260916-101530-4f2a9c1e in this project")
+    expect(idle.stderr).toContain("no session 20260916-101530-4f2a9c1e in this project")
     expect(sessionFiles(alone)).toEqual([])
-    expect(idle.stdout).not.toContain("saved — /resume")
+    expect(idle.all).not.toContain("saved — /resume")
 
     const project = tempProject(withSessions(server.url))
     server.push({ text: "answered" })
@@ -133,7 +135,7 @@ describe("finding sessions again in the terminal", () => {
     ])
     expect(session.turns).toBe(1)
     const id = files[0].slice(0, -5)
-    expect(run.stdout).toContain(`session ${id} saved — /resume ${id} (or mm --resume ${id}) to continue\n`)
+    expect(run.stderr).toContain(`session ${id} saved — /resume ${id} (or mm --resume ${id}) to continue\n`)
   })
 
   it("a failed /resume then a successful one: the record goes with the resumed conversation", async () => {

@@ -100,6 +100,8 @@ export interface ListingOptions {
   /** No cut after LISTING_ROWS rows. */
   readonly all?: boolean
   readonly now?: Date
+  /** What ends the header; `mm sessions` says how to resume from the shell. */
+  readonly resumeHint?: string
 }
 
 /**
@@ -138,7 +140,7 @@ export const sessionsListing = (listing: Listing, currentId: string, options: Li
       const shown = options.all === true ? readable : readable.slice(0, LISTING_ROWS)
       const width = String(Math.max(shown.length, 1)).length
       const matching = options.filter === undefined || options.filter === "" ? "" : ` matching ${JSON.stringify(options.filter)}`
-      const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — /resume <id> to continue one, /resume for the latest`
+      const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — ${options.resumeHint ?? "/resume <id> to continue one, /resume for the latest"}`
       const rows = shown.map((s, i) => {
         const mark = s.id === currentId ? "*" : " "
         return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${relativeTime(s.updatedAt, now)})  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}`

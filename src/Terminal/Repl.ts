@@ -6,9 +6,12 @@ import * as Stream from "effect/Stream"
 import * as path from "node:path"
 import { Agent } from "../Agent"
 import { Changes } from "../Changes"
+import type { StartOn } from "../Args"
 import { AppConfig } from "../Config"
 import { type Conversation, Keeper } from "../Keeper"
 import { McpServers, summaryLine } from "../McpServers"
+import { projectAboveLine } from "../ProjectHint"
+import { startOn } from "../StartOn"
 import { ModelClient } from "../ModelClient"
 import { runTool } from "../Tools"
 import type { TurnEvent } from "../TurnEvent"
@@ -17,6 +20,7 @@ import { type CommandContext, commandNames, parseCommandLine, type TerminalMemor
 import { attachFiles, shellContext } from "./Attachments"
 import { makeCompleter } from "./Completion"
 import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine, usageLine } from "./Render"
+import { recapLines } from "./Recap"
 import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
 import { makeThoughtDisplay } from "./Thought"
@@ -24,16 +28,29 @@ import { makeProgress } from "./Progress"
 import { VERSION } from "../Version"
 
 
+/** How the command line starts the terminal: on which conversation, and with which first question. */
+export interface TerminalStart {
+  readonly start: StartOn
+  readonly question: string | undefined
+}
+
+/** How the terminal ended, for the exit code: 0, 1 when the last turn failed (piped), 2 bad usage, 130. */
+export type TerminalEnd = number
+
 /**
  * The terminal façade: a banner, then questions and slash commands until the user leaves.
  * The agent's layer is built once the banner is out, so that it costs no start-up time.
  */
-export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO>) =>
+export const runTerminal = <E>(
+  cwd: string,
+  agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO>,
+  begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
+) =>
   Effect.gen(function* () {
     const loaded = yield* AppConfig
     const keeper = yield* Keeper
     const model = yield* ModelClient
-    const { print, style } = yield* TerminalIO
+    const { info, style } = yield* TerminalIO
 
     const [server, conversation, listing] = yield* Effect.all(
       [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
@@ -42,7 +59,7 @@ export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent | Chan
     const earlier = earlierCount(listing, "")
     // tips until the project has a saved conversation
     const tips = earlier === 0
-    print.line(
+    info.line(
       banner({
         version: VERSION,
         loaded,
@@ -58,24 +75,38 @@ export const runTerminal = <E>(cwd: string, agentLayer: Layer.Layer<Agent | Chan
       })
     )
     const warning = yield* model.takeWarning
-    if (warning !== undefined) print.line(style.yellow(sanitize(warning)))
+    if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* Effect.serviceOption(McpServers)
-    if (mcp._tag === "Some" && mcp.value.configured !== undefined) print.line(summaryLine(mcp.value.configured))
-    yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation)).pipe(Effect.provide(agentLayer))
+    if (mcp._tag === "Some" && mcp.value.configured !== undefined) info.line(summaryLine(mcp.value.configured))
+    const above = projectAboveLine(cwd, loaded.file)
+    if (above !== undefined) info.line(style.yellow(above))
+    const started = yield* startOn(conversation, cwd, begin.start)
+    if (started._tag === "Failed") {
+      if (started.line !== "") info.line(style.red(sanitize(started.line)))
+      return started.code
+    }
+    for (const line of started.lines) info.line(line)
+    if (started.resumed) {
+      const recap = recapLines((yield* conversation.snapshot).messages, cwd, style)
+      if (recap.length > 0) info.line(recap.join("\n"))
+    }
+    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question)).pipe(Effect.provide(agentLayer))
   })
 
 /** Questions and slash commands, until the user leaves. */
-const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation) =>
+const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation, first: string | undefined) =>
   Effect.gen(function* () {
     const keeper = yield* Keeper
     const changes = yield* Changes
     const { config } = yield* AppConfig
-    const { input, print, style } = yield* TerminalIO
+    const { input, print, info, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
     const titles = new Map<string, string>()
 
-    const red = (line: string) => print.line(style.red(sanitize(line)))
-    const notice = (line: string | undefined) => (line === undefined ? undefined : print.line(style.yellow(sanitize(line))))
+    const red = (line: string) => info.line(style.red(sanitize(line)))
+    const notice = (line: string | undefined) => (line === undefined ? undefined : info.line(style.yellow(sanitize(line))))
+    /** Whether the last turn failed: piped, mm then ends with exit code 1. */
+    let lastFailed = false
 
     const thoughts = makeThoughtDisplay({ print, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
 
@@ -94,17 +125,18 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
             return print.write(sanitize(event.text))
           case "ToolCallStarted":
             titles.set(event.id, event.title)
-            print.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
+            print.endLine()
+            info.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
             return progress.start(`running ${sanitize(event.name)}`)
           case "ToolCallFinished":
             memory.lastTool = { name: event.name, title: sanitize(titles.get(event.id) ?? ""), output: sanitize(event.output) }
-            print.line(toolResultLine(sanitize(event.output), event.failed, style))
+            info.line(toolResultLine(sanitize(event.output), event.failed, style))
             // the model is asked again with the result
             return progress.start(waiting)
           case "Notice":
             if (event.quiet !== true) return notice(event.text)
             // a retry's wait: the model is still being waited for
-            print.line(style.dim(sanitize(event.text)))
+            info.line(style.dim(sanitize(event.text)))
             return progress.start(waiting)
           case "Usage":
             usage = event
@@ -112,10 +144,12 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
           case "CompactionFailed":
             return red(event.error.message)
           case "TurnFailed":
+            lastFailed = true
+            print.endLine()
             return red(event.error.message)
           case "TurnFinished":
             print.endLine()
-            if (usage !== undefined) print.line(style.dim(usageLine(usage)))
+            if (usage !== undefined) info.line(style.dim(usageLine(usage)))
             usage = undefined
             return
         }
@@ -133,13 +167,14 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
         )
         if (outcome._tag === "Cancelled") {
           progress.stop()
-          print.line(style.dim("⏹ cancelled"))
+          info.line(style.dim("⏹ cancelled"))
         }
         return outcome
       })
 
     const ask = (question: string) =>
       Effect.gen(function* () {
+        lastFailed = false
         progress.start(waiting)
         const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(Effect.sync(progress.stop)))
         return yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
@@ -180,13 +215,17 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
       Effect.gen(function* () {
         const attached = attachFiles(cwd, line)
         if (attached._tag === "Problem") return notice(attached.line)
-        if (attached.files.length > 0) print.line(style.dim(`attached ${attached.files.join(", ")}`))
+        if (attached.files.length > 0) info.line(style.dim(`attached ${attached.files.join(", ")}`))
         yield* ask(attached.text)
       })
 
     const prompt = style.bold("> ")
     let atPrompt = false
     yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
+    if (first !== undefined) {
+      if (input.interactive) print.line(`${prompt}${first}`)
+      yield* ask(first)
+    }
     while (true) {
       atPrompt = true
       const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "")).pipe(
@@ -211,6 +250,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation)
       yield* question(line)
     }
     yield* goodbye(conversation)
+    return !input.interactive && lastFailed ? 1 : 0
   })
 
 /**
@@ -236,9 +276,10 @@ const tellServersWhenUp = (idle: () => boolean, prompt: string) =>
 /** Leaving: the session's id, when it was saved, so it can be found again. */
 const goodbye = (conversation: Conversation) =>
   Effect.gen(function* () {
-    const { print } = yield* TerminalIO
+    const { print, info } = yield* TerminalIO
     print.endLine()
+    info.endLine()
     const id = yield* conversation.id
     const status = yield* conversation.status
-    if (id !== "" && status._tag === "Saving") print.line(goodbyeLine(id))
+    if (id !== "" && status._tag === "Saving") info.line(goodbyeLine(id))
   })

@@ -89,17 +89,30 @@ const clipColumns = (line: string, width: number): string => {
 
 export class TerminalIO extends Context.Tag("mm/TerminalIO")<
   TerminalIO,
-  { readonly input: TerminalInput; readonly print: Printer; readonly style: Style }
+  {
+    readonly input: TerminalInput
+    /** Answers and what commands print: stdout. */
+    readonly print: Printer
+    /** The banner, tool lines, notices and red lines: the same printer on a terminal, stderr when stdin is piped. */
+    readonly info: Printer
+    readonly style: Style
+  }
 >() {}
 
 export const TerminalIOLive = Layer.scoped(
   TerminalIO,
   Effect.acquireRelease(
-    Effect.sync(() => ({
-      input: process.stdin.isTTY === true ? makeLineEditor(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stdout),
-      print: makePrinter(process.stdout, { live: process.stdout.isTTY === true, columns: () => process.stdout.columns }),
-      style: styleFor(process.stdout, process.env)
-    })),
+    Effect.sync(() => {
+      const tty = process.stdin.isTTY === true
+      const print = makePrinter(process.stdout, { live: process.stdout.isTTY === true, columns: () => process.stdout.columns })
+      return {
+        input: tty ? makeLineEditor(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stderr),
+        print,
+        // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
+        info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns }),
+        style: styleFor(process.stdout, process.env)
+      }
+    }),
     (io) => Effect.sync(() => io.input.close())
   )
 )
@@ -111,13 +124,14 @@ export const TerminalIOLive = Layer.scoped(
  */
 export const TerminalApprover = Layer.effect(
   Approver,
-  Effect.map(TerminalIO, ({ input, print, style }) => ({
+  Effect.map(TerminalIO, ({ input, print, info, style }) => ({
     ask: (request) => {
       if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
       const choices = choicesOf(request)
       return Effect.flatMap(
         Effect.promise(() => {
           print.endLine()
+          info.endLine()
           // no status line over the preview and the question while it waits
           const release = print.hold()
           print.write(previewBlock(request, style, (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80))

@@ -28,6 +28,8 @@ export class MmProcess {
   readonly child: ChildProcess
   stdout = ""
   stderr = ""
+  /** stdout and stderr as they arrived, interleaved. */
+  all = ""
   readonly exited: Promise<number | null>
 
   constructor(cwd: string, args: ReadonlyArray<string> = [], env: Record<string, string | undefined> = {}) {
@@ -36,8 +38,14 @@ export class MmProcess {
       env: { ...process.env, NO_COLOR: undefined, AGENT_CONFIG: undefined, ...env },
       stdio: ["pipe", "pipe", "pipe"]
     })
-    this.child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (this.stdout += chunk))
-    this.child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (this.stderr += chunk))
+    this.child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      this.stdout += chunk
+      this.all += chunk
+    })
+    this.child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      this.stderr += chunk
+      this.all += chunk
+    })
     this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)))
   }
 
@@ -45,11 +53,14 @@ export class MmProcess {
     this.child.stdin!.write(`${line}\n`)
   }
 
-  /** Waits until stdout (from `from` on) matches; fails with what was printed after `timeoutMs`. */
-  async waitFor(pattern: RegExp | string, from = 0, timeoutMs = 15_000): Promise<string> {
+  /**
+   * Waits until stdout (or `stream`, from `from` on) matches; fails with what was printed after
+   * `timeoutMs`. Piped, answers are on stdout and the banner, tool lines, notices and red lines on stderr.
+   */
+  async waitFor(pattern: RegExp | string, from = 0, timeoutMs = 15_000, stream: "stdout" | "stderr" | "all" = "stdout"): Promise<string> {
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
-      const seen = this.stdout.slice(from)
+      const seen = this[stream].slice(from)
       if (typeof pattern === "string" ? seen.includes(pattern) : pattern.test(seen)) return seen
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
@@ -73,9 +84,9 @@ export const runMm = async (
   lines: ReadonlyArray<string>,
   args: ReadonlyArray<string> = [],
   env: Record<string, string | undefined> = {}
-): Promise<{ stdout: string; stderr: string; code: number | null }> => {
+): Promise<{ stdout: string; stderr: string; all: string; code: number | null }> => {
   const mm = new MmProcess(cwd, args, env)
   for (const line of lines) mm.send(line)
   const code = await mm.end()
-  return { stdout: mm.stdout, stderr: mm.stderr, code }
+  return { stdout: mm.stdout, stderr: mm.stderr, all: mm.all, code }
 }

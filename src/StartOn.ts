@@ -41,25 +41,47 @@ export const startOn = (conversation: Conversation, cwd: string, start: StartOn)
         break
       }
       case "Pick": {
-        if (keeper.dirFor(cwd) === undefined) return failed(SESSIONS_OFF, 2)
-        if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
-          return failed("--resume needs an id when there is no terminal to pick from", 2)
-        }
-        const listing = yield* keeper.list(cwd)
-        if (listing._tag === "Failed") return failed(`cannot list the sessions in ${listing.dir}: ${listing.reason}`, 1)
-        const { pickSession } = yield* Effect.promise(() => import("./Terminal/Picker"))
-        const picked = yield* Effect.promise(() => pickSession(listing._tag === "Listed" ? listing.entries : []))
-        if (picked._tag === "None") {
-          return started(["no earlier session to resume (only sessions with at least one turn count): this is a new one"], false)
-        }
-        if (picked._tag === "Cancelled") return failed("", 130)
-        id = picked.id
+        const picked = yield* pickStart(cwd)
+        if (picked._tag === "Failed") return picked
+        if (picked.start._tag !== "Id") return started(picked.lines, false)
+        id = picked.start.id
         break
       }
     }
     const resumed = yield* Effect.either(conversation.resume(id))
     if (resumed._tag === "Left") return failed(resumed.left.message, resumed.left.reason === "not-found" ? 2 : 1)
     return started(resumed.right === undefined ? [] : [resumedLine(resumed.right)], true)
+  })
+
+export type Picked =
+  | { readonly _tag: "Picked"; readonly start: StartOn; readonly lines: ReadonlyArray<string> }
+  | Extract<Started, { _tag: "Failed" }>
+
+/**
+ * `--resume` without an id: the list to pick from, on a terminal. Runs before the terminal's
+ * own input is set up, so that the two never read the same keys.
+ */
+export const pickStart = (cwd: string) =>
+  Effect.gen(function* () {
+    const keeper = yield* Keeper
+    const failed = (line: string, code: number) => ({ _tag: "Failed", line, code }) as const
+    if (keeper.dirFor(cwd) === undefined) return failed(SESSIONS_OFF, 2)
+    if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
+      return failed("--resume needs an id when there is no terminal to pick from", 2)
+    }
+    const listing = yield* keeper.list(cwd)
+    if (listing._tag === "Failed") return failed(`cannot list the sessions in ${listing.dir}: ${listing.reason}`, 1)
+    const { pickSession } = yield* Effect.promise(() => import("./Terminal/Picker"))
+    const picked = yield* Effect.promise(() => pickSession(listing._tag === "Listed" ? listing.entries : []))
+    if (picked._tag === "Cancelled") return failed("", 130)
+    if (picked._tag === "None") {
+      return {
+        _tag: "Picked",
+        start: { _tag: "New" },
+        lines: ["no earlier session to resume (only sessions with at least one turn count): this is a new one"]
+      } satisfies Picked
+    }
+    return { _tag: "Picked", start: { _tag: "Id", id: picked.id }, lines: [] } satisfies Picked
   })
 
 /** A new conversation of the project, put on the session the command line asked for. */

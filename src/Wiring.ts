@@ -11,6 +11,7 @@ import { KeeperLive } from "./Keeper"
 import { McpServersLive } from "./McpServers"
 import { OpenAiClientNode } from "./OpenAiClient"
 import { runPrint } from "./Print"
+import { pickStart } from "./StartOn"
 import { runTerminal } from "./Terminal/Repl"
 import { TerminalApprover, TerminalIOLive } from "./Terminal/TerminalIO"
 
@@ -65,8 +66,20 @@ export const run = (args: RunArgs) =>
     const loaded = allowAllWhen(args.yes, original)
     const program = args.print
       ? runPrint(args, process.cwd()).pipe(Effect.provide(printLayer(loaded)))
-      : runTerminal(process.cwd(), terminalAgentLayer, { start: args.start, question: args.question }).pipe(
-          Effect.provide(terminalLayer(loaded))
+      : Effect.flatMap(
+          args.start._tag === "Pick" ? pickStart(process.cwd()).pipe(Effect.provide(storeLayers(loaded))) : Effect.succeed(undefined),
+          (picked) => {
+            if (picked?._tag === "Failed") {
+              return Effect.sync(() => {
+                if (picked.line !== "") process.stderr.write(`mm: ${picked.line}\n`)
+                return picked.code
+              })
+            }
+            for (const line of picked?.lines ?? []) process.stdout.write(`${line}\n`)
+            return runTerminal(process.cwd(), terminalAgentLayer, { start: picked?.start ?? args.start, question: args.question }).pipe(
+              Effect.provide(terminalLayer(loaded))
+            )
+          }
         )
     return Effect.map(program, (code) => {
       if (code !== 0) ExitCode.code = code

@@ -244,9 +244,11 @@ describe("hardening", () => {
     )
     const run = await runMm(project, ["title \u001b]0;EVIL\u0007 here", "/sessions"])
     expect(run.stdout).toContain("done TITLE and red")
-    expect(run.stdout).toContain("  ↳ exit code 0 · moved")
+    // piped, tool lines are on stderr
+    expect(run.stderr).toContain("  ↳ exit code 0 · moved")
     expect(run.stdout).toMatch(/1 turn\(s\)  title  here\n/)
     expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
-    expect(run.stdout).not.toContain("PWNED\u0007")
+    expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+    expect(run.stdout + run.stderr).not.toContain("PWNED\u0007")
   })
 })

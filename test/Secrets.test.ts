@@ -111,7 +111,7 @@ describe("the API key end to end", () => {
     )
     fs.writeFileSync(path.join(project, "key.txt"), key)
     const run = await runMm(project, ["first question", "show the environment"], [], { MM_TEST_API_KEY: key })
-    expect(run.stdout).toContain("model server answered HTTP 401: invalid key [redacted] for this server")
+    expect(run.stderr).toContain("model server answered HTTP 401: invalid key [redacted] for this server")
     expect(run.stdout).toContain("the key is [redacted]")
     expect(run.stdout + run.stderr).not.toContain(key)
     const requests = server.completions().slice(-2)

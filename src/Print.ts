@@ -1,6 +1,5 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Agent, AgentLive } from "./Agent"
 import { Approver } from "./Approver"
@@ -94,6 +93,8 @@ const answer = (run: RunArgs, agent: Agent["Type"], conversation: Conversation, 
     let text = ""
     let failed = false
     let open = false
+    /** What the server reported for the turn's last model call. */
+    let lastUsage: { readonly promptTokens: number; readonly completionTokens: number } | undefined
     const json = run.outputFormat === "json"
     const emit = (event: PrintEvent) => io.out(`${JSON.stringify(event)}\n`)
 
@@ -110,7 +111,8 @@ const answer = (run: RunArgs, agent: Agent["Type"], conversation: Conversation, 
         } else if (event._tag === "ToolCallStarted" || event._tag === "ToolCallFinished") {
           open = false
         }
-        const usage = event._tag === "TurnFinished" ? yield* Ref.get(conversation.usage) : undefined
+        if (event._tag === "Usage") lastUsage = event.estimated ? undefined : event
+        const usage = event._tag === "TurnFinished" ? lastUsage : undefined
         if (json) {
           const line = printEventJson(event, usage)
           if (line !== undefined) emit(line)

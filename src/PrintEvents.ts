@@ -1,4 +1,8 @@
-import type { Usage } from "./ModelClient"
+/** The token counts of a model call as the server reported them. */
+export interface Usage {
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
 import type { TurnEvent } from "./TurnEvent"
 
 /**
@@ -7,6 +11,7 @@ import type { TurnEvent } from "./TurnEvent"
  */
 export type PrintEvent =
   | { readonly type: "text"; readonly text: string }
+  | { readonly type: "reasoning"; readonly text: string }
   | {
       readonly type: "tool_call"
       readonly id: string
@@ -19,6 +24,13 @@ export type PrintEvent =
   | { readonly type: "tool_result"; readonly id: string; readonly name: string; readonly status: "completed" | "failed"; readonly output: string }
   | { readonly type: "notice"; readonly text: string }
   | { readonly type: "compaction_failed"; readonly line: string; readonly raw: string }
+  | {
+      readonly type: "usage"
+      readonly promptTokens: number
+      readonly completionTokens: number
+      readonly contextWindow: number
+      readonly estimated: boolean
+    }
   | {
       readonly type: "turn_finished"
       readonly stopReason: string
@@ -38,6 +50,16 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
   switch (event._tag) {
     case "TextDelta":
       return { type: "text", text: event.text }
+    case "ReasoningDelta":
+      return { type: "reasoning", text: event.text }
+    case "Usage":
+      return {
+        type: "usage",
+        promptTokens: event.promptTokens,
+        completionTokens: event.completionTokens,
+        contextWindow: event.contextWindow,
+        estimated: event.estimated
+      }
     case "ToolCallStarted":
       return {
         type: "tool_call",

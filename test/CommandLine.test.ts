@@ -347,3 +347,19 @@ describe("mm on the command line", () => {
     expect(below.stderr).toContain(`agent.yaml found in ${project} — start mm there, or pass --config`)
   })
 })
+
+describe("mm init's look for a local server", () => {
+  it("asks each port's /v1/models on 127.0.0.1 and keeps those that answer, with their models", async () => {
+    const ollama = await startFakeModelServer({ models: ["qwen2.5-coder:7b", "llama3.2:3b"] })
+    const closed = await closedPort()
+    const { probeLocalServers, USUAL_SERVERS } = await import("../src/Init")
+    expect(USUAL_SERVERS.map((s) => s.port)).toEqual([11434, 8080, 1234, 8000])
+    const found = await probeLocalServers([
+      { port: closed, name: "nobody" },
+      { port: ollama.port, name: "Ollama" }
+    ])
+    expect(found).toEqual([{ url: `http://127.0.0.1:${ollama.port}/v1`, name: "Ollama", models: ["qwen2.5-coder:7b", "llama3.2:3b"] }])
+    expect(ollama.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /v1/models"])
+    await ollama.close()
+  })
+})

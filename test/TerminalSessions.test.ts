@@ -213,7 +213,7 @@ describe("the terminal with persistent sessions", () => {
 
     server.push({ text: "in B" })
     const fromB = await runMm(b, ["question in project B", `/resume ${idOfA}`])
-    expect(fromB.stdout).toContain(`session ${idOfA} belongs to ${a}`)
+    expect(fromB.stderr).toContain(`session ${idOfA} belongs to ${a}`)
     expect(fs.readFileSync(path.join(store, fileOfA), "utf8")).toBe(before)
     const ofB = fs
       .readdirSync(store)

@@ -108,7 +108,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
     /** Whether the last turn failed: piped, mm then ends with exit code 1. */
     let lastFailed = false
 
-    const thoughts = makeThoughtDisplay({ print, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
+    const thoughts = makeThoughtDisplay({ print: info, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
 
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`

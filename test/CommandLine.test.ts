@@ -296,6 +296,33 @@ describe("mm on the command line", () => {
     expect(listing.stdout.split("\n")[0]).toMatch(/^1 session\(s\) in .* — mm --resume <id> to continue one$/)
   })
 
+  it("mm sessions rm takes with it the checkpoints no other session uses", async () => {
+    const project = tempProject(withSessions(server.url))
+    server.push(
+      { toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "only in the removed session" } }] },
+      { text: "written" },
+      { toolCalls: [{ name: "write_file", arguments: { path: "kept.txt", content: "in the kept session" } }] },
+      { text: "written too" }
+    )
+    await mm(project, ["-p", "write notes"])
+    const [removed] = sessionFiles(project)
+    await mm(project, ["-p", "write kept"])
+    const checkpoints = path.join(project, ".mm/checkpoints")
+    const blobs = () => fs.readdirSync(checkpoints).filter((f) => !f.startsWith("."))
+    const before = blobs()
+    expect(before.length).toBeGreaterThanOrEqual(2)
+    // blobs written in the last minute are kept (a running mm may be about to record them): age them
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    for (const blob of before) fs.utimesSync(path.join(checkpoints, blob), hourAgo, hourAgo)
+    const run = await mm(project, ["sessions", "rm", "--yes", removed.slice(0, -5)])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^deleted .*\nremoved [1-9]\d* checkpoint\(s\) no session uses/)
+    const after = blobs()
+    expect(after.length).toBeLessThan(before.length)
+    const kept = readSession(project, sessionFiles(project)[0])
+    for (const change of kept.changes) if (change.after !== null) expect(after).toContain(change.after)
+  })
+
   it("an unknown option says so with the usage, exit 2; so do the library's options mm does not offer", async () => {
     const project = tempProject(configFor(server.url))
     for (const args of [["--nope"], ["-p", "q", "--nope"], ["sessions", "--nope"], ["--wizard"], ["--log-level", "debug"]]) {

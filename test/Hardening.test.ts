@@ -22,8 +22,9 @@ describe("hardening", () => {
       { text: "next answer" }
     )
     const run = await runMm(project, ["read them", "and now?"])
-    expect(run.stdout).toContain("  ✗ /dev/zero is a character device; the file tools read regular files only")
-    expect(run.stdout).toContain("  ✗ pipe is a named pipe (FIFO); the file tools read regular files only")
+    // piped, tool lines are on stderr
+    expect(run.stderr).toContain("  ✗ /dev/zero is a character device; the file tools read regular files only")
+    expect(run.stderr).toContain("  ✗ pipe is a named pipe (FIFO); the file tools read regular files only")
     expect(run.stdout).toContain("next answer")
     expect(run.code).toBe(0)
   })
@@ -37,7 +38,7 @@ describe("hardening", () => {
     )
     // piped, no one can answer: the call that needs approval is refused, the other runs
     const run = await runMm(project, ["read both"])
-    expect(run.stdout.match(/not approved: no terminal to ask/g)).toHaveLength(1)
+    expect(run.stderr.match(/not approved: no terminal to ask/g)).toHaveLength(1)
     const toolResults = server.completions().at(-1)!.body.messages.filter((m: { role: string }) => m.role === "tool")
     expect(toolResults.map((m: { content: string }) => m.content)).toEqual([
       "inside",
@@ -59,10 +60,10 @@ describe("hardening", () => {
       { text: "second answer" }
     )
     const run = await runMm(project, ["first", "second"])
-    const lines = run.stdout.split("\n")
+    const lines = run.stderr.split("\n")
     expect(lines.filter((line) => line.startsWith("model server answered HTTP 500"))).toEqual(["model server answered HTTP 500: overloaded"])
-    expect(run.stdout).toContain("second answer")
-    expect(run.stderr).toBe("")
+    expect(run.stdout).toBe("second answer\n")
+    expect(run.stderr.length).toBeLessThan(2000)
     const saved = sessionFile(project)
     expect(saved.errors).toHaveLength(1)
     expect(Buffer.byteLength(saved.errors[0].raw)).toBeLessThanOrEqual(4096)
@@ -74,7 +75,7 @@ describe("hardening", () => {
     const piece = "z".repeat(100 * 1024)
     server.push({ text: Array.from({ length: 60 }, () => piece) }, { text: "short answer" })
     const run = await runMm(project, ["write a lot", "now briefly"])
-    expect(run.stdout).toContain("the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up")
+    expect(run.stderr).toContain("the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up")
     expect(run.stdout).toContain("short answer")
     const saved = sessionFile(project)
     expect(saved.errors).toMatchObject([

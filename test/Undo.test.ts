@@ -72,37 +72,37 @@ describe("/changes and /undo in the terminal", () => {
     expect(fs.readFileSync(path.join(blobDir, saved.changes[0].before))).toEqual(original.a)
     expect(saved.messages.some((m: any) => "changes" in m)).toBe(false)
 
-    let mark = mm.stdout.length
+    let mark = mm.all.length
     mm.send("/changes")
-    const listing = await mm.waitFor("c.txt", mark)
+    const listing = await mm.waitFor("c.txt", mark, undefined, "all")
     expect(listing).toContain('turn 1  "make the changes"')
     expect(listing).toContain("  a.txt  +1 -1\n")
     expect(listing).toContain("  b.txt  +1 -0\n")
     expect(listing).toContain(`  ${path.join("sub", "c.txt")}  +3 -0  (created)`)
 
-    mark = mm.stdout.length
+    mark = mm.all.length
     mm.send("/changes 1")
-    const diffs = await mm.waitFor("+mm", mark)
+    const diffs = await mm.waitFor("+mm", mark, undefined, "all")
     expect(diffs).toContain("    -two\n    +TWO")
 
-    mark = mm.stdout.length
+    mark = mm.all.length
     mm.send("/undo")
-    const preview = await mm.waitFor("undo turn 1? [y]es [n]o: ", mark)
+    const preview = await mm.waitFor("undo turn 1? [y]es [n]o: ", mark, undefined, "all")
     expect(preview).toContain("/undo takes back turn 1:")
     expect(preview).toContain("  restore a.txt  +1 -1")
     expect(preview).toContain("    -TWO\n    +two")
     expect(preview).toContain(`  delete ${path.join("sub", "c.txt")}  (the turn created it)`)
     mm.send("y")
-    const undone = await mm.waitFor("the model is told", mark)
+    const undone = await mm.waitFor("the model is told", mark, undefined, "all")
     expect(undone).toContain(`↩️ undid turn 1: restored a.txt, b.txt; deleted ${path.join("sub", "c.txt")}`)
     expect(fs.readFileSync(path.join(project, "a.txt"))).toEqual(original.a)
     expect(fs.readFileSync(path.join(project, "b.txt"))).toEqual(original.b)
     expect(fs.existsSync(path.join(project, "sub/c.txt"))).toBe(false)
 
     server.push({ text: "understood" })
-    mark = mm.stdout.length
+    mark = mm.all.length
     mm.send("what now?")
-    await mm.waitFor("understood", mark)
+    await mm.waitFor("understood", mark, undefined, "all")
     expect(await mm.end()).toBe(0)
     const messages = server.completions().at(-1)!.body.messages
     const note = messages.at(-2)
@@ -129,34 +129,34 @@ describe("/changes and /undo in the terminal", () => {
     await mm.waitFor("done")
     fs.writeFileSync(path.join(project, "b.txt"), "edited by hand\n")
 
-    let mark = mm.stdout.length
+    let mark = mm.all.length
     mm.send("/undo")
-    const preview = await mm.waitFor("undo turn 1? [y]es [n]o: ", mark)
+    const preview = await mm.waitFor("undo turn 1? [y]es [n]o: ", mark, undefined, "all")
     expect(preview).toContain("  b.txt was changed after mm wrote it: asked separately")
     mm.send("y")
-    const asked = await mm.waitFor("restore b.txt anyway? [y]es [n]o: ", mark)
+    const asked = await mm.waitFor("restore b.txt anyway? [y]es [n]o: ", mark, undefined, "all")
     expect(asked).toContain("b.txt was changed after mm wrote it; restoring it gives up these changes:\n")
     expect(asked).toContain("    -edited by hand\n    +beta")
     mm.send("n")
-    const undone = await mm.waitFor("the model is told", mark)
+    const undone = await mm.waitFor("the model is told", mark, undefined, "all")
     expect(undone).toContain("left as they are: b.txt (changed since mm wrote it)")
     expect(read(project, "a.txt")).toBe("one\ntwo\nthree\n")
     expect(read(project, "b.txt")).toBe("edited by hand\n")
     expect(fs.existsSync(path.join(project, "sub/c.txt"))).toBe(false)
 
-    mark = mm.stdout.length
+    mark = mm.all.length
     mm.send("/undo")
-    const again = await mm.waitFor("? [y]es [n]o: ", mark)
+    const again = await mm.waitFor("? [y]es [n]o: ", mark, undefined, "all")
     expect(again).toContain("/undo takes back undo of turn 1:")
     mm.send("y")
-    await mm.waitFor("the model is told", mark)
+    await mm.waitFor("the model is told", mark, undefined, "all")
     expect(read(project, "a.txt")).toBe("one\nTWO\nthree\n")
     expect(read(project, "sub/c.txt")).toBe("created\nby\nmm\n")
     expect(read(project, "b.txt")).toBe("edited by hand\n")
 
-    mark = mm.stdout.length
+    mark = mm.all.length
     mm.send("/changes")
-    const listing = await mm.waitFor("undo of undo of turn 1", mark)
+    const listing = await mm.waitFor("undo of undo of turn 1", mark, undefined, "all")
     expect(listing).toMatch(/undo of turn 1\n {2}a\.txt {2}\+1 -1\n/)
     expect(await mm.end()).toBe(0)
   })
@@ -164,13 +164,13 @@ describe("/changes and /undo in the terminal", () => {
   it("says so when nothing was changed, and does nothing when the user says no", async () => {
     const project = project3(server)
     const idle = await runMm(project, ["/changes", "/undo", "/undo x"])
-    expect(idle.stdout).toContain("no file changed by mm in this session yet (changes made by bash commands are not tracked)")
-    expect(idle.stdout).toContain("nothing to undo: no file changed by mm in this session yet")
-    expect(idle.stdout).toContain("usage: /undo [N]")
+    expect(idle.all).toContain("no file changed by mm in this session yet (changes made by bash commands are not tracked)")
+    expect(idle.all).toContain("nothing to undo: no file changed by mm in this session yet")
+    expect(idle.all).toContain("usage: /undo [N]")
 
     editingTurn(server)
     const run = await runMm(project, ["make the changes", "/undo", "n"])
-    expect(run.stdout).toContain("nothing undone")
+    expect(run.all).toContain("nothing undone")
     expect(read(project, "a.txt")).toBe("one\nTWO\nthree\n")
   })
 
@@ -184,8 +184,8 @@ describe("/changes and /undo in the terminal", () => {
       { text: "three" }
     )
     const run = await runMm(project, ["q1", "q2", "q3", "/changes", "/undo 2", "y"])
-    expect(run.stdout).toContain("/undo takes back turns 3, 1:")
-    expect(run.stdout).toMatch(/turn 1 {2}"q1"\n {2}a\.txt {2}\+1 -3\nturn 3 {2}"q3"\n {2}a\.txt {2}\+1 -1\n/)
+    expect(run.all).toContain("/undo takes back turns 3, 1:")
+    expect(run.all).toMatch(/turn 1 {2}"q1"\n {2}a\.txt {2}\+1 -3\nturn 3 {2}"q3"\n {2}a\.txt {2}\+1 -1\n/)
     expect(read(project, "a.txt")).toBe("one\ntwo\nthree\n")
   })
 
@@ -194,7 +194,7 @@ describe("/changes and /undo in the terminal", () => {
     fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\nthree\n")
     server.push({ toolCalls: [{ id: "x", name: "write_file", arguments: { path: "a.txt", content: "gone\n" } }] }, { text: "ok" })
     const run = await runMm(project, ["q", "/undo", "y"])
-    expect(run.stdout).toContain("↩️ undid turn 1: restored a.txt")
+    expect(run.all).toContain("↩️ undid turn 1: restored a.txt")
     expect(read(project, "a.txt")).toBe("one\ntwo\nthree\n")
     expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
   })
@@ -223,9 +223,9 @@ describe("/undo killed midway", () => {
     )
     const mm = new MmProcess(project)
     mm.send("rewrite them")
-    await mm.waitFor("rewritten", 0, 60_000)
+    await mm.waitFor("rewritten", 0, 60_000, "all")
     mm.send("/undo")
-    await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000)
+    await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000, "all")
     mm.send("y")
     // kill as soon as the first restored file's temporary copy appears
     const deadline = Date.now() + 30_000
@@ -243,7 +243,7 @@ describe("/undo killed midway", () => {
     // the session file is whole, and a second /undo finishes the job
     expect(sessionOf(project).changes.filter((c: any) => c.kind === "undo")).toEqual([])
     const again = await runMm(project, ["/resume", "/undo", "y"])
-    expect(again.stdout).toContain("↩️ undid turn 1")
+    expect(again.all).toContain("↩️ undid turn 1")
     names.forEach((name, i) => expect(fs.readFileSync(path.join(project, name), "utf8") === before(i)).toBe(true))
   }, 120_000)
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -14,13 +14,14 @@ const checkout = (change?: string): string => {
   return dir
 }
 
+/** What mm printed on stderr: piped, the banner is there. */
 const run = (bin: string, cache: string, cwd: string): string =>
-  execFileSync(process.execPath, [path.join(bin, "mm.js")], {
+  spawnSync(process.execPath, [path.join(bin, "mm.js")], {
     cwd,
     input: "/exit\n",
     encoding: "utf8",
     env: { ...process.env, XDG_CACHE_HOME: cache, MM_NO_CODE_CACHE: undefined, AGENT_CONFIG: undefined }
-  })
+  }).stderr
 
 describe("the V8 code cache", () => {
   it("is kept per checkout and per content: two checkouts of different code neither share nor evict it", () => {

@@ -111,7 +111,7 @@ describe("hardening", () => {
     )
     server.push({ text: "still answering" })
     const run = await runMm(project, [`/resume ${idLike(1)}`, "are you there?"])
-    expect(run.stdout).toContain(`session ${idLike(1)} is unreadable: nested deeper than 256 levels; not a session mm wrote`)
+    expect(run.stderr).toContain(`session ${idLike(1)} is unreadable: nested deeper than 256 levels; not a session mm wrote`)
     expect(run.stdout).toContain("still answering")
     expect(run.code).toBe(0)
     expect(run.stderr).not.toContain("call stack")
@@ -131,8 +131,8 @@ describe("hardening", () => {
     const run = await runMm(project, ["/sessions", `/resume ${idLike(3)}`])
     expect(run.stdout).toContain(`${idLike(2)}  unreadable: turns: expected a whole number of 0 or more, got -5`)
     expect(run.stdout).toContain(`${idLike(3)}  unreadable:`)
-    expect(run.stdout).toContain(`session ${idLike(3)} is unreadable: it is a symbolic link; mm reads only session files it wrote`)
-    expect(run.stdout).not.toContain("TOP-SECRET")
+    expect(run.stderr).toContain(`session ${idLike(3)} is unreadable: it is a symbolic link; mm reads only session files it wrote`)
+    expect(run.stdout + run.stderr).not.toContain("TOP-SECRET")
   })
 
   it("a sessions directory that is a dangling link is said at start: not saved", async () => {
@@ -141,9 +141,9 @@ describe("hardening", () => {
     fs.symlinkSync(path.join(project, "gone"), sessionsDir(project))
     server.push({ text: "answered anyway" })
     const run = await runMm(project, ["hello"])
-    expect(run.stdout).toContain(`sessions: not saved (cannot write ${sessionsDir(project)}: ${sessionsDir(project)} is a symbolic link to ${path.join(project, "gone")}, which does not exist)`)
-    expect(run.stdout).not.toContain("saved under")
-    expect(run.stdout).toContain("answered anyway")
+    expect(run.stderr).toContain(`sessions: not saved (cannot write ${sessionsDir(project)}: ${sessionsDir(project)} is a symbolic link to ${path.join(project, "gone")}, which does not exist)`)
+    expect(run.stdout + run.stderr).not.toContain("saved under")
+    expect(run.stdout).toBe("answered anyway\n")
   })
 
   it("a session file rewritten by a newer mm mid-session: the conversation goes on under a new id, nothing lost", async () => {
@@ -164,7 +164,7 @@ describe("hardening", () => {
     mm.send("second question")
     await mm.waitFor("second answer", mark)
     expect(await mm.end()).toBe(0)
-    const said = /session (\S+) was rewritten by a newer mm; this conversation continues as (\S+)/.exec(mm.stdout)
+    const said = /session (\S+) was rewritten by a newer mm; this conversation continues as (\S+)/.exec(mm.stderr)
     expect(said?.[1]).toBe(file.slice(0, -5))
     const moved = JSON.parse(fs.readFileSync(path.join(sessionsDir(project), `${said![2]}.json`), "utf8"))
     expect(moved.turns).toBe(2)

@@ -86,8 +86,9 @@ export const run = (args: RunArgs) =>
     })
   })
 
-/** What `-p` needs: configuration, sessions and the model client; no keyboard. */
+/** What `-p` needs: configuration, sessions, the model client and the MCP servers; no keyboard. */
 export const printLayer = (loaded: LoadedConfig) => {
   const base = storeLayers(loaded)
-  return Layer.mergeAll(base, OpenAiClientNode.pipe(Layer.provide(base)))
+  const mcp = McpServersLive({ projectDir: process.cwd() }).pipe(Layer.provide(base))
+  return Layer.mergeAll(base, OpenAiClientNode.pipe(Layer.provide(base)), mcp)
 }

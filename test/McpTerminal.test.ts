@@ -76,9 +76,10 @@ describe("MCP servers in the terminal", () => {
     const mm = new MmProcess(project)
     mm.send("say hi through the server")
     await mm.waitFor("The server said hi.")
-    expect(mm.stdout).toContain("mcp: 2 servers starting — /mcp to see them")
-    expect(mm.stdout).toContain('mcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT')
-    expect(mm.stdout).toContain("⚙ mcp__test__echo  hi there\n  ↳ echo: hi there\n")
+    // piped: the banner, notices and tool lines are on stderr, answers on stdout
+    expect(mm.stderr).toContain("mcp: 2 servers starting — /mcp to see them")
+    expect(mm.stderr).toContain('mcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT')
+    expect(mm.stderr).toContain("⚙ mcp__test__echo  hi there\n  ↳ echo: hi there\n")
     const [first, second] = fake.completions()
     expect(first.body.tools.map((t: any) => t.function.name)).toEqual([
       "bash",
@@ -98,12 +99,12 @@ describe("MCP servers in the terminal", () => {
 
     mm.send("now wait")
     await mm.waitFor("It was too slow.")
-    expect(mm.stdout).toContain('✗ mcp server "test" did not answer within 2 s; its tools are left out for the rest of this turn')
+    expect(mm.stderr).toContain('✗ mcp server "test" did not answer within 2 s; its tools are left out for the rest of this turn')
     expect(fake.completions()[3].body.tools.map((t: any) => t.function.name)).not.toContain("mcp__test__echo")
 
     mm.send("now fail")
     await mm.waitFor("It failed.")
-    expect(mm.stdout).toContain("⚙ mcp__test__fail\n  ✗ it failed on purpose\n")
+    expect(mm.stderr).toContain("⚙ mcp__test__fail\n  ✗ it failed on purpose\n")
     expect(fake.completions()[5].body.messages.at(-1)).toMatchObject({ role: "tool", content: "it failed on purpose" })
 
     mm.send("/mcp")
@@ -117,8 +118,10 @@ describe("MCP servers in the terminal", () => {
     await mm.waitFor("It crashed.")
     mm.send("still there?")
     await mm.waitFor("Still here.")
-    // each answer is followed by its dim usage line
-    expect(mm.stdout).toMatch(/⚙ mcp__test__crash\n  ✗ mcp server "test" stopped during the call \(crashing on purpose\)\nIt crashed\.\n~[\d.k]+ in · [^\n]* context\nStill here\./)
+    expect(mm.stderr).toContain('⚙ mcp__test__crash\n  ✗ mcp server "test" stopped during the call (crashing on purpose)\n')
+    expect(mm.stdout).toContain("It crashed.\nStill here.")
+    // each answer is followed by its dim usage line, on stderr when piped
+    expect(mm.stderr).toMatch(/~[\d.k]+ in · [^\n]* context\n/)
     expect(fake.completions().at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual(["bash", "read_file", "write_file", "edit_file"])
     expect(await mm.end()).toBe(0)
 
@@ -163,7 +166,7 @@ describe("MCP servers in the terminal", () => {
       expect(await mm.end()).toBe(0)
       expect(alive(local)).toBe(false)
       expect(lines(log)).toEqual([{ tool: "echo", text: "over http", authorization: "Bearer tok-9f8e7d6c5b4a" }])
-      expect(mm.stdout).toContain("⚙ mcp__remote__echo  over http\n  ↳ echo: over http\n")
+      expect(mm.stderr).toContain("⚙ mcp__remote__echo  over http\n  ↳ echo: over http\n")
       const files = filesUnder(project)
       expect(files.some(([file]) => file.includes(".mm/sessions"))).toBe(true)
       for (const [file, text] of files) expect(text.includes("tok-9f8e7d6c5b4a"), file).toBe(false)

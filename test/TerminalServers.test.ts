@@ -26,7 +26,7 @@ describe("the terminal and the model server", () => {
     withServer({ routes: { "GET /v1/models": { body: fixture("vllm", "models.json") } } }, async (server) => {
       const project = tempProject(withModel(server.url, "Qwen/Qwen2.5-Coder-7B-Instruct"))
       server.push({ text: "hello there", usage: { prompt_tokens: 1200, completion_tokens: 340 } }, { text: "again" })
-      const { stdout, code } = await runMm(project, ["hi", "and again", "/context"])
+      const { all: stdout, code } = await runMm(project, ["hi", "and again", "/context"])
       const lines = stdout.split("\n")
       expect(lines[0]).toBe(`mm 0.1.0 · model Qwen/Qwen2.5-Coder-7B-Instruct at ${server.url} (answering) · 16k context`)
       expect(stdout).toContain("hello there\n1.2k in · 340 out · 9% of 16k context\n")
@@ -49,7 +49,7 @@ describe("the terminal and the model server", () => {
     withServer(
       { models: ["a", "b", "c"], steps: [{ kind: "status", status: 404, body: { error: { message: "model 'fake-model' not found" } } }] },
       async (server) => {
-        const { stdout } = await runMm(tempProject(configFor(server.url)), ["hello?"])
+        const { all: stdout } = await runMm(tempProject(configFor(server.url)), ["hello?"])
         const lines = stdout.split("\n")
         expect(lines[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering, but has no model fake-model — available: a, b, c) · 32k context`)
         expect(stdout).toContain(`model "fake-model" is not available on ${server.url} — available: a, b, c — check model.name\n`)
@@ -64,9 +64,10 @@ describe("the terminal and the model server", () => {
       },
       async (server) => {
         server.push({ text: "one", usage: { prompt_tokens: 1000, completion_tokens: 24 } }, { text: "two", usage: { prompt_tokens: 1100, completion_tokens: 24 } })
-        const { stdout } = await runMm(tempProject(configFor(server.url)), ["first", "second"])
+        const { all: stdout, stderr } = await runMm(tempProject(configFor(server.url)), ["first", "second"])
         const warning = "ollama serves fake-model with 4096 tokens of context — set OLLAMA_CONTEXT_LENGTH=32768 and restart ollama"
-        expect(stdout.split("\n").filter((line) => line === warning)).toHaveLength(1)
+        // piped, notices and usage lines are on stderr
+        expect(stderr.split("\n").filter((line) => line === warning)).toHaveLength(1)
         expect(stdout).toContain("1k in · 24 out · 25% of 4k context")
         expect(stdout).toContain("1.1k in · 24 out · 27% of 4k context")
       }
@@ -89,14 +90,14 @@ describe("the terminal and the model server", () => {
       server.push({ kind: "status", status: 503, body: { error: { message: "overloaded" } }, headers: { "retry-after": "30" } }, { text: "next answer" })
       const mm = new MmProcess(tempProject(configFor(server.url)))
       mm.send("hello?")
-      await mm.waitFor(/retrying in 30 s/)
+      await mm.waitFor(/retrying in 30 s/, 0, undefined, "all")
       mm.child.kill("SIGINT")
-      await mm.waitFor(/cancelled/)
+      await mm.waitFor(/cancelled/, 0, undefined, "all")
       mm.send("and now?")
-      await mm.waitFor(/next answer/)
+      await mm.waitFor(/next answer/, 0, undefined, "all")
       expect(await mm.end()).toBe(0)
       expect(server.completions()).toHaveLength(2)
-      expect(mm.stdout).not.toContain("overloaded")
+      expect(mm.all).not.toContain("overloaded")
     }))
 
   it("a server slow to answer /props: the banner does not wait for it", () =>
@@ -109,9 +110,9 @@ describe("the terminal and the model server", () => {
       },
       async (server) => {
         const mm = new MmProcess(tempProject(configFor(server.url)))
-        await mm.waitFor(/^sessions: /m)
+        await mm.waitFor(/^sessions: /m, 0, undefined, "all")
         expect(server.answered).not.toContain("GET /props")
-        expect(mm.stdout.split("\n")[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 32k context`)
+        expect(mm.stderr.split("\n")[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 32k context`)
         expect(await mm.end()).toBe(0)
       }
     ))

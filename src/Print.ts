@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Agent, AgentLive } from "./Agent"
-import { Approver } from "./Approver"
+import { Approval, Approver } from "./Approver"
 import { ChangesLive } from "./Changes"
 import type { RunArgs } from "./Args"
 import { redact } from "./Secrets"
@@ -43,7 +43,7 @@ export const printApprover = (err: (line: string) => void) =>
     ask: (request) =>
       Effect.sync(() => {
         err(sanitize(`${request.tool}  ${request.title}: ${NO_TERMINAL}`))
-        return "deny" as const
+        return Approval.noOneToAsk
       })
   })
 

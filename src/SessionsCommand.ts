@@ -2,6 +2,8 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as readline from "node:readline"
+import { changesMarkdown, changesOverview } from "./Changes"
+import { Checkpoints, CheckpointsLive } from "./Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "./CheckpointsGc"
 import { FileSessionStoreLive } from "./FileSessionStore"
 import { Keeper } from "./Keeper"
@@ -57,6 +59,14 @@ export const showSession = (config: string | undefined, typed: string) =>
       const session = yield* Effect.either(store.load(keeper.dirFor(cwd)!, id.right))
       if (session._tag === "Left") return yield* fail(session.left.message, session.left.reason === "not-found" ? 2 : 1)
       process.stdout.write(sanitize(sessionMarkdown(session.right)))
+      const changes = session.right.changes ?? []
+      if (changes.length === 0) return
+      const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes)).pipe(
+        Effect.provide(CheckpointsLive),
+        Effect.either
+      )
+      if (overview._tag === "Left") return yield* fail(`cannot read the changes of ${id.right}: ${String(overview.left)}`, 1)
+      process.stdout.write(sanitize(`\n${changesMarkdown(overview.right)}\n`))
     })
   )
 

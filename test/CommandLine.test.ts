@@ -272,6 +272,25 @@ describe("mm on the command line", () => {
     expect(missing.stderr).toBe('mm: no session "1999" in this project\n')
   })
 
+  it("mm sessions show ID ends with the files mm's tools changed, turn by turn", async () => {
+    const project = tempProject(withSessions(server.url))
+    fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\n")
+    server.push(
+      { toolCalls: [{ name: "edit_file", arguments: { path: "a.txt", old: "two", new: "2" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "x\ny\nz\n" } }] },
+      { text: "Done." }
+    )
+    const turn = await mm(project, ["-p", "--yes", "fix the numbers"])
+    expect(turn.code).toBe(0)
+    const [file] = sessionFiles(project)
+    const run = await mm(project, ["sessions", "show", file.slice(0, -5)])
+    expect(run.code).toBe(0)
+    const md = run.stdout
+    expect(md).toContain("## Files changed")
+    expect(md).toMatch(/- turn 1 · "fix the numbers" · .*\n {2}- `a.txt` \+1 -1\n {2}- `b.txt` \+3 -0 \(created\)/)
+    expect(md.indexOf("## Files changed")).toBeGreaterThan(md.indexOf("Done."))
+  })
+
   it("mm sessions rm ID --yes removes exactly that file; without a terminal or --yes nothing is deleted", async () => {
     const project = tempProject(withSessions(server.url))
     server.push({ text: "a" }, { text: "b" })

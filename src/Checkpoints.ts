@@ -74,6 +74,27 @@ const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
 const tempNameFor = (target: string): string =>
   path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`)
 
+/** Fills the open temporary file `fd`, syncs it and renames it over `file`; the temporary never outlives a failure. */
+const commitTemp = (fd: number, temp: string, file: string, bytes: Uint8Array, mode: number | undefined): void => {
+  try {
+    if (mode !== undefined) fs.fchmodSync(fd, mode)
+    fs.writeFileSync(fd, bytes)
+    fs.fsyncSync(fd)
+  } catch (cause) {
+    fs.closeSync(fd)
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fs.closeSync(fd)
+  try {
+    fs.renameSync(temp, file)
+  } catch (cause) {
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fsyncDir(path.dirname(file))
+}
+
 /**
  * Replaces `target` whole, atomically: a temporary file in the same directory, written and
  * fsynced, then renamed over it. A crash leaves the old content or the new, never a mix.
@@ -90,24 +111,7 @@ export const writeFileAtomic = (target: string, bytes: Uint8Array, mode?: number
   const existing = fs.statSync(file, { throwIfNoEntry: false })
   const temp = tempNameFor(file)
   const fd = fs.openSync(temp, "wx", mode ?? 0o666)
-  try {
-    if (existing !== undefined) fs.fchmodSync(fd, existing.mode & 0o7777)
-    else if (mode !== undefined) fs.fchmodSync(fd, mode)
-    fs.writeFileSync(fd, bytes)
-    fs.fsyncSync(fd)
-  } catch (cause) {
-    fs.closeSync(fd)
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fs.closeSync(fd)
-  try {
-    fs.renameSync(temp, file)
-  } catch (cause) {
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fsyncDir(path.dirname(file))
+  commitTemp(fd, temp, file, bytes, existing !== undefined ? existing.mode & 0o7777 : mode)
 }
 
 /** Creates `dir` (and `.mm` above it) with mode 0700 when missing. */
@@ -140,23 +144,7 @@ export const putBlob = (dir: string, bytes: Uint8Array, hash: string = hashOf(by
     ensurePrivateDir(dir)
     fd = fs.openSync(temp, "wx", 0o600)
   }
-  try {
-    fs.fchmodSync(fd, 0o600)
-    fs.writeFileSync(fd, bytes)
-    fs.fsyncSync(fd)
-  } catch (cause) {
-    fs.closeSync(fd)
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fs.closeSync(fd)
-  try {
-    fs.renameSync(temp, file)
-  } catch (cause) {
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fsyncDir(dir)
+  commitTemp(fd, temp, file, bytes, 0o600)
   return hash
 }
 

@@ -149,7 +149,8 @@ const MARKERS = [HERMES_OPEN, MISTRAL]
  * is not shown as text before it runs. What turns out not to be a call is shown at the end.
  */
 export class HeldText {
-  private shown = ""
+  /** Whether anything but white space was shown yet (kept as a flag: trimming all that was shown on each delta is quadratic). */
+  private shownText = false
   private held = ""
 
   /** Takes a delta; returns what may be shown now. */
@@ -158,7 +159,7 @@ export class HeldText {
     const at = this.holdFrom(all)
     const out = at === undefined ? all : all.slice(0, at)
     this.held = at === undefined ? "" : all.slice(at)
-    this.shown += out
+    this.shownText ||= out.trim() !== ""
     return out
   }
 
@@ -166,7 +167,7 @@ export class HeldText {
   flush(): string {
     const out = this.held
     this.held = ""
-    this.shown += out
+    this.shownText ||= out.trim() !== ""
     return out
   }
 
@@ -177,7 +178,7 @@ export class HeldText {
       if (at >= 0 && (first === undefined || at < first)) first = at
     }
     if (first !== undefined) return first
-    if (this.shown.trim() === "") {
+    if (!this.shownText) {
       const start = pending.trimStart()
       if (start.startsWith("{") || start.startsWith("[") || start.startsWith("```")) return 0
     }

@@ -264,6 +264,21 @@ describe("OpenAiClient: streaming", () => {
     )
   )
 
+  it.scopedLive("reads a burst of 5,000 events in one network write, CRLF lines and an event cut mid-line included", () => {
+    const words = Array.from({ length: 5000 }, (_, n) => `w${n} `)
+    const burst = words.map((word, n) => (n % 2 === 0 ? delta({ content: word }) : delta({ content: word }).replace(/\n/g, "\r\n"))).join("")
+    const last = delta({}, "stop")
+    return withServer(
+      [{ kind: "raw", chunks: [burst + last.slice(0, 9), last.slice(9), "data: [DONE]\n\n"] }],
+      (server) =>
+        Effect.gen(function* () {
+          const events = yield* collect(configFor(server))
+          expect(events.filter((e) => e._tag === "TextDelta")).toHaveLength(5000)
+          expect(completed(events).content).toBe(words.join(""))
+        })
+    )
+  })
+
   it.scopedLive("accepts an answer whose socket is cut after finish_reason", () =>
     withServer(
       [{ kind: "raw", chunks: [delta({ content: "all there" }), delta({}, "stop")], end: "destroy" }],

@@ -4,6 +4,7 @@ import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { resolve } from "node:path"
 
 const pkg = JSON.parse(readFileSync("package.json", "utf8"))
 const common = {
@@ -25,9 +26,34 @@ const mcpApart = {
   }
 }
 
+// The markdown engine (marked, marked-terminal, highlight.js, cli-table3) too: read with the first answer drawn on a terminal.
+const markdownApart = {
+  name: "markdown-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/MarkdownEngine$/ }, () => ({ path: "./mm-markdown.cjs", external: true }))
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
-await build({ ...common, entryPoints: ["src/Main.ts"], outfile: "dist/mm-core.cjs", format: "cjs", plugins: [mcpApart], supported: { "dynamic-import": false } })
+await build({
+  ...common,
+  entryPoints: ["src/Main.ts"],
+  outfile: "dist/mm-core.cjs",
+  format: "cjs",
+  plugins: [mcpApart, markdownApart],
+  supported: { "dynamic-import": false }
+})
 await build({ ...common, entryPoints: ["src/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
+// highlight.js with the languages answers usually hold (scripts/highlight-common.cjs), not all 190
+const commonLanguages = {
+  name: "common-languages",
+  setup(build) {
+    build.onResolve({ filter: /^highlight\.js$/ }, () => ({ path: resolve("scripts/highlight-common.cjs") }))
+    // mm turns marked-terminal's `:shortcode:` emoji off: its table of names was a third of the bundle
+    build.onResolve({ filter: /^node-emoji$/ }, () => ({ path: resolve("scripts/no-emoji.cjs") }))
+  }
+}
+await build({ ...common, entryPoints: ["src/Terminal/MarkdownEngine.ts"], outfile: "dist/mm-markdown.cjs", format: "cjs", plugins: [commonLanguages] })
 const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
 await build({
   ...common,

@@ -5,6 +5,7 @@ import type { Conversation, KeeperShape } from "../Keeper"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
 import { McpServers, serversListing } from "../McpServers"
+import type { Answers } from "./Markdown"
 import { recapLines } from "./Recap"
 import { contextListing, listingRows, resumedLine, sessionsListing } from "./Render"
 import type { Style } from "./Style"
@@ -28,6 +29,8 @@ export interface CommandContext {
   ) => Effect.Effect<{ readonly _tag: "Done"; readonly value: A } | { readonly _tag: "Cancelled" }, E>
   /** State kept between commands of one launch. */
   readonly memory: TerminalMemory
+  /** How answers are drawn (rendered markdown on a terminal), for the recap after `/resume`. */
+  readonly answers: Answers
 }
 
 export interface TerminalMemory {
@@ -82,7 +85,7 @@ const resume: SlashCommand = {
       if (resumed._tag === "Left") return ctx.red(resumed.left.message)
       if (resumed.right === undefined) return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
       ctx.print.line(resumedLine(resumed.right))
-      const recap = recapLines((yield* ctx.conversation.snapshot).messages, ctx.cwd, ctx.style)
+      const recap = recapLines((yield* ctx.conversation.snapshot).messages, ctx.cwd, ctx.style, yield* ctx.answers.engine)
       if (recap.length > 0) ctx.print.line(recap.join("\n"))
     })
 }

@@ -57,7 +57,14 @@ const commonPrefix = (items: ReadonlyArray<string>): string => {
  * Ctrl-C or Esc cancels a running turn; Ctrl-C twice at an empty prompt, or Ctrl-D, leaves.
  * Keys are listed in docs/reference/keys.md.
  */
-export const makeLineEditor = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStream): TerminalInput => {
+export const makeLineEditor = (
+  stdin: NodeJS.ReadStream,
+  stdout: NodeJS.WriteStream,
+  options: {
+    /** How a question is drawn once sent, so that questions stand apart from answers (bold, with colours). */
+    readonly sentStyle?: (line: string) => string
+  } = {}
+): TerminalInput => {
   readline.emitKeypressEvents(stdin)
   stdin.setRawMode(true)
   stdin.resume()
@@ -82,6 +89,8 @@ export const makeLineEditor = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStr
   let search: { query: string; at: number; before: string } | undefined
   let firstCtrlC = 0
   let closed = false
+  /** While the line just sent is drawn the last time, in `sentStyle`. */
+  let sending = false
 
   const cancelHandlers = new Set<() => void>()
   let keyWaiter: ((key: Key, typed: string | undefined) => boolean) | undefined
@@ -112,7 +121,7 @@ export const makeLineEditor = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStr
         cursorRow = row + Math.floor(before / width)
         cursorCol = before % width
       }
-      drawn.push(head + line)
+      drawn.push(head + (sending && options.sentStyle !== undefined && line !== "" ? options.sentStyle(line) : line))
       row += Math.max(1, Math.ceil((headCols + columns(line)) / width))
       offset += line.length + 1
     }
@@ -220,7 +229,9 @@ export const makeLineEditor = (stdin: NodeJS.ReadStream, stdout: NodeJS.WriteStr
     const line = text
     if (reading !== undefined) {
       cursor = text.length
+      sending = true
       draw()
+      sending = false
       leaveDrawing()
     }
     text = ""

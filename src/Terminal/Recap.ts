@@ -2,6 +2,7 @@ import type { Message } from "../Domain/Session"
 import { SHELL_CONTEXT_HEAD } from "./Attachments"
 import { describeCall, parseToolArguments } from "../Tools"
 import { sanitize } from "./Sanitize"
+import type { MarkdownEngine } from "./MarkdownEngine"
 import type { Style } from "./Style"
 
 /** How many exchanges, and answer lines each, are drawn after a `/resume`. */
@@ -14,6 +15,8 @@ interface Exchange {
   readonly tools: Array<string>
 }
 
+const fenceLine = /^\s{0,3}(`{3,}|~{3,})/
+const indent = (text: string) => text.replace(/^/gm, "  ")
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
 /** The stored conversation cut into exchanges: a question and what followed it. */
@@ -43,7 +46,7 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
  * The last exchanges of a resumed session, drawn compactly so the user sees where they were:
  * each question, one line per tool call, the answer cut to a few lines.
  */
-export const recapLines = (messages: ReadonlyArray<Message>, cwd: string, style: Style): Array<string> => {
+export const recapLines = (messages: ReadonlyArray<Message>, cwd: string, style: Style, engine?: MarkdownEngine): Array<string> => {
   const all = exchangesOf(messages, cwd)
   const last = all.slice(-RECAP_EXCHANGES)
   if (last.length === 0) return []
@@ -53,8 +56,14 @@ export const recapLines = (messages: ReadonlyArray<Message>, cwd: string, style:
     const [first, ...rest] = sanitize(exchange.question).split("\n")
     lines.push(style.bold(`> ${clip(first, 200)}${rest.length > 0 ? ` … (+${rest.length} line(s))` : ""}`))
     for (const tool of exchange.tools) lines.push(style.dim(`⚙ ${clip(sanitize(tool), 120)}`))
-    const answer = sanitize(exchange.answer.join("\n")).split("\n").filter((line) => line.trim() !== "")
-    for (const line of answer.slice(0, RECAP_ANSWER_LINES)) lines.push(`  ${clip(line, 200)}`)
+    // fence lines say nothing in a recap of a few lines
+    const answer = sanitize(exchange.answer.join("\n"))
+      .split("\n")
+      .filter((line) => line.trim() !== "" && !fenceLine.test(line))
+    for (const line of answer.slice(0, RECAP_ANSWER_LINES)) {
+      const shown = clip(line, 200)
+      lines.push(engine === undefined ? `  ${shown}` : indent(engine.line(shown)))
+    }
     if (answer.length > RECAP_ANSWER_LINES) lines.push(style.dim(`  … (${answer.length - RECAP_ANSWER_LINES} more line(s))`))
   }
   return lines

@@ -25,6 +25,7 @@ import { sanitize } from "./Sanitize"
 import { TerminalIO } from "./TerminalIO"
 import { makeThoughtDisplay } from "./Thought"
 import { makeProgress } from "./Progress"
+import { type Answers, makeAnswers } from "./Markdown"
 import { VERSION } from "../Version"
 
 
@@ -86,15 +87,16 @@ export const runTerminal = <E>(
       return started.code
     }
     for (const line of started.lines) info.line(line)
+    const answers = makeAnswers((yield* TerminalIO).print)
     if (started.resumed) {
-      const recap = recapLines((yield* conversation.snapshot).messages, cwd, style)
+      const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)
       if (recap.length > 0) info.line(recap.join("\n"))
     }
-    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question)).pipe(Effect.provide(agentLayer))
+    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(Effect.provide(agentLayer))
   })
 
 /** Questions and slash commands, until the user leaves. */
-const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation, first: string | undefined) =>
+const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation, first: string | undefined, answers: Answers) =>
   Effect.gen(function* () {
     const keeper = yield* Keeper
     const changes = yield* Changes
@@ -115,14 +117,17 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
 
     let usage: Extract<TurnEvent, { _tag: "Usage" }> | undefined
     const render = (event: TurnEvent) =>
+      event._tag === "TextDelta" ? Effect.zipRight(answers.engine, draw(event)) : draw(event)
+    const draw = (event: TurnEvent) =>
       Effect.sync(() => {
         if (event._tag === "ToolOutput") return progress.output(sanitize(event.text))
         if (event._tag !== "Usage") progress.stop()
+        if (event._tag !== "TextDelta" && event._tag !== "Usage") answers.flush()
         if (event._tag === "ReasoningDelta") return thoughts.push(event.text)
         if (event._tag !== "Usage") thoughts.close()
         switch (event._tag) {
           case "TextDelta":
-            return print.write(sanitize(event.text))
+            return answers.write(sanitize(event.text))
           case "ToolCallStarted":
             titles.set(event.id, event.title)
             print.endLine()
@@ -176,11 +181,21 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
       Effect.gen(function* () {
         lastFailed = false
         progress.start(waiting)
-        const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(Effect.sync(progress.stop)))
-        return yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
+        const finish = Effect.sync(() => {
+          progress.stop()
+          answers.flush()
+        })
+        const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(finish))
+        const outcome = yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
+        // on a terminal, a blank line before the next prompt: one turn is told from the next
+        if (input.interactive && process.stdout.isTTY === true) {
+          print.endLine()
+          print.write("\n")
+        }
+        return outcome
       })
 
-    const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory }
+    const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory, answers }
 
     const sessionsDir = keeper.dirFor(cwd)
     input.configure({

@@ -105,12 +105,13 @@ export const TerminalIOLive = Layer.scoped(
     Effect.sync(() => {
       const tty = process.stdin.isTTY === true
       const print = makePrinter(process.stdout, { live: process.stdout.isTTY === true, columns: () => process.stdout.columns })
+      const style = styleFor(process.stdout, process.env)
       return {
-        input: tty ? makeLineEditor(process.stdin, process.stdout) : makePipedInput(process.stdin, process.stderr),
+        input: tty ? makeLineEditor(process.stdin, process.stdout, { sentStyle: style.bold }) : makePipedInput(process.stdin, process.stderr),
         print,
         // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
         info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns }),
-        style: styleFor(process.stdout, process.env)
+        style
       }
     }),
     (io) => Effect.sync(() => io.input.close())

@@ -44,16 +44,18 @@ await build({
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
-// highlight.js with the languages answers usually hold (scripts/highlight-common.cjs), not all 190
-const commonLanguages = {
-  name: "common-languages",
+// highlight.js with the languages answers usually hold (scripts/highlight-common.cjs), not all 190;
+// two of marked-terminal's imports that mm never uses are left out (see the two scripts named)
+const markdownTrimmed = {
+  name: "markdown-trimmed",
   setup(build) {
     build.onResolve({ filter: /^highlight\.js$/ }, () => ({ path: resolve("scripts/highlight-common.cjs") }))
     // mm turns marked-terminal's `:shortcode:` emoji off: its table of names was a third of the bundle
     build.onResolve({ filter: /^node-emoji$/ }, () => ({ path: resolve("scripts/no-emoji.cjs") }))
+    build.onResolve({ filter: /^cli-highlight$/ }, () => ({ path: resolve("scripts/no-cli-highlight.cjs") }))
   }
 }
-await build({ ...common, entryPoints: ["src/Terminal/MarkdownEngine.ts"], outfile: "dist/mm-markdown.cjs", format: "cjs", plugins: [commonLanguages] })
+await build({ ...common, entryPoints: ["src/Terminal/MarkdownEngine.ts"], outfile: "dist/mm-markdown.cjs", format: "cjs", plugins: [markdownTrimmed] })
 const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
 await build({
   ...common,

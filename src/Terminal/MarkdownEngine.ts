@@ -1,120 +1,220 @@
-import { highlight, supportsLanguage } from "cli-highlight"
-import Table from "cli-table3"
+import hljs from "highlight.js"
 import { Marked, type Tokens } from "marked"
 import { markedTerminal } from "marked-terminal"
 import stringWidth from "string-width"
 import wrapAnsi from "wrap-ansi"
+import { fitColumns } from "./TableFit"
 
 /**
- * The heavy half of answer rendering: marked with marked-terminal for the text, cli-highlight
- * for code, cli-table3 for tables, wrap-ansi and string-width for the terminal's width.
- * Built as a file of its own and loaded only when the first answer is rendered on a terminal.
- * Markdown.ts decides what is a line, a code line or a table; this file only draws them.
+ * The heavy half of answer rendering: marked with marked-terminal for the text, highlight.js
+ * for code, wrap-ansi and string-width for the terminal's width. Built as a file of its own and
+ * loaded only when the first answer is rendered on a terminal. Markdown.ts decides what is a
+ * line, a code line or a table; this file only draws them.
  */
 export interface MarkdownEngine {
   /** One line of prose (a paragraph's line, a heading, a list item, a quote, a rule), wrapped at word boundaries. */
   readonly line: (markdown: string) => string
-  /** One line inside a fenced block, highlighted when its language is known. */
-  readonly code: (line: string, language: string) => string
+  /** Lines inside a fenced block, highlighted together when their language is known; one output line each. */
+  readonly code: (lines: ReadonlyArray<string>, language: string) => string
   /** The rows of a table, aligned and fitted to the terminal's width. */
   readonly table: (rows: ReadonlyArray<string>) => string
 }
 
-/** Inline syntax anywhere in a line: emphasis, code, links, html, escapes, entities, emoji codes. */
+/** Inline syntax anywhere in a line: emphasis, code, links, html, escapes, entities. */
 const inlineSyntax = /[*_`[\]<>\\~]|https?:\/\/|&\w+;/
-const heading = /^#{1,6}\s/
+const heading = /^\s{0,3}(#{1,6})\s+/
 const listItem = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/
 const quote = /^\s{0,3}>\s?(.*)$/
 const rule = /^\s{0,3}([-*_])(?:\s*\1){2,}\s*$/
 
 const CODE_INDENT = "  "
 
+/*
+ * Colours are mm's own, not those of the libraries' colour packages: those decide for
+ * themselves whether the terminal takes colours, and mm has decided already (a terminal,
+ * NO_COLOR not set) before it loads this file.
+ */
+const sgr = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`
+const bold = sgr(1, 22)
+const dim = sgr(2, 22)
+const italic = sgr(3, 23)
+const underline = sgr(4, 24)
+const red = sgr(31, 39)
+const green = sgr(32, 39)
+const yellow = sgr(33, 39)
+const blue = sgr(34, 39)
+const magenta = sgr(35, 39)
+const cyan = sgr(36, 39)
+const gray = sgr(90, 39)
+const same = (text: string) => text
+
+/** marked-terminal's styles. */
+const textTheme = {
+  code: yellow,
+  blockquote: (text: string) => gray(italic(text)),
+  html: gray,
+  heading: (text: string) => green(bold(text)),
+  firstHeading: (text: string) => magenta(bold(underline(text))),
+  hr: same,
+  listitem: same,
+  table: same,
+  paragraph: same,
+  strong: bold,
+  em: italic,
+  codespan: yellow,
+  del: (text: string) => gray(sgr(9, 29)(text)),
+  link: blue,
+  href: (text: string) => blue(underline(text)),
+  text: same
+}
+
+/** Code colours, by highlight.js scope (the first word of its class, without `hljs-`). */
+const codeTheme: Readonly<Record<string, (text: string) => string>> = {
+  keyword: blue,
+  built_in: cyan,
+  type: cyan,
+  literal: blue,
+  number: green,
+  regexp: red,
+  string: red,
+  title: yellow,
+  comment: gray,
+  doctag: gray,
+  meta: gray,
+  tag: gray,
+  name: blue,
+  attr: cyan,
+  attribute: cyan,
+  symbol: magenta,
+  bullet: magenta,
+  addition: green,
+  deletion: red,
+  variable: cyan,
+  params: same
+}
+
+const entities: Readonly<Record<string, string>> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'" }
+
+/** highlight.js's output (text and nested `<span class="hljs-…">`) as terminal colours: the innermost coloured scope wins. */
+export const spansToAnsi = (html: string): string => {
+  const scopes: Array<((text: string) => string) | undefined> = []
+  let out = ""
+  for (const part of html.split(/(<span class="[^"]*">|<\/span>)/)) {
+    if (part === "") continue
+    if (part.startsWith("<span")) {
+      const scope = /class="hljs-([\w-]+)/.exec(part)?.[1]
+      scopes.push(scope === undefined ? undefined : codeTheme[scope])
+      continue
+    }
+    if (part === "</span>") {
+      scopes.pop()
+      continue
+    }
+    const text = part.replace(/&(?:amp|lt|gt|quot|#x27);/g, (entity) => entities[entity])
+    let style: ((text: string) => string) | undefined
+    for (let i = scopes.length - 1; i >= 0 && style === undefined; i--) style = scopes[i]
+    // each line closes what it opens: lines are drawn apart, indented, and a colour must not run into the next
+    out += style === undefined ? text : text.split("\n").map((piece) => (piece === "" ? "" : style(piece))).join("\n")
+  }
+  return out
+}
+
+/** Colour codes and hyperlinks, which take no room on the screen. */
+const invisible = /\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\)/g
+/**
+ * Characters one column wide each, whatever the terminal: printable ASCII, Latin letters with
+ * their accents precomposed, general punctuation (dashes, quotes, bullet, ellipsis; not the
+ * invisible ones), arrows and box drawing.
+ */
+const narrowOnly = /^[\x20-\x7e\u00a0-\u00ac\u00ae-\u02ff\u2010-\u2027\u2030-\u205e\u2190-\u21ff\u2500-\u259f]*$/
+
+/** Columns taken on the screen; text of narrow characters only is counted without string-width's grapheme pass. */
+export const widthOf = (text: string): number => {
+  const plain = text.includes("\u001b") ? text.replace(invisible, "") : text
+  return narrowOnly.test(plain) ? plain.length : stringWidth(plain)
+}
+
 export const makeMarkdownEngine = (columns: () => number): MarkdownEngine => {
-  const marked = new Marked(markedTerminal({ reflowText: false, tab: 2, showSectionPrefix: false, emoji: false, width: 10_000 }))
+  const marked = new Marked(markedTerminal({ ...textTheme, reflowText: false, tab: 2, showSectionPrefix: false, emoji: false, width: 10_000 }))
   const width = () => Math.max(20, (columns() || 80) - 1)
 
-  const inline = (text: string): string => (inlineSyntax.test(text) ? (marked.parseInline(text, { async: false }) as string) : text)
-  const block = (markdown: string): string => (marked.parse(markdown, { async: false }) as string).replace(/\n+$/, "")
+  // one lexer and one parser for every line: marked's parseInline builds both on each call
+  const lexer = new marked.Lexer(marked.defaults)
+  const parser = new marked.Parser(marked.defaults)
+  const inline = (text: string): string => (inlineSyntax.test(text) ? parser.parseInline(lexer.inlineTokens(text)) : text)
 
   /** `text` wrapped at word boundaries, after `lead` on its first row and `rest` (as wide) on the others. */
-  const wrap = (text: string, lead = "", rest = " ".repeat(stringWidth(lead))): string => {
-    const room = width() - stringWidth(lead)
-    if (stringWidth(text) <= room) return lead + text
+  const wrap = (text: string, lead = "", rest = " ".repeat(widthOf(lead))): string => {
+    const room = width() - widthOf(lead)
+    if (widthOf(text) <= room) return lead + text
     const rows = wrapAnsi(text, Math.max(10, room), { hard: true, trim: true }).split("\n")
     return rows.map((row, i) => (i === 0 ? lead : rest) + row).join("\n")
   }
 
   const line = (markdown: string): string => {
     if (markdown.trim() === "") return ""
-    if (rule.test(markdown)) return "\u001b[2m" + "─".repeat(Math.min(width(), 60)) + "\u001b[22m"
-    if (heading.test(markdown)) return wrap(block(markdown))
+    if (rule.test(markdown)) return dim("─".repeat(Math.min(width(), 60)))
+    const title = heading.exec(markdown)
+    if (title !== null) return wrap((title[1].length === 1 ? textTheme.firstHeading : textTheme.heading)(inline(markdown.slice(title[0].length).replace(/\s#+\s*$/, ""))))
     const item = listItem.exec(markdown)
     if (item !== null) {
       const [, indent, marker, text] = item
-      const lead = `${indent}${/\d/.test(marker) ? marker : "•"} `
-      return wrap(inline(text), lead)
+      return wrap(inline(text), `${indent}${/\d/.test(marker) ? marker : "•"} `)
     }
     const quoted = quote.exec(markdown)
     if (quoted !== null) {
-      const bar = "\u001b[2m│\u001b[22m "
-      return wrap(`\u001b[3m${inline(quoted[1])}\u001b[23m`, bar, bar)
+      const bar = `${dim("│")} `
+      return wrap(italic(inline(quoted[1])), bar, bar)
     }
     return wrap(inline(markdown))
   }
 
-  const code = (text: string, language: string): string => {
-    const known = language !== "" && supportsLanguage(language)
-    return CODE_INDENT + (known ? highlight(text, { language, ignoreIllegals: true }) : `\u001b[33m${text}\u001b[39m`)
+  const code = (lines: ReadonlyArray<string>, language: string): string => {
+    const known = language !== "" && hljs.getLanguage(language) !== undefined
+    const text = lines.join("\n")
+    const drawn = known ? spansToAnsi(hljs.highlight(text, { language, ignoreIllegals: true }).value).split("\n") : lines.map(yellow)
+    return drawn.map((line) => CODE_INDENT + line).join("\n")
   }
 
   const table = (rows: ReadonlyArray<string>): string => {
     const token = marked.lexer(rows.join("\n")).find((t): t is Tokens.Table => t.type === "table")
     // not a table after all (no delimiter row): each row is prose
     if (token === undefined) return rows.map(line).join("\n")
-    const cell = (c: Tokens.TableCell) => inline(c.text)
-    const head = token.header.map((c) => `\u001b[1m${cell(c)}\u001b[22m`)
-    const body = token.rows.map((row) => row.map(cell))
-    const column = (i: number) => [head[i], ...body.map((row) => row[i] ?? "")]
-    const natural = head.map((_, i) => Math.max(...column(i).map((c) => stringWidth(c))) + 2)
-    const longestWord = head.map((_, i) => Math.max(...column(i).flatMap((c) => c.split(/\s+/)).map((w) => stringWidth(w))) + 2)
-    const colWidths = fitColumns(natural, longestWord, width() - (natural.length + 1))
-    const drawn = new Table({
-      head,
-      colWidths,
-      wordWrap: true,
-      wrapOnWordBoundary: true,
-      colAligns: token.align.map((a) => a ?? "left"),
-      style: { head: [], border: ["gray"] },
-      // no rule between body rows: rows wrapped over several lines stay told apart by the column borders
-      chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" }
-    })
-    for (const row of body) drawn.push(head.map((_, i) => row[i] ?? ""))
-    return drawn.toString()
+    // the cells come lexed already
+    const cell = (c: Tokens.TableCell) => parser.parseInline(c.tokens)
+    const head = token.header.map((c) => bold(cell(c)))
+    const body = token.rows.map((row) => head.map((_, i) => (row[i] === undefined ? "" : cell(row[i]))))
+    const column = (i: number) => [head[i], ...body.map((row) => row[i])]
+    const natural = head.map((_, i) => Math.max(...column(i).map(widthOf)) + 2)
+    const longestWord = head.map((_, i) => Math.max(...column(i).flatMap((c) => c.split(/\s+/)).map(widthOf)) + 2)
+    const widths = fitColumns(natural, longestWord, width() - (natural.length + 1))
+    return drawTable([head, ...body], widths, token.align)
   }
 
   return { line, code, table }
 }
 
 /**
- * Column widths (padding included) that fit `room` columns. Each column first gets what its
- * longest word needs (or its natural width, if less), so that words are not cut; what is left
- * goes to the columns that want more, evenly, none past its natural width. When even the
- * longest words do not fit, every column shares the room evenly (cells are then cut).
+ * A table in box-drawing characters: the header row, a rule, the body rows. Each cell is
+ * padded to its column's width (padding included in `widths`), wrapped at word boundaries
+ * when it is wider, and aligned as the delimiter row says.
  */
-export const fitColumns = (natural: ReadonlyArray<number>, longestWord: ReadonlyArray<number>, room: number): Array<number> => {
-  const total = natural.reduce((a, b) => a + b, 0)
-  if (total <= room || room < natural.length * 3) return [...natural]
-  const floor = natural.map((w, i) => Math.min(w, longestWord[i]))
-  const start = floor.reduce((a, b) => a + b, 0) <= room ? floor : natural.map(() => 3)
-  const widths = [...start]
-  let left = room - widths.reduce((a, b) => a + b, 0)
-  // water-filling: the columns furthest from their natural width get the spare columns first
-  const wanting = natural.map((_, i) => i).filter((i) => natural[i] > widths[i]).sort((a, b) => natural[a] - widths[a] - (natural[b] - widths[b]))
-  for (const [k, i] of wanting.entries()) {
-    const share = Math.floor(left / (wanting.length - k))
-    const given = Math.min(natural[i] - widths[i], share)
-    widths[i] += given
-    left -= given
+const drawTable = (rows: ReadonlyArray<ReadonlyArray<string>>, widths: ReadonlyArray<number>, align: ReadonlyArray<"left" | "right" | "center" | null>): string => {
+  const bar = dim("│")
+  const border = (left: string, middle: string, right: string) => dim(left + widths.map((w) => "─".repeat(w)).join(middle) + right)
+  const fit = (text: string, room: number): Array<string> =>
+    widthOf(text) <= room ? [text] : wrapAnsi(text, Math.max(1, room), { hard: true, trim: true }).split("\n")
+  const pad = (text: string, room: number, how: "left" | "right" | "center" | null) => {
+    const space = Math.max(0, room - widthOf(text))
+    if (how === "right") return " ".repeat(space) + text
+    if (how === "center") return " ".repeat(Math.floor(space / 2)) + text + " ".repeat(space - Math.floor(space / 2))
+    return text + " ".repeat(space)
   }
-  return widths
+  const drawRow = (cells: ReadonlyArray<string>): Array<string> => {
+    const parts = cells.map((text, i) => fit(text, widths[i] - 2))
+    const height = Math.max(...parts.map((p) => p.length))
+    return Array.from({ length: height }, (_, k) => bar + parts.map((p, i) => ` ${pad(p[k] ?? "", widths[i] - 2, align[i] ?? null)} `).join(bar) + bar)
+  }
+  const [head, ...body] = rows
+  return [border("┌", "┬", "┐"), ...drawRow(head), border("├", "┼", "┤"), ...body.flatMap(drawRow), border("└", "┴", "┘")].join("\n")
 }

@@ -117,7 +117,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
 
     let usage: Extract<TurnEvent, { _tag: "Usage" }> | undefined
     const render = (event: TurnEvent) =>
-      event._tag === "TextDelta" ? Effect.zipRight(answers.engine, draw(event)) : draw(event)
+      event._tag === "TextDelta" && !answers.settled() ? Effect.zipRight(answers.engine, draw(event)) : draw(event)
     const draw = (event: TurnEvent) =>
       Effect.sync(() => {
         if (event._tag === "ToolOutput") return progress.output(sanitize(event.text))
@@ -185,6 +185,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
           progress.stop()
           answers.flush()
         })
+        answers.preload()
         const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(finish))
         const outcome = yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
         // on a terminal, a blank line before the next prompt: one turn is told from the next

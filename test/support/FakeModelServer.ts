@@ -94,6 +94,8 @@ export const startFakeModelServer = async (
     readonly models?: ReadonlyArray<string>
     /** Answers to other routes, by `METHOD /path` (checked first, so `GET /v1/models` may be replaced too). */
     readonly routes?: Readonly<Record<string, Route>>
+    /** Where to listen (default: a free port); the tutorial's transcripts are taken on Ollama's 11434. */
+    readonly port?: number
   } = {}
 ): Promise<FakeModelServer> => {
   const queue: Array<Step> = [...(options.steps ?? [])]
@@ -253,7 +255,7 @@ export const startFakeModelServer = async (
     sockets.add(socket)
     socket.on("close", () => sockets.delete(socket))
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
   return {
     url: `http://127.0.0.1:${port}/v1`,

@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import * as NodeCrypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fsyncDir, unlinkQuietly } from "./DurableFiles"
 
 /**
  * The contents of files before and after mm's file tools changed them, stored once each under
@@ -46,26 +47,6 @@ const errorText = (cause: unknown): string => {
       return "part of the path is not a directory"
     default:
       return String((cause as Error)?.message ?? cause).split("\n")[0]
-  }
-}
-
-const unlinkQuietly = (file: string): void => {
-  try {
-    fs.unlinkSync(file)
-  } catch {
-    // already gone
-  }
-}
-
-const fsyncDir = (dir: string): void => {
-  let fd: number | undefined
-  try {
-    fd = fs.openSync(dir, "r")
-    fs.fsyncSync(fd)
-  } catch {
-    // some file systems cannot sync a directory; the rename is atomic regardless
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd)
   }
 }
 

@@ -3,6 +3,7 @@ import * as Layer from "effect/Layer"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import * as Durable from "./DurableFiles"
 import { rawText, StoreError } from "./Domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "./Domain/Session"
 import { newSessionId } from "./Domain/SessionId"
@@ -209,25 +210,8 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     if (makeDirs(dir, 0)) fs.chmodSync(dir, 0o700)
   }
 
-  const unlinkQuietly = (path: string): void => {
-    try {
-      fs.unlinkSync(path)
-    } catch {
-      // already gone
-    }
-  }
-
-  const fsyncDir = (dir: string): void => {
-    let fd: number | undefined
-    try {
-      fd = fs.openSync(dir, "r")
-      fs.fsyncSync(fd)
-    } catch {
-      // some file systems cannot sync a directory; the rename is atomic regardless
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd)
-    }
-  }
+  const unlinkQuietly = (path: string): void => Durable.unlinkQuietly(path, fs)
+  const fsyncDir = (dir: string): void => Durable.fsyncDir(dir, fs)
 
   /** Writes `text` to a new temporary file of `dir` (mode 0600, synced) and returns its path. */
   const writeTemp = (dir: string, base: string, text: string, sync: boolean): string => {

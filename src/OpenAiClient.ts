@@ -25,6 +25,7 @@ import {
   kindOf,
   type ModelList,
   parseModelList,
+  portOf,
   probeContext,
   probeOllamaLoaded,
   type ServedContext,
@@ -114,15 +115,6 @@ const connectionTrouble: Record<string, string> = {
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: "TLS certificate not trusted",
   ERR_SSL_WRONG_VERSION_NUMBER: "TLS spoken to a plain HTTP server",
   EPROTO: "TLS handshake failed"
-}
-
-const portOf = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    return parsed.port !== "" ? parsed.port : parsed.protocol === "https:" ? "443" : "80"
-  } catch {
-    return ""
-  }
 }
 
 const startHint = (url: string): string => {

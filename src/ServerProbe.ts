@@ -65,7 +65,8 @@ export const parseModelList = (body: unknown, model: string): ModelList | undefi
   return { ids, ownedBy, maxModelLen: positive(mine?.max_model_len) }
 }
 
-const portOf = (url: string): string => {
+/** The port a URL names, or the one its scheme implies; "" when it is not a URL. */
+export const portOf = (url: string): string => {
   try {
     const parsed = new URL(url)
     return parsed.port !== "" ? parsed.port : parsed.protocol === "https:" ? "443" : "80"

@@ -26,12 +26,16 @@ describe("the terminal and the model server", () => {
     withServer({ routes: { "GET /v1/models": { body: fixture("vllm", "models.json") } } }, async (server) => {
       const project = tempProject(withModel(server.url, "Qwen/Qwen2.5-Coder-7B-Instruct"))
       server.push({ text: "hello there", usage: { prompt_tokens: 1200, completion_tokens: 340 } }, { text: "again" })
-      const { all: stdout, code } = await runMm(project, ["hi", "and again", "/context"])
+      const { stdout, stderr, code } = await runMm(project, ["hi", "and again", "/context"])
+      // piped, answers are on stdout and the banner and usage lines on stderr: each is read on its own
+      // (the two pipes' data interleave in any order)
       const lines = stdout.split("\n")
-      expect(lines[0]).toBe(`mm 0.1.0 · model Qwen/Qwen2.5-Coder-7B-Instruct at ${server.url} (answering) · 16k context`)
-      expect(stdout).toContain("hello there\n1.2k in · 340 out · 9% of 16k context\n")
+      expect(stderr.split("\n")[0]).toBe(`mm 0.1.0 · model Qwen/Qwen2.5-Coder-7B-Instruct at ${server.url} (answering) · 16k context`)
+      expect(stdout).toContain("hello there\n")
+      expect(stderr).toMatch(/^1\.2k in · 340 out · 9% of 16k context$/m)
       // no usage from the server: estimated, and marked so
-      expect(stdout).toMatch(/again\n~\d+ in · ~\d+ out · ~\d+% of 16k context\n/)
+      expect(stdout).toContain("again\n")
+      expect(stderr).toMatch(/^~\d+ in · ~\d+ out · ~\d+% of 16k context$/m)
       const context = lines.slice(lines.findIndex((l) => l.startsWith("context: about")))
       expect(context[0]).toMatch(/^context: about [\d.]+k? of 16k tokens \(\d+%\), estimated at 4 characters a token$/)
       expect(context.slice(1, 6).map((l) => l.trim().replace(/\s+\S+$/, ""))).toEqual([

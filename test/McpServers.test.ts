@@ -8,7 +8,7 @@ import { entryFromConfig, entryFromEditor, type McpGroup, serversListing, startG
 import { mcpToolName, resultText } from "../src/McpTools"
 import { redact, resetSecretsForTests } from "../src/Secrets"
 import { describeCall } from "../src/Tools"
-import { startHttpServer } from "./support/mcp-test-server.mjs"
+import { startHttpServer, startSseServer } from "./support/mcp-test-server.mjs"
 
 export const TEST_SERVER = path.resolve(__dirname, "support/mcp-test-server.mjs")
 
@@ -177,6 +177,28 @@ describe("a stdio server", () => {
     expect(group.takeProblems()).toEqual([])
     expect(serversListing([group])).toContain("— failed: stopped: the server exited (crashing on purpose)")
     expect(tools.specs()).toEqual([])
+  })
+})
+
+describe("an HTTP server of the older SSE kind", () => {
+  it("is spoken to over SSE after its 405 to streamable HTTP, headers included", async () => {
+    const server = await startSseServer()
+    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mm-mcp-")), "calls.log")
+    process.env.MCP_TEST_LOG = log
+    try {
+      const group = await started({ name: "old", approval: "allow", enabled: true, target: { kind: "http", url: server.url, headers: { Authorization: "Bearer sse-456" } } })
+      const tools = turnTools([group])
+      const result = await Effect.runPromise(tools.run(tools.find("mcp__old__echo")!, { text: "over sse" }, { maxOutput: 1000, timeoutSeconds: 5 }))
+      expect(result).toEqual({ output: "echo: over sse", failed: false })
+      expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({ tool: "echo", text: "over sse", authorization: "Bearer sse-456" })
+      // streamable HTTP was tried first, then the event stream was opened
+      expect(server.requests[0]).toBe("POST /mcp")
+      expect(server.requests).toContain("GET /mcp")
+      expect(server.requests).toContain("POST /messages")
+    } finally {
+      delete process.env.MCP_TEST_LOG
+      await server.close()
+    }
   })
 })
 

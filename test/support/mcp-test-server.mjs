@@ -1,10 +1,12 @@
 // A real MCP server written with the official SDK, for mm's tests.
 //   node mcp-test-server.mjs            speaks MCP on stdin/stdout
 //   startHttpServer() (imported)         streamable HTTP on 127.0.0.1, one server per request
+//   startSseServer() (imported)          the older HTTP+SSE transport only (a POST to the endpoint is 405)
 // Every tool call is appended to $MCP_TEST_LOG (one JSON line), so tests can tell whether a
 // call reached the server. MCP_TEST_START=hang|crash misbehaves at start-up.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -89,6 +91,44 @@ export const startHttpServer = async () => {
   const { port } = httpServer.address()
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    close: () =>
+      new Promise((resolve) => {
+        httpServer.closeAllConnections?.()
+        httpServer.close(() => resolve())
+      })
+  }
+}
+
+/**
+ * The older HTTP+SSE transport on 127.0.0.1: `GET /mcp` opens the event stream, whose first
+ * event names where to POST messages. A POST to `/mcp` (what a streamable HTTP client tries
+ * first) is answered 405, as such servers do.
+ */
+export const startSseServer = async () => {
+  const sessions = new Map()
+  const requests = []
+  const httpServer = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1")
+    requests.push(`${req.method} ${url.pathname}`)
+    if (req.method === "GET" && url.pathname === "/mcp") {
+      const transport = new SSEServerTransport("/messages", res)
+      sessions.set(transport.sessionId, transport)
+      res.on("close", () => sessions.delete(transport.sessionId))
+      await makeServer({ headers: req.headers }).connect(transport)
+      return
+    }
+    if (req.method === "POST" && url.pathname === "/messages") {
+      const transport = sessions.get(url.searchParams.get("sessionId"))
+      if (transport === undefined) return void res.writeHead(404).end("no such session")
+      return void (await transport.handlePostMessage(req, res))
+    }
+    res.writeHead(405, { Allow: "GET" }).end("method not allowed")
+  })
+  await new Promise((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
+  const { port } = httpServer.address()
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
     close: () =>
       new Promise((resolve) => {
         httpServer.closeAllConnections?.()

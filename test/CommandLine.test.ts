@@ -5,7 +5,8 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { parseConfig } from "../src/Config"
 import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
-import { configFor, MM_BIN, tempProject } from "./support/MmProcess"
+import { configFor, MM_BIN, stripAnsi, tempProject } from "./support/MmProcess"
+import { PtyMm } from "./support/PtyMm"
 
 const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
 const sessionFiles = (project: string) =>
@@ -391,6 +392,37 @@ describe("mm on the command line", () => {
     fs.mkdirSync(sub, { recursive: true })
     const below = await mm(sub, [], "")
     expect(below.stderr).toContain(`agent.yaml found in ${project} — start mm there, or pass --config`)
+  })
+})
+
+describe("mm init's picker, on a terminal", () => {
+  it("lists the server's models; the arrow keys and Enter choose the one written", async () => {
+    const models = await startFakeModelServer({ models: ["alpha-coder:1b", "beta-coder:7b", "gamma:3b"] })
+    const project = tempProject(undefined)
+    const pty = new PtyMm(project, {}, ["init", "--url", models.url], { columns: 100, rows: 30 })
+    await pty.waitFor(/gamma:3b/)
+    const screen = stripAnsi(pty.out)
+    expect(screen).toContain("alpha-coder:1b")
+    expect(screen).toContain("beta-coder:7b")
+    pty.type("\u001b[B")
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    pty.type("\r")
+    expect(await pty.exit()).toBe(0)
+    const parsed = parseConfig(fs.readFileSync(path.join(project, "agent.yaml"), "utf8"), "agent.yaml")
+    expect(parsed._tag === "Right" && parsed.right.model.name).toBe("beta-coder:7b")
+    await models.close()
+  })
+
+  it("left with Ctrl-C, writes nothing and ends with 130", async () => {
+    const models = await startFakeModelServer({ models: ["alpha-coder:1b", "beta-coder:7b"] })
+    const project = tempProject(undefined)
+    const pty = new PtyMm(project, {}, ["init", "--url", models.url], { columns: 100, rows: 30 })
+    await pty.waitFor(/beta-coder:7b/)
+    pty.type("\u0003")
+    expect(await pty.exit()).toBe(130)
+    expect(stripAnsi(pty.out)).toContain("nothing written")
+    expect(fs.existsSync(path.join(project, "agent.yaml"))).toBe(false)
+    await models.close()
   })
 })
 

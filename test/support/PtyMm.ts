@@ -1,13 +1,21 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { MM_BIN } from "./MmProcess"
+import { MM_BIN, stripAnsi } from "./MmProcess"
 
 /** mm on a real pseudo-terminal, through util-linux's `script`. */
 export class PtyMm {
   readonly child: ChildProcess
   out = ""
   readonly exited: Promise<number | null>
-  constructor(cwd: string, env: Record<string, string | undefined> = {}, args: ReadonlyArray<string> = []) {
-    this.child = spawn("script", ["-qfec", [process.execPath, MM_BIN, ...args].join(" "), "/dev/null"], {
+  /** `size`: the terminal's columns and rows (a pseudo-terminal made by `script` has none, 0×0, unless told). */
+  constructor(
+    cwd: string,
+    env: Record<string, string | undefined> = {},
+    args: ReadonlyArray<string> = [],
+    size?: { readonly columns: number; readonly rows: number }
+  ) {
+    const command = [process.execPath, MM_BIN, ...args].join(" ")
+    const sized = size === undefined ? command : `stty cols ${size.columns} rows ${size.rows}; exec ${command}`
+    this.child = spawn("script", ["-qfec", sized, "/dev/null"], {
       cwd,
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, TERM: "xterm", NO_COLOR: undefined, AGENT_CONFIG: undefined, ...env }
@@ -24,6 +32,16 @@ export class PtyMm {
     const code = await Promise.race([this.exited, timeout])
     if (code === "timeout") throw new Error(`mm did not leave; screen:\n${JSON.stringify(this.out)}`)
     return code
+  }
+  /** Like `waitFor`, on the screen's text without its colour and cursor codes (the position `from` is in `out`). */
+  async waitForText(pattern: RegExp, from = 0, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const seen = stripAnsi(this.out.slice(from))
+      if (pattern.test(seen)) return seen
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    throw new Error(`timed out waiting for ${pattern}; screen:\n${JSON.stringify(stripAnsi(this.out).slice(-3000))}`)
   }
   async waitFor(pattern: RegExp, from = 0, timeoutMs = 15_000): Promise<string> {
     const deadline = Date.now() + timeoutMs

@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { Checkpoints, CheckpointsLive, type CheckpointsShape, hashOf, MAX_CHECKPOINT_BYTES, writeFileAtomic } from "./Checkpoints"
 import { lineCounts, unifiedDiff } from "./Diff"
 import { type ChangeRecord, firstLine, type Message } from "./Domain/Session"
+import { FileAccess, type FileAccessShape } from "./FileAccess"
 import type { Conversation } from "./Keeper"
 import type { FileWrite } from "./Tools"
 
@@ -191,6 +192,15 @@ const planLabel = (groups: ReadonlyArray<ChangeGroup>): string => {
 const listOf = (paths: ReadonlyArray<string>): string => paths.join(", ")
 
 /** The line the model reads after an undo, so that it does not believe its edits are still there. */
+/**
+ * The editor's way to write files, when `/undo` runs for an editor that offers one (`mm acp`
+ * with `fs/write_text_file`); undefined on the disk. Deletions and files that are not text
+ * go to the disk either way: the protocol writes text only.
+ */
+const editorWriter: Effect.Effect<FileAccessShape | undefined> = Effect.flatMap(Effect.serviceOption(FileAccess), (provided) =>
+  provided._tag === "None" ? Effect.succeed(undefined) : Effect.map(provided.value.writesDisk, (disk) => (disk ? undefined : provided.value))
+)
+
 export const noteText = (plan: Pick<UndoPlan, "label" | "ofTurns">, report: Pick<UndoReport, "restored" | "deleted" | "left">): string => {
   const files = [...report.restored, ...report.deleted]
   const head = plan.ofTurns ? `the user reverted the changes of ${plan.label}` : `the user took back the ${plan.label}`
@@ -460,7 +470,20 @@ export const ChangesLayer = Layer.effect(
         const restored: Array<string> = []
         const deleted: Array<string> = []
         const entries: Array<ChangeRecord> = []
+        const editor = yield* editorWriter
         for (const { planned: file, entry } of todo) {
+          const text = file.target === null || editor === undefined ? undefined : textOf(file.target)
+          if (editor !== undefined && text !== undefined) {
+            // an editor that writes files for mm restores them itself: its buffer shows the undo
+            const written = yield* editor.write(file.file, file.path, text)
+            if (written._tag === "Left") {
+              left.push({ path: file.path, reason: written.left })
+              continue
+            }
+            restored.push(file.path)
+            entries.push(entry)
+            continue
+          }
           try {
             if (file.target === null) {
               fs.rmSync(file.file, { force: true })

@@ -15,6 +15,8 @@ export interface FileAccessShape {
   readonly write: (file: string, shown: string, content: string) => Effect.Effect<Either.Either<void, string>>
   /** Whether `read` is the disk's: then read_file reads the file itself, a piece at a time. */
   readonly readsDisk: Effect.Effect<boolean>
+  /** Whether `write` is the disk's: otherwise `/undo` restores text files through it too, so the editor shows them. */
+  readonly writesDisk: Effect.Effect<boolean>
   /** Runs a `bash` call; never fails (a problem is a failed result). */
   readonly bash: (
     args: { readonly command: string; readonly timeout?: number | undefined },

@@ -886,6 +886,7 @@ const editFileTool = (
 export const diskFileAccess: FileAccessShape = {
   read: (file, shown) => Effect.sync(() => readTextLossy(file, shown)),
   readsDisk: Effect.succeed(true),
+  writesDisk: Effect.succeed(true),
   write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
   bash: (args, ctx) => runBash(args, ctx)
 }

@@ -131,4 +131,39 @@ describe("mm acp: /changes and /undo", () => {
     expect(textOf(other.updates, "user_message_chunk")).toBe("change things")
     expect(other.invalid()).toEqual([])
   })
+  it("with an editor that writes files, /undo restores text files through fs/write_text_file; a deletion is mm's", async () => {
+    const project = makeProject(configYaml({ url: harness.fake().url }))
+    const notes = path.join(project.dir, "a.txt")
+    fs.writeFileSync(notes, "one\ntwo\n")
+    const writes: Array<acp.WriteTextFileRequest> = []
+    const agent = harness.start({
+      cwd: project.dir,
+      config: project.config,
+      // as an editor does: the buffer is written, and saved
+      editor: {
+        writeTextFile: (params) => {
+          writes.push(params)
+          fs.writeFileSync(params.path, params.content)
+          return {}
+        }
+      },
+      onPermission: (request) => ({ outcome: { outcome: "selected", optionId: request.options[0].optionId } })
+    })
+    await agent.initialize({ fs: { readTextFile: false, writeTextFile: true }, terminal: false })
+    const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
+    const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    editingTurn()
+    await ask("change things")
+    expect(writes.map((w) => [w.path, w.content])).toEqual([
+      [notes, "one\nTWO\n"],
+      [path.join(project.dir, "new.txt"), "fresh\n"]
+    ])
+
+    expect((await ask("/undo")).stopReason).toBe("end_turn")
+    expect(writes.slice(2)).toEqual([{ sessionId, path: notes, content: "one\ntwo\n" }])
+    expect(fs.readFileSync(notes, "utf8")).toBe("one\ntwo\n")
+    expect(fs.existsSync(path.join(project.dir, "new.txt"))).toBe(false)
+    expect(textOf(agent.updates, "agent_message_chunk")).toContain("↩️ undid turn 1: restored a.txt; deleted new.txt")
+    expect(agent.invalid()).toEqual([])
+  })
 })

@@ -107,6 +107,7 @@ export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
     read: (file, shown) =>
       peer !== undefined && caps?.fs?.readTextFile === true ? readInEditor(peer, file, shown) : diskFileAccess.read(file, shown),
     readsDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.readTextFile === true)),
+    writesDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.writeTextFile === true)),
     write: (file, shown, content) =>
       peer !== undefined && caps?.fs?.writeTextFile === true
         ? writeInEditor(peer, file, shown, content)
@@ -119,6 +120,7 @@ export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
 export const EditorAccessLive = Layer.succeed(FileAccess, {
   read: (file, shown) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).read(file, shown)),
   readsDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).readsDisk),
+  writesDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).writesDisk),
   write: (file, shown, content) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
   bash: (args, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).bash(args, ctx))
 })

@@ -283,6 +283,24 @@ const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly to
   return { bytes: fs.readFileSync(file), tooLarge: false }
 }
 
+/**
+ * What the file holds now, as the user sees it: the editor's buffer (unsaved changes
+ * included) when the editor reads files for mm, the disk otherwise. A buffer the editor
+ * cannot read (a file that does not exist, say) is looked for on disk.
+ */
+const currentContent = (file: string, shown: string): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> =>
+  Effect.flatMap(Effect.serviceOption(FileAccess), (provided) => {
+    const fromDisk = Effect.try({ try: () => readCurrent(file), catch: (cause) => cause })
+    if (provided._tag === "None") return fromDisk
+    return Effect.flatMap(provided.value.readsDisk, (disk) =>
+      disk
+        ? fromDisk
+        : Effect.flatMap(provided.value.read(file, shown), (read) =>
+            read._tag === "Right" ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false }) : fromDisk
+          )
+    )
+  })
+
 const problemText = (cause: unknown): string => String((cause as Error)?.message ?? cause).split("\n")[0]
 
 export const ChangesLayer = Layer.effect(
@@ -382,12 +400,9 @@ export const ChangesLayer = Layer.effect(
         if (net.skipped) return unavailable(TOO_LARGE)
         const target = yield* Effect.either(blobOrNull(conversation, net.before))
         if (target._tag === "Left") return unavailable(target.left.message)
-        let current: ReturnType<typeof readCurrent>
-        try {
-          current = readCurrent(file)
-        } catch (cause) {
-          return unavailable(`cannot read it: ${problemText(cause)}`)
-        }
+        const read = yield* Effect.either(currentContent(file, net.path))
+        if (read._tag === "Left") return unavailable(`cannot read it: ${problemText(read.left)}`)
+        const current = read.right
         if (current.tooLarge) return unavailable(`it is now ${TOO_LARGE.replace(": not recorded", "")}`)
         const currentHash = current.bytes === null ? null : hashOf(current.bytes)
         const state: PlannedState = currentHash === net.before ? "same" : currentHash === net.after ? "ready" : "changed"
@@ -439,13 +454,12 @@ export const ChangesLayer = Layer.effect(
             left.push({ path: file.path, reason: "changed since mm wrote it" })
             continue
           }
-          let current: ReturnType<typeof readCurrent>
-          try {
-            current = readCurrent(file.file)
-          } catch (cause) {
-            left.push({ path: file.path, reason: `cannot read it: ${problemText(cause)}` })
+          const read = yield* Effect.either(currentContent(file.file, file.path))
+          if (read._tag === "Left") {
+            left.push({ path: file.path, reason: `cannot read it: ${problemText(read.left)}` })
             continue
           }
+          const current = read.right
           if ((current.bytes === null ? null : hashOf(current.bytes)) !== file.currentHash || current.tooLarge) {
             left.push({ path: file.path, reason: "changed while the undo was being confirmed" })
             continue

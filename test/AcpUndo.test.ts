@@ -166,4 +166,50 @@ describe("mm acp: /changes and /undo", () => {
     expect(textOf(agent.updates, "agent_message_chunk")).toContain("↩️ undid turn 1: restored a.txt; deleted new.txt")
     expect(agent.invalid()).toEqual([])
   })
+  it("with an editor that reads files, a buffer changed since mm wrote it (unsaved) is asked about before it is restored", async () => {
+    const project = makeProject(configYaml({ url: harness.fake().url }))
+    const notes = path.join(project.dir, "a.txt")
+    fs.writeFileSync(notes, "one\ntwo\n")
+    const buffers = new Map<string, string>()
+    const agent = harness.start({
+      cwd: project.dir,
+      config: project.config,
+      editor: {
+        readTextFile: ({ path: p }) => {
+          if (buffers.has(p)) return { content: buffers.get(p)! }
+          if (!fs.existsSync(p)) throw new Error(`no file ${p}`)
+          return { content: fs.readFileSync(p, "utf8") }
+        },
+        writeTextFile: (params) => {
+          buffers.set(params.path, params.content)
+          fs.writeFileSync(params.path, params.content)
+          return {}
+        }
+      },
+      // the undo itself yes, the file changed since: keep it
+      onPermission: (request) => ({
+        outcome: { outcome: "selected", optionId: request.toolCall.title === "Undo turn 1" ? request.options[0].optionId : request.options[1].optionId }
+      })
+    })
+    await agent.initialize({ fs: { readTextFile: true, writeTextFile: true }, terminal: false })
+    const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
+    const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    editingTurn()
+    await ask("change things")
+    // the user types in the editor after mm's edit, without saving
+    buffers.set(notes, "one\nTWO\nmine, unsaved\n")
+
+    expect((await ask("/undo")).stopReason).toBe("end_turn")
+    expect(agent.permissionRequests).toHaveLength(2)
+    expect(agent.permissionRequests[1].toolCall.content).toContainEqual({
+      type: "diff",
+      path: notes,
+      oldText: "one\nTWO\nmine, unsaved\n",
+      newText: "one\ntwo\n"
+    })
+    expect(buffers.get(notes)).toBe("one\nTWO\nmine, unsaved\n")
+    expect(fs.existsSync(path.join(project.dir, "new.txt"))).toBe(false)
+    expect(textOf(agent.updates, "agent_message_chunk")).toContain("↩️ undid turn 1: deleted new.txt; left as they are: a.txt (changed since mm wrote it)")
+    expect(agent.invalid()).toEqual([])
+  })
 })

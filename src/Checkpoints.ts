@@ -5,7 +5,7 @@ import * as Schema from "effect/Schema"
 import * as NodeCrypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fsyncDir, unlinkQuietly } from "./DurableFiles"
+import { fsyncDir, isTempName, STALE_TEMP_MS, tempNameOf, unlinkQuietly } from "./DurableFiles"
 
 /**
  * The contents of files before and after mm's file tools changed them, stored once each under
@@ -17,7 +17,6 @@ export const CHECKPOINTS_DIR = path.join(".mm", "checkpoints")
 export const MAX_CHECKPOINT_BYTES = 10 * 1024 * 1024
 /** A blob younger than this may belong to a change whose session is being saved: gc leaves it. */
 export const GC_GRACE_MS = 60 * 1000
-const STALE_TEMP_MS = 60 * 60 * 1000
 
 export const checkpointsDirOf = (cwd: string): string => path.join(cwd, CHECKPOINTS_DIR)
 
@@ -50,10 +49,7 @@ const errorText = (cause: unknown): string => {
   }
 }
 
-const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
-
-const tempNameFor = (target: string): string =>
-  path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`)
+const tempNameFor = (target: string): string => path.join(path.dirname(target), tempNameOf(path.basename(target)))
 
 /** Fills the open temporary file `fd`, syncs it and renames it over `file`; the temporary never outlives a failure. */
 const commitTemp = (fd: number, temp: string, file: string, bytes: Uint8Array, mode: number | undefined): void => {
@@ -226,7 +222,7 @@ export const collectGarbage = (
   let kept = 0
   for (const name of names) {
     const file = path.join(dir, name)
-    if (tempPattern.test(name)) {
+    if (isTempName(name)) {
       const stat = fs.statSync(file, { throwIfNoEntry: false })
       if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) unlinkQuietly(file)
       continue

@@ -1,4 +1,3 @@
-import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Durable from "./DurableFiles"
@@ -135,16 +134,10 @@ export const nearestExisting = (fs: Fs, dir: string): string => {
 
 // ---- durable writes ----
 
-const STALE_TEMP_MS = 60 * 60 * 1000
-
-const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
-
-const tempName = (base: string): string =>
-  `.${base}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`
 
 /** Writes `text` to a new temporary file of `dir` (mode 0600, synced) and returns its path. */
 export const writeTemp = (fs: Fs, dir: string, base: string, text: string, sync: boolean): string => {
-  const path = NodePath.join(dir, tempName(base))
+  const path = NodePath.join(dir, Durable.tempNameOf(base))
   const fd = fs.openSync(path, "wx", 0o600)
   try {
     fs.fchmodSync(fd, 0o600)
@@ -199,9 +192,9 @@ export const placeExclusively = (fs: Fs, dir: string, target: string, text: stri
 /** Removes the temporary files a killed writer left, once they are clearly abandoned. */
 export const sweepStaleTemps = (fs: Fs, prefix: string, names: ReadonlyArray<string>, now: number): void => {
   for (const name of names) {
-    if (name.charCodeAt(0) !== 46 || !tempPattern.test(name)) continue
+    if (name.charCodeAt(0) !== 46 || !Durable.isTempName(name)) continue
     const stat = fs.statSync(prefix + name, { throwIfNoEntry: false })
-    if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) Durable.unlinkQuietly(prefix + name, fs)
+    if (stat !== undefined && now - stat.mtimeMs > Durable.STALE_TEMP_MS) Durable.unlinkQuietly(prefix + name, fs)
   }
 }
 

@@ -3,11 +3,12 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { spawn, type ChildProcess } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StringDecoder } from "node:string_decoder"
 import { FileAccess, type FileAccessShape } from "./FileAccess"
+import { nodeChildProcesses } from "./NodeModules"
 import { isMcpToolName, isReadOnlyMcpTool, mcpCallTitle } from "./McpTools"
 import type { ToolSpec } from "./ModelClient"
 import { redact, toolEnv } from "./Secrets"
@@ -317,7 +318,7 @@ const installExitHook = (): void => {
  */
 const startWatchdog = (pid: number): ChildProcess | undefined => {
   try {
-    const watchdog = spawn("sh", ["-c", 'read _ ; kill -9 -"$1" 2>/dev/null', "mm-watchdog", String(pid)], {
+    const watchdog = nodeChildProcesses().spawn("sh", ["-c", 'read _ ; kill -9 -"$1" 2>/dev/null', "mm-watchdog", String(pid)], {
       detached: true,
       stdio: ["pipe", "ignore", "ignore"]
     })
@@ -364,7 +365,7 @@ const runBash = (
     let watchdog: ChildProcess | undefined
     let child: ChildProcess
     try {
-      child = spawn("bash", ["-c", args.command], {
+      child = nodeChildProcesses().spawn("bash", ["-c", args.command], {
         cwd: ctx.cwd,
         env: toolEnv(),
         detached: true,

@@ -1,18 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
-import { type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
+import { closedPort, type FakeModelServer, startFakeModelServer } from "./support/FakeModelServer"
 import { configFor, MM_BIN, runMm, tempProject } from "./support/MmProcess"
-
-const closedPort = async (): Promise<number> => {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const port = (server.address() as net.AddressInfo).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 describe("the mm command", () => {
   let server: FakeModelServer

@@ -10,7 +10,7 @@ import { AppConfig, defaultConfig, type LoadedConfig } from "../src/Config"
 import { GenerationError } from "../src/Domain/Errors"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../src/ModelClient"
 import { Completion, OpenAiClientNode, RetryTiming } from "../src/OpenAiClient"
-import { type FakeModelServer, startFakeModelServer, type Step } from "./support/FakeModelServer"
+import { closedPort as closedPortNumber, type FakeModelServer, startFakeModelServer, type Step } from "./support/FakeModelServer"
 
 interface Options {
   readonly url?: string
@@ -46,16 +46,7 @@ const fakeServer = (options: Parameters<typeof startFakeModelServer>[0] = {}) =>
   )
 
 /** A port nothing listens on any more. */
-const closedPort = Effect.promise(
-  () =>
-    new Promise<number>((resolve) => {
-      const server = net.createServer()
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as net.AddressInfo
-        server.close(() => resolve(port))
-      })
-    })
-)
+const closedPort = Effect.promise(closedPortNumber)
 
 const question: ChatRequest = {
   messages: [

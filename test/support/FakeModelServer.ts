@@ -1,4 +1,5 @@
 import * as http from "node:http"
+import * as net from "node:net"
 import type { AddressInfo } from "node:net"
 
 /** One scripted answer of the fake OpenAI-compatible server, used for the next request. */
@@ -283,4 +284,13 @@ export const startFakeModelServer = async (
         server.close(() => resolve())
       })
   }
+}
+
+/** A port on 127.0.0.1 that nothing listens on any more: a model server that is not running. */
+export const closedPort = async (): Promise<number> => {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }

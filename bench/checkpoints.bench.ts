@@ -10,12 +10,12 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Changes, ChangesLive } from "../src/Changes"
-import { putBlob } from "../src/Checkpoints"
-import { AppConfig, defaultConfig } from "../src/Config"
-import { ErrorLogLive } from "../src/ErrorLog"
-import { Keeper, KeeperLive } from "../src/Keeper"
-import * as MemorySessionStore from "../src/MemorySessionStore"
+import { Changes, ChangesLive } from "../src/changes/Changes"
+import { putBlob } from "../src/changes/Checkpoints"
+import { AppConfig, defaultConfig } from "../src/config/Config"
+import { ErrorLogLive } from "../src/sessions/ErrorLog"
+import { Keeper, KeeperLive } from "../src/sessions/Keeper"
+import * as MemorySessionStore from "../src/sessions/MemorySessionStore"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 101)
 const BUDGET_MS = 2

@@ -5,9 +5,9 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import * as http from "node:http"
-import { AppConfig, defaultConfig } from "../src/Config"
-import { type ChatRequest, ModelClient } from "../src/ModelClient"
-import { OpenAiClientNode } from "../src/OpenAiClient"
+import { AppConfig, defaultConfig } from "../src/config/Config"
+import { type ChatRequest, ModelClient } from "../src/model/ModelClient"
+import { OpenAiClientNode } from "../src/model/OpenAiClient"
 import { startFakeModelServer } from "../test/support/FakeModelServer"
 
 const ITERATIONS = Number(process.env.MM_BENCH_ITERATIONS ?? 200)

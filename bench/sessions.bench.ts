@@ -6,10 +6,10 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Message, Session } from "../src/Domain/Session"
-import { makeSessionId } from "../src/Domain/SessionId"
-import * as FileSessionStore from "../src/FileSessionStore"
-import { encodeSession } from "../src/SessionFile"
+import type { Message, Session } from "../src/domain/Session"
+import { makeSessionId } from "../src/domain/SessionId"
+import * as FileSessionStore from "../src/sessions/FileSessionStore"
+import { encodeSession } from "../src/sessions/SessionFile"
 
 const COUNT = Number(process.env.BENCH_SESSIONS ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 7)

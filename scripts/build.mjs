@@ -43,7 +43,7 @@ await build({
   plugins: [mcpApart, markdownApart],
   supported: { "dynamic-import": false }
 })
-await build({ ...common, entryPoints: ["src/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 // highlight.js with the languages answers usually hold (scripts/highlight-common.cjs), not all 190;
 // two of marked-terminal's imports that mm never uses are left out (see the two scripts named)
 const markdownTrimmed = {
@@ -55,7 +55,7 @@ const markdownTrimmed = {
     build.onResolve({ filter: /^cli-highlight$/ }, () => ({ path: resolve("scripts/no-cli-highlight.cjs") }))
   }
 }
-await build({ ...common, entryPoints: ["src/Terminal/MarkdownEngine.ts"], outfile: "dist/mm-markdown.cjs", format: "cjs", plugins: [markdownTrimmed] })
+await build({ ...common, entryPoints: ["src/terminal/MarkdownEngine.ts"], outfile: "dist/mm-markdown.cjs", format: "cjs", plugins: [markdownTrimmed] })
 const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
 await build({
   ...common,

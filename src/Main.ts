@@ -3,10 +3,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { parseArgs, USAGE } from "./Args"
-import { helpText } from "./Help"
-import { ExitCode, run } from "./Wiring"
-import { redact } from "./Secrets"
+import { parseArgs, USAGE } from "./cli/Args"
+import { helpText } from "./cli/Help"
+import { ExitCode, run } from "./cli/Run"
+import { redact } from "./lib/Secrets"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
@@ -53,7 +53,7 @@ export const main = (argv: ReadonlyArray<string>) => {
             ExitCode.code = 2
           })
         : Effect.flatMap(
-            Effect.promise(() => import("./Cli")),
+            Effect.promise(() => import("./cli/Cli")),
             ({ cli }) => cli(argv)
           )
   const fiber = Effect.runFork(plainWhenNoColor(program))

@@ -1,4 +1,4 @@
-import { VERSION } from "./Version"
+import { VERSION } from "./lib/Version"
 
 const args = process.argv.slice(2)
 

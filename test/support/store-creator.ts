@@ -3,8 +3,8 @@
 import * as Effect from "effect/Effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
-import { makeSessionId } from "../../src/Domain/SessionId"
-import * as FileSessionStore from "../../src/FileSessionStore"
+import { makeSessionId } from "../../src/domain/SessionId"
+import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 
 const [dir, countText, mode] = process.argv.slice(2)
 const count = Number(countText)

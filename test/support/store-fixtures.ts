@@ -1,4 +1,4 @@
-import type { Session } from "../../src/Domain/Session"
+import type { Session } from "../../src/domain/Session"
 
 /** A session using every part of the format, with fields mm does not know at each level. */
 export const richSession = (id: string, cwd = "/work/project"): Session =>

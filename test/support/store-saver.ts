@@ -2,7 +2,7 @@
 // of each save once it has returned, until it is killed.
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
-import * as FileSessionStore from "../../src/FileSessionStore"
+import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { crashSession } from "./store-fixtures"
 
 const [dir, id] = process.argv.slice(2)

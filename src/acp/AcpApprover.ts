@@ -1,0 +1,110 @@
+import * as acp from "@agentclientprotocol/sdk"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import type { AlwaysChoice } from "../approvals/ApprovalScope"
+import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
+import { describeForEditor, previewContent } from "./ToolUpdates"
+
+/** The editor thread a prompt runs for: where approvals are asked and updates sent. */
+export interface Peer {
+  readonly sessionId: string
+  readonly cwd: string
+  readonly client: acp.AgentContext
+  readonly log: (line: string) => void
+  /** What the editor offered at `initialize`: its files and terminals are used when it did. */
+  readonly capabilities?: acp.ClientCapabilities
+}
+
+/** Set around each prompt, inherited by the turn's fibers; the approver asks this peer. */
+export const CurrentPeer = FiberRef.unsafeMake<Peer | undefined>(undefined)
+
+export const ALLOW_ONCE = "allow-once"
+export const ALLOW_ALWAYS = "allow-always"
+/** `[p]roject` of the terminal: every edit and write inside the project, for this session. */
+export const ALLOW_PROJECT = "allow-always-project"
+export const REJECT = "reject"
+
+const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Project" ? ALLOW_PROJECT : ALLOW_ALWAYS)
+
+/** The option's name states what "always" covers: `Always allow "npm test …"`, `Always allow edits to src/a.ts`. */
+export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => {
+  switch (choice.scope._tag) {
+    case "CommandPrefix":
+      return `Always allow ${choice.label}`
+    case "ExactCommand":
+      return "Always allow this exact command"
+    case "File":
+      return tool === "read_file" ? `Always allow reading ${choice.label}` : `Always allow edits to ${choice.label}`
+    case "Project":
+      return "Always allow edits in this project"
+    case "Tool":
+      return `Always allow ${choice.label}`
+  }
+}
+
+export const permissionOptions = (request: Pick<ApprovalRequest, "always" | "tool">): Array<acp.PermissionOption> => [
+  { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
+  ...request.always.map(
+    (choice): acp.PermissionOption => ({ optionId: optionIdOf(choice), name: alwaysOptionName(choice, request.tool), kind: "allow_always" })
+  ),
+  { optionId: REJECT, name: "Reject", kind: "reject_once" }
+]
+
+export const approvalOf = (outcome: acp.RequestPermissionOutcome, request: Pick<ApprovalRequest, "always">): Approval => {
+  if (outcome.outcome !== "selected") return Approval.deny
+  if (outcome.optionId === ALLOW_ONCE) return Approval.once
+  const chosen = request.always.find((choice) => optionIdOf(choice) === outcome.optionId)
+  return chosen === undefined ? Approval.deny : Approval.always(chosen.scope)
+}
+
+export const permissionRequest = (peer: Pick<Peer, "sessionId" | "cwd">, request: ApprovalRequest): acp.RequestPermissionRequest => {
+  const content = previewContent(request.preview)
+  return {
+    sessionId: peer.sessionId,
+    toolCall: {
+      toolCallId: request.toolCallId,
+      ...describeForEditor(request.tool, request.input, peer.cwd),
+      status: "pending",
+      rawInput: request.input,
+      ...(content.length === 0 ? {} : { content })
+    },
+    options: permissionOptions(request)
+  }
+}
+
+const ask = (peer: Peer, request: ApprovalRequest) =>
+  Effect.tryPromise({
+    try: (signal) =>
+      peer.client.request(acp.methods.client.session.requestPermission, permissionRequest(peer, request), {
+        cancellationSignal: signal,
+        stopWaitingOnCancel: true
+      }),
+    catch: (cause) => cause
+  }).pipe(
+    Effect.map((response) => approvalOf(response.outcome, request)),
+    Effect.catchAll((cause) =>
+      Effect.sync(() => {
+        peer.log(`permission request for ${request.tool} failed (${cause instanceof Error ? cause.message : String(cause)}): denied`)
+        return Approval.deny
+      })
+    ),
+    Effect.tap((approval) =>
+      approval._tag !== "Once" && approval._tag !== "Always"
+        ? Effect.void
+        : Effect.promise(() =>
+            peer.client
+              .notify(acp.methods.client.session.update, {
+                sessionId: peer.sessionId,
+                update: { sessionUpdate: "tool_call_update", toolCallId: request.toolCallId, status: "in_progress" }
+              })
+              .catch(() => undefined)
+          )
+    )
+  )
+
+/** Approval through `session/request_permission`; a cancelled or failed request is a refusal. */
+export const AcpApproverLive = Layer.succeed(Approver, {
+  ask: (request) =>
+    Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => (peer === undefined ? Effect.succeed(Approval.deny) : ask(peer, request)))
+})

@@ -1,0 +1,146 @@
+import * as acp from "@agentclientprotocol/sdk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import { Readable } from "node:stream"
+import { format } from "node:util"
+import { AgentLive } from "../agent/Agent"
+import { ChangesLive } from "../changes/Changes"
+import { storeLayers } from "../cli/Run"
+import { CompactorLive } from "../agent/Compactor"
+import type { LoadedConfig } from "../config/Config"
+import { McpServersLive } from "../mcp/McpServers"
+import { OpenAiClientNode } from "../model/OpenAiClient"
+import { holdsSecret, redact, secretsKnown } from "../lib/Secrets"
+import { VERSION } from "../lib/Version"
+import { AcpApproverLive } from "./AcpApprover"
+import { makeAcpAgent } from "./AcpAgent"
+import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
+import { EditorAccessLive } from "./EditorAccess"
+
+/** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
+export const log = (line: string): void => {
+  process.stderr.write(`[acp] ${redact(line)}\n`)
+}
+
+const StderrLogger = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ logLevel, message }) => {
+    const parts = Array.isArray(message) ? message : [message]
+    log(`${logLevel.label.toLowerCase()}: ${parts.map((part) => (typeof part === "string" ? part : format("%o", part))).join(" ")}`)
+  })
+)
+
+/** stdout carries protocol messages only: anything else that would print goes to stderr. */
+const keepStdoutForProtocol = () => {
+  const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
+  console.log = toStderr
+  console.info = toStderr
+  console.debug = toStderr
+  console.warn = toStderr
+  console.error = toStderr
+}
+
+/** A message on its way to the editor, with every known secret replaced by `[redacted]`. */
+const redactBytes = (chunk: Uint8Array): Uint8Array => {
+  if (!secretsKnown()) return chunk
+  const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8")
+  return holdsSecret(text) ? Buffer.from(redact(text), "utf8") : chunk
+}
+
+/**
+ * stdout as the SDK's byte sink. Lines written in one turn of the event loop leave in one
+ * system call (cork until the loop comes round), and only backpressure is waited for: a
+ * replay of thousands of notifications is not paced by one write per line.
+ */
+const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
+  let failure: Error | undefined
+  let corked = false
+  out.on("error", (error) => {
+    failure = error
+  })
+  const flush = () => {
+    if (!corked) return
+    corked = false
+    out.uncork()
+  }
+  const drained = () =>
+    new Promise<void>((resolve, reject) => {
+      const done = () => {
+        out.off("drain", done)
+        out.off("error", done)
+        if (failure !== undefined) reject(failure)
+        else resolve()
+      }
+      out.on("drain", done)
+      out.on("error", done)
+    })
+  return new WritableStream<Uint8Array>({
+    write: (chunk) => {
+      if (failure !== undefined) return Promise.reject(failure)
+      if (!corked) {
+        corked = true
+        out.cork()
+        setImmediate(flush)
+      }
+      if (out.write(redactBytes(chunk))) return undefined
+      flush()
+      return out.writableNeedDrain ? drained() : undefined
+    },
+    close: () => flush()
+  })
+}
+
+/**
+ * A line over the limit was dropped unread: one `[acp]` line, and a JSON-RPC error for the
+ * request when its id could be read. mm goes on serving the editor.
+ */
+const answerDropped = (dropped: DroppedLine): void => {
+  log(`dropped an incoming message of ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}${dropped.id === undefined ? "" : ` (request id ${JSON.stringify(dropped.id)})`}`)
+  if (dropped.id === undefined) return
+  const answer = {
+    jsonrpc: "2.0",
+    id: dropped.id,
+    error: { code: -32600, message: `message too large: ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}; it was discarded` }
+  }
+  process.stdout.write(`${JSON.stringify(answer)}\n`)
+}
+
+/** The core as the terminal has it, with approvals asked through the editor. */
+export const acpLayer = (loaded: LoadedConfig) => {
+  const base = storeLayers(loaded)
+  const model = OpenAiClientNode.pipe(Layer.provide(base))
+  const mcp = McpServersLive({ projectDir: process.cwd(), onProblem: log }).pipe(Layer.provide(base))
+  return AgentLive.pipe(
+    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), AcpApproverLive)),
+    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive, ChangesLive, mcp)),
+    Layer.provideMerge(StderrLogger)
+  )
+}
+
+/** `mm acp`: serves one editor over stdio until it closes stdin. */
+export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      keepStdoutForProtocol()
+      const runtime = yield* Layer.toRuntime(acpLayer(loaded))
+      if (!loaded.config.sessions.enabled) {
+        log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
+      }
+      const { app, drained, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
+      const stream = acp.ndJsonStream(
+        stdoutSink(process.stdout),
+        guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped),
+        // the guard lets no longer line through; this only keeps the SDK from refusing one at the edge
+        { maxMessageBytes: MAX_LINE_BYTES + 2 }
+      )
+      const connection = app.connect(stream)
+      yield* Effect.addFinalizer(() => Effect.zipRight(shutdown, Effect.sync(() => connection.close())))
+      yield* Effect.promise(() => connection.closed)
+      // the editor closed our input: stop running turns, answer what was asked, then flush
+      yield* shutdown
+      yield* Effect.promise(drained)
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve))))
+      yield* Effect.promise(() => new Promise<void>((resolve) => process.stdout.write("", () => resolve())))
+    })
+  )

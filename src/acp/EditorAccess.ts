@@ -1,0 +1,126 @@
+import * as acp from "@agentclientprotocol/sdk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
+import { bashResultOf, DEFAULT_BASH_TIMEOUT_SECONDS, diskFileAccess, type ToolContext, type ToolResult } from "../tools/Tools"
+import { CurrentPeer, type Peer } from "./AcpApprover"
+
+const reason = (cause: unknown): string => {
+  const message = cause instanceof Error ? cause.message : typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : String(cause)
+  return message.split("\n")[0]
+}
+
+/** `fs/read_text_file`: the editor's text of the file, unsaved changes included. */
+const readInEditor = (peer: Peer, file: string, shown: string) =>
+  Effect.tryPromise({
+    try: () => peer.client.request(acp.methods.client.fs.readTextFile, { sessionId: peer.sessionId, path: file }),
+    catch: (cause) => `${shown}: the editor could not read it (${reason(cause)})`
+  }).pipe(Effect.map((response) => response.content), Effect.either)
+
+/** `fs/write_text_file`: the editor writes (and shows) the new text. */
+const writeInEditor = (peer: Peer, file: string, shown: string, content: string) =>
+  Effect.sync(() => {
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+    } catch {
+      // the editor says what is wrong, if anything is
+    }
+  }).pipe(
+    Effect.zipRight(
+      Effect.tryPromise({
+        try: () => peer.client.request(acp.methods.client.fs.writeTextFile, { sessionId: peer.sessionId, path: file, content }),
+        catch: (cause) => `${shown}: the editor could not write it (${reason(cause)})`
+      })
+    ),
+    Effect.asVoid,
+    Effect.either
+  )
+
+const quietly = (work: () => Promise<unknown>) => Effect.promise(() => work().then(() => undefined, () => undefined))
+
+/**
+ * `bash` in the editor's terminal: `terminal/create` (shown live under the call),
+ * `terminal/wait_for_exit` (with the call's timeout), `terminal/kill` on timeout or cancel, and
+ * `terminal/release` always. The result is told as mm tells its own runs.
+ */
+const bashInTerminal = (
+  peer: Peer,
+  args: { readonly command: string; readonly timeout?: number | undefined },
+  ctx: ToolContext
+): Effect.Effect<ToolResult> => {
+  const seconds = args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS
+  return Effect.acquireUseRelease(
+    Effect.tryPromise({
+      try: () =>
+        peer.client.createTerminal({
+          sessionId: peer.sessionId,
+          command: "bash",
+          args: ["-c", args.command],
+          cwd: ctx.cwd,
+          outputByteLimit: ctx.maxOutput
+        }),
+      catch: reason
+    }),
+    (terminal) =>
+      Effect.gen(function* () {
+        if (ctx.callId !== undefined) {
+          yield* quietly(() =>
+            peer.client.notify(acp.methods.client.session.update, {
+              sessionId: peer.sessionId,
+              update: { sessionUpdate: "tool_call_update", toolCallId: ctx.callId!, content: [{ type: "terminal", terminalId: terminal.id }] }
+            })
+          )
+        }
+        const waited = yield* Effect.tryPromise({ try: () => terminal.waitForExit(), catch: reason }).pipe(
+          Effect.timeout(Math.min(seconds * 1000, 2 ** 31 - 1)),
+          Effect.either
+        )
+        const timedOut = Either.isLeft(waited) && typeof waited.left !== "string"
+        if (Either.isLeft(waited) && !timedOut) return yield* Effect.fail(String(waited.left))
+        if (timedOut) yield* quietly(() => terminal.kill())
+        const output = yield* Effect.tryPromise({ try: () => terminal.currentOutput(), catch: reason })
+        const status = Either.isRight(waited) ? waited.right : (output.exitStatus ?? { exitCode: null, signal: "SIGTERM" })
+        const text = output.truncated ? `… [earlier output cut by the editor's terminal] …\n${output.output}` : output.output
+        return bashResultOf({
+          timedOut,
+          seconds,
+          code: status.exitCode ?? null,
+          signal: status.signal ?? null,
+          output: text,
+          max: ctx.maxOutput
+        })
+      }).pipe(Effect.onInterrupt(() => quietly(() => terminal.kill()))),
+    (terminal) => quietly(() => terminal.release())
+  ).pipe(
+    Effect.catchAll((why) => Effect.succeed<ToolResult>({ output: `cannot run bash in the editor's terminal: ${why}`, failed: true }))
+  )
+}
+
+/** The tools' files and commands under `mm acp`: the editor's where it offers them, the disk's otherwise. */
+export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
+  const caps = peer?.capabilities
+  return {
+    read: (file, shown) =>
+      peer !== undefined && caps?.fs?.readTextFile === true ? readInEditor(peer, file, shown) : diskFileAccess.read(file, shown),
+    readsDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.readTextFile === true)),
+    writesDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.writeTextFile === true)),
+    write: (file, shown, content) =>
+      peer !== undefined && caps?.fs?.writeTextFile === true
+        ? writeInEditor(peer, file, shown, content)
+        : diskFileAccess.write(file, shown, content),
+    bash: (args, ctx) => (peer !== undefined && caps?.terminal === true ? bashInTerminal(peer, args, ctx) : diskFileAccess.bash(args, ctx))
+  }
+}
+
+/** Chooses per call, from the editor thread the prompt runs for. */
+export const EditorAccessLive = Layer.succeed(FileAccess, {
+  read: (file, shown) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).read(file, shown)),
+  readsDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).readsDisk),
+  writesDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).writesDisk),
+  write: (file, shown, content) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
+  bash: (args, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).bash(args, ctx))
+})

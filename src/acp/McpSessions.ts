@@ -1,0 +1,38 @@
+import type * as acp from "@agentclientprotocol/sdk"
+import * as Effect from "effect/Effect"
+import type { Conversation } from "../sessions/Keeper"
+import { type EditorServer, entryFromEditor, McpServers, startGroup } from "../mcp/McpServers"
+
+/** An editor's server as mm takes it: stdio with its `env` array, http (or sse) with its `headers`. */
+export const editorServer = (server: acp.McpServer): EditorServer =>
+  "url" in server
+    ? { name: server.name, url: server.url, headers: server.headers }
+    : { name: server.name, command: server.command, args: server.args, env: server.env }
+
+/**
+ * Starts, in the background, the MCP servers an editor gave with `session/new`, `load` or
+ * `resume`, for that conversation only (once: a session already holding servers keeps them).
+ * A server that fails is logged on stderr now and told in the thread at the next prompt.
+ */
+export const startSessionServers = (
+  conversation: Conversation,
+  servers: ReadonlyArray<acp.McpServer> | null | undefined,
+  log: (line: string) => void
+) =>
+  Effect.gen(function* () {
+    if (servers === null || servers === undefined || servers.length === 0) return
+    const mcp = yield* Effect.serviceOption(McpServers)
+    if (mcp._tag === "None" || mcp.value.attached(conversation) !== undefined) return
+    const entries = servers.map((server) => entryFromEditor(editorServer(server), conversation.cwd))
+    yield* mcp.value.attach(conversation, startGroup(entries, { onProblem: log }))
+  })
+
+/** `session/close`: the conversation's own servers are stopped. */
+export const stopSessionServers = (conversation: Conversation) =>
+  Effect.flatMap(Effect.serviceOption(McpServers), (mcp) => (mcp._tag === "None" ? Effect.void : mcp.value.detach(conversation)))
+
+/** The `approval` of the server behind an MCP tool of this conversation; undefined for any other tool. */
+export const mcpApprovalLookup = (conversation: Conversation) =>
+  Effect.map(Effect.serviceOption(McpServers), (mcp) => (tool: string): "ask" | "allow" | undefined =>
+    mcp._tag === "None" ? undefined : mcp.value.approvalOf(conversation, tool)
+  )

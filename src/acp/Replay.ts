@@ -1,0 +1,74 @@
+import type * as acp from "@agentclientprotocol/sdk"
+import { SUMMARY_HEADER } from "../agent/Compactor"
+import type { Message } from "../domain/Session"
+import { agentText, agentThought, pastToolCall, userText } from "./ToolUpdates"
+
+export const SUMMARY_TITLE = "Summary of earlier conversation"
+
+/** Output shown for a call whose result was never recorded. */
+export const NO_RESULT = "no result was recorded for this call"
+
+/** A compaction summary, told as the agent's text under a header that says what it is. */
+export const summaryText = (content: string): string => {
+  const body = content.startsWith(SUMMARY_HEADER) ? content.slice(SUMMARY_HEADER.length).trimStart() : content
+  return `**${SUMMARY_TITLE}** (older turns were replaced by this summary)\n\n${body}`
+}
+
+/**
+ * The `session/update` payloads that tell a stored conversation again, in order: questions,
+ * answers (after their reasoning, as thoughts), and each tool call once, already finished, with the input and output it had then.
+ * The system prompt is not told; nothing here runs anything.
+ */
+export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Array<acp.SessionUpdate> => {
+  const updates: Array<acp.SessionUpdate> = []
+  const usedIds = new Set<string>()
+  const uniqueId = (id: string): string => {
+    let candidate = id
+    for (let n = 2; usedIds.has(candidate); n++) candidate = `${id}#${n}`
+    usedIds.add(candidate)
+    return candidate
+  }
+
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    const content = message.content ?? ""
+    switch (message.role) {
+      case "system":
+      case "tool":
+        break
+      case "user":
+        if (message.summary === true) updates.push(agentText(summaryText(content)))
+        else if (message.note === true) updates.push(agentText(content))
+        else if (content !== "") updates.push(userText(content))
+        break
+      case "assistant": {
+        if (message.reasoning !== undefined && message.reasoning !== "") updates.push(agentThought(message.reasoning))
+        if (content !== "") updates.push(agentText(content))
+        const calls = message.tool_calls ?? []
+        if (calls.length === 0) break
+        const results = new Map<string, Message>()
+        for (let j = i + 1; j < messages.length && messages[j].role === "tool"; j++) {
+          const id = messages[j].tool_call_id
+          if (id !== undefined && !results.has(id)) results.set(id, messages[j])
+        }
+        for (const call of calls) {
+          const result = results.get(call.id)
+          updates.push(
+            pastToolCall(
+              {
+                id: uniqueId(call.id),
+                name: call.function.name,
+                rawArguments: call.function.arguments,
+                output: result === undefined ? NO_RESULT : (result.content ?? ""),
+                failed: result === undefined || result.failed === true
+              },
+              cwd
+            )
+          )
+        }
+        break
+      }
+    }
+  }
+  return updates
+}

@@ -1,0 +1,160 @@
+import type * as acp from "@agentclientprotocol/sdk"
+import * as path from "node:path"
+import { isMcpToolName } from "../mcp/McpTools"
+import type { FileChange, Preview } from "../approvals/Preview"
+import { describeCall } from "../tools/Tools"
+
+/** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
+export const parseInput = (raw: string): unknown => {
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
+
+const asRecord = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+
+export const textBlock = (text: string): acp.ContentBlock => ({ type: "text", text })
+
+export const agentText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_message_chunk", content: textBlock(text) })
+
+export const agentThought = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_thought_chunk", content: textBlock(text) })
+
+export const userText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "user_message_chunk", content: textBlock(text) })
+
+/** Title, kind and absolute locations of a call, as the terminal describes it. */
+export const describeForEditor = (name: string, input: unknown, cwd: string) => {
+  const described = describeCall(name, asRecord(input), cwd)
+  return {
+    // an MCP tool's call is named, since its kind alone does not say which tool it is
+    title: isMcpToolName(name) && described.title !== name ? `${name}: ${described.title}` : described.title,
+    kind: described.kind,
+    locations: described.locations.map((l) => ({ path: path.resolve(cwd, l.path), ...(l.line === undefined ? {} : { line: l.line }) }))
+  }
+}
+
+/** A fence longer than any run of backticks in `text`, so the command shows verbatim. */
+const fenced = (text: string, info: string): string => {
+  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length))
+  const fence = "`".repeat(longest + 1)
+  return `${fence}${info}\n${text.replace(/\n$/, "")}\n${fence}`
+}
+
+const textContent = (text: string): acp.ToolCallContent => ({ type: "content", content: textBlock(text) })
+
+/** A file's text before and after a change, as an ACP diff: `oldText` absent only for a new file. */
+const diffContent = (file: string, before: string | undefined, after: string): acp.ToolCallContent => ({
+  type: "diff",
+  path: file,
+  ...(before === undefined ? {} : { oldText: before }),
+  newText: after
+})
+
+/**
+ * The approval preview of the core (Preview.ts) as tool-call content: the whole command
+ * for bash; for a file tool a warning when it lies outside the project or will fail, and
+ * the diff of the whole file with its real old text.
+ */
+export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => {
+  switch (preview._tag) {
+    case "None":
+      return []
+    case "Command":
+      return [textContent(fenced(preview.command, "sh") + (preview.timeout === undefined ? "" : `\n(timeout ${preview.timeout} s)`))]
+    case "FileChange": {
+      const warnings = [
+        ...(preview.outsideProject ? [`outside the project: ${preview.file}`] : []),
+        ...(preview.problem === undefined ? [] : [preview.problem])
+      ]
+      return [
+        ...(warnings.length === 0 ? [] : [textContent(warnings.join("\n"))]),
+        ...(preview.after === undefined ? [] : [diffContent(preview.file, preview.before, preview.after)])
+      ]
+    }
+  }
+}
+
+/**
+ * A replayed file call, whose old text is gone: an edit shows the piece it replaced; a
+ * write shows its content as a new file only when it created one.
+ */
+export const diffOf = (name: string, input: unknown, cwd: string, output = ""): acp.ToolCallContent | undefined => {
+  const args = asRecord(input)
+  if (typeof args?.path !== "string") return undefined
+  const file = path.resolve(cwd, args.path)
+  if (name === "write_file" && typeof args.content === "string" && !output.startsWith("overwrote ")) {
+    return diffContent(file, undefined, args.content)
+  }
+  if (name === "edit_file" && typeof args.old === "string" && typeof args.new === "string") {
+    return diffContent(file, args.old, args.new)
+  }
+  return undefined
+}
+
+/**
+ * What a finished call shows: the diff of a file tool that succeeded (the whole file before
+ * and after, when the core read it before the call ran), then the output the model read.
+ */
+export const resultContent = (
+  name: string,
+  input: unknown,
+  output: string,
+  failed: boolean,
+  cwd: string,
+  change?: FileChange
+): Array<acp.ToolCallContent> => {
+  const diff = failed
+    ? undefined
+    : change?.after !== undefined
+      ? diffContent(change.file, change.before, change.after)
+      : diffOf(name, input, cwd, output)
+  const text = textContent(output)
+  return diff === undefined ? [text] : [diff, text]
+}
+
+export interface StartedCall {
+  readonly id: string
+  readonly name: string
+  readonly rawArguments: string
+}
+
+export const toolCallStarted = (call: StartedCall, status: "pending" | "in_progress", cwd: string): acp.SessionUpdate => {
+  const rawInput = parseInput(call.rawArguments)
+  return {
+    sessionUpdate: "tool_call",
+    toolCallId: call.id,
+    ...describeForEditor(call.name, rawInput, cwd),
+    status,
+    rawInput
+  }
+}
+
+export interface FinishedCall extends StartedCall {
+  readonly output: string
+  readonly failed: boolean
+  readonly change?: FileChange
+}
+
+export const toolCallFinished = (call: FinishedCall, cwd: string): acp.SessionUpdate => ({
+  sessionUpdate: "tool_call_update",
+  toolCallId: call.id,
+  status: call.failed ? "failed" : "completed",
+  rawOutput: call.output,
+  content: resultContent(call.name, parseInput(call.rawArguments), call.output, call.failed, cwd, call.change)
+})
+
+/** A call of an earlier turn, told in one notification: already finished, with its input and output. */
+export const pastToolCall = (call: FinishedCall, cwd: string): acp.SessionUpdate => {
+  const rawInput = parseInput(call.rawArguments)
+  return {
+    sessionUpdate: "tool_call",
+    toolCallId: call.id,
+    ...describeForEditor(call.name, rawInput, cwd),
+    status: call.failed ? "failed" : "completed",
+    rawInput,
+    rawOutput: call.output,
+    content: resultContent(call.name, rawInput, call.output, call.failed, cwd)
+  }
+}

@@ -1,0 +1,108 @@
+import type * as acp from "@agentclientprotocol/sdk"
+import { CANCELLED } from "../agent/Agent"
+import type { GenerationError } from "../domain/Errors"
+import type { TurnEvent } from "../agent/TurnEvent"
+import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
+
+export interface TurnRenderer {
+  /** The notifications one event of the turn becomes. `asks` says whether this call waits for the user's approval. */
+  readonly render: (
+    event: TurnEvent,
+    asks: (tool: string, input: Record<string, unknown>) => boolean
+  ) => ReadonlyArray<acp.SessionUpdate>
+  /** After a cancel: every call that started and never finished, closed as failed. */
+  readonly closeOpenCalls: () => ReadonlyArray<acp.SessionUpdate>
+  /** The stop reason the turn ended with; undefined while it runs, and for a failed one. */
+  readonly stopReason: () => acp.StopReason | undefined
+  /** Why the turn failed, if it did: the prompt is answered with this as a JSON-RPC error. */
+  readonly failure: () => GenerationError | undefined
+}
+
+/** What the editor said it can show, beside the answer's text (`clientCapabilities.session`). */
+export interface ClientDisplay {
+  readonly notices: boolean
+  readonly compaction: boolean
+}
+
+export const plainDisplay: ClientDisplay = { notices: false, compaction: false }
+
+let compactions = 0
+/** An id for one compaction, unique in this process (so within any session). */
+export const newCompactionId = (): string => `compaction-${Date.now().toString(36)}-${++compactions}`
+
+/** A finished compaction, told as a `compaction_update` to an editor that shows them. */
+export const compactionUpdate = (outcome: { readonly summary: string } | { readonly error: string }): acp.SessionUpdate =>
+  "error" in outcome
+    ? { sessionUpdate: "compaction_update", compactionId: newCompactionId(), status: "failed", error: outcome.error }
+    : {
+        sessionUpdate: "compaction_update",
+        compactionId: newCompactionId(),
+        status: "completed",
+        summary: [{ type: "text", text: outcome.summary }]
+      }
+
+export const noticeUpdate = (text: string, severity: "info" | "warning" | "error"): acp.SessionUpdate => ({
+  sessionUpdate: "notice",
+  severity,
+  title: text
+})
+
+/** Turns the core's events into `session/update` payloads, remembering what it needs across events. */
+export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisplay): TurnRenderer => {
+  const open = new Map<string, StartedCall>()
+  let atLineStart = true
+  let stop: acp.StopReason | undefined
+  let failure: GenerationError | undefined
+
+  const text = (chunk: string): acp.SessionUpdate => {
+    atLineStart = chunk.endsWith("\n")
+    return agentText(chunk)
+  }
+  /** A line of its own among the answer's text (a notice, an error). */
+  const line = (content: string): acp.SessionUpdate => text(`${atLineStart ? "" : "\n\n"}${content}\n\n`)
+
+  const render: TurnRenderer["render"] = (event, asks) => {
+    switch (event._tag) {
+      case "TextDelta":
+        return event.text === "" ? [] : [text(event.text)]
+      case "ReasoningDelta":
+        return event.text === "" ? [] : [agentThought(event.text)]
+      case "ToolOutput":
+        // the whole output goes with the call's completion (an editor terminal shows it live)
+        return []
+      case "Usage":
+        return [{ sessionUpdate: "usage_update", used: event.promptTokens + event.completionTokens, size: event.contextWindow }]
+      case "ToolCallStarted": {
+        const call = { id: event.id, name: event.name, rawArguments: event.rawArguments }
+        open.set(event.id, call)
+        atLineStart = true
+        return [toolCallStarted(call, event.input !== undefined && asks(event.name, event.input) ? "pending" : "in_progress", cwd)]
+      }
+      case "ToolCallFinished": {
+        const call = open.get(event.id) ?? { id: event.id, name: event.name, rawArguments: "" }
+        open.delete(event.id)
+        return [toolCallFinished({ ...call, output: event.output, failed: event.failed, change: event.change }, cwd)]
+      }
+      case "Notice":
+        if (event.about === "compaction" && display.compaction) return [compactionUpdate({ summary: event.text })]
+        return display.notices ? [noticeUpdate(event.text, "info")] : [line(event.text)]
+      case "CompactionFailed":
+        if (display.compaction) return [compactionUpdate({ error: event.error.message })]
+        return display.notices ? [noticeUpdate(event.error.message, "warning")] : [line(event.error.message)]
+      case "TurnFailed":
+        failure = event.error
+        return [line(event.error.message)]
+      case "TurnFinished":
+        stop = event.stopReason === "max_steps" ? "max_turn_requests" : event.stopReason
+        return []
+    }
+  }
+
+  const closeOpenCalls = () => {
+    const closed = [...open.values()].map((call) => toolCallFinished({ ...call, output: CANCELLED, failed: true }, cwd))
+    open.clear()
+    return closed
+  }
+
+  return { render, closeOpenCalls, stopReason: () => stop, failure: () => failure }
+}

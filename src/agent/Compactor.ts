@@ -1,0 +1,110 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { CompactionError } from "../domain/Errors"
+import type { Message } from "../domain/Session"
+import { ModelClient } from "../model/ModelClient"
+
+export const SUMMARY_HEADER = "Summary of the earlier part of this conversation (older turns were compacted):"
+
+const SUMMARY_SYSTEM = [
+  "You summarise a coding conversation so that it can continue without its older turns.",
+  "Write a compact summary in plain text: the user's goals and requests, decisions taken, files read or changed (with paths),",
+  "commands run and what they showed, errors met and how they were solved, and what was left to do.",
+  "Keep names, paths and numbers exact. Do not invent anything. Do not address the user; write only the summary."
+].join(" ")
+
+/** Where the history splits: the system prompt, the older part, and the last `keepTurns` turns. */
+export interface Split {
+  readonly system: ReadonlyArray<Message>
+  readonly older: ReadonlyArray<Message>
+  readonly kept: ReadonlyArray<Message>
+}
+
+/** A turn starts at a question of the user; tool calls and their results stay with their turn. */
+export const splitHistory = (messages: ReadonlyArray<Message>, keepTurns: number): Split => {
+  const system = messages.length > 0 && messages[0].role === "system" ? [messages[0]] : []
+  const rest = messages.slice(system.length)
+  const starts = rest.flatMap((m, i) => (m.role === "user" && m.summary !== true && m.note !== true ? [i] : []))
+  const boundary = keepTurns === 0 ? rest.length : starts.length > keepTurns ? starts[starts.length - keepTurns] : 0
+  return { system, older: rest.slice(0, boundary), kept: rest.slice(boundary) }
+}
+
+/** The older turns as a transcript the summariser reads. */
+export const transcript = (messages: ReadonlyArray<Message>): string =>
+  messages
+    .map((m) => {
+      if (m.summary === true) return `[earlier summary]\n${m.content ?? ""}`
+      if (m.role === "tool") return `[tool result${m.failed === true ? ", failed" : ""}]\n${m.content ?? ""}`
+      const calls = (m.tool_calls ?? []).map((c) => `[tool call ${c.function.name}] ${c.function.arguments}`).join("\n")
+      return `[${m.role}]\n${[m.content ?? "", calls].filter((part) => part !== "").join("\n")}`
+    })
+    .join("\n\n")
+
+/** Tokens, estimated from characters (about four per token). */
+export const estimateTokens = (messages: ReadonlyArray<Message>): number => {
+  let chars = 0
+  for (const m of messages) {
+    chars += (m.content ?? "").length + 8
+    for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length + 8
+  }
+  return Math.ceil(chars / 4)
+}
+
+export type Compaction =
+  | { readonly _tag: "Nothing" }
+  | { readonly _tag: "Compacted"; readonly messages: ReadonlyArray<Message>; readonly replaced: number }
+
+export interface CompactorShape {
+  /** The shortened history, or a `CompactionError` (failed or empty summary); never a partial one. */
+  readonly compact: (
+    messages: ReadonlyArray<Message>,
+    options: { readonly keepTurns: number; readonly hint?: string | undefined }
+  ) => Effect.Effect<Compaction, CompactionError>
+}
+
+export class Compactor extends Context.Tag("mm/Compactor")<Compactor, CompactorShape>() {}
+
+export const CompactorLive = Layer.effect(
+  Compactor,
+  Effect.map(ModelClient, (model) => ({
+    compact: (messages, options) =>
+      Effect.gen(function* () {
+        const split = splitHistory(messages, options.keepTurns)
+        if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {
+          return { _tag: "Nothing" } as const
+        }
+        const hint = options.hint?.trim() ?? ""
+        const request = {
+          tools: [],
+          messages: [
+            { role: "system" as const, content: SUMMARY_SYSTEM },
+            {
+              role: "user" as const,
+              content: `${transcript(split.older)}\n\n---\nSummarise the conversation above.${hint === "" ? "" : ` Focus: ${hint}`}`
+            }
+          ]
+        }
+        const text = yield* model.stream(request).pipe(
+          Stream.runFold("", (acc, event) => (event._tag === "TextDelta" ? acc + event.text : acc)),
+          Effect.mapError(
+            (error) => new CompactionError({ reason: "generation", message: `compaction failed: ${error.message}`, raw: error.raw })
+          )
+        )
+        if (text.trim() === "") {
+          return yield* new CompactionError({
+            reason: "empty",
+            message: "compaction failed: the model returned an empty summary; the history is unchanged",
+            raw: JSON.stringify(text)
+          })
+        }
+        const summary: Message = { role: "user", content: `${SUMMARY_HEADER}\n\n${text.trim()}`, summary: true }
+        return {
+          _tag: "Compacted",
+          messages: [...split.system, summary, ...split.kept],
+          replaced: split.older.length
+        } as const
+      })
+  }))
+)

@@ -1,0 +1,52 @@
+import type { CompactionError, GenerationError } from "../domain/Errors"
+import type { FileChange } from "../approvals/Preview"
+
+export type ToolKind = "execute" | "read" | "edit" | "other"
+
+/** What the core tells a façade while a turn runs; both façades render the same stream. */
+export type TurnEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  /** The model's reasoning as it streams: shown apart from the answer, never sent back to the model. */
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
+  | {
+      readonly _tag: "ToolCallStarted"
+      readonly id: string
+      readonly name: string
+      readonly input: Record<string, unknown> | undefined
+      readonly rawArguments: string
+      readonly title: string
+      readonly kind: ToolKind
+      readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
+    }
+  | {
+      readonly _tag: "ToolCallFinished"
+      readonly id: string
+      readonly name: string
+      readonly output: string
+      readonly failed: boolean
+      /** A file tool that succeeded: the file's text before and after it (ACP shows the diff). */
+      readonly change?: FileChange
+    }
+  /** Output of a running bash as it comes; the whole output is in ToolCallFinished. */
+  | { readonly _tag: "ToolOutput"; readonly id: string; readonly text: string }
+  /**
+   * A line for the user that is neither answer nor error: a skipped skill, a compaction, "not saved".
+   * `quiet`: a passing remark (a retry's wait), shown dim rather than as a warning.
+   */
+  | { readonly _tag: "Notice"; readonly text: string; readonly about?: "compaction"; readonly quiet?: boolean }
+  /** Automatic compaction failed: a red line, and the turn goes on with the full history. */
+  | { readonly _tag: "CompactionFailed"; readonly error: CompactionError }
+  /** After each model call: the tokens the server reported (or an estimate), and the context window in use. */
+  | {
+      readonly _tag: "Usage"
+      readonly promptTokens: number
+      readonly completionTokens: number
+      readonly contextWindow: number
+      readonly estimated: boolean
+    }
+  /** `max_tokens`: the last answer was cut at the model's output limit (finish_reason: length). */
+  | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" | "max_tokens" }
+  | { readonly _tag: "TurnFailed"; readonly error: GenerationError }
+
+export const isTerminal = (event: TurnEvent): boolean =>
+  event._tag === "TurnFinished" || event._tag === "TurnFailed"

@@ -1,0 +1,43 @@
+import * as path from "node:path"
+import { isInside } from "./ApprovalScope"
+import { needsApproval } from "../tools/Tools"
+
+/**
+ * How much a session asks before a tool runs, chosen by the editor for one session (never
+ * saved): `ask` as `permissions` says, `edits` lets file edits inside the project through and
+ * asks for the rest, `allow` asks nothing.
+ */
+export type ApprovalMode = "ask" | "edits" | "allow"
+
+export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "allow"]
+
+export const isApprovalMode = (value: string): value is ApprovalMode => (approvalModes as ReadonlyArray<string>).includes(value)
+
+/** What one conversation overrides of the configuration, for as long as it is held in memory. */
+export interface SessionSettings {
+  readonly mode: ApprovalMode
+  /** The model asked instead of `model.name`; undefined for the configured one. */
+  readonly model: string | undefined
+}
+
+export const defaultSettings: SessionSettings = { mode: "ask", model: undefined }
+
+
+/** Whether a call must be approved before it runs (before any "always" answer is counted). */
+export const approvalNeeded = (
+  permissions: "ask" | "allow",
+  mode: ApprovalMode,
+  tool: string,
+  input: Record<string, unknown> | undefined,
+  cwd: string
+): boolean => {
+  if (!needsApproval(tool, input, cwd)) return false
+  switch (mode) {
+    case "allow":
+      return false
+    case "edits":
+      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" && isInside(cwd, path.resolve(cwd, input.path)))
+    case "ask":
+      return permissions === "ask"
+  }
+}

@@ -1,0 +1,242 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as NodeCrypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fsyncDir, isTempName, STALE_TEMP_MS, tempNameOf, unlinkQuietly } from "../lib/DurableFiles"
+
+/**
+ * The contents of files before and after mm's file tools changed them, stored once each under
+ * their sha-256 in `<project>/.mm/checkpoints/` (docs/explanation/checkpoints.md says why there).
+ */
+
+export const CHECKPOINTS_DIR = path.join(".mm", "checkpoints")
+/** Files larger than this are not kept: their change is recorded as `skipped: "too large"`. */
+export const MAX_CHECKPOINT_BYTES = 10 * 1024 * 1024
+/** A blob younger than this may belong to a change whose session is being saved: gc leaves it. */
+export const GC_GRACE_MS = 60 * 1000
+
+export const checkpointsDirOf = (cwd: string): string => path.join(cwd, CHECKPOINTS_DIR)
+
+export const hashOf = (bytes: Uint8Array): string => NodeCrypto.createHash("sha256").update(bytes).digest("hex")
+
+export const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name)
+
+export class CheckpointError extends Schema.TaggedError<CheckpointError>()("CheckpointError", {
+  reason: Schema.Literal("io", "missing", "damaged", "refused"),
+  message: Schema.String,
+  raw: Schema.String
+}) {}
+
+const errorText = (cause: unknown): string => {
+  const code = (cause as { code?: unknown } | null)?.code
+  switch (code) {
+    case "ENOENT":
+      return "no such file or directory"
+    case "EACCES":
+    case "EPERM":
+      return "permission denied"
+    case "ENOSPC":
+      return "no space left on device"
+    case "EROFS":
+      return "read-only file system"
+    case "ENOTDIR":
+      return "part of the path is not a directory"
+    default:
+      return String((cause as Error)?.message ?? cause).split("\n")[0]
+  }
+}
+
+const tempNameFor = (target: string): string => path.join(path.dirname(target), tempNameOf(path.basename(target)))
+
+/** Fills the open temporary file `fd`, syncs it and renames it over `file`; the temporary never outlives a failure. */
+const commitTemp = (fd: number, temp: string, file: string, bytes: Uint8Array, mode: number | undefined): void => {
+  try {
+    if (mode !== undefined) fs.fchmodSync(fd, mode)
+    fs.writeFileSync(fd, bytes)
+    fs.fsyncSync(fd)
+  } catch (cause) {
+    fs.closeSync(fd)
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fs.closeSync(fd)
+  try {
+    fs.renameSync(temp, file)
+  } catch (cause) {
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fsyncDir(path.dirname(file))
+}
+
+/**
+ * Replaces `target` whole, atomically: a temporary file in the same directory, written and
+ * fsynced, then renamed over it. A crash leaves the old content or the new, never a mix.
+ * A symbolic link is followed (its target is replaced, the link stays); an existing file
+ * keeps its mode, a new one gets `mode` (default 0666 less the umask).
+ */
+export const writeFileAtomic = (target: string, bytes: Uint8Array, mode?: number): void => {
+  let file = target
+  try {
+    file = fs.realpathSync(target)
+  } catch {
+    // a new file: written where it was asked for
+  }
+  const existing = fs.statSync(file, { throwIfNoEntry: false })
+  const temp = tempNameFor(file)
+  const fd = fs.openSync(temp, "wx", mode ?? 0o666)
+  commitTemp(fd, temp, file, bytes, existing !== undefined ? existing.mode & 0o7777 : mode)
+}
+
+/** Creates `dir` (and `.mm` above it) with mode 0700 when missing. */
+const ensurePrivateDir = (dir: string): void => {
+  const stat = fs.statSync(dir, { throwIfNoEntry: false })
+  if (stat?.isDirectory()) return
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 })
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 })
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== "EEXIST") throw cause
+    return
+  }
+  fs.chmodSync(dir, 0o700)
+}
+
+/**
+ * Stores `bytes` as `<dir>/<hash>` (mode 0600, written atomically like a session file) unless
+ * a blob of that name is already there; the directory is made on the first blob.
+ */
+export const putBlob = (dir: string, bytes: Uint8Array, hash: string = hashOf(bytes)): string => {
+  const file = path.join(dir, hash)
+  if (fs.existsSync(file)) return hash
+  const temp = tempNameFor(file)
+  let fd: number
+  try {
+    fd = fs.openSync(temp, "wx", 0o600)
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== "ENOENT") throw cause
+    ensurePrivateDir(dir)
+    fd = fs.openSync(temp, "wx", 0o600)
+  }
+  commitTemp(fd, temp, file, bytes, 0o600)
+  return hash
+}
+
+export interface CheckpointsShape {
+  /**
+   * Keeps `bytes` under their hash and returns it. `persist: false` (sessions off) keeps them in
+   * memory only; a blob that cannot be written keeps them in memory too, and says why.
+   */
+  readonly put: (
+    cwd: string,
+    bytes: Uint8Array,
+    persist: boolean
+  ) => Effect.Effect<{ readonly hash: string; readonly warning: string | undefined }>
+  /** The bytes of a blob, checked against their name. */
+  readonly get: (cwd: string, hash: string) => Effect.Effect<Buffer, CheckpointError>
+}
+
+export class Checkpoints extends Context.Tag("mm/Checkpoints")<Checkpoints, CheckpointsShape>() {}
+
+export const makeCheckpoints = (): CheckpointsShape => {
+  const inMemory = new Map<string, Buffer>()
+  const put: CheckpointsShape["put"] = (cwd, bytes, persist) =>
+    Effect.sync(() => {
+      const hash = hashOf(bytes)
+      if (!persist) {
+        inMemory.set(hash, Buffer.from(bytes))
+        return { hash, warning: undefined }
+      }
+      try {
+        putBlob(checkpointsDirOf(cwd), bytes, hash)
+        return { hash, warning: undefined }
+      } catch (cause) {
+        inMemory.set(hash, Buffer.from(bytes))
+        return {
+          hash,
+          warning: `checkpoints: cannot write ${checkpointsDirOf(cwd)} (${errorText(cause)}); /undo works until mm exits`
+        }
+      }
+    })
+  const get: CheckpointsShape["get"] = (cwd, hash) =>
+    Effect.suspend(() => {
+      const held = inMemory.get(hash)
+      if (held !== undefined) return Effect.succeed(held)
+      const file = path.join(checkpointsDirOf(cwd), hash)
+      let bytes: Buffer
+      try {
+        bytes = fs.readFileSync(file)
+      } catch (cause) {
+        const missing = (cause as { code?: unknown }).code === "ENOENT"
+        return Effect.fail(
+          new CheckpointError({
+            reason: missing ? "missing" : "io",
+            message: missing ? `checkpoint ${hash.slice(0, 12)} is missing from ${checkpointsDirOf(cwd)}` : `cannot read checkpoint ${hash.slice(0, 12)}: ${errorText(cause)}`,
+            raw: String(cause)
+          })
+        )
+      }
+      if (hashOf(bytes) !== hash) {
+        return Effect.fail(
+          new CheckpointError({ reason: "damaged", message: `checkpoint ${hash.slice(0, 12)} is damaged (its content does not match its name)`, raw: file })
+        )
+      }
+      return Effect.succeed(bytes)
+    })
+  return { put, get }
+}
+
+export const CheckpointsLive = Layer.sync(Checkpoints, makeCheckpoints)
+
+export interface GcReport {
+  readonly dir: string
+  readonly removed: number
+  readonly freedBytes: number
+  readonly kept: number
+}
+
+/**
+ * Deletes the blobs of `dir` that `referenced` does not name (and temporary files a killed
+ * writer left), except those written in the last `graceMs`: a running mm may be about to
+ * record them. With `only`, just those blobs are candidates.
+ */
+export const collectGarbage = (
+  dir: string,
+  referenced: ReadonlySet<string>,
+  now: number,
+  options: { readonly graceMs?: number; readonly only?: ReadonlySet<string> } = {}
+): GcReport => {
+  const graceMs = options.graceMs ?? GC_GRACE_MS
+  let names: Array<string>
+  try {
+    names = fs.readdirSync(dir)
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code === "ENOENT") return { dir, removed: 0, freedBytes: 0, kept: 0 }
+    throw cause
+  }
+  let removed = 0
+  let freedBytes = 0
+  let kept = 0
+  for (const name of names) {
+    const file = path.join(dir, name)
+    if (isTempName(name)) {
+      const stat = fs.statSync(file, { throwIfNoEntry: false })
+      if (stat !== undefined && now - stat.mtimeMs > STALE_TEMP_MS) unlinkQuietly(file)
+      continue
+    }
+    if (!isBlobName(name) || (options.only !== undefined && !options.only.has(name))) continue
+    const stat = fs.statSync(file, { throwIfNoEntry: false })
+    if (stat === undefined) continue
+    if (referenced.has(name) || now - stat.mtimeMs < graceMs) {
+      kept++
+      continue
+    }
+    unlinkQuietly(file)
+    removed++
+    freedBytes += stat.size
+  }
+  return { dir, removed, freedBytes, kept }
+}

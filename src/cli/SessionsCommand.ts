@@ -1,0 +1,127 @@
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as readline from "node:readline"
+import { changesMarkdown, changesOverview } from "../changes/Changes"
+import { Checkpoints, CheckpointsLive } from "../changes/Checkpoints"
+import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
+import { FileSessionStoreLive } from "../sessions/FileSessionStore"
+import { Keeper } from "../sessions/Keeper"
+import { SessionStore } from "../sessions/SessionStore"
+import { sessionMarkdown } from "../text/SessionMarkdown"
+import { sessionsListing } from "../text/Lines"
+import { sanitize } from "../text/Sanitize"
+import { ExitCode, storeLayers, withConfig } from "./Run"
+
+const withSessions = <A, E>(config: string | undefined, use: Effect.Effect<A, E, Keeper | SessionStore>) =>
+  withConfig(config, (loaded) => use.pipe(Effect.provide(Layer.merge(storeLayers(loaded), FileSessionStoreLive))))
+
+const fail = (line: string, code: number) =>
+  Effect.sync(() => {
+    process.stderr.write(`mm: ${line}\n`)
+    ExitCode.code = code
+  })
+
+/** `mm sessions [list] [--json]`: the listing of `/sessions`, ending with how to resume from the shell. */
+export const listSessions = (config: string | undefined, json: boolean) =>
+  withSessions(
+    config,
+    Effect.gen(function* () {
+      const keeper = yield* Keeper
+      const listing = yield* keeper.list(process.cwd())
+      if (listing._tag === "Failed") ExitCode.code = 1
+      if (!json) return yield* Console.log(sanitize(sessionsListing(listing, "", { all: true, resumeHint: "mm --resume <id> to continue one" })))
+      const out =
+        listing._tag === "Listed"
+          ? {
+              dir: listing.dir,
+              sessions: listing.entries.map((e) =>
+                e._tag === "Readable" ? { ...e.summary, readable: true } : { id: e.id, readable: false, reason: e.reason }
+              )
+            }
+          : listing._tag === "Off"
+            ? { enabled: false, sessions: [] }
+            : { dir: listing.dir, error: listing.reason, sessions: [] }
+      return yield* Console.log(JSON.stringify(out, null, 2))
+    })
+  )
+
+/** `mm sessions show ID`: the conversation as Markdown on stdout. */
+export const showSession = (config: string | undefined, typed: string) =>
+  withSessions(
+    config,
+    Effect.gen(function* () {
+      const keeper = yield* Keeper
+      const store = yield* SessionStore
+      const cwd = process.cwd()
+      const id = yield* Effect.either(keeper.resolve(cwd, typed))
+      if (id._tag === "Left") return yield* fail(id.left.message, 2)
+      const session = yield* Effect.either(store.load(keeper.dirFor(cwd)!, id.right))
+      if (session._tag === "Left") return yield* fail(session.left.message, session.left.reason === "not-found" ? 2 : 1)
+      process.stdout.write(sanitize(sessionMarkdown(session.right)))
+      const changes = session.right.changes ?? []
+      if (changes.length === 0) return
+      const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes)).pipe(
+        Effect.provide(CheckpointsLive),
+        Effect.either
+      )
+      if (overview._tag === "Left") return yield* fail(`cannot read the changes of ${id.right}: ${String(overview.left)}`, 1)
+      process.stdout.write(sanitize(`\n${changesMarkdown(overview.right)}\n`))
+    })
+  )
+
+const confirm = (question: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
+    let answered = false
+    rl.question(question, (answer) => {
+      answered = true
+      rl.close()
+      resolve(/^y(es)?$/i.test(answer.trim()))
+    })
+    rl.on("close", () => {
+      if (!answered) resolve(false)
+    })
+  })
+
+/**
+ * `mm sessions rm ID…`: deletes exactly the sessions named. Every id must name one session of
+ * the project, or nothing is deleted. Asks first on a terminal; without one, only with `--yes`.
+ */
+export const removeSessions = (config: string | undefined, typed: ReadonlyArray<string>, yes: boolean) =>
+  withSessions(
+    config,
+    Effect.gen(function* () {
+      const keeper = yield* Keeper
+      const store = yield* SessionStore
+      const cwd = process.cwd()
+      const ids: Array<string> = []
+      for (const one of typed) {
+        const id = yield* Effect.either(keeper.resolve(cwd, one))
+        if (id._tag === "Left") return yield* fail(`${id.left.message} — nothing deleted`, 2)
+        if (!ids.includes(id.right)) ids.push(id.right)
+      }
+      const dir = keeper.dirFor(cwd)!
+      /** The checkpoints (copies kept for /undo) the sessions named use: removed with them unless another session uses them. */
+      const blobs = new Set<string>()
+      for (const id of ids) {
+        const exists = yield* Effect.either(store.load(dir, id))
+        if (exists._tag === "Left" && exists.left.reason === "not-found") return yield* fail(`${exists.left.message} — nothing deleted`, 2)
+        if (exists._tag === "Right") for (const blob of blobsOf(exists.right)) blobs.add(blob)
+      }
+      if (!yes) {
+        if (process.stdin.isTTY !== true) return yield* fail("nothing deleted: no terminal to confirm — pass --yes to delete without asking", 2)
+        const ok = yield* Effect.promise(() => confirm(`delete ${ids.length} session(s): ${ids.join(", ")}? [y/N] `))
+        if (!ok) return yield* Effect.sync(() => process.stderr.write("nothing deleted\n"))
+      }
+      for (const id of ids) {
+        const removed = yield* Effect.either(store.remove(dir, id))
+        if (removed._tag === "Left") return yield* fail(removed.left.message, 1)
+        process.stdout.write(`deleted ${id}\n`)
+      }
+      if (blobs.size === 0) return
+      const cleaned = yield* Effect.either(checkpointsGc(cwd, blobs))
+      if (cleaned._tag === "Left") return yield* Effect.sync(() => process.stderr.write(`checkpoints kept: ${cleaned.left.message}\n`))
+      if (cleaned.right.removed > 0) process.stdout.write(`${gcLine(cleaned.right)}\n`)
+    })
+  )

@@ -1,0 +1,68 @@
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type { GenerationError } from "../domain/Errors"
+import type { ToolCall, WireMessage } from "../domain/Session"
+import type { ServerCheck } from "./ServerProbe"
+
+/** A tool as the model is told about it (`tools: [{type: "function", function: …}]`). */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Record<string, unknown>
+}
+
+export interface ChatRequest {
+  readonly messages: ReadonlyArray<WireMessage>
+  readonly tools: ReadonlyArray<ToolSpec>
+  /** The model to ask instead of the configured one (an editor's choice for its session). */
+  readonly model?: string
+}
+
+export interface Usage {
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
+/**
+ * What one streamed completion yields: text as it arrives, then exactly one `Completed`
+ * holding the whole assistant message (tool calls assembled from their deltas).
+ */
+export type ModelEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  /** Reasoning, from `reasoning_content` / `reasoning` deltas or a leading `<think>` block. */
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
+  /** The server was busy (or dropped the connection) before answering: mm waits, then asks again. */
+  | { readonly _tag: "Retrying"; readonly text: string }
+  | {
+      readonly _tag: "Completed"
+      readonly content: string
+      /** The whole reasoning of this answer; "" when the model gave none. */
+      readonly reasoning: string
+      readonly toolCalls: ReadonlyArray<ToolCall>
+      readonly finishReason: string
+      readonly usage: Usage | undefined
+    }
+
+export interface ModelClientShape {
+  /** `POST {url}/chat/completions` with `stream: true`. Interrupting the stream aborts the request. */
+  readonly stream: (request: ChatRequest) => Stream.Stream<ModelEvent, GenerationError>
+  /** Whether the server answers at all (for the banner); never fails, bounded in time. */
+  readonly probe: Effect.Effect<boolean>
+  /** The model ids `GET {url}/models` lists; empty when the server does not answer. Never fails. */
+  readonly models: Effect.Effect<ReadonlyArray<string>>
+  /** `probe`, with the models the server lists and whether `model.name` is among them. */
+  readonly check: Effect.Effect<ServerCheck>
+  /**
+   * The context window in force now, without waiting: `model.contextWindow`, or what the
+   * server says it serves when that is smaller or nothing is configured (asked in the
+   * background from start-up), else 32768.
+   */
+  readonly contextWindow: Effect.Effect<number>
+  /** The line about a context window smaller than it should be (with the fix): once, then undefined. */
+  readonly takeWarning: Effect.Effect<string | undefined>
+  readonly url: string
+  readonly model: string
+}
+
+export class ModelClient extends Context.Tag("mm/ModelClient")<ModelClient, ModelClientShape>() {}

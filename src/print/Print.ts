@@ -1,0 +1,150 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { Agent, AgentLive } from "../agent/Agent"
+import { Approval, Approver } from "../approvals/Approver"
+import { ChangesLive } from "../changes/Changes"
+import type { RunArgs } from "../cli/Args"
+import { redact } from "../lib/Secrets"
+import { CompactorLive } from "../agent/Compactor"
+import { AppConfig } from "../config/Config"
+import type { Conversation } from "../sessions/Keeper"
+import type { TurnEvent } from "../agent/TurnEvent"
+import { printEventJson, type PrintEvent } from "./PrintEvents"
+import { openOn } from "../sessions/StartOn"
+import { toolResultLine, toolStartLine } from "../text/Lines"
+import { sanitize } from "../text/Sanitize"
+import { plain } from "../text/Style"
+
+/** Everything piped into `mm -p`, or undefined when stdin is a terminal. */
+export const readStdin = (stdin: NodeJS.ReadStream = process.stdin): Promise<string | undefined> =>
+  stdin.isTTY === true
+    ? Promise.resolve(undefined)
+    : new Promise((resolve) => {
+        const chunks: Array<Buffer> = []
+        stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
+        stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+        stdin.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      })
+
+/** The question sent: what was typed, then what came on stdin, as context. */
+export const promptOf = (question: string | undefined, piped: string | undefined): string | undefined => {
+  const context = piped === undefined || piped.trim() === "" ? undefined : piped.replace(/\s+$/, "")
+  if (question === undefined) return context
+  return context === undefined ? question : `${question}\n\n${context}`
+}
+
+/** The line said when a tool that needs approval was refused because nobody can be asked. */
+export const NO_TERMINAL = "not approved: no terminal to ask (pass --yes, or set permissions: allow)"
+
+/** `-p` has no terminal to ask: a call that needs approval is refused, and said on stderr. */
+export const printApprover = (err: (line: string) => void) =>
+  Layer.succeed(Approver, {
+    ask: (request) =>
+      Effect.sync(() => {
+        err(sanitize(`${request.tool}  ${request.title}: ${NO_TERMINAL}`))
+        return Approval.noOneToAsk
+      })
+  })
+
+export interface PrintIO {
+  readonly out: (text: string) => void
+  readonly err: (line: string) => void
+  readonly outIsTerminal: boolean
+}
+
+const processIO: PrintIO = {
+  outIsTerminal: process.stdout.isTTY === true,
+  out: (text) => void process.stdout.write(redact(text)),
+  err: (line) => void process.stderr.write(`${redact(line)}\n`)
+}
+
+/**
+ * `mm -p`: one turn, the answer alone on stdout (or one JSON object per event), everything
+ * else on stderr. Resolves with the exit code: 0 answered, 1 the turn failed, 2 bad usage.
+ */
+export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
+  Effect.gen(function* () {
+    const piped = yield* Effect.promise(() => readStdin())
+    const prompt = promptOf(run.question, piped)
+    if (prompt === undefined) {
+      io.err("mm: -p needs a question, as an argument or on stdin")
+      return 2
+    }
+    const { conversation, started } = yield* openOn(cwd, run.start)
+    if (started._tag === "Failed") {
+      if (started.line !== "") io.err(`mm: ${started.line}`)
+      return started.code
+    }
+    if (run.verbose) for (const line of started.lines) io.err(line)
+    const agentLayer = AgentLive.pipe(Layer.provide(Layer.mergeAll(CompactorLive, printApprover(io.err))), Layer.provide(ChangesLive))
+    const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io)).pipe(Effect.provide(agentLayer))
+    if (run.verbose) {
+      const id = yield* conversation.id
+      const status = yield* conversation.status
+      io.err(status._tag === "Saving" && id !== "" ? `session ${id} (mm --resume ${id} to go on)` : "session not saved")
+    }
+    return code
+  })
+
+const answer = (run: RunArgs, agent: Agent["Type"], conversation: Conversation, prompt: string, io: PrintIO) =>
+  Effect.gen(function* () {
+    const { config } = yield* AppConfig
+    let text = ""
+    let failed = false
+    let open = false
+    /** What the server reported for the turn's last model call. */
+    let lastUsage: { readonly promptTokens: number; readonly completionTokens: number } | undefined
+    const json = run.outputFormat === "json"
+    const emit = (event: PrintEvent) => io.out(`${JSON.stringify(event)}\n`)
+
+    const onEvent = (event: TurnEvent) =>
+      Effect.gen(function* () {
+        if (event._tag === "TurnFailed") failed = true
+        if (event._tag === "TextDelta") {
+          // answers of several steps (around tool calls) are kept apart by a line end
+          const piece = open || text === "" || text.endsWith("\n") ? event.text : `\n${event.text}`
+          text += piece
+          open = true
+          // a terminal gets no escape sequence from the model; a pipe gets the answer as it is
+          if (!json) io.out(io.outIsTerminal ? sanitize(piece) : piece)
+        } else if (event._tag === "ToolCallStarted" || event._tag === "ToolCallFinished") {
+          open = false
+        }
+        if (event._tag === "Usage") lastUsage = event.estimated ? undefined : event
+        const usage = event._tag === "TurnFinished" ? lastUsage : undefined
+        if (json) {
+          const line = printEventJson(event, usage)
+          if (line !== undefined) emit(line)
+          return
+        }
+        switch (event._tag) {
+          case "ToolCallStarted":
+            if (run.verbose) io.err(toolStartLine(sanitize(event.name), sanitize(event.title), plain))
+            return
+          case "ToolCallFinished":
+            if (run.verbose) io.err(toolResultLine(sanitize(event.output), event.failed, plain))
+            return
+          case "Notice":
+            return io.err(sanitize(event.text))
+          case "CompactionFailed":
+          case "TurnFailed":
+            return io.err(sanitize(event.error.message))
+        }
+      })
+
+    yield* agent.turn(conversation, prompt).pipe(Stream.runForEach(onEvent))
+    if (!json && text !== "" && !text.endsWith("\n")) io.out("\n")
+    if (json) {
+      const id = yield* conversation.id
+      const status = yield* conversation.status
+      emit({
+        type: "result",
+        status: failed ? "failed" : "answered",
+        sessionId: status._tag === "Saving" && id !== "" ? id : null,
+        answer: text,
+        model: config.model.name
+      })
+    }
+    return failed ? 1 : 0
+  })

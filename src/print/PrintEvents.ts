@@ -1,0 +1,90 @@
+/** The token counts of a model call as the server reported them. */
+export interface Usage {
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+import type { TurnEvent } from "../agent/TurnEvent"
+
+/**
+ * The objects `mm -p --output-format json` prints, one per line. A public interface: every
+ * shape is documented in docs/reference/cli.md; fields may be added, never changed.
+ */
+export type PrintEvent =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "reasoning"; readonly text: string }
+  | {
+      readonly type: "tool_call"
+      readonly id: string
+      readonly name: string
+      readonly title: string
+      readonly kind: string
+      readonly input: Record<string, unknown> | null
+      readonly arguments: string
+    }
+  | { readonly type: "tool_result"; readonly id: string; readonly name: string; readonly status: "completed" | "failed"; readonly output: string }
+  | { readonly type: "notice"; readonly text: string }
+  | { readonly type: "compaction_failed"; readonly line: string; readonly raw: string }
+  | {
+      readonly type: "usage"
+      readonly promptTokens: number
+      readonly completionTokens: number
+      readonly contextWindow: number
+      readonly estimated: boolean
+    }
+  | {
+      readonly type: "turn_finished"
+      readonly stopReason: string
+      readonly usage: { readonly promptTokens: number; readonly completionTokens: number } | null
+    }
+  | { readonly type: "turn_failed"; readonly kind: string; readonly line: string; readonly raw: string }
+  | {
+      readonly type: "result"
+      readonly status: "answered" | "failed"
+      readonly sessionId: string | null
+      readonly answer: string
+      readonly model: string
+    }
+
+/** The JSON object of one turn event; undefined for events that have none (yet). */
+export const printEventJson = (event: TurnEvent, usage: Usage | undefined): PrintEvent | undefined => {
+  switch (event._tag) {
+    case "TextDelta":
+      return { type: "text", text: event.text }
+    case "ReasoningDelta":
+      return { type: "reasoning", text: event.text }
+    case "Usage":
+      return {
+        type: "usage",
+        promptTokens: event.promptTokens,
+        completionTokens: event.completionTokens,
+        contextWindow: event.contextWindow,
+        estimated: event.estimated
+      }
+    case "ToolCallStarted":
+      return {
+        type: "tool_call",
+        id: event.id,
+        name: event.name,
+        title: event.title,
+        kind: event.kind,
+        input: event.input ?? null,
+        arguments: event.rawArguments
+      }
+    case "ToolCallFinished":
+      return { type: "tool_result", id: event.id, name: event.name, status: event.failed ? "failed" : "completed", output: event.output }
+    case "Notice":
+      return { type: "notice", text: event.text }
+    case "CompactionFailed":
+      return { type: "compaction_failed", line: event.error.message, raw: event.error.raw }
+    case "TurnFinished":
+      return {
+        type: "turn_finished",
+        stopReason: event.stopReason,
+        usage: usage === undefined ? null : { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }
+      }
+    case "TurnFailed":
+      return { type: "turn_failed", kind: event.error.reason, line: event.error.message, raw: event.error.raw }
+    default:
+      return undefined
+  }
+}

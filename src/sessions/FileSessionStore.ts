@@ -1,0 +1,178 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as Durable from "../lib/DurableFiles"
+import { rawText, StoreError } from "../domain/Errors"
+import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
+import { newSessionId } from "../domain/SessionId"
+import {
+  changedMeanwhile,
+  decodeFile,
+  encodeSession,
+  FILE_SUFFIX,
+  notFound,
+  notOverwritten,
+  refuseNewer,
+  validId
+} from "./SessionFile"
+import {
+  codeOf,
+  ensureDir,
+  errnoText,
+  type Fs,
+  makeReader,
+  nearestExisting,
+  placeExclusively,
+  type Reader,
+  readSessionText,
+  replaceWith,
+  stampOnDisk,
+  writeTemp
+} from "./SessionFileIO"
+import { type ListingIndex, listDir, makeListingIndex } from "./SessionListingIndex"
+import { SessionStore, type SessionStoreShape } from "./SessionStore"
+
+export type { Fs } from "./SessionFileIO"
+export { INDEX_FILE } from "./SessionListingIndex"
+
+export interface FileStoreOptions {
+  /** The file system calls, replaceable to count or to fail them in tests. */
+  readonly fs?: Fs
+  /** The id maker (tests narrow it to force collisions). */
+  readonly newId?: () => string
+  /** Keep the listing cache in `<dir>/.index.json` across processes (default true). */
+  readonly indexFile?: boolean
+}
+
+const CREATE_ATTEMPTS = 100
+
+/** One store's file calls, its reads, its listing caches and its id maker. */
+interface Store {
+  readonly fs: Fs
+  readonly reader: Reader
+  readonly index: ListingIndex
+  readonly newId: () => string
+}
+
+const ioError = (what: string, id?: string) => (cause: unknown): StoreError =>
+  cause instanceof StoreError
+    ? cause
+    : new StoreError({ reason: "io", id, message: `${what}: ${errnoText(cause)}`, raw: rawText(cause) })
+
+const attempt = <A>(run: () => A, onError: (cause: unknown) => StoreError): Effect.Effect<A, StoreError> =>
+  Effect.try({ try: run, catch: onError })
+
+const fileOf = (dir: string, id: string) => NodePath.join(dir, id + FILE_SUFFIX)
+
+/** A new file under a fresh id, retried while the id is taken (never overwrites). */
+const createExclusively = (store: Store, dir: string, sessionOf: (id: string) => Session) =>
+  attempt(() => {
+    ensureDir(store.fs, dir)
+    for (let i = 0; i < CREATE_ATTEMPTS; i++) {
+      const session = sessionOf(store.newId())
+      if (placeExclusively(store.fs, dir, fileOf(dir, session.id), encodeSession(session))) return session
+    }
+    throw new StoreError({
+      reason: "exists",
+      message: `cannot write ${dir}: no free session id after ${CREATE_ATTEMPTS} attempts`,
+      raw: `every id tried already had a file`
+    })
+  }, ioError(`cannot write ${dir}`))
+
+// ---- the port ----
+
+/** Checks that sessions could be written there, creating nothing: the directory comes with the first file. */
+const prepare = (store: Store) =>
+  Effect.fn("FileSessionStore.prepare")(function* (dir: string) {
+    yield* attempt(() => {
+      Durable.unlinkQuietly(writeTemp(store.fs, nearestExisting(store.fs, dir), "probe", "", false), store.fs)
+    }, ioError(`cannot write ${dir}`))
+  })
+
+const createNew = (store: Store) =>
+  Effect.fn("FileSessionStore.createNew")(function* (dir: string, cwd: string) {
+    const now = new Date()
+    return yield* createExclusively(store, dir, (id) => emptySession(id, cwd, now))
+  })
+
+const archive = (store: Store) =>
+  Effect.fn("FileSessionStore.archive")(function* (dir: string, session: Session) {
+    yield* refuseNewer(session)
+    return yield* createExclusively(store, dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
+  })
+
+const save = (store: Store) =>
+  Effect.fn("FileSessionStore.save")(function* (dir: string, session: Session, expectedUpdatedAt?: string) {
+    const id = yield* validId(session.id)
+    yield* refuseNewer(session)
+    const path = fileOf(dir, id)
+    yield* attempt(() => {
+      ensureDir(store.fs, dir)
+      const onDisk = stampOnDisk(store.reader, path)
+      if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) throw notOverwritten(id, onDisk.version)
+      if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
+        throw changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
+      }
+      replaceWith(store.fs, dir, path, encodeSession(session))
+    }, ioError(`cannot write ${path}`, id))
+  })
+
+const load = (store: Store) =>
+  Effect.fn("FileSessionStore.load")(function* (dir: string, id: string) {
+    const valid = yield* validId(id)
+    const path = fileOf(dir, valid)
+    const text = yield* attempt(
+      () => readSessionText(store.fs, path, valid),
+      (cause) =>
+        codeOf(cause) === "ENOENT"
+          ? notFound(dir, valid)
+          : codeOf(cause) === "ELOOP"
+            ? new StoreError({ reason: "unreadable", id: valid, message: `session ${valid} is unreadable: ${errnoText(cause)}`, raw: path })
+            : ioError(`cannot read ${path}`, valid)(cause)
+    )
+    return yield* decodeFile(text, valid)
+  })
+
+const list = (store: Store) =>
+  Effect.fn("FileSessionStore.list")(function* (dir: string) {
+    return yield* attempt(() => listDir(store.index, dir), ioError(`cannot list ${dir}`))
+  })
+
+const remove = (store: Store) =>
+  Effect.fn("FileSessionStore.remove")(function* (dir: string, id: string) {
+    const valid = yield* validId(id)
+    const path = fileOf(dir, valid)
+    yield* attempt(
+      () => store.fs.unlinkSync(path),
+      (cause) => (codeOf(cause) === "ENOENT" ? notFound(dir, valid) : ioError(`cannot delete ${path}`, valid)(cause))
+    )
+  })
+
+/** A session store over one JSON file per session; see docs/reference/session-file.md. */
+export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
+  const fs = options.fs ?? NodeFs
+  const reader = makeReader(fs)
+  const store: Store = {
+    fs,
+    reader,
+    index: makeListingIndex(reader, options.indexFile ?? true),
+    newId: options.newId ?? (() => newSessionId())
+  }
+  return {
+    prepare: prepare(store),
+    createNew: createNew(store),
+    archive: archive(store),
+    save: save(store),
+    load: load(store),
+    list: list(store),
+    remove: remove(store)
+  }
+}
+
+export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> =>
+  Layer.sync(SessionStore, () => make(options))
+
+/** The production store. */
+export const layer: Layer.Layer<SessionStore> = layerWith({})
+export const FileSessionStoreLive = layer

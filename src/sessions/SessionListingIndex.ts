@@ -1,0 +1,190 @@
+import type * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as Durable from "../lib/DurableFiles"
+import { codeOf, type Fs, readListing, type Reader, sweepStaleTemps, writeTemp } from "./SessionFileIO"
+import { idOfFileName, unreadable } from "./SessionFile"
+import type { SessionListing } from "./SessionStore"
+
+/**
+ * The fast listing of a session directory: each file's listing is kept with the stat it was
+ * read under, in memory per directory and in `<dir>/.index.json` across processes, so that a
+ * file is read again only when its stat changed.
+ */
+
+export const INDEX_FILE = ".index.json"
+const INDEX_VERSION = 1
+/** A file changed this recently may change again within the same timestamp tick: not cached. */
+const RACY_MS = 2000
+
+interface CacheEntry {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly ino: number
+  readonly listing: SessionListing
+}
+
+/** The entries of one directory, by file name. */
+type DirCache = Map<string, CacheEntry>
+
+/** The listing state of one store: its reads, and a cache per directory listed. */
+export interface ListingIndex {
+  readonly reader: Reader
+  /** Keep the cache in `<dir>/.index.json` across processes. */
+  readonly persist: boolean
+  readonly caches: Map<string, DirCache>
+}
+
+export const makeListingIndex = (reader: Reader, persist: boolean): ListingIndex => ({ reader, persist, caches: new Map() })
+
+const sameFile = (entry: CacheEntry, stat: NodeFs.Stats): boolean =>
+  entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ctimeMs === stat.ctimeMs && entry.ino === stat.ino
+
+// ---- the index file ----
+
+const isString = (value: unknown): value is string => typeof value === "string"
+const isNumber = (value: unknown): value is number => typeof value === "number"
+
+/**
+ * One entry of `.index.json`: `[name, size, mtimeMs, ctimeMs, ino, reason]` for an unreadable
+ * file, `[name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]`
+ * otherwise. Checked field by field: it is a cache, and anything odd is dropped. Names are
+ * only ever looked up from the directory's own valid `<id>.json` names.
+ */
+const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11)) return undefined
+  const name: unknown = value[0]
+  const size: unknown = value[1]
+  const mtimeMs: unknown = value[2]
+  const ctimeMs: unknown = value[3]
+  const ino: unknown = value[4]
+  if (!isString(name) || !isNumber(size) || !isNumber(mtimeMs) || !isNumber(ctimeMs) || !isNumber(ino)) return undefined
+  const id = name.slice(0, 24)
+  if (value.length === 6) {
+    const reason: unknown = value[5]
+    return isString(reason) ? [name, { size, mtimeMs, ctimeMs, ino, listing: unreadable(id, reason) }] : undefined
+  }
+  const cwd: unknown = value[5]
+  const createdAt: unknown = value[6]
+  const updatedAt: unknown = value[7]
+  const title: unknown = value[8]
+  const turns: unknown = value[9]
+  const errors: unknown = value[10]
+  if (!isString(cwd) || !isString(createdAt) || !isString(updatedAt) || !isString(title)) return undefined
+  if (!isNumber(turns) || !isNumber(errors)) return undefined
+  const summary = { id, cwd, createdAt, updatedAt, title, turns, errors }
+  return [name, { size, mtimeMs, ctimeMs, ino, listing: { _tag: "Readable", summary } }]
+}
+
+const indexText = (entries: DirCache): string => {
+  const files: Array<ReadonlyArray<unknown>> = []
+  for (const [name, { size, mtimeMs, ctimeMs, ino, listing }] of entries) {
+    if (listing._tag === "Readable") {
+      const { cwd, createdAt, updatedAt, title, turns, errors } = listing.summary
+      files.push([name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors])
+    } else {
+      files.push([name, size, mtimeMs, ctimeMs, ino, listing.reason])
+    }
+  }
+  return JSON.stringify({ version: INDEX_VERSION, files })
+}
+
+const readIndexFile = (fs: Fs, dir: string): DirCache => {
+  const entries: DirCache = new Map()
+  try {
+    const json = JSON.parse(fs.readFileSync(NodePath.join(dir, INDEX_FILE), "utf8")) as unknown
+    const { version, files } = (json ?? {}) as { version?: unknown; files?: unknown }
+    if (version !== INDEX_VERSION || !Array.isArray(files)) return entries
+    for (const value of files) {
+      const entry = entryOfIndex(value)
+      if (entry !== undefined) entries.set(entry[0], entry[1])
+    }
+  } catch {
+    // no index yet, or a damaged one: every file is read again
+  }
+  return entries
+}
+
+const writeIndexFile = (fs: Fs, dir: string, entries: DirCache): void => {
+  try {
+    const temp = writeTemp(fs, dir, "index", indexText(entries), false)
+    try {
+      fs.renameSync(temp, NodePath.join(dir, INDEX_FILE))
+    } catch {
+      Durable.unlinkQuietly(temp, fs)
+    }
+  } catch {
+    // a directory we cannot write still lists; the next listing reads the files again
+  }
+}
+
+const cacheOf = (index: ListingIndex, dir: string): DirCache => {
+  let cache = index.caches.get(dir)
+  if (cache === undefined) {
+    cache = index.persist ? readIndexFile(index.reader.fs, dir) : new Map()
+    index.caches.set(dir, cache)
+  }
+  return cache
+}
+
+// ---- the listing ----
+
+/** Drops the entries of files no longer in the directory; true when there were any. */
+const forgetRemoved = (entries: DirCache, sessions: ReadonlyArray<string>): boolean => {
+  const present = new Set(sessions)
+  let removed = false
+  for (const name of entries.keys()) {
+    if (!present.has(name)) {
+      entries.delete(name)
+      removed = true
+    }
+  }
+  return removed
+}
+
+/** Every session of `dir`, newest id first, each from the cache while its file is unchanged. */
+export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<SessionListing> => {
+  const { fs } = index.reader
+  let names: Array<string>
+  try {
+    names = fs.readdirSync(dir)
+  } catch (cause) {
+    if (codeOf(cause) === "ENOENT") return []
+    throw cause
+  }
+  const sessions = names.filter((name) => idOfFileName(name) !== undefined).sort().reverse()
+  const entries = cacheOf(index, dir)
+  const prefix = dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
+  const now = Date.now()
+  let changed = false
+  const found: Array<SessionListing> = []
+  let kept = 0
+  for (const name of sessions) {
+    const path = prefix + name
+    const cached = entries.get(name)
+    if (cached !== undefined) {
+      const stat = fs.statSync(path, { throwIfNoEntry: false })
+      if (stat === undefined) continue
+      if (sameFile(cached, stat)) {
+        found.push(cached.listing)
+        kept++
+        continue
+      }
+    }
+    const fresh = readListing(index.reader, path, name.slice(0, 24))
+    if (fresh === undefined) continue
+    found.push(fresh.listing)
+    if (fresh.stat !== undefined && now - fresh.stat.mtimeMs >= RACY_MS) {
+      const { size, mtimeMs, ctimeMs, ino } = fresh.stat
+      entries.set(name, { size, mtimeMs, ctimeMs, ino, listing: fresh.listing })
+      changed = true
+      kept++
+    } else {
+      entries.delete(name)
+    }
+  }
+  if (entries.size > kept && forgetRemoved(entries, sessions)) changed = true
+  if (changed && index.persist) writeIndexFile(fs, dir, entries)
+  sweepStaleTemps(fs, prefix, names, now)
+  return found
+}

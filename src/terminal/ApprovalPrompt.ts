@@ -1,0 +1,70 @@
+// The terminal's approval prompt: the core's preview, coloured and wrapped, then one line of
+// one-key choices (docs/how-to/approvals.md).
+import type { ApprovalRequest } from "../approvals/Approver"
+import { type PreviewLine, previewLines } from "../approvals/Preview"
+import { sanitize } from "../text/Sanitize"
+import type { Style } from "../text/Style"
+
+const INDENT = "  "
+
+const paint = (line: PreviewLine, style: Style): ((text: string) => string) => {
+  switch (line.kind) {
+    case "added":
+      return style.green
+    case "removed":
+      return style.red
+    case "header":
+    case "hunk":
+    case "note":
+      return style.dim
+    case "warning":
+      return style.yellow
+    case "text":
+    case "context":
+      return (text) => text
+  }
+}
+
+/** Cuts a line into pieces of at most `width` characters: long lines are wrapped, never cut off. */
+export const wrapLine = (text: string, width: number): Array<string> => {
+  const chars = Array.from(text.replace(/\t/g, "    "))
+  if (chars.length <= width) return [chars.join("")]
+  const pieces: Array<string> = []
+  for (let at = 0; at < chars.length; at += width) pieces.push(chars.slice(at, at + width).join(""))
+  return pieces
+}
+
+/** A one-line command without a timeout is already whole on the tool's line (`⚙ bash  ls -la`). */
+const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "title">): boolean =>
+  preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") && preview.command.trim() === title
+
+/** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
+export const previewBlock = (request: Pick<ApprovalRequest, "preview" | "title">, style: Style, columns: number): string => {
+  if (shownByTitle(request)) return ""
+  const width = Math.max(20, columns - INDENT.length)
+  return previewLines(request.preview)
+    .flatMap((line) => wrapLine(sanitize(line.text), width).map((piece) => INDENT + paint(line, style)(piece)))
+    .map((line) => `${line}\n`)
+    .join("")
+}
+
+export interface Choices {
+  /** `allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ` */
+  readonly line: string
+  readonly keys: ReadonlyArray<string>
+}
+
+/** The question's line and the keys that answer it: `a` and `p` only when the request offers those scopes. */
+export const choicesOf = (request: Pick<ApprovalRequest, "always">): Choices => {
+  const always = request.always.find((choice) => choice.scope._tag !== "Project")
+  const project = request.always.find((choice) => choice.scope._tag === "Project")
+  const parts = [
+    "[y]es",
+    "[n]o",
+    ...(always === undefined ? [] : [`[a]lways ${sanitize(always.label)}`]),
+    ...(project === undefined ? [] : ["[p]roject"]),
+    "[t]ell mm what to do instead"
+  ]
+  const keys = ["y", "n", ...(always === undefined ? [] : ["a"]), ...(project === undefined ? [] : ["p"]), "t"]
+  return { line: `allow? ${parts.join("  ")}: `, keys }
+}

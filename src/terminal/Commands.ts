@@ -1,0 +1,214 @@
+import * as Effect from "effect/Effect"
+import type { Agent } from "../agent/Agent"
+import type { ChangesShape } from "../changes/Changes"
+import type { Conversation, KeeperShape } from "../sessions/Keeper"
+import { runUndo, showChanges } from "./ChangesView"
+import type { TerminalInput } from "./Input"
+import { McpServers, serversListing } from "../mcp/McpServers"
+import type { Answers } from "./Markdown"
+import { recapLines } from "./Recap"
+import { contextListing, listingRows, resumedLine, sessionsListing } from "../text/Lines"
+import type { Style } from "../text/Style"
+import type { Printer } from "./TerminalIO"
+
+/** What a slash command can reach: the conversation, the printer, and what the terminal remembers between commands. */
+export interface CommandContext {
+  readonly cwd: string
+  readonly agent: Agent["Type"]
+  readonly conversation: Conversation
+  readonly keeper: KeeperShape
+  readonly changes: ChangesShape
+  readonly input: TerminalInput
+  readonly print: Printer
+  readonly style: Style
+  readonly red: (line: string) => void
+  readonly notice: (line: string | undefined) => void
+  /** Runs `work` until it ends or the user cancels (Ctrl-C, Esc). */
+  readonly cancellable: <A, E>(
+    work: Effect.Effect<A, E>
+  ) => Effect.Effect<{ readonly _tag: "Done"; readonly value: A } | { readonly _tag: "Cancelled" }, E>
+  /** State kept between commands of one launch. */
+  readonly memory: TerminalMemory
+  /** How answers are drawn (rendered markdown on a terminal), for the recap after `/resume`. */
+  readonly answers: Answers
+}
+
+export interface TerminalMemory {
+  /** The ids of the numbered rows of the last `/sessions`, for `/resume N`. */
+  rows: ReadonlyArray<string> | undefined
+  /** The whole output of the last tool call, for `/last`. */
+  lastTool: { readonly name: string; readonly title: string; readonly output: string } | undefined
+}
+
+/** `"leave"` ends mm. */
+export type CommandOutcome = void | "leave"
+
+export interface SlashCommand {
+  readonly name: string
+  readonly aliases?: ReadonlyArray<string>
+  /** How it is typed, for /help: `/resume [id|n]`. */
+  readonly usage: string
+  readonly help: string
+  readonly run: (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome>
+}
+
+const sessions: SlashCommand = {
+  name: "/sessions",
+  usage: "/sessions [word|all]",
+  help: "list this project's conversations, newest first (a word filters by title)",
+  run: (ctx, arg) =>
+    Effect.gen(function* () {
+      const listing = yield* ctx.keeper.list(ctx.cwd)
+      const options = arg === "all" ? { all: true } : { filter: arg }
+      ctx.memory.rows = listingRows(listing, options)
+      ctx.print.line(sessionsListing(listing, yield* ctx.conversation.id, options))
+    })
+}
+
+/** `/resume 2` takes row 2 of the last listing (or of the listing `/sessions` would show). */
+const rowId = (ctx: CommandContext, arg: string) =>
+  Effect.gen(function* () {
+    if (!/^\d{1,3}$/.test(arg)) return undefined
+    const rows = ctx.memory.rows ?? listingRows(yield* ctx.keeper.list(ctx.cwd))
+    const n = Number(arg)
+    return n >= 1 && n <= rows.length ? rows[n - 1] : undefined
+  })
+
+const resume: SlashCommand = {
+  name: "/resume",
+  usage: "/resume [n|id]",
+  help: "continue the latest conversation, row n of /sessions, or an id (a unique prefix or suffix is enough)",
+  run: (ctx, arg) =>
+    Effect.gen(function* () {
+      const requested = arg === "" ? undefined : ((yield* rowId(ctx, arg)) ?? arg)
+      const resumed = yield* Effect.either(ctx.conversation.resume(requested))
+      if (resumed._tag === "Left") return ctx.red(resumed.left.message)
+      if (resumed.right === undefined) return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
+      ctx.print.line(resumedLine(resumed.right))
+      const recap = recapLines((yield* ctx.conversation.snapshot).messages, ctx.cwd, ctx.style, yield* ctx.answers.engine)
+      if (recap.length > 0) ctx.print.line(recap.join("\n"))
+    })
+}
+
+const newConversation: SlashCommand = {
+  name: "/new",
+  usage: "/new",
+  help: "start a new conversation (the current file stays as it is)",
+  run: (ctx) =>
+    Effect.gen(function* () {
+      const previous = yield* ctx.conversation.id
+      yield* ctx.conversation.detach
+      ctx.print.line(previous === "" ? "new conversation" : `new conversation — ${previous} stays as it is; /resume ${previous} to go back`)
+    })
+}
+
+const compact: SlashCommand = {
+  name: "/compact",
+  usage: "/compact [hint]",
+  help: "replace older turns by a summary to free the context window",
+  run: (ctx, arg) =>
+    Effect.gen(function* () {
+      const outcome = yield* ctx.cancellable(Effect.either(ctx.agent.compact(ctx.conversation, arg)))
+      if (outcome._tag === "Cancelled") return
+      const done = outcome.value
+      if (done._tag === "Left") return ctx.red(done.left.message)
+      if (done.right._tag === "Nothing") return ctx.print.line("nothing to compact yet: the history is no longer than the turns kept verbatim")
+      ctx.notice(done.right.warning)
+      ctx.print.line(
+        `compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${done.right.tokensBefore} → ${done.right.tokensAfter} tokens)`
+      )
+    })
+}
+
+const context: SlashCommand = {
+  name: "/context",
+  usage: "/context",
+  help: "what the context holds (system prompt, skills, messages, tool results), in tokens",
+  run: (ctx) => Effect.map(ctx.agent.context(ctx.conversation), (report) => ctx.print.line(contextListing(report)))
+}
+
+const changes: SlashCommand = {
+  name: "/changes",
+  usage: "/changes [n]",
+  help: "what write_file and edit_file changed in this conversation, by turn (bash is not tracked); with n, the diffs of turn n",
+  run: (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
+}
+
+const undo: SlashCommand = {
+  name: "/undo",
+  usage: "/undo [n]",
+  help: "take back the files mm's file tools changed in the last turn (or the last n), after showing the diffs",
+  run: (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
+}
+
+const last: SlashCommand = {
+  name: "/last",
+  usage: "/last",
+  help: "the whole output of the last tool call",
+  run: (ctx) =>
+    Effect.sync(() => {
+      const tool = ctx.memory.lastTool
+      if (tool === undefined) return ctx.print.line("no tool has run in this launch yet")
+      ctx.print.line(ctx.style.dim(`⚙ ${tool.name}  ${tool.title}`))
+      ctx.print.line(tool.output === "" ? "(no output)" : tool.output)
+    })
+}
+
+const mcp: SlashCommand = {
+  name: "/mcp",
+  usage: "/mcp",
+  help: "the MCP servers, their state and their tools",
+  run: (ctx) =>
+    Effect.map(Effect.serviceOption(McpServers), (servers) => {
+      const configured = servers._tag === "Some" ? servers.value.configured : undefined
+      ctx.print.line(serversListing(configured === undefined ? [] : [configured]))
+    })
+}
+
+const exit: SlashCommand = {
+  name: "/exit",
+  aliases: ["/quit"],
+  usage: "/exit",
+  help: "leave (Ctrl-D does too; Ctrl-C or Esc cancels a running answer or tool, and an approval)",
+  run: () => Effect.succeed("leave" as const)
+}
+
+const help: SlashCommand = {
+  name: "/help",
+  usage: "/help",
+  help: "this list",
+  run: (ctx) => Effect.sync(() => ctx.print.line(helpText()))
+}
+
+/** Every slash command of the terminal, in the order /help lists them. Add one here. */
+export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, context, changes, undo, last, mcp, exit]
+
+export const findCommand = (word: string): SlashCommand | undefined =>
+  COMMANDS.find((command) => command.name === word || command.aliases?.includes(word) === true)
+
+export const commandNames = (): ReadonlyArray<string> => COMMANDS.flatMap((command) => [command.name, ...(command.aliases ?? [])])
+
+export const helpText = (): string => {
+  const width = Math.max(...COMMANDS.map((command) => command.usage.length)) + 2
+  return [
+    "Type a question and press Enter (Alt-Enter or Ctrl-J for a new line). Commands:",
+    ...COMMANDS.map((command) => `  ${command.usage.padEnd(width)}${command.help}`),
+    "In a question, @path attaches that project file; a line starting with ! runs a shell command and keeps its output as context.",
+    "Keys: Tab completes, Up/Down and Ctrl-R search history, Esc or Ctrl-C cancels a running answer (docs/reference/keys.md)."
+  ].join("\n")
+}
+
+/**
+ * How a typed line is read: a slash command when its first word is a known command; an
+ * unknown `/word` is said to be unknown; a path such as `/etc/hosts …` is a question.
+ */
+export const parseCommandLine = (
+  text: string
+): { readonly _tag: "Command"; readonly command: SlashCommand; readonly arg: string } | { readonly _tag: "Unknown"; readonly name: string } | undefined => {
+  if (!text.startsWith("/")) return undefined
+  const [name, ...rest] = text.trim().split(/\s+/)
+  const command = findCommand(name)
+  if (command !== undefined) return { _tag: "Command", command, arg: rest.join(" ") }
+  if (/^\/[A-Za-z][\w-]*$/.test(name)) return { _tag: "Unknown", name }
+  return undefined
+}

@@ -1,0 +1,71 @@
+import type { Style } from "../text/Style"
+import type { Printer } from "./TerminalIO"
+
+/** How many lines of a running command are shown live. */
+export const LIVE_LINES = 5
+const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+const TICK_MS = 100
+
+export interface Progress {
+  /** A status line with a spinner and the seconds since now: `waiting for m · 4 s · Esc to cancel`. */
+  readonly start: (label: string) => void
+  /** Output of the running command: its latest lines are shown, dim, above the status line. */
+  readonly output: (text: string) => void
+  /** Erases the status line and the live output. */
+  readonly stop: () => void
+}
+
+/**
+ * What moves while nothing else does: the wait for the first token, a running tool. Drawn
+ * through the printer's live block, so it is erased by the next output and never reaches a pipe.
+ */
+export const makeProgress = (print: Printer, style: Style, now: () => number = Date.now): Progress => {
+  let label: string | undefined
+  let since = 0
+  let frame = 0
+  let tail = ""
+  let timer: NodeJS.Timeout | undefined
+
+  const lines = () => {
+    const shown = tail
+      .split("\n")
+      .map((line) => line.replace(/\r/g, "").replace(/\t/g, "  "))
+      .filter((line) => line.trim() !== "")
+      .slice(-LIVE_LINES)
+      .map((line) => style.dim(`  ${line}`))
+    const seconds = Math.floor((now() - since) / 1000)
+    return [...shown, style.dim(`${FRAMES[frame % FRAMES.length]} ${label} · ${seconds} s · Esc to cancel`)]
+  }
+
+  const draw = () => {
+    if (label === undefined) return
+    frame++
+    print.live(lines())
+  }
+
+  const stop = () => {
+    if (timer !== undefined) clearInterval(timer)
+    timer = undefined
+    if (label !== undefined) print.live(undefined)
+    label = undefined
+    tail = ""
+  }
+
+  return {
+    start: (text) => {
+      stop()
+      label = text
+      since = now()
+      draw()
+      timer = setInterval(draw, TICK_MS)
+      timer.unref()
+    },
+    output: (text) => {
+      if (label === undefined) return
+      // only the end matters: what is shown is the last few lines
+      tail = (tail + text).slice(-4096)
+      draw()
+    },
+    stop
+  }
+}

@@ -1,0 +1,301 @@
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as path from "node:path"
+import { Agent } from "../agent/Agent"
+import { Changes } from "../changes/Changes"
+import type { StartOn } from "../cli/Args"
+import { AppConfig } from "../config/Config"
+import { type Conversation, Keeper } from "../sessions/Keeper"
+import { McpServers, summaryLine } from "../mcp/McpServers"
+import { projectAboveLine } from "../config/ProjectHint"
+import { startOn } from "../sessions/StartOn"
+import { ModelClient } from "../model/ModelClient"
+import { runTool } from "../tools/Tools"
+import type { TurnEvent } from "../agent/TurnEvent"
+import { modelNames } from "../model/OpenAiClient"
+import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
+import { attachFiles, shellContext } from "./Attachments"
+import { makeCompleter } from "./Completion"
+import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
+import { recapLines } from "./Recap"
+import { sanitize } from "../text/Sanitize"
+import { TerminalIO } from "./TerminalIO"
+import { makeThoughtDisplay } from "./Thought"
+import { makeProgress } from "./Progress"
+import { type Answers, makeAnswers } from "./Markdown"
+import { VERSION } from "../lib/Version"
+
+
+/** How the command line starts the terminal: on which conversation, and with which first question. */
+export interface TerminalStart {
+  readonly start: StartOn
+  readonly question: string | undefined
+}
+
+/** How the terminal ended, for the exit code: 0, 1 when the last turn failed (piped), 2 bad usage, 130. */
+export type TerminalEnd = number
+
+/**
+ * The terminal façade: a banner, then questions and slash commands until the user leaves.
+ * The agent's layer is built once the banner is out, so that it costs no start-up time.
+ */
+export const runTerminal = <E>(
+  cwd: string,
+  agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO>,
+  begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
+) =>
+  Effect.gen(function* () {
+    const loaded = yield* AppConfig
+    const keeper = yield* Keeper
+    const model = yield* ModelClient
+    const { info, style } = yield* TerminalIO
+
+    const [server, conversation, listing] = yield* Effect.all(
+      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
+      { concurrency: "unbounded" }
+    )
+    const earlier = earlierCount(listing, "")
+    // tips until the project has a saved conversation
+    const tips = earlier === 0
+    info.line(
+      banner({
+        version: VERSION,
+        loaded,
+        answering: server.answering,
+        cwd,
+        status: yield* conversation.status,
+        earlier,
+        style,
+        tips,
+        missingFrom: server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined,
+        contextWindow: yield* model.contextWindow,
+        modelNames
+      })
+    )
+    const warning = yield* model.takeWarning
+    if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
+    const mcp = yield* Effect.serviceOption(McpServers)
+    if (mcp._tag === "Some" && mcp.value.configured !== undefined) info.line(summaryLine(mcp.value.configured))
+    const above = projectAboveLine(cwd, loaded.file)
+    if (above !== undefined) info.line(style.yellow(above))
+    const started = yield* startOn(conversation, cwd, begin.start)
+    if (started._tag === "Failed") {
+      if (started.line !== "") info.line(style.red(sanitize(started.line)))
+      return started.code
+    }
+    for (const line of started.lines) info.line(line)
+    const answers = makeAnswers((yield* TerminalIO).print)
+    if (started.resumed) {
+      const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)
+      if (recap.length > 0) info.line(recap.join("\n"))
+    }
+    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(Effect.provide(agentLayer))
+  })
+
+/** Questions and slash commands, until the user leaves. */
+const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation, first: string | undefined, answers: Answers) =>
+  Effect.gen(function* () {
+    const keeper = yield* Keeper
+    const changes = yield* Changes
+    const { config } = yield* AppConfig
+    const { input, print, info, style } = yield* TerminalIO
+    const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
+    const titles = new Map<string, string>()
+
+    const red = (line: string) => info.line(style.red(sanitize(line)))
+    const notice = (line: string | undefined) => (line === undefined ? undefined : info.line(style.yellow(sanitize(line))))
+    /** Whether the last turn failed: piped, mm then ends with exit code 1. */
+    let lastFailed = false
+
+    const thoughts = makeThoughtDisplay({ print: info, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
+
+    const progress = makeProgress(print, style)
+    const waiting = `waiting for ${config.model.name}`
+
+    let usage: Extract<TurnEvent, { _tag: "Usage" }> | undefined
+    const render = (event: TurnEvent) =>
+      event._tag === "TextDelta" && !answers.settled() ? Effect.zipRight(answers.engine, draw(event)) : draw(event)
+    const draw = (event: TurnEvent) =>
+      Effect.sync(() => {
+        if (event._tag === "ToolOutput") return progress.output(sanitize(event.text))
+        if (event._tag !== "Usage") progress.stop()
+        if (event._tag !== "TextDelta" && event._tag !== "Usage") answers.flush()
+        if (event._tag === "ReasoningDelta") return thoughts.push(event.text)
+        if (event._tag !== "Usage") thoughts.close()
+        switch (event._tag) {
+          case "TextDelta":
+            return answers.write(sanitize(event.text))
+          case "ToolCallStarted":
+            titles.set(event.id, event.title)
+            print.endLine()
+            info.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
+            return progress.start(`running ${sanitize(event.name)}`)
+          case "ToolCallFinished":
+            memory.lastTool = { name: event.name, title: sanitize(titles.get(event.id) ?? ""), output: sanitize(event.output) }
+            info.line(toolResultLine(sanitize(event.output), event.failed, style))
+            // the model is asked again with the result
+            return progress.start(waiting)
+          case "Notice":
+            if (event.quiet !== true) return notice(event.text)
+            // a retry's wait: the model is still being waited for
+            info.line(style.dim(sanitize(event.text)))
+            return progress.start(waiting)
+          case "Usage":
+            usage = event
+            return
+          case "CompactionFailed":
+            return red(event.error.message)
+          case "TurnFailed":
+            lastFailed = true
+            print.endLine()
+            return red(event.error.message)
+          case "TurnFinished":
+            print.endLine()
+            if (usage !== undefined) info.line(style.dim(usageLine(usage)))
+            usage = undefined
+            return
+        }
+      })
+
+    /** Runs `work` until it ends or the user presses Ctrl-C, which interrupts it. */
+    const cancellable = <A, E>(work: Effect.Effect<A, E>) =>
+      Effect.gen(function* () {
+        const cancel = yield* Deferred.make<void>()
+        const stopWatching = input.watchCancel(() => Deferred.unsafeDone(cancel, Exit.void))
+        const outcome = yield* work.pipe(
+          Effect.map((value) => ({ _tag: "Done" as const, value })),
+          Effect.raceFirst(Effect.as(Deferred.await(cancel), { _tag: "Cancelled" as const })),
+          Effect.ensuring(Effect.sync(stopWatching))
+        )
+        if (outcome._tag === "Cancelled") {
+          progress.stop()
+          info.line(style.dim("⏹ cancelled"))
+        }
+        return outcome
+      })
+
+    const ask = (question: string) =>
+      Effect.gen(function* () {
+        lastFailed = false
+        progress.start(waiting)
+        const finish = Effect.sync(() => {
+          progress.stop()
+          answers.flush()
+        })
+        answers.preload()
+        const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(finish))
+        const outcome = yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
+        // on a terminal, a blank line before the next prompt: one turn is told from the next
+        if (input.interactive && process.stdout.isTTY === true) {
+          print.endLine()
+          print.write("\n")
+        }
+        return outcome
+      })
+
+    const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory, answers }
+
+    const sessionsDir = keeper.dirFor(cwd)
+    input.configure({
+      ...(sessionsDir === undefined ? { history: "memory" as const } : { historyFile: path.join(cwd, ".mm", "history") }),
+      complete: makeCompleter({
+        cwd,
+        commands: commandNames,
+        sessionIds: () => Effect.runPromise(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
+      })
+    })
+
+    /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */
+    const shellLine = (command: string) =>
+      Effect.gen(function* () {
+        progress.start(`running ${command.split(/\s+/)[0]}`)
+        const run = runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: config.maxOutput, onOutput: (text) => progress.output(sanitize(text)) })
+        const outcome = yield* cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
+        if (outcome._tag === "Cancelled") return
+        const output = sanitize(outcome.value.output)
+        memory.lastTool = { name: "bash", title: command, output }
+        print.line(outcome.value.failed ? style.yellow(output) : output)
+        notice(
+          yield* conversation.update((session) => ({
+            ...session,
+            messages: [...session.messages, { role: "user", content: shellContext(command, outcome.value.output) }]
+          }))
+        )
+      })
+
+    /** A question with the files it names (`@path`) attached; a file that cannot be attached stops it. */
+    const question = (line: string) =>
+      Effect.gen(function* () {
+        const attached = attachFiles(cwd, line)
+        if (attached._tag === "Problem") return notice(attached.line)
+        if (attached.files.length > 0) info.line(style.dim(`attached ${attached.files.join(", ")}`))
+        yield* ask(attached.text)
+      })
+
+    const prompt = style.bold("> ")
+    let atPrompt = false
+    yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
+    if (first !== undefined) {
+      if (input.interactive) print.line(`${prompt}${first}`)
+      yield* ask(first)
+    }
+    while (true) {
+      atPrompt = true
+      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "")).pipe(
+        Effect.ensuring(Effect.sync(() => (atPrompt = false)))
+      )
+      if (line === undefined) break
+      const text = line.trim()
+      if (text === "") continue
+      if (text.startsWith("!") && text.length > 1) {
+        yield* shellLine(text.slice(1).trim())
+        continue
+      }
+      const parsed = parseCommandLine(text)
+      if (parsed?._tag === "Unknown") {
+        print.line(`unknown command ${parsed.name} — commands: ${commandNames().join(" ")}`)
+        continue
+      }
+      if (parsed?._tag === "Command") {
+        if ((yield* parsed.command.run(context, parsed.arg)) === "leave") break
+        continue
+      }
+      yield* question(line)
+    }
+    yield* goodbye(conversation)
+    return !input.interactive && lastFailed ? 1 : 0
+  })
+
+/**
+ * Once every MCP server of agent.yaml has started or failed: their summary, and a yellow
+ * line for each failure, above the prompt if mm is waiting at it (otherwise the next turn
+ * tells the failures, and /mcp shows the rest).
+ */
+const tellServersWhenUp = (idle: () => boolean, prompt: string) =>
+  Effect.gen(function* () {
+    const { print, style } = yield* TerminalIO
+    const mcp = yield* Effect.serviceOption(McpServers)
+    const servers = mcp._tag === "Some" ? mcp.value.configured : undefined
+    if (servers === undefined || servers.settled()) return
+    void servers.ready.then(() => {
+      if (!idle()) return
+      print.write("\r\u001b[K")
+      print.line(summaryLine(servers))
+      for (const problem of servers.takeProblems()) print.line(style.yellow(problem))
+      print.write(prompt)
+    })
+  })
+
+/** Leaving: the session's id, when it was saved, so it can be found again. */
+const goodbye = (conversation: Conversation) =>
+  Effect.gen(function* () {
+    const { print, info } = yield* TerminalIO
+    print.endLine()
+    info.endLine()
+    const id = yield* conversation.id
+    const status = yield* conversation.status
+    if (id !== "" && status._tag === "Saving") info.line(goodbyeLine(id))
+  })

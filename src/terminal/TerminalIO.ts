@@ -1,0 +1,165 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Approval, Approver } from "../approvals/Approver"
+import { redact } from "../lib/Secrets"
+import { choicesOf, previewBlock } from "./ApprovalPrompt"
+import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
+import { makeLineEditor } from "./LineEditor"
+import { type Style, styleFor } from "../text/Style"
+
+/**
+ * Where the terminal façade writes; it remembers whether the cursor sits at a line start.
+ * Known secrets never reach the screen; text from outside is `sanitize`d by the caller
+ * (mm's own colours pass through here).
+ */
+export interface Printer {
+  readonly write: (text: string) => void
+  /** Writes a whole line, first ending any line left open by streamed text. */
+  readonly line: (text: string) => void
+  /** Ends a line left open by streamed text. */
+  readonly endLine: () => void
+  /**
+   * A block of lines under everything printed (a status line, live tool output), redrawn in
+   * place; `undefined` erases it. Any other output erases it first. Drawn only on a terminal,
+   * and only while nobody holds the screen.
+   */
+  readonly live: (lines: ReadonlyArray<string> | undefined) => void
+  /** Keeps the live block away while a prompt waits on the screen; the returned function gives it back. */
+  readonly hold: () => () => void
+}
+
+export const makePrinter = (out: NodeJS.WritableStream, options: { readonly live?: boolean; readonly columns?: () => number } = {}): Printer => {
+  let atLineStart = true
+  let liveRows = 0
+  let holds = 0
+  const erase = () => {
+    if (liveRows === 0) return
+    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}\u001b[J`)
+    liveRows = 0
+  }
+  const write = (text: string) => {
+    if (text === "") return
+    erase()
+    out.write(redact(text))
+    atLineStart = text.endsWith("\n")
+  }
+  const endLine = () => {
+    erase()
+    if (!atLineStart) write("\n")
+  }
+  const live = (lines: ReadonlyArray<string> | undefined) => {
+    if (options.live !== true) return
+    erase()
+    if (lines === undefined || lines.length === 0 || holds > 0 || !atLineStart) return
+    // one screen row each: a wrapped line would leave rows behind when erased
+    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
+    out.write(redact(lines.map((line) => clipColumns(line, width)).join("\n")))
+    liveRows = lines.length
+  }
+  const hold = () => {
+    erase()
+    holds++
+    let released = false
+    return () => {
+      if (!released) holds--
+      released = true
+    }
+  }
+  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)), live, hold }
+}
+
+/** `line` cut to `width` visible columns (colour codes kept, not counted). */
+const clipColumns = (line: string, width: number): string => {
+  let shown = 0
+  let out = ""
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith("\u001b[")) {
+      out += part
+      continue
+    }
+    for (const char of part) {
+      if (shown >= width) return `${out}\u001b[0m`
+      out += char
+      shown++
+    }
+  }
+  return out
+}
+
+export class TerminalIO extends Context.Tag("mm/TerminalIO")<
+  TerminalIO,
+  {
+    readonly input: TerminalInput
+    /** Answers and what commands print: stdout. */
+    readonly print: Printer
+    /** The banner, tool lines, notices and red lines: the same printer on a terminal, stderr when stdin is piped. */
+    readonly info: Printer
+    readonly style: Style
+  }
+>() {}
+
+export const TerminalIOLive = Layer.scoped(
+  TerminalIO,
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const tty = process.stdin.isTTY === true
+      const print = makePrinter(process.stdout, { live: process.stdout.isTTY === true, columns: () => process.stdout.columns })
+      const style = styleFor(process.stdout, process.env)
+      return {
+        input: tty ? makeLineEditor(process.stdin, process.stdout, { sentStyle: style.bold }) : makePipedInput(process.stdin, process.stderr),
+        print,
+        // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
+        info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns }),
+        style
+      }
+    }),
+    (io) => Effect.sync(() => io.input.close())
+  )
+)
+
+/**
+ * The terminal's approval: the core's preview, then one key — y (yes), n (no), a (always,
+ * in the scope the line names), p (every edit in the project), t (no, and a line of what to
+ * do instead). With no terminal to ask (stdin piped) nothing is read: the call is refused.
+ */
+export const TerminalApprover = Layer.effect(
+  Approver,
+  Effect.map(TerminalIO, ({ input, print, info, style }) => ({
+    ask: (request) => {
+      if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
+      const choices = choicesOf(request)
+      return Effect.flatMap(
+        Effect.promise(() => {
+          print.endLine()
+          info.endLine()
+          // no status line over the preview and the question while it waits
+          const release = print.hold()
+          print.write(previewBlock(request, style, (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80))
+          return input.key(style.yellow(redact(choices.line)), choices.keys, { thenLine: ["t"] }).finally(release)
+        }),
+        (answer): Effect.Effect<Approval> => {
+          switch (answer) {
+            // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
+            case CANCELLED:
+              return Effect.never
+            case "y":
+              return Effect.succeed(Approval.once)
+            case "a":
+            case "p": {
+              const chosen = request.always.find((choice) => (choice.scope._tag === "Project") === (answer === "p"))
+              return Effect.succeed(chosen === undefined ? Approval.deny : Approval.always(chosen.scope))
+            }
+            case "t":
+              return Effect.map(
+                Effect.promise(() => input.question(style.yellow("tell mm what to do instead: "))),
+                (text) => (text === undefined || text.trim() === "" ? Approval.deny : Approval.denyWith(text))
+              )
+            default:
+              return Effect.succeed(Approval.deny)
+          }
+        }
+      )
+    }
+  }))
+)

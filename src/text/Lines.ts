@@ -1,0 +1,210 @@
+import type { ContextReport } from "../agent/Agent"
+import type { LoadedConfig } from "../config/Config"
+import type { Listing, ResumeReport, SaveStatus } from "../sessions/Keeper"
+import { windowFigure } from "../model/ServerProbe"
+import type { TurnEvent } from "../agent/TurnEvent"
+import { sanitize } from "./Sanitize"
+import type { Style } from "./Style"
+
+const pad = (n: number) => String(n).padStart(2, "0")
+
+/** `2026-09-16 10:15`, local time. */
+export const localMinute = (iso: string): string => {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return "????-??-?? ??:??"
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`
+}
+
+export const errorsSuffix = (count: number): string => (count > 0 ? ` · ⚠️ ${count} error(s)` : "")
+
+export const sessionsLine = (status: SaveStatus, earlier: number): string => {
+  switch (status._tag) {
+    case "Off":
+      return "sessions: off — set sessions.enabled: true in agent.yaml to keep conversations"
+    case "NotSaved":
+      return `sessions: not saved (${status.reason})`
+    case "Saving":
+      return earlier === 0
+        ? `sessions: saved under ${status.dir} · no earlier sessions`
+        : `sessions: saved under ${status.dir} · ${earlier} earlier — /resume to continue the latest, /sessions to list`
+  }
+}
+
+/** `(answering)`, `(not answering)`, or the models there are when the configured one is not among them. */
+export const answeringPart = (
+  model: string,
+  answering: boolean,
+  missingFrom: ReadonlyArray<string> | undefined,
+  style: Style,
+  names: (models: ReadonlyArray<string>) => string = (models) => models.join(", ")
+): string => {
+  if (!answering) return style.yellow("(not answering)")
+  if (missingFrom === undefined) return "(answering)"
+  return style.yellow(`(answering, but has no model ${model} — available: ${names(missingFrom)})`)
+}
+
+export const banner = (input: {
+  readonly version: string
+  readonly loaded: LoadedConfig
+  readonly answering: boolean
+  readonly cwd: string
+  readonly status: SaveStatus
+  readonly earlier: number
+  readonly style: Style
+  /** `/help for commands · Ctrl-D to leave`, until the project has a saved session. */
+  readonly tips?: boolean
+  /** The models the server lists, when the configured one is not among them. */
+  readonly missingFrom?: ReadonlyArray<string> | undefined
+  /** The context window in force, in tokens. */
+  readonly contextWindow?: number | undefined
+  readonly modelNames?: (models: ReadonlyArray<string>) => string
+}): string =>
+  [
+    `${input.style.bold(`mm ${input.version}`)} · model ${input.loaded.config.model.name} at ${input.loaded.config.model.url} ` +
+      answeringPart(input.loaded.config.model.name, input.answering, input.missingFrom, input.style, input.modelNames) +
+      (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
+    `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
+    sessionsLine(input.status, input.earlier),
+    ...(input.tips === true ? [input.style.dim(TIPS)] : [])
+  ].join("\n")
+
+export const TIPS = "/help for commands · Ctrl-D to leave"
+
+/** What a bare `/resume` could take: sessions with at least one turn, other than the current one. */
+export const earlierCount = (listing: Listing, currentId: string): number =>
+  listing._tag === "Listed"
+    ? listing.entries.filter((e) => e._tag === "Readable" && e.summary.turns > 0 && e.summary.id !== currentId).length
+    : 0
+
+/** The line printed when mm leaves with a saved session. */
+export const goodbyeLine = (id: string): string => `session ${id} saved — /resume ${id} (or mm --resume ${id}) to continue`
+
+/** `just now`, `5 min ago`, `2 h ago`, `3 d ago`: beside the date in `/sessions`. */
+export const relativeTime = (iso: string, now: Date): string => {
+  const ms = now.getTime() - new Date(iso).getTime()
+  if (Number.isNaN(ms)) return "?"
+  const minutes = Math.floor(ms / 60_000)
+  if (minutes < 1) return "just now"
+  if (minutes < 60) return `${minutes} min ago`
+  const hours = Math.floor(minutes / 60)
+  if (hours < 24) return `${hours} h ago`
+  return `${Math.floor(hours / 24)} d ago`
+}
+
+/** How many rows `/sessions` shows before `… N more (/sessions all)`. */
+export const LISTING_ROWS = 20
+
+export interface ListingOptions {
+  /** Only titles containing this (case-insensitive). */
+  readonly filter?: string
+  /** No cut after LISTING_ROWS rows. */
+  readonly all?: boolean
+  readonly now?: Date
+  /** What ends the header; `mm sessions` says how to resume from the shell. */
+  readonly resumeHint?: string
+}
+
+/**
+ * What `/sessions` shows, in its order: conversations with at least one turn, newest
+ * update first (the order a bare `/resume` takes), then the unreadable files.
+ */
+export const listedSessions = (listing: Listing, options: ListingOptions = {}) => {
+  if (listing._tag !== "Listed") return { readable: [], unreadable: [], empty: 0 }
+  const word = options.filter?.toLowerCase() ?? ""
+  const readable = listing.entries
+    .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+    .filter((s) => s.turns > 0)
+    .filter((s) => word === "" || s.title.toLowerCase().includes(word))
+    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? 1 : -1))
+  const unreadable = word === "" ? listing.entries.flatMap((entry) => (entry._tag === "Unreadable" ? [entry] : [])) : []
+  const empty = listing.entries.filter((entry) => entry._tag === "Readable" && entry.summary.turns === 0).length
+  return { readable, unreadable, empty }
+}
+
+/** The ids of the numbered rows of a listing, row 1 first. */
+export const listingRows = (listing: Listing, options: ListingOptions = {}): ReadonlyArray<string> => {
+  const { readable } = listedSessions(listing, options)
+  return (options.all === true ? readable : readable.slice(0, LISTING_ROWS)).map((s) => s.id)
+}
+
+/** The `/sessions` and `mm sessions` listing (docs/reference/slash-commands.md). */
+export const sessionsListing = (listing: Listing, currentId: string, options: ListingOptions = {}): string => {
+  switch (listing._tag) {
+    case "Off":
+      return "sessions are off — set sessions.enabled: true in agent.yaml to keep conversations"
+    case "Failed":
+      return cannotList(listing.dir, listing.reason)
+    case "Listed": {
+      const now = options.now ?? new Date()
+      const { readable, unreadable, empty } = listedSessions(listing, options)
+      const shown = options.all === true ? readable : readable.slice(0, LISTING_ROWS)
+      const width = String(Math.max(shown.length, 1)).length
+      const matching = options.filter === undefined || options.filter === "" ? "" : ` matching ${JSON.stringify(options.filter)}`
+      const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — ${options.resumeHint ?? "/resume <id> to continue one, /resume for the latest"}`
+      const rows = shown.map((s, i) => {
+        const mark = s.id === currentId ? "*" : " "
+        return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${relativeTime(s.updatedAt, now)})  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}`
+      })
+      const unreadableRows = unreadable.map((entry) => `${" ".repeat(width)}   ${entry.id}  unreadable: ${sanitize(entry.reason)}`)
+      const more = readable.length > shown.length ? [`… ${readable.length - shown.length} more (/sessions all)`] : []
+      const hidden = empty > 0 ? [`${empty} empty not shown`] : []
+      return [header, ...rows, ...unreadableRows, ...more, ...hidden].join("\n")
+    }
+  }
+}
+
+/** The store's reason may already say "cannot list DIR": said once. */
+const cannotList = (dir: string, reason: string): string => {
+  const prefix = `cannot list ${dir}: `
+  return `cannot list the sessions in ${dir}: ${reason.startsWith(prefix) ? reason.slice(prefix.length) : reason}`
+}
+
+export const resumedLine = (report: ResumeReport): string =>
+  `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${errorsSuffix(report.errors)}`
+
+const firstLineOf = (text: string) => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? ""
+
+const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
+export const toolStartLine = (name: string, title: string, style: Style): string =>
+  style.dim(title === name ? `⚙ ${name}` : `⚙ ${name}  ${shorten(title, 120)}`)
+
+/** The short line under a tool call: the first line of the result and how long it was. */
+export const toolResultLine = (output: string, failed: boolean, style: Style): string => {
+  const all = output.split("\n").filter((line) => line.trim() !== "")
+  const lines = output === "" ? 0 : output.split("\n").length
+  // a bash result starts with its status; the first line of what it printed says more
+  const head = /^(exit code|killed )/.test(all[0] ?? "") && all.length > 1 ? `${all[0]} · ${all[1].trim()}` : firstLineOf(output)
+  const summary = shorten(head, 100)
+  const text = `  ${failed ? "✗" : "↳"} ${summary}${lines > 1 ? `  (${lines} lines)` : ""}`
+  return failed ? style.yellow(text) : style.dim(text)
+}
+
+/** `340`, `1.2k`, `18k`: token counts as people read them. */
+export const tokenCount = (n: number): string =>
+  n < 1000 ? String(n) : n < 10_000 ? `${(Math.round(n / 100) / 10).toFixed(1).replace(/\.0$/, "")}k` : `${Math.round(n / 1000)}k`
+
+/** The dim line after a turn: `1.2k in · 340 out · 18% of 32k context` (`~` when mm estimated it). */
+export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>): string => {
+  const mark = usage.estimated ? "~" : ""
+  const percent = Math.round((100 * (usage.promptTokens + usage.completionTokens)) / usage.contextWindow)
+  return `${mark}${tokenCount(usage.promptTokens)} in · ${mark}${tokenCount(usage.completionTokens)} out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context`
+}
+
+/** `/context`: what the next request holds, part by part. */
+export const contextListing = (report: ContextReport): string => {
+  const percent = Math.round((100 * report.total) / report.contextWindow)
+  const rows: Array<[string, number]> = [
+    ["system prompt", report.systemPrompt],
+    [`skills (${report.skills.count})`, report.skills.tokens],
+    ["tool definitions", report.tools],
+    [`messages (${report.messages.count})`, report.messages.tokens],
+    [`tool results (${report.toolResults.count})`, report.toolResults.tokens]
+  ]
+  const width = Math.max(...rows.map(([label]) => label.length))
+  return [
+    `context: about ${tokenCount(report.total)} of ${windowFigure(report.contextWindow)} tokens (${percent}%), estimated at 4 characters a token`,
+    ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}`),
+    ...(report.measured === undefined ? [] : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`])
+  ].join("\n")
+}

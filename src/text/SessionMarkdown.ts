@@ -1,0 +1,99 @@
+import type { Message, Session } from "../domain/Session"
+
+/** A fence longer than any run of backticks in `text`, so the block cannot be closed early. */
+const fence = (text: string, info = ""): string => {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length))
+  const ticks = "`".repeat(longest + 1)
+  return `${ticks}${info}\n${text.replace(/\n$/, "")}\n${ticks}`
+}
+
+const inputOf = (name: string, raw: string): string => {
+  try {
+    const parsed = JSON.parse(raw) as Record<string, unknown>
+    if (name === "bash" && typeof parsed.command === "string" && Object.keys(parsed).length === 1) return fence(parsed.command, "sh")
+    return fence(JSON.stringify(parsed, null, 2), "json")
+  } catch {
+    return fence(raw)
+  }
+}
+
+/** A quoted block: each line of a question prefixed by `> `. */
+const quoted = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => (line === "" ? ">" : `> ${line}`))
+    .join("\n")
+
+/**
+ * A stored conversation as Markdown (`mm sessions show`): its questions, answers, each tool
+ * call with its input and output in fenced blocks, then the errors. The system prompt is left
+ * out (it belongs to the agent); a compaction summary is shown as such. Sections are separate
+ * functions so that more of the session (its changes) can be added after the messages.
+ */
+export const sessionMarkdown = (session: Session): string => [header(session), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
+
+const header = (session: Session): string =>
+  [
+    `# ${session.title === "" ? "(no question yet)" : session.title}`,
+    "",
+    `- id: \`${session.id}\``,
+    `- project: \`${session.cwd}\``,
+    `- started: ${session.createdAt} · last update: ${session.updatedAt}`,
+    `- ${session.turns} turn(s)${session.errors.length > 0 ? ` · ${session.errors.length} error(s)` : ""}`
+  ].join("\n")
+
+const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
+  const outputs = new Map<string, Message>()
+  for (const message of messages) if (message.role === "tool" && message.tool_call_id !== undefined) outputs.set(message.tool_call_id, message)
+  const parts: Array<string> = []
+  let turn = 0
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        break
+      case "user":
+        if (message.summary === true) {
+          parts.push(`## Summary of the earlier conversation\n\n${message.content ?? ""}`)
+          break
+        }
+        turn++
+        parts.push(`## ${turn}. Question\n\n${quoted(message.content ?? "")}`)
+        break
+      case "assistant": {
+        if (message.summary === true) {
+          parts.push(`## Summary of the earlier conversation\n\n${message.content ?? ""}`)
+          break
+        }
+        if (message.content !== null && message.content.trim() !== "") parts.push(message.content.trim())
+        for (const call of message.tool_calls ?? []) {
+          const result = outputs.get(call.id)
+          const status = result === undefined ? "no result" : result.failed === true ? "failed" : "completed"
+          parts.push(
+            [
+              `**Tool call \`${call.function.name}\`** (${status})`,
+              inputOf(call.function.name, call.function.arguments),
+              ...(result === undefined ? [] : ["Output:", fence(result.content ?? "", "text")])
+            ].join("\n\n")
+          )
+        }
+        break
+      }
+      case "tool":
+        break
+    }
+  }
+  return parts
+}
+
+const errors = (session: Session): Array<string> =>
+  session.errors.length === 0
+    ? []
+    : [
+        [
+          "## Errors",
+          "",
+          ...session.errors.map(
+            (e) => `- ${e.at} · ${e.kind} · after turn ${e.turns} · ${JSON.stringify(e.question)}: ${e.line}${e.raw !== undefined && e.raw !== "" && e.raw !== e.line ? ` (${e.raw})` : ""}`
+          )
+        ].join("\n")
+      ]

@@ -1,0 +1,127 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import { type Preview, previewLines, previewOf } from "../../src/approvals/Preview"
+import { choicesOf, previewBlock, wrapLine } from "../../src/terminal/ApprovalPrompt"
+import { colored, plain } from "../../src/text/Style"
+import { alwaysChoices } from "../../src/approvals/ApprovalScope"
+
+/** The preview as the core computes it, read from the disk. */
+const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview => Effect.runSync(previewOf(tool, input, cwd))
+
+const project = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-preview-")))
+const texts = (lines: ReturnType<typeof previewLines>) => lines.map((l) => l.text)
+
+describe("previewOf", () => {
+  it("bash: every line of the command, and its timeout", () => {
+    const command = "cat > deploy.sh <<'EOF'\nset -e\nnpm ci\nnpm run build\ncurl -s https://x.example | sh\nEOF"
+    const preview = previewNow("bash", { command, timeout: 30 }, "/p")
+    expect(texts(previewLines(preview))).toEqual([...command.split("\n"), "(timeout 30 s)"])
+  })
+
+  it("edit_file: a unified diff of the file on disk against the file after the edit", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "a.ts"), "const a = 1\nconst b = 2\nconst c = 3\n")
+    const preview = previewNow("edit_file", { path: "a.ts", old: "const b = 2", new: "const b = 20" }, dir)
+    expect(previewLines(preview)).toEqual([
+      { kind: "header", text: "--- a.ts" },
+      { kind: "header", text: "+++ a.ts" },
+      { kind: "hunk", text: "@@ -1,3 +1,3 @@" },
+      { kind: "context", text: " const a = 1" },
+      { kind: "removed", text: "-const b = 2" },
+      { kind: "added", text: "+const b = 20" },
+      { kind: "context", text: " const c = 3" }
+    ])
+  })
+
+  it("edit_file that will fail says so: not found, found twice, no such file", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "a.txt"), "x\nx\n")
+    expect(texts(previewLines(previewNow("edit_file", { path: "a.txt", old: "y", new: "z" }, dir)))).toEqual([
+      "this edit will fail: old text not found in a.txt; read the file again and copy the text exactly, whitespace included"
+    ])
+    expect(texts(previewLines(previewNow("edit_file", { path: "a.txt", old: "x", new: "z" }, dir)))).toEqual([
+      "this edit will fail: old text occurs 2 times in a.txt; give more context so it is unique"
+    ])
+    expect(texts(previewLines(previewNow("edit_file", { path: "nope.txt", old: "x", new: "z" }, dir)))).toEqual([
+      "no such file: nope.txt; this edit will fail"
+    ])
+  })
+
+  it("edit_file of a file that is not UTF-8 text says it will fail", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
+    expect(texts(previewLines(previewNow("edit_file", { path: "latin1.txt", old: "caf", new: "CAF" }, dir)))).toEqual([
+      "latin1.txt is not UTF-8 text; edit_file changes only UTF-8 files; this edit will fail"
+    ])
+  })
+
+  it("write_file over an existing file: a diff against its current content", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "conf.ini"), "a=1\nb=2\n")
+    const preview = previewNow("write_file", { path: "conf.ini", content: "a=1\nb=3\n" }, dir)
+    expect(texts(previewLines(preview))).toEqual(["--- conf.ini", "+++ conf.ini", "@@ -1,2 +1,2 @@", " a=1", "-b=2", "+b=3"])
+  })
+
+  it("write_file of a new file: its size and its first 40 lines, then how many more", () => {
+    const dir = project()
+    const content = Array.from({ length: 45 }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+    const lines = texts(previewLines(previewNow("write_file", { path: "new.txt", content }, dir)))
+    expect(lines[0]).toBe(`new file new.txt (${Buffer.byteLength(content)} bytes, 45 lines)`)
+    expect(lines.slice(1, 41)).toEqual(Array.from({ length: 40 }, (_, i) => `+line ${i + 1}`))
+    expect(lines.slice(41)).toEqual(["… 5 more lines"])
+  })
+
+  it("a file outside the project says so first", () => {
+    const dir = project()
+    const outside = path.join(path.dirname(dir), "elsewhere.txt")
+    const lines = previewLines(previewNow("write_file", { path: "../elsewhere.txt", content: "x" }, dir))
+    expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${outside}` })
+  })
+})
+
+describe("the terminal's approval prompt", () => {
+  it("colours + green, - red, hunk headers dim; plain without colour", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "a.txt"), "old\n")
+    const preview = previewNow("edit_file", { path: "a.txt", old: "old", new: "new" }, dir)
+    const shown = previewBlock({ preview, title: "a.txt" }, colored, 80)
+    expect(shown).toContain("  \u001b[31m-old\u001b[39m\n")
+    expect(shown).toContain("  \u001b[32m+new\u001b[39m\n")
+    expect(shown).toContain("  \u001b[2m@@ -1,1 +1,1 @@\u001b[22m\n")
+    expect(previewBlock({ preview, title: "a.txt" }, plain, 80)).toBe("  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n  -old\n  +new\n")
+  })
+
+  it("wraps long lines, never cuts them, and removes escape sequences", () => {
+    const command = `echo ${"x".repeat(100)}\u001b[2Jdone`
+    const shown = previewBlock({ preview: previewNow("bash", { command }, "/p"), title: "echo …" }, plain, 42)
+    expect(shown).toBe(`  echo ${"x".repeat(35)}\n  ${"x".repeat(40)}\n  ${"x".repeat(25)}done\n`)
+    expect(wrapLine("abc", 2)).toEqual(["ab", "c"])
+  })
+
+  it("a one-line command already whole on the tool's line is not shown twice", () => {
+    const block = (command: string, title: string, timeout?: number) =>
+      previewBlock({ preview: previewNow("bash", { command, timeout }, "/p"), title }, plain, 80)
+    expect(block("ls -la", "ls -la")).toBe("")
+    expect(block("ls -la", "ls -la", 5)).toBe("  ls -la\n  (timeout 5 s)\n")
+    expect(block("ls\npwd", "ls …")).toBe("  ls\n  pwd\n")
+  })
+
+  it("names the scope of always; offers project for file tools; nothing of the kind outside the project", () => {
+    expect(choicesOf({ always: alwaysChoices({ tool: "bash", input: { command: "npm test -- -u" }, cwd: "/p" }) })).toEqual({
+      line: 'allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ',
+      keys: ["y", "n", "a", "t"]
+    })
+    const dir = project()
+    expect(choicesOf({ always: alwaysChoices({ tool: "edit_file", input: { path: "src/a.ts" }, cwd: dir }) })).toEqual({
+      line: "allow? [y]es  [n]o  [a]lways src/a.ts  [p]roject  [t]ell mm what to do instead: ",
+      keys: ["y", "n", "a", "p", "t"]
+    })
+    expect(choicesOf({ always: alwaysChoices({ tool: "write_file", input: { path: "/etc/hosts" }, cwd: dir }) })).toEqual({
+      line: "allow? [y]es  [n]o  [t]ell mm what to do instead: ",
+      keys: ["y", "n", "t"]
+    })
+  })
+})

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { defaultConfig, findConfigFile, loadConfig, parseConfig } from "../../src/config/Config"
+import { REPO_ROOT } from "../support/paths"
+
+const bad = (text: string) => {
+  const result = parseConfig(text, "/p/agent.yaml")
+  if (Either.isRight(result)) throw new Error("expected a ConfigError")
+  return result.left.message
+}
+
+describe("configuration", () => {
+  it("has every default of the contract", () => {
+    expect(defaultConfig().model).toEqual({ url: "http://127.0.0.1:11434/v1", name: "qwen2.5-coder:7b", textToolCalls: true, maxAnswerBytes: 4194304 })
+    expect(defaultConfig().watchdogTimeout).toBe(120)
+    expect(defaultConfig().maxOutput).toBe(16000)
+    expect(defaultConfig().maxSteps).toBe(50)
+    expect(defaultConfig().permissions).toBe("ask")
+    expect(defaultConfig().compaction).toEqual({ auto: true, threshold: 0.8, keepTurns: 2 })
+    expect(defaultConfig().sessions).toEqual({ enabled: false, dir: ".mm/sessions" })
+    expect(defaultConfig().skills.dirs).toEqual([".mm/skills", "~/.mm/skills"])
+    expect(defaultConfig().system.length).toBeGreaterThan(20)
+  })
+
+  it("decodes a full file, with durations as strings", () => {
+    const text = [
+      "model:",
+      "  url: http://localhost:8080/v1",
+      "  name: llama",
+      "  apiKeyEnv: MY_KEY",
+      "  contextWindow: 8192",
+      "system: be brief",
+      'watchdogTimeout: "2m"',
+      "maxOutput: 500",
+      "maxSteps: 3",
+      "permissions: allow",
+      "compaction: { auto: false, threshold: 0.5, keepTurns: 1 }",
+      "sessions: { enabled: true, dir: /tmp/s }",
+      "skills: { dirs: [a, b] }"
+    ].join("\n")
+    const config = Either.getOrThrow(parseConfig(text, "agent.yaml"))
+    expect(config.model).toEqual({ url: "http://localhost:8080/v1", name: "llama", apiKeyEnv: "MY_KEY", contextWindow: 8192, textToolCalls: true, maxAnswerBytes: 4194304 })
+    expect(config.watchdogTimeout).toBe(120)
+    expect(config.permissions).toBe("allow")
+    expect(config.compaction).toEqual({ auto: false, threshold: 0.5, keepTurns: 1 })
+    expect(config.sessions).toEqual({ enabled: true, dir: "/tmp/s" })
+    expect(config.skills.dirs).toEqual(["a", "b"])
+    expect(Either.getOrThrow(parseConfig('watchdogTimeout: "90s"', "f")).watchdogTimeout).toBe(90)
+    expect(Either.getOrThrow(parseConfig("watchdogTimeout: 1.5", "f")).watchdogTimeout).toBe(1.5)
+    expect(Either.getOrThrow(parseConfig('watchdogTimeout: "500ms"', "f")).watchdogTimeout).toBe(0.5)
+  })
+
+  it("an empty file or a file of comments gives the defaults", () => {
+    expect(Either.getOrThrow(parseConfig("", "f"))).toEqual(defaultConfig())
+    expect(Either.getOrThrow(parseConfig("# nothing\n", "f"))).toEqual(defaultConfig())
+    expect(Either.getOrThrow(parseConfig("sessions:\n  enabled: true\n", "f")).sessions.dir).toBe(".mm/sessions")
+  })
+
+  it("a YAML syntax error names the file, line and column", () => {
+    const message = bad("model:\n  name: [unclosed\n")
+    expect(message).toMatch(/^\/p\/agent\.yaml:\d+:\d+: YAML syntax error: /)
+    expect(message).not.toContain("\n")
+  })
+
+  it("an unknown key names its path and position", () => {
+    expect(bad("model:\n  nmae: x\n")).toBe("/p/agent.yaml: model.nmae (line 2, column 3): unknown key")
+    expect(bad("colour: red\n")).toBe("/p/agent.yaml: colour (line 1, column 1): unknown key")
+  })
+
+  it("a wrong type or a negative number names the key path", () => {
+    expect(bad("watchdogTimeout: -1\n")).toMatch(/^\/p\/agent\.yaml: watchdogTimeout \(line 1, column 18\): .*-1/)
+    expect(bad("maxSteps: 0\n")).toContain("maxSteps (line 1, column 11): expected a positive whole number, got 0")
+    expect(bad("maxOutput: lots\n")).toMatch(/maxOutput \(line 1, column 12\): expected/)
+    expect(bad("permissions: sometimes\n")).toBe('/p/agent.yaml: permissions (line 1, column 14): expected "ask" or "allow", got "sometimes"')
+    expect(bad("compaction:\n  threshold: 1.5\n")).toMatch(/compaction\.threshold \(line 2, column 14\): expected a fraction/)
+    expect(bad("sessions:\n  enabled: yes please\n")).toMatch(/sessions\.enabled .*expected a boolean, got "yes please"/)
+    expect(bad('watchdogTimeout: "soon"\n')).toMatch(/watchdogTimeout .*/)
+    expect(bad("model:\n  url: ftp://x/v1\n")).toBe('/p/agent.yaml: model.url (line 2, column 8): expected an http:// or https:// URL, got "ftp://x/v1"')
+    expect(bad("model:\n  url: not a url\n")).toMatch(/model\.url .*expected an http:\/\/ or https:\/\/ URL/)
+    expect(bad("sessions:\n")).toBe("/p/agent.yaml: sessions (line 1, column 10): expected a mapping of keys, got null")
+    expect(bad("skills: {dirs: [a, 3]}\n")).toBe("/p/agent.yaml: skills.dirs[1] (line 1, column 20): expected a string, got 3")
+    expect(bad('watchdogTimeout: "2x"\n')).toBe(
+      '/p/agent.yaml: watchdogTimeout (line 1, column 18): expected a positive duration such as 90, "90s" or "2m", got "2x"'
+    )
+    expect(bad("- a\n- b\n")).toBe("/p/agent.yaml: expected a mapping of keys at the top level")
+    for (const text of ["watchdogTimeout: -1\n", "model:\n  nmae: x\n", "maxSteps: 0\n"]) expect(bad(text)).not.toContain("\n")
+  })
+
+  describe("finding the file", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mm-config-"))
+    it("prefers --config, then AGENT_CONFIG, then ./agent.yaml", () => {
+      expect(findConfigFile({ flag: "a.yaml", env: "b.yaml", cwd: dir })).toEqual({ file: path.join(dir, "a.yaml"), required: true })
+      expect(findConfigFile({ flag: undefined, env: "/x/b.yaml", cwd: dir })).toEqual({ file: "/x/b.yaml", required: true })
+      expect(findConfigFile({ flag: undefined, env: undefined, cwd: dir })).toBeUndefined()
+      fs.writeFileSync(path.join(dir, "agent.yaml"), "maxSteps: 7\n")
+      expect(findConfigFile({ flag: undefined, env: undefined, cwd: dir })?.file).toBe(path.join(dir, "agent.yaml"))
+    })
+
+    it.effect("loads it, or says in one line that it cannot", () =>
+      Effect.gen(function* () {
+        const loaded = yield* loadConfig({ flag: undefined, env: undefined, cwd: dir })
+        expect(loaded.config.maxSteps).toBe(7)
+        const missing = yield* Effect.flip(loadConfig({ flag: "nope.yaml", env: undefined, cwd: dir }))
+        expect(missing.message).toBe(`${path.join(dir, "nope.yaml")}: cannot read the configuration: no such file`)
+      })
+    )
+  })
+})
+
+describe("the published JSON Schema", () => {
+  const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "agent.schema.json"), "utf8"))
+  it("describes every key, refuses unknown ones and knows the allowed values", () => {
+    const walk = (node: any, value: any, prefix: string) => {
+      expect(node.additionalProperties, prefix).toBe(false)
+      for (const key of Object.keys(value)) {
+        const child = node.properties[key]
+        expect(child, `${prefix}${key}`).toBeDefined()
+        expect(typeof child.description, `${prefix}${key}`).toBe("string")
+        if (value[key] !== null && typeof value[key] === "object" && !Array.isArray(value[key])) walk(child, value[key], `${prefix}${key}.`)
+      }
+    }
+    const { mcpServers, ...closed } = defaultConfig()
+    walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined } }, closed, "")
+    expect(mcpServers).toEqual({})
+    expect(typeof schema.properties.mcpServers.description).toBe("string")
+    expect(schema.properties.mcpServers.additionalProperties.anyOf.map((entry: any) => entry.required)).toEqual([["command"], ["url"]])
+    expect(schema.properties.permissions.enum).toEqual(["ask", "allow"])
+    expect(schema.properties.compaction.properties.threshold).toMatchObject({ exclusiveMinimum: 0, maximum: 1, default: 0.8 })
+    expect(JSON.stringify(schema.properties.maxSteps)).toContain('"exclusiveMinimum":0')
+    expect(fs.readFileSync(path.join(REPO_ROOT, "agent.example.yaml"), "utf8")).toContain("$schema=./agent.schema.json")
+  })
+})

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { DIST } from "../../support/paths"
+
+
+/** A copy of the built program, as another checkout would have it. */
+const checkout = (change?: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mm-checkout-"))
+  for (const name of ["mm.js", "mm-core.cjs", "package.json"]) fs.copyFileSync(path.join(DIST, name), path.join(dir, name))
+  if (change !== undefined) fs.appendFileSync(path.join(dir, "mm-core.cjs"), change)
+  return dir
+}
+
+/** What mm printed on stderr: piped, the banner is there. */
+const run = (bin: string, cache: string, cwd: string): string =>
+  spawnSync(process.execPath, [path.join(bin, "mm.js")], {
+    cwd,
+    input: "/exit\n",
+    encoding: "utf8",
+    env: { ...process.env, XDG_CACHE_HOME: cache, MM_NO_CODE_CACHE: undefined, AGENT_CONFIG: undefined }
+  }).stderr
+
+describe("the V8 code cache", () => {
+  it("is kept per checkout and per content: two checkouts of different code neither share nor evict it", () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "mm-cache-"))
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-project-"))
+    fs.writeFileSync(path.join(project, "agent.yaml"), "model:\n  url: http://127.0.0.1:9/v1\n")
+    const a = checkout()
+    const b = checkout("\n// another checkout, other code\n")
+    run(a, cache, project)
+    const afterA = fs.readdirSync(path.join(cache, "mm"))
+    expect(afterA).toHaveLength(1)
+    run(b, cache, project)
+    const afterB = fs.readdirSync(path.join(cache, "mm")).sort()
+    expect(afterB).toHaveLength(2)
+    expect(afterB).toContain(afterA[0])
+    // a changed in place (same length, other bytes) gets a cache of its own
+    const core = path.join(a, "mm-core.cjs")
+    const text = fs.readFileSync(core, "utf8")
+    fs.writeFileSync(core, text.replace(/"mm"/, '"mM"'))
+    fs.utimesSync(core, new Date(), new Date(Date.now() + 5000))
+    expect(run(a, cache, project)).toMatch(/^mm /)
+    const afterChange = fs.readdirSync(path.join(cache, "mm")).sort()
+    expect(afterChange).toHaveLength(2)
+    expect(afterChange).not.toContain(afterA[0])
+  })
+})

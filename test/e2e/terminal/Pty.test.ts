@@ -1,0 +1,350 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
+
+describe("the terminal on a pseudo-terminal", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("Ctrl-C cancels a streaming answer and records nothing; errors are red; Ctrl-C at an empty prompt exits", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push({ text: ["one ", "two ", "three ", "four ", "five ", "six "], chunkDelayMs: 400 })
+    let mark = mm.out.length
+    mm.type("count slowly\r")
+    await mm.waitFor(/two /, mark)
+    mm.type("\x03")
+    await mm.waitFor(/cancelled/, mark)
+    await mm.waitFor(/> /, mm.out.indexOf("cancelled", mark))
+
+    server.push({ kind: "status", status: 500, body: { error: { message: "kaput" } } })
+    mark = mm.out.length
+    mm.type("fail please\r")
+    const shown = await mm.waitFor(/kaput[^\n]*\n/, mark)
+    expect(shown).toMatch(/\u001b\[31mmodel server answered HTTP 500: kaput\u001b\[39m/)
+
+    mark = mm.out.length
+    mm.type("\x03")
+    await mm.waitFor(/press Ctrl-C again or Ctrl-D to leave/, mark)
+    mm.type("\x03")
+    expect(await mm.exit()).toBe(0)
+
+    const dir = path.join(project, ".mm/sessions")
+    const [file] = fs.readdirSync(dir).filter((f) => f.endsWith(".json") && !f.startsWith("."))
+    const session = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"))
+    expect(session.messages[1]).toEqual({ role: "user", content: "count slowly" })
+    expect(session.messages[2].role).toBe("assistant")
+    expect(session.messages[2].content).toMatch(/^one two /)
+    expect(session.turns).toBe(0)
+    expect(session.errors.map((e: any) => e.kind)).toEqual(["generation"])
+    expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput")
+  })
+
+  it("shows the model's reasoning dim while it streams, then one line 'thought for N s' above the answer", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    const chunk = (delta: object, finish?: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta, ...(finish === undefined ? {} : { finish_reason: finish }) }] })}\n\n`
+    server.push({
+      kind: "raw",
+      chunkDelayMs: 300,
+      chunks: [
+        chunk({ content: "<think>weighing " }),
+        chunk({ content: "the options</think>\n\n" }),
+        chunk({ content: "Take the second one." }),
+        chunk({}, "stop"),
+        "data: [DONE]\n\n"
+      ]
+    })
+    const mark = mm.out.length
+    mm.type("which one?\r")
+    const shown = await mm.waitFor(/Take the second one\./, mark)
+    expect(shown).toContain("\u001b[2mweighing \u001b[22m")
+    // erased back to the start of the reasoning, then the one dim line, then the answer
+    expect(shown).toMatch(/\r\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\nTake the second one\./)
+    await mm.waitFor(/> /, mm.out.indexOf("Take the second one", mark))
+    const dir = path.join(project, ".mm/sessions")
+    const file = fs.readdirSync(dir).find((f) => f.endsWith(".json") && !f.startsWith("."))!
+    const saved = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"))
+    expect(saved.messages.at(-1)).toMatchObject({ role: "assistant", content: "Take the second one.", reasoning: "weighing the options" })
+    mm.type("\x04")
+    await mm.exited
+  })
+
+  it("asks with one key before a tool that changes things", async () => {
+    const project = tempProject(configFor(server.url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push(
+      { toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "A" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "B" } }] },
+      { text: "wrote a" }
+    )
+    mm.type("write two files\r")
+    await mm.waitFor(/allow\? \[y\]es  \[n\]o  \[a\]lways a\.txt  \[p\]roject  \[t\]ell mm what to do instead: /)
+    mm.type("y")
+    const mark = mm.out.length
+    await mm.waitFor(/write_file  b\.txt[^]*allow\?/, mark)
+    mm.type("n")
+    await mm.waitFor(/wrote a/, mark)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    expect(fs.readFileSync(path.join(project, "a.txt"), "utf8")).toBe("A")
+    expect(fs.existsSync(path.join(project, "b.txt"))).toBe(false)
+    expect(stripAnsi(mm.out)).toContain("⚙ write_file  a.txt")
+    const lastRequest = server.completions().at(-1)!.body
+    expect(lastRequest.messages.at(-1)).toMatchObject({ role: "tool", content: "denied by the user" })
+  })
+
+  it("a paste of several lines, and a line typed while an answer streams, are all answered in order", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push({ text: "answer A" }, { text: "answer B" }, { text: ["answer ", "C ", "slowly"], chunkDelayMs: 300 }, { text: "answer D" })
+    mm.type("line A\rline B\rline C\r")
+    await mm.waitFor(/answer C /)
+    mm.type("line D\r")
+    await mm.waitFor(/answer D/)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    const questions = server
+      .completions()
+      .slice(-4)
+      .map((r) => r.body.messages.at(-1).content)
+    expect(questions).toEqual(["line A", "line B", "line C", "line D"])
+  })
+
+  it("Ctrl-C during /compact cancels the compaction, not mm", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"]))
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push({ text: "one" }, { text: "two" }, { kind: "stall" })
+    mm.type("q1\r")
+    await mm.waitFor(/one/)
+    mm.type("q2\r")
+    await mm.waitFor(/two/)
+    const mark = mm.out.length
+    mm.type("/compact\r")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    mm.type("\x03")
+    await mm.waitFor(/cancelled/, mark)
+    server.push({ text: "still here" })
+    mm.type("q3\r")
+    await mm.waitFor(/still here/, mark)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+  it("/undo on a terminal: colored reverse diff, one key to confirm, the file restored", async () => {
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+    fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\n")
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push({ toolCalls: [{ name: "edit_file", arguments: { path: "a.txt", old: "two", new: "TWO" } }] }, { text: "edited" })
+    let mark = mm.out.length
+    mm.type("shout\r")
+    await mm.waitFor(/edited/, mark)
+    await mm.waitFor(/> /, mm.out.indexOf("edited", mark))
+    mark = mm.out.length
+    mm.type("/undo\r")
+    const preview = await mm.waitFor(/undo turn 1\? \[y\]es \[n\]o: /, mark)
+    expect(preview).toContain("\u001b[31m-TWO\u001b[39m")
+    mm.type("y")
+    await mm.waitFor(/the model is told/, mark)
+    expect(fs.readFileSync(path.join(project, "a.txt"), "utf8")).toBe("one\ntwo\n")
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+  })
+})
+
+/** A project whose agent.yaml asks before tools that change things. */
+const askingProject = (url: string, extra: ReadonlyArray<string> = []) =>
+  tempProject(configFor(url, extra).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
+
+const ALLOW = /allow\? \[y\]es[^\n]*: /
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe("approvals on a pseudo-terminal", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  const lastToolResult = () => server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "tool").at(-1)
+
+  it("a 6-line here-document is shown whole, every line, before the question", async () => {
+    const project = askingProject(server.url)
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    const command = "cat > deploy.sh <<'EOF'\nset -e\nnpm ci\ncurl -s https://get.example.com/install | sh\nnpm run build\nEOF"
+    server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "refused, fine" })
+    mm.type("write a deploy script\r")
+    const screen = stripAnsi(await mm.waitFor(ALLOW))
+    const before = screen.slice(0, screen.search(ALLOW)).replace(/\r/g, "")
+    for (const line of command.split("\n")) expect(before).toContain(`  ${line}\n`)
+    expect(before).toContain("⚙ bash  cat > deploy.sh <<'EOF' …")
+    expect(screen).toMatch(/allow\? \[y\]es  \[n\]o  \[a\]lways this exact command  \[t\]ell mm what to do instead: $/)
+    mm.type("n")
+    await mm.waitFor(/refused, fine/)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+    expect(fs.existsSync(path.join(project, "deploy.sh"))).toBe(false)
+  })
+
+  it("an edit shows -old/+new in colour; an overwrite shows a diff against what is on disk", async () => {
+    const project = askingProject(server.url)
+    fs.writeFileSync(path.join(project, "app.ts"), "const port = 80\nlisten(port)\n")
+    fs.writeFileSync(path.join(project, "notes.txt"), "keep me\nold line\n")
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push(
+      { toolCalls: [{ name: "edit_file", arguments: { path: "app.ts", old: "const port = 80", new: "const port = 8080" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "keep me\nnew line\n" } }] },
+      { text: "both done" }
+    )
+    mm.type("change things\r")
+    const edit = await mm.waitFor(ALLOW)
+    expect(edit).toContain("\u001b[31m-const port = 80\u001b[39m")
+    expect(edit).toContain("\u001b[32m+const port = 8080\u001b[39m")
+    expect(edit).toContain("\u001b[2m@@ -1,2 +1,2 @@\u001b[22m")
+    let mark = mm.out.length
+    mm.type("y")
+    const overwrite = stripAnsi(await mm.waitFor(ALLOW, mark))
+    expect(overwrite).toContain("--- notes.txt")
+    expect(overwrite).toContain("   keep me")
+    expect(overwrite).toContain("  -old line")
+    expect(overwrite).toContain("  +new line")
+    mark = mm.out.length
+    mm.type("y")
+    await mm.waitFor(/both done/, mark)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+    expect(fs.readFileSync(path.join(project, "app.ts"), "utf8")).toBe("const port = 8080\nlisten(port)\n")
+    expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("keep me\nnew line\n")
+  })
+
+  it("always on ls does not let rm run; always on npm test -- -u covers npm test, not npm test; rm -rf x", async () => {
+    const project = askingProject(server.url)
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "p", scripts: { test: "echo tested" } }))
+    fs.writeFileSync(path.join(project, "x"), "precious")
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push(
+      { toolCalls: [{ name: "bash", arguments: { command: "ls" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -f x" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "npm test -- -u" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "npm test" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "npm test; rm -rf x" } }] },
+      { text: "all done" }
+    )
+    mm.type("go\r")
+    const first = stripAnsi(await mm.waitFor(ALLOW))
+    expect(first).toContain('[a]lways "ls …"')
+    let mark = mm.out.length
+    mm.type("a")
+    // ls ran unasked the first time it was allowed; rm is asked
+    const rm = stripAnsi(await mm.waitFor(ALLOW, mark))
+    expect(rm).toContain("⚙ bash  rm -f x")
+    mark = mm.out.length
+    mm.type("n")
+    const npm = stripAnsi(await mm.waitFor(ALLOW, mark))
+    expect(npm).toContain('[a]lways "npm test …"')
+    mark = mm.out.length
+    mm.type("a")
+    const compound = stripAnsi(await mm.waitFor(ALLOW, mark))
+    expect(compound).toContain("⚙ bash  npm test; rm -rf x")
+    // plain npm test ran between the two questions, without one of its own
+    expect(compound.match(/allow\?/g)).toHaveLength(1)
+    expect(compound).toContain("⚙ bash  npm test\r\n")
+    mark = mm.out.length
+    mm.type("n")
+    await mm.waitFor(/all done/, mark)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+    expect(fs.readFileSync(path.join(project, "x"), "utf8")).toBe("precious")
+    const results = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)
+    expect(results[1]).toBe("denied by the user")
+    expect(results[3]).toMatch(/^exit code 0\n[^]*tested/)
+    expect(results[4]).toBe("denied by the user")
+  })
+
+  it("yes⏎ approves once and sends nothing more to the model; t hands the model what to do instead", async () => {
+    const project = askingProject(server.url)
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push(
+      { toolCalls: [{ name: "bash", arguments: { command: "touch made" } }] },
+      { text: "made it" },
+      { toolCalls: [{ name: "bash", arguments: { command: "npm install left-pad" } }] },
+      { text: "ok, using yarn" }
+    )
+    const before = server.completions().length
+    mm.type("make a file\r")
+    await mm.waitFor(ALLOW)
+    let mark = mm.out.length
+    mm.type("yes\r")
+    await mm.waitFor(/made it/, mark)
+    await pause(600)
+    expect(server.completions().length).toBe(before + 2)
+    expect(fs.existsSync(path.join(project, "made"))).toBe(true)
+
+    mark = mm.out.length
+    mm.type("add left-pad\r")
+    await mm.waitFor(ALLOW, mark)
+    mark = mm.out.length
+    mm.type("t")
+    await mm.waitFor(/tell mm what to do instead: /, mark)
+    mm.type("use yarn, not npm\r")
+    await mm.waitFor(/ok, using yarn/, mark)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+    const requests = server.completions().slice(before)
+    expect(requests).toHaveLength(4)
+    expect(requests.map((r) => r.body.messages.filter((m: any) => m.role === "user").at(-1).content)).toEqual([
+      "make a file",
+      "make a file",
+      "add left-pad",
+      "add left-pad"
+    ])
+    expect(lastToolResult()).toMatchObject({ role: "tool", content: "denied by the user: use yarn, not npm" })
+  })
+
+  it("forgets the 'always' answers of the session it leaves on /resume", async () => {
+    const project = askingProject(server.url, ["sessions:", "  enabled: true"])
+    server.push({ text: "earlier" })
+    await runMm(project, ["an earlier topic"])
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    server.push(
+      { toolCalls: [{ name: "bash", arguments: { command: "date" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "date -u" } }] },
+      { text: "did both" },
+      { toolCalls: [{ name: "bash", arguments: { command: "date -R" } }] },
+      { text: "did three" }
+    )
+    let mark = mm.out.length
+    mm.type("run date\r")
+    await mm.waitFor(ALLOW, mark)
+    mm.type("a")
+    await mm.waitFor(/did both/, mark)
+    expect(stripAnsi(mm.out.slice(mark)).match(/allow\?/g)).toHaveLength(1)
+    await pause(400)
+    mark = mm.out.length
+    mm.type("/resume\r")
+    await mm.waitFor(/resumed/, mark)
+    mm.type("run date again\r")
+    await mm.waitFor(ALLOW, mark)
+    mm.type("y")
+    await mm.waitFor(/did three/, mark)
+    mm.type("\x04")
+    expect(await mm.exited).toBe(0)
+  })
+})

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "@effect/vitest"
+import { lineCounts, unifiedDiff } from "../../src/lib/Diff"
+
+describe("unifiedDiff", () => {
+  it("shows a changed line with its context and numbered hunk header", () => {
+    const before = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+    const after = "one\ntwo\nthree\nFOUR\nfive\nsix\nseven\n"
+    expect(unifiedDiff("src/a.ts", before, after)).toBe(
+      [
+        "--- src/a.ts",
+        "+++ src/a.ts",
+        "@@ -1,7 +1,7 @@",
+        " one",
+        " two",
+        " three",
+        "-four",
+        "+FOUR",
+        " five",
+        " six",
+        " seven",
+        ""
+      ].join("\n")
+    )
+  })
+
+  it("takes the number of context lines", () => {
+    const before = "a\nb\nc\nd\ne\n"
+    const after = "a\nb\nC\nd\ne\n"
+    expect(unifiedDiff("f", before, after, 1)).toBe("--- f\n+++ f\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n")
+  })
+
+  it("splits distant changes into separate hunks", () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`)
+    const changed = [...lines]
+    changed[1] = "changed 2"
+    changed[27] = "changed 28"
+    const diff = unifiedDiff("f", lines.join("\n") + "\n", changed.join("\n") + "\n")
+    expect(diff.split("\n").filter((l) => l.startsWith("@@"))).toEqual(["@@ -1,5 +1,5 @@", "@@ -25,6 +25,6 @@"])
+  })
+
+  it("is empty when nothing changes", () => {
+    expect(unifiedDiff("f", "same\n", "same\n")).toBe("")
+  })
+
+  it("diffs a new file against the empty text", () => {
+    expect(unifiedDiff("new.txt", "", "x\ny\n")).toBe("--- new.txt\n+++ new.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n")
+  })
+
+  it("marks a missing final newline", () => {
+    expect(unifiedDiff("f", "a\nb", "a\nb\n")).toContain("\\ No newline at end of file")
+  })
+})
+
+describe("lineCounts", () => {
+  it("counts added and removed lines", () => {
+    expect(lineCounts("a\nb\nc\n", "a\nB\nc\nd\n")).toEqual({ added: 2, removed: 1 })
+  })
+  it("is zero for the same text", () => {
+    expect(lineCounts("a\n", "a\n")).toEqual({ added: 0, removed: 0 })
+  })
+  it("counts a whole new file as added", () => {
+    expect(lineCounts("", "1\n2\n3\n")).toEqual({ added: 3, removed: 0 })
+  })
+  it("counts a deleted file as removed", () => {
+    expect(lineCounts("1\n2\n", "")).toEqual({ added: 0, removed: 2 })
+  })
+})

@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { PassThrough } from "node:stream"
+import stringWidth from "string-width"
+import { type AnswerOutput, LIVE_MS, loadMarkdownEngine, makeAnswerRenderer, makeAnswers } from "../../src/terminal/Markdown"
+import type { MarkdownEngine } from "../../src/terminal/MarkdownEngine"
+import { fitColumns } from "../../src/terminal/TableFit"
+import { makePrinter } from "../../src/terminal/TerminalIO"
+import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
+import { configFor, runMm, stripAnsi, tempProject } from "../support/MmProcess"
+import { PtyMm } from "../support/PtyMm"
+
+/** An engine that says what it was asked to draw. */
+const tracing: MarkdownEngine = {
+  line: (markdown) => `L(${markdown})`,
+  code: (lines, language) => lines.map((line) => `C[${language}](${line})`).join("\n"),
+  table: (rows) => `T(${rows.join("/")})`
+}
+
+const recorder = (columns = 80) => {
+  const written: Array<string> = []
+  const live: Array<ReadonlyArray<string> | undefined> = []
+  const out: AnswerOutput = { write: (text) => written.push(text), live: (rows) => live.push(rows), columns: () => columns, rows: () => 24 }
+  return { out, written, live, text: () => written.join("") }
+}
+
+const inPieces = (text: string, size = 7) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, i * size + size))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe("an answer drawn as it streams", () => {
+  it("draws a line once it is complete, code lines one by one, a table once it ends; fences are not drawn", () => {
+    const { out, text } = recorder()
+    const answer = makeAnswerRenderer(out, tracing)
+    const markdown = "# Title\nsome **bold** words\n\n```ts\nconst x = 1\n  y()\n```\n| a | b |\n|---|---|\n| 1 | 2 |\nafter the table\nlast words"
+    for (const piece of inPieces(markdown)) answer.write(piece)
+    // the last line has no newline yet: held
+    expect(text()).toBe("L(# Title)\nL(some **bold** words)\nL()\nC[ts](const x = 1)\nC[ts](  y())\nT(| a | b |/|---|---|/| 1 | 2 |)\nL(after the table)\n")
+    answer.flush()
+    expect(text()).toMatch(/L\(after the table\)\nL\(last words\)\n$/)
+  })
+
+  it("flushing draws what is held: a table cut short, the partial line; and a fence does not outlive its answer", () => {
+    const { out, text } = recorder()
+    const answer = makeAnswerRenderer(out, tracing)
+    answer.write("| a | b |\n|---|---|\n| 1 |")
+    expect(text()).toBe("")
+    answer.flush()
+    expect(text()).toBe("T(| a | b |/|---|---|/| 1 |)\n")
+    const next = makeAnswerRenderer(out, tracing)
+    next.write("```\nopen fence")
+    next.flush()
+    const again = makeAnswerRenderer(out, tracing)
+    again.write("prose again\n")
+    expect(text()).toMatch(/C\[\]\(open fence\)\nL\(prose again\)\n$/)
+  })
+
+  it("shows what is not complete yet raw in the live block, cut to the width, and erases it when flushed", async () => {
+    const { out, live } = recorder(30)
+    const answer = makeAnswerRenderer(out, tracing)
+    answer.write("| a | b |\n")
+    answer.write("a line that is longer than the twenty-nine columns")
+    expect(live).toEqual([])
+    await sleep(LIVE_MS * 3)
+    const rows = live.at(-1)!
+    expect(rows[0]).toBe("| a | b |")
+    expect(rows.slice(1).join("")).toBe("a line that is longer than the twenty-nine columns")
+    expect(rows.every((row) => row.length <= 29)).toBe(true)
+    answer.flush()
+    expect(live.at(-1)).toBeUndefined()
+  })
+
+  it("draws a fenced block's lines come so far at the next redraw, without waiting for the fence to close", async () => {
+    const { out, text, live } = recorder()
+    const answer = makeAnswerRenderer(out, tracing)
+    answer.write("```py\nfirst = 1\nsecond = 2\nthi")
+    expect(text()).toBe("")
+    await sleep(LIVE_MS * 3)
+    expect(text()).toBe("C[py](first = 1)\nC[py](second = 2)\n")
+    expect(live.at(-1)).toEqual(["thi"])
+    answer.write("rd = 3\n```\n")
+    expect(text()).toMatch(/C\[py\]\(third = 3\)\n$/)
+    answer.flush()
+  })
+})
+
+describe("the markdown engine", () => {
+  let engine: MarkdownEngine
+  let columns = 60
+  beforeAll(async () => {
+    engine = await loadMarkdownEngine(() => columns)
+  })
+
+  it("renders inline syntax: no ** or backticks left, bold and code coloured", () => {
+    const line = engine.line("some **bold**, `code`, _italic_ and a [link](https://example.com)")
+    expect(stripAnsi(line)).toBe("some bold, code, italic and a link (https://example.com)")
+    expect(line).toContain("\u001b[1mbold")
+    expect(line).toMatch(/\u001b\[33mcode/)
+  })
+
+  it("draws list items with a bullet, quotes with a bar, headings without their hashes, rules as a line", () => {
+    expect(stripAnsi(engine.line("- a **point**"))).toBe("• a point")
+    expect(stripAnsi(engine.line("  2. second"))).toBe("  2. second")
+    expect(stripAnsi(engine.line("> quoted words"))).toBe("│ quoted words")
+    expect(stripAnsi(engine.line("## A heading"))).toBe("A heading")
+    expect(stripAnsi(engine.line("---"))).toMatch(/^─{20,}$/)
+  })
+
+  it("wraps at word boundaries within the terminal's width, list items under their text", () => {
+    columns = 40
+    const words = "the loader reads the configuration file from the project and then merges the defaults into it"
+    const rows = stripAnsi(engine.line(`- ${words}`)).split("\n")
+    expect(rows.length).toBeGreaterThan(2)
+    for (const row of rows) expect(stringWidth(row)).toBeLessThanOrEqual(39)
+    expect(rows.slice(1).every((row) => row.startsWith("  ") && !row.startsWith("   "))).toBe(true)
+    expect(rows.map((row) => row.trim()).join(" ")).toBe(`• ${words}`)
+    columns = 60
+  })
+
+  it("aligns a table's columns, fitted to the width, without cutting words", () => {
+    const rows = [
+      "| key | default | meaning |",
+      "| --- | ---: | --- |",
+      "| model.url | http://127.0.0.1:8080/v1 | where the model server listens for the requests mm sends |",
+      "| watchdogTimeout | **120** | seconds |"
+    ]
+    for (const width of [60, 100]) {
+      columns = width
+      const lines = stripAnsi(engine.table(rows)).split("\n")
+      const widths = new Set(lines.map((line) => stringWidth(line)))
+      expect(widths.size).toBe(1)
+      expect([...widths][0]).toBeLessThanOrEqual(width - 1)
+      // every row's borders at the same columns
+      const borders = (line: string) => [...line].flatMap((char, i) => (/[│┼┬┴├┤┌┐└┘]/.test(char) ? [i] : []))
+      expect(new Set(lines.map((line) => borders(line).join(","))).size).toBe(1)
+      const cells = lines.join(" ")
+      for (const word of ["watchdogTimeout", "http://127.0.0.1:8080/v1", "requests", "120"]) expect(cells).toContain(word)
+      expect(cells).not.toContain("**")
+    }
+    columns = 60
+  })
+
+  it("highlights a fenced line in a known language, and leaves others plain", () => {
+    const known = engine.code(["const limit = `a", "b` // a comment"], "ts")
+    expect(stripAnsi(known)).toBe("  const limit = `a\n  b` // a comment")
+    expect(known).toMatch(/\u001b\[\d+mconst/)
+    // a string over two lines is coloured on both, each line closing its colour
+    const [first, second] = known.split("\n")
+    expect(first).toMatch(/\u001b\[31m`a\u001b\[39m$/)
+    expect(second).toMatch(/^ {2}\u001b\[31mb`\u001b\[39m/)
+    expect(stripAnsi(engine.code(["whatever here"], "no-such-language"))).toBe("  whatever here")
+  })
+
+  it("fits columns: narrow ones keep their width, wide ones share the rest, words are kept whole when they fit", () => {
+    expect(fitColumns([10, 20], [5, 8], 40)).toEqual([10, 20])
+    expect(fitColumns([10, 60], [5, 12], 40)).toEqual([10, 30])
+    expect(fitColumns([30, 60, 20], [12, 14, 9], 50)).toEqual([17, 19, 14])
+    // longest words that do not fit: an even share
+    expect(fitColumns([30, 30], [28, 28], 40)).toEqual([20, 20])
+  })
+})
+
+describe("where answers go", () => {
+  it("through a pipe, or with NO_COLOR set, an answer is printed exactly as it came", async () => {
+    const stream = new PassThrough()
+    let printed = ""
+    stream.on("data", (chunk) => (printed += chunk))
+    const piped = makeAnswers(makePrinter(stream), {}, Object.assign(stream, { isTTY: false }) as unknown as NodeJS.WriteStream)
+    expect(await Effect.runPromise(piped.engine)).toBeUndefined()
+    piped.write("**raw** | a |\n")
+    piped.flush()
+    const noColour = makeAnswers(makePrinter(stream), { NO_COLOR: "1" }, Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream)
+    expect(await Effect.runPromise(noColour.engine)).toBeUndefined()
+    noColour.write("`kept`")
+    expect(printed).toBe("**raw** | a |\n`kept`")
+  })
+})
+
+const answerText = [
+  "Here is **x** and `code`.",
+  "",
+  "| name | value |",
+  "| --- | --- |",
+  "| alpha | 1 |",
+  "| a much longer name | 22 |",
+  "",
+  "```js",
+  "const answer = 42",
+  "```",
+  "END"
+].join("\n")
+
+describe("rendered answers on a terminal, raw through a pipe", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("on a terminal: no ** left, the table's columns aligned, the fence highlighted and its markers gone; a blank line before the next prompt", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    await mm.waitFor(/> /)
+    server.push({ text: inPieces(answerText) })
+    const mark = mm.out.length
+    mm.type("show me\r")
+    await mm.waitFor(/END[^]*> /, mark)
+    const screen = mm.out.slice(mark)
+    const plain = stripAnsi(screen).replace(/\r/g, "")
+    expect(plain).toContain("Here is x and code.")
+    expect(plain).not.toContain("**")
+    expect(plain).not.toContain("```")
+    const tableRows = plain.split("\n").filter((line) => /^[│┌├└]/.test(line))
+    expect(tableRows.length).toBeGreaterThanOrEqual(5)
+    const bars = (line: string) => [...line].flatMap((char, i) => (/[│┼┬┴┤├┐┘┌└]/.test(char) ? [i] : [])).join(",")
+    expect(new Set(tableRows.map(bars)).size).toBe(1)
+    expect(tableRows.some((row) => /│ a much longer name │ 22 +│/.test(row))).toBe(true)
+    // the code line, coloured
+    expect(screen).toMatch(/\u001b\[\d+mconst\u001b\[\d+m answer = \u001b\[\d+m42/)
+    expect(plain).toMatch(/END\n(.*\n)?\n> /)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
+  it("on a terminal with NO_COLOR=1 the answer is left raw", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)), { NO_COLOR: "1" })
+    await mm.waitFor(/> /)
+    server.push({ text: inPieces(answerText) })
+    const mark = mm.out.length
+    mm.type("show me\r")
+    await mm.waitFor(/END/, mark)
+    const plain = mm.out.slice(mark).replace(/\r/g, "")
+    expect(plain).toContain("Here is **x** and `code`.")
+    expect(plain).toContain("| a much longer name | 22 |")
+    expect(plain).toContain("```js")
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
+  it("through a pipe stdout holds exactly what the model wrote", async () => {
+    server.push({ text: inPieces(answerText) })
+    const run = await runMm(tempProject(configFor(server.url)), ["show me"])
+    expect(run.stdout).toBe(`${answerText}\n`)
+  })
+})

@@ -6,12 +6,13 @@
 // (acp.client()) is run too and its time printed: it also checks that the load completes as an
 // editor sees it, but it validates every message with zod in this same process, and that
 // parsing, not the agent, is most of what it measures.
-import * as acp from "@agentclientprotocol/sdk"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Readable, Writable } from "node:stream"
+
+import * as acp from "@agentclientprotocol/sdk"
 
 const MESSAGES = 5000
 const PROCESSES = Number(process.env.MM_BENCH_PROCESSES ?? 5)
@@ -27,23 +28,34 @@ const config = path.join(project, "agent.yaml")
 fs.writeFileSync(config, "model:\n  url: http://127.0.0.1:9/v1\nsessions:\n  enabled: true\nskills:\n  dirs: []\n")
 
 const output = (i: number) =>
-  `exit code 0\n${Array.from({ length: 12 }, (_, line) => `src/module${i}/file${line}.ts: ${"x".repeat(60)}`).join("\n")}`
+  `exit code 0\n${
+    Array.from({ length: 12 }, (_, line) => `src/module${i}/file${line}.ts: ${"x".repeat(60)}`).join("\n")
+  }`
 
 /** A long working session: questions, tool calls of every kind with their results, answers. */
 const conversation = () => {
   const messages: Array<Record<string, unknown>> = [{ role: "system", content: "You are mm." }]
   for (let i = 0; messages.length < MESSAGES; i++) {
     const id = `call_${i}`
-    const call =
-      i % 3 === 0
-        ? { name: "bash", arguments: JSON.stringify({ command: `grep -rn "thing${i}" src` }) }
-        : i % 3 === 1
-          ? { name: "read_file", arguments: JSON.stringify({ path: `src/module${i}/index.ts` }) }
-          : { name: "edit_file", arguments: JSON.stringify({ path: `src/module${i}/index.ts`, old: `const a${i} = 1`, new: `const a${i} = 2` }) }
+    const call = i % 3 === 0
+      ? { name: "bash", arguments: JSON.stringify({ command: `grep -rn "thing${i}" src` }) }
+      : i % 3 === 1
+      ? { name: "read_file", arguments: JSON.stringify({ path: `src/module${i}/index.ts` }) }
+      : {
+        name: "edit_file",
+        arguments: JSON.stringify({ path: `src/module${i}/index.ts`, old: `const a${i} = 1`, new: `const a${i} = 2` })
+      }
     messages.push({ role: "user", content: `Question ${i}: please look at module ${i} and fix what is wrong with it.` })
-    messages.push({ role: "assistant", content: `Let me look at module ${i}.`, tool_calls: [{ id, type: "function", function: call }] })
+    messages.push({
+      role: "assistant",
+      content: `Let me look at module ${i}.`,
+      tool_calls: [{ id, type: "function", function: call }]
+    })
     messages.push({ role: "tool", tool_call_id: id, content: output(i), ...(i % 17 === 0 ? { failed: true } : {}) })
-    messages.push({ role: "assistant", content: `Module ${i} is fixed: the constant was wrong. ${"Explanation. ".repeat(10)}` })
+    messages.push({
+      role: "assistant",
+      content: `Module ${i} is fixed: the constant was wrong. ${"Explanation. ".repeat(10)}`
+    })
   }
   return messages.slice(0, MESSAGES)
 }
@@ -53,7 +65,17 @@ const ids: Array<string> = []
 for (let i = 0; i < LOADS_PER_PROCESS; i++) {
   const id = `20260101-000000-${(0xbe0000 + i).toString(16).padStart(8, "0")}`
   const now = new Date().toISOString()
-  const session = { version: 1, id, cwd: project, createdAt: now, updatedAt: now, title: "bench", turns: MESSAGES / 4, messages, errors: [] }
+  const session = {
+    version: 1,
+    id,
+    cwd: project,
+    createdAt: now,
+    updatedAt: now,
+    title: "bench",
+    turns: MESSAGES / 4,
+    messages,
+    errors: []
+  }
   fs.writeFileSync(path.join(sessionsDir, `${id}.json`), JSON.stringify(session, null, 2), { mode: 0o600 })
   ids.push(id)
 }
@@ -66,7 +88,11 @@ interface Loads {
 }
 
 const startMm = () =>
-  spawn(process.execPath, [mm, "acp"], { cwd: project, env: { ...process.env, AGENT_CONFIG: config }, stdio: ["pipe", "pipe", "inherit"] })
+  spawn(process.execPath, [mm, "acp"], {
+    cwd: project,
+    env: { ...process.env, AGENT_CONFIG: config },
+    stdio: ["pipe", "pipe", "inherit"]
+  })
 
 /** A lean JSON-RPC client: the response is timed as soon as its line is out of the agent. */
 const loadOnTheWire = async (): Promise<Loads> => {
@@ -83,7 +109,7 @@ const loadOnTheWire = async (): Promise<Loads> => {
       const line = pending.slice(0, newline)
       pending = pending.slice(newline + 1)
       newline = pending.indexOf("\n")
-      if (line.startsWith('{"jsonrpc":"2.0","method":"session/update"')) notifications++
+      if (line.startsWith("{\"jsonrpc\":\"2.0\",\"method\":\"session/update\"")) notifications++
       else if (awaited !== undefined && line.startsWith(`{"jsonrpc":"2.0","id":${awaited.id},`)) {
         const { done } = awaited
         awaited = undefined
@@ -121,7 +147,10 @@ const loadThroughSdkClient = async (): Promise<Loads> => {
         Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>
       )
     )
-  await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} })
+  await connection.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: {}
+  })
   const times: Array<number> = []
   for (const sessionId of ids) {
     const started = performance.now()
@@ -151,7 +180,9 @@ for (let i = 0; i < PROCESSES; i++) {
   warm.push(...wire.times.slice(1))
   notifications = wire.notifications
   const sdk = await loadThroughSdkClient()
-  if (sdk.notifications !== wire.notifications) throw new Error(`the SDK client got ${sdk.notifications} notifications, the wire ${wire.notifications}`)
+  if (sdk.notifications !== wire.notifications) {
+    throw new Error(`the SDK client got ${sdk.notifications} notifications, the wire ${wire.notifications}`)
+  }
   sdkCold.push(sdk.times[0])
   sdkWarm.push(...sdk.times.slice(1))
 }
@@ -172,10 +203,14 @@ const result = {
   coldRatio: +(median(cold) / BUDGET_MS).toFixed(3)
 }
 console.log(
-  `session/load of ${MESSAGES} messages (${(fileBytes / 1e6).toFixed(1)} MB, ${notifications} notifications), request to response, ` +
+  `session/load of ${MESSAGES} messages (${
+    (fileBytes / 1e6).toFixed(1)
+  } MB, ${notifications} notifications), request to response, ` +
     `median of ${PROCESSES} fresh agents: first load ${result.coldMedianMs} ms, later loads ${result.warmMedianMs} ms ` +
     `— budget ≤ ${BUDGET_MS} ms (first load at ${(result.coldRatio * 100).toFixed(0)}% of it). ` +
     `Through acp.client() in this process: ${result.sdkClientColdMedianMs} ms / ${result.sdkClientWarmMedianMs} ms`
 )
-console.log(`  session/load, first load: ${result.coldMedianMs} ms  ${result.coldMedianMs <= BUDGET_MS ? "PASS" : "FAIL"}`)
+console.log(
+  `  session/load, first load: ${result.coldMedianMs} ms  ${result.coldMedianMs <= BUDGET_MS ? "PASS" : "FAIL"}`
+)
 console.log(JSON.stringify(result))

@@ -5,11 +5,13 @@
 // the existence checks, and the entry kept in the session (an in-memory store here, so that
 // the session's own save, a cost of every turn, is not counted).
 // BENCH_RUNS for the number of timed runs (median kept).
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
 import { Changes, ChangesLive } from "../src/changes/Changes"
 import { putBlob } from "../src/changes/Checkpoints"
 import { AppConfig, defaultConfig } from "../src/config/Config"
@@ -59,7 +61,7 @@ const bareBlobWrites = (dir: string, blobs: ReadonlyArray<[string, Buffer]>) => 
   }
 }
 
-const main = Effect.gen(function* () {
+const main = Effect.gen(function*() {
   const keeper = yield* Keeper
   const changes = yield* Changes
   const project = path.join(root, "project")
@@ -77,8 +79,12 @@ const main = Effect.gen(function* () {
   for (let run = -3; run < RUNS; run++) {
     const before = contentOf(`before ${run}`)
     const after = contentOf(`after ${run}`)
-    const record = changes.recorder(conversation, { turn: 1, question: "bench", toolCallId: `call_${run}` }, () => Effect.void)
-    const recording = Effect.gen(function* () {
+    const record = changes.recorder(
+      conversation,
+      { turn: 1, question: "bench", toolCallId: `call_${run}` },
+      () => Effect.void
+    )
+    const recording = Effect.gen(function*() {
       fs.writeFileSync(file, before)
       const started = performance.now()
       yield* record({ file, content: after })
@@ -96,7 +102,10 @@ const main = Effect.gen(function* () {
       bareBlobWrites(bareDir, blobs)
       return performance.now() - started
     })
-    const storeBlobs: Array<Buffer> = [Buffer.from(contentOf(`store before ${run}`)), Buffer.from(contentOf(`store after ${run}`))]
+    const storeBlobs: Array<Buffer> = [
+      Buffer.from(contentOf(`store before ${run}`)),
+      Buffer.from(contentOf(`store after ${run}`))
+    ]
     const storeWrite = Effect.sync(() => {
       fs.writeFileSync(path.join(root, "store", "module.ts"), before)
       const started = performance.now()
@@ -120,7 +129,11 @@ const main = Effect.gen(function* () {
   const offlineTimes: Array<number> = []
   for (let run = 0; run < RUNS; run++) {
     fs.writeFileSync(file, contentOf(`offline before ${run}`))
-    const record = changes.recorder(offline, { turn: 1, question: "bench", toolCallId: `off_${run}` }, () => Effect.void)
+    const record = changes.recorder(
+      offline,
+      { turn: 1, question: "bench", toolCallId: `off_${run}` },
+      () => Effect.void
+    )
     const started = performance.now()
     yield* record({ file, content: contentOf(`offline after ${run}`) })
     offlineTimes.push(performance.now() - started)
@@ -133,14 +146,48 @@ const main = Effect.gen(function* () {
   const storeMs = median(storeTimes)
   const added = median(recordTimes.map((t, i) => t - storeTimes[i]))
   const blobsOverBare = median(storeTimes.map((t, i) => t - bareTimes[i]))
-  console.log(`recording a change of a ${SIZE / 1024} KB file, median of ${RUNS} runs (budget ≤ ${BUDGET_MS} ms + the write of its blobs)`)
+  console.log(
+    `recording a change of a ${
+      SIZE / 1024
+    } KB file, median of ${RUNS} runs (budget ≤ ${BUDGET_MS} ms + the write of its blobs)`
+  )
   console.log(`  ${"write of its 2 blobs (putBlob)".padEnd(32)} ${ms(storeMs).padStart(10)}  (baseline)`)
-  console.log(`  ${"recording the change".padEnd(32)} ${ms(recordMs).padStart(10)}  ${(recordMs / storeMs).toFixed(2)}x`)
-  console.log(`  ${"added by recording".padEnd(32)} ${ms(added).padStart(10)}  ${verdict(added <= BUDGET_MS)} (median of the paired differences)`)
-  console.log(`  ${"(the same, no blob written)".padEnd(32)} ${ms(median(offlineTimes)).padStart(10)}  reading, hashing, the entry: what recording costs besides I/O`)
-  console.log(`  ${"(2 blobs with bare fs calls)".padEnd(32)} ${ms(bareMs).padStart(10)}  putBlob adds ${ms(blobsOverBare)} to them`)
-  console.log(`  (${kept?.length ?? 0} changes kept in the session, ${fs.readdirSync(path.join(project, ".mm", "checkpoints")).length} blobs written)`)
-  console.log(JSON.stringify({ bench: "checkpoints", runs: RUNS, storeMs, bareMs, recordMs, addedMs: added, withoutIoMs: median(offlineTimes), ratio: recordMs / storeMs, budgetMs: BUDGET_MS }))
+  console.log(
+    `  ${"recording the change".padEnd(32)} ${ms(recordMs).padStart(10)}  ${(recordMs / storeMs).toFixed(2)}x`
+  )
+  console.log(
+    `  ${"added by recording".padEnd(32)} ${ms(added).padStart(10)}  ${
+      verdict(added <= BUDGET_MS)
+    } (median of the paired differences)`
+  )
+  console.log(
+    `  ${"(the same, no blob written)".padEnd(32)} ${
+      ms(median(offlineTimes)).padStart(10)
+    }  reading, hashing, the entry: what recording costs besides I/O`
+  )
+  console.log(
+    `  ${"(2 blobs with bare fs calls)".padEnd(32)} ${ms(bareMs).padStart(10)}  putBlob adds ${
+      ms(blobsOverBare)
+    } to them`
+  )
+  console.log(
+    `  (${kept?.length ?? 0} changes kept in the session, ${
+      fs.readdirSync(path.join(project, ".mm", "checkpoints")).length
+    } blobs written)`
+  )
+  console.log(
+    JSON.stringify({
+      bench: "checkpoints",
+      runs: RUNS,
+      storeMs,
+      bareMs,
+      recordMs,
+      addedMs: added,
+      withoutIoMs: median(offlineTimes),
+      ratio: recordMs / storeMs,
+      budgetMs: BUDGET_MS
+    })
+  )
 })
 
 const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }

@@ -1,10 +1,12 @@
 // First token through mm's model client vs. straight from the server (the performance budget: ≤ 5 ms added).
 // Standalone: bundle with esbuild and run; prints medians and the difference, then one JSON line.
+import * as http from "node:http"
+
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
-import * as http from "node:http"
+
 import { AppConfig, defaultConfig } from "../src/config/Config"
 import { type ChatRequest, ModelClient } from "../src/model/ModelClient"
 import { OpenAiClientNode } from "../src/model/OpenAiClient"
@@ -50,7 +52,12 @@ const throughMm = async (): Promise<number> => {
   return firstToken - started
 }
 
-const rawBody = JSON.stringify({ model: "fake-model", messages: request.messages, stream: true, stream_options: { include_usage: true } })
+const rawBody = JSON.stringify({
+  model: "fake-model",
+  messages: request.messages,
+  stream: true,
+  stream_options: { include_usage: true }
+})
 const firstContent = /"content":"[^"]/
 
 /** Milliseconds from the call to the first bytes holding a non-empty content delta, on plain node:http. */
@@ -83,7 +90,8 @@ const median = (xs: ReadonlyArray<number>) => {
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
-const percentile = (xs: ReadonlyArray<number>, p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
+const percentile = (xs: ReadonlyArray<number>, p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
 
 for (let i = 0; i < WARMUP; i++) {
   await throughMm()
@@ -119,5 +127,7 @@ console.log(
   `first token over ${ITERATIONS} runs: mm ${result.mmMedianMs} ms (p90 ${result.mmP90Ms}), ` +
     `straight ${result.rawMedianMs} ms (p90 ${result.rawP90Ms}), added ${result.addedMedianMs} ms (budget ≤ ${result.budgetMs} ms)`
 )
-console.log(`  first token added by mm: ${result.addedMedianMs} ms  ${result.addedMedianMs <= result.budgetMs ? "PASS" : "FAIL"}`)
+console.log(
+  `  first token added by mm: ${result.addedMedianMs} ms  ${result.addedMedianMs <= result.budgetMs ? "PASS" : "FAIL"}`
+)
 console.log(JSON.stringify(result))

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
 import { startFakeModelServer } from "../test/support/FakeModelServer"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
@@ -54,7 +55,10 @@ for (let i = 0; i < answer.length; i += PIECE) pieces.push(answer.slice(i, i + P
 
 const server = await startFakeModelServer()
 const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-markdown-"))
-fs.writeFileSync(path.join(project, "agent.yaml"), `model: { url: "${server.url}", name: bench }\nwatchdogTimeout: 60\n`)
+fs.writeFileSync(
+  path.join(project, "agent.yaml"),
+  `model: { url: "${server.url}", name: bench }\nwatchdogTimeout: 60\n`
+)
 
 const waitFor = (child: ChildProcess, screen: { text: string }, pattern: RegExp, from: number): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -94,7 +98,9 @@ const timeOne = async (raw: boolean): Promise<number> => {
   await new Promise((resolve) => child.on("exit", resolve))
   // rendered, only the odd line caught mid-way by the live block (drawn raw, then replaced) shows `**`
   const rawBold = screen.text.slice(mark).split("**bold**").length - 1
-  if (!raw && rawBold > answer.split("**bold**").length / 10) throw new Error(`the rendered run shows raw markdown (${rawBold} times)`)
+  if (!raw && rawBold > answer.split("**bold**").length / 10) {
+    throw new Error(`the rendered run shows raw markdown (${rawBold} times)`)
+  }
   return ms
 }
 
@@ -110,7 +116,25 @@ const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math
 const raw = median(samples.raw)
 const rendered = median(samples.rendered)
 const ratio = rendered / raw
-console.log(`markdown: ${(answer.length / 1024).toFixed(0)} KB in ${pieces.length} pieces of ${PIECE} characters (${RUNS} alternated launches, medians)`)
+console.log(
+  `markdown: ${
+    (answer.length / 1024).toFixed(0)
+  } KB in ${pieces.length} pieces of ${PIECE} characters (${RUNS} alternated launches, medians)`
+)
 console.log(`  printed raw (NO_COLOR=1)   ${raw.toFixed(0)} ms`)
-console.log(`  rendered                   ${rendered.toFixed(0)} ms  ${ratio.toFixed(2)}× raw  ${ratio <= BUDGET ? "PASS" : "FAIL"} (budget ${BUDGET}×)`)
-console.log(JSON.stringify({ bench: "markdown", bytes: answer.length, pieces: pieces.length, rawMs: raw, renderedMs: rendered, ratio, budget: BUDGET }))
+console.log(
+  `  rendered                   ${rendered.toFixed(0)} ms  ${ratio.toFixed(2)}× raw  ${
+    ratio <= BUDGET ? "PASS" : "FAIL"
+  } (budget ${BUDGET}×)`
+)
+console.log(
+  JSON.stringify({
+    bench: "markdown",
+    bytes: answer.length,
+    pieces: pieces.length,
+    rawMs: raw,
+    renderedMs: rendered,
+    ratio,
+    budget: BUDGET
+  })
+)

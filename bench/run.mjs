@@ -3,11 +3,12 @@
 //   node bench/run.mjs                 every bench
 //   node bench/run.mjs sessions ...    only the named ones (file name without .bench.ts)
 // Ends with one line per bench (its PASS/FAIL lines counted); exits 1 if a bench crashed.
-import { build } from "esbuild"
 import { spawn } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { build } from "esbuild"
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
 const root = dirname(benchDir)

@@ -2,10 +2,12 @@
 //   /sessions over 10,000 files of 10 KB–5 MB ≤ 150 ms in the process;
 //   saving a 10 MB session ≤ 1.5× a bare JSON.stringify + write + fsync of the same object.
 // BENCH_SESSIONS=1000 for a quick run, BENCH_RUNS for the number of timed runs (median kept).
-import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+
 import type { Message, Session } from "../src/domain/Session"
 import { makeSessionId } from "../src/domain/SessionId"
 import * as FileSessionStore from "../src/sessions/FileSessionStore"
@@ -43,7 +45,11 @@ const pool: ReadonlyArray<Message> = Array.from({ length: 64 }, (_, i): Message 
         role: "assistant",
         content: null,
         tool_calls: [
-          { id: `call_${i}`, type: "function", function: { name: "bash", arguments: JSON.stringify({ command: `grep -rn value${i} src` }) } }
+          {
+            id: `call_${i}`,
+            type: "function",
+            function: { name: "bash", arguments: JSON.stringify({ command: `grep -rn value${i} src` }) }
+          }
         ]
       }
     case 2:
@@ -53,7 +59,10 @@ const pool: ReadonlyArray<Message> = Array.from({ length: 64 }, (_, i): Message 
         tool_call_id: `call_${i - 1}`
       }
     default:
-      return { role: "assistant", content: `The value ${i} is computed twice; ${"the fix is to keep one. ".repeat(8 + (i % 20))}` }
+      return {
+        role: "assistant",
+        content: `The value ${i} is computed twice; ${"the fix is to keep one. ".repeat(8 + (i % 20))}`
+      }
   }
 })
 const poolBytes = pool.reduce((sum, message) => sum + JSON.stringify(message, null, 2).length, 0) / pool.length
@@ -104,7 +113,9 @@ const free = (() => {
   return stat.bavail * stat.bsize
 })()
 if (plannedBytes + 10 * MB > free - 2 * 1024 * MB) {
-  throw new Error(`not enough room in ${os.tmpdir()}: ${(plannedBytes / MB).toFixed(0)} MB planned, ${(free / MB).toFixed(0)} MB free`)
+  throw new Error(
+    `not enough room in ${os.tmpdir()}: ${(plannedBytes / MB).toFixed(0)} MB planned, ${(free / MB).toFixed(0)} MB free`
+  )
 }
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-sessions-"))
@@ -176,7 +187,9 @@ try {
     ["warm (in-process cache)", median(warm)],
     ["warm, one file just saved", median(afterSave)]
   ]
-  console.log(`\nlisting ${COUNT} sessions, median of ${RUNS} runs (budget ≤ ${LIST_BUDGET_MS} ms; file cache of the OS warm)`)
+  console.log(
+    `\nlisting ${COUNT} sessions, median of ${RUNS} runs (budget ≤ ${LIST_BUDGET_MS} ms; file cache of the OS warm)`
+  )
   console.log(`  ${"bare readdir + stat".padEnd(28)} ${ms(base).padStart(9)}  (baseline)`)
   for (const [name, value] of rows) {
     console.log(
@@ -219,8 +232,14 @@ try {
   const bareMs = median(bareTimes)
   const storeMs = median(storeTimes)
   const saveRatio = storeMs / bareMs
-  console.log(`\nsaving a ${(bigBytes / MB).toFixed(1)} MB session (${big.messages.length} messages), median of ${saveRuns} interleaved runs`)
-  console.log(`  ${"JSON.stringify + write + fsync".padEnd(32)} ${ms(bareMs).padStart(9)}  (baseline, same 2-space indent)`)
+  console.log(
+    `\nsaving a ${
+      (bigBytes / MB).toFixed(1)
+    } MB session (${big.messages.length} messages), median of ${saveRuns} interleaved runs`
+  )
+  console.log(
+    `  ${"JSON.stringify + write + fsync".padEnd(32)} ${ms(bareMs).padStart(9)}  (baseline, same 2-space indent)`
+  )
   console.log(
     `  ${"store.save (atomic rename)".padEnd(32)} ${ms(storeMs).padStart(9)}  ${saveRatio.toFixed(2)}× baseline  ` +
       `${verdict(saveRatio <= SAVE_BUDGET)} (budget ${SAVE_BUDGET}×)`

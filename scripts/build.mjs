@@ -1,10 +1,11 @@
 // Builds mm: dist/mm-core.cjs (the whole program, one CommonJS file), dist/mm.js (the small
 // entry that loads it through V8's code cache), and regenerates agent.schema.json.
-import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { resolve } from "node:path"
+
+import { build } from "esbuild"
 
 const pkg = JSON.parse(readFileSync("package.json", "utf8"))
 const common = {
@@ -55,7 +56,13 @@ const markdownTrimmed = {
     build.onResolve({ filter: /^cli-highlight$/ }, () => ({ path: resolve("scripts/no-cli-highlight.cjs") }))
   }
 }
-await build({ ...common, entryPoints: ["src/terminal/MarkdownEngine.ts"], outfile: "dist/mm-markdown.cjs", format: "cjs", plugins: [markdownTrimmed] })
+await build({
+  ...common,
+  entryPoints: ["src/terminal/MarkdownEngine.ts"],
+  outfile: "dist/mm-markdown.cjs",
+  format: "cjs",
+  plugins: [markdownTrimmed]
+})
 const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
 await build({
   ...common,
@@ -69,7 +76,13 @@ await build({
 // CommonJS starts faster than an ES module entry; this marks dist/*.js as such.
 writeFileSync("dist/package.json", JSON.stringify({ type: "commonjs" }) + "\n")
 
-await build({ ...common, minify: false, entryPoints: ["scripts/json-schema.ts"], outfile: "dist/json-schema.cjs", format: "cjs" })
+await build({
+  ...common,
+  minify: false,
+  entryPoints: ["scripts/json-schema.ts"],
+  outfile: "dist/json-schema.cjs",
+  format: "cjs"
+})
 const schema = execFileSync(process.execPath, ["dist/json-schema.cjs"], { encoding: "utf8" })
 writeFileSync("agent.schema.json", schema)
 rmSync("dist/json-schema.cjs")

@@ -1,4 +1,5 @@
 import * as JSONSchema from "effect/JSONSchema"
+
 import { AgentConfigSchema, defaultConfig, keyDescriptions } from "../src/config/Config"
 
 type Node = { properties?: Record<string, Node>; description?: string; default?: unknown; [key: string]: unknown }

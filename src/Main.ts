@@ -3,6 +3,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+
 import { parseArgs, USAGE } from "./cli/Args"
 import { helpText } from "./cli/Help"
 import { ExitCode, run } from "./cli/Run"
@@ -16,20 +17,25 @@ const oneLine = (cause: Cause.Cause<unknown>): string => {
 }
 
 const ansi = /\u001b\[[0-9;]*m/g
-const strip = (args: ReadonlyArray<unknown>) => args.map((arg) => (typeof arg === "string" ? arg.replace(ansi, "") : arg))
+const strip = (args: ReadonlyArray<unknown>) =>
+  args.map((arg) => (typeof arg === "string" ? arg.replace(ansi, "") : arg))
 
 /** @effect/cli colours its help and usage errors always; mm only colours a terminal without NO_COLOR. */
 const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === ""
     ? self
     : Console.consoleWith((console) =>
-        Console.withConsole(self, {
-          ...console,
-          log: (...args) => console.log(...strip(args)),
-          error: (...args) => console.error(...strip(args)),
-          unsafe: { ...console.unsafe, log: (...args) => console.unsafe.log(...strip(args)), error: (...args) => console.unsafe.error(...strip(args)) }
-        })
-      )
+      Console.withConsole(self, {
+        ...console,
+        log: (...args) => console.log(...strip(args)),
+        error: (...args) => console.error(...strip(args)),
+        unsafe: {
+          ...console.unsafe,
+          log: (...args) => console.unsafe.log(...strip(args)),
+          error: (...args) => console.unsafe.error(...strip(args))
+        }
+      })
+    )
 
 /**
  * Runs the CLI. Ctrl-C belongs to the façade while it listens for it (a running turn);
@@ -42,20 +48,19 @@ export const main = (argv: ReadonlyArray<string>) => {
   })
   // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
   const parsed = parseArgs(argv.slice(2))
-  const program: Effect.Effect<void, unknown> =
-    parsed._tag === "Run"
-      ? run(parsed.run)
-      : parsed._tag === "Help"
-        ? Effect.sync(() => void process.stdout.write(`${helpText(parsed.topic)}\n`))
-      : parsed._tag === "Usage"
-        ? Effect.sync(() => {
-            process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`)
-            ExitCode.code = 2
-          })
-        : Effect.flatMap(
-            Effect.promise(() => import("./cli/Cli")),
-            ({ cli }) => cli(argv)
-          )
+  const program: Effect.Effect<void, unknown> = parsed._tag === "Run"
+    ? run(parsed.run)
+    : parsed._tag === "Help"
+    ? Effect.sync(() => void process.stdout.write(`${helpText(parsed.topic)}\n`))
+    : parsed._tag === "Usage"
+    ? Effect.sync(() => {
+      process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`)
+      ExitCode.code = 2
+    })
+    : Effect.flatMap(
+      Effect.promise(() => import("./cli/Cli")),
+      ({ cli }) => cli(argv)
+    )
   const fiber = Effect.runFork(plainWhenNoColor(program))
   const onSignal = (signal: NodeJS.Signals) => {
     if (process.listenerCount(signal) > 1) return
@@ -83,6 +88,18 @@ export const main = (argv: ReadonlyArray<string>) => {
 
 const isCliValidation = (value: unknown): boolean =>
   typeof value === "object" && value !== null && "_tag" in value &&
-  ["CommandMismatch", "CorrectedFlag", "HelpRequested", "InvalidArgument", "InvalidValue", "MissingValue", "MissingFlag", "MultipleValuesDetected", "MissingSubcommand", "NoBuiltInMatch", "UnclusteredFlag"].includes(
+  [
+    "CommandMismatch",
+    "CorrectedFlag",
+    "HelpRequested",
+    "InvalidArgument",
+    "InvalidValue",
+    "MissingValue",
+    "MissingFlag",
+    "MultipleValuesDetected",
+    "MissingSubcommand",
+    "NoBuiltInMatch",
+    "UnclusteredFlag"
+  ].includes(
     String((value as { _tag: unknown })._tag)
   )

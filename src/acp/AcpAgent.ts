@@ -1,3 +1,6 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as acp from "@agentclientprotocol/sdk"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -8,28 +11,27 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
-import * as fs from "node:fs"
-import * as path from "node:path"
+
 import { Agent, type CompactReport } from "../agent/Agent"
 import { isAllowed, type Scope } from "../approvals/ApprovalScope"
+import { approvalNeeded, isApprovalMode, type SessionSettings } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import type { ResumeError } from "../domain/Errors"
 import { isSessionId, newSessionId, validateSessionId } from "../domain/SessionId"
-import { type Conversation, Keeper } from "../sessions/Keeper"
 import { mcpApprovalNeeded } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
-import { approvalNeeded, isApprovalMode, type SessionSettings } from "../approvals/SessionSettings"
+import { type Conversation, Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { mcpApprovalLookup, startSessionServers, stopSessionServers } from "./McpSessions"
 import { availableCommands, parseCommand, promptText, unknownCommandText } from "./Prompt"
 import { replayUpdates } from "./Replay"
-import { acpChanges, acpUndo } from "./Undo"
 import { decodeCursor, listPage } from "./SessionList"
 import { configOptions, MODE_OPTION, MODEL_OPTION, modelChoices, modeState } from "./SessionOptions"
 import { agentText } from "./ToolUpdates"
 import { type ClientDisplay, compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
+import { acpChanges, acpUndo } from "./Undo"
 
 export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes
 
@@ -82,12 +84,14 @@ const send = (client: acp.AgentContext, sessionId: string, updates: ReadonlyArra
   updates.length === 0
     ? Effect.void
     : Effect.promise(async () => {
-        try {
-          await Promise.all(updates.map((update) => client.notify(acp.methods.client.session.update, { sessionId, update })))
-        } catch {
-          // the editor went away; there is nobody left to tell
-        }
-      })
+      try {
+        await Promise.all(
+          updates.map((update) => client.notify(acp.methods.client.session.update, { sessionId, update }))
+        )
+      } catch {
+        // the editor went away; there is nobody left to tell
+      }
+    })
 
 const compactedText = (report: CompactReport): string =>
   report._tag === "Nothing"
@@ -121,7 +125,7 @@ export const makeAcpAgent = (
 
   /** The modes and config options a session starts with (and shows after each change). */
   const setup = (conversation: Conversation) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const settings = yield* Ref.get(conversation.settings)
       return { modes: modeState(settings), configOptions: configOptions(settings, yield* models) }
     })
@@ -153,7 +157,9 @@ export const makeAcpAgent = (
    */
   const checkedCwd = (cwd: string) => {
     if (!path.isAbsolute(cwd)) {
-      return Effect.fail(acp.RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`))
+      return Effect.fail(
+        acp.RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`)
+      )
     }
     const isDirectory = (() => {
       try {
@@ -168,7 +174,7 @@ export const makeAcpAgent = (
   }
 
   const attach = (sessionId: string, rawCwd: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const id = yield* checkedId(sessionId)
       const cwd = yield* checkedCwd(rawCwd)
       const held = sessions.get(id)
@@ -186,7 +192,7 @@ export const makeAcpAgent = (
     })
 
   const newSession = (params: acp.NewSessionRequest) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keeper = yield* Keeper
       const conversation = yield* keeper.open(yield* checkedCwd(params.cwd), { createFile: "now" })
       const status = yield* conversation.status
@@ -198,7 +204,7 @@ export const makeAcpAgent = (
     })
 
   const loadSession = (params: acp.LoadSessionRequest, client: acp.AgentContext) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const session = yield* attach(params.sessionId, params.cwd)
       yield* startSessionServers(session.conversation, params.mcpServers, log)
       const { messages } = yield* session.conversation.snapshot
@@ -207,7 +213,7 @@ export const makeAcpAgent = (
     })
 
   const resumeSession = (params: acp.ResumeSessionRequest, client: acp.AgentContext) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const session = yield* attach(params.sessionId, params.cwd)
       yield* startSessionServers(session.conversation, params.mcpServers, log)
       yield* send(client, session.id, [commandsUpdate])
@@ -220,67 +226,98 @@ export const makeAcpAgent = (
       return session !== undefined
         ? Effect.succeed(session)
         : Effect.fail(
-            isSessionId(sessionId)
-              ? sessionNotFound(sessionId, `no session ${sessionId} in this agent; session/load it first`)
-              : acp.RequestError.invalidParams({ sessionId }, "not a session id (expected YYYYMMDD-HHMMSS-xxxxxxxx)")
-          )
+          isSessionId(sessionId)
+            ? sessionNotFound(sessionId, `no session ${sessionId} in this agent; session/load it first`)
+            : acp.RequestError.invalidParams({ sessionId }, "not a session id (expected YYYYMMDD-HHMMSS-xxxxxxxx)")
+        )
     })
 
   /** Changes a session's settings, then tells the editor what they are now. */
-  const changeSettings = (session: AcpSession, client: acp.AgentContext, change: (settings: SessionSettings) => SessionSettings) =>
-    Effect.gen(function* () {
+  const changeSettings = (
+    session: AcpSession,
+    client: acp.AgentContext,
+    change: (settings: SessionSettings) => SessionSettings
+  ) =>
+    Effect.gen(function*() {
       const before = yield* Ref.get(session.conversation.settings)
       const after = change(before)
       yield* Ref.set(session.conversation.settings, after)
       const { configOptions: options } = yield* setup(session.conversation)
       const updates: Array<acp.SessionUpdate> = [{ sessionUpdate: "config_option_update", configOptions: options }]
-      if (after.mode !== before.mode) updates.unshift({ sessionUpdate: "current_mode_update", currentModeId: after.mode })
+      if (after.mode !== before.mode) {
+        updates.unshift({ sessionUpdate: "current_mode_update", currentModeId: after.mode })
+      }
       yield* send(client, session.id, updates)
       return options
     })
 
   const setMode = (params: acp.SetSessionModeRequest, client: acp.AgentContext) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const session = yield* heldSession(params.sessionId)
       const mode = params.modeId
       if (!isApprovalMode(mode)) {
-        return yield* Effect.fail(acp.RequestError.invalidParams({ modeId: mode }, `unknown mode ${JSON.stringify(mode)}; the modes are ask, edits, allow`))
+        return yield* Effect.fail(
+          acp.RequestError.invalidParams(
+            { modeId: mode },
+            `unknown mode ${JSON.stringify(mode)}; the modes are ask, edits, allow`
+          )
+        )
       }
       yield* changeSettings(session, client, (settings) => ({ ...settings, mode }))
       return {}
     })
 
   const setConfigOption = (params: acp.SetSessionConfigOptionRequest, client: acp.AgentContext) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const session = yield* heldSession(params.sessionId)
       const value = params.value
       if (typeof value !== "string") {
-        return yield* Effect.fail(acp.RequestError.invalidParams({ configId: params.configId }, `${params.configId} takes one of its listed values`))
+        return yield* Effect.fail(
+          acp.RequestError.invalidParams(
+            { configId: params.configId },
+            `${params.configId} takes one of its listed values`
+          )
+        )
       }
       if (params.configId === MODE_OPTION) {
         if (!isApprovalMode(value)) {
-          return yield* Effect.fail(acp.RequestError.invalidParams({ value }, `unknown mode ${JSON.stringify(value)}; the modes are ask, edits, allow`))
+          return yield* Effect.fail(
+            acp.RequestError.invalidParams(
+              { value },
+              `unknown mode ${JSON.stringify(value)}; the modes are ask, edits, allow`
+            )
+          )
         }
         return { configOptions: yield* changeSettings(session, client, (settings) => ({ ...settings, mode: value })) }
       }
       if (params.configId === MODEL_OPTION) {
         const choices = yield* models
         if (!choices.includes(value)) {
-          return yield* Effect.fail(acp.RequestError.invalidParams({ value }, `unknown model ${JSON.stringify(value)}; the models are ${choices.join(", ")}`))
+          return yield* Effect.fail(
+            acp.RequestError.invalidParams(
+              { value },
+              `unknown model ${JSON.stringify(value)}; the models are ${choices.join(", ")}`
+            )
+          )
         }
         const model = value === config.model.name ? undefined : value
         return { configOptions: yield* changeSettings(session, client, (settings) => ({ ...settings, model })) }
       }
       return yield* Effect.fail(
-        acp.RequestError.invalidParams({ configId: params.configId }, `unknown config option ${JSON.stringify(params.configId)}; the options are mode, model`)
+        acp.RequestError.invalidParams(
+          { configId: params.configId },
+          `unknown config option ${JSON.stringify(params.configId)}; the options are mode, model`
+        )
       )
     })
 
   /** `session/close`: its running prompt is cancelled, its MCP servers stopped, and this agent forgets it. */
   const closeSession = (params: acp.CloseSessionRequest) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const session = sessions.get(params.sessionId)
-      if (session === undefined) return yield* Effect.fail(sessionNotFound(params.sessionId, `no session ${params.sessionId} in this agent`))
+      if (session === undefined) {
+        return yield* Effect.fail(sessionNotFound(params.sessionId, `no session ${params.sessionId} in this agent`))
+      }
       sessions.delete(session.id)
       if (session.running !== undefined) yield* Fiber.interrupt(session.running)
       yield* stopSessionServers(session.conversation)
@@ -288,9 +325,11 @@ export const makeAcpAgent = (
     })
 
   const listSessions = (params: acp.ListSessionsRequest) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cursor = decodeCursor(params.cursor)
-      if (cursor === undefined) return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
+      if (cursor === undefined) {
+        return yield* Effect.fail(acp.RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor"))
+      }
       const keeper = yield* Keeper
       const cwd = params.cwd === undefined || params.cwd === null ? process.cwd() : yield* checkedCwd(params.cwd)
       const listing = yield* keeper.list(cwd)
@@ -303,98 +342,127 @@ export const makeAcpAgent = (
     })
 
   const turn = (peer: Peer, conversation: Conversation, question: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const agent = yield* Agent
       const titleBefore = (yield* conversation.snapshot).title
       const renderer = makeTurnRenderer(conversation.cwd, display())
       const mcpApproval = yield* mcpApprovalLookup(conversation)
-      const asks = (allowed: ReadonlyArray<Scope>, settings: SessionSettings) => (tool: string, input: Record<string, unknown>) => {
+      const asks = (allowed: ReadonlyArray<Scope>, settings: SessionSettings) =>
+      (
+        tool: string,
+        input: Record<string, unknown>
+      ) => {
         const server = mcpApproval(tool)
-        const needed =
-          server === undefined
-            ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
-            : mcpApprovalNeeded(config.permissions, settings.mode, server)
+        const needed = server === undefined
+          ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
+          : mcpApprovalNeeded(config.permissions, settings.mode, server)
         return needed && !isAllowed(allowed, { tool, input, cwd: conversation.cwd })
       }
       yield* agent.turn(conversation, question).pipe(
         Stream.runForEach((event) =>
-          Effect.flatMap(Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]), ([allowed, settings]) =>
-            send(peer.client, peer.sessionId, renderer.render(event, asks(allowed, settings)))
+          Effect.flatMap(
+            Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]),
+            ([allowed, settings]) => send(peer.client, peer.sessionId, renderer.render(event, asks(allowed, settings)))
           )
         ),
         Effect.onInterrupt(() => send(peer.client, peer.sessionId, renderer.closeOpenCalls()))
       )
       const after = yield* conversation.snapshot
       if (titleBefore === "" && after.title !== "") {
-        yield* send(peer.client, peer.sessionId, [{ sessionUpdate: "session_info_update", title: after.title, updatedAt: after.updatedAt }])
+        yield* send(peer.client, peer.sessionId, [{
+          sessionUpdate: "session_info_update",
+          title: after.title,
+          updatedAt: after.updatedAt
+        }])
       }
       const failure = renderer.failure()
       // a failed generation is an error of the prompt, as other ACP agents answer it (docs/reference/acp.md)
-      if (failure !== undefined) return yield* Effect.fail(new acp.RequestError(-32603, failure.message, { reason: failure.reason }))
+      if (failure !== undefined) {
+        return yield* Effect.fail(new acp.RequestError(-32603, failure.message, { reason: failure.reason }))
+      }
       return { stopReason: renderer.stopReason() ?? "end_turn" } satisfies acp.PromptResponse
     })
 
   /** `/new`: the editor keeps its id; the conversation so far moves to a new one. */
   const startOver = (peer: Peer, conversation: Conversation) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const archived = yield* Effect.either(conversation.archiveAndReset)
       if (Either.isLeft(archived)) {
-        yield* send(peer.client, peer.sessionId, [agentText(`Could not start over: ${archived.left.message}. The conversation goes on as it was.`)])
+        yield* send(peer.client, peer.sessionId, [
+          agentText(`Could not start over: ${archived.left.message}. The conversation goes on as it was.`)
+        ])
         return { stopReason: "end_turn" } satisfies acp.PromptResponse
       }
       yield* Ref.set(conversation.allowed, [])
       const status = yield* conversation.status
-      const text =
-        status._tag === "Off"
-          ? "Started a new conversation. The previous one was not kept: sessions are off (sessions.enabled: false)."
-          : status._tag === "NotSaved"
-            ? `Started a new conversation. The previous one was not kept: sessions cannot be saved (${status.reason}).`
-            : archived.right === undefined
-              ? "Started a new conversation (the previous one was empty: nothing to keep)."
-              : `Started a new conversation. The previous one is kept as session ${archived.right}: ${path.join(status.dir, `${archived.right}.json`)}`
+      const text = status._tag === "Off"
+        ? "Started a new conversation. The previous one was not kept: sessions are off (sessions.enabled: false)."
+        : status._tag === "NotSaved"
+        ? `Started a new conversation. The previous one was not kept: sessions cannot be saved (${status.reason}).`
+        : archived.right === undefined
+        ? "Started a new conversation (the previous one was empty: nothing to keep)."
+        : `Started a new conversation. The previous one is kept as session ${archived.right}: ${
+          path.join(status.dir, `${archived.right}.json`)
+        }`
       yield* send(peer.client, peer.sessionId, [agentText(text)])
       return { stopReason: "end_turn" } satisfies acp.PromptResponse
     })
 
   const compact = (peer: Peer, conversation: Conversation, hint: string | undefined) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const agent = yield* Agent
       const done = yield* Effect.either(agent.compact(conversation, hint))
       const told = Either.isLeft(done) ? done.left.message : compactedText(done.right)
-      const shown =
-        !display().compaction || (Either.isRight(done) && done.right._tag === "Nothing")
-          ? agentText(told)
-          : compactionUpdate(Either.isLeft(done) ? { error: told } : { summary: told })
+      const shown = !display().compaction || (Either.isRight(done) && done.right._tag === "Nothing")
+        ? agentText(told)
+        : compactionUpdate(Either.isLeft(done) ? { error: told } : { summary: told })
       yield* send(peer.client, peer.sessionId, [shown])
       return { stopReason: "end_turn" } satisfies acp.PromptResponse
     })
 
   const prompt = (session: AcpSession, blocks: ReadonlyArray<acp.ContentBlock>, client: acp.AgentContext) => {
     const { conversation } = session
-    const peer: Peer = { sessionId: session.id, cwd: conversation.cwd, client, log, ...(capabilities === undefined ? {} : { capabilities }) }
+    const peer: Peer = {
+      sessionId: session.id,
+      cwd: conversation.cwd,
+      client,
+      log,
+      ...(capabilities === undefined ? {} : { capabilities })
+    }
     const text = promptText(blocks)
     const command = parseCommand(text)
-    const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices> =
-      text.trim() === ""
-        ? Effect.succeed({ stopReason: "end_turn" })
-        : command === undefined
-          ? turn(peer, conversation, text)
-          : command.name === "new"
-            ? startOver(peer, conversation)
-            : command.name === "compact"
-              ? compact(peer, conversation, command.hint)
-              : command.name === "undo" || command.name === "changes"
-                ? Effect.flatMap(Changes, (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg))
-                : Effect.as(send(client, session.id, [agentText(unknownCommandText(command.word))]), { stopReason: "end_turn" as const })
+    const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices> = text.trim() === ""
+      ? Effect.succeed({ stopReason: "end_turn" })
+      : command === undefined
+      ? turn(peer, conversation, text)
+      : command.name === "new"
+      ? startOver(peer, conversation)
+      : command.name === "compact"
+      ? compact(peer, conversation, command.hint)
+      : command.name === "undo" || command.name === "changes"
+      ? Effect.flatMap(
+        Changes,
+        (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
+      )
+      : Effect.as(send(client, session.id, [agentText(unknownCommandText(command.word))]), {
+        stopReason: "end_turn" as const
+      })
     return Effect.locally(program, CurrentPeer, peer)
   }
 
-  const runPrompt = async (params: acp.PromptRequest, client: acp.AgentContext, signal: AbortSignal): Promise<acp.PromptResponse> => {
+  const runPrompt = async (
+    params: acp.PromptRequest,
+    client: acp.AgentContext,
+    signal: AbortSignal
+  ): Promise<acp.PromptResponse> => {
     const session = sessions.get(params.sessionId)
     if (session === undefined) {
       throw isSessionId(params.sessionId)
         ? sessionNotFound(params.sessionId, `no session ${params.sessionId} in this agent; session/load it first`)
-        : acp.RequestError.invalidParams({ sessionId: params.sessionId }, "not a session id (expected YYYYMMDD-HHMMSS-xxxxxxxx)")
+        : acp.RequestError.invalidParams(
+          { sessionId: params.sessionId },
+          "not a session id (expected YYYYMMDD-HHMMSS-xxxxxxxx)"
+        )
     }
     if (session.running !== undefined) {
       throw acp.RequestError.invalidRequest(
@@ -407,7 +475,9 @@ export const makeAcpAgent = (
     const cancel = () => void fork(Fiber.interrupt(fiber))
     signal.addEventListener("abort", cancel)
     try {
-      const exit = await new Promise<Exit.Exit<acp.PromptResponse, acp.RequestError>>((resolve) => fiber.addObserver(resolve))
+      const exit = await new Promise<Exit.Exit<acp.PromptResponse, acp.RequestError>>((resolve) =>
+        fiber.addObserver(resolve)
+      )
       if (Exit.isSuccess(exit)) return exit.value
       if (Cause.isInterruptedOnly(exit.cause)) return { stopReason: "cancelled" }
       const failure = Cause.failureOption(exit.cause)
@@ -466,9 +536,15 @@ export const makeAcpAgent = (
     .onRequest(acp.methods.agent.session.load, tracked(({ params, client }) => answer(loadSession(params, client))))
     .onRequest(acp.methods.agent.session.resume, tracked(({ params, client }) => answer(resumeSession(params, client))))
     .onRequest(acp.methods.agent.session.list, tracked(({ params }) => answer(listSessions(params))))
-    .onRequest(acp.methods.agent.session.prompt, tracked(({ params, client, signal }) => runPrompt(params, client, signal)))
+    .onRequest(
+      acp.methods.agent.session.prompt,
+      tracked(({ params, client, signal }) => runPrompt(params, client, signal))
+    )
     .onRequest(acp.methods.agent.session.setMode, tracked(({ params, client }) => answer(setMode(params, client))))
-    .onRequest(acp.methods.agent.session.setConfigOption, tracked(({ params, client }) => answer(setConfigOption(params, client))))
+    .onRequest(
+      acp.methods.agent.session.setConfigOption,
+      tracked(({ params, client }) => answer(setConfigOption(params, client)))
+    )
     .onRequest(acp.methods.agent.session.close, tracked(({ params }) => answer(closeSession(params))))
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const running = sessions.get(params.sessionId)?.running

@@ -2,6 +2,7 @@ import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+
 import type { AlwaysChoice } from "../approvals/ApprovalScope"
 import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
 import { describeForEditor, previewContent } from "./ToolUpdates"
@@ -46,19 +47,29 @@ export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => 
 export const permissionOptions = (request: Pick<ApprovalRequest, "always" | "tool">): Array<acp.PermissionOption> => [
   { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
   ...request.always.map(
-    (choice): acp.PermissionOption => ({ optionId: optionIdOf(choice), name: alwaysOptionName(choice, request.tool), kind: "allow_always" })
+    (choice): acp.PermissionOption => ({
+      optionId: optionIdOf(choice),
+      name: alwaysOptionName(choice, request.tool),
+      kind: "allow_always"
+    })
   ),
   { optionId: REJECT, name: "Reject", kind: "reject_once" }
 ]
 
-export const approvalOf = (outcome: acp.RequestPermissionOutcome, request: Pick<ApprovalRequest, "always">): Approval => {
+export const approvalOf = (
+  outcome: acp.RequestPermissionOutcome,
+  request: Pick<ApprovalRequest, "always">
+): Approval => {
   if (outcome.outcome !== "selected") return Approval.deny
   if (outcome.optionId === ALLOW_ONCE) return Approval.once
   const chosen = request.always.find((choice) => optionIdOf(choice) === outcome.optionId)
   return chosen === undefined ? Approval.deny : Approval.always(chosen.scope)
 }
 
-export const permissionRequest = (peer: Pick<Peer, "sessionId" | "cwd">, request: ApprovalRequest): acp.RequestPermissionRequest => {
+export const permissionRequest = (
+  peer: Pick<Peer, "sessionId" | "cwd">,
+  request: ApprovalRequest
+): acp.RequestPermissionRequest => {
   const content = previewContent(request.preview)
   return {
     sessionId: peer.sessionId,
@@ -85,7 +96,11 @@ const ask = (peer: Peer, request: ApprovalRequest) =>
     Effect.map((response) => approvalOf(response.outcome, request)),
     Effect.catchAll((cause) =>
       Effect.sync(() => {
-        peer.log(`permission request for ${request.tool} failed (${cause instanceof Error ? cause.message : String(cause)}): denied`)
+        peer.log(
+          `permission request for ${request.tool} failed (${
+            cause instanceof Error ? cause.message : String(cause)
+          }): denied`
+        )
         return Approval.deny
       })
     ),
@@ -93,18 +108,21 @@ const ask = (peer: Peer, request: ApprovalRequest) =>
       approval._tag !== "Once" && approval._tag !== "Always"
         ? Effect.void
         : Effect.promise(() =>
-            peer.client
-              .notify(acp.methods.client.session.update, {
-                sessionId: peer.sessionId,
-                update: { sessionUpdate: "tool_call_update", toolCallId: request.toolCallId, status: "in_progress" }
-              })
-              .catch(() => undefined)
-          )
+          peer.client
+            .notify(acp.methods.client.session.update, {
+              sessionId: peer.sessionId,
+              update: { sessionUpdate: "tool_call_update", toolCallId: request.toolCallId, status: "in_progress" }
+            })
+            .catch(() => undefined)
+        )
     )
   )
 
 /** Approval through `session/request_permission`; a cancelled or failed request is a refusal. */
 export const AcpApproverLive = Layer.succeed(Approver, {
   ask: (request) =>
-    Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => (peer === undefined ? Effect.succeed(Approval.deny) : ask(peer, request)))
+    Effect.flatMap(
+      FiberRef.get(CurrentPeer),
+      (peer) => (peer === undefined ? Effect.succeed(Approval.deny) : ask(peer, request))
+    )
 })

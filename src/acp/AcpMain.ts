@@ -1,22 +1,24 @@
+import { Readable } from "node:stream"
+import { format } from "node:util"
+
 import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import { Readable } from "node:stream"
-import { format } from "node:util"
+
 import { AgentLive } from "../agent/Agent"
+import { CompactorLive } from "../agent/Compactor"
 import { ChangesLive } from "../changes/Changes"
 import { storeLayers } from "../cli/Run"
-import { CompactorLive } from "../agent/Compactor"
 import type { LoadedConfig } from "../config/Config"
-import { McpServersLive } from "../mcp/McpServers"
-import { OpenAiClientNode } from "../model/OpenAiClient"
 import { holdsSecret, redact, secretsKnown } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
-import { AcpApproverLive } from "./AcpApprover"
+import { McpServersLive } from "../mcp/McpServers"
+import { OpenAiClientNode } from "../model/OpenAiClient"
 import { makeAcpAgent } from "./AcpAgent"
-import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
+import { AcpApproverLive } from "./AcpApprover"
 import { EditorAccessLive } from "./EditorAccess"
+import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
 
 /** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
 export const log = (line: string): void => {
@@ -27,7 +29,11 @@ const StderrLogger = Logger.replace(
   Logger.defaultLogger,
   Logger.make(({ logLevel, message }) => {
     const parts = Array.isArray(message) ? message : [message]
-    log(`${logLevel.label.toLowerCase()}: ${parts.map((part) => (typeof part === "string" ? part : format("%o", part))).join(" ")}`)
+    log(
+      `${logLevel.label.toLowerCase()}: ${
+        parts.map((part) => (typeof part === "string" ? part : format("%o", part))).join(" ")
+      }`
+    )
   })
 )
 
@@ -96,12 +102,19 @@ const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
  * request when its id could be read. mm goes on serving the editor.
  */
 const answerDropped = (dropped: DroppedLine): void => {
-  log(`dropped an incoming message of ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}${dropped.id === undefined ? "" : ` (request id ${JSON.stringify(dropped.id)})`}`)
+  log(
+    `dropped an incoming message of ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}${
+      dropped.id === undefined ? "" : ` (request id ${JSON.stringify(dropped.id)})`
+    }`
+  )
   if (dropped.id === undefined) return
   const answer = {
     jsonrpc: "2.0",
     id: dropped.id,
-    error: { code: -32600, message: `message too large: ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}; it was discarded` }
+    error: {
+      code: -32600,
+      message: `message too large: ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}; it was discarded`
+    }
   }
   process.stdout.write(`${JSON.stringify(answer)}\n`)
 }
@@ -121,7 +134,7 @@ export const acpLayer = (loaded: LoadedConfig) => {
 /** `mm acp`: serves one editor over stdio until it closes stdin. */
 export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       keepStdoutForProtocol()
       const runtime = yield* Layer.toRuntime(acpLayer(loaded))
       if (!loaded.config.sessions.enabled) {

@@ -1,16 +1,28 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
-import * as path from "node:path"
+
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
-import { bashResultOf, DEFAULT_BASH_TIMEOUT_SECONDS, diskFileAccess, type ToolContext, type ToolResult } from "../tools/Tools"
+import {
+  bashResultOf,
+  DEFAULT_BASH_TIMEOUT_SECONDS,
+  diskFileAccess,
+  type ToolContext,
+  type ToolResult
+} from "../tools/Tools"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 
 const reason = (cause: unknown): string => {
-  const message = cause instanceof Error ? cause.message : typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : String(cause)
+  const message = cause instanceof Error
+    ? cause.message
+    : typeof cause === "object" && cause !== null && "message" in cause
+    ? String(cause.message)
+    : String(cause)
   return message.split("\n")[0]
 }
 
@@ -32,7 +44,8 @@ const writeInEditor = (peer: Peer, file: string, shown: string, content: string)
   }).pipe(
     Effect.zipRight(
       Effect.tryPromise({
-        try: () => peer.client.request(acp.methods.client.fs.writeTextFile, { sessionId: peer.sessionId, path: file, content }),
+        try: () =>
+          peer.client.request(acp.methods.client.fs.writeTextFile, { sessionId: peer.sessionId, path: file, content }),
         catch: (cause) => `${shown}: the editor could not write it (${reason(cause)})`
       })
     ),
@@ -66,12 +79,16 @@ const bashInTerminal = (
       catch: reason
     }),
     (terminal) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (ctx.callId !== undefined) {
           yield* quietly(() =>
             peer.client.notify(acp.methods.client.session.update, {
               sessionId: peer.sessionId,
-              update: { sessionUpdate: "tool_call_update", toolCallId: ctx.callId!, content: [{ type: "terminal", terminalId: terminal.id }] }
+              update: {
+                sessionUpdate: "tool_call_update",
+                toolCallId: ctx.callId!,
+                content: [{ type: "terminal", terminalId: terminal.id }]
+              }
             })
           )
         }
@@ -83,8 +100,12 @@ const bashInTerminal = (
         if (Either.isLeft(waited) && !timedOut) return yield* Effect.fail(String(waited.left))
         if (timedOut) yield* quietly(() => terminal.kill())
         const output = yield* Effect.tryPromise({ try: () => terminal.currentOutput(), catch: reason })
-        const status = Either.isRight(waited) ? waited.right : (output.exitStatus ?? { exitCode: null, signal: "SIGTERM" })
-        const text = output.truncated ? `… [earlier output cut by the editor's terminal] …\n${output.output}` : output.output
+        const status = Either.isRight(waited)
+          ? waited.right
+          : (output.exitStatus ?? { exitCode: null, signal: "SIGTERM" })
+        const text = output.truncated
+          ? `… [earlier output cut by the editor's terminal] …\n${output.output}`
+          : output.output
         return bashResultOf({
           timedOut,
           seconds,
@@ -96,7 +117,9 @@ const bashInTerminal = (
       }).pipe(Effect.onInterrupt(() => quietly(() => terminal.kill()))),
     (terminal) => quietly(() => terminal.release())
   ).pipe(
-    Effect.catchAll((why) => Effect.succeed<ToolResult>({ output: `cannot run bash in the editor's terminal: ${why}`, failed: true }))
+    Effect.catchAll((why) =>
+      Effect.succeed<ToolResult>({ output: `cannot run bash in the editor's terminal: ${why}`, failed: true })
+    )
   )
 }
 
@@ -105,14 +128,21 @@ export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
   const caps = peer?.capabilities
   return {
     read: (file, shown) =>
-      peer !== undefined && caps?.fs?.readTextFile === true ? readInEditor(peer, file, shown) : diskFileAccess.read(file, shown),
+      peer !== undefined && caps?.fs?.readTextFile === true
+        ? readInEditor(peer, file, shown)
+        : diskFileAccess.read(file, shown),
     readsDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.readTextFile === true)),
     writesDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.writeTextFile === true)),
     write: (file, shown, content) =>
       peer !== undefined && caps?.fs?.writeTextFile === true
         ? writeInEditor(peer, file, shown, content)
         : diskFileAccess.write(file, shown, content),
-    bash: (args, ctx) => (peer !== undefined && caps?.terminal === true ? bashInTerminal(peer, args, ctx) : diskFileAccess.bash(args, ctx))
+    bash: (
+      args,
+      ctx
+    ) => (peer !== undefined && caps?.terminal === true
+      ? bashInTerminal(peer, args, ctx)
+      : diskFileAccess.bash(args, ctx))
   }
 }
 
@@ -121,6 +151,7 @@ export const EditorAccessLive = Layer.succeed(FileAccess, {
   read: (file, shown) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).read(file, shown)),
   readsDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).readsDisk),
   writesDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).writesDisk),
-  write: (file, shown, content) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
+  write: (file, shown, content) =>
+    Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
   bash: (args, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).bash(args, ctx))
 })

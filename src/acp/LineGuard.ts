@@ -30,10 +30,10 @@ export const idOfHead = (head: string): number | string | undefined => {
   let expectKey = false
   while (i < n) {
     const c = head[i]
-    if (c === '"') {
+    if (c === "\"") {
       const start = i
       i++
-      while (i < n && head[i] !== '"') i += head[i] === "\\" ? 2 : 1
+      while (i < n && head[i] !== "\"") i += head[i] === "\\" ? 2 : 1
       if (i >= n) return undefined
       const key = head.slice(start, i + 1)
       i++
@@ -43,8 +43,8 @@ export const idOfHead = (head: string): number | string | undefined => {
         if (head[j] !== ":") return undefined
         j++
         while (j < n && /\s/.test(head[j])) j++
-        if (key === '"result"' || key === '"error"') return undefined
-        if (key === '"id"') {
+        if (key === "\"result\"" || key === "\"error\"") return undefined
+        if (key === "\"id\"") {
           const value = /^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]/.exec(head.slice(j, j + 1024))
           if (value === null) return undefined
           try {

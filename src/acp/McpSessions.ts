@@ -1,7 +1,8 @@
 import type * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
-import type { Conversation } from "../sessions/Keeper"
+
 import { type EditorServer, entryFromEditor, McpServers, startGroup } from "../mcp/McpServers"
+import type { Conversation } from "../sessions/Keeper"
 
 /** An editor's server as mm takes it: stdio with its `env` array, http (or sse) with its `headers`. */
 export const editorServer = (server: acp.McpServer): EditorServer =>
@@ -19,7 +20,7 @@ export const startSessionServers = (
   servers: ReadonlyArray<acp.McpServer> | null | undefined,
   log: (line: string) => void
 ) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (servers === null || servers === undefined || servers.length === 0) return
     const mcp = yield* Effect.serviceOption(McpServers)
     if (mcp._tag === "None" || mcp.value.attached(conversation) !== undefined) return
@@ -29,10 +30,15 @@ export const startSessionServers = (
 
 /** `session/close`: the conversation's own servers are stopped. */
 export const stopSessionServers = (conversation: Conversation) =>
-  Effect.flatMap(Effect.serviceOption(McpServers), (mcp) => (mcp._tag === "None" ? Effect.void : mcp.value.detach(conversation)))
+  Effect.flatMap(
+    Effect.serviceOption(McpServers),
+    (mcp) => (mcp._tag === "None" ? Effect.void : mcp.value.detach(conversation))
+  )
 
 /** The `approval` of the server behind an MCP tool of this conversation; undefined for any other tool. */
 export const mcpApprovalLookup = (conversation: Conversation) =>
-  Effect.map(Effect.serviceOption(McpServers), (mcp) => (tool: string): "ask" | "allow" | undefined =>
-    mcp._tag === "None" ? undefined : mcp.value.approvalOf(conversation, tool)
+  Effect.map(
+    Effect.serviceOption(McpServers),
+    (mcp) => (tool: string): "ask" | "allow" | undefined =>
+      mcp._tag === "None" ? undefined : mcp.value.approvalOf(conversation, tool)
   )

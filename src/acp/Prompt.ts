@@ -1,5 +1,6 @@
-import type * as acp from "@agentclientprotocol/sdk"
 import { fileURLToPath } from "node:url"
+
+import type * as acp from "@agentclientprotocol/sdk"
 
 /** A file URI as a path, any other URI as it is. */
 const shownUri = (uri: string): string => {
@@ -96,12 +97,14 @@ export const availableCommands: Array<acp.AvailableCommand> = [
   },
   {
     name: "changes",
-    description: "list the files write_file and edit_file changed in this thread, by turn (bash is not tracked); with a turn number, show its diffs",
+    description:
+      "list the files write_file and edit_file changed in this thread, by turn (bash is not tracked); with a turn number, show its diffs",
     input: { hint: "a turn number (optional)" }
   },
   {
     name: "undo",
-    description: "take back the files mm's file tools changed in the last turn (or the last N turns), after showing the diffs",
+    description:
+      "take back the files mm's file tools changed in the last turn (or the last N turns), after showing the diffs",
     input: { hint: "how many turns to take back (optional, default 1)" }
   }
 ]

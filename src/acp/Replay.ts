@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk"
+
 import { SUMMARY_HEADER } from "../agent/Compactor"
 import type { Message } from "../domain/Session"
 import { agentText, agentThought, pastToolCall, userText } from "./ToolUpdates"

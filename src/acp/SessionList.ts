@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk"
+
 import type { SessionSummary } from "../sessions/SessionStore"
 
 export const PAGE_SIZE = 50
@@ -8,7 +9,11 @@ export const PAGE_SIZE = 50
  * session rather than on a count, so that a session updated between two pages neither
  * repeats one that was shown nor hides one that was not.
  */
-export type Cursor = { readonly _tag: "Start" } | { readonly _tag: "After"; readonly updatedAt: string; readonly id: string }
+export type Cursor = { readonly _tag: "Start" } | {
+  readonly _tag: "After"
+  readonly updatedAt: string
+  readonly id: string
+}
 
 const start: Cursor = { _tag: "Start" }
 
@@ -19,7 +24,9 @@ export const encodeCursor = (after: SessionSummary): string =>
 export const decodeCursor = (cursor: string | null | undefined): Cursor | undefined => {
   if (cursor === undefined || cursor === null || cursor === "") return start
   try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { updatedAt?: unknown; id?: unknown } | null
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as
+      | { updatedAt?: unknown; id?: unknown }
+      | null
     return typeof value?.updatedAt === "string" && typeof value.id === "string"
       ? { _tag: "After", updatedAt: value.updatedAt, id: value.id }
       : undefined
@@ -45,7 +52,12 @@ export const listPage = (
   const rest = cursor._tag === "Start" ? sorted : sorted.filter((s) => order(s, cursor) > 0)
   const page = rest.slice(0, pageSize)
   return {
-    sessions: page.map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.title === "" ? null : s.title, updatedAt: s.updatedAt })),
+    sessions: page.map((s) => ({
+      sessionId: s.id,
+      cwd: s.cwd,
+      title: s.title === "" ? null : s.title,
+      updatedAt: s.updatedAt
+    })),
     ...(rest.length > pageSize ? { nextCursor: encodeCursor(page[page.length - 1]) } : {})
   }
 }

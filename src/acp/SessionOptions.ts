@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk"
+
 import { type ApprovalMode, approvalModes, type SessionSettings } from "../approvals/SessionSettings"
 
 export const MODE_OPTION = "mode"
@@ -6,7 +7,10 @@ export const MODEL_OPTION = "model"
 
 const modeInfo: Record<ApprovalMode, { readonly name: string; readonly description: string }> = {
   ask: { name: "Ask", description: "Ask before a command or a file edit, as permissions in agent.yaml says" },
-  edits: { name: "Edits", description: "File edits inside the project go ahead; commands and edits elsewhere are asked" },
+  edits: {
+    name: "Edits",
+    description: "File edits inside the project go ahead; commands and edits elsewhere are asked"
+  },
   allow: { name: "Allow", description: "Nothing is asked" }
 }
 
@@ -21,7 +25,10 @@ export const modelChoices = (configured: string, listed: ReadonlyArray<string>):
   ...listed.filter((id) => id !== configured)
 ]
 
-export const configOptions = (settings: SessionSettings, models: ReadonlyArray<string>): Array<acp.SessionConfigOption> => [
+export const configOptions = (
+  settings: SessionSettings,
+  models: ReadonlyArray<string>
+): Array<acp.SessionConfigOption> => [
   {
     id: MODE_OPTION,
     name: "Mode",
@@ -38,6 +45,10 @@ export const configOptions = (settings: SessionSettings, models: ReadonlyArray<s
     category: "model",
     type: "select",
     currentValue: settings.model ?? models[0],
-    options: models.map((id, i) => ({ value: id, name: id, ...(i === 0 ? { description: "as configured in agent.yaml" } : {}) }))
+    options: models.map((id, i) => ({
+      value: id,
+      name: id,
+      ...(i === 0 ? { description: "as configured in agent.yaml" } : {})
+    }))
   }
 ]

@@ -1,7 +1,9 @@
-import type * as acp from "@agentclientprotocol/sdk"
 import * as path from "node:path"
-import { isMcpToolName } from "../mcp/McpTools"
+
+import type * as acp from "@agentclientprotocol/sdk"
+
 import type { FileChange, Preview } from "../approvals/Preview"
+import { isMcpToolName } from "../mcp/McpTools"
 import { describeCall } from "../tools/Tools"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
@@ -18,11 +20,20 @@ const asRecord = (value: unknown): Record<string, unknown> | undefined =>
 
 export const textBlock = (text: string): acp.ContentBlock => ({ type: "text", text })
 
-export const agentText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_message_chunk", content: textBlock(text) })
+export const agentText = (text: string): acp.SessionUpdate => ({
+  sessionUpdate: "agent_message_chunk",
+  content: textBlock(text)
+})
 
-export const agentThought = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_thought_chunk", content: textBlock(text) })
+export const agentThought = (text: string): acp.SessionUpdate => ({
+  sessionUpdate: "agent_thought_chunk",
+  content: textBlock(text)
+})
 
-export const userText = (text: string): acp.SessionUpdate => ({ sessionUpdate: "user_message_chunk", content: textBlock(text) })
+export const userText = (text: string): acp.SessionUpdate => ({
+  sessionUpdate: "user_message_chunk",
+  content: textBlock(text)
+})
 
 /** Title, kind and absolute locations of a call, as the terminal describes it. */
 export const describeForEditor = (name: string, input: unknown, cwd: string) => {
@@ -31,7 +42,10 @@ export const describeForEditor = (name: string, input: unknown, cwd: string) => 
     // an MCP tool's call is named, since its kind alone does not say which tool it is
     title: isMcpToolName(name) && described.title !== name ? `${name}: ${described.title}` : described.title,
     kind: described.kind,
-    locations: described.locations.map((l) => ({ path: path.resolve(cwd, l.path), ...(l.line === undefined ? {} : { line: l.line }) }))
+    locations: described.locations.map((l) => ({
+      path: path.resolve(cwd, l.path),
+      ...(l.line === undefined ? {} : { line: l.line })
+    }))
   }
 }
 
@@ -62,7 +76,11 @@ export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => 
     case "None":
       return []
     case "Command":
-      return [textContent(fenced(preview.command, "sh") + (preview.timeout === undefined ? "" : `\n(timeout ${preview.timeout} s)`))]
+      return [
+        textContent(
+          fenced(preview.command, "sh") + (preview.timeout === undefined ? "" : `\n(timeout ${preview.timeout} s)`)
+        )
+      ]
     case "FileChange": {
       const warnings = [
         ...(preview.outsideProject ? [`outside the project: ${preview.file}`] : []),
@@ -108,8 +126,8 @@ export const resultContent = (
   const diff = failed
     ? undefined
     : change?.after !== undefined
-      ? diffContent(change.file, change.before, change.after)
-      : diffOf(name, input, cwd, output)
+    ? diffContent(change.file, change.before, change.after)
+    : diffOf(name, input, cwd, output)
   const text = textContent(output)
   return diff === undefined ? [text] : [diff, text]
 }
@@ -120,7 +138,11 @@ export interface StartedCall {
   readonly rawArguments: string
 }
 
-export const toolCallStarted = (call: StartedCall, status: "pending" | "in_progress", cwd: string): acp.SessionUpdate => {
+export const toolCallStarted = (
+  call: StartedCall,
+  status: "pending" | "in_progress",
+  cwd: string
+): acp.SessionUpdate => {
   const rawInput = parseInput(call.rawArguments)
   return {
     sessionUpdate: "tool_call",

@@ -1,7 +1,8 @@
 import type * as acp from "@agentclientprotocol/sdk"
+
 import { CANCELLED } from "../agent/Agent"
-import type { GenerationError } from "../domain/Errors"
 import type { TurnEvent } from "../agent/TurnEvent"
+import type { GenerationError } from "../domain/Errors"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
 
 export interface TurnRenderer {
@@ -31,15 +32,17 @@ let compactions = 0
 export const newCompactionId = (): string => `compaction-${Date.now().toString(36)}-${++compactions}`
 
 /** A finished compaction, told as a `compaction_update` to an editor that shows them. */
-export const compactionUpdate = (outcome: { readonly summary: string } | { readonly error: string }): acp.SessionUpdate =>
+export const compactionUpdate = (
+  outcome: { readonly summary: string } | { readonly error: string }
+): acp.SessionUpdate =>
   "error" in outcome
     ? { sessionUpdate: "compaction_update", compactionId: newCompactionId(), status: "failed", error: outcome.error }
     : {
-        sessionUpdate: "compaction_update",
-        compactionId: newCompactionId(),
-        status: "completed",
-        summary: [{ type: "text", text: outcome.summary }]
-      }
+      sessionUpdate: "compaction_update",
+      compactionId: newCompactionId(),
+      status: "completed",
+      summary: [{ type: "text", text: outcome.summary }]
+    }
 
 export const noticeUpdate = (text: string, severity: "info" | "warning" | "error"): acp.SessionUpdate => ({
   sessionUpdate: "notice",
@@ -71,12 +74,22 @@ export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisp
         // the whole output goes with the call's completion (an editor terminal shows it live)
         return []
       case "Usage":
-        return [{ sessionUpdate: "usage_update", used: event.promptTokens + event.completionTokens, size: event.contextWindow }]
+        return [{
+          sessionUpdate: "usage_update",
+          used: event.promptTokens + event.completionTokens,
+          size: event.contextWindow
+        }]
       case "ToolCallStarted": {
         const call = { id: event.id, name: event.name, rawArguments: event.rawArguments }
         open.set(event.id, call)
         atLineStart = true
-        return [toolCallStarted(call, event.input !== undefined && asks(event.name, event.input) ? "pending" : "in_progress", cwd)]
+        return [
+          toolCallStarted(
+            call,
+            event.input !== undefined && asks(event.name, event.input) ? "pending" : "in_progress",
+            cwd
+          )
+        ]
       }
       case "ToolCallFinished": {
         const call = open.get(event.id) ?? { id: event.id, name: event.name, rawArguments: "" }

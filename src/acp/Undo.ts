@@ -1,7 +1,9 @@
-import * as acp from "@agentclientprotocol/sdk"
-import * as Effect from "effect/Effect"
 import * as NodeCrypto from "node:crypto"
 import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
+import * as Effect from "effect/Effect"
+
 import { type ChangesShape, type FileDiff, type PlannedFile, textOf } from "../changes/Changes"
 import type { Conversation } from "../sessions/Keeper"
 import { changesListing, NO_CHANGES, undoneLine } from "../terminal/ChangesView"
@@ -20,7 +22,9 @@ const KEEP = "keep"
 const send = (peer: Peer, updates: ReadonlyArray<acp.SessionUpdate>) =>
   Effect.promise(async () => {
     try {
-      for (const update of updates) await peer.client.notify(acp.methods.client.session.update, { sessionId: peer.sessionId, update })
+      for (const update of updates) {
+        await peer.client.notify(acp.methods.client.session.update, { sessionId: peer.sessionId, update })
+      }
     } catch {
       // the editor went away
     }
@@ -29,10 +33,17 @@ const send = (peer: Peer, updates: ReadonlyArray<acp.SessionUpdate>) =>
 const text = (line: string): acp.ToolCallContent => ({ type: "content", content: textBlock(line) })
 
 /** The change of one file as the editor shows it: a diff when both sides are text. */
-const diffContent = (file: string, before: Buffer | null, after: Buffer | null, shown: FileDiff): Array<acp.ToolCallContent> => {
+const diffContent = (
+  file: string,
+  before: Buffer | null,
+  after: Buffer | null,
+  shown: FileDiff
+): Array<acp.ToolCallContent> => {
   const oldText = before === null ? null : textOf(before)
   const newText = after === null ? "" : textOf(after)
-  if (oldText === undefined || newText === undefined || shown.problem !== undefined) return [text(`${shown.path}: ${shown.diff}`)]
+  if (oldText === undefined || newText === undefined || shown.problem !== undefined) {
+    return [text(`${shown.path}: ${shown.diff}`)]
+  }
   const diff: acp.ToolCallContent = { type: "diff", path: file, oldText, newText }
   return after === null ? [diff, text(`${shown.path}: deleted`)] : [diff]
 }
@@ -53,13 +64,20 @@ const plannedContent = (file: PlannedFile): Array<acp.ToolCallContent> => {
 const ask = (peer: Peer, request: acp.RequestPermissionRequest) =>
   Effect.tryPromise({
     try: (signal) =>
-      peer.client.request(acp.methods.client.session.requestPermission, request, { cancellationSignal: signal, stopWaitingOnCancel: true }),
+      peer.client.request(acp.methods.client.session.requestPermission, request, {
+        cancellationSignal: signal,
+        stopWaitingOnCancel: true
+      }),
     catch: (cause) => cause
   }).pipe(
     Effect.map((response) => response.outcome.outcome === "selected" && response.outcome.optionId === UNDO),
     Effect.catchAll((cause) =>
       Effect.sync(() => {
-        peer.log(`permission request for /undo failed (${cause instanceof Error ? cause.message : String(cause)}): nothing undone`)
+        peer.log(
+          `permission request for /undo failed (${
+            cause instanceof Error ? cause.message : String(cause)
+          }): nothing undone`
+        )
         return false
       })
     )
@@ -70,7 +88,7 @@ const positive = (arg: string): number | undefined => (/^[1-9]\d{0,5}$/.test(arg
 const done = { stopReason: "end_turn" } satisfies acp.PromptResponse
 
 export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Conversation, arg: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const count = arg === "" ? 1 : positive(arg)
     if (count === undefined) {
       yield* send(peer, [agentText("Usage: /undo [N] — take back the last N turns that changed files (default 1).")])
@@ -99,9 +117,18 @@ export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Convers
       { optionId: UNDO, name: `Undo ${plan.label}`, kind: "allow_once" },
       { optionId: KEEP, name: "Keep the changes", kind: "reject_once" }
     ]
-    const agreed = yield* ask(peer, { sessionId: peer.sessionId, toolCall: { ...toolCall, status: "pending" }, options })
+    const agreed = yield* ask(peer, {
+      sessionId: peer.sessionId,
+      toolCall: { ...toolCall, status: "pending" },
+      options
+    })
     if (!agreed) {
-      yield* send(peer, [{ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [text("nothing undone")] }, agentText("Nothing undone.")])
+      yield* send(peer, [{
+        sessionUpdate: "tool_call_update",
+        toolCallId,
+        status: "failed",
+        content: [text("nothing undone")]
+      }, agentText("Nothing undone.")])
       return done
     }
     const confirmed = new Set<string>()
@@ -143,7 +170,7 @@ export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Convers
   })
 
 export const acpChanges = (changes: ChangesShape, peer: Peer, conversation: Conversation, arg: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (arg === "") {
       yield* send(peer, [agentText(changesListing(yield* changes.overview(conversation), plain))])
       return done
@@ -166,7 +193,9 @@ export const acpChanges = (changes: ChangesShape, peer: Peer, conversation: Conv
         kind: "read",
         status: "completed",
         locations: overview.files.map((f) => ({ path: path.resolve(conversation.cwd, f.path) })),
-        content: overview.files.flatMap((f) => diffContent(path.resolve(conversation.cwd, f.path), f.before, f.after, f))
+        content: overview.files.flatMap((f) =>
+          diffContent(path.resolve(conversation.cwd, f.path), f.before, f.after, f)
+        )
       }
     ])
     return done

@@ -1,3 +1,5 @@
+import * as os from "node:os"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
@@ -7,22 +9,36 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as os from "node:os"
+
 import { alwaysChoices, isAllowed } from "../approvals/ApprovalScope"
 import { Approver } from "../approvals/Approver"
+import { type FileChange, fileChangeOf, previewOf } from "../approvals/Preview"
+import { approvalNeeded } from "../approvals/SessionSettings"
 import { Changes, type ChangesShape } from "../changes/Changes"
 import { type AgentConfig, AppConfig } from "../config/Config"
-import { Compactor, type CompactorShape, estimateTokens } from "./Compactor"
 import { type CompactionError, GenerationError } from "../domain/Errors"
 import { type Message, titleOf, type ToolCall, toWire, type WireMessage, withSystem } from "../domain/Session"
-import type { Conversation } from "../sessions/Keeper"
-import { type McpServersShape, McpServers, type McpTool, type McpTurnTools, mcpApprovalNeeded, noMcpTools } from "../mcp/McpServers"
+import {
+  mcpApprovalNeeded,
+  McpServers,
+  type McpServersShape,
+  type McpTool,
+  type McpTurnTools,
+  noMcpTools
+} from "../mcp/McpServers"
 import { ModelClient, type ModelClientShape, type ModelEvent } from "../model/ModelClient"
-import { type FileChange, fileChangeOf, previewOf } from "../approvals/Preview"
-import { loadSkills, skillsPrompt } from "./Skills"
-import { approvalNeeded } from "../approvals/SessionSettings"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
-import { type CallDescription, describeCall, parseToolArguments, runTool, type ToolResult, toolSpecs } from "../tools/Tools"
+import type { Conversation } from "../sessions/Keeper"
+import {
+  type CallDescription,
+  describeCall,
+  parseToolArguments,
+  runTool,
+  type ToolResult,
+  toolSpecs
+} from "../tools/Tools"
+import { Compactor, type CompactorShape, estimateTokens } from "./Compactor"
+import { loadSkills, skillsPrompt } from "./Skills"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 
 export const DENIED = "denied by the user"
@@ -61,7 +77,13 @@ export interface ContextReport {
 
 export type CompactReport =
   | { readonly _tag: "Nothing" }
-  | { readonly _tag: "Compacted"; readonly replaced: number; readonly tokensBefore: number; readonly tokensAfter: number; readonly warning: string | undefined }
+  | {
+    readonly _tag: "Compacted"
+    readonly replaced: number
+    readonly tokensBefore: number
+    readonly tokensAfter: number
+    readonly warning: string | undefined
+  }
 
 export class Agent extends Context.Tag("mm/Agent")<Agent, AgentShape>() {}
 
@@ -96,7 +118,8 @@ export const usageEvent = (
   if (completed.usage !== undefined) {
     return { _tag: "Usage", ...completed.usage, contextWindow, estimated: false }
   }
-  const written = completed.content.length + completed.toolCalls.reduce((n, call) => n + call.function.arguments.length, 0)
+  const written = completed.content.length +
+    completed.toolCalls.reduce((n, call) => n + call.function.arguments.length, 0)
   return {
     _tag: "Usage",
     promptTokens: estimateTokens(sent),
@@ -119,7 +142,7 @@ interface Deps {
 
 export const AgentLive = Layer.effect(
   Agent,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const deps: Deps = {
       config: (yield* AppConfig).config,
       model: yield* ModelClient,
@@ -171,7 +194,7 @@ const warn = (emit: Emit, warning: string | undefined) =>
  * `/compact`, or the question of the turn it ran before.
  */
 const compact = Effect.fn("Agent.compact")(
-  function* (deps: Deps, conversation: Conversation, hint: string | undefined, _question: string) {
+  function*(deps: Deps, conversation: Conversation, hint: string | undefined, _question: string) {
     const before = yield* conversation.snapshot
     const result = yield* deps.compactor.compact(before.messages, { keepTurns: deps.config.compaction.keepTurns, hint })
     if (result._tag === "Nothing") return result
@@ -190,12 +213,11 @@ const compact = Effect.fn("Agent.compact")(
       Effect.flatMap(
         conversation.record({ kind: "compaction", line: error.message, raw: error.raw, question }),
         () => Effect.void
-      )
-    )
+      ))
 )
 
 /** The tokens the next request would hold with `question`: as the server last counted them, else estimated. */
-const historyTokens = Effect.fn("Agent.historyTokens")(function* (conversation: Conversation, question: string) {
+const historyTokens = Effect.fn("Agent.historyTokens")(function*(conversation: Conversation, question: string) {
   const usage = yield* Ref.get(conversation.usage)
   const { messages } = yield* conversation.snapshot
   const extra = Math.ceil(question.length / 4)
@@ -203,22 +225,25 @@ const historyTokens = Effect.fn("Agent.historyTokens")(function* (conversation: 
 })
 
 /** Compaction before a turn whose history (with the question) is over the threshold of the window. */
-const autoCompact = Effect.fn("Agent.autoCompact")(function* (deps: Deps, conversation: Conversation, question: string, emit: Emit) {
-  const { config, model } = deps
-  if (!config.compaction.auto) return
-  const limit = Math.floor(config.compaction.threshold * (yield* model.contextWindow))
-  const tokens = yield* historyTokens(conversation, question)
-  if (tokens <= limit) return
-  const done = yield* Effect.either(compact(deps, conversation, undefined, question))
-  if (done._tag === "Left") return yield* emit({ _tag: "CompactionFailed", error: done.left })
-  if (done.right._tag === "Nothing") return
-  yield* emit({
-    _tag: "Notice",
-    about: "compaction",
-    text: `history compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${tokens} tokens, over ${limit})`
-  })
-  if (done.right.warning !== undefined) yield* emit({ _tag: "Notice", text: done.right.warning })
-})
+const autoCompact = Effect.fn("Agent.autoCompact")(
+  function*(deps: Deps, conversation: Conversation, question: string, emit: Emit) {
+    const { config, model } = deps
+    if (!config.compaction.auto) return
+    const limit = Math.floor(config.compaction.threshold * (yield* model.contextWindow))
+    const tokens = yield* historyTokens(conversation, question)
+    if (tokens <= limit) return
+    const done = yield* Effect.either(compact(deps, conversation, undefined, question))
+    if (done._tag === "Left") return yield* emit({ _tag: "CompactionFailed", error: done.left })
+    if (done.right._tag === "Nothing") return
+    yield* emit({
+      _tag: "Notice",
+      about: "compaction",
+      text:
+        `history compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${tokens} tokens, over ${limit})`
+    })
+    if (done.right.warning !== undefined) yield* emit({ _tag: "Notice", text: done.right.warning })
+  }
+)
 
 // ---------------------------------------------------------------------------
 // One turn
@@ -229,7 +254,7 @@ const autoCompact = Effect.fn("Agent.autoCompact")(function* (deps: Deps, conver
  */
 const turn = (deps: Deps, conversation: Conversation, question: string): Stream.Stream<TurnEvent> =>
   Stream.unwrapScoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const queue = yield* Queue.unbounded<TurnEvent>()
       const pulls = yield* SubscriptionRef.make(0)
       let emitted = 0
@@ -249,7 +274,11 @@ const turn = (deps: Deps, conversation: Conversation, question: string): Stream.
           Effect.catchAllDefect((defect) =>
             emit({
               _tag: "TurnFailed",
-              error: new GenerationError({ reason: "malformed", message: `internal error: ${String(defect)}`, raw: String(defect) })
+              error: new GenerationError({
+                reason: "malformed",
+                message: `internal error: ${String(defect)}`,
+                raw: String(defect)
+              })
             })
           )
         )
@@ -260,7 +289,7 @@ const turn = (deps: Deps, conversation: Conversation, question: string): Stream.
     })
   )
 
-const runTurn = Effect.fn("Agent.runTurn")(function* (
+const runTurn = Effect.fn("Agent.runTurn")(function*(
   deps: Deps,
   conversation: Conversation,
   question: string,
@@ -281,7 +310,7 @@ const runTurn = Effect.fn("Agent.runTurn")(function* (
  * What comes before the first model call: the warnings not shown yet, compaction when the
  * history is near the window, the system prompt with the skills, the turn's MCP tools.
  */
-const prepareTurn = Effect.fn("Agent.prepareTurn")(function* (
+const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
   conversation: Conversation,
   question: string,
@@ -323,7 +352,7 @@ const loadSystemPrompt = (config: AgentConfig, cwd: string) =>
   }))
 
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
-const runSteps = Effect.fn("Agent.runSteps")(function* (deps: Deps, state: TurnState) {
+const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
   for (let step = 1; step <= deps.config.maxSteps; step++) {
     const completed = yield* callModel(deps, state)
     const calls = completed.toolCalls
@@ -350,7 +379,7 @@ type Completed = Extract<ModelEvent, { _tag: "Completed" }>
  * answer (and its usage). With `model.textToolCalls`, text that may be a tool call written
  * as text is held back until the answer is complete, and becomes tool calls if it is one.
  */
-const callModel = Effect.fn("Agent.callModel")(function* (deps: Deps, state: TurnState) {
+const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, state: TurnState) {
   const { config, model } = deps
   const { conversation, emit, partial } = state
   const { model: chosenModel } = yield* Ref.get(conversation.settings)
@@ -362,7 +391,9 @@ const callModel = Effect.fn("Agent.callModel")(function* (deps: Deps, state: Tur
   let completed: Completed | undefined
   const held = config.model.textToolCalls ? new HeldText() : undefined
   const show = (text: string) =>
-    text === "" ? Effect.void : Ref.update(partial, (shown) => shown + text).pipe(Effect.zipRight(emit({ _tag: "TextDelta", text })))
+    text === ""
+      ? Effect.void
+      : Ref.update(partial, (shown) => shown + text).pipe(Effect.zipRight(emit({ _tag: "TextDelta", text })))
   yield* model.stream(request).pipe(
     Stream.runForEach((event) => {
       if (event._tag === "TextDelta") return show(held === undefined ? event.text : held.push(event.text))
@@ -381,9 +412,12 @@ const callModel = Effect.fn("Agent.callModel")(function* (deps: Deps, state: Tur
     })
   }
   if (held !== undefined) {
-    const written = completed.toolCalls.length === 0 ? textToolCalls(completed.content, new Set(request.tools.map((tool) => tool.name))) : undefined
-    if (written !== undefined) completed = { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" }
-    else yield* show(held.flush())
+    const written = completed.toolCalls.length === 0
+      ? textToolCalls(completed.content, new Set(request.tools.map((tool) => tool.name)))
+      : undefined
+    if (written !== undefined) {
+      completed = { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" }
+    } else yield* show(held.flush())
   }
   // the window the server serves may have become known while it answered
   yield* warn(emit, yield* model.takeWarning)
@@ -402,59 +436,68 @@ const assistantMessage = (completed: Completed): Message => {
 }
 
 /** One call of an MCP tool: shown, approved unless its server allows it, run, and its result added. */
-const runMcpCall = Effect.fn("Agent.runMcpCall")(function* (deps: Deps, state: TurnState, call: ToolCall, tool: McpTool) {
-  const { config } = deps
-  const { conversation, emit, mcpTools } = state
-  const parsed = mcpTools.parse(call.function.arguments)
-  const input = "args" in parsed ? parsed.args : undefined
-  const described = describeCall(call.function.name, input, conversation.cwd)
-  yield* emit(callStarted(call, input, described))
-  const refused = input === undefined ? undefined : yield* approve(deps, conversation, call, input, described.title, state.shown, tool.approval)
-  const result =
-    "error" in parsed
+const runMcpCall = Effect.fn("Agent.runMcpCall")(
+  function*(deps: Deps, state: TurnState, call: ToolCall, tool: McpTool) {
+    const { config } = deps
+    const { conversation, emit, mcpTools } = state
+    const parsed = mcpTools.parse(call.function.arguments)
+    const input = "args" in parsed ? parsed.args : undefined
+    const described = describeCall(call.function.name, input, conversation.cwd)
+    yield* emit(callStarted(call, input, described))
+    const refused = input === undefined
+      ? undefined
+      : yield* approve(deps, conversation, call, input, described.title, state.shown, tool.approval)
+    const result = "error" in parsed
       ? { output: `invalid arguments for ${call.function.name}: ${parsed.error}`, failed: true }
       : refused === undefined
-        ? yield* mcpTools.run(tool, parsed.args, { maxOutput: config.maxOutput, timeoutSeconds: config.watchdogTimeout })
-        : { output: refused, failed: true }
-  state.added.push(toolMessage(call, result))
-  yield* emit(callFinished(call, result))
-})
+      ? yield* mcpTools.run(tool, parsed.args, { maxOutput: config.maxOutput, timeoutSeconds: config.watchdogTimeout })
+      : { output: refused, failed: true }
+    state.added.push(toolMessage(call, result))
+    yield* emit(callFinished(call, result))
+  }
+)
 
 /** One call of a built-in tool: shown, approved if it must be, run with its file changes recorded, and its result added. */
-const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(function* (deps: Deps, state: TurnState, call: ToolCall) {
+const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(function*(deps: Deps, state: TurnState, call: ToolCall) {
   const { changes, config } = deps
   const { conversation, emit } = state
   const parsed = parseToolArguments(call.function.name, call.function.arguments)
   const input = parsed._tag === "Right" ? parsed.right : undefined
   const described = describeCall(call.function.name, input, conversation.cwd)
   yield* emit(callStarted(call, input, described))
-  const refused = parsed._tag === "Left" ? undefined : yield* approve(deps, conversation, call, input, described.title, state.shown)
+  const refused = parsed._tag === "Left"
+    ? undefined
+    : yield* approve(deps, conversation, call, input, described.title, state.shown)
   // the call is on the user's screen before it runs (an editor may show its terminal under it)
   if (refused === undefined) yield* state.shown
   // what a file tool changes, read just before it runs: the old text is gone after it
-  const change =
-    refused === undefined && input !== undefined ? yield* fileChangeOf(call.function.name, input, conversation.cwd) : undefined
+  const change = refused === undefined && input !== undefined
+    ? yield* fileChangeOf(call.function.name, input, conversation.cwd)
+    : undefined
   const beforeWrite = changes.recorder(
     conversation,
     { turn: state.turnNumber, question: state.question, toolCallId: call.id },
     (text) => emit({ _tag: "Notice", text })
   )
-  const result =
-    refused === undefined
-      ? yield* runTool(call.function.name, call.function.arguments, {
-          cwd: conversation.cwd,
-          maxOutput: config.maxOutput,
-          callId: call.id,
-          beforeWrite,
-          onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
-        })
-      : { output: refused, failed: true }
+  const result = refused === undefined
+    ? yield* runTool(call.function.name, call.function.arguments, {
+      cwd: conversation.cwd,
+      maxOutput: config.maxOutput,
+      callId: call.id,
+      beforeWrite,
+      onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+    })
+    : { output: refused, failed: true }
   if (result.failed) yield* changes.forget(conversation, call.id)
   state.added.push(toolMessage(call, result))
   yield* emit(callFinished(call, result, change))
 })
 
-const callStarted = (call: ToolCall, input: Record<string, unknown> | undefined, described: CallDescription): TurnEvent => ({
+const callStarted = (
+  call: ToolCall,
+  input: Record<string, unknown> | undefined,
+  described: CallDescription
+): TurnEvent => ({
   _tag: "ToolCallStarted",
   id: call.id,
   name: call.function.name,
@@ -483,7 +526,7 @@ const toolMessage = (call: ToolCall, result: ToolResult): Message => ({
 })
 
 /** undefined when the call may run; else the result the model gets instead. */
-const approve = Effect.fn("Agent.approve")(function* (
+const approve = Effect.fn("Agent.approve")(function*(
   deps: Deps,
   conversation: Conversation,
   call: ToolCall,
@@ -495,10 +538,9 @@ const approve = Effect.fn("Agent.approve")(function* (
   const { config } = deps
   const tool = call.function.name
   const { mode } = yield* Ref.get(conversation.settings)
-  const needed =
-    mcpApproval === undefined
-      ? approvalNeeded(config.permissions, mode, tool, input, conversation.cwd)
-      : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
+  const needed = mcpApproval === undefined
+    ? approvalNeeded(config.permissions, mode, tool, input, conversation.cwd)
+    : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
   if (!needed) return undefined
   const toApprove = { tool, input, cwd: conversation.cwd }
   if (isAllowed(yield* Ref.get(conversation.allowed), toApprove)) return undefined
@@ -519,7 +561,9 @@ const approve = Effect.fn("Agent.approve")(function* (
       yield* Ref.update(conversation.allowed, (scopes) => [...scopes, answer.scope])
       return undefined
     case "Deny":
-      return answer.instead === undefined || answer.instead.trim() === "" ? DENIED : `${DENIED}: ${answer.instead.trim()}`
+      return answer.instead === undefined || answer.instead.trim() === ""
+        ? DENIED
+        : `${DENIED}: ${answer.instead.trim()}`
     case "NoOneToAsk":
       return NO_TERMINAL
   }
@@ -538,7 +582,7 @@ const commit = (state: TurnState, messages: ReadonlyArray<Message>, completed: b
  * A failed turn leaves the history as it was and keeps its error beside the conversation;
  * a finished one is committed.
  */
-const endTurn = Effect.fn("Agent.endTurn")(function* (
+const endTurn = Effect.fn("Agent.endTurn")(function*(
   deps: Deps,
   state: TurnState,
   outcome: Either.Either<StopReason, GenerationError>
@@ -563,7 +607,7 @@ const endTurn = Effect.fn("Agent.endTurn")(function* (
 // ---------------------------------------------------------------------------
 // /context
 
-const context = Effect.fn("Agent.context")(function* (deps: Deps, conversation: Conversation) {
+const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: Conversation) {
   const { config, model } = deps
   const { skills } = yield* loadSkills(config.skills.dirs, conversation.cwd, os.homedir())
   const { messages } = yield* conversation.snapshot

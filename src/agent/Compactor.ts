@@ -2,6 +2,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+
 import { CompactionError } from "../domain/Errors"
 import type { Message } from "../domain/Session"
 import { ModelClient } from "../model/ModelClient"
@@ -70,7 +71,7 @@ export const CompactorLive = Layer.effect(
   Compactor,
   Effect.map(ModelClient, (model) => ({
     compact: (messages, options) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const split = splitHistory(messages, options.keepTurns)
         if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {
           return { _tag: "Nothing" } as const
@@ -82,14 +83,21 @@ export const CompactorLive = Layer.effect(
             { role: "system" as const, content: SUMMARY_SYSTEM },
             {
               role: "user" as const,
-              content: `${transcript(split.older)}\n\n---\nSummarise the conversation above.${hint === "" ? "" : ` Focus: ${hint}`}`
+              content: `${transcript(split.older)}\n\n---\nSummarise the conversation above.${
+                hint === "" ? "" : ` Focus: ${hint}`
+              }`
             }
           ]
         }
         const text = yield* model.stream(request).pipe(
           Stream.runFold("", (acc, event) => (event._tag === "TextDelta" ? acc + event.text : acc)),
           Effect.mapError(
-            (error) => new CompactionError({ reason: "generation", message: `compaction failed: ${error.message}`, raw: error.raw })
+            (error) =>
+              new CompactionError({
+                reason: "generation",
+                message: `compaction failed: ${error.message}`,
+                raw: error.raw
+              })
           )
         )
         if (text.trim() === "") {

@@ -1,7 +1,8 @@
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { LineCounter, parseDocument } from "yaml"
 
 export interface Skill {
@@ -35,7 +36,9 @@ const requiredString = (value: Record<string, unknown>, key: string): Either.Eit
 /** The `name` and `description` of a SKILL.md, or one line saying what is wrong with it. */
 export const parseSkillFile = (text: string): Either.Either<{ name: string; description: string }, string> => {
   const match = FRONT_MATTER.exec(text)
-  if (match === null) return Either.left("no front matter (the file must start with a --- line, and a second --- line must close it)")
+  if (match === null) {
+    return Either.left("no front matter (the file must start with a --- line, and a second --- line must close it)")
+  }
   const counter = new LineCounter()
   const doc = parseDocument(match[1] ?? "", { lineCounter: counter, prettyErrors: false })
   const error = doc.errors[0]
@@ -55,7 +58,10 @@ export const parseSkillFile = (text: string): Either.Either<{ name: string; desc
 }
 
 /** Parsed SKILL.md files by path, reused while their mtime and size stay the same. */
-const cache = new Map<string, { mtimeMs: number; size: number; parsed: Either.Either<{ name: string; description: string }, string> }>()
+const cache = new Map<
+  string,
+  { mtimeMs: number; size: number; parsed: Either.Either<{ name: string; description: string }, string> }
+>()
 
 const readSkillFile = (file: string, stat: fs.Stats): Either.Either<{ name: string; description: string }, string> => {
   const cached = cache.get(file)
@@ -85,7 +91,9 @@ const skillFilesIn = (dir: string, warnings: Array<string>): Array<{ file: strin
     entries = fs.readdirSync(dir, { withFileTypes: true })
   } catch (cause) {
     const code = (cause as { code?: string }).code
-    if (code !== "ENOENT" && code !== "ENOTDIR") warnings.push(`cannot read the skills directory ${dir} (${code ?? String(cause)})`)
+    if (code !== "ENOENT" && code !== "ENOTDIR") {
+      warnings.push(`cannot read the skills directory ${dir} (${code ?? String(cause)})`)
+    }
     return []
   }
   const found: Array<{ file: string; stat: fs.Stats }> = []
@@ -139,10 +147,10 @@ export const skillsPrompt = (skills: ReadonlyArray<Skill>): string =>
   skills.length === 0
     ? ""
     : [
-        "# Skills",
-        "",
-        "A skill is a file of instructions for one kind of task. When a skill below fits the task at hand, " +
-          "read its SKILL.md with read_file before you start, and follow it. Paths a skill mentions are relative to its folder.",
-        "",
-        ...skills.map((skill) => `- ${skill.name}: ${skill.description}\n  file: ${skill.path}`)
-      ].join("\n")
+      "# Skills",
+      "",
+      "A skill is a file of instructions for one kind of task. When a skill below fits the task at hand, " +
+      "read its SKILL.md with read_file before you start, and follow it. Paths a skill mentions are relative to its folder.",
+      "",
+      ...skills.map((skill) => `- ${skill.name}: ${skill.description}\n  file: ${skill.path}`)
+    ].join("\n")

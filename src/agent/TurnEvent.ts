@@ -1,5 +1,5 @@
-import type { CompactionError, GenerationError } from "../domain/Errors"
 import type { FileChange } from "../approvals/Preview"
+import type { CompactionError, GenerationError } from "../domain/Errors"
 
 export type ToolKind = "execute" | "read" | "edit" | "other"
 
@@ -9,24 +9,24 @@ export type TurnEvent =
   /** The model's reasoning as it streams: shown apart from the answer, never sent back to the model. */
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | {
-      readonly _tag: "ToolCallStarted"
-      readonly id: string
-      readonly name: string
-      readonly input: Record<string, unknown> | undefined
-      readonly rawArguments: string
-      readonly title: string
-      readonly kind: ToolKind
-      readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
-    }
+    readonly _tag: "ToolCallStarted"
+    readonly id: string
+    readonly name: string
+    readonly input: Record<string, unknown> | undefined
+    readonly rawArguments: string
+    readonly title: string
+    readonly kind: ToolKind
+    readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
+  }
   | {
-      readonly _tag: "ToolCallFinished"
-      readonly id: string
-      readonly name: string
-      readonly output: string
-      readonly failed: boolean
-      /** A file tool that succeeded: the file's text before and after it (ACP shows the diff). */
-      readonly change?: FileChange
-    }
+    readonly _tag: "ToolCallFinished"
+    readonly id: string
+    readonly name: string
+    readonly output: string
+    readonly failed: boolean
+    /** A file tool that succeeded: the file's text before and after it (ACP shows the diff). */
+    readonly change?: FileChange
+  }
   /** Output of a running bash as it comes; the whole output is in ToolCallFinished. */
   | { readonly _tag: "ToolOutput"; readonly id: string; readonly text: string }
   /**
@@ -38,15 +38,14 @@ export type TurnEvent =
   | { readonly _tag: "CompactionFailed"; readonly error: CompactionError }
   /** After each model call: the tokens the server reported (or an estimate), and the context window in use. */
   | {
-      readonly _tag: "Usage"
-      readonly promptTokens: number
-      readonly completionTokens: number
-      readonly contextWindow: number
-      readonly estimated: boolean
-    }
+    readonly _tag: "Usage"
+    readonly promptTokens: number
+    readonly completionTokens: number
+    readonly contextWindow: number
+    readonly estimated: boolean
+  }
   /** `max_tokens`: the last answer was cut at the model's output limit (finish_reason: length). */
   | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" | "max_tokens" }
   | { readonly _tag: "TurnFailed"; readonly error: GenerationError }
 
-export const isTerminal = (event: TurnEvent): boolean =>
-  event._tag === "TurnFinished" || event._tag === "TurnFailed"
+export const isTerminal = (event: TurnEvent): boolean => event._tag === "TurnFinished" || event._tag === "TurnFailed"

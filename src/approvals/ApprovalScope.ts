@@ -81,13 +81,13 @@ export const parseCommand = (command: string): ParsedCommand => {
       i = end
       continue
     }
-    if (c === '"') {
+    if (c === "\"") {
       let j = i + 1
-      for (; j < text.length && text[j] !== '"'; j++) {
+      for (; j < text.length && text[j] !== "\""; j++) {
         const d = text[j]
         if (d === "`") return compound(OPERATORS["`"])
         if (d === "$" && text[j + 1] === "(") return compound("a command substitution ($( ))")
-        if (d === "\\" && j + 1 < text.length && '$`"\\\n'.includes(text[j + 1])) {
+        if (d === "\\" && j + 1 < text.length && "$`\"\\\n".includes(text[j + 1])) {
           if (text[j + 1] !== "\n") word += text[j + 1]
           j++
           continue
@@ -120,9 +120,35 @@ export const parseCommand = (command: string): ParsedCommand => {
  * `timeout 5 rm -rf x`).
  */
 const RUNS_OTHER_COMMANDS = new Set([
-  "bash", "sh", "zsh", "dash", "fish", "ksh", "env", "sudo", "doas", "su", "exec", "eval", "command",
-  "builtin", "xargs", "time", "timeout", "nice", "nohup", "ionice", "stdbuf", "chroot", "watch", "strace",
-  "setsid", "unbuffer", "flock", "source", "."
+  "bash",
+  "sh",
+  "zsh",
+  "dash",
+  "fish",
+  "ksh",
+  "env",
+  "sudo",
+  "doas",
+  "su",
+  "exec",
+  "eval",
+  "command",
+  "builtin",
+  "xargs",
+  "time",
+  "timeout",
+  "nice",
+  "nohup",
+  "ionice",
+  "stdbuf",
+  "chroot",
+  "watch",
+  "strace",
+  "setsid",
+  "unbuffer",
+  "flock",
+  "source",
+  "."
 ])
 
 /** Interpreters whose `-c` / `-e` runs the code given on the command line: the exact line too. */
@@ -190,7 +216,9 @@ export const isInside = (dir: string, file: string): boolean => {
 const FILE_TOOLS = new Set(["edit_file", "write_file"])
 
 const fileOf = (call: CallToApprove): string | undefined =>
-  FILE_TOOLS.has(call.tool) && typeof call.input?.path === "string" ? path.resolve(call.cwd, call.input.path) : undefined
+  FILE_TOOLS.has(call.tool) && typeof call.input?.path === "string"
+    ? path.resolve(call.cwd, call.input.path)
+    : undefined
 
 /** Whether a file tool's call writes outside the project directory. */
 export const isOutsideProject = (call: CallToApprove): boolean => {
@@ -209,9 +237,12 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove): bo
   if (isOutsideProject(call)) return false
   return scopes.some((scope) => {
     if (scope._tag === "Tool") return scope.name === call.tool
-    if (call.tool === "bash") return typeof call.input?.command === "string" && commandCovered(scope, call.input.command)
+    if (call.tool === "bash") {
+      return typeof call.input?.command === "string" && commandCovered(scope, call.input.command)
+    }
     if (call.tool === "read_file") {
-      return scope._tag === "File" && typeof call.input?.path === "string" && scope.path === path.resolve(call.cwd, call.input.path)
+      return scope._tag === "File" && typeof call.input?.path === "string" &&
+        scope.path === path.resolve(call.cwd, call.input.path)
     }
     const file = fileOf(call)
     if (file === undefined) return false
@@ -261,7 +292,9 @@ export const alwaysChoices = (call: CallToApprove): ReadonlyArray<AlwaysChoice> 
   }
   // a read is asked only outside the project: "always" there is for re-reading that file
   if (call.tool === "read_file") {
-    return typeof call.input?.path === "string" ? [choice({ _tag: "File", path: path.resolve(call.cwd, call.input.path) })] : []
+    return typeof call.input?.path === "string"
+      ? [choice({ _tag: "File", path: path.resolve(call.cwd, call.input.path) })]
+      : []
   }
   if (FILE_TOOLS.has(call.tool)) {
     const file = fileOf(call)

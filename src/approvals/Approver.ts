@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+
 import type { AlwaysChoice, Scope } from "./ApprovalScope"
 import type { Preview } from "./Preview"
 

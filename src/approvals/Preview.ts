@@ -1,14 +1,16 @@
 // What a call will do, computed by the core before it asks for approval (and before a file
 // tool runs), so that the terminal and the editor show the user the same thing.
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { isOutsideProject } from "./ApprovalScope"
+
 import { unifiedDiff } from "../lib/Diff"
 import { FileAccess } from "../tools/FileAccess"
 import { diskFileAccess, planEdit, readText } from "../tools/Tools"
+import { isOutsideProject } from "./ApprovalScope"
 
 /** A new file shows this many lines of its content, then how many more there are. */
 export const NEW_FILE_HEAD_LINES = 40
@@ -22,18 +24,18 @@ export type Preview =
    * why); `diff` the unified diff between them when both are known.
    */
   | {
-      readonly _tag: "FileChange"
-      readonly tool: "edit_file" | "write_file"
-      /** As the model wrote it. */
-      readonly path: string
-      /** Absolute. */
-      readonly file: string
-      readonly outsideProject: boolean
-      readonly before: string | undefined
-      readonly after: string | undefined
-      readonly diff: string
-      readonly problem: string | undefined
-    }
+    readonly _tag: "FileChange"
+    readonly tool: "edit_file" | "write_file"
+    /** As the model wrote it. */
+    readonly path: string
+    /** Absolute. */
+    readonly file: string
+    readonly outsideProject: boolean
+    readonly before: string | undefined
+    readonly after: string | undefined
+    readonly diff: string
+    readonly problem: string | undefined
+  }
   /** Any other tool: nothing beyond its title and arguments. */
   | { readonly _tag: "None" }
 
@@ -44,15 +46,25 @@ const stringArg = (input: Record<string, unknown> | undefined, key: string): str
  * The preview of one call, from the file as the tools will read it now (the disk, or an
  * editor's buffer under `mm acp`, see FileAccess.ts). Never fails: a problem is part of it.
  */
-export const previewOf = (tool: string, input: Record<string, unknown> | undefined, cwd: string): Effect.Effect<Preview> =>
-  Effect.gen(function* () {
+export const previewOf = (
+  tool: string,
+  input: Record<string, unknown> | undefined,
+  cwd: string
+): Effect.Effect<Preview> =>
+  Effect.gen(function*() {
     const shown = stringArg(input, "path")
-    if ((tool !== "edit_file" && tool !== "write_file") || shown === undefined) return previewFrom(tool, input, cwd, undefined)
+    if ((tool !== "edit_file" && tool !== "write_file") || shown === undefined) {
+      return previewFrom(tool, input, cwd, undefined)
+    }
     const file = path.resolve(cwd, shown)
-    if (!fs.existsSync(file)) return previewFrom(tool, input, cwd, undefined)
+    if (!fs.existsSync(file)) {
+      return previewFrom(tool, input, cwd, undefined)
+    }
     // edit_file changes only files that are UTF-8 text on the disk, as it will say
     const onDisk = tool === "edit_file" ? readText(file, shown) : undefined
-    if (onDisk !== undefined && Either.isLeft(onDisk)) return previewFrom(tool, input, cwd, onDisk)
+    if (onDisk !== undefined && Either.isLeft(onDisk)) {
+      return previewFrom(tool, input, cwd, onDisk)
+    }
     const files = Option.getOrElse(yield* Effect.serviceOption(FileAccess), () => diskFileAccess)
     return previewFrom(tool, input, cwd, yield* files.read(file, shown))
   })
@@ -73,7 +85,13 @@ export const previewFrom = (
   const shown = stringArg(input, "path")
   if (shown === undefined) return { _tag: "None" }
   const file = path.resolve(cwd, shown)
-  const base = { _tag: "FileChange", tool, path: shown, file, outsideProject: isOutsideProject({ tool, input, cwd }) } as const
+  const base = {
+    _tag: "FileChange",
+    tool,
+    path: shown,
+    file,
+    outsideProject: isOutsideProject({ tool, input, cwd })
+  } as const
   const before = current !== undefined && Either.isRight(current) ? current.right : undefined
   const change = (after: string | undefined, problem: string | undefined) => ({
     ...base,
@@ -142,9 +160,14 @@ export const previewLines = (preview: Preview): ReadonlyArray<PreviewLine> => {
       if (preview.before === undefined) {
         const lines = linesOf(preview.after)
         const bytes = Buffer.byteLength(preview.after)
-        out.push({ kind: "header", text: `new file ${preview.path} (${plural(bytes, "byte")}, ${plural(lines.length, "line")})` })
+        out.push({
+          kind: "header",
+          text: `new file ${preview.path} (${plural(bytes, "byte")}, ${plural(lines.length, "line")})`
+        })
         for (const line of lines.slice(0, NEW_FILE_HEAD_LINES)) out.push({ kind: "added", text: `+${line}` })
-        if (lines.length > NEW_FILE_HEAD_LINES) out.push({ kind: "note", text: `… ${plural(lines.length - NEW_FILE_HEAD_LINES, "more line")}` })
+        if (lines.length > NEW_FILE_HEAD_LINES) {
+          out.push({ kind: "note", text: `… ${plural(lines.length - NEW_FILE_HEAD_LINES, "more line")}` })
+        }
         return out
       }
       if (preview.diff === "") {
@@ -159,7 +182,11 @@ export const previewLines = (preview: Preview): ReadonlyArray<PreviewLine> => {
 export type FileChange = Extract<Preview, { readonly _tag: "FileChange" }>
 
 /** The change a file tool is about to make (undefined for other tools): the diff its finished call shows. */
-export const fileChangeOf = (tool: string, input: Record<string, unknown>, cwd: string): Effect.Effect<FileChange | undefined> => {
+export const fileChangeOf = (
+  tool: string,
+  input: Record<string, unknown>,
+  cwd: string
+): Effect.Effect<FileChange | undefined> => {
   if (tool !== "edit_file" && tool !== "write_file") return Effect.succeed(undefined)
   return Effect.map(previewOf(tool, input, cwd), (preview) => (preview._tag === "FileChange" ? preview : undefined))
 }

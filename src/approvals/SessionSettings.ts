@@ -1,6 +1,7 @@
 import * as path from "node:path"
-import { isInside } from "./ApprovalScope"
+
 import { needsApproval } from "../tools/Tools"
+import { isInside } from "./ApprovalScope"
 
 /**
  * How much a session asks before a tool runs, chosen by the editor for one session (never
@@ -11,7 +12,8 @@ export type ApprovalMode = "ask" | "edits" | "allow"
 
 export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "allow"]
 
-export const isApprovalMode = (value: string): value is ApprovalMode => (approvalModes as ReadonlyArray<string>).includes(value)
+export const isApprovalMode = (value: string): value is ApprovalMode =>
+  (approvalModes as ReadonlyArray<string>).includes(value)
 
 /** What one conversation overrides of the configuration, for as long as it is held in memory. */
 export interface SessionSettings {
@@ -21,7 +23,6 @@ export interface SessionSettings {
 }
 
 export const defaultSettings: SessionSettings = { mode: "ask", model: undefined }
-
 
 /** Whether a call must be approved before it runs (before any "always" answer is counted). */
 export const approvalNeeded = (
@@ -36,7 +37,8 @@ export const approvalNeeded = (
     case "allow":
       return false
     case "edits":
-      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" && isInside(cwd, path.resolve(cwd, input.path)))
+      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" &&
+        isInside(cwd, path.resolve(cwd, input.path)))
     case "ask":
       return permissions === "ask"
   }

@@ -1,14 +1,23 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { Checkpoints, CheckpointsLive, type CheckpointsShape, hashOf, MAX_CHECKPOINT_BYTES, writeFileAtomic } from "./Checkpoints"
-import { lineCounts, unifiedDiff } from "../lib/Diff"
+
 import { type ChangeRecord, firstLine, type Message } from "../domain/Session"
-import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
+import { lineCounts, unifiedDiff } from "../lib/Diff"
 import type { Conversation } from "../sessions/Keeper"
+import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import type { FileWrite } from "../tools/Tools"
+import {
+  Checkpoints,
+  CheckpointsLive,
+  type CheckpointsShape,
+  hashOf,
+  MAX_CHECKPOINT_BYTES,
+  writeFileAtomic
+} from "./Checkpoints"
 
 /**
  * What mm's file tools changed in a session (its `changes`), and `/undo`: recording each
@@ -86,7 +95,8 @@ export const netChanges = (entries: ReadonlyArray<ChangeRecord>): Array<NetChang
 /** How a change names a file: relative to the project when inside it, absolute otherwise. */
 export const recordedPath = (cwd: string, file: string): string => {
   const relative = path.relative(cwd, file)
-  const outside = relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)
+  const outside = relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) ||
+    path.isAbsolute(relative)
   return outside ? path.resolve(file) : relative
 }
 
@@ -120,7 +130,11 @@ export interface FileDiff {
 
 const TOO_LARGE = `larger than ${MAX_CHECKPOINT_BYTES / 1024 / 1024} MB: not recorded`
 
-const describeDiff = (shown: string, before: Buffer | null, after: Buffer | null): Omit<FileDiff, "path" | "created" | "deleted"> => {
+const describeDiff = (
+  shown: string,
+  before: Buffer | null,
+  after: Buffer | null
+): Omit<FileDiff, "path" | "created" | "deleted"> => {
   const beforeText = before === null ? "" : textOf(before)
   const afterText = after === null ? "" : textOf(after)
   if (beforeText === undefined || afterText === undefined) {
@@ -197,11 +211,18 @@ const listOf = (paths: ReadonlyArray<string>): string => paths.join(", ")
  * with `fs/write_text_file`); undefined on the disk. Deletions and files that are not text
  * go to the disk either way: the protocol writes text only.
  */
-const editorWriter: Effect.Effect<FileAccessShape | undefined> = Effect.flatMap(Effect.serviceOption(FileAccess), (provided) =>
-  provided._tag === "None" ? Effect.succeed(undefined) : Effect.map(provided.value.writesDisk, (disk) => (disk ? undefined : provided.value))
+const editorWriter: Effect.Effect<FileAccessShape | undefined> = Effect.flatMap(
+  Effect.serviceOption(FileAccess),
+  (provided) =>
+    provided._tag === "None"
+      ? Effect.succeed(undefined)
+      : Effect.map(provided.value.writesDisk, (disk) => (disk ? undefined : provided.value))
 )
 
-export const noteText = (plan: Pick<UndoPlan, "label" | "ofTurns">, report: Pick<UndoReport, "restored" | "deleted" | "left">): string => {
+export const noteText = (
+  plan: Pick<UndoPlan, "label" | "ofTurns">,
+  report: Pick<UndoReport, "restored" | "deleted" | "left">
+): string => {
   const files = [...report.restored, ...report.deleted]
   const head = plan.ofTurns ? `the user reverted the changes of ${plan.label}` : `the user took back the ${plan.label}`
   const parts = [`[mm] ${head}: files ${listOf(files)}`]
@@ -244,22 +265,37 @@ export interface ChangesShape {
    * Restores the plan's `ready` files and the `changed` ones in `confirmed`, each written
    * atomically; then records the undo as changes of kind `undo`, and the note, in the session.
    */
-  readonly apply: (conversation: Conversation, plan: UndoPlan, confirmed: ReadonlySet<string>) => Effect.Effect<UndoReport>
+  readonly apply: (
+    conversation: Conversation,
+    plan: UndoPlan,
+    confirmed: ReadonlySet<string>
+  ) => Effect.Effect<UndoReport>
 }
 
 const blobOf = (checkpoints: CheckpointsShape, cwd: string, hash: string | null) =>
   hash === null ? Effect.succeed(null) : checkpoints.get(cwd, hash)
 
 const fileDiff = (checkpoints: CheckpointsShape, cwd: string, net: NetChange) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const created = net.before === null && !net.skipped
     const deleted = net.after === null && !net.skipped
     const none = { path: net.path, added: 0, removed: 0, created, deleted, before: null, after: null }
     if (net.skipped) return { ...none, diff: TOO_LARGE, problem: TOO_LARGE } satisfies FileChange
-    const blobs = yield* Effect.either(Effect.all([blobOf(checkpoints, cwd, net.before), blobOf(checkpoints, cwd, net.after)]))
-    if (blobs._tag === "Left") return { ...none, diff: blobs.left.message, problem: blobs.left.message } satisfies FileChange
+    const blobs = yield* Effect.either(
+      Effect.all([blobOf(checkpoints, cwd, net.before), blobOf(checkpoints, cwd, net.after)])
+    )
+    if (blobs._tag === "Left") {
+      return { ...none, diff: blobs.left.message, problem: blobs.left.message } satisfies FileChange
+    }
     const [before, after] = blobs.right
-    return { path: net.path, created, deleted, before, after, ...describeDiff(net.path, before, after) } satisfies FileChange
+    return {
+      path: net.path,
+      created,
+      deleted,
+      before,
+      after,
+      ...describeDiff(net.path, before, after)
+    } satisfies FileChange
   })
 
 /** One group with the net change of each of its files, read from the checkpoints of `cwd`. */
@@ -288,7 +324,10 @@ const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly to
  * included) when the editor reads files for mm, the disk otherwise. A buffer the editor
  * cannot read (a file that does not exist, say) is looked for on disk.
  */
-const currentContent = (file: string, shown: string): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> =>
+const currentContent = (
+  file: string,
+  shown: string
+): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> =>
   Effect.flatMap(Effect.serviceOption(FileAccess), (provided) => {
     const fromDisk = Effect.try({ try: () => readCurrent(file), catch: (cause) => cause })
     if (provided._tag === "None") return fromDisk
@@ -296,22 +335,23 @@ const currentContent = (file: string, shown: string): Effect.Effect<{ readonly b
       disk
         ? fromDisk
         : Effect.flatMap(provided.value.read(file, shown), (read) =>
-            read._tag === "Right" ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false }) : fromDisk
-          )
-    )
+          read._tag === "Right"
+            ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false })
+            : fromDisk))
   })
 
 const problemText = (cause: unknown): string => String((cause as Error)?.message ?? cause).split("\n")[0]
 
 export const ChangesLayer = Layer.effect(
   Changes,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const checkpoints = yield* Checkpoints
     const shownWarnings = new Set<string>()
 
     const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms).toISOString())
 
-    const persistFor = (conversation: Conversation) => Effect.map(conversation.status, (status) => status._tag !== "Off")
+    const persistFor = (conversation: Conversation) =>
+      Effect.map(conversation.status, (status) => status._tag !== "Off")
 
     const keep = (conversation: Conversation, bytes: Uint8Array, persist: boolean) =>
       Effect.map(checkpoints.put(conversation.cwd, bytes, persist), ({ hash, warning }) => {
@@ -324,7 +364,7 @@ export const ChangesLayer = Layer.effect(
       hash === null ? Effect.succeed(null) : checkpoints.get(conversation.cwd, hash)
 
     const recorder: ChangesShape["recorder"] = (conversation, call, notice) => (write) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         let current: ReturnType<typeof readCurrent>
         try {
           current = readCurrent(write.file)
@@ -352,12 +392,15 @@ export const ChangesLayer = Layer.effect(
           for (const warning of [before?.warning, kept.warning]) if (warning !== undefined) yield* notice(warning)
           entry = entryOf(before?.hash ?? null, kept.hash)
         }
-        const saved = yield* conversation.update((session) => ({ ...session, changes: [...(session.changes ?? []), entry] }))
+        const saved = yield* conversation.update((session) => ({
+          ...session,
+          changes: [...(session.changes ?? []), entry]
+        }))
         if (saved !== undefined) yield* notice(saved)
       })
 
     const forget: ChangesShape["forget"] = (conversation, toolCallId) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { changes } = yield* conversation.snapshot
         if (!(changes ?? []).some((c) => c.tool_call_id === toolCallId)) return
         yield* conversation.update((session) => ({
@@ -366,15 +409,20 @@ export const ChangesLayer = Layer.effect(
         }))
       })
 
-    const overviewOf = (conversation: Conversation, group: ChangeGroup) => groupOverview(checkpoints, conversation.cwd, group)
+    const overviewOf = (conversation: Conversation, group: ChangeGroup) =>
+      groupOverview(checkpoints, conversation.cwd, group)
 
-    const groupsOf = (conversation: Conversation) => Effect.map(conversation.snapshot, (s) => groupChanges(s.changes ?? []))
+    const groupsOf = (conversation: Conversation) =>
+      Effect.map(conversation.snapshot, (s) => groupChanges(s.changes ?? []))
 
     const overview: ChangesShape["overview"] = (conversation) =>
-      Effect.flatMap(groupsOf(conversation), (groups) => Effect.forEach(groups, (group) => overviewOf(conversation, group)))
+      Effect.flatMap(
+        groupsOf(conversation),
+        (groups) => Effect.forEach(groups, (group) => overviewOf(conversation, group))
+      )
 
     const turnDiffs: ChangesShape["turnDiffs"] = (conversation, turn) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const groups = (yield* groupsOf(conversation)).filter((g) => g.kind === "turn" && g.turn === turn)
         if (groups.length === 0) return undefined
         const merged: ChangeGroup = { ...groups[0], entries: groups.flatMap((g) => g.entries) }
@@ -382,7 +430,7 @@ export const ChangesLayer = Layer.effect(
       })
 
     const planFile = (conversation: Conversation, net: NetChange) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const file = path.resolve(conversation.cwd, net.path)
         const action = net.before === null ? ("delete" as const) : ("restore" as const)
         const unavailable = (reason: string): PlannedFile => ({
@@ -405,7 +453,11 @@ export const ChangesLayer = Layer.effect(
         const current = read.right
         if (current.tooLarge) return unavailable(`it is now ${TOO_LARGE.replace(": not recorded", "")}`)
         const currentHash = current.bytes === null ? null : hashOf(current.bytes)
-        const state: PlannedState = currentHash === net.before ? "same" : currentHash === net.after ? "ready" : "changed"
+        const state: PlannedState = currentHash === net.before
+          ? "same"
+          : currentHash === net.after
+          ? "ready"
+          : "changed"
         const diff: FileDiff = {
           path: net.path,
           created: current.bytes === null,
@@ -426,17 +478,24 @@ export const ChangesLayer = Layer.effect(
       })
 
     const plan: ChangesShape["plan"] = (conversation, count) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const groups = yield* groupsOf(conversation)
         if (groups.length === 0) return undefined
         const taken = groups.slice(-Math.max(1, count))
-        const files = yield* Effect.forEach(netChanges(taken.flatMap((g) => g.entries)), (net) => planFile(conversation, net))
+        const files = yield* Effect.forEach(netChanges(taken.flatMap((g) => g.entries)), (net) =>
+          planFile(conversation, net))
         const newestFirst = [...taken].reverse()
-        return { label: planLabel(newestFirst), ofTurns: taken.every((g) => g.kind === "turn"), files }
+        return {
+          label: planLabel(newestFirst),
+          ofTurns: taken.every((g) =>
+            g.kind === "turn"
+          ),
+          files
+        }
       })
 
     const apply: ChangesShape["apply"] = (conversation, planned, confirmed) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const at = yield* now
         const persist = yield* persistFor(conversation)
         const { turns } = yield* conversation.snapshot
@@ -533,7 +592,9 @@ export const ChangesLayer = Layer.effect(
 export const ChangesLive = ChangesLayer.pipe(Layer.provide(CheckpointsLive))
 
 const fileSummary = (file: FileDiff): string => {
-  const counts = file.problem !== undefined && file.problem !== "binary" ? file.problem : `+${file.added} -${file.removed}`
+  const counts = file.problem !== undefined && file.problem !== "binary"
+    ? file.problem
+    : `+${file.added} -${file.removed}`
   const mark = file.created ? " (created)" : file.deleted ? " (deleted)" : file.problem === "binary" ? " (binary)" : ""
   return `\`${file.path}\` ${counts}${mark}`
 }
@@ -544,7 +605,9 @@ export const changesMarkdown = (overviews: ReadonlyArray<GroupOverview>): string
     "## Files changed",
     "",
     ...overviews.flatMap(({ group, files }) => [
-      `- ${group.label}${group.kind === "turn" && group.question !== "" ? ` · ${JSON.stringify(group.question)}` : ""} · ${group.at}`,
+      `- ${group.label}${
+        group.kind === "turn" && group.question !== "" ? ` · ${JSON.stringify(group.question)}` : ""
+      } · ${group.at}`,
       ...files.map((file) => `  - ${fileSummary(file)}`)
     ])
   ].join("\n")

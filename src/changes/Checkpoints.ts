@@ -1,10 +1,12 @@
+import * as NodeCrypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as NodeCrypto from "node:crypto"
-import * as fs from "node:fs"
-import * as path from "node:path"
+
 import { fsyncDir, isTempName, STALE_TEMP_MS, tempNameOf, unlinkQuietly } from "../lib/DurableFiles"
 
 /**
@@ -157,7 +159,9 @@ export const makeCheckpoints = (): CheckpointsShape => {
         inMemory.set(hash, Buffer.from(bytes))
         return {
           hash,
-          warning: `checkpoints: cannot write ${checkpointsDirOf(cwd)} (${errorText(cause)}); /undo works until mm exits`
+          warning: `checkpoints: cannot write ${checkpointsDirOf(cwd)} (${
+            errorText(cause)
+          }); /undo works until mm exits`
         }
       }
     })
@@ -174,14 +178,20 @@ export const makeCheckpoints = (): CheckpointsShape => {
         return Effect.fail(
           new CheckpointError({
             reason: missing ? "missing" : "io",
-            message: missing ? `checkpoint ${hash.slice(0, 12)} is missing from ${checkpointsDirOf(cwd)}` : `cannot read checkpoint ${hash.slice(0, 12)}: ${errorText(cause)}`,
+            message: missing
+              ? `checkpoint ${hash.slice(0, 12)} is missing from ${checkpointsDirOf(cwd)}`
+              : `cannot read checkpoint ${hash.slice(0, 12)}: ${errorText(cause)}`,
             raw: String(cause)
           })
         )
       }
       if (hashOf(bytes) !== hash) {
         return Effect.fail(
-          new CheckpointError({ reason: "damaged", message: `checkpoint ${hash.slice(0, 12)} is damaged (its content does not match its name)`, raw: file })
+          new CheckpointError({
+            reason: "damaged",
+            message: `checkpoint ${hash.slice(0, 12)} is damaged (its content does not match its name)`,
+            raw: file
+          })
         )
       }
       return Effect.succeed(bytes)

@@ -1,8 +1,9 @@
 import * as Effect from "effect/Effect"
-import { CheckpointError, checkpointsDirOf, collectGarbage, type GcReport } from "./Checkpoints"
+
 import type { Session } from "../domain/Session"
 import { Keeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
+import { CheckpointError, checkpointsDirOf, collectGarbage, type GcReport } from "./Checkpoints"
 
 /** Every blob a session's `changes` name. */
 export const blobsOf = (session: Session): Set<string> => {
@@ -24,27 +25,38 @@ export interface ProjectGcReport extends GcReport {
  * some), or when sessions are off. `only`: just these blobs are candidates (`mm sessions rm`).
  */
 export const checkpointsGc = (cwd: string, only?: ReadonlySet<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const keeper = yield* Keeper
     const store = yield* SessionStore
     const dir = keeper.dirFor(cwd)
     const refuse = (message: string) => new CheckpointError({ reason: "refused", message, raw: message })
     if (dir === undefined) {
-      return yield* refuse("sessions are off (sessions.enabled: false): mm cannot tell which checkpoints are in use; nothing removed")
+      return yield* refuse(
+        "sessions are off (sessions.enabled: false): mm cannot tell which checkpoints are in use; nothing removed"
+      )
     }
     const listing = yield* store.list(dir).pipe(Effect.mapError((error) => refuse(`${error.message}; nothing removed`)))
     const referenced = new Set<string>()
     for (const entry of listing) {
       if (entry._tag === "Unreadable") {
-        return yield* refuse(`session ${entry.id} is unreadable (${entry.reason}), and may use some checkpoints; nothing removed`)
+        return yield* refuse(
+          `session ${entry.id} is unreadable (${entry.reason}), and may use some checkpoints; nothing removed`
+        )
       }
-      const session = yield* store.load(dir, entry.summary.id).pipe(Effect.mapError((error) => refuse(`${error.message}; nothing removed`)))
+      const session = yield* store.load(dir, entry.summary.id).pipe(
+        Effect.mapError((error) => refuse(`${error.message}; nothing removed`))
+      )
       for (const name of blobsOf(session)) referenced.add(name)
     }
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const report = yield* Effect.try({
       try: () => collectGarbage(checkpointsDirOf(cwd), referenced, now, { only }),
-      catch: (cause) => new CheckpointError({ reason: "io", message: `cannot clean ${checkpointsDirOf(cwd)}: ${String((cause as Error)?.message ?? cause)}`, raw: String(cause) })
+      catch: (cause) =>
+        new CheckpointError({
+          reason: "io",
+          message: `cannot clean ${checkpointsDirOf(cwd)}: ${String((cause as Error)?.message ?? cause)}`,
+          raw: String(cause)
+        })
     })
     return { ...report, sessions: listing.length } satisfies ProjectGcReport
   })

@@ -135,7 +135,12 @@ export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
       case "--output-format": {
         const format = value()
         if (format !== "text" && format !== "json") {
-          return { _tag: "Usage", message: `--output-format takes text or json${format === undefined ? "" : `, not ${JSON.stringify(format)}`}` }
+          return {
+            _tag: "Usage",
+            message: `--output-format takes text or json${
+              format === undefined ? "" : `, not ${JSON.stringify(format)}`
+            }`
+          }
         }
         outputFormat = format
         break
@@ -166,9 +171,13 @@ export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
     }
   }
 
-  if (continueLatest && start._tag !== "New") return { _tag: "Usage", message: "--continue and --resume cannot be used together" }
+  if (continueLatest && start._tag !== "New") {
+    return { _tag: "Usage", message: "--continue and --resume cannot be used together" }
+  }
   if (continueLatest) start = { _tag: "Latest" }
-  if (outputFormat !== undefined && !print) return { _tag: "Usage", message: "--output-format applies to -p (print mode) only" }
+  if (outputFormat !== undefined && !print) {
+    return { _tag: "Usage", message: "--output-format applies to -p (print mode) only" }
+  }
   if (print && start._tag === "Pick") {
     return { _tag: "Usage", message: "--resume needs an id with -p (or use --continue for the latest session)" }
   }

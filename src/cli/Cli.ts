@@ -6,13 +6,14 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import * as Option from "effect/Option"
+
+import { VERSION } from "../lib/Version"
+import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import type { RunArgs, StartOn } from "./Args"
 import { initProject } from "./Init"
-import { listSessions, removeSessions, showSession } from "./SessionsCommand"
-import { VERSION } from "../lib/Version"
 import { ExitCode, run, storeLayers, withConfig } from "./Run"
+import { listSessions, removeSessions, showSession } from "./SessionsCommand"
 
 /**
  * The whole command line as @effect/cli declares it: what `mm --help` shows, and the parser
@@ -37,13 +38,20 @@ const rootOptions = {
     Options.withDescription("with -p: text (the answer) or json (one JSON object per event, then a result)"),
     Options.withDefault("text" as const)
   ),
-  continue: Options.boolean("continue").pipe(Options.withDescription("go on with the latest conversation of this project")),
+  continue: Options.boolean("continue").pipe(
+    Options.withDescription("go on with the latest conversation of this project")
+  ),
   resume: Options.text("resume").pipe(
     Options.withPseudoName("ID"),
-    Options.withDescription("go on with that conversation (full id, unique prefix or 8-hex suffix); without an id, pick from a list"),
+    Options.withDescription(
+      "go on with that conversation (full id, unique prefix or 8-hex suffix); without an id, pick from a list"
+    ),
     Options.optional
   ),
-  yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("allow every tool without asking, for this run")),
+  yes: Options.boolean("yes").pipe(
+    Options.withAlias("y"),
+    Options.withDescription("allow every tool without asking, for this run")
+  ),
   verbose: Options.boolean("verbose").pipe(Options.withDescription("with -p: tool calls and the session id on stderr")),
   question: Args.text({ name: "QUESTION" }).pipe(
     Args.withDescription("asked first (the REPL goes on after it; with -p, the only question)"),
@@ -57,8 +65,8 @@ export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, 
     const start: StartOn = o.continue
       ? { _tag: "Latest" }
       : Option.isSome(o.resume)
-        ? { _tag: "Id", id: o.resume.value }
-        : { _tag: "New" }
+      ? { _tag: "Id", id: o.resume.value }
+      : { _tag: "New" }
     const question = o.question.join(" ")
     return onRun({
       config: Option.getOrUndefined(o.config),
@@ -77,43 +85,57 @@ export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, 
 
 const mm = rootCommand(run)
 
-const acp = Command.make("acp", { config: configOption }, ({ config }) =>
-  withConfig(Option.getOrUndefined(config), (loaded) =>
-    Effect.flatMap(
-      Effect.promise(() => import("../acp/AcpMain")),
-      (module) => module.runAcp(loaded)
-    )
-  )
+const acp = Command.make(
+  "acp",
+  { config: configOption },
+  ({ config }) =>
+    withConfig(Option.getOrUndefined(config), (loaded) =>
+      Effect.flatMap(
+        Effect.promise(() => import("../acp/AcpMain")),
+        (module) => module.runAcp(loaded)
+      ))
 ).pipe(Command.withDescription("run as an Agent Client Protocol agent on stdin/stdout (for Zed and other ACP editors)"))
 
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the listing as JSON"))
 
-const checkpointsGcCommand = Command.make("gc", { config: configOption }, ({ config }) =>
-  withConfig(Option.getOrUndefined(config), (loaded) =>
-    Effect.gen(function* () {
-      const { checkpointsGc, gcLine } = yield* Effect.promise(() => import("../changes/CheckpointsGc"))
-      const done = yield* Effect.either(checkpointsGc(process.cwd()))
-      if (done._tag === "Left") {
-        ExitCode.code = 1
-        return yield* Console.error(`mm: ${done.left.message}`)
-      }
-      return yield* Console.log(gcLine(done.right))
-    }).pipe(Effect.provide(Layer.merge(storeLayers(loaded), FileSessionStoreLive)))
-  )
-).pipe(Command.withDescription("remove the checkpoints (.mm/checkpoints) that no session of this project uses any more"))
+const checkpointsGcCommand = Command.make(
+  "gc",
+  { config: configOption },
+  ({ config }) =>
+    withConfig(Option.getOrUndefined(config), (loaded) =>
+      Effect.gen(function*() {
+        const { checkpointsGc, gcLine } = yield* Effect.promise(() => import("../changes/CheckpointsGc"))
+        const done = yield* Effect.either(checkpointsGc(process.cwd()))
+        if (done._tag === "Left") {
+          ExitCode.code = 1
+          return yield* Console.error(`mm: ${done.left.message}`)
+        }
+        return yield* Console.log(gcLine(done.right))
+      }).pipe(Effect.provide(Layer.merge(storeLayers(loaded), FileSessionStoreLive))))
+).pipe(
+  Command.withDescription("remove the checkpoints (.mm/checkpoints) that no session of this project uses any more")
+)
 
 const checkpoints = Command.make("checkpoints").pipe(
   Command.withDescription("the file contents kept for /undo"),
   Command.withSubcommands([checkpointsGcCommand])
 )
 
-const list = Command.make("list", { config: configOption, json: jsonOption }, ({ config, json }) =>
-  listSessions(Option.getOrUndefined(config), json)
+const list = Command.make(
+  "list",
+  { config: configOption, json: jsonOption },
+  ({ config, json }) => listSessions(Option.getOrUndefined(config), json)
 ).pipe(Command.withDescription("list this project's saved conversations (the default)"))
 
-const show = Command.make("show", { config: configOption, id: Args.text({ name: "ID" }) }, ({ config, id }) =>
-  showSession(Option.getOrUndefined(config), id)
-).pipe(Command.withDescription("print a conversation as Markdown: questions, answers, tool calls with input and output, errors"))
+const show = Command.make(
+  "show",
+  { config: configOption, id: Args.text({ name: "ID" }) },
+  ({ config, id }) => showSession(Option.getOrUndefined(config), id)
+).pipe(
+  Command.withDescription(
+    "print a conversation as Markdown: questions, answers, tool calls with input and output, errors"
+  )
+)
 
 const rm = Command.make(
   "rm",
@@ -125,22 +147,37 @@ const rm = Command.make(
   ({ config, yes, ids }) => removeSessions(Option.getOrUndefined(config), ids, yes)
 ).pipe(Command.withDescription("delete the named conversations (asks first on a terminal; --yes for scripts)"))
 
-const sessions = Command.make("sessions", { config: configOption, json: jsonOption }, ({ config, json }) =>
-  listSessions(Option.getOrUndefined(config), json)
+const sessions = Command.make(
+  "sessions",
+  { config: configOption, json: jsonOption },
+  ({ config, json }) => listSessions(Option.getOrUndefined(config), json)
 ).pipe(
-  Command.withDescription("this project's saved conversations: list (the default), show ID, rm ID…; an id may be a unique prefix"),
+  Command.withDescription(
+    "this project's saved conversations: list (the default), show ID, rm ID…; an id may be a unique prefix"
+  ),
   Command.withSubcommands([list, show, rm])
 )
 
 const init = Command.make(
   "init",
   {
-    url: Options.text("url").pipe(Options.withPseudoName("URL"),Options.withDescription("the model server's base URL (otherwise the usual local ports are tried)"), Options.optional),
-    model: Options.text("model").pipe(Options.withPseudoName("NAME"),Options.withDescription("the model's name (otherwise picked from what the server lists)"), Options.optional),
+    url: Options.text("url").pipe(
+      Options.withPseudoName("URL"),
+      Options.withDescription("the model server's base URL (otherwise the usual local ports are tried)"),
+      Options.optional
+    ),
+    model: Options.text("model").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("the model's name (otherwise picked from what the server lists)"),
+      Options.optional
+    ),
     force: Options.boolean("force").pipe(Options.withDescription("replace an existing agent.yaml"))
   },
-  ({ url, model, force }) => initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force })
-).pipe(Command.withDescription("write a commented agent.yaml for this project, with the model server found on this machine"))
+  ({ url, model, force }) =>
+    initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force })
+).pipe(
+  Command.withDescription("write a commented agent.yaml for this project, with the model server found on this machine")
+)
 
 const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions, checkpoints, init])), {
   name: "mm",
@@ -154,7 +191,7 @@ export const cli = (argv: ReadonlyArray<string>) => parse(argv).pipe(Effect.prov
 
 /** What @effect/cli makes of a top-level command line (tests compare it with src/Args.ts). */
 export const libraryRunArgs = (args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let seen: RunArgs | undefined
     const root = rootCommand((parsed) => Effect.sync(() => void (seen = parsed)))
     yield* Command.run(root, { name: "mm", version: VERSION })(["node", "mm", ...args]).pipe(Effect.provide(cliLayer))

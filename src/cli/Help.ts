@@ -1,5 +1,5 @@
-import { commandNames } from "../terminal/Commands"
 import { VERSION } from "../lib/Version"
+import { commandNames } from "../terminal/Commands"
 
 /**
  * `mm --help` and `mm SUBCOMMAND --help`, written for people: one line per option. The
@@ -44,9 +44,9 @@ const top = (): string =>
     "  0 done · 1 the turn failed (piped REPL: the last turn) · 2 bad usage or configuration · 130 interrupted",
     "",
     "EXAMPLES",
-    '  mm "why does the checkout test fail?"',
-    '  git diff | mm -p "review this change" > review.md',
-    '  mm --continue -p "and now add a test"',
+    "  mm \"why does the checkout test fail?\"",
+    "  git diff | mm -p \"review this change\" > review.md",
+    "  mm --continue -p \"and now add a test\"",
     "  mm --resume 9c03be11"
   ].join("\n")
 

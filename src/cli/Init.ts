@@ -1,6 +1,8 @@
-import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+
 import { defaultConfig } from "../config/Config"
 import { ExitCode } from "./Run"
 
@@ -45,7 +47,9 @@ export const probeLocalServers = async (
   return found.filter((server): server is FoundServer => server !== undefined)
 }
 
-const yamlString = (value: string) => (/^[\w./:@-]+$/.test(value) && !/^[\d.]+$/.test(value) ? value : JSON.stringify(value))
+const yamlString = (
+  value: string
+) => (/^[\w./:@-]+$/.test(value) && !/^[\d.]+$/.test(value) ? value : JSON.stringify(value))
 
 /** The `agent.yaml` that `mm init` writes: the model, sessions on, every other key commented. */
 export const initYaml = (url: string, model: string): string => {
@@ -102,7 +106,9 @@ const fail = (line: string, code = 2) =>
   })
 
 /** On a terminal, a list of the models found to pick from; undefined when cancelled. */
-const pickModel = async (choices: ReadonlyArray<{ readonly url: string; readonly server: string; readonly model: string }>) => {
+const pickModel = async (
+  choices: ReadonlyArray<{ readonly url: string; readonly server: string; readonly model: string }>
+) => {
   const { select, isCancel } = await import("@clack/prompts")
   const answer = await select({
     message: "Which model should mm use?",
@@ -116,30 +122,42 @@ const pickModel = async (choices: ReadonlyArray<{ readonly url: string; readonly
  * model (or takes `--model`), writes a commented `agent.yaml` with sessions on, and adds
  * `.mm/` to `.gitignore`. An existing `agent.yaml` is replaced only with `--force`.
  */
-export const initProject = (options: { readonly url?: string; readonly model?: string; readonly force: boolean }, cwd = process.cwd()) =>
-  Effect.gen(function* () {
+export const initProject = (
+  options: { readonly url?: string; readonly model?: string; readonly force: boolean },
+  cwd = process.cwd()
+) =>
+  Effect.gen(function*() {
     const target = path.join(cwd, "agent.yaml")
-    if (fs.existsSync(target) && !options.force) return yield* fail(`${target} already exists — pass --force to replace it`)
+    if (fs.existsSync(target) && !options.force) {
+      return yield* fail(`${target} already exists — pass --force to replace it`)
+    }
     if (options.url !== undefined && !/^https?:\/\/[^\s/]+/.test(options.url)) {
       return yield* fail(`--url expects an http:// or https:// URL, got ${JSON.stringify(options.url)}`)
     }
 
-    const servers: ReadonlyArray<FoundServer> =
-      options.url !== undefined
-        ? yield* Effect.promise(async () => {
-            const models = await listModels(options.url!)
-            return [{ url: options.url!, name: "the server", models: models ?? [] }]
-          })
-        : yield* Effect.promise(() => probeLocalServers())
+    const servers: ReadonlyArray<FoundServer> = options.url !== undefined
+      ? yield* Effect.promise(async () => {
+        const models = await listModels(options.url!)
+        return [{ url: options.url!, name: "the server", models: models ?? [] }]
+      })
+      : yield* Effect.promise(() => probeLocalServers())
     if (options.url === undefined) {
-      if (servers.length === 0) say(`no model server answered on 127.0.0.1 (ports ${USUAL_SERVERS.map((s) => s.port).join(", ")})`)
+      if (servers.length === 0) {
+        say(`no model server answered on 127.0.0.1 (ports ${USUAL_SERVERS.map((s) => s.port).join(", ")})`)
+      }
       for (const server of servers) say(`found ${server.name} at ${server.url}: ${server.models.length} model(s)`)
     }
 
-    const choices = servers.flatMap((server) => server.models.map((model) => ({ url: server.url, server: server.name, model })))
+    const choices = servers.flatMap((server) =>
+      server.models.map((model) => ({ url: server.url, server: server.name, model }))
+    )
     let chosen: { readonly url: string; readonly model: string }
     if (options.model !== undefined) {
-      chosen = { url: options.url ?? servers.find((s) => s.models.includes(options.model!))?.url ?? servers[0]?.url ?? defaultConfig().model.url, model: options.model }
+      chosen = {
+        url: options.url ?? servers.find((s) => s.models.includes(options.model!))?.url ?? servers[0]?.url ??
+          defaultConfig().model.url,
+        model: options.model
+      }
     } else if (choices.length === 1) {
       chosen = choices[0]
     } else if (choices.length > 1 && process.stdin.isTTY === true && process.stderr.isTTY === true) {
@@ -147,11 +165,15 @@ export const initProject = (options: { readonly url?: string; readonly model?: s
       if (picked === undefined) return yield* fail("nothing written", 130)
       chosen = picked
     } else if (choices.length > 1) {
-      return yield* fail(`${choices.length} models found (${choices.map((c) => c.model).join(", ")}) — pick one with --model NAME`)
+      return yield* fail(
+        `${choices.length} models found (${choices.map((c) => c.model).join(", ")}) — pick one with --model NAME`
+      )
     } else {
       const defaults = defaultConfig().model
       chosen = { url: options.url ?? defaults.url, model: defaults.name }
-      say(`no model listed: writing ${chosen.model} at ${chosen.url}; change model.url and model.name in agent.yaml if they are not right`)
+      say(
+        `no model listed: writing ${chosen.model} at ${chosen.url}; change model.url and model.name in agent.yaml if they are not right`
+      )
     }
 
     yield* Effect.sync(() => fs.writeFileSync(target, initYaml(chosen.url, chosen.model)))

@@ -1,19 +1,20 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+
 import { AgentLive } from "../agent/Agent"
-import { ChangesLive } from "../changes/Changes"
-import { DEFAULT_RUN, type RunArgs } from "./Args"
 import { CompactorLive } from "../agent/Compactor"
-import { AppConfig, type LoadedConfig, loadConfig } from "../config/Config"
-import { ErrorLogLive } from "../sessions/ErrorLog"
-import { FileSessionStoreLive } from "../sessions/FileSessionStore"
-import { KeeperLive } from "../sessions/Keeper"
+import { ChangesLive } from "../changes/Changes"
+import { AppConfig, loadConfig, type LoadedConfig } from "../config/Config"
 import { McpServersLive } from "../mcp/McpServers"
 import { OpenAiClientNode } from "../model/OpenAiClient"
 import { runPrint } from "../print/Print"
+import { ErrorLogLive } from "../sessions/ErrorLog"
+import { FileSessionStoreLive } from "../sessions/FileSessionStore"
+import { KeeperLive } from "../sessions/Keeper"
 import { pickStart } from "../sessions/StartOn"
 import { runTerminal } from "../terminal/Repl"
 import { TerminalApprover, TerminalIOLive } from "../terminal/TerminalIO"
+import { DEFAULT_RUN, type RunArgs } from "./Args"
 
 /** Set by the program when it must end with a particular exit code. */
 export class ExitCode {
@@ -67,20 +68,25 @@ export const run = (args: RunArgs) =>
     const program = args.print
       ? runPrint(args, process.cwd()).pipe(Effect.provide(printLayer(loaded)))
       : Effect.flatMap(
-          args.start._tag === "Pick" ? pickStart(process.cwd()).pipe(Effect.provide(storeLayers(loaded))) : Effect.succeed(undefined),
-          (picked) => {
-            if (picked?._tag === "Failed") {
-              return Effect.sync(() => {
-                if (picked.line !== "") process.stderr.write(`mm: ${picked.line}\n`)
-                return picked.code
-              })
-            }
-            for (const line of picked?.lines ?? []) process.stdout.write(`${line}\n`)
-            return runTerminal(process.cwd(), terminalAgentLayer, { start: picked?.start ?? args.start, question: args.question }).pipe(
-              Effect.provide(terminalLayer(loaded))
-            )
+        args.start._tag === "Pick"
+          ? pickStart(process.cwd()).pipe(Effect.provide(storeLayers(loaded)))
+          : Effect.succeed(undefined),
+        (picked) => {
+          if (picked?._tag === "Failed") {
+            return Effect.sync(() => {
+              if (picked.line !== "") process.stderr.write(`mm: ${picked.line}\n`)
+              return picked.code
+            })
           }
-        )
+          for (const line of picked?.lines ?? []) process.stdout.write(`${line}\n`)
+          return runTerminal(process.cwd(), terminalAgentLayer, {
+            start: picked?.start ?? args.start,
+            question: args.question
+          }).pipe(
+            Effect.provide(terminalLayer(loaded))
+          )
+        }
+      )
     return Effect.map(program, (code) => {
       if (code !== 0) ExitCode.code = code
     })

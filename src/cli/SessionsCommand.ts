@@ -1,16 +1,18 @@
+import * as readline from "node:readline"
+
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as readline from "node:readline"
+
 import { changesMarkdown, changesOverview } from "../changes/Changes"
 import { Checkpoints, CheckpointsLive } from "../changes/Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import { Keeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
-import { sessionMarkdown } from "../text/SessionMarkdown"
 import { sessionsListing } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
+import { sessionMarkdown } from "../text/SessionMarkdown"
 import { ExitCode, storeLayers, withConfig } from "./Run"
 
 const withSessions = <A, E>(config: string | undefined, use: Effect.Effect<A, E, Keeper | SessionStore>) =>
@@ -26,22 +28,25 @@ const fail = (line: string, code: number) =>
 export const listSessions = (config: string | undefined, json: boolean) =>
   withSessions(
     config,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keeper = yield* Keeper
       const listing = yield* keeper.list(process.cwd())
       if (listing._tag === "Failed") ExitCode.code = 1
-      if (!json) return yield* Console.log(sanitize(sessionsListing(listing, "", { all: true, resumeHint: "mm --resume <id> to continue one" })))
-      const out =
-        listing._tag === "Listed"
-          ? {
-              dir: listing.dir,
-              sessions: listing.entries.map((e) =>
-                e._tag === "Readable" ? { ...e.summary, readable: true } : { id: e.id, readable: false, reason: e.reason }
-              )
-            }
-          : listing._tag === "Off"
-            ? { enabled: false, sessions: [] }
-            : { dir: listing.dir, error: listing.reason, sessions: [] }
+      if (!json) {
+        return yield* Console.log(
+          sanitize(sessionsListing(listing, "", { all: true, resumeHint: "mm --resume <id> to continue one" }))
+        )
+      }
+      const out = listing._tag === "Listed"
+        ? {
+          dir: listing.dir,
+          sessions: listing.entries.map((e) =>
+            e._tag === "Readable" ? { ...e.summary, readable: true } : { id: e.id, readable: false, reason: e.reason }
+          )
+        }
+        : listing._tag === "Off"
+        ? { enabled: false, sessions: [] }
+        : { dir: listing.dir, error: listing.reason, sessions: [] }
       return yield* Console.log(JSON.stringify(out, null, 2))
     })
   )
@@ -50,7 +55,7 @@ export const listSessions = (config: string | undefined, json: boolean) =>
 export const showSession = (config: string | undefined, typed: string) =>
   withSessions(
     config,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keeper = yield* Keeper
       const store = yield* SessionStore
       const cwd = process.cwd()
@@ -61,11 +66,14 @@ export const showSession = (config: string | undefined, typed: string) =>
       process.stdout.write(sanitize(sessionMarkdown(session.right)))
       const changes = session.right.changes ?? []
       if (changes.length === 0) return
-      const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes)).pipe(
-        Effect.provide(CheckpointsLive),
-        Effect.either
-      )
-      if (overview._tag === "Left") return yield* fail(`cannot read the changes of ${id.right}: ${String(overview.left)}`, 1)
+      const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))
+        .pipe(
+          Effect.provide(CheckpointsLive),
+          Effect.either
+        )
+      if (overview._tag === "Left") {
+        return yield* fail(`cannot read the changes of ${id.right}: ${String(overview.left)}`, 1)
+      }
       process.stdout.write(sanitize(`\n${changesMarkdown(overview.right)}\n`))
     })
   )
@@ -91,7 +99,7 @@ const confirm = (question: string): Promise<boolean> =>
 export const removeSessions = (config: string | undefined, typed: ReadonlyArray<string>, yes: boolean) =>
   withSessions(
     config,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keeper = yield* Keeper
       const store = yield* SessionStore
       const cwd = process.cwd()
@@ -106,11 +114,17 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
       const blobs = new Set<string>()
       for (const id of ids) {
         const exists = yield* Effect.either(store.load(dir, id))
-        if (exists._tag === "Left" && exists.left.reason === "not-found") return yield* fail(`${exists.left.message} — nothing deleted`, 2)
-        if (exists._tag === "Right") for (const blob of blobsOf(exists.right)) blobs.add(blob)
+        if (exists._tag === "Left" && exists.left.reason === "not-found") {
+          return yield* fail(`${exists.left.message} — nothing deleted`, 2)
+        }
+        if (exists._tag === "Right") {
+          for (const blob of blobsOf(exists.right)) blobs.add(blob)
+        }
       }
       if (!yes) {
-        if (process.stdin.isTTY !== true) return yield* fail("nothing deleted: no terminal to confirm — pass --yes to delete without asking", 2)
+        if (process.stdin.isTTY !== true) {
+          return yield* fail("nothing deleted: no terminal to confirm — pass --yes to delete without asking", 2)
+        }
         const ok = yield* Effect.promise(() => confirm(`delete ${ids.length} session(s): ${ids.join(", ")}? [y/N] `))
         if (!ok) return yield* Effect.sync(() => process.stderr.write("nothing deleted\n"))
       }
@@ -121,7 +135,9 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
       }
       if (blobs.size === 0) return
       const cleaned = yield* Effect.either(checkpointsGc(cwd, blobs))
-      if (cleaned._tag === "Left") return yield* Effect.sync(() => process.stderr.write(`checkpoints kept: ${cleaned.left.message}\n`))
+      if (cleaned._tag === "Left") {
+        return yield* Effect.sync(() => process.stderr.write(`checkpoints kept: ${cleaned.left.message}\n`))
+      }
       if (cleaned.right.removed > 0) process.stdout.write(`${gcLine(cleaned.right)}\n`)
     })
   )

@@ -1,11 +1,13 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from "yaml"
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node as YamlNode, parseDocument } from "yaml"
+
 import { ConfigError } from "../domain/Errors"
 import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
 
@@ -25,12 +27,20 @@ export const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
   strict: true,
   decode: (input, _, ast) => {
     const match = typeof input === "string" ? durationPattern.exec(input) : null
-    const seconds = typeof input === "number" ? input : match === null ? Number.NaN : Number(match[1]) * unitSeconds[match[2] ?? "s"]
+    const seconds = typeof input === "number"
+      ? input
+      : match === null
+      ? Number.NaN
+      : Number(match[1]) * unitSeconds[match[2] ?? "s"]
     return Number.isFinite(seconds) && seconds > 0
       ? ParseResult.succeed(seconds)
       : ParseResult.fail(
-          new ParseResult.Type(ast, input, `expected a positive duration such as 90, "90s" or "2m", got ${JSON.stringify(input)}`)
+        new ParseResult.Type(
+          ast,
+          input,
+          `expected a positive duration such as 90, "90s" or "2m", got ${JSON.stringify(input)}`
         )
+      )
   },
   encode: (seconds) => ParseResult.succeed(seconds)
 }).annotations({
@@ -42,14 +52,19 @@ export const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
   }
 })
 
-const PositiveInt = Schema.Int.pipe(Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` }))
+const PositiveInt = Schema.Int.pipe(
+  Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` })
+)
 
 const ModelConfig = Schema.Struct({
   url: Schema.optionalWith(
     Schema.String.pipe(
-      Schema.filter((url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`, {
-        jsonSchema: { pattern: "^https?://[^\\s/]+" }
-      })
+      Schema.filter(
+        (url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`,
+        {
+          jsonSchema: { pattern: "^https?://[^\\s/]+" }
+        }
+      )
     ),
     { default: () => "http://127.0.0.1:11434/v1" }
   ).annotations({
@@ -76,7 +91,9 @@ const ModelConfig = Schema.Struct({
   headers: Schema.optional(
     Schema.Record({
       key: Schema.String.pipe(
-        Schema.filter((name) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || `expected an HTTP header name, got ${JSON.stringify(name)}`)
+        Schema.filter((name) =>
+          /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || `expected an HTTP header name, got ${JSON.stringify(name)}`
+        )
       ),
       value: Schema.String.pipe(
         Schema.filter((value) => !/[\r\n]/.test(value) || "expected a header value on one line")
@@ -103,7 +120,9 @@ const CompactionConfig = Schema.Struct({
     { default: () => 0.8 }
   ),
   keepTurns: Schema.optionalWith(
-    Schema.Int.pipe(Schema.nonNegative({ message: (i) => `expected a whole number of 0 or more, got ${String(i.actual)}` })),
+    Schema.Int.pipe(
+      Schema.nonNegative({ message: (i) => `expected a whole number of 0 or more, got ${String(i.actual)}` })
+    ),
     { default: () => 2 }
   )
 })
@@ -150,15 +169,21 @@ export const keyDescriptions: Record<string, string> = {
   "model.url": "Base URL of an OpenAI-compatible server; mm appends /chat/completions.",
   "model.name": "Model id sent with each request.",
   "model.apiKeyEnv": "Name of the environment variable holding the bearer token (the key never goes in this file).",
-  "model.contextWindow": "Tokens the model can take; automatic compaction is measured against it. Unset: what the server says it serves (llama.cpp, vLLM, Ollama, LM Studio), else 32768. A server serving fewer tokens wins.",
-  "model.textToolCalls": "Turn tool calls a model wrote as text (<tool_call>…</tool_call>, [TOOL_CALLS]…, a bare JSON call) into real calls.",
+  "model.contextWindow":
+    "Tokens the model can take; automatic compaction is measured against it. Unset: what the server says it serves (llama.cpp, vLLM, Ollama, LM Studio), else 32768. A server serving fewer tokens wins.",
+  "model.textToolCalls":
+    "Turn tool calls a model wrote as text (<tool_call>…</tool_call>, [TOOL_CALLS]…, a bare JSON call) into real calls.",
   "model.temperature": "Sampling temperature sent with each request (0 to 2); unset: the server's default.",
   "model.maxTokens": "Most tokens one answer may have (max_tokens); unset: the server's default.",
-  "model.headers": "Extra HTTP headers sent to the model server; a value may name environment variables as ${NAME} (kept secret).",
-  "model.extraBody": "Fields merged into every request body, for server-specific options (e.g. Ollama's options.num_ctx, vLLM's top_k).",
-  "model.maxAnswerBytes": "Bytes of text (answer and tool-call arguments) one model call may stream; past it the turn fails as a generation error, so a server that never stops cannot fill the memory.",
+  "model.headers":
+    "Extra HTTP headers sent to the model server; a value may name environment variables as ${NAME} (kept secret).",
+  "model.extraBody":
+    "Fields merged into every request body, for server-specific options (e.g. Ollama's options.num_ctx, vLLM's top_k).",
+  "model.maxAnswerBytes":
+    "Bytes of text (answer and tool-call arguments) one model call may stream; past it the turn fails as a generation error, so a server that never stops cannot fill the memory.",
   system: "The system prompt. A resumed or reloaded session continues under the one configured now.",
-  watchdogTimeout: "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
+  watchdogTimeout:
+    "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
   maxSteps: "Model calls allowed in one turn.",
   permissions:
@@ -255,12 +280,19 @@ export const parseConfig = (text: string, file: string): Either.Either<AgentConf
     Either.mapLeft((error) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const keys = issue?.path ?? []
-      const keyPath =
-        keys.length === 0
-          ? "(top level)"
-          : keys.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`), "")
+      const keyPath = keys.length === 0
+        ? "(top level)"
+        : keys.reduce<string>(
+          (
+            acc,
+            key
+          ) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+          ""
+        )
       return new ConfigError({
-        message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${issue === undefined ? "invalid" : issueText(issue)}`
+        message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${
+          issue === undefined ? "invalid" : issueText(issue)
+        }`
       })
     })
   )
@@ -274,8 +306,12 @@ export interface ConfigLookup {
 
 /** `--config`, then `AGENT_CONFIG`, then `./agent.yaml`, then the defaults. */
 export const findConfigFile = (lookup: ConfigLookup): { file: string; required: boolean } | undefined => {
-  if (lookup.flag !== undefined && lookup.flag !== "") return { file: path.resolve(lookup.cwd, lookup.flag), required: true }
-  if (lookup.env !== undefined && lookup.env !== "") return { file: path.resolve(lookup.cwd, lookup.env), required: true }
+  if (lookup.flag !== undefined && lookup.flag !== "") {
+    return { file: path.resolve(lookup.cwd, lookup.flag), required: true }
+  }
+  if (lookup.env !== undefined && lookup.env !== "") {
+    return { file: path.resolve(lookup.cwd, lookup.env), required: true }
+  }
   const local = path.join(lookup.cwd, "agent.yaml")
   return fs.existsSync(local) ? { file: local, required: false } : undefined
 }
@@ -289,7 +325,13 @@ export const loadConfig = (lookup: ConfigLookup): Effect.Effect<LoadedConfig, Co
       text = fs.readFileSync(found.file, "utf8")
     } catch (cause) {
       const code = (cause as { code?: string }).code
-      const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : String(code ?? cause)
+      const why = code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+        ? "is a directory"
+        : code === "EACCES"
+        ? "permission denied"
+        : String(code ?? cause)
       return Effect.fail(new ConfigError({ message: `${found.file}: cannot read the configuration: ${why}` }))
     }
     return Either.match(parseConfig(text, found.file), {

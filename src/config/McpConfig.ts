@@ -37,9 +37,12 @@ export const McpStdioServer = Schema.Struct({
 /** A remote server, reached over streamable HTTP (the SDK falls back to SSE for old servers). */
 export const McpHttpServer = Schema.Struct({
   url: Schema.String.pipe(
-    Schema.filter((url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`, {
-      jsonSchema: { pattern: "^https?://[^\\s/]+" }
-    })
+    Schema.filter(
+      (url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`,
+      {
+        jsonSchema: { pattern: "^https?://[^\\s/]+" }
+      }
+    )
   ).annotations({ description: "the server's MCP endpoint" }),
   headers: Schema.optionalWith(StringMap, { default: () => ({}) }).annotations({
     description: "HTTP headers sent with every request; ${NAME} is read from mm's environment and kept secret"
@@ -50,7 +53,11 @@ export const McpHttpServer = Schema.Struct({
 const stringMapJson = { type: "object", additionalProperties: { type: "string" } }
 const commonJson = {
   enabled: { type: "boolean", default: true, description: "false keeps the entry without starting the server" },
-  approval: { enum: ["ask", "allow"], default: "ask", description: "ask: each call of its tools waits for approval; allow: never ask" }
+  approval: {
+    enum: ["ask", "allow"],
+    default: "ask",
+    description: "ask: each call of its tools waits for approval; allow: never ask"
+  }
 }
 
 /** Published in agent.schema.json for one entry of `mcpServers`. */
@@ -63,7 +70,10 @@ const serverJsonSchema = {
       properties: {
         command: { type: "string", description: "program to start (looked up in PATH)" },
         args: { type: "array", items: { type: "string" }, description: "its arguments" },
-        env: { ...stringMapJson, description: "variables added to its environment; ${NAME} is read from mm's environment and kept secret" },
+        env: {
+          ...stringMapJson,
+          description: "variables added to its environment; ${NAME} is read from mm's environment and kept secret"
+        },
         cwd: { type: "string", description: "directory it runs in, relative to the project (default: the project)" },
         ...commonJson
       }
@@ -73,8 +83,15 @@ const serverJsonSchema = {
       required: ["url"],
       additionalProperties: false,
       properties: {
-        url: { type: "string", pattern: "^https?://[^\\s/]+", description: "the server's MCP endpoint (streamable HTTP; SSE as a fallback)" },
-        headers: { ...stringMapJson, description: "HTTP headers sent with every request; ${NAME} is read from mm's environment and kept secret" },
+        url: {
+          type: "string",
+          pattern: "^https?://[^\\s/]+",
+          description: "the server's MCP endpoint (streamable HTTP; SSE as a fallback)"
+        },
+        headers: {
+          ...stringMapJson,
+          description: "HTTP headers sent with every request; ${NAME} is read from mm's environment and kept secret"
+        },
         ...commonJson
       }
     }
@@ -93,9 +110,15 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 export const McpServerConfig = Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(AnyServer), {
   strict: true,
   decode: (input, options, ast) => {
-    if (!isRecord(input)) return ParseResult.fail(new ParseResult.Type(ast, input, `expected a mapping of keys, got ${JSON.stringify(input)}`))
+    if (!isRecord(input)) {
+      return ParseResult.fail(
+        new ParseResult.Type(ast, input, `expected a mapping of keys, got ${JSON.stringify(input)}`)
+      )
+    }
     if (!("url" in input) && !("command" in input)) {
-      return ParseResult.fail(new ParseResult.Type(ast, input, "expected command (a local server) or url (a remote one)"))
+      return ParseResult.fail(
+        new ParseResult.Type(ast, input, "expected command (a local server) or url (a remote one)")
+      )
     }
     const remote = "url" in input && !("command" in input)
     return remote
@@ -107,9 +130,10 @@ export const McpServerConfig = Schema.transformOrFail(Schema.Unknown, Schema.typ
 
 export type McpServerConfig = typeof McpServerConfig.Type
 
-export const McpServersConfig = Schema.Record({ key: Schema.NonEmptyTrimmedString, value: McpServerConfig }).annotations({
-  jsonSchema: { type: "object", additionalProperties: serverJsonSchema }
-})
+export const McpServersConfig = Schema.Record({ key: Schema.NonEmptyTrimmedString, value: McpServerConfig })
+  .annotations({
+    jsonSchema: { type: "object", additionalProperties: serverJsonSchema }
+  })
 
 export const mcpKeyDescriptions: Record<string, string> = {
   mcpServers:

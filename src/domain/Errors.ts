@@ -30,7 +30,16 @@ export class CompactionError extends Schema.TaggedError<CompactionError>()("Comp
 }) {}
 
 export class ResumeError extends Schema.TaggedError<ResumeError>()("ResumeError", {
-  reason: Schema.Literal("bad-id", "not-found", "ambiguous", "unreadable", "newer-version", "no-session", "disabled", "other-project"),
+  reason: Schema.Literal(
+    "bad-id",
+    "not-found",
+    "ambiguous",
+    "unreadable",
+    "newer-version",
+    "no-session",
+    "disabled",
+    "other-project"
+  ),
   message: Schema.String,
   raw: Schema.String
 }) {}

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+
 import { BadSessionId } from "./Errors"
 
 export const sessionIdPattern = /^\d{8}-\d{6}-[0-9a-f]{8}$/
@@ -10,8 +11,7 @@ const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
 /** `YYYYMMDD-HHMMSS-xxxxxxxx`, local time, eight random lowercase hex digits. */
 export const makeSessionId = (now: Date, random: Uint8Array): string => {
-  const stamp =
-    `${pad(now.getFullYear(), 4)}${pad(now.getMonth() + 1)}${pad(now.getDate())}` +
+  const stamp = `${pad(now.getFullYear(), 4)}${pad(now.getMonth() + 1)}${pad(now.getDate())}` +
     `-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`
   const hex = Array.from(random.subarray(0, 4), (b) => b.toString(16).padStart(2, "0")).join("")
   return `${stamp}-${hex}`
@@ -31,8 +31,8 @@ export const validateSessionId = (value: unknown): Effect.Effect<string, BadSess
   isSessionId(value)
     ? Effect.succeed(value)
     : Effect.fail(
-        new BadSessionId({
-          id: typeof value === "string" ? value.slice(0, 200) : String(value),
-          message: `not a session id: ${describe(value)} (expected YYYYMMDD-HHMMSS-xxxxxxxx)`
-        })
-      )
+      new BadSessionId({
+        id: typeof value === "string" ? value.slice(0, 200) : String(value),
+        message: `not a session id: ${describe(value)} (expected YYYYMMDD-HHMMSS-xxxxxxxx)`
+      })
+    )

@@ -9,7 +9,8 @@ import * as NodeFs from "node:fs"
  */
 
 /** `.<name>.<pid>.<8 hex>.tmp`, beside the file it becomes: hidden, and unique per writer. */
-export const tempNameOf = (name: string): string => `.${name}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`
+export const tempNameOf = (name: string): string =>
+  `.${name}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`
 
 const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
 

@@ -7,5 +7,5 @@ import type * as ChildProcesses from "node:child_process"
  */
 let childProcesses: typeof ChildProcesses | undefined
 
-export const nodeChildProcesses = (): typeof ChildProcesses =>
-  (childProcesses ??= require("node:child_process") as typeof ChildProcesses)
+export const nodeChildProcesses =
+  (): typeof ChildProcesses => (childProcesses ??= require("node:child_process") as typeof ChildProcesses)

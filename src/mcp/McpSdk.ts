@@ -9,16 +9,17 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+
 import type { McpContent } from "./McpTools"
 
 export type ServerTarget =
   | {
-      readonly kind: "stdio"
-      readonly command: string
-      readonly args: ReadonlyArray<string>
-      readonly env: Readonly<Record<string, string>>
-      readonly cwd: string
-    }
+    readonly kind: "stdio"
+    readonly command: string
+    readonly args: ReadonlyArray<string>
+    readonly env: Readonly<Record<string, string>>
+    readonly cwd: string
+  }
   | { readonly kind: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> }
 
 export interface ListedTool {
@@ -103,13 +104,15 @@ const abortable = <A>(signal: AbortSignal | undefined, work: () => Promise<A>): 
   signal === undefined
     ? work()
     : signal.aborted
-      ? Promise.reject(new CallFailure("stopped before it had started", false))
-      : Promise.race([
-          work(),
-          new Promise<never>((_, reject) =>
-            signal.addEventListener("abort", () => reject(new CallFailure("stopped before it had started", false)), { once: true })
-          )
-        ])
+    ? Promise.reject(new CallFailure("stopped before it had started", false))
+    : Promise.race([
+      work(),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener("abort", () => reject(new CallFailure("stopped before it had started", false)), {
+          once: true
+        })
+      )
+    ])
 
 const seconds = (ms: number) => `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)} s`
 

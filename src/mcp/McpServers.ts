@@ -1,16 +1,18 @@
+import * as path from "node:path"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as path from "node:path"
+
 import { AppConfig } from "../config/Config"
-import type { Conversation } from "../sessions/Keeper"
 import type { McpServerConfig } from "../config/McpConfig"
+import { redact, registerSecret, resolveSecretRefs } from "../lib/Secrets"
+import { VERSION } from "../lib/Version"
+import type { ToolSpec } from "../model/ModelClient"
+import type { Conversation } from "../sessions/Keeper"
+import { type ToolResult, truncateOutput } from "../tools/Tools"
 import type { CallOutcome, Connection, ServerTarget } from "./McpSdk"
 import { isMcpToolName, markReadOnly, mcpCallTitle, mcpToolName, resultText } from "./McpTools"
-import type { ToolSpec } from "../model/ModelClient"
-import { redact, registerSecret, resolveSecretRefs } from "../lib/Secrets"
-import { truncateOutput, type ToolResult } from "../tools/Tools"
-import { VERSION } from "../lib/Version"
 
 /** How long a server may take to start and list its tools. */
 export const STARTUP_TIMEOUT_MS = 10_000
@@ -69,7 +71,11 @@ let sdk: Promise<SdkModule> | undefined
 const loadSdk = (): Promise<SdkModule> => (sdk ??= import("./McpSdk"))
 
 const whereOf = (target: ServerEntry["target"]): string =>
-  target.kind === "stdio" ? [target.command, ...target.args].join(" ") : target.kind === "http" ? target.url : "(invalid)"
+  target.kind === "stdio"
+    ? [target.command, ...target.args].join(" ")
+    : target.kind === "http"
+    ? target.url
+    : "(invalid)"
 
 const describeStart = (name: string, reason: string) => `mcp server "${name}" did not start: ${redact(reason)}`
 const describeLost = (name: string, reason: string) => `mcp server "${name}" stopped: ${redact(reason)}`
@@ -99,7 +105,15 @@ export const startGroup = (
       if (taken.has(name)) name = mcpToolName(entry.name, `${tool.name}\u0000${taken.size}`)
       taken.add(name)
       markReadOnly(name, tool.readOnly)
-      return { name, server: entry.name, tool: tool.name, description: tool.description, inputSchema: tool.inputSchema, readOnly: tool.readOnly, approval: entry.approval }
+      return {
+        name,
+        server: entry.name,
+        tool: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        readOnly: tool.readOnly,
+        approval: entry.approval
+      }
     })
   }
 
@@ -134,7 +148,12 @@ export const startGroup = (
   })
 
   return {
-    servers: () => entries.map((e) => ({ name: e.name, where: redact(whereOf(e.target)), state: states.get(e.name) ?? { _tag: "Starting" } })),
+    servers: () =>
+      entries.map((e) => ({
+        name: e.name,
+        where: redact(whereOf(e.target)),
+        state: states.get(e.name) ?? { _tag: "Starting" }
+      })),
     ready,
     settled: () => settled,
     takeProblems: () => problems.splice(0),
@@ -142,7 +161,9 @@ export const startGroup = (
     toldLost: (server) => {
       lostTold.add(server)
       const line = describeLost(server, "")
-      for (let i = problems.length - 1; i >= 0; i--) if (problems[i].startsWith(line.slice(0, line.indexOf(":")))) problems.splice(i, 1)
+      for (let i = problems.length - 1; i >= 0; i--) {
+        if (problems[i].startsWith(line.slice(0, line.indexOf(":")))) problems.splice(i, 1)
+      }
     },
     close: async () => {
       closed = true
@@ -220,7 +241,10 @@ export const entryFromEditor = (server: EditorServer, cwd: string): ServerEntry 
   if (server.command === undefined || server.command.trim() === "") {
     return { ...common, target: { kind: "invalid", reason: "no command and no url" } }
   }
-  return { ...common, target: { kind: "stdio", command: server.command, args: server.args ?? [], env: pairs(server.env), cwd } }
+  return {
+    ...common,
+    target: { kind: "stdio", command: server.command, args: server.args ?? [], env: pairs(server.env), cwd }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -230,8 +254,11 @@ export const entryFromEditor = (server: EditorServer, cwd: string): ServerEntry 
  * Whether a call of an MCP tool waits for the user: as `bash` does (`permissions`, and the
  * session's mode: `allow` never asks, `edits` still asks), unless its server says `allow`.
  */
-export const mcpApprovalNeeded = (permissions: "ask" | "allow", mode: "ask" | "edits" | "allow", approval: "ask" | "allow"): boolean =>
-  approval === "ask" && (mode === "edits" || (mode === "ask" && permissions === "ask"))
+export const mcpApprovalNeeded = (
+  permissions: "ask" | "allow",
+  mode: "ask" | "edits" | "allow",
+  approval: "ask" | "allow"
+): boolean => approval === "ask" && (mode === "edits" || (mode === "ask" && permissions === "ask"))
 
 /** The MCP tools of one turn, and how to run them. */
 export interface McpTurnTools {
@@ -244,7 +271,11 @@ export interface McpTurnTools {
   readonly parse: (raw: string) => { readonly args: Record<string, unknown> } | { readonly error: string }
   readonly title: (name: string, args: Record<string, unknown> | undefined) => string
   /** Runs one call; never fails: a problem is a failed result the model sees. */
-  readonly run: (tool: McpTool, args: Record<string, unknown>, options: { readonly maxOutput: number; readonly timeoutSeconds: number }) => Effect.Effect<ToolResult>
+  readonly run: (
+    tool: McpTool,
+    args: Record<string, unknown>,
+    options: { readonly maxOutput: number; readonly timeoutSeconds: number }
+  ) => Effect.Effect<ToolResult>
 }
 
 export const noMcpTools: McpTurnTools = {
@@ -259,7 +290,9 @@ export const noMcpTools: McpTurnTools = {
 const parseArgs = (raw: string): { readonly args: Record<string, unknown> } | { readonly error: string } => {
   try {
     const value: unknown = raw.trim() === "" ? {} : JSON.parse(raw)
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "arguments must be a JSON object" }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return { error: "arguments must be a JSON object" }
+    }
     return { args: value as Record<string, unknown> }
   } catch (cause) {
     return { error: `arguments are not valid JSON (${String((cause as Error).message ?? cause).split("\n")[0]})` }
@@ -279,7 +312,10 @@ export const turnTools = (groups: ReadonlyArray<McpGroup>): McpTurnTools => {
     return groups.flatMap((group) =>
       group.servers().flatMap((server) => {
         if (server.state._tag !== "Ready" || timedOut.has(server.name)) return []
-        return server.state.tools.filter((t) => !seen.has(t.name) && (seen.add(t.name), true)).map((tool) => ({ group, tool }))
+        return server.state.tools.filter((t) => !seen.has(t.name) && (seen.add(t.name), true)).map((tool) => ({
+          group,
+          tool
+        }))
       })
     )
   }
@@ -341,7 +377,9 @@ export class McpServers extends Context.Tag("mm/McpServers")<McpServers, McpServ
 /** A one-line summary for the terminal's banner: `mcp: 2 servers, 14 tools`, and which failed. */
 export const summaryLine = (group: McpGroup): string => {
   const servers = group.servers().filter((s) => s.state._tag !== "Disabled")
-  if (!group.settled()) return `mcp: ${servers.length} server${servers.length === 1 ? "" : "s"} starting — /mcp to see them`
+  if (!group.settled()) {
+    return `mcp: ${servers.length} server${servers.length === 1 ? "" : "s"} starting — /mcp to see them`
+  }
   const ready = servers.filter((s) => s.state._tag === "Ready")
   const tools = ready.reduce((n, s) => n + (s.state._tag === "Ready" ? s.state.tools.length : 0), 0)
   const failed = servers.filter((s) => s.state._tag === "Failed").map((s) => s.name)
@@ -355,15 +393,16 @@ export const serversListing = (groups: ReadonlyArray<McpGroup>): string => {
   if (servers.length === 0) return "no MCP servers — add them under mcpServers in agent.yaml (docs/how-to/mcp.md)"
   return servers
     .map((s) => {
-      const state =
-        s.state._tag === "Ready"
-          ? `ready, ${s.state.tools.length} tool(s)`
-          : s.state._tag === "Failed"
-            ? `failed: ${s.state.reason}`
-            : s.state._tag === "Disabled"
-              ? "disabled (enabled: false)"
-              : "starting"
-      const tools = s.state._tag === "Ready" ? s.state.tools.map((t) => `    ${t.name}${t.readOnly ? "  (read-only)" : ""}`) : []
+      const state = s.state._tag === "Ready"
+        ? `ready, ${s.state.tools.length} tool(s)`
+        : s.state._tag === "Failed"
+        ? `failed: ${s.state.reason}`
+        : s.state._tag === "Disabled"
+        ? "disabled (enabled: false)"
+        : "starting"
+      const tools = s.state._tag === "Ready"
+        ? s.state.tools.map((t) => `    ${t.name}${t.readOnly ? "  (read-only)" : ""}`)
+        : []
       return [`${s.name}  ${s.where}  — ${state}`, ...tools].join("\n")
     })
     .join("\n")
@@ -377,10 +416,14 @@ export const McpServersLive = (options: {
 }) =>
   Layer.scoped(
     McpServers,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { config } = yield* AppConfig
-      const entries = Object.entries(config.mcpServers).map(([name, server]) => entryFromConfig(name, server, options.projectDir))
-      const configured = entries.length === 0 ? undefined : startGroup(entries, { timeoutMs: options.timeoutMs, onProblem: options.onProblem })
+      const entries = Object.entries(config.mcpServers).map(([name, server]) =>
+        entryFromConfig(name, server, options.projectDir)
+      )
+      const configured = entries.length === 0
+        ? undefined
+        : startGroup(entries, { timeoutMs: options.timeoutMs, onProblem: options.onProblem })
       const attachedGroups = new WeakMap<Conversation, McpGroup>()
       const live = new Set<McpGroup>(configured === undefined ? [] : [configured])
       yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((g) => g.close()))))
@@ -415,7 +458,7 @@ export const McpServersLive = (options: {
             return Effect.promise(() => group.close())
           }),
         forTurn: (conversation) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const groups = groupsOf(conversation)
             if (groups.length === 0) return noMcpTools
             yield* Effect.promise(() => Promise.all(groups.map((g) => g.ready)))

@@ -50,7 +50,9 @@ export interface McpContent {
 }
 
 const size = (base64: unknown): string =>
-  typeof base64 === "string" ? `, ${Math.floor((base64.length * 3) / 4) - (base64.match(/=+$/)?.[0].length ?? 0)} bytes` : ""
+  typeof base64 === "string"
+    ? `, ${Math.floor((base64.length * 3) / 4) - (base64.match(/=+$/)?.[0].length ?? 0)} bytes`
+    : ""
 
 /** Non-text content, described in one line the model can read. */
 const describeContent = (block: McpContent): string => {
@@ -63,7 +65,9 @@ const describeContent = (block: McpContent): string => {
     case "resource": {
       const resource = (block.resource ?? {}) as Record<string, unknown>
       if (typeof resource.text === "string") return resource.text
-      return `[resource: ${String(resource.uri ?? "")} (${String(resource.mimeType ?? "binary")}${size(resource.blob)})]`
+      return `[resource: ${String(resource.uri ?? "")} (${String(resource.mimeType ?? "binary")}${
+        size(resource.blob)
+      })]`
     }
     default:
       return `[${block.type} content]`
@@ -71,7 +75,9 @@ const describeContent = (block: McpContent): string => {
 }
 
 /** The text the model sees of a result: text blocks joined, anything else one line each. */
-export const resultText = (result: { readonly content?: ReadonlyArray<McpContent>; readonly structuredContent?: unknown }): string => {
+export const resultText = (
+  result: { readonly content?: ReadonlyArray<McpContent>; readonly structuredContent?: unknown }
+): string => {
   const parts = (result.content ?? []).map((block) =>
     block.type === "text" && typeof block.text === "string" ? block.text : describeContent(block)
   )

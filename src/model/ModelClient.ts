@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
+
 import type { GenerationError } from "../domain/Errors"
 import type { ToolCall, WireMessage } from "../domain/Session"
 import type { ServerCheck } from "./ServerProbe"
@@ -35,14 +36,14 @@ export type ModelEvent =
   /** The server was busy (or dropped the connection) before answering: mm waits, then asks again. */
   | { readonly _tag: "Retrying"; readonly text: string }
   | {
-      readonly _tag: "Completed"
-      readonly content: string
-      /** The whole reasoning of this answer; "" when the model gave none. */
-      readonly reasoning: string
-      readonly toolCalls: ReadonlyArray<ToolCall>
-      readonly finishReason: string
-      readonly usage: Usage | undefined
-    }
+    readonly _tag: "Completed"
+    readonly content: string
+    /** The whole reasoning of this answer; "" when the model gave none. */
+    readonly reasoning: string
+    readonly toolCalls: ReadonlyArray<ToolCall>
+    readonly finishReason: string
+    readonly usage: Usage | undefined
+  }
 
 export interface ModelClientShape {
   /** `POST {url}/chat/completions` with `stream: true`. Interrupting the stream aborts the request. */

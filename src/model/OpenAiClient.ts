@@ -1,9 +1,9 @@
 import * as Sse from "@effect/experimental/Sse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -12,12 +12,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+
 import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../config/Config"
 import { GenerationError, type GenerationReason, rawText } from "../domain/Errors"
 import type { ToolCall } from "../domain/Session"
+import { makeStreamRedactor, redact, registerSecretVariable, resolveSecretRefs } from "../lib/Secrets"
 import { type ChatRequest, ModelClient, type ModelEvent, type Usage } from "./ModelClient"
 import { ThinkSplitter } from "./Reasoning"
-import { makeStreamRedactor, redact, registerSecretVariable, resolveSecretRefs } from "../lib/Secrets"
 import {
   checkOf,
   CONTEXT_PROBE_TIMEOUT_MS,
@@ -140,7 +141,11 @@ export const transportError = (baseUrl: string, error: HttpClientError.RequestEr
   }
   const code = errorCode(error.cause)
   const why = code === undefined ? oneLine(rawText(error.cause ?? error), 80) : connectionTrouble[code] ?? code
-  return fail("unreachable", `cannot reach the model server at ${baseUrl} (${why}) — is it running?${startHint(baseUrl)}`, raw)
+  return fail(
+    "unreachable",
+    `cannot reach the model server at ${baseUrl} (${why}) — is it running?${startHint(baseUrl)}`,
+    raw
+  )
 }
 
 /** The human part of an error body: `{error: {message}}`, `{error}`, `{message}`, `{detail}` or the text itself. */
@@ -204,14 +209,17 @@ export const httpError = (
       )
     }
     const detail = said === "" ? "HTTP 404" : `HTTP 404: ${said}`
-    return fail("model-not-found", `${head} (${detail}) — check model.name, and that model.url is the API base (often ending in /v1)`, raw)
+    return fail(
+      "model-not-found",
+      `${head} (${detail}) — check model.name, and that model.url is the API base (often ending in /v1)`,
+      raw
+    )
   }
-  const hint =
-    answer.status === 401 || answer.status === 403
-      ? context.apiKeyEnv === undefined
-        ? " — does this server need a key? set model.apiKeyEnv to the variable holding it"
-        : ` — check the key in $${context.apiKeyEnv}`
-      : ""
+  const hint = answer.status === 401 || answer.status === 403
+    ? context.apiKeyEnv === undefined
+      ? " — does this server need a key? set model.apiKeyEnv to the variable holding it"
+      : ` — check the key in $${context.apiKeyEnv}`
+    : ""
   return fail("http", `model server answered HTTP ${answer.status}${said === "" ? "" : `: ${said}`}${hint}`, raw)
 }
 
@@ -263,7 +271,11 @@ export class Completion {
       )
     }
     if (!isRecord(chunk)) {
-      return fail("malformed", `the model server sent a chunk that is not an object: ${oneLine(data, CHUNK_SHOWN_MAX)}`, data)
+      return fail(
+        "malformed",
+        `the model server sent a chunk that is not an object: ${oneLine(data, CHUNK_SHOWN_MAX)}`,
+        data
+      )
     }
     if ((chunk.error !== undefined && chunk.error !== null) || eventName === "error") {
       const said = serverMessage(data)
@@ -297,7 +309,9 @@ export class Completion {
       }
       if (Array.isArray(delta.tool_calls)) this.absorbToolCalls(delta.tool_calls, delta === choice.message)
     }
-    if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") this.finishReason = choice.finish_reason
+    if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
+      this.finishReason = choice.finish_reason
+    }
     return text
   }
 
@@ -311,7 +325,11 @@ export class Completion {
       if (call.id === undefined) call.id = id
       if (!isRecord(fn)) continue
       if (call.name === "" && typeof fn.name === "string") call.name = fn.name
-      const added = typeof fn.arguments === "string" ? fn.arguments : isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : ""
+      const added = typeof fn.arguments === "string"
+        ? fn.arguments
+        : isRecord(fn.arguments)
+        ? JSON.stringify(fn.arguments)
+        : ""
       call.arguments += added
       this.bytes += Buffer.byteLength(added)
     }
@@ -327,7 +345,10 @@ export class Completion {
     if (typeof index === "number") {
       key = this.aliases.get(index) ?? index
       const there = this.calls.get(key)
-      if (named && there !== undefined && id !== undefined && there.id !== undefined && there.id !== id && there.name !== "") {
+      if (
+        named && there !== undefined && id !== undefined && there.id !== undefined && there.id !== id &&
+        there.name !== ""
+      ) {
         const known = [...this.calls.entries()].find(([, call]) => call.id === id)
         key = known !== undefined ? known[0] : Math.max(this.lastIndex, ...this.calls.keys()) + 1
         this.aliases.set(index, key)
@@ -380,7 +401,9 @@ export class Completion {
       } catch (cause) {
         return fail(
           "malformed",
-          `the model gave tool "${oneLine(call.name, 40)}" arguments that are not JSON: ${oneLine(args, CHUNK_SHOWN_MAX)}`,
+          `the model gave tool "${oneLine(call.name, 40)}" arguments that are not JSON: ${
+            oneLine(args, CHUNK_SHOWN_MAX)
+          }`,
           `${rawText(cause)} in arguments of ${call.name}: ${args}`
         )
       }
@@ -409,7 +432,11 @@ export const modelIds = (body: unknown): ReadonlyArray<string> => {
   if (!isRecord(body)) return []
   const list = Array.isArray(body.data) ? body.data : Array.isArray(body.models) ? body.models : []
   const ids = list.flatMap((entry: unknown) =>
-    isRecord(entry) && typeof entry.id === "string" ? [entry.id] : isRecord(entry) && typeof entry.name === "string" ? [entry.name] : []
+    isRecord(entry) && typeof entry.id === "string"
+      ? [entry.id]
+      : isRecord(entry) && typeof entry.name === "string"
+      ? [entry.name]
+      : []
   )
   return [...new Set(ids)]
 }
@@ -456,19 +483,27 @@ export const retryDelayMs = (
 ): number =>
   Math.min(timing.capMs, Math.round(retryAfter ?? timing.baseMs * 2 ** (attempt - 1) * (0.75 + random * 0.5)))
 
-const waitWords = (ms: number): string => (ms >= 1000 || ms === 0 ? `${Math.round(ms / 1000)} s` : `${(ms / 1000).toFixed(1)} s`)
+const waitWords = (
+  ms: number
+): string => (ms >= 1000 || ms === 0 ? `${Math.round(ms / 1000)} s` : `${(ms / 1000).toFixed(1)} s`)
 
 const MODELS_SHOWN = 8
 
 /** `a, b, c` (the first few of a long list). */
 export const modelNames = (models: ReadonlyArray<string>): string =>
-  models.length <= MODELS_SHOWN ? models.join(", ") : `${models.slice(0, MODELS_SHOWN).join(", ")}, … (${models.length} in all)`
+  models.length <= MODELS_SHOWN
+    ? models.join(", ")
+    : `${models.slice(0, MODELS_SHOWN).join(", ")}, … (${models.length} in all)`
 
 /** The context window in force: the configured one, unless the server serves fewer tokens. */
 export const effectiveWindow = (configured: number | undefined, served: number | undefined): number =>
-  configured === undefined ? served ?? DEFAULT_CONTEXT_WINDOW : served === undefined ? configured : Math.min(configured, served)
+  configured === undefined
+    ? served ?? DEFAULT_CONTEXT_WINDOW
+    : served === undefined
+    ? configured
+    : Math.min(configured, served)
 
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const { config } = yield* AppConfig
   // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
   const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
@@ -498,7 +533,9 @@ export const make = Effect.gen(function* () {
     if (missingHeaderVariables.length > 0) {
       return fail(
         "http",
-        `agent.yaml names the environment variable ${missingHeaderVariables[0]}, but it is not set — export it before starting mm`,
+        `agent.yaml names the environment variable ${
+          missingHeaderVariables[0]
+        }, but it is not set — export it before starting mm`,
         `unset environment variables: ${missingHeaderVariables.join(", ")}`
       )
     }
@@ -525,11 +562,11 @@ export const make = Effect.gen(function* () {
       ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
       ...(request.tools.length > 0
         ? {
-            tools: request.tools.map((tool) => ({
-              type: "function",
-              function: { name: tool.name, description: tool.description, parameters: tool.parameters }
-            }))
-          }
+          tools: request.tools.map((tool) => ({
+            type: "function",
+            function: { name: tool.name, description: tool.description, parameters: tool.parameters }
+          }))
+        }
         : {})
     })
 
@@ -561,8 +598,9 @@ export const make = Effect.gen(function* () {
 
   /** An error body, read up to ERROR_BODY_READ_MAX bytes. */
   const errorBody = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
-    Effect.map(readBody(response, ERROR_BODY_READ_MAX), ({ text, whole }) =>
-      whole ? text : `${text} … [body cut after ${ERROR_BODY_READ_MAX} bytes]`
+    Effect.map(
+      readBody(response, ERROR_BODY_READ_MAX),
+      ({ text, whole }) => whole ? text : `${text} … [body cut after ${ERROR_BODY_READ_MAX} bytes]`
     )
 
   /** Sends the request and waits for the headers; the watchdog counts this wait too. */
@@ -570,7 +608,7 @@ export const make = Effect.gen(function* () {
     request: ChatRequest,
     auth: string | undefined
   ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const withUsage = askForUsage
       let httpRequest = HttpClientRequest.post(completionsUrl).pipe(
         HttpClientRequest.setHeaders(extraHeaders),
@@ -585,7 +623,11 @@ export const make = Effect.gen(function* () {
           (error) => {
             const failure = transportError(baseUrl, error)
             const code = errorCode(error.cause)
-            return Effect.fail(code !== undefined && RESET_CODES.has(code) ? new Busy(failure, "connection reset by the server", undefined) : failure)
+            return Effect.fail(
+              code !== undefined && RESET_CODES.has(code)
+                ? new Busy(failure, "connection reset by the server", undefined)
+                : failure
+            )
           }
         ),
         Effect.catchIf(
@@ -601,7 +643,9 @@ export const make = Effect.gen(function* () {
       }
       const error = httpError(context, { status: response.status, body, serverHeader: headerOf(response, "server") })
       if (RETRIED_STATUSES.has(response.status)) {
-        return yield* Effect.fail(new Busy(error, `server busy (${response.status})`, retryAfterMs(headerOf(response, "retry-after"))))
+        return yield* Effect.fail(
+          new Busy(error, `server busy (${response.status})`, retryAfterMs(headerOf(response, "retry-after")))
+        )
       }
       return yield* Effect.fail(error)
     })
@@ -619,11 +663,15 @@ export const make = Effect.gen(function* () {
     Stream.unwrap(
       open(request, auth).pipe(
         Effect.map((response) =>
-          (headerOf(response, "content-type") ?? "").includes("application/json") ? wholeAnswer(response) : events(response)
+          (headerOf(response, "content-type") ?? "").includes("application/json")
+            ? wholeAnswer(response)
+            : events(response)
         ),
         Effect.catchAll((failure) => {
           const error = failure instanceof Busy ? failure.error : failure
-          if (!(failure instanceof Busy) || attempt > timing.maxRetries) return Effect.flip(finalError(error, attempt, earlier))
+          if (!(failure instanceof Busy) || attempt > timing.maxRetries) {
+            return Effect.flip(finalError(error, attempt, earlier))
+          }
           const waitMs = retryDelayMs(attempt, failure.retryAfterMs, timing)
           const notice: ModelEvent = { _tag: "Retrying", text: `${failure.label} — retrying in ${waitWords(waitMs)}` }
           return Effect.succeed(
@@ -637,12 +685,19 @@ export const make = Effect.gen(function* () {
     )
 
   /** The failure as the user reads it: a missing model named with the ones there are, every attempt in `raw`. */
-  const finalError = (error: GenerationError, attempt: number, earlier: ReadonlyArray<string>): Effect.Effect<GenerationError> =>
+  const finalError = (
+    error: GenerationError,
+    attempt: number,
+    earlier: ReadonlyArray<string>
+  ): Effect.Effect<GenerationError> =>
     Effect.map(explainMissingModel(error), (explained) =>
       earlier.length === 0
         ? explained
-        : new GenerationError({ reason: explained.reason, message: explained.message, raw: [...earlier, `attempt ${attempt}: ${error.raw}`].join("\n") })
-    )
+        : new GenerationError({
+          reason: explained.reason,
+          message: explained.message,
+          raw: [...earlier, `attempt ${attempt}: ${error.raw}`].join("\n")
+        }))
 
   /** A server that ignored `stream: true` and sent the whole completion as one JSON body. */
   const wholeAnswer = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelEvent, GenerationError> =>
@@ -652,7 +707,9 @@ export const make = Effect.gen(function* () {
         const completion = new Completion()
         const text = completion.absorb(body, "message")
         if (text instanceof GenerationError) return Stream.fail(text)
-        if (!completion.finished && completion.content === "") return Stream.fail(streamCut(`a JSON body without an answer: ${body}`))
+        if (!completion.finished && completion.content === "") {
+          return Stream.fail(streamCut(`a JSON body without an answer: ${body}`))
+        }
         const rest = completion.endContent()
         const done = completion.complete()
         if (done instanceof GenerationError) return Stream.fail(done)
@@ -711,13 +768,14 @@ export const make = Effect.gen(function* () {
           error._tag === "GenerationError"
             ? Stream.fail(error)
             : completion.finished
-              ? Stream.empty // the answer was whole; only the goodbye was lost
-              : Stream.fail(streamCut(rawText(error)))
+            ? Stream.empty // the answer was whole; only the goodbye was lost
+            : Stream.fail(streamCut(rawText(error)))
         ),
         Stream.catchSomeCause((cause) =>
           Option.map(
             Cause.dieOption(cause).pipe(Option.filter((defect) => defect instanceof Sse.SseError)),
-            (defect) => Stream.fail(fail("malformed", "the model server sent an event too large to read", rawText(defect)))
+            (defect) =>
+              Stream.fail(fail("malformed", "the model server sent an event too large to read", rawText(defect)))
           )
         ),
         Stream.concat(closing)
@@ -782,7 +840,7 @@ export const make = Effect.gen(function* () {
       ),
       Effect.flatMap((found) => Deferred.succeed(listing, found))
     )
-  const probeServer = Effect.gen(function* () {
+  const probeServer = Effect.gen(function*() {
     yield* listModels
     const { answered, list } = yield* Deferred.await(listing)
     if (!answered) return
@@ -798,8 +856,9 @@ export const make = Effect.gen(function* () {
     const kind = served.kind
     return Effect.asVoid(
       Effect.forkIn(
-        Effect.flatMap(probeOllamaLoaded(client, { baseUrl, model, headers: probeHeaders() }), (tokens) =>
-          tokens === undefined ? Effect.void : learn({ kind, tokens, askAgainAfterAnswer: false })
+        Effect.flatMap(
+          probeOllamaLoaded(client, { baseUrl, model, headers: probeHeaders() }),
+          (tokens) => tokens === undefined ? Effect.void : learn({ kind, tokens, askAgainAfterAnswer: false })
         ),
         layerScope
       )
@@ -832,19 +891,21 @@ export const make = Effect.gen(function* () {
   const explainMissingModel = (error: GenerationError): Effect.Effect<GenerationError> =>
     error.reason !== "model-not-found" && !/^model server answered HTTP (400|404|422)\b/.test(error.message)
       ? Effect.succeed(error)
-      : // the list asked for at start-up may still be on its way
-        Deferred.await(listing).pipe(
-          Effect.timeout(PROBE_TIMEOUT_MS),
-          Effect.orElseSucceed(() => undefined),
-          Effect.map(() => withModels(error))
-        )
+      // the list asked for at start-up may still be on its way
+      : Deferred.await(listing).pipe(
+        Effect.timeout(PROBE_TIMEOUT_MS),
+        Effect.orElseSucceed(() => undefined),
+        Effect.map(() => withModels(error))
+      )
 
   const withModels = (error: GenerationError): GenerationError => {
     if (checked?.missing !== true || checked.models === undefined) return error
     const ollama = kindOf(baseUrl, undefined) === "ollama" || looksLikeOllama(baseUrl, undefined, error.raw)
     return new GenerationError({
       reason: "model-not-found",
-      message: `model "${model}" is not available on ${baseUrl} — available: ${modelNames(checked.models)}${ollama ? ` — or run \`ollama pull ${model}\`` : " — check model.name"}`,
+      message: `model "${model}" is not available on ${baseUrl} — available: ${modelNames(checked.models)}${
+        ollama ? ` — or run \`ollama pull ${model}\`` : " — check model.name"
+      }`,
       raw: error.raw
     })
   }

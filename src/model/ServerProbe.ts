@@ -61,7 +61,8 @@ export const parseModelList = (body: unknown, model: string): ModelList | undefi
   const entries = body.data.filter(isRecord)
   const ids = entries.flatMap((entry) => (typeof entry.id === "string" ? [entry.id] : []))
   const ownedBy = entries.flatMap((entry) => (typeof entry.owned_by === "string" ? [entry.owned_by] : []))
-  const mine = entries.find((entry) => typeof entry.id === "string" && sameModel(entry.id, model)) ?? (entries.length === 1 ? entries[0] : undefined)
+  const mine = entries.find((entry) => typeof entry.id === "string" && sameModel(entry.id, model)) ??
+    (entries.length === 1 ? entries[0] : undefined)
   return { ids, ownedBy, maxModelLen: positive(mine?.max_model_len) }
 }
 
@@ -131,13 +132,14 @@ export const ollamaRunningContext = (body: unknown, model: string): number | und
 }
 
 /** Ollama `POST /api/show`: `num_ctx` set in the model's parameters, and the length it was trained for. */
-export const ollamaShownContext = (body: unknown): { readonly numCtx: number | undefined; readonly trained: number | undefined } => {
+export const ollamaShownContext = (
+  body: unknown
+): { readonly numCtx: number | undefined; readonly trained: number | undefined } => {
   if (!isRecord(body)) return { numCtx: undefined, trained: undefined }
   const params = typeof body.parameters === "string" ? /^\s*num_ctx\s+(\d+)/m.exec(body.parameters) : null
   const info = isRecord(body.model_info) ? body.model_info : {}
   const arch = typeof info["general.architecture"] === "string" ? info["general.architecture"] : undefined
-  const trained =
-    (arch !== undefined ? positive(info[`${arch}.context_length`]) : undefined) ??
+  const trained = (arch !== undefined ? positive(info[`${arch}.context_length`]) : undefined) ??
     positive(Object.entries(info).find(([key]) => key.endsWith(".context_length"))?.[1])
   return { numCtx: params === null ? undefined : positive(Number(params[1])), trained }
 }
@@ -164,7 +166,11 @@ export const lmStudioV1Context = (body: unknown, model: string): number | undefi
 
 /** `32768` → `32k`, `4096` → `4k`, `131072` → `128k`, `1000` → `1000`. */
 export const windowFigure = (tokens: number): string =>
-  tokens >= 1024 && tokens % 1024 === 0 ? `${tokens / 1024}k` : tokens >= 10000 ? `${Math.round(tokens / 1000)}k` : String(tokens)
+  tokens >= 1024 && tokens % 1024 === 0
+    ? `${tokens / 1024}k`
+    : tokens >= 10000
+    ? `${Math.round(tokens / 1000)}k`
+    : String(tokens)
 
 /** Below this, an Ollama window is too small for an agent with tools, whatever agent.yaml says. */
 export const OLLAMA_SMALL = 16384
@@ -184,7 +190,8 @@ export const contextWarning = (
     return `ollama serves ${model} with ${tokens} tokens of context — set OLLAMA_CONTEXT_LENGTH=${wanted} and restart ollama`
   }
   if (!smallerThanConfigured) return undefined
-  const head = `the server serves ${model} with ${tokens} tokens of context, less than model.contextWindow (${configured})`
+  const head =
+    `the server serves ${model} with ${tokens} tokens of context, less than model.contextWindow (${configured})`
   switch (served.kind) {
     case "llama.cpp":
       return `${head} — restart llama-server with a larger -c (shared among its --parallel slots), or lower model.contextWindow`
@@ -229,23 +236,31 @@ export const probeContext = (
   const get = (path: string) => ask(HttpClientRequest.get(`${root}${path}`))
 
   const llamaCpp = Effect.map(get("/props"), llamaCppContext)
-  const ollama = Effect.gen(function* () {
+  const ollama = Effect.gen(function*() {
     const [running, shown] = yield* Effect.all(
       [
         Effect.map(get("/api/ps"), (body) => ollamaRunningContext(body, model)),
-        Effect.map(ask(HttpClientRequest.post(`${root}/api/show`).pipe(HttpClientRequest.bodyUnsafeJson({ model }))), ollamaShownContext)
+        Effect.map(
+          ask(HttpClientRequest.post(`${root}/api/show`).pipe(HttpClientRequest.bodyUnsafeJson({ model }))),
+          ollamaShownContext
+        )
       ],
       { concurrency: "unbounded" }
     )
     if (running !== undefined) return { tokens: running, answered: true }
     if (shown.numCtx !== undefined) {
-      return { tokens: shown.trained !== undefined ? Math.min(shown.numCtx, shown.trained) : shown.numCtx, answered: true }
+      return {
+        tokens: shown.trained !== undefined ? Math.min(shown.numCtx, shown.trained) : shown.numCtx,
+        answered: true
+      }
     }
     // not loaded, and no num_ctx of its own: the server's default applies, known once it has loaded the model
     return { tokens: undefined, answered: shown.trained !== undefined }
   })
   const lmStudio = Effect.map(
-    Effect.all([get(`/api/v0/models/${encodeURIComponent(model)}`), get("/api/v1/models")], { concurrency: "unbounded" }),
+    Effect.all([get(`/api/v0/models/${encodeURIComponent(model)}`), get("/api/v1/models")], {
+      concurrency: "unbounded"
+    }),
     ([v0, v1]) => lmStudioV0Context(v0) ?? lmStudioV1Context(v1, model)
   )
 
@@ -262,12 +277,33 @@ export const probeContext = (
       return Effect.map(ollama, ({ tokens }) => ({ kind, tokens, askAgainAfterAnswer: tokens === undefined }))
     case "unknown":
       // whichever of them this server turns out to be
-      return Effect.map(Effect.all([llamaCpp, ollama, lmStudio], { concurrency: "unbounded" }), ([fromProps, fromOllama, fromLmStudio]) => {
-        if (fromProps !== undefined) return { kind: "llama.cpp" as const, tokens: fromProps, askAgainAfterAnswer: false }
-        if (fromOllama.answered) return { kind: "ollama" as const, tokens: fromOllama.tokens, askAgainAfterAnswer: fromOllama.tokens === undefined }
-        if (fromLmStudio !== undefined) return { kind: "lmstudio" as const, tokens: fromLmStudio, askAgainAfterAnswer: false }
-        return { kind, tokens: undefined, askAgainAfterAnswer: false }
-      })
+      return Effect.map(
+        Effect.all([llamaCpp, ollama, lmStudio], { concurrency: "unbounded" }),
+        ([fromProps, fromOllama, fromLmStudio]) => {
+          if (fromProps !== undefined) {
+            return {
+              kind: "llama.cpp" as const,
+              tokens: fromProps,
+              askAgainAfterAnswer: false
+            }
+          }
+          if (fromOllama.answered) {
+            return {
+              kind: "ollama" as const,
+              tokens: fromOllama.tokens,
+              askAgainAfterAnswer: fromOllama.tokens === undefined
+            }
+          }
+          if (fromLmStudio !== undefined) {
+            return {
+              kind: "lmstudio" as const,
+              tokens: fromLmStudio,
+              askAgainAfterAnswer: false
+            }
+          }
+          return { kind, tokens: undefined, askAgainAfterAnswer: false }
+        }
+      )
   }
 }
 
@@ -277,7 +313,12 @@ export const probeOllamaLoaded = (
   options: { readonly baseUrl: string; readonly model: string; readonly headers: Readonly<Record<string, string>> }
 ): Effect.Effect<number | undefined> =>
   HttpClient.withScope(client)
-    .execute(HttpClientRequest.setHeaders(HttpClientRequest.get(`${options.baseUrl.replace(/\/v1$/, "")}/api/ps`), options.headers))
+    .execute(
+      HttpClientRequest.setHeaders(
+        HttpClientRequest.get(`${options.baseUrl.replace(/\/v1$/, "")}/api/ps`),
+        options.headers
+      )
+    )
     .pipe(
       Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
       Effect.scoped,

@@ -94,7 +94,11 @@ const mistral = (text: string, known: ReadonlySet<string>): { start: number; cal
   for (const part of rest.split(MISTRAL)) {
     const at = part.indexOf(MISTRAL_ARGS)
     if (at < 0) return undefined
-    const call = callOf({ name: part.slice(0, at).trim(), arguments: parse(part.slice(at + MISTRAL_ARGS.length).trim()) }, known, true)
+    const call = callOf(
+      { name: part.slice(0, at).trim(), arguments: parse(part.slice(at + MISTRAL_ARGS.length).trim()) },
+      known,
+      true
+    )
     if (call === undefined) return undefined
     calls.push(call)
   }

@@ -1,31 +1,32 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+
 import { Agent, AgentLive } from "../agent/Agent"
+import { CompactorLive } from "../agent/Compactor"
+import type { TurnEvent } from "../agent/TurnEvent"
 import { Approval, Approver } from "../approvals/Approver"
 import { ChangesLive } from "../changes/Changes"
 import type { RunArgs } from "../cli/Args"
-import { redact } from "../lib/Secrets"
-import { CompactorLive } from "../agent/Compactor"
 import { AppConfig } from "../config/Config"
+import { redact } from "../lib/Secrets"
 import type { Conversation } from "../sessions/Keeper"
-import type { TurnEvent } from "../agent/TurnEvent"
-import { printEventJson, type PrintEvent } from "./PrintEvents"
 import { openOn } from "../sessions/StartOn"
 import { toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { plain } from "../text/Style"
+import { type PrintEvent, printEventJson } from "./PrintEvents"
 
 /** Everything piped into `mm -p`, or undefined when stdin is a terminal. */
 export const readStdin = (stdin: NodeJS.ReadStream = process.stdin): Promise<string | undefined> =>
   stdin.isTTY === true
     ? Promise.resolve(undefined)
     : new Promise((resolve) => {
-        const chunks: Array<Buffer> = []
-        stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
-        stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-        stdin.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")))
-      })
+      const chunks: Array<Buffer> = []
+      stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
+      stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      stdin.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    })
 
 /** The question sent: what was typed, then what came on stdin, as context. */
 export const promptOf = (question: string | undefined, piped: string | undefined): string | undefined => {
@@ -64,7 +65,7 @@ const processIO: PrintIO = {
  * else on stderr. Resolves with the exit code: 0 answered, 1 the turn failed, 2 bad usage.
  */
 export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const piped = yield* Effect.promise(() => readStdin())
     const prompt = promptOf(run.question, piped)
     if (prompt === undefined) {
@@ -76,9 +77,14 @@ export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
       if (started.line !== "") io.err(`mm: ${started.line}`)
       return started.code
     }
-    if (run.verbose) for (const line of started.lines) io.err(line)
-    const agentLayer = AgentLive.pipe(Layer.provide(Layer.mergeAll(CompactorLive, printApprover(io.err))), Layer.provide(ChangesLive))
-    const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io)).pipe(Effect.provide(agentLayer))
+    if (run.verbose) { for (const line of started.lines) io.err(line) }
+    const agentLayer = AgentLive.pipe(
+      Layer.provide(Layer.mergeAll(CompactorLive, printApprover(io.err))),
+      Layer.provide(ChangesLive)
+    )
+    const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io)).pipe(
+      Effect.provide(agentLayer)
+    )
     if (run.verbose) {
       const id = yield* conversation.id
       const status = yield* conversation.status
@@ -88,7 +94,7 @@ export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
   })
 
 const answer = (run: RunArgs, agent: Agent["Type"], conversation: Conversation, prompt: string, io: PrintIO) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { config } = yield* AppConfig
     let text = ""
     let failed = false
@@ -99,7 +105,7 @@ const answer = (run: RunArgs, agent: Agent["Type"], conversation: Conversation, 
     const emit = (event: PrintEvent) => io.out(`${JSON.stringify(event)}\n`)
 
     const onEvent = (event: TurnEvent) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (event._tag === "TurnFailed") failed = true
         if (event._tag === "TextDelta") {
           // answers of several steps (around tool calls) are kept apart by a line end

@@ -13,37 +13,43 @@ export type PrintEvent =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "reasoning"; readonly text: string }
   | {
-      readonly type: "tool_call"
-      readonly id: string
-      readonly name: string
-      readonly title: string
-      readonly kind: string
-      readonly input: Record<string, unknown> | null
-      readonly arguments: string
-    }
-  | { readonly type: "tool_result"; readonly id: string; readonly name: string; readonly status: "completed" | "failed"; readonly output: string }
+    readonly type: "tool_call"
+    readonly id: string
+    readonly name: string
+    readonly title: string
+    readonly kind: string
+    readonly input: Record<string, unknown> | null
+    readonly arguments: string
+  }
+  | {
+    readonly type: "tool_result"
+    readonly id: string
+    readonly name: string
+    readonly status: "completed" | "failed"
+    readonly output: string
+  }
   | { readonly type: "notice"; readonly text: string }
   | { readonly type: "compaction_failed"; readonly line: string; readonly raw: string }
   | {
-      readonly type: "usage"
-      readonly promptTokens: number
-      readonly completionTokens: number
-      readonly contextWindow: number
-      readonly estimated: boolean
-    }
+    readonly type: "usage"
+    readonly promptTokens: number
+    readonly completionTokens: number
+    readonly contextWindow: number
+    readonly estimated: boolean
+  }
   | {
-      readonly type: "turn_finished"
-      readonly stopReason: string
-      readonly usage: { readonly promptTokens: number; readonly completionTokens: number } | null
-    }
+    readonly type: "turn_finished"
+    readonly stopReason: string
+    readonly usage: { readonly promptTokens: number; readonly completionTokens: number } | null
+  }
   | { readonly type: "turn_failed"; readonly kind: string; readonly line: string; readonly raw: string }
   | {
-      readonly type: "result"
-      readonly status: "answered" | "failed"
-      readonly sessionId: string | null
-      readonly answer: string
-      readonly model: string
-    }
+    readonly type: "result"
+    readonly status: "answered" | "failed"
+    readonly sessionId: string | null
+    readonly answer: string
+    readonly model: string
+  }
 
 /** The JSON object of one turn event; undefined for events that have none (yet). */
 export const printEventJson = (event: TurnEvent, usage: Usage | undefined): PrintEvent | undefined => {
@@ -71,7 +77,13 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
         arguments: event.rawArguments
       }
     case "ToolCallFinished":
-      return { type: "tool_result", id: event.id, name: event.name, status: event.failed ? "failed" : "completed", output: event.output }
+      return {
+        type: "tool_result",
+        id: event.id,
+        name: event.name,
+        status: event.failed ? "failed" : "completed",
+        output: event.output
+      }
     case "Notice":
       return { type: "notice", text: event.text }
     case "CompactionFailed":
@@ -80,7 +92,9 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
       return {
         type: "turn_finished",
         stopReason: event.stopReason,
-        usage: usage === undefined ? null : { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }
+        usage: usage === undefined
+          ? null
+          : { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }
       }
     case "TurnFailed":
       return { type: "turn_failed", kind: event.error.reason, line: event.error.message, raw: event.error.raw }

@@ -2,6 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+
 import { appendError, type ErrorKind, type ErrorRecord, firstLine, type Session } from "../domain/Session"
 
 /** What a red line was about: the failure shown, and the question being answered then. */

@@ -1,11 +1,13 @@
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as Durable from "../lib/DurableFiles"
+
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
 import { rawText, StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
+import * as Durable from "../lib/DurableFiles"
 import {
   changedMeanwhile,
   decodeFile,
@@ -30,7 +32,7 @@ import {
   stampOnDisk,
   writeTemp
 } from "./SessionFileIO"
-import { type ListingIndex, listDir, makeListingIndex } from "./SessionListingIndex"
+import { listDir, type ListingIndex, makeListingIndex } from "./SessionListingIndex"
 import { SessionStore, type SessionStoreShape } from "./SessionStore"
 
 export type { Fs } from "./SessionFileIO"
@@ -84,26 +86,26 @@ const createExclusively = (store: Store, dir: string, sessionOf: (id: string) =>
 
 /** Checks that sessions could be written there, creating nothing: the directory comes with the first file. */
 const prepare = (store: Store) =>
-  Effect.fn("FileSessionStore.prepare")(function* (dir: string) {
+  Effect.fn("FileSessionStore.prepare")(function*(dir: string) {
     yield* attempt(() => {
       Durable.unlinkQuietly(writeTemp(store.fs, nearestExisting(store.fs, dir), "probe", "", false), store.fs)
     }, ioError(`cannot write ${dir}`))
   })
 
 const createNew = (store: Store) =>
-  Effect.fn("FileSessionStore.createNew")(function* (dir: string, cwd: string) {
+  Effect.fn("FileSessionStore.createNew")(function*(dir: string, cwd: string) {
     const now = new Date()
     return yield* createExclusively(store, dir, (id) => emptySession(id, cwd, now))
   })
 
 const archive = (store: Store) =>
-  Effect.fn("FileSessionStore.archive")(function* (dir: string, session: Session) {
+  Effect.fn("FileSessionStore.archive")(function*(dir: string, session: Session) {
     yield* refuseNewer(session)
     return yield* createExclusively(store, dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
   })
 
 const save = (store: Store) =>
-  Effect.fn("FileSessionStore.save")(function* (dir: string, session: Session, expectedUpdatedAt?: string) {
+  Effect.fn("FileSessionStore.save")(function*(dir: string, session: Session, expectedUpdatedAt?: string) {
     const id = yield* validId(session.id)
     yield* refuseNewer(session)
     const path = fileOf(dir, id)
@@ -119,7 +121,7 @@ const save = (store: Store) =>
   })
 
 const load = (store: Store) =>
-  Effect.fn("FileSessionStore.load")(function* (dir: string, id: string) {
+  Effect.fn("FileSessionStore.load")(function*(dir: string, id: string) {
     const valid = yield* validId(id)
     const path = fileOf(dir, valid)
     const text = yield* attempt(
@@ -128,19 +130,24 @@ const load = (store: Store) =>
         codeOf(cause) === "ENOENT"
           ? notFound(dir, valid)
           : codeOf(cause) === "ELOOP"
-            ? new StoreError({ reason: "unreadable", id: valid, message: `session ${valid} is unreadable: ${errnoText(cause)}`, raw: path })
-            : ioError(`cannot read ${path}`, valid)(cause)
+          ? new StoreError({
+            reason: "unreadable",
+            id: valid,
+            message: `session ${valid} is unreadable: ${errnoText(cause)}`,
+            raw: path
+          })
+          : ioError(`cannot read ${path}`, valid)(cause)
     )
     return yield* decodeFile(text, valid)
   })
 
 const list = (store: Store) =>
-  Effect.fn("FileSessionStore.list")(function* (dir: string) {
+  Effect.fn("FileSessionStore.list")(function*(dir: string) {
     return yield* attempt(() => listDir(store.index, dir), ioError(`cannot list ${dir}`))
   })
 
 const remove = (store: Store) =>
-  Effect.fn("FileSessionStore.remove")(function* (dir: string, id: string) {
+  Effect.fn("FileSessionStore.remove")(function*(dir: string, id: string) {
     const valid = yield* validId(id)
     const path = fileOf(dir, valid)
     yield* attempt(

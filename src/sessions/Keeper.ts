@@ -1,18 +1,20 @@
+import * as os from "node:os"
+import * as path from "node:path"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import * as os from "node:os"
-import * as path from "node:path"
+
 import type { Scope } from "../approvals/ApprovalScope"
+import { defaultSettings, type SessionSettings } from "../approvals/SessionSettings"
 import { type AgentConfig, AppConfig } from "../config/Config"
 import { ResumeError, type StoreError } from "../domain/Errors"
 import { emptySession, ERRORS_CAP, type Session, SESSION_VERSION, titleOf, withSystem } from "../domain/Session"
 import { isSessionId, validateSessionId } from "../domain/SessionId"
 import { resolveSessionRef, sessionRefProblem } from "../domain/SessionRef"
-import { ErrorLog, type ErrorLogShape, type Failure } from "./ErrorLog"
 import type { Usage } from "../model/ModelClient"
-import { defaultSettings, type SessionSettings } from "../approvals/SessionSettings"
+import { ErrorLog, type ErrorLogShape, type Failure } from "./ErrorLog"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 
 export type SaveStatus =
@@ -86,16 +88,16 @@ const storeReason = (error: StoreError): string => error.message
 
 const resumeErrorOf = (error: StoreError): ResumeError =>
   new ResumeError({
-    reason:
-      error.reason === "bad-id"
-        ? "bad-id"
-        : error.reason === "not-found"
-          ? "not-found"
-          : error.reason === "newer-version"
-            ? "newer-version"
-            : "unreadable",
-    message:
-      error.reason === "not-found" && error.id !== undefined ? `no session ${error.id} in this project` : error.message,
+    reason: error.reason === "bad-id"
+      ? "bad-id"
+      : error.reason === "not-found"
+      ? "not-found"
+      : error.reason === "newer-version"
+      ? "newer-version"
+      : "unreadable",
+    message: error.reason === "not-found" && error.id !== undefined
+      ? `no session ${error.id} in this project`
+      : error.message,
     raw: error.raw
   })
 
@@ -127,12 +129,12 @@ const ownedBy = (deps: Deps, cwd: string) => (session: Session): Effect.Effect<S
   !deps.shared || path.resolve(session.cwd) === path.resolve(cwd)
     ? Effect.succeed(session)
     : Effect.fail(
-        new ResumeError({
-          reason: "other-project",
-          message: `session ${session.id} belongs to ${session.cwd}`,
-          raw: `session cwd ${session.cwd}, asked from ${cwd}`
-        })
-      )
+      new ResumeError({
+        reason: "other-project",
+        message: `session ${session.id} belongs to ${session.cwd}`,
+        raw: `session cwd ${session.cwd}, asked from ${cwd}`
+      })
+    )
 
 const loadOwned = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Session, ResumeError> =>
   deps.store.load(dir, id).pipe(Effect.mapError(resumeErrorOf), Effect.flatMap(ownedBy(deps, cwd)))
@@ -159,7 +161,7 @@ const validId = (raw: unknown): Effect.Effect<string, ResumeError> =>
 
 /** A unique prefix or 8-hex suffix of an id of this project, among its listed sessions, newest update first. */
 const resolveRefIn = (deps: Deps, dir: string, cwd: string, typed: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const listed = yield* deps.store.list(dir).pipe(Effect.mapError(resumeErrorOf))
     const ids = listed
       .filter(ofProject(deps, cwd))
@@ -181,7 +183,7 @@ const idOfTyped = (deps: Deps, dir: string, cwd: string, typed: string): Effect.
 
 /** `/resume` alone: the project's most recently updated session with a turn, other than this one. */
 const latestOther = (deps: Deps, dir: string, cwd: string, currentId: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const listed = yield* deps.store.list(dir).pipe(Effect.mapError(resumeErrorOf))
     const candidates = listed.filter(ofProject(deps, cwd)).flatMap((entry) =>
       entry._tag === "Readable" && entry.summary.id !== currentId && entry.summary.turns > 0 ? [entry.summary] : []
@@ -226,7 +228,7 @@ interface Start {
 }
 
 const makeCells = (start: Start): Effect.Effect<Cells> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     return {
       cwd: start.cwd,
       terminal: start.terminal ?? false,
@@ -243,14 +245,14 @@ const makeCells = (start: Start): Effect.Effect<Cells> =>
 
 /** A failed write: said once when saving stops working, and tried again at the next change. */
 const failed = (cells: Cells, dir: string, error: StoreError) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const before = yield* Ref.get(cells.status)
     yield* Ref.set(cells.status, { _tag: "NotSaved", dir, reason: storeReason(error) })
     return before._tag === "Saving" ? `not saved (${storeReason(error)})` : undefined
   })
 
 const succeeded = (cells: Cells, dir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const before = yield* Ref.get(cells.status)
     yield* Ref.set(cells.status, { _tag: "Saving", dir })
     return before._tag === "NotSaved" ? `saved again under ${dir}` : undefined
@@ -262,7 +264,7 @@ const succeeded = (cells: Cells, dir: string) =>
  * it), and the other version is kept under a new id instead.
  */
 const resolveConflict = (deps: Deps, cells: Cells, dir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { state, written } = cells
     const session = yield* Ref.get(state)
     if (cells.terminal) {
@@ -280,7 +282,7 @@ const resolveConflict = (deps: Deps, cells: Cells, dir: string) =>
 
 /** Rewrites the file, if there is one, with the conversation in memory. */
 const saveNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { state, written } = cells
     const current = yield* Ref.get(cells.status)
     if (current._tag === "Off" || !(yield* Ref.get(cells.hasFile))) return undefined
@@ -298,7 +300,7 @@ const saveNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> =>
       yield* Ref.set(written, forked.right.updatedAt)
       return (
         (yield* succeeded(cells, current.dir)) ??
-        `session ${session.id} was rewritten by a newer mm; this conversation continues as ${forked.right.id}`
+          `session ${session.id} was rewritten by a newer mm; this conversation continues as ${forked.right.id}`
       )
     }
     if (saved.left.reason !== "conflict") return yield* failed(cells, current.dir, saved.left)
@@ -309,7 +311,7 @@ const saveNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> =>
 
 /** Creates the file if the conversation has none yet (and may have one), then writes what it holds. */
 const createNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { state } = cells
     const current = yield* Ref.get(cells.status)
     if (current._tag === "Off" || (yield* Ref.get(cells.hasFile))) return undefined
@@ -330,14 +332,14 @@ const createNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> 
 const ensureFile = (deps: Deps, cells: Cells) => cells.lock.withPermits(1)(createNow(deps, cells))
 
 const update = (deps: Deps, cells: Cells) =>
-  Effect.fn("Conversation.update")(function* (change: (session: Session) => Session) {
+  Effect.fn("Conversation.update")(function*(change: (session: Session) => Session) {
     const changed = yield* stamp(change(yield* Ref.get(cells.state)))
     yield* Ref.set(cells.state, changed)
     return yield* saveNow(deps, cells)
   }, cells.lock.withPermits(1))
 
 const record = (deps: Deps, cells: Cells) =>
-  Effect.fn("Conversation.record")(function* (failure: Failure) {
+  Effect.fn("Conversation.record")(function*(failure: Failure) {
     const { state } = cells
     // a failed /resume alone leaves no file: its record waits for the conversation that goes on
     if (cells.terminal && failure.kind === "resume" && !(yield* Ref.get(cells.hasFile))) {
@@ -347,15 +349,16 @@ const record = (deps: Deps, cells: Cells) =>
     const created = yield* createNow(deps, cells)
     const withRecord = yield* deps.errorLog.append(yield* Ref.get(state), failure)
     // a first question that failed still names the session
-    const titled =
-      withRecord.title === "" && failure.kind === "generation" ? { ...withRecord, title: titleOf(failure.question) } : withRecord
+    const titled = withRecord.title === "" && failure.kind === "generation"
+      ? { ...withRecord, title: titleOf(failure.question) }
+      : withRecord
     yield* Ref.set(state, yield* stamp(titled))
     return created ?? (yield* saveNow(deps, cells))
   }, cells.lock.withPermits(1))
 
 const detach = (cells: Cells) =>
   cells.lock.withPermits(1)(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const held = (yield* Ref.get(cells.hasFile)) ? [] : (yield* Ref.get(cells.state)).errors
       yield* Ref.set(cells.state, { ...emptySession("", cells.cwd, yield* now), errors: held })
       yield* Ref.set(cells.hasFile, false)
@@ -366,11 +369,14 @@ const detach = (cells: Cells) =>
 
 const archiveAndReset = (deps: Deps, cells: Cells) =>
   cells.lock.withPermits(1)(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const current = yield* Ref.get(cells.status)
       const session = yield* Ref.get(cells.state)
       let archived: string | undefined
-      if (current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) && session.messages.length + session.errors.length > 0) {
+      if (
+        current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) &&
+        session.messages.length + session.errors.length > 0
+      ) {
         archived = (yield* deps.store.archive(current.dir, session)).id
       }
       const fresh = { ...emptySession(session.id, cells.cwd, yield* now) }
@@ -384,11 +390,14 @@ const archiveAndReset = (deps: Deps, cells: Cells) =>
 /** This conversation becomes the stored one `loaded`. */
 const adopt = (deps: Deps, cells: Cells, loaded: Session) =>
   cells.lock.withPermits(1)(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { state } = cells
       // records of failures before this launch had a file go on with the resumed conversation
       const held = (yield* Ref.get(cells.hasFile)) ? [] : (yield* Ref.get(state)).errors
-      yield* Ref.set(state, { ...underCurrentSystem(deps.config, loaded), errors: [...loaded.errors, ...held].slice(-ERRORS_CAP) })
+      yield* Ref.set(state, {
+        ...underCurrentSystem(deps.config, loaded),
+        errors: [...loaded.errors, ...held].slice(-ERRORS_CAP)
+      })
       yield* Ref.set(cells.written, loaded.updatedAt)
       yield* Ref.set(cells.hasFile, true)
       yield* Ref.set(cells.usage, undefined)
@@ -409,13 +418,12 @@ const reportOf = (loaded: Session): ResumeReport => ({
 
 const resume = (deps: Deps, cells: Cells) =>
   Effect.fn("Conversation.resume")(
-    function* (requested: string | undefined) {
+    function*(requested: string | undefined) {
       const current = yield* Ref.get(cells.status)
       if (current._tag === "Off") return yield* sessionsOff()
-      const id =
-        requested === undefined
-          ? yield* latestOther(deps, current.dir, cells.cwd, (yield* Ref.get(cells.state)).id)
-          : yield* idOfTyped(deps, current.dir, cells.cwd, requested)
+      const id = requested === undefined
+        ? yield* latestOther(deps, current.dir, cells.cwd, (yield* Ref.get(cells.state)).id)
+        : yield* idOfTyped(deps, current.dir, cells.cwd, requested)
       if (id === undefined) return undefined
       const loaded = yield* loadOwned(deps, current.dir, cells.cwd, id)
       yield* adopt(deps, cells, loaded)
@@ -428,8 +436,7 @@ const resume = (deps: Deps, cells: Cells) =>
           line: error.message,
           raw: error.raw,
           question: `/resume${requested === undefined ? "" : ` ${requested}`}`
-        })
-      )
+        }))
   )
 
 const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conversation> =>
@@ -455,10 +462,12 @@ const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conversation>
 // ---- the service's methods ----
 
 const open = (deps: Deps) =>
-  Effect.fn("Keeper.open")(function* (cwd: string, options: { readonly createFile: "now" | "later" }) {
+  Effect.fn("Keeper.open")(function*(cwd: string, options: { readonly createFile: "now" | "later" }) {
     const dir = sessionsDir(deps.config, cwd)
     const fresh = emptySession("", cwd, yield* now)
-    if (dir === undefined) return yield* makeConversation(deps, { cwd, session: fresh, onDisk: false, status: { _tag: "Off" } })
+    if (dir === undefined) {
+      return yield* makeConversation(deps, { cwd, session: fresh, onDisk: false, status: { _tag: "Off" } })
+    }
     const prepared = yield* Effect.either(deps.store.prepare(dir))
     const retryCreate = options.createFile === "later"
     if (prepared._tag === "Left") {
@@ -477,11 +486,15 @@ const open = (deps: Deps) =>
   })
 
 const load = (deps: Deps) =>
-  Effect.fn("Keeper.load")(function* (cwd: string, rawId: unknown) {
+  Effect.fn("Keeper.load")(function*(cwd: string, rawId: unknown) {
     const id = yield* validId(rawId)
     const dir = sessionsDir(deps.config, cwd)
     if (dir === undefined) {
-      return yield* new ResumeError({ reason: "disabled", message: "sessions are off (sessions.enabled: false)", raw: "" })
+      return yield* new ResumeError({
+        reason: "disabled",
+        message: "sessions are off (sessions.enabled: false)",
+        raw: ""
+      })
     }
     const loaded = yield* loadOwned(deps, dir, cwd, id)
     return yield* makeConversation(deps, {
@@ -493,7 +506,7 @@ const load = (deps: Deps) =>
   })
 
 const list = (deps: Deps) =>
-  Effect.fn("Keeper.list")(function* (cwd: string) {
+  Effect.fn("Keeper.list")(function*(cwd: string) {
     const dir = sessionsDir(deps.config, cwd)
     if (dir === undefined) return { _tag: "Off" } as const
     return yield* deps.store.list(dir).pipe(
@@ -504,7 +517,7 @@ const list = (deps: Deps) =>
 
 /** The command line's `--resume ID`, `mm sessions show|rm ID`: nothing is recorded anywhere. */
 const resolve = (deps: Deps) =>
-  Effect.fn("Keeper.resolve")(function* (cwd: string, typed: string) {
+  Effect.fn("Keeper.resolve")(function*(cwd: string, typed: string) {
     const dir = sessionsDir(deps.config, cwd)
     if (dir === undefined) return yield* sessionsOff()
     return yield* idOfTyped(deps, dir, cwd, typed.trim())
@@ -512,7 +525,7 @@ const resolve = (deps: Deps) =>
 
 export const KeeperLive = Layer.effect(
   Keeper,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { config } = yield* AppConfig
     const deps: Deps = {
       config,

@@ -1,9 +1,11 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+
 import { StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
 import {
+  changedMeanwhile,
   decodeFile,
   encodeSession,
   FILE_SUFFIX,
@@ -12,9 +14,8 @@ import {
   notFound,
   notOverwritten,
   refuseNewer,
-  validId,
   stampOfText,
-  changedMeanwhile
+  validId
 } from "./SessionFile"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 
@@ -60,16 +61,16 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
   const writable = (dir: string) =>
     readOnly.has(dir)
       ? Effect.fail(
-          new StoreError({
-            reason: "io",
-            message: `cannot write ${dir}: permission denied`,
-            raw: `EACCES: permission denied (read-only in memory)`
-          })
-        )
+        new StoreError({
+          reason: "io",
+          message: `cannot write ${dir}: permission denied`,
+          raw: `EACCES: permission denied (read-only in memory)`
+        })
+      )
       : Effect.succeed(filesOf(dir))
 
   const createExclusively = (dir: string, sessionOf: (id: string) => Session) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const files = yield* writable(dir)
       for (let i = 0; i < 100; i++) {
         const session = sessionOf(newId())
@@ -86,41 +87,43 @@ export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
     })
 
   const store: SessionStoreShape = {
-    prepare: Effect.fn("MemorySessionStore.prepare")(function* (dir: string) {
+    prepare: Effect.fn("MemorySessionStore.prepare")(function*(dir: string) {
       yield* writable(dir)
     }),
-    createNew: Effect.fn("MemorySessionStore.createNew")(function* (dir: string, cwd: string) {
+    createNew: Effect.fn("MemorySessionStore.createNew")(function*(dir: string, cwd: string) {
       const now = new Date()
       return yield* createExclusively(dir, (id) => emptySession(id, cwd, now))
     }),
-    archive: Effect.fn("MemorySessionStore.archive")(function* (dir: string, session: Session) {
+    archive: Effect.fn("MemorySessionStore.archive")(function*(dir: string, session: Session) {
       yield* refuseNewer(session)
       return yield* createExclusively(dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
     }),
-    save: Effect.fn("MemorySessionStore.save")(function* (dir: string, session: Session, expectedUpdatedAt?: string) {
+    save: Effect.fn("MemorySessionStore.save")(function*(dir: string, session: Session, expectedUpdatedAt?: string) {
       const id = yield* validId(session.id)
       yield* refuseNewer(session)
       const files = yield* writable(dir)
       const existing = files.get(id + FILE_SUFFIX)
       const onDisk = existing === undefined ? undefined : stampOfText(existing)
-      if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) return yield* notOverwritten(id, onDisk.version)
+      if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) {
+        return yield* notOverwritten(id, onDisk.version)
+      }
       if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
         return yield* changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
       }
       files.set(id + FILE_SUFFIX, encodeSession(session))
     }),
-    load: Effect.fn("MemorySessionStore.load")(function* (dir: string, id: string) {
+    load: Effect.fn("MemorySessionStore.load")(function*(dir: string, id: string) {
       const valid = yield* validId(id)
       const text = dirs.get(dir)?.get(valid + FILE_SUFFIX)
       if (text === undefined) return yield* notFound(dir, valid)
       return yield* decodeFile(text, valid)
     }),
-    remove: Effect.fn("MemorySessionStore.remove")(function* (dir: string, id: string) {
+    remove: Effect.fn("MemorySessionStore.remove")(function*(dir: string, id: string) {
       const valid = yield* validId(id)
       const files = yield* writable(dir)
       if (!files.delete(valid + FILE_SUFFIX)) return yield* notFound(dir, valid)
     }),
-    list: Effect.fn("MemorySessionStore.list")(function* (dir: string) {
+    list: Effect.fn("MemorySessionStore.list")(function*(dir: string) {
       const listings: Array<SessionListing> = []
       for (const [name, text] of dirs.get(dir) ?? []) {
         const id = idOfFileName(name)

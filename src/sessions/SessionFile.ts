@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+
 import { StoreError } from "../domain/Errors"
 import { Session, SESSION_VERSION } from "../domain/Session"
 import { isSessionId, validateSessionId } from "../domain/SessionId"
@@ -22,7 +23,18 @@ export const idOfFileName = (name: string): string | undefined => {
   return isSessionId(id) ? id : undefined
 }
 
-const SUMMARY_KEYS = ["version", "id", "cwd", "createdAt", "updatedAt", "title", "turns", "errors", "messages", "changes"]
+const SUMMARY_KEYS = [
+  "version",
+  "id",
+  "cwd",
+  "createdAt",
+  "updatedAt",
+  "title",
+  "turns",
+  "errors",
+  "messages",
+  "changes"
+]
 const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "failed", "summary", "note"]
 const ERROR_KEYS = ["kind", "at", "turns", "question", "line", "raw"]
 const CHANGE_KEYS = ["turn", "at", "tool_call_id", "path", "before", "after", "kind", "question", "skipped"]
@@ -169,10 +181,16 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 }
 
 /** Why summary fields that have the right type are still not a session's (`turns: -5`). */
-export const fieldsProblem = (fields: { readonly turns: number; readonly createdAt: string; readonly updatedAt: string }): string | undefined => {
-  if (!Number.isSafeInteger(fields.turns) || fields.turns < 0) return `turns: expected a whole number of 0 or more, got ${fields.turns}`
+export const fieldsProblem = (
+  fields: { readonly turns: number; readonly createdAt: string; readonly updatedAt: string }
+): string | undefined => {
+  if (!Number.isSafeInteger(fields.turns) || fields.turns < 0) {
+    return `turns: expected a whole number of 0 or more, got ${fields.turns}`
+  }
   for (const key of ["createdAt", "updatedAt"] as const) {
-    if (Number.isNaN(Date.parse(fields[key]))) return `${key}: expected a date, got ${JSON.stringify(fields[key].slice(0, 40))}`
+    if (Number.isNaN(Date.parse(fields[key]))) {
+      return `${key}: expected a date, got ${JSON.stringify(fields[key].slice(0, 40))}`
+    }
   }
   return undefined
 }
@@ -184,13 +202,19 @@ export const fieldsProblem = (fields: { readonly turns: number; readonly created
 export const parseSession = (text: string, id: string): Either.Either<Session, Rejection> => {
   if (text.trim() === "") return Either.left({ _tag: "Unreadable", detail: "empty file" })
   if (nestsDeeperThan(text, MAX_NESTING)) {
-    return Either.left({ _tag: "Unreadable", detail: `nested deeper than ${MAX_NESTING} levels; not a session mm wrote` })
+    return Either.left({
+      _tag: "Unreadable",
+      detail: `nested deeper than ${MAX_NESTING} levels; not a session mm wrote`
+    })
   }
   try {
     return parseShallow(text, id)
   } catch (cause) {
     // whatever else a hostile file does to the decoder, it is one unreadable file
-    return Either.left({ _tag: "Unreadable", detail: lowerFirst(cause instanceof Error ? cause.message : String(cause)) })
+    return Either.left({
+      _tag: "Unreadable",
+      detail: lowerFirst(cause instanceof Error ? cause.message : String(cause))
+    })
   }
 }
 
@@ -199,7 +223,10 @@ const parseShallow = (text: string, id: string): Either.Either<Session, Rejectio
   try {
     json = JSON.parse(text)
   } catch (cause) {
-    return Either.left({ _tag: "Unreadable", detail: lowerFirst(cause instanceof Error ? cause.message : String(cause)) })
+    return Either.left({
+      _tag: "Unreadable",
+      detail: lowerFirst(cause instanceof Error ? cause.message : String(cause))
+    })
   }
   const version = versionOf(json)
   if (version !== undefined && version > SESSION_VERSION) return Either.left({ _tag: "Newer", version })
@@ -300,7 +327,7 @@ class Cursor {
     const text = this.text
     let from = this.pos + 1
     for (;;) {
-      const close = text.indexOf('"', from)
+      const close = text.indexOf("\"", from)
       if (close < 0) this.end()
       let slashes = 0
       while (text.charCodeAt(close - 1 - slashes) === BACKSLASH) slashes++
@@ -506,7 +533,9 @@ export const stampOfText = (text: string): Stamp => {
   if (found.version !== undefined && found.updatedAt !== undefined) return found
   try {
     const json = JSON.parse(text) as unknown
-    const updatedAt = typeof json === "object" && json !== null ? (json as { updatedAt?: unknown }).updatedAt : undefined
+    const updatedAt = typeof json === "object" && json !== null
+      ? (json as { updatedAt?: unknown }).updatedAt
+      : undefined
     return { version: versionOf(json), updatedAt: typeof updatedAt === "string" ? updatedAt : undefined }
   } catch {
     return found
@@ -543,11 +572,18 @@ export const listingOf = (id: string, text: string): SessionListing =>
 
 export const validId = (id: unknown): Effect.Effect<string, StoreError> =>
   validateSessionId(id).pipe(
-    Effect.mapError((error) => new StoreError({ reason: "bad-id", id: error.id, message: error.message, raw: error.message }))
+    Effect.mapError((error) =>
+      new StoreError({ reason: "bad-id", id: error.id, message: error.message, raw: error.message })
+    )
   )
 
 export const notFound = (dir: string, id: string): StoreError =>
-  new StoreError({ reason: "not-found", id, message: `no session ${id} in ${dir}`, raw: `${dir}: no ${id}${FILE_SUFFIX}` })
+  new StoreError({
+    reason: "not-found",
+    id,
+    message: `no session ${id} in ${dir}`,
+    raw: `${dir}: no ${id}${FILE_SUFFIX}`
+  })
 
 export const newerSession = (id: string, version: number): StoreError =>
   new StoreError({
@@ -574,17 +610,18 @@ export const rejected = (id: string, rejection: Rejection): StoreError =>
   rejection._tag === "Newer"
     ? newerSession(id, rejection.version)
     : new StoreError({
-        reason: "unreadable",
-        id,
-        message: `session ${id} is unreadable: ${rejection.detail}`,
-        raw: rejection.detail
-      })
+      reason: "unreadable",
+      id,
+      message: `session ${id} is unreadable: ${rejection.detail}`,
+      raw: rejection.detail
+    })
 
 export const notOverwritten = (id: string, version: number): StoreError =>
   new StoreError({
     reason: "newer-version",
     id,
-    message: `session ${id} was written by a newer mm (version ${version}); this mm reads version ${SESSION_VERSION} and leaves it as it is`,
+    message:
+      `session ${id} was written by a newer mm (version ${version}); this mm reads version ${SESSION_VERSION} and leaves it as it is`,
     raw: `version ${version} > ${SESSION_VERSION}`
   })
 

@@ -1,7 +1,8 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as Durable from "../lib/DurableFiles"
+
 import { rawText, StoreError } from "../domain/Errors"
+import * as Durable from "../lib/DurableFiles"
 import {
   endsLikeObject,
   listingOf,
@@ -121,7 +122,10 @@ export const nearestExisting = (fs: Fs, dir: string): string => {
       if (!stat.isDirectory()) {
         throw current === dir
           ? notADirectory(dir)
-          : Object.assign(new Error(`${current} is a file`), { code: "ENOTDIR", words: `${current} is a file, not a directory` })
+          : Object.assign(new Error(`${current} is a file`), {
+            code: "ENOTDIR",
+            words: `${current} is a file, not a directory`
+          })
       }
       return current
     }
@@ -133,7 +137,6 @@ export const nearestExisting = (fs: Fs, dir: string): string => {
 }
 
 // ---- durable writes ----
-
 
 /** Writes `text` to a new temporary file of `dir` (mode 0600, synced) and returns its path. */
 export const writeTemp = (fs: Fs, dir: string, base: string, text: string, sync: boolean): string => {
@@ -202,7 +205,7 @@ export const sweepStaleTemps = (fs: Fs, prefix: string, names: ReadonlyArray<str
 
 const HEAD_BYTES = 4096
 /** Where the summary usually ends: only the bytes before it are decoded first. */
-const MESSAGES_KEY = Buffer.from('"messages"')
+const MESSAGES_KEY = Buffer.from("\"messages\"")
 const MAX_HEAD_BYTES = 1 << 20
 const TAIL_BYTES = 64
 
@@ -231,7 +234,12 @@ const openToRead = (fs: Fs, path: string): number => {
   try {
     return fs.openSync(path, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK | NodeFs.constants.O_NOFOLLOW)
   } catch (cause) {
-    if (codeOf(cause) === "ELOOP") throw Object.assign(new Error(`${path} is a symbolic link`), { code: "ELOOP", words: "it is a symbolic link; mm reads only session files it wrote" })
+    if (codeOf(cause) === "ELOOP") {
+      throw Object.assign(new Error(`${path} is a symbolic link`), {
+        code: "ELOOP",
+        words: "it is a symbolic link; mm reads only session files it wrote"
+      })
+    }
     throw cause
   }
 }
@@ -257,7 +265,12 @@ export const readSessionText = (fs: Fs, path: string, id: string): string => {
   const fd = openToRead(fs, path)
   try {
     if (!fs.fstatSync(fd).isFile()) {
-      throw new StoreError({ reason: "unreadable", id, message: `session ${id} is unreadable: not a regular file`, raw: path })
+      throw new StoreError({
+        reason: "unreadable",
+        id,
+        message: `session ${id} is unreadable: not a regular file`,
+        raw: path
+      })
     }
     return fs.readFileSync(fd, "utf8")
   } finally {

@@ -1,8 +1,9 @@
 import type * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+
 import * as Durable from "../lib/DurableFiles"
-import { codeOf, type Fs, readListing, type Reader, sweepStaleTemps, writeTemp } from "./SessionFileIO"
 import { idOfFileName, unreadable } from "./SessionFile"
+import { codeOf, type Fs, type Reader, readListing, sweepStaleTemps, writeTemp } from "./SessionFileIO"
 import type { SessionListing } from "./SessionStore"
 
 /**
@@ -35,7 +36,11 @@ export interface ListingIndex {
   readonly caches: Map<string, DirCache>
 }
 
-export const makeListingIndex = (reader: Reader, persist: boolean): ListingIndex => ({ reader, persist, caches: new Map() })
+export const makeListingIndex = (reader: Reader, persist: boolean): ListingIndex => ({
+  reader,
+  persist,
+  caches: new Map()
+})
 
 const sameFile = (entry: CacheEntry, stat: NodeFs.Stats): boolean =>
   entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ctimeMs === stat.ctimeMs && entry.ino === stat.ino

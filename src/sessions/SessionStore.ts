@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+
 import type { StoreError } from "../domain/Errors"
 import type { Session } from "../domain/Session"
 

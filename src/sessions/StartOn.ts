@@ -1,7 +1,8 @@
 import * as Effect from "effect/Effect"
+
 import type { StartOn } from "../cli/Args"
-import { type Conversation, Keeper } from "./Keeper"
 import { resumedLine } from "../text/Lines"
+import { type Conversation, Keeper } from "./Keeper"
 
 export type Started =
   | { readonly _tag: "Started"; readonly lines: ReadonlyArray<string>; readonly resumed: boolean }
@@ -17,7 +18,7 @@ const SESSIONS_OFF = "sessions are off — set sessions.enabled: true in agent.y
  * writes nothing; the lines say what was resumed.
  */
 export const startOn = (conversation: Conversation, cwd: string, start: StartOn) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const keeper = yield* Keeper
     const started = (lines: ReadonlyArray<string>, resumed: boolean): Started => ({ _tag: "Started", lines, resumed })
     const failed = (line: string, code: number): Started => ({ _tag: "Failed", line, code })
@@ -30,7 +31,9 @@ export const startOn = (conversation: Conversation, cwd: string, start: StartOn)
         const latest = yield* Effect.either(conversation.resume(undefined))
         if (latest._tag === "Left") return failed(latest.left.message, 1)
         if (latest.right === undefined) {
-          return started(["no earlier session to continue (only sessions with at least one turn count): this is a new one"], false)
+          return started([
+            "no earlier session to continue (only sessions with at least one turn count): this is a new one"
+          ], false)
         }
         return started([resumedLine(latest.right)], true)
       }
@@ -62,7 +65,7 @@ export type Picked =
  * own input is set up, so that the two never read the same keys.
  */
 export const pickStart = (cwd: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const keeper = yield* Keeper
     const failed = (line: string, code: number) => ({ _tag: "Failed", line, code }) as const
     if (keeper.dirFor(cwd) === undefined) return failed(SESSIONS_OFF, 2)
@@ -86,7 +89,7 @@ export const pickStart = (cwd: string) =>
 
 /** A new conversation of the project, put on the session the command line asked for. */
 export const openOn = (cwd: string, start: StartOn) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(cwd, { createFile: "later" }))
     return { conversation, started: yield* startOn(conversation, cwd, start) }
   })

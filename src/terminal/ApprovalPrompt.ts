@@ -7,7 +7,7 @@ import type { Style } from "../text/Style"
 
 const INDENT = "  "
 
-const paint = (line: PreviewLine, style: Style): ((text: string) => string) => {
+const paint = (line: PreviewLine, style: Style): (text: string) => string => {
   switch (line.kind) {
     case "added":
       return style.green
@@ -36,10 +36,15 @@ export const wrapLine = (text: string, width: number): Array<string> => {
 
 /** A one-line command without a timeout is already whole on the tool's line (`⚙ bash  ls -la`). */
 const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "title">): boolean =>
-  preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") && preview.command.trim() === title
+  preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") &&
+  preview.command.trim() === title
 
 /** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
-export const previewBlock = (request: Pick<ApprovalRequest, "preview" | "title">, style: Style, columns: number): string => {
+export const previewBlock = (
+  request: Pick<ApprovalRequest, "preview" | "title">,
+  style: Style,
+  columns: number
+): string => {
   if (shownByTitle(request)) return ""
   const width = Math.max(20, columns - INDENT.length)
   return previewLines(request.preview)

@@ -25,14 +25,23 @@ export const attachFiles = (cwd: string, question: string): Attached => {
     let bytes: Buffer
     try {
       const stat = fs.statSync(full)
-      if (stat.isDirectory()) return { _tag: "Problem", line: `@${file} is a directory; name a file (nothing was sent)` }
+      if (stat.isDirectory()) {
+        return { _tag: "Problem", line: `@${file} is a directory; name a file (nothing was sent)` }
+      }
       if (stat.size > ATTACH_MAX_BYTES) {
-        return { _tag: "Problem", line: `@${file} is ${stat.size} bytes, more than ${ATTACH_MAX_BYTES} can be attached (nothing was sent)` }
+        return {
+          _tag: "Problem",
+          line: `@${file} is ${stat.size} bytes, more than ${ATTACH_MAX_BYTES} can be attached (nothing was sent)`
+        }
       }
       bytes = fs.readFileSync(full)
     } catch (cause) {
       const code = (cause as { code?: string }).code
-      const why = code === "ENOENT" || code === "ENOTDIR" ? "no such file" : code === "EACCES" ? "permission denied" : "cannot read it"
+      const why = code === "ENOENT" || code === "ENOTDIR"
+        ? "no such file"
+        : code === "EACCES"
+        ? "permission denied"
+        : "cannot read it"
       return { _tag: "Problem", line: `@${file}: ${why} (nothing was sent)` }
     }
     if (bytes.includes(0)) return { _tag: "Problem", line: `@${file} is not a text file (nothing was sent)` }
@@ -44,4 +53,5 @@ export const attachFiles = (cwd: string, question: string): Attached => {
 export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"
 
 /** The user message that keeps a `!command` line and its output in the conversation. */
-export const shellContext = (command: string, output: string): string => `${SHELL_CONTEXT_HEAD}\n$ ${command}\n${output}`
+export const shellContext = (command: string, output: string): string =>
+  `${SHELL_CONTEXT_HEAD}\n$ ${command}\n${output}`

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+
 import type { ChangesShape, FileDiff, GroupOverview, PlannedFile, UndoPlan, UndoReport } from "../changes/Changes"
 import type { Conversation } from "../sessions/Keeper"
 import { sanitize } from "../text/Sanitize"
@@ -16,29 +17,37 @@ interface ViewIO {
 
 export const NO_CHANGES = "no file changed by mm in this session yet (changes made by bash commands are not tracked)"
 
-const counts = (file: FileDiff): string => (file.problem !== undefined && file.problem !== "binary" ? "" : `+${file.added} -${file.removed}`)
+const counts = (
+  file: FileDiff
+): string => (file.problem !== undefined && file.problem !== "binary" ? "" : `+${file.added} -${file.removed}`)
 
 const fileMark = (file: FileDiff): string =>
   file.problem !== undefined && file.problem !== "binary"
     ? `  (${file.problem})`
     : file.created
-      ? "  (created)"
-      : file.deleted
-        ? "  (deleted)"
-        : file.problem === "binary"
-          ? "  (binary)"
-          : ""
+    ? "  (created)"
+    : file.deleted
+    ? "  (deleted)"
+    : file.problem === "binary"
+    ? "  (binary)"
+    : ""
 
 const groupHeader = (overview: GroupOverview): string =>
-  overview.group.kind === "turn" ? `${overview.group.label}  ${JSON.stringify(sanitize(overview.group.question))}` : overview.group.label
+  overview.group.kind === "turn"
+    ? `${overview.group.label}  ${JSON.stringify(sanitize(overview.group.question))}`
+    : overview.group.label
 
 /** Every group of changes, each file with its `+N -M` lines. */
 export const changesListing = (overviews: ReadonlyArray<GroupOverview>, style: Style): string => {
   if (overviews.length === 0) return NO_CHANGES
-  const lines = ["changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the last"]
+  const lines = [
+    "changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the last"
+  ]
   for (const overview of overviews) {
     lines.push(style.bold(groupHeader(overview)))
-    for (const file of overview.files) lines.push(`  ${sanitize(file.path)}  ${counts(file)}${fileMark(file)}`.replace(/ {2}$/, ""))
+    for (const file of overview.files) {
+      lines.push(`  ${sanitize(file.path)}  ${counts(file)}${fileMark(file)}`.replace(/ {2}$/, ""))
+    }
   }
   return lines.join("\n")
 }
@@ -48,7 +57,9 @@ const LINE_MAX = 400
 /** A preview shows at most this many lines of each file's diff. */
 export const PREVIEW_LINES = 60
 
-const cutLine = (line: string): string => (line.length > LINE_MAX ? `${line.slice(0, LINE_MAX)}… (${line.length - LINE_MAX} more characters)` : line)
+const cutLine = (
+  line: string
+): string => (line.length > LINE_MAX ? `${line.slice(0, LINE_MAX)}… (${line.length - LINE_MAX} more characters)` : line)
 
 /** A unified diff, indented, with removed lines red and added ones yellow; at most `maxLines` lines. */
 export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): string => {
@@ -58,10 +69,10 @@ export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): st
     return line.startsWith("+++") || line.startsWith("---") || line.startsWith("@@")
       ? style.dim(line)
       : line.startsWith("-")
-        ? style.red(line)
-        : line.startsWith("+")
-          ? style.yellow(line)
-          : line
+      ? style.red(line)
+      : line.startsWith("+")
+      ? style.yellow(line)
+      : line
   })
   if (all.length > shown.length) shown.push(style.dim(`… ${all.length - shown.length} more line(s) of diff`))
   return shown.map((line) => `    ${line}`).join("\n")
@@ -73,14 +84,18 @@ const diffBody = (file: FileDiff, style: Style, maxLines = Infinity): string =>
 export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
   [
     style.bold(`${groupHeader(overview)} — ${overview.files.length} file(s)`),
-    ...overview.files.map((file) => `${sanitize(file.path)}  ${counts(file)}${fileMark(file)}\n${diffBody(file, style)}`)
+    ...overview.files.map((file) =>
+      `${sanitize(file.path)}  ${counts(file)}${fileMark(file)}\n${diffBody(file, style)}`
+    )
   ].join("\n")
 
 const plannedLine = (file: PlannedFile): string => {
   const shown = sanitize(file.path)
   switch (file.state) {
     case "ready":
-      return file.action === "delete" ? `delete ${shown}  (the turn created it)` : `restore ${shown}  ${counts(file.diff)}`
+      return file.action === "delete"
+        ? `delete ${shown}  (the turn created it)`
+        : `restore ${shown}  ${counts(file.diff)}`
     case "changed":
       return `${shown} was changed after mm wrote it: asked separately`
     case "same":
@@ -104,8 +119,12 @@ export const undoneLine = (report: UndoReport): string => {
   const parts: Array<string> = []
   if (report.restored.length > 0) parts.push(`restored ${report.restored.join(", ")}`)
   if (report.deleted.length > 0) parts.push(`deleted ${report.deleted.join(", ")}`)
-  if (report.left.length > 0) parts.push(`left as they are: ${report.left.map((l) => `${l.path} (${l.reason})`).join(", ")}`)
-  const head = report.restored.length + report.deleted.length > 0 ? `↩️ undid ${report.label}` : `nothing undone of ${report.label}`
+  if (report.left.length > 0) {
+    parts.push(`left as they are: ${report.left.map((l) => `${l.path} (${l.reason})`).join(", ")}`)
+  }
+  const head = report.restored.length + report.deleted.length > 0
+    ? `↩️ undid ${report.label}`
+    : `nothing undone of ${report.label}`
   return sanitize(`${head}: ${parts.join("; ")}${report.note === undefined ? "" : " — the model is told"}`)
 }
 
@@ -113,7 +132,7 @@ const positive = (arg: string): number | undefined => (/^[1-9]\d{0,5}$/.test(arg
 
 /** `/changes` and `/changes N`. */
 export const showChanges = (changes: ChangesShape, conversation: Conversation, arg: string, io: ViewIO) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { print, style } = io
     if (arg === "") return print.line(changesListing(yield* changes.overview(conversation), style))
     const turn = positive(arg)
@@ -128,10 +147,12 @@ export const showChanges = (changes: ChangesShape, conversation: Conversation, a
  * wrote it (with its diff), then the restore.
  */
 export const runUndo = (changes: ChangesShape, conversation: Conversation, arg: string, io: ViewIO) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { input, print, style } = io
     const count = arg === "" ? 1 : positive(arg)
-    if (count === undefined) return print.line("usage: /undo [N] — take back the last N turns that changed files (default 1)")
+    if (count === undefined) {
+      return print.line("usage: /undo [N] — take back the last N turns that changed files (default 1)")
+    }
     const plan = yield* changes.plan(conversation, count)
     if (plan === undefined) return print.line(NO_CHANGES.replace("no file changed", "nothing to undo: no file changed"))
     print.line(undoPreview(plan, style))

@@ -1,14 +1,15 @@
 import * as Effect from "effect/Effect"
+
 import type { Agent } from "../agent/Agent"
 import type { ChangesShape } from "../changes/Changes"
-import type { Conversation, KeeperShape } from "../sessions/Keeper"
-import { runUndo, showChanges } from "./ChangesView"
-import type { TerminalInput } from "./Input"
 import { McpServers, serversListing } from "../mcp/McpServers"
-import type { Answers } from "./Markdown"
-import { recapLines } from "./Recap"
+import type { Conversation, KeeperShape } from "../sessions/Keeper"
 import { contextListing, listingRows, resumedLine, sessionsListing } from "../text/Lines"
 import type { Style } from "../text/Style"
+import { runUndo, showChanges } from "./ChangesView"
+import type { TerminalInput } from "./Input"
+import type { Answers } from "./Markdown"
+import { recapLines } from "./Recap"
 import type { Printer } from "./TerminalIO"
 
 /** What a slash command can reach: the conversation, the printer, and what the terminal remembers between commands. */
@@ -57,7 +58,7 @@ const sessions: SlashCommand = {
   usage: "/sessions [word|all]",
   help: "list this project's conversations, newest first (a word filters by title)",
   run: (ctx, arg) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const listing = yield* ctx.keeper.list(ctx.cwd)
       const options = arg === "all" ? { all: true } : { filter: arg }
       ctx.memory.rows = listingRows(listing, options)
@@ -67,7 +68,7 @@ const sessions: SlashCommand = {
 
 /** `/resume 2` takes row 2 of the last listing (or of the listing `/sessions` would show). */
 const rowId = (ctx: CommandContext, arg: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (!/^\d{1,3}$/.test(arg)) return undefined
     const rows = ctx.memory.rows ?? listingRows(yield* ctx.keeper.list(ctx.cwd))
     const n = Number(arg)
@@ -79,13 +80,20 @@ const resume: SlashCommand = {
   usage: "/resume [n|id]",
   help: "continue the latest conversation, row n of /sessions, or an id (a unique prefix or suffix is enough)",
   run: (ctx, arg) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const requested = arg === "" ? undefined : ((yield* rowId(ctx, arg)) ?? arg)
       const resumed = yield* Effect.either(ctx.conversation.resume(requested))
       if (resumed._tag === "Left") return ctx.red(resumed.left.message)
-      if (resumed.right === undefined) return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
+      if (resumed.right === undefined) {
+        return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
+      }
       ctx.print.line(resumedLine(resumed.right))
-      const recap = recapLines((yield* ctx.conversation.snapshot).messages, ctx.cwd, ctx.style, yield* ctx.answers.engine)
+      const recap = recapLines(
+        (yield* ctx.conversation.snapshot).messages,
+        ctx.cwd,
+        ctx.style,
+        yield* ctx.answers.engine
+      )
       if (recap.length > 0) ctx.print.line(recap.join("\n"))
     })
 }
@@ -95,10 +103,14 @@ const newConversation: SlashCommand = {
   usage: "/new",
   help: "start a new conversation (the current file stays as it is)",
   run: (ctx) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const previous = yield* ctx.conversation.id
       yield* ctx.conversation.detach
-      ctx.print.line(previous === "" ? "new conversation" : `new conversation — ${previous} stays as it is; /resume ${previous} to go back`)
+      ctx.print.line(
+        previous === ""
+          ? "new conversation"
+          : `new conversation — ${previous} stays as it is; /resume ${previous} to go back`
+      )
     })
 }
 
@@ -107,12 +119,14 @@ const compact: SlashCommand = {
   usage: "/compact [hint]",
   help: "replace older turns by a summary to free the context window",
   run: (ctx, arg) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const outcome = yield* ctx.cancellable(Effect.either(ctx.agent.compact(ctx.conversation, arg)))
       if (outcome._tag === "Cancelled") return
       const done = outcome.value
       if (done._tag === "Left") return ctx.red(done.left.message)
-      if (done.right._tag === "Nothing") return ctx.print.line("nothing to compact yet: the history is no longer than the turns kept verbatim")
+      if (done.right._tag === "Nothing") {
+        return ctx.print.line("nothing to compact yet: the history is no longer than the turns kept verbatim")
+      }
       ctx.notice(done.right.warning)
       ctx.print.line(
         `compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${done.right.tokensBefore} → ${done.right.tokensAfter} tokens)`
@@ -130,7 +144,8 @@ const context: SlashCommand = {
 const changes: SlashCommand = {
   name: "/changes",
   usage: "/changes [n]",
-  help: "what write_file and edit_file changed in this conversation, by turn (bash is not tracked); with n, the diffs of turn n",
+  help:
+    "what write_file and edit_file changed in this conversation, by turn (bash is not tracked); with n, the diffs of turn n",
   run: (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
 }
 
@@ -181,12 +196,25 @@ const help: SlashCommand = {
 }
 
 /** Every slash command of the terminal, in the order /help lists them. Add one here. */
-export const COMMANDS: ReadonlyArray<SlashCommand> = [help, sessions, resume, newConversation, compact, context, changes, undo, last, mcp, exit]
+export const COMMANDS: ReadonlyArray<SlashCommand> = [
+  help,
+  sessions,
+  resume,
+  newConversation,
+  compact,
+  context,
+  changes,
+  undo,
+  last,
+  mcp,
+  exit
+]
 
 export const findCommand = (word: string): SlashCommand | undefined =>
   COMMANDS.find((command) => command.name === word || command.aliases?.includes(word) === true)
 
-export const commandNames = (): ReadonlyArray<string> => COMMANDS.flatMap((command) => [command.name, ...(command.aliases ?? [])])
+export const commandNames = (): ReadonlyArray<string> =>
+  COMMANDS.flatMap((command) => [command.name, ...(command.aliases ?? [])])
 
 export const helpText = (): string => {
   const width = Math.max(...COMMANDS.map((command) => command.usage.length)) + 2
@@ -204,7 +232,10 @@ export const helpText = (): string => {
  */
 export const parseCommandLine = (
   text: string
-): { readonly _tag: "Command"; readonly command: SlashCommand; readonly arg: string } | { readonly _tag: "Unknown"; readonly name: string } | undefined => {
+): { readonly _tag: "Command"; readonly command: SlashCommand; readonly arg: string } | {
+  readonly _tag: "Unknown"
+  readonly name: string
+} | undefined => {
   if (!text.startsWith("/")) return undefined
   const [name, ...rest] = text.trim().split(/\s+/)
   const command = findCommand(name)

@@ -1,30 +1,30 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
+
 import type { Completer } from "./Input"
 
 /**
  * What Tab completes: a slash command at the start of a line, a session id after `/resume `
  * (by prefix, newest first), and a project path after `@`.
  */
-export const makeCompleter =
-  (options: {
-    readonly cwd: string
-    readonly commands: () => ReadonlyArray<string>
-    readonly sessionIds: () => Promise<ReadonlyArray<string>>
-  }): Completer =>
-  async (before) => {
-    const command = /^\/[\w-]*$/.exec(before)
-    if (command !== null) return { start: 0, items: options.commands().filter((name) => name.startsWith(before)) }
-    const resume = /^\/resume\s+(\S*)$/.exec(before)
-    if (resume !== null) {
-      const typed = resume[1]
-      const ids = (await options.sessionIds()).filter((id) => id.startsWith(typed))
-      return { start: before.length - typed.length, items: ids }
-    }
-    const at = /(?:^|\s)@(\S*)$/.exec(before)
-    if (at !== null) return { start: before.length - at[1].length, items: pathsStartingWith(options.cwd, at[1]) }
-    return undefined
+export const makeCompleter = (options: {
+  readonly cwd: string
+  readonly commands: () => ReadonlyArray<string>
+  readonly sessionIds: () => Promise<ReadonlyArray<string>>
+}): Completer =>
+async (before) => {
+  const command = /^\/[\w-]*$/.exec(before)
+  if (command !== null) return { start: 0, items: options.commands().filter((name) => name.startsWith(before)) }
+  const resume = /^\/resume\s+(\S*)$/.exec(before)
+  if (resume !== null) {
+    const typed = resume[1]
+    const ids = (await options.sessionIds()).filter((id) => id.startsWith(typed))
+    return { start: before.length - typed.length, items: ids }
   }
+  const at = /(?:^|\s)@(\S*)$/.exec(before)
+  if (at !== null) return { start: before.length - at[1].length, items: pathsStartingWith(options.cwd, at[1]) }
+  return undefined
+}
 
 /** Entries of the project whose path starts with `typed`; directories end with `/`. Hidden ones only when asked for. */
 export const pathsStartingWith = (cwd: string, typed: string): Array<string> => {

@@ -1,4 +1,5 @@
 import * as readline from "node:readline"
+
 import { type History, makeHistory } from "./History"
 import { CANCELLED, type Completer, type TerminalInput } from "./Input"
 
@@ -24,18 +25,17 @@ const columns = (text: string): number => {
   for (const char of text) {
     const code = char.codePointAt(0)!
     if (code < 32 || (code >= 0x300 && code <= 0x36f) || code === 0x200d || (code >= 0xfe00 && code <= 0xfe0f)) continue
-    width +=
-      (code >= 0x1100 && code <= 0x115f) ||
-      (code >= 0x2e80 && code <= 0xa4cf) ||
-      (code >= 0xac00 && code <= 0xd7a3) ||
-      (code >= 0xf900 && code <= 0xfaff) ||
-      (code >= 0xfe30 && code <= 0xfe4f) ||
-      (code >= 0xff00 && code <= 0xff60) ||
-      (code >= 0xffe0 && code <= 0xffe6) ||
-      (code >= 0x1f300 && code <= 0x1faff) ||
-      (code >= 0x20000 && code <= 0x3fffd)
-        ? 2
-        : 1
+    width += (code >= 0x1100 && code <= 0x115f) ||
+        (code >= 0x2e80 && code <= 0xa4cf) ||
+        (code >= 0xac00 && code <= 0xd7a3) ||
+        (code >= 0xf900 && code <= 0xfaff) ||
+        (code >= 0xfe30 && code <= 0xfe4f) ||
+        (code >= 0xff00 && code <= 0xff60) ||
+        (code >= 0xffe0 && code <= 0xffe6) ||
+        (code >= 0x1f300 && code <= 0x1faff) ||
+        (code >= 0x20000 && code <= 0x3fffd)
+      ? 2
+      : 1
   }
   return width
 }
@@ -100,7 +100,9 @@ export const makeLineEditor = (
   const promptText = (): string => {
     if (search === undefined) return reading?.prompt ?? ""
     const found = matchOf(search.query, search.at)
-    return `(search${found === undefined && search.query !== "" ? ", nothing found" : ""}) ${JSON.stringify(search.query)}: `
+    return `(search${found === undefined && search.query !== "" ? ", nothing found" : ""}) ${
+      JSON.stringify(search.query)
+    }: `
   }
 
   /** Where each character of `prompt + text` falls, with continuation lines indented under the prompt. */
@@ -304,7 +306,10 @@ export const makeLineEditor = (
       setText(found ?? s.before)
       return submit()
     }
-    if (typed !== undefined && key.ctrl !== true && key.meta !== true && typed.length >= 1 && !/[\u0000-\u001f]/.test(typed)) {
+    if (
+      typed !== undefined && key.ctrl !== true && key.meta !== true && typed.length >= 1 &&
+      !/[\u0000-\u001f]/.test(typed)
+    ) {
       s.query += typed
       const at = indexOfMatch(s.query, s.at)
       if (at !== -1) s.at = at
@@ -351,7 +356,7 @@ export const makeLineEditor = (
       return say("press Ctrl-C again or Ctrl-D to leave")
     }
     if (k.name === "escape") {
-      if (reading === undefined) for (const handler of [...cancelHandlers]) handler()
+      if (reading === undefined) { for (const handler of [...cancelHandlers]) handler() }
       return
     }
     if (k.ctrl === true && k.name === "d") {
@@ -473,7 +478,11 @@ export const makeLineEditor = (
   }
 
   /** One key among `keys`; see TerminalInput.key. The line typed so far waits, unseen. */
-  const oneKey = (prompt: string, keys: ReadonlyArray<string>, options?: { readonly thenLine?: ReadonlyArray<string> }) =>
+  const oneKey = (
+    prompt: string,
+    keys: ReadonlyArray<string>,
+    options?: { readonly thenLine?: ReadonlyArray<string> }
+  ) =>
     new Promise<string | undefined>((resolve) => {
       stdout.write(prompt)
       let quietUntil = 0
@@ -482,17 +491,17 @@ export const makeLineEditor = (
         stdout.write(answer !== undefined && keys.includes(answer) ? `${answer}\n` : "\n")
         keyWaiter = dropBurst
           ? (key) => {
-              const now = Date.now()
-              // only typing is dropped: Ctrl-C, Ctrl-D and Esc always count
-              if (now > quietUntil || key.ctrl === true || key.name === "escape") {
-                keyWaiter = undefined
-                return false
-              }
-              // the `es⏎` of `yes⏎`: dropped, and Enter ends the burst
-              if (key.name === "return" || key.name === "enter") keyWaiter = undefined
-              quietUntil = now + BURST_GAP_MS
-              return true
+            const now = Date.now()
+            // only typing is dropped: Ctrl-C, Ctrl-D and Esc always count
+            if (now > quietUntil || key.ctrl === true || key.name === "escape") {
+              keyWaiter = undefined
+              return false
             }
+            // the `es⏎` of `yes⏎`: dropped, and Enter ends the burst
+            if (key.name === "return" || key.name === "enter") keyWaiter = undefined
+            quietUntil = now + BURST_GAP_MS
+            return true
+          }
           : undefined
         quietUntil = Date.now() + BURST_GAP_MS
         resolve(answer)

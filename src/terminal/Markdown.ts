@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
-import type { MarkdownEngine } from "./MarkdownEngine"
+
 import { noColor } from "../text/Style"
+import type { MarkdownEngine } from "./MarkdownEngine"
 import type { Printer } from "./TerminalIO"
 
 /**
@@ -158,8 +159,11 @@ let loading: Promise<MarkdownEngine> | undefined
  * The engine, loaded once. Built, it is a file of its own (dist/mm-markdown.cjs: marked,
  * highlight.js and the rest weigh as much as mm), so start-up never reads it.
  */
-export const loadMarkdownEngine = (columns: () => number): Promise<MarkdownEngine> =>
-  (loading ??= import("./MarkdownEngine").then((module) => warmedUp(module.makeMarkdownEngine(columns))))
+export const loadMarkdownEngine = (
+  columns: () => number
+): Promise<
+  MarkdownEngine
+> => (loading ??= import("./MarkdownEngine").then((module) => warmedUp(module.makeMarkdownEngine(columns))))
 
 /** A little of everything the engine draws, the code in the languages answers hold most. */
 const WARM_UP = [
@@ -175,7 +179,7 @@ const WARM_UP = [
   "export const f = (x: number): string => `${x}` // note",
   "```",
   "```sh",
-  'echo "$HOME" | grep -v x',
+  "echo \"$HOME\" | grep -v x",
   "```",
   "```python",
   "def f(x): return x + 1",
@@ -215,7 +219,11 @@ export interface Answers {
  * Answers rendered as markdown when stdout is a terminal and NO_COLOR is not set; anywhere
  * else printed exactly as the model wrote them.
  */
-export const makeAnswers = (print: Printer, env: NodeJS.ProcessEnv = process.env, stdout: NodeJS.WriteStream = process.stdout): Answers => {
+export const makeAnswers = (
+  print: Printer,
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: NodeJS.WriteStream = process.stdout
+): Answers => {
   let rendering = stdout.isTTY === true && !noColor(env)
   let loaded: MarkdownEngine | undefined
   let answer: AnswerRenderer | undefined
@@ -224,15 +232,15 @@ export const makeAnswers = (print: Printer, env: NodeJS.ProcessEnv = process.env
     !rendering || loaded !== undefined
       ? Effect.succeed(loaded)
       : Effect.promise(() =>
-          loadMarkdownEngine(columns).then(
-            (engine) => (loaded = engine),
-            () => {
-              // without its engine mm still answers: raw, as through a pipe
-              rendering = false
-              return undefined
-            }
-          )
+        loadMarkdownEngine(columns).then(
+          (engine) => (loaded = engine),
+          () => {
+            // without its engine mm still answers: raw, as through a pipe
+            rendering = false
+            return undefined
+          }
         )
+      )
   )
   return {
     engine,
@@ -244,7 +252,10 @@ export const makeAnswers = (print: Printer, env: NodeJS.ProcessEnv = process.env
     },
     write: (text) => {
       if (loaded === undefined) return print.write(text)
-      answer ??= makeAnswerRenderer({ write: print.write, live: print.live, columns, rows: () => stdout.rows || 24 }, loaded)
+      answer ??= makeAnswerRenderer(
+        { write: print.write, live: print.live, columns, rows: () => stdout.rows || 24 },
+        loaded
+      )
       answer.write(text)
     },
     flush: () => {

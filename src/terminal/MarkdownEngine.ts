@@ -3,6 +3,7 @@ import { Marked, type Tokens } from "marked"
 import { markedTerminal } from "marked-terminal"
 import stringWidth from "string-width"
 import wrapAnsi from "wrap-ansi"
+
 import { fitColumns } from "./TableFit"
 
 /**
@@ -93,7 +94,13 @@ const codeTheme: Readonly<Record<string, (text: string) => string>> = {
   params: same
 }
 
-const entities: Readonly<Record<string, string>> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'" }
+const entities: Readonly<Record<string, string>> = {
+  "&amp;": "&",
+  "&lt;": "<",
+  "&gt;": ">",
+  "&quot;": "\"",
+  "&#x27;": "'"
+}
 
 /** highlight.js's output (text and nested `<span class="hljs-…">`) as terminal colours: the innermost coloured scope wins. */
 export const spansToAnsi = (html: string): string => {
@@ -135,13 +142,17 @@ export const widthOf = (text: string): number => {
 }
 
 export const makeMarkdownEngine = (columns: () => number): MarkdownEngine => {
-  const marked = new Marked(markedTerminal({ ...textTheme, reflowText: false, tab: 2, showSectionPrefix: false, emoji: false, width: 10_000 }))
+  const marked = new Marked(
+    markedTerminal({ ...textTheme, reflowText: false, tab: 2, showSectionPrefix: false, emoji: false, width: 10_000 })
+  )
   const width = () => Math.max(20, (columns() || 80) - 1)
 
   // one lexer and one parser for every line: marked's parseInline builds both on each call
   const lexer = new marked.Lexer(marked.defaults)
   const parser = new marked.Parser(marked.defaults)
-  const inline = (text: string): string => (inlineSyntax.test(text) ? parser.parseInline(lexer.inlineTokens(text)) : text)
+  const inline = (
+    text: string
+  ): string => (inlineSyntax.test(text) ? parser.parseInline(lexer.inlineTokens(text)) : text)
 
   /** `text` wrapped at word boundaries, after `lead` on its first row and `rest` (as wide) on the others. */
   const wrap = (text: string, lead = "", rest = " ".repeat(widthOf(lead))): string => {
@@ -155,7 +166,13 @@ export const makeMarkdownEngine = (columns: () => number): MarkdownEngine => {
     if (markdown.trim() === "") return ""
     if (rule.test(markdown)) return dim("─".repeat(Math.min(width(), 60)))
     const title = heading.exec(markdown)
-    if (title !== null) return wrap((title[1].length === 1 ? textTheme.firstHeading : textTheme.heading)(inline(markdown.slice(title[0].length).replace(/\s#+\s*$/, ""))))
+    if (title !== null) {
+      return wrap(
+        (title[1].length === 1 ? textTheme.firstHeading : textTheme.heading)(
+          inline(markdown.slice(title[0].length).replace(/\s#+\s*$/, ""))
+        )
+      )
+    }
     const item = listItem.exec(markdown)
     if (item !== null) {
       const [, indent, marker, text] = item
@@ -172,7 +189,9 @@ export const makeMarkdownEngine = (columns: () => number): MarkdownEngine => {
   const code = (lines: ReadonlyArray<string>, language: string): string => {
     const known = language !== "" && hljs.getLanguage(language) !== undefined
     const text = lines.join("\n")
-    const drawn = known ? spansToAnsi(hljs.highlight(text, { language, ignoreIllegals: true }).value).split("\n") : lines.map(yellow)
+    const drawn = known
+      ? spansToAnsi(hljs.highlight(text, { language, ignoreIllegals: true }).value).split("\n")
+      : lines.map(yellow)
     return drawn.map((line) => CODE_INDENT + line).join("\n")
   }
 
@@ -199,9 +218,14 @@ export const makeMarkdownEngine = (columns: () => number): MarkdownEngine => {
  * padded to its column's width (padding included in `widths`), wrapped at word boundaries
  * when it is wider, and aligned as the delimiter row says.
  */
-const drawTable = (rows: ReadonlyArray<ReadonlyArray<string>>, widths: ReadonlyArray<number>, align: ReadonlyArray<"left" | "right" | "center" | null>): string => {
+const drawTable = (
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+  widths: ReadonlyArray<number>,
+  align: ReadonlyArray<"left" | "right" | "center" | null>
+): string => {
   const bar = dim("│")
-  const border = (left: string, middle: string, right: string) => dim(left + widths.map((w) => "─".repeat(w)).join(middle) + right)
+  const border = (left: string, middle: string, right: string) =>
+    dim(left + widths.map((w) => "─".repeat(w)).join(middle) + right)
   const fit = (text: string, room: number): Array<string> =>
     widthOf(text) <= room ? [text] : wrapAnsi(text, Math.max(1, room), { hard: true, trim: true }).split("\n")
   const pad = (text: string, room: number, how: "left" | "right" | "center" | null) => {
@@ -213,8 +237,17 @@ const drawTable = (rows: ReadonlyArray<ReadonlyArray<string>>, widths: ReadonlyA
   const drawRow = (cells: ReadonlyArray<string>): Array<string> => {
     const parts = cells.map((text, i) => fit(text, widths[i] - 2))
     const height = Math.max(...parts.map((p) => p.length))
-    return Array.from({ length: height }, (_, k) => bar + parts.map((p, i) => ` ${pad(p[k] ?? "", widths[i] - 2, align[i] ?? null)} `).join(bar) + bar)
+    return Array.from(
+      { length: height },
+      (_, k) => bar + parts.map((p, i) => ` ${pad(p[k] ?? "", widths[i] - 2, align[i] ?? null)} `).join(bar) + bar
+    )
   }
   const [head, ...body] = rows
-  return [border("┌", "┬", "┐"), ...drawRow(head), border("├", "┼", "┤"), ...body.flatMap(drawRow), border("└", "┴", "┘")].join("\n")
+  return [
+    border("┌", "┬", "┐"),
+    ...drawRow(head),
+    border("├", "┼", "┤"),
+    ...body.flatMap(drawRow),
+    border("└", "┴", "┘")
+  ].join("\n")
 }

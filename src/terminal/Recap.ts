@@ -1,9 +1,9 @@
 import type { Message } from "../domain/Session"
-import { SHELL_CONTEXT_HEAD } from "./Attachments"
-import { describeCall, parseToolArguments } from "../tools/Tools"
 import { sanitize } from "../text/Sanitize"
-import type { MarkdownEngine } from "./MarkdownEngine"
 import type { Style } from "../text/Style"
+import { describeCall, parseToolArguments } from "../tools/Tools"
+import { SHELL_CONTEXT_HEAD } from "./Attachments"
+import type { MarkdownEngine } from "./MarkdownEngine"
 
 /** How many exchanges, and answer lines each, are drawn after a `/resume`. */
 export const RECAP_EXCHANGES = 3
@@ -46,7 +46,12 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
  * The last exchanges of a resumed session, drawn compactly so the user sees where they were:
  * each question, one line per tool call, the answer cut to a few lines.
  */
-export const recapLines = (messages: ReadonlyArray<Message>, cwd: string, style: Style, engine?: MarkdownEngine): Array<string> => {
+export const recapLines = (
+  messages: ReadonlyArray<Message>,
+  cwd: string,
+  style: Style,
+  engine?: MarkdownEngine
+): Array<string> => {
   const all = exchangesOf(messages, cwd)
   const last = all.slice(-RECAP_EXCHANGES)
   if (last.length === 0) return []
@@ -64,7 +69,9 @@ export const recapLines = (messages: ReadonlyArray<Message>, cwd: string, style:
       const shown = clip(line, 200)
       lines.push(engine === undefined ? `  ${shown}` : indent(engine.line(shown)))
     }
-    if (answer.length > RECAP_ANSWER_LINES) lines.push(style.dim(`  … (${answer.length - RECAP_ANSWER_LINES} more line(s))`))
+    if (answer.length > RECAP_ANSWER_LINES) {
+      lines.push(style.dim(`  … (${answer.length - RECAP_ANSWER_LINES} more line(s))`))
+    }
   }
   return lines
 }

@@ -1,33 +1,34 @@
+import * as path from "node:path"
+
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as path from "node:path"
+
 import { Agent } from "../agent/Agent"
+import type { TurnEvent } from "../agent/TurnEvent"
 import { Changes } from "../changes/Changes"
 import type { StartOn } from "../cli/Args"
 import { AppConfig } from "../config/Config"
-import { type Conversation, Keeper } from "../sessions/Keeper"
-import { McpServers, summaryLine } from "../mcp/McpServers"
 import { projectAboveLine } from "../config/ProjectHint"
-import { startOn } from "../sessions/StartOn"
+import { VERSION } from "../lib/Version"
+import { McpServers, summaryLine } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
-import { runTool } from "../tools/Tools"
-import type { TurnEvent } from "../agent/TurnEvent"
 import { modelNames } from "../model/OpenAiClient"
-import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
-import { attachFiles, shellContext } from "./Attachments"
-import { makeCompleter } from "./Completion"
+import { type Conversation, Keeper } from "../sessions/Keeper"
+import { startOn } from "../sessions/StartOn"
 import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
-import { recapLines } from "./Recap"
 import { sanitize } from "../text/Sanitize"
+import { runTool } from "../tools/Tools"
+import { attachFiles, shellContext } from "./Attachments"
+import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
+import { makeCompleter } from "./Completion"
+import { type Answers, makeAnswers } from "./Markdown"
+import { makeProgress } from "./Progress"
+import { recapLines } from "./Recap"
 import { TerminalIO } from "./TerminalIO"
 import { makeThoughtDisplay } from "./Thought"
-import { makeProgress } from "./Progress"
-import { type Answers, makeAnswers } from "./Markdown"
-import { VERSION } from "../lib/Version"
-
 
 /** How the command line starts the terminal: on which conversation, and with which first question. */
 export interface TerminalStart {
@@ -47,7 +48,7 @@ export const runTerminal = <E>(
   agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO>,
   begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
 ) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const loaded = yield* AppConfig
     const keeper = yield* Keeper
     const model = yield* ModelClient
@@ -92,12 +93,20 @@ export const runTerminal = <E>(
       const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)
       if (recap.length > 0) info.line(recap.join("\n"))
     }
-    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(Effect.provide(agentLayer))
+    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(
+      Effect.provide(agentLayer)
+    )
   })
 
 /** Questions and slash commands, until the user leaves. */
-const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation, first: string | undefined, answers: Answers) =>
-  Effect.gen(function* () {
+const converse = (
+  cwd: string,
+  agent: Agent["Type"],
+  conversation: Conversation,
+  first: string | undefined,
+  answers: Answers
+) =>
+  Effect.gen(function*() {
     const keeper = yield* Keeper
     const changes = yield* Changes
     const { config } = yield* AppConfig
@@ -106,11 +115,18 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
     const titles = new Map<string, string>()
 
     const red = (line: string) => info.line(style.red(sanitize(line)))
-    const notice = (line: string | undefined) => (line === undefined ? undefined : info.line(style.yellow(sanitize(line))))
+    const notice = (
+      line: string | undefined
+    ) => (line === undefined ? undefined : info.line(style.yellow(sanitize(line))))
     /** Whether the last turn failed: piped, mm then ends with exit code 1. */
     let lastFailed = false
 
-    const thoughts = makeThoughtDisplay({ print: info, style, live: input.interactive, columns: () => process.stdout.columns || 80 })
+    const thoughts = makeThoughtDisplay({
+      print: info,
+      style,
+      live: input.interactive,
+      columns: () => process.stdout.columns || 80
+    })
 
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`
@@ -134,7 +150,11 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
             info.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
             return progress.start(`running ${sanitize(event.name)}`)
           case "ToolCallFinished":
-            memory.lastTool = { name: event.name, title: sanitize(titles.get(event.id) ?? ""), output: sanitize(event.output) }
+            memory.lastTool = {
+              name: event.name,
+              title: sanitize(titles.get(event.id) ?? ""),
+              output: sanitize(event.output)
+            }
             info.line(toolResultLine(sanitize(event.output), event.failed, style))
             // the model is asked again with the result
             return progress.start(waiting)
@@ -162,7 +182,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
 
     /** Runs `work` until it ends or the user presses Ctrl-C, which interrupts it. */
     const cancellable = <A, E>(work: Effect.Effect<A, E>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cancel = yield* Deferred.make<void>()
         const stopWatching = input.watchCancel(() => Deferred.unsafeDone(cancel, Exit.void))
         const outcome = yield* work.pipe(
@@ -178,7 +198,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
       })
 
     const ask = (question: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         lastFailed = false
         progress.start(waiting)
         const finish = Effect.sync(() => {
@@ -196,23 +216,44 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
         return outcome
       })
 
-    const context: CommandContext = { cwd, agent, conversation, keeper, changes, input, print, style, red, notice, cancellable, memory, answers }
+    const context: CommandContext = {
+      cwd,
+      agent,
+      conversation,
+      keeper,
+      changes,
+      input,
+      print,
+      style,
+      red,
+      notice,
+      cancellable,
+      memory,
+      answers
+    }
 
     const sessionsDir = keeper.dirFor(cwd)
     input.configure({
-      ...(sessionsDir === undefined ? { history: "memory" as const } : { historyFile: path.join(cwd, ".mm", "history") }),
+      ...(sessionsDir === undefined
+        ? { history: "memory" as const }
+        : { historyFile: path.join(cwd, ".mm", "history") }),
       complete: makeCompleter({
         cwd,
         commands: commandNames,
-        sessionIds: () => Effect.runPromise(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
+        sessionIds: () =>
+          Effect.runPromise(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
       })
     })
 
     /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */
     const shellLine = (command: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         progress.start(`running ${command.split(/\s+/)[0]}`)
-        const run = runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: config.maxOutput, onOutput: (text) => progress.output(sanitize(text)) })
+        const run = runTool("bash", JSON.stringify({ command }), {
+          cwd,
+          maxOutput: config.maxOutput,
+          onOutput: (text) => progress.output(sanitize(text))
+        })
         const outcome = yield* cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
         if (outcome._tag === "Cancelled") return
         const output = sanitize(outcome.value.output)
@@ -228,7 +269,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
 
     /** A question with the files it names (`@path`) attached; a file that cannot be attached stops it. */
     const question = (line: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const attached = attachFiles(cwd, line)
         if (attached._tag === "Problem") return notice(attached.line)
         if (attached.files.length > 0) info.line(style.dim(`attached ${attached.files.join(", ")}`))
@@ -275,7 +316,7 @@ const converse = (cwd: string, agent: Agent["Type"], conversation: Conversation,
  * tells the failures, and /mcp shows the rest).
  */
 const tellServersWhenUp = (idle: () => boolean, prompt: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { print, style } = yield* TerminalIO
     const mcp = yield* Effect.serviceOption(McpServers)
     const servers = mcp._tag === "Some" ? mcp.value.configured : undefined
@@ -291,7 +332,7 @@ const tellServersWhenUp = (idle: () => boolean, prompt: string) =>
 
 /** Leaving: the session's id, when it was saved, so it can be found again. */
 const goodbye = (conversation: Conversation) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { print, info } = yield* TerminalIO
     print.endLine()
     info.endLine()

@@ -4,7 +4,11 @@
  * goes to the columns that want more, evenly, none past its natural width. When even the
  * longest words do not fit, every column shares the room evenly (cells are then cut).
  */
-export const fitColumns = (natural: ReadonlyArray<number>, longestWord: ReadonlyArray<number>, room: number): Array<number> => {
+export const fitColumns = (
+  natural: ReadonlyArray<number>,
+  longestWord: ReadonlyArray<number>,
+  room: number
+): Array<number> => {
   const total = natural.reduce((a, b) => a + b, 0)
   if (total <= room || room < natural.length * 3) return [...natural]
   const floor = natural.map((w, i) => Math.min(w, longestWord[i]))
@@ -12,7 +16,9 @@ export const fitColumns = (natural: ReadonlyArray<number>, longestWord: Readonly
   const widths = [...start]
   let left = room - widths.reduce((a, b) => a + b, 0)
   // water-filling: the columns furthest from their natural width get the spare columns first
-  const wanting = natural.map((_, i) => i).filter((i) => natural[i] > widths[i]).sort((a, b) => natural[a] - widths[a] - (natural[b] - widths[b]))
+  const wanting = natural.map((_, i) => i).filter((i) => natural[i] > widths[i]).sort((a, b) =>
+    natural[a] - widths[a] - (natural[b] - widths[b])
+  )
   for (const [k, i] of wanting.entries()) {
     const share = Math.floor(left / (wanting.length - k))
     const given = Math.min(natural[i] - widths[i], share)

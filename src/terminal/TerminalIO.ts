@@ -1,12 +1,13 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+
 import { Approval, Approver } from "../approvals/Approver"
 import { redact } from "../lib/Secrets"
+import { type Style, styleFor } from "../text/Style"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { makeLineEditor } from "./LineEditor"
-import { type Style, styleFor } from "../text/Style"
 
 /**
  * Where the terminal façade writes; it remembers whether the cursor sits at a line start.
@@ -29,7 +30,10 @@ export interface Printer {
   readonly hold: () => () => void
 }
 
-export const makePrinter = (out: NodeJS.WritableStream, options: { readonly live?: boolean; readonly columns?: () => number } = {}): Printer => {
+export const makePrinter = (
+  out: NodeJS.WritableStream,
+  options: { readonly live?: boolean; readonly columns?: () => number } = {}
+): Printer => {
   let atLineStart = true
   let liveRows = 0
   let holds = 0
@@ -104,10 +108,15 @@ export const TerminalIOLive = Layer.scoped(
   Effect.acquireRelease(
     Effect.sync(() => {
       const tty = process.stdin.isTTY === true
-      const print = makePrinter(process.stdout, { live: process.stdout.isTTY === true, columns: () => process.stdout.columns })
+      const print = makePrinter(process.stdout, {
+        live: process.stdout.isTTY === true,
+        columns: () => process.stdout.columns
+      })
       const style = styleFor(process.stdout, process.env)
       return {
-        input: tty ? makeLineEditor(process.stdin, process.stdout, { sentStyle: style.bold }) : makePipedInput(process.stdin, process.stderr),
+        input: tty
+          ? makeLineEditor(process.stdin, process.stdout, { sentStyle: style.bold })
+          : makePipedInput(process.stdin, process.stderr),
         print,
         // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
         info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns }),

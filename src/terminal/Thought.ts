@@ -1,5 +1,5 @@
-import type { Printer } from "./TerminalIO"
 import type { Style } from "../text/Style"
+import type { Printer } from "./TerminalIO"
 
 export interface ThoughtDisplay {
   /** A piece of the model's reasoning: shown dim as it comes, on a terminal. */

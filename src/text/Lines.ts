@@ -1,8 +1,8 @@
 import type { ContextReport } from "../agent/Agent"
-import type { LoadedConfig } from "../config/Config"
-import type { Listing, ResumeReport, SaveStatus } from "../sessions/Keeper"
-import { windowFigure } from "../model/ServerProbe"
 import type { TurnEvent } from "../agent/TurnEvent"
+import type { LoadedConfig } from "../config/Config"
+import { windowFigure } from "../model/ServerProbe"
+import type { Listing, ResumeReport, SaveStatus } from "../sessions/Keeper"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 
@@ -12,7 +12,9 @@ const pad = (n: number) => String(n).padStart(2, "0")
 export const localMinute = (iso: string): string => {
   const date = new Date(iso)
   if (Number.isNaN(date.getTime())) return "????-??-?? ??:??"
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${
+    pad(date.getMinutes())
+  }`
 }
 
 export const errorsSuffix = (count: number): string => (count > 0 ? ` · ⚠️ ${count} error(s)` : "")
@@ -60,9 +62,11 @@ export const banner = (input: {
   readonly modelNames?: (models: ReadonlyArray<string>) => string
 }): string =>
   [
-    `${input.style.bold(`mm ${input.version}`)} · model ${input.loaded.config.model.name} at ${input.loaded.config.model.url} ` +
-      answeringPart(input.loaded.config.model.name, input.answering, input.missingFrom, input.style, input.modelNames) +
-      (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
+    `${
+      input.style.bold(`mm ${input.version}`)
+    } · model ${input.loaded.config.model.name} at ${input.loaded.config.model.url} ` +
+    answeringPart(input.loaded.config.model.name, input.answering, input.missingFrom, input.style, input.modelNames) +
+    (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
     sessionsLine(input.status, input.earlier),
     ...(input.tips === true ? [input.style.dim(TIPS)] : [])
@@ -77,7 +81,8 @@ export const earlierCount = (listing: Listing, currentId: string): number =>
     : 0
 
 /** The line printed when mm leaves with a saved session. */
-export const goodbyeLine = (id: string): string => `session ${id} saved — /resume ${id} (or mm --resume ${id}) to continue`
+export const goodbyeLine = (id: string): string =>
+  `session ${id} saved — /resume ${id} (or mm --resume ${id}) to continue`
 
 /** `just now`, `5 min ago`, `2 h ago`, `3 d ago`: beside the date in `/sessions`. */
 export const relativeTime = (iso: string, now: Date): string => {
@@ -139,13 +144,21 @@ export const sessionsListing = (listing: Listing, currentId: string, options: Li
       const { readable, unreadable, empty } = listedSessions(listing, options)
       const shown = options.all === true ? readable : readable.slice(0, LISTING_ROWS)
       const width = String(Math.max(shown.length, 1)).length
-      const matching = options.filter === undefined || options.filter === "" ? "" : ` matching ${JSON.stringify(options.filter)}`
-      const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — ${options.resumeHint ?? "/resume <id> to continue one, /resume for the latest"}`
+      const matching = options.filter === undefined || options.filter === ""
+        ? ""
+        : ` matching ${JSON.stringify(options.filter)}`
+      const header = `${readable.length + unreadable.length} session(s) in ${listing.dir}${matching} — ${
+        options.resumeHint ?? "/resume <id> to continue one, /resume for the latest"
+      }`
       const rows = shown.map((s, i) => {
         const mark = s.id === currentId ? "*" : " "
-        return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${relativeTime(s.updatedAt, now)})  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}`
+        return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${
+          relativeTime(s.updatedAt, now)
+        })  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}`
       })
-      const unreadableRows = unreadable.map((entry) => `${" ".repeat(width)}   ${entry.id}  unreadable: ${sanitize(entry.reason)}`)
+      const unreadableRows = unreadable.map((entry) =>
+        `${" ".repeat(width)}   ${entry.id}  unreadable: ${sanitize(entry.reason)}`
+      )
       const more = readable.length > shown.length ? [`… ${readable.length - shown.length} more (/sessions all)`] : []
       const hidden = empty > 0 ? [`${empty} empty not shown`] : []
       return [header, ...rows, ...unreadableRows, ...more, ...hidden].join("\n")
@@ -160,7 +173,9 @@ const cannotList = (dir: string, reason: string): string => {
 }
 
 export const resumedLine = (report: ResumeReport): string =>
-  `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${errorsSuffix(report.errors)}`
+  `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${
+    errorsSuffix(report.errors)
+  }`
 
 const firstLineOf = (text: string) => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? ""
 
@@ -174,7 +189,9 @@ export const toolResultLine = (output: string, failed: boolean, style: Style): s
   const all = output.split("\n").filter((line) => line.trim() !== "")
   const lines = output === "" ? 0 : output.split("\n").length
   // a bash result starts with its status; the first line of what it printed says more
-  const head = /^(exit code|killed )/.test(all[0] ?? "") && all.length > 1 ? `${all[0]} · ${all[1].trim()}` : firstLineOf(output)
+  const head = /^(exit code|killed )/.test(all[0] ?? "") && all.length > 1
+    ? `${all[0]} · ${all[1].trim()}`
+    : firstLineOf(output)
   const summary = shorten(head, 100)
   const text = `  ${failed ? "✗" : "↳"} ${summary}${lines > 1 ? `  (${lines} lines)` : ""}`
   return failed ? style.yellow(text) : style.dim(text)
@@ -182,13 +199,19 @@ export const toolResultLine = (output: string, failed: boolean, style: Style): s
 
 /** `340`, `1.2k`, `18k`: token counts as people read them. */
 export const tokenCount = (n: number): string =>
-  n < 1000 ? String(n) : n < 10_000 ? `${(Math.round(n / 100) / 10).toFixed(1).replace(/\.0$/, "")}k` : `${Math.round(n / 1000)}k`
+  n < 1000
+    ? String(n)
+    : n < 10_000
+    ? `${(Math.round(n / 100) / 10).toFixed(1).replace(/\.0$/, "")}k`
+    : `${Math.round(n / 1000)}k`
 
 /** The dim line after a turn: `1.2k in · 340 out · 18% of 32k context` (`~` when mm estimated it). */
 export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>): string => {
   const mark = usage.estimated ? "~" : ""
   const percent = Math.round((100 * (usage.promptTokens + usage.completionTokens)) / usage.contextWindow)
-  return `${mark}${tokenCount(usage.promptTokens)} in · ${mark}${tokenCount(usage.completionTokens)} out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context`
+  return `${mark}${tokenCount(usage.promptTokens)} in · ${mark}${
+    tokenCount(usage.completionTokens)
+  } out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context`
 }
 
 /** `/context`: what the next request holds, part by part. */
@@ -203,8 +226,12 @@ export const contextListing = (report: ContextReport): string => {
   ]
   const width = Math.max(...rows.map(([label]) => label.length))
   return [
-    `context: about ${tokenCount(report.total)} of ${windowFigure(report.contextWindow)} tokens (${percent}%), estimated at 4 characters a token`,
+    `context: about ${tokenCount(report.total)} of ${
+      windowFigure(report.contextWindow)
+    } tokens (${percent}%), estimated at 4 characters a token`,
     ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}`),
-    ...(report.measured === undefined ? [] : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`])
+    ...(report.measured === undefined
+      ? []
+      : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`])
   ].join("\n")
 }

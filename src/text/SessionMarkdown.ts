@@ -10,7 +10,9 @@ const fence = (text: string, info = ""): string => {
 const inputOf = (name: string, raw: string): string => {
   try {
     const parsed = JSON.parse(raw) as Record<string, unknown>
-    if (name === "bash" && typeof parsed.command === "string" && Object.keys(parsed).length === 1) return fence(parsed.command, "sh")
+    if (name === "bash" && typeof parsed.command === "string" && Object.keys(parsed).length === 1) {
+      return fence(parsed.command, "sh")
+    }
     return fence(JSON.stringify(parsed, null, 2), "json")
   } catch {
     return fence(raw)
@@ -30,7 +32,8 @@ const quoted = (text: string): string =>
  * out (it belongs to the agent); a compaction summary is shown as such. Sections are separate
  * functions so that more of the session (its changes) can be added after the messages.
  */
-export const sessionMarkdown = (session: Session): string => [header(session), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
+export const sessionMarkdown = (session: Session): string =>
+  [header(session), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
 
 const header = (session: Session): string =>
   [
@@ -44,7 +47,9 @@ const header = (session: Session): string =>
 
 const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
   const outputs = new Map<string, Message>()
-  for (const message of messages) if (message.role === "tool" && message.tool_call_id !== undefined) outputs.set(message.tool_call_id, message)
+  for (const message of messages) {
+    if (message.role === "tool" && message.tool_call_id !== undefined) outputs.set(message.tool_call_id, message)
+  }
   const parts: Array<string> = []
   let turn = 0
   for (const message of messages) {
@@ -89,11 +94,14 @@ const errors = (session: Session): Array<string> =>
   session.errors.length === 0
     ? []
     : [
-        [
-          "## Errors",
-          "",
-          ...session.errors.map(
-            (e) => `- ${e.at} · ${e.kind} · after turn ${e.turns} · ${JSON.stringify(e.question)}: ${e.line}${e.raw !== undefined && e.raw !== "" && e.raw !== e.line ? ` (${e.raw})` : ""}`
-          )
-        ].join("\n")
-      ]
+      [
+        "## Errors",
+        "",
+        ...session.errors.map(
+          (e) =>
+            `- ${e.at} · ${e.kind} · after turn ${e.turns} · ${JSON.stringify(e.question)}: ${e.line}${
+              e.raw !== undefined && e.raw !== "" && e.raw !== e.line ? ` (${e.raw})` : ""
+            }`
+        )
+      ].join("\n")
+    ]

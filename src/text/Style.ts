@@ -8,7 +8,13 @@ export interface Style {
 
 const wrap = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`
 
-export const colored: Style = { red: wrap(31, 39), dim: wrap(2, 22), yellow: wrap(33, 39), bold: wrap(1, 22), green: wrap(32, 39) }
+export const colored: Style = {
+  red: wrap(31, 39),
+  dim: wrap(2, 22),
+  yellow: wrap(33, 39),
+  bold: wrap(1, 22),
+  green: wrap(32, 39)
+}
 
 const same = (text: string) => text
 export const plain: Style = { red: same, dim: same, yellow: same, bold: same, green: same }

@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+
 import type { ToolContext, ToolResult } from "./Tools"
 
 /**

@@ -1,17 +1,19 @@
+import type { ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { StringDecoder } from "node:string_decoder"
+
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { ChildProcess } from "node:child_process"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { StringDecoder } from "node:string_decoder"
-import { FileAccess, type FileAccessShape } from "./FileAccess"
+
 import { nodeChildProcesses } from "../lib/NodeModules"
+import { redact, toolEnv } from "../lib/Secrets"
 import { isMcpToolName, isReadOnlyMcpTool, mcpCallTitle } from "../mcp/McpTools"
 import type { ToolSpec } from "../model/ModelClient"
-import { redact, toolEnv } from "../lib/Secrets"
+import { FileAccess, type FileAccessShape } from "./FileAccess"
 
 export type ToolName = "bash" | "read_file" | "write_file" | "edit_file"
 
@@ -95,8 +97,7 @@ export const toolSpecs: ReadonlyArray<ToolSpec> = [
   },
   {
     name: "write_file",
-    description:
-      "Create a file or overwrite it whole with the given content, creating missing parent directories. " +
+    description: "Create a file or overwrite it whole with the given content, creating missing parent directories. " +
       "To change part of an existing file, prefer edit_file.",
     parameters: {
       type: "object",
@@ -147,7 +148,6 @@ export const needsApproval = (name: string, input?: Record<string, unknown>, cwd
   name === "write_file" ||
   name === "edit_file" ||
   (name === "read_file" && cwd !== undefined && typeof input?.path === "string" && isOutsideProject(cwd, input.path))
-
 
 // ---------------------------------------------------------------------------
 // Arguments
@@ -236,8 +236,7 @@ const keepEnds = (head: string, gap: number, tail: string, max: number): string 
   const headWant = Math.ceil(keep / 2)
   const tailWant = keep - headWant
   let start = whole === undefined ? head.slice(0, headWant) : whole.slice(0, headWant)
-  let end =
-    tailWant === 0 ? "" : whole === undefined ? tail.slice(-tailWant) : whole.slice(whole.length - tailWant)
+  let end = tailWant === 0 ? "" : whole === undefined ? tail.slice(-tailWant) : whole.slice(whole.length - tailWant)
   const lastNewline = start.lastIndexOf("\n")
   if (lastNewline >= start.length * 0.75) start = start.slice(0, lastNewline)
   const firstNewline = end.indexOf("\n")
@@ -318,7 +317,12 @@ const installExitHook = (): void => {
  */
 const startWatchdog = (pid: number): ChildProcess | undefined => {
   try {
-    const watchdog = nodeChildProcesses().spawn("sh", ["-c", 'read _ ; kill -9 -"$1" 2>/dev/null', "mm-watchdog", String(pid)], {
+    const watchdog = nodeChildProcesses().spawn("sh", [
+      "-c",
+      "read _ ; kill -9 -\"$1\" 2>/dev/null",
+      "mm-watchdog",
+      String(pid)
+    ], {
       detached: true,
       stdio: ["pipe", "ignore", "ignore"]
     })
@@ -357,7 +361,9 @@ const runBash = (
 ): Effect.Effect<ToolResult> =>
   Effect.async<ToolResult>((resume) => {
     if (!isDirectory(ctx.cwd)) {
-      resume(Effect.succeed({ output: `cannot run bash: the project directory ${ctx.cwd} does not exist`, failed: true }))
+      resume(
+        Effect.succeed({ output: `cannot run bash: the project directory ${ctx.cwd} does not exist`, failed: true })
+      )
       return
     }
     const seconds = args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS
@@ -479,8 +485,8 @@ export const bashStatus = (timedOut: boolean, seconds: number, code: number | nu
   timedOut
     ? `killed after ${formatSeconds(seconds)} s (timeout)`
     : code !== null
-      ? `exit code ${code}`
-      : `killed by signal ${signal ?? "unknown"}`
+    ? `exit code ${code}`
+    : `killed by signal ${signal ?? "unknown"}`
 
 /** A bash result from a finished command's whole output (the editor's terminal gives it so). */
 export const bashResultOf = (run: {
@@ -529,12 +535,12 @@ const kindOf = (stat: fs.Stats): string =>
   stat.isFIFO()
     ? "a named pipe (FIFO)"
     : stat.isCharacterDevice()
-      ? "a character device"
-      : stat.isBlockDevice()
-        ? "a block device"
-        : stat.isSocket()
-          ? "a socket"
-          : "not a regular file"
+    ? "a character device"
+    : stat.isBlockDevice()
+    ? "a block device"
+    : stat.isSocket()
+    ? "a socket"
+    : "not a regular file"
 
 const notRegular = (stat: fs.Stats, shown: string): string =>
   stat.isDirectory()
@@ -551,7 +557,10 @@ const binary = (shown: string): string => `${shown} looks binary (it holds NUL b
  * opened (a FIFO or a device is refused unopened), opened with O_NONBLOCK, and checked
  * again on the open descriptor (the path may have changed in between).
  */
-const openRegular = (file: string, shown: string): Either.Either<{ readonly fd: number; readonly size: number }, string> => {
+const openRegular = (
+  file: string,
+  shown: string
+): Either.Either<{ readonly fd: number; readonly size: number }, string> => {
   let fd: number | undefined
   try {
     const before = fs.statSync(file)
@@ -564,7 +573,9 @@ const openRegular = (file: string, shown: string): Either.Either<{ readonly fd: 
     return Either.right({ fd, size: stat.size })
   } catch (cause) {
     if (fd !== undefined) fs.closeSync(fd)
-    return Either.left((cause as { shown?: boolean }).shown === true ? (cause as Error).message : fileProblem(cause, shown))
+    return Either.left(
+      (cause as { shown?: boolean }).shown === true ? (cause as Error).message : fileProblem(cause, shown)
+    )
   }
 }
 
@@ -617,7 +628,9 @@ export const readTextLossy = (file: string, shown: string): Either.Either<string
 export const readText = (file: string, shown: string): Either.Either<string, string> => {
   const bytes = readBytes(file, shown)
   if (Either.isLeft(bytes)) {
-    return bytes.left === binary(shown) ? Either.left(`${shown} holds NUL bytes; edit_file changes only UTF-8 text files`) : Either.left(bytes.left)
+    return bytes.left === binary(shown)
+      ? Either.left(`${shown} holds NUL bytes; edit_file changes only UTF-8 text files`)
+      : Either.left(bytes.left)
   }
   try {
     return Either.right(strictUtf8.decode(bytes.right))
@@ -658,7 +671,9 @@ const makeLineWindow = (first: number, wanted: number, budget: number) => {
     if (collecting()) {
       if (shown.length > 0 && size + currentLength + 1 > budget) full = true
       else {
-        const text = currentLength > current.length ? `${current}\n[line ${line} is ${currentLength} characters long; only its start is shown]` : current
+        const text = currentLength > current.length
+          ? `${current}\n[line ${line} is ${currentLength} characters long; only its start is shown]`
+          : current
         shown.push(text)
         size += text.length + 1
       }
@@ -717,8 +732,9 @@ const readFileTool = (
   const body = shown.join("\n")
   if (first === 1 && last === lines.length) return { output: body, failed: false }
   const range = `lines ${first}-${last} of ${lines.length} in ${args.path}`
-  const trailer =
-    last < lines.length ? `[${range}; read on with offset ${last + 1}]` : `[${range}; that is the end of the file]`
+  const trailer = last < lines.length
+    ? `[${range}; read on with offset ${last + 1}]`
+    : `[${range}; that is the end of the file]`
   return { output: `${body}\n${trailer}`, failed: false }
 }
 
@@ -735,7 +751,11 @@ const readFileFromDisk = (
     if (Either.isLeft(opened)) return resume(Effect.succeed(failure(opened.left)))
     const { fd } = opened.right
     const first = args.offset ?? 1
-    const window = makeLineWindow(first, first - 1 + (args.limit ?? DEFAULT_READ_LIMIT), Math.max(0, ctx.maxOutput - READ_TRAILER_ROOM))
+    const window = makeLineWindow(
+      first,
+      first - 1 + (args.limit ?? DEFAULT_READ_LIMIT),
+      Math.max(0, ctx.maxOutput - READ_TRAILER_ROOM)
+    )
     const buffer = Buffer.allocUnsafe(READ_CHUNK)
     let cancelled = false
     let read = 0
@@ -774,7 +794,9 @@ const windowResult = (
   const body = shown.join("\n")
   if (first === 1 && last === lines) return { output: body, failed: false }
   const range = `lines ${first}-${last} of ${lines} in ${shownPath}`
-  const trailer = last < lines ? `[${range}; read on with offset ${last + 1}]` : `[${range}; that is the end of the file]`
+  const trailer = last < lines
+    ? `[${range}; read on with offset ${last + 1}]`
+    : `[${range}; that is the end of the file]`
   return { output: `${body}\n${trailer}`, failed: false }
 }
 
@@ -791,21 +813,28 @@ const writeText = (file: string, shown: string, content: string): Either.Either<
   }
 }
 
-const writeFileTool = (args: { readonly path: string; readonly content: string }, ctx: ToolContext, files: FileAccessShape) =>
-  Effect.gen(function* () {
+const writeFileTool = (
+  args: { readonly path: string; readonly content: string },
+  ctx: ToolContext,
+  files: FileAccessShape
+) =>
+  Effect.gen(function*() {
     const file = resolvePath(ctx.cwd, args.path)
     const existed = fs.existsSync(file)
     // a file edit_file would refuse (not UTF-8, NUL bytes) is replaced whole: the result says so
     const before = existed ? readText(file, args.path) : undefined
-    const replaced = before !== undefined && Either.isLeft(before) && /is not UTF-8 text|holds NUL bytes/.test(before.left)
-      ? ` (it replaced ${fs.statSync(file).size} bytes that were not UTF-8 text)`
-      : ""
+    const replaced =
+      before !== undefined && Either.isLeft(before) && /is not UTF-8 text|holds NUL bytes/.test(before.left)
+        ? ` (it replaced ${fs.statSync(file).size} bytes that were not UTF-8 text)`
+        : ""
     if (ctx.beforeWrite !== undefined) yield* ctx.beforeWrite({ file, content: args.content })
     const written = yield* files.write(file, args.path, args.content)
     if (Either.isLeft(written)) return failure(written.left)
     const bytes = Buffer.byteLength(args.content)
     return {
-      output: `${existed ? "overwrote" : "created"} ${args.path}: ${plural(bytes, "byte")}, ${plural(countLines(args.content), "line")}${replaced}`,
+      output: `${existed ? "overwrote" : "created"} ${args.path}: ${plural(bytes, "byte")}, ${
+        plural(countLines(args.content), "line")
+      }${replaced}`,
       failed: false
     }
   })
@@ -823,7 +852,10 @@ const occurrences = (text: string, part: string): Array<number> => {
 export const planEdit = (
   text: string,
   args: { readonly path: string; readonly old: string; readonly new: string }
-): Either.Either<{ readonly after: string; readonly line: number; readonly oldText: string; readonly newText: string }, string> => {
+): Either.Either<
+  { readonly after: string; readonly line: number; readonly oldText: string; readonly newText: string },
+  string
+> => {
   if (args.old === "") return Either.left("old text is empty; to create or replace a whole file use write_file")
   let [oldText, newText] = [args.old, args.new]
   let found = occurrences(text, oldText)
@@ -833,13 +865,17 @@ export const planEdit = (
   }
   // the file's last line has no newline, the model's copy of it has one: the file keeps none
   const eol = oldText.endsWith("\r\n") ? "\r\n" : "\n"
-  if (found.length === 0 && oldText.endsWith(eol) && !text.endsWith("\n") && text.endsWith(oldText.slice(0, -eol.length))) {
+  if (
+    found.length === 0 && oldText.endsWith(eol) && !text.endsWith("\n") && text.endsWith(oldText.slice(0, -eol.length))
+  ) {
     oldText = oldText.slice(0, -eol.length)
     if (newText.endsWith(eol)) newText = newText.slice(0, -eol.length)
     found = occurrences(text, oldText)
   }
   if (found.length === 0) {
-    return Either.left(`old text not found in ${args.path}; read the file again and copy the text exactly, whitespace included`)
+    return Either.left(
+      `old text not found in ${args.path}; read the file again and copy the text exactly, whitespace included`
+    )
   }
   if (found.length > 1) {
     return Either.left(`old text occurs ${found.length} times in ${args.path}; give more context so it is unique`)
@@ -858,29 +894,33 @@ const editFileTool = (
   ctx: ToolContext,
   files: FileAccessShape
 ): Effect.Effect<ToolResult> =>
-  Effect.gen(function* () {
-  if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
-  const file = resolvePath(ctx.cwd, args.path)
-  // what is on the disk decides whether the file can be edited byte for byte
-  const onDisk = fs.existsSync(file) ? readText(file, args.path) : undefined
-  if (onDisk !== undefined && Either.isLeft(onDisk)) return failure(onDisk.left)
-  const text = yield* files.read(file, args.path)
-  if (Either.isLeft(text)) return failure(text.left)
-  const plan = planEdit(text.right, args)
-  if (Either.isLeft(plan)) return failure(plan.left)
-  const { line, oldText, newText } = plan.right
-  if (oldText === newText) return { output: `old and new text are the same; ${args.path} left unchanged`, failed: false }
-  const edited = plan.right.after
-  if (ctx.beforeWrite !== undefined) yield* ctx.beforeWrite({ file, content: edited })
-  const written = yield* files.write(file, args.path, edited)
-  if (Either.isLeft(written)) return failure(written.left)
-  // counted as write_file counts: a trailing newline does not start another line
-  const before = Math.max(countLines(oldText), 1)
-  const after = countLines(newText)
-  return {
-    output: `edited ${args.path} at line ${line}: ${plural(before, "line")} replaced by ${plural(after, "line")}`,
-    failed: false
-  }
+  Effect.gen(function*() {
+    if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
+    const file = resolvePath(ctx.cwd, args.path)
+    // what is on the disk decides whether the file can be edited byte for byte
+    const onDisk = fs.existsSync(file) ? readText(file, args.path) : undefined
+    if (onDisk !== undefined && Either.isLeft(onDisk)) return failure(onDisk.left)
+    const text = yield* files.read(file, args.path)
+    if (Either.isLeft(text)) return failure(text.left)
+    const plan = planEdit(text.right, args)
+    if (Either.isLeft(plan)) return failure(plan.left)
+    const { line, oldText, newText } = plan.right
+    if (oldText === newText) {
+      return { output: `old and new text are the same; ${args.path} left unchanged`, failed: false }
+    }
+    const edited = plan.right.after
+    if (ctx.beforeWrite !== undefined) {
+      yield* ctx.beforeWrite({ file, content: edited })
+    }
+    const written = yield* files.write(file, args.path, edited)
+    if (Either.isLeft(written)) return failure(written.left)
+    // counted as write_file counts: a trailing newline does not start another line
+    const before = Math.max(countLines(oldText), 1)
+    const after = countLines(newText)
+    return {
+      output: `edited ${args.path} at line ${line}: ${plural(before, "line")} replaced by ${plural(after, "line")}`,
+      failed: false
+    }
   })
 
 /** The disk and a local bash: what the tools use unless an editor offers its own (src/FileAccess.ts). */
@@ -908,7 +948,10 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
           // an editor may hold an unsaved buffer for the path; what is on the disk must still be a regular file
           const problem = notRegularOnDisk(resolvePath(ctx.cwd, read.path), read.path)
           if (problem !== undefined) return Effect.succeed(failure(problem))
-          return Effect.map(files.read(resolvePath(ctx.cwd, read.path), read.path), (text) => readFileTool(read, ctx, text))
+          return Effect.map(
+            files.read(resolvePath(ctx.cwd, read.path), read.path),
+            (text) => readFileTool(read, ctx, text)
+          )
         })
       }
       case "write_file":
@@ -930,7 +973,9 @@ export const runTool = (name: string, rawArguments: string, ctx: ToolContext): E
     onRight: (args) => dispatch(name as ToolName, args, ctx)
   }).pipe(
     Effect.catchAllDefect((defect) =>
-      Effect.succeed(failure(`${name} failed unexpectedly: ${String((defect as Error)?.message ?? defect).split("\n")[0]}`))
+      Effect.succeed(
+        failure(`${name} failed unexpectedly: ${String((defect as Error)?.message ?? defect).split("\n")[0]}`)
+      )
     ),
     Effect.map((result) => ({ output: truncateOutput(redact(result.output), ctx.maxOutput), failed: result.failed })),
     Effect.withSpan("Tools.runTool", { attributes: { tool: name } })
@@ -964,8 +1009,8 @@ const lineRange = (offset: number | undefined, limit: number | undefined): strin
   offset === undefined && limit === undefined
     ? ""
     : limit === undefined
-      ? ` (from line ${offset})`
-      : ` (lines ${offset ?? 1}-${(offset ?? 1) + limit - 1})`
+    ? ` (from line ${offset})`
+    : ` (lines ${offset ?? 1}-${(offset ?? 1) + limit - 1})`
 
 /**
  * For display: `title` says what the call works on without the tool's name (`ls -la` in

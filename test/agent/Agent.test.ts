@@ -1,11 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+
 import { Agent, DENIED, NO_TERMINAL } from "../../src/agent/Agent"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
 import { Keeper } from "../../src/sessions/Keeper"
@@ -33,12 +35,16 @@ describe("the turn loop", () => {
   afterAll(() => server.close())
 
   const layer = (overrides: ConfigOverrides = {}, approver = scriptedApprover([])) =>
-    coreLayer(testConfig(server.url, { sessions: { enabled: true }, ...overrides }), MemorySessionStore.layer(), approver)
+    coreLayer(
+      testConfig(server.url, { sessions: { enabled: true }, ...overrides }),
+      MemorySessionStore.layer(),
+      approver
+    )
 
   const open = (cwd: string) => Effect.flatMap(Keeper, (keeper) => keeper.open(cwd, { createFile: "later" }))
 
   it.live("runs bash, then write_file, then answers; the history holds every call and result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "seed.txt"), "seed\n")
       server.push(
@@ -52,7 +58,9 @@ describe("the turn loop", () => {
       const live = events.flatMap((e) => (e._tag === "ToolOutput" ? [e] : []))
       expect(live.map((e) => e.text).join("")).toBe("seed.txt\n")
       expect(live.every((e) => e.id === "c1")).toBe(true)
-      expect(events.findIndex((e) => e._tag === "ToolOutput")).toBeLessThan(events.findIndex((e) => e._tag === "ToolCallFinished"))
+      expect(events.findIndex((e) => e._tag === "ToolOutput")).toBeLessThan(
+        events.findIndex((e) => e._tag === "ToolCallFinished")
+      )
       expect(events.filter((e) => e._tag !== "ToolOutput").map((e) => e._tag)).toEqual([
         "Usage",
         "ToolCallStarted",
@@ -76,7 +84,7 @@ describe("the turn loop", () => {
       expect(call1).toEqual({
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: '{"command":"ls"}' } }]
+        tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }]
       })
       expect(result1.role).toBe("tool")
       expect(result1.tool_call_id).toBe("c1")
@@ -91,7 +99,7 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer())))
 
   it.live("an edit_file with zero or two occurrences is a failed result the model sees", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "a.txt"), "x x\n")
       server.push(
@@ -114,10 +122,16 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer())))
 
   it.live("a 1 MB command output reaches the model cut to maxOutput, with the marker", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       server.push(
-        { toolCalls: [{ id: "big", name: "bash", arguments: { command: "head -c 1048576 /dev/zero | tr '\\0' 'a'; echo; echo THE-END" } }] },
+        {
+          toolCalls: [{
+            id: "big",
+            name: "bash",
+            arguments: { command: "head -c 1048576 /dev/zero | tr '\\0' 'a'; echo; echo THE-END" }
+          }]
+        },
         { text: "long" }
       )
       yield* runTurn(yield* open(cwd), "make noise")
@@ -128,10 +142,16 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer({ maxOutput: 2000 }))))
 
   it.live("a bash that sleeps past its timeout is killed with its children", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       server.push(
-        { toolCalls: [{ id: "slow", name: "bash", arguments: { command: "sleep 30 & echo $! > child.pid; sleep 30", timeout: 1 } }] },
+        {
+          toolCalls: [{
+            id: "slow",
+            name: "bash",
+            arguments: { command: "sleep 30 & echo $! > child.pid; sleep 30", timeout: 1 }
+          }]
+        },
         { text: "it timed out" }
       )
       const events = yield* runTurn(yield* open(cwd), "wait")
@@ -143,7 +163,7 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer())))
 
   it.live("maxSteps stops a model that calls tools forever, with a clear line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       for (let i = 0; i < 3; i++) server.push({ toolCalls: [{ name: "bash", arguments: { command: "true" } }] })
       const conversation = yield* open(cwd)
@@ -155,7 +175,7 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer({ maxSteps: 3 }))))
 
   it.live("a failure at the third model call leaves the messages exactly as before the question", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       server.push({ text: "first answer" })
       const conversation = yield* open(cwd)
@@ -184,7 +204,7 @@ describe("the turn loop", () => {
 
   it.live("a refused approval reaches the model as 'denied by the user'; 'always' covers only its scope", () => {
     const asked: Array<ApprovalRequest> = []
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const cwd = tempDir()
       server.push(
         { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "no.txt", content: "x" } }] },
@@ -219,14 +239,17 @@ describe("the turn loop", () => {
       expect(asked[1].always.map((c) => c.label)).toEqual(["this exact command"])
     }).pipe(
       Effect.provide(
-        layer({ permissions: "ask" }, scriptedApprover(["deny", "always", "deny", Approval.denyWith("  use yarn instead ")], asked))
+        layer(
+          { permissions: "ask" },
+          scriptedApprover(["deny", "always", "deny", Approval.denyWith("  use yarn instead ")], asked)
+        )
       )
     )
   })
 
   it.live("an edit is previewed as a diff of the file on disk; 'project' then covers every edit inside it", () => {
     const asked: Array<ApprovalRequest> = []
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "a.txt"), "one\ntwo\nthree\n")
       server.push(
@@ -240,10 +263,14 @@ describe("the turn loop", () => {
       expect(fs.readFileSync(path.join(cwd, "sub/b.txt"), "utf8")).toBe("b\n")
       expect(asked.map((a) => a.toolCallId)).toEqual(["e1"])
       const preview = asked[0].preview
-      expect(preview._tag === "FileChange" && preview.diff).toBe("--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n")
+      expect(preview._tag === "FileChange" && preview.diff).toBe(
+        "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+      )
       expect(asked[0].always.map((c) => c.label)).toEqual(["a.txt", "every edit in this project"])
       // each finished file call carries the file before and after it
-      const changes = events.flatMap((e) => (e._tag === "ToolCallFinished" && e.change !== undefined ? [[e.id, e.change.before, e.change.after]] : []))
+      const changes = events.flatMap((
+        e
+      ) => (e._tag === "ToolCallFinished" && e.change !== undefined ? [[e.id, e.change.before, e.change.after]] : []))
       expect(changes).toEqual([
         ["e1", "one\ntwo\nthree\n", "one\nTWO\nthree\n"],
         ["w1", undefined, "b\n"],
@@ -253,7 +280,7 @@ describe("the turn loop", () => {
   })
 
   it.live("with no one to ask, the call is refused with a line that says how to allow it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       server.push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "touch x" } }] }, { text: "ok" })
       const events = yield* runTurn(yield* open(cwd), "go")
@@ -263,7 +290,7 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer({ permissions: "ask" }, scriptedApprover([Approval.noOneToAsk])))))
 
   it.live("an answer cut at the output limit, or empty, says so in one line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const conversation = yield* open(cwd)
       server.push({ text: "half an ans", finishReason: "length" })
@@ -273,7 +300,10 @@ describe("the turn loop", () => {
       ])
       server.push({ text: "" })
       const empty = yield* runTurn(conversation, "say nothing")
-      expect(empty.filter((e) => e._tag === "Notice")).toEqual([{ _tag: "Notice", text: "the model returned an empty answer" }])
+      expect(empty.filter((e) => e._tag === "Notice")).toEqual([{
+        _tag: "Notice",
+        text: "the model returned an empty answer"
+      }])
       expect(empty.at(-1)?._tag).toBe("TurnFinished")
     }).pipe(Effect.provide(layer())))
 
@@ -282,7 +312,7 @@ describe("the turn loop", () => {
     const approver = Layer.succeed(Approver, {
       ask: () => Effect.sync(() => (log.push("ask"), Approval.once))
     })
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const cwd = tempDir()
       server.push(
         { toolCalls: [{ id: "w", name: "write_file", arguments: { path: "x.txt", content: "x" } }] },
@@ -297,10 +327,13 @@ describe("the turn loop", () => {
   })
 
   it.live("skills are listed in the system prompt; a broken one is skipped with a warning", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.mkdirSync(path.join(cwd, ".mm/skills/release"), { recursive: true })
-      fs.writeFileSync(path.join(cwd, ".mm/skills/release/SKILL.md"), "---\nname: release\ndescription: How to cut a release\n---\nSteps…\n")
+      fs.writeFileSync(
+        path.join(cwd, ".mm/skills/release/SKILL.md"),
+        "---\nname: release\ndescription: How to cut a release\n---\nSteps…\n"
+      )
       fs.mkdirSync(path.join(cwd, ".mm/skills/broken"), { recursive: true })
       fs.writeFileSync(path.join(cwd, ".mm/skills/broken/SKILL.md"), "---\nname: [oops\n---\n")
       server.push({ text: "ok" })
@@ -316,7 +349,7 @@ describe("the turn loop", () => {
     }).pipe(Effect.provide(layer({ skills: { dirs: [".mm/skills"] } }))))
 
   it.live("a cancel keeps the question and the partial answer, closes open tool calls, records nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       server.push({ text: ["partial ", "answer ", "that ", "never ", "ends"], chunkDelayMs: 300 })
       const agent = yield* Agent
@@ -336,7 +369,9 @@ describe("the turn loop", () => {
       expect(session.errors).toEqual([])
       expect(session.turns).toBe(0)
 
-      server.push({ toolCalls: [{ id: "s1", name: "bash", arguments: { command: "sleep 20 & echo $! > sleeper.pid; wait" } }] })
+      server.push({
+        toolCalls: [{ id: "s1", name: "bash", arguments: { command: "sleep 20 & echo $! > sleeper.pid; wait" } }]
+      })
       let started = false
       const second = yield* agent.turn(conversation, "sleep").pipe(
         Stream.runForEach((e) => Effect.sync(() => (started ||= e._tag === "ToolCallStarted"))),
@@ -347,7 +382,12 @@ describe("the turn loop", () => {
       yield* Fiber.interrupt(second)
       expect(isAlive(Number(fs.readFileSync(path.join(cwd, "sleeper.pid"), "utf8")))).toBe(false)
       const after = yield* conversation.snapshot
-      expect(after.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "s1", content: "cancelled by the user", failed: true })
+      expect(after.messages.at(-1)).toEqual({
+        role: "tool",
+        tool_call_id: "s1",
+        content: "cancelled by the user",
+        failed: true
+      })
       expect(after.errors).toEqual([])
     }).pipe(Effect.provide(layer())))
 })

@@ -1,16 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+
 import { Agent } from "../../src/agent/Agent"
-import { SUMMARY_HEADER, splitHistory } from "../../src/agent/Compactor"
+import { splitHistory, SUMMARY_HEADER } from "../../src/agent/Compactor"
 import type { Message } from "../../src/domain/Session"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { Keeper } from "../../src/sessions/Keeper"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
-import { configFor, runMm, tempProject } from "../support/MmProcess"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
+import { configFor, runMm, tempProject } from "../support/MmProcess"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-compact-")))
 
@@ -19,7 +21,11 @@ const fileOf = (cwd: string, id: string) => path.join(cwd, ".mm/sessions", `${id
 describe("splitting the history", () => {
   const u = (content: string): Message => ({ role: "user", content })
   const a = (content: string): Message => ({ role: "assistant", content })
-  const call: Message = { role: "assistant", content: null, tool_calls: [{ id: "t", type: "function", function: { name: "bash", arguments: "{}" } }] }
+  const call: Message = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "t", type: "function", function: { name: "bash", arguments: "{}" } }]
+  }
   const result: Message = { role: "tool", tool_call_id: "t", content: "out" }
   const system: Message = { role: "system", content: "s" }
 
@@ -48,14 +54,19 @@ describe("compaction", () => {
   afterAll(() => server.close())
 
   const layer = (overrides: ConfigOverrides = {}) =>
-    coreLayer(testConfig(server.url, { sessions: { enabled: true }, system: "sys", ...overrides }), FileSessionStore.layer)
+    coreLayer(
+      testConfig(server.url, { sessions: { enabled: true }, system: "sys", ...overrides }),
+      FileSessionStore.layer
+    )
 
   const sixTurns = (cwd: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
       for (let i = 1; i <= 6; i++) {
         if (i === 5) {
-          server.push({ toolCalls: [{ id: "edge", name: "bash", arguments: { command: "echo edge" } }] }, { text: "answer 5" })
+          server.push({ toolCalls: [{ id: "edge", name: "bash", arguments: { command: "echo edge" } }] }, {
+            text: "answer 5"
+          })
         } else {
           server.push({ text: `answer ${i}` })
         }
@@ -65,7 +76,7 @@ describe("compaction", () => {
     })
 
   it.live("/compact leaves system, summary and the last two turns, in memory and in the file", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const conversation = yield* sixTurns(cwd)
       const agent = yield* Agent
@@ -75,7 +86,11 @@ describe("compaction", () => {
       const session = yield* conversation.snapshot
       expect(session.turns).toBe(6)
       expect(session.messages[0]).toEqual({ role: "system", content: "sys" })
-      expect(session.messages[1]).toEqual({ role: "user", content: `${SUMMARY_HEADER}\n\nThey asked six questions.`, summary: true })
+      expect(session.messages[1]).toEqual({
+        role: "user",
+        content: `${SUMMARY_HEADER}\n\nThey asked six questions.`,
+        summary: true
+      })
       expect(session.messages.slice(2).map((m) => m.content)).toEqual([
         "question 5",
         null,
@@ -103,7 +118,7 @@ describe("compaction", () => {
     }).pipe(Effect.provide(layer())))
 
   it.live("an empty summary leaves the file unchanged and adds one compaction record", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const conversation = yield* sixTurns(cwd)
       const agent = yield* Agent
@@ -125,7 +140,7 @@ describe("compaction", () => {
     }).pipe(Effect.provide(layer())))
 
   it.live("automatic compaction starts when the history passes the threshold, and not before", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
       const long = "x".repeat(600)
@@ -139,17 +154,20 @@ describe("compaction", () => {
         if (i === 3) server.push({ text: "summary of q1" })
         if (i === 4) {
           const notice = events.find((e) => e._tag === "Notice")
-          expect(notice?._tag === "Notice" ? notice.text : "").toMatch(/^history compacted: 2 older message\(s\) replaced by a summary/)
+          expect(notice?._tag === "Notice" ? notice.text : "").toMatch(
+            /^history compacted: 2 older message\(s\) replaced by a summary/
+          )
         }
       }
       expect(asked).toEqual([1, 1, 1, 2])
       const session = yield* conversation.snapshot
       expect(session.messages[1].summary).toBe(true)
-      expect(session.messages.filter((m) => m.role === "user" && m.summary !== true).map((m) => m.content?.slice(0, 2))).toEqual(["q2", "q3", "q4"])
+      expect(session.messages.filter((m) => m.role === "user" && m.summary !== true).map((m) => m.content?.slice(0, 2)))
+        .toEqual(["q2", "q3", "q4"])
     }).pipe(Effect.provide(layer({ model: { contextWindow: 1000 }, compaction: { threshold: 0.8, keepTurns: 2 } }))))
 
   it.live("a failed automatic compaction is reported and the turn still runs", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
       const long = "y".repeat(2000)
@@ -170,7 +188,9 @@ describe("compaction", () => {
 describe("/compact in the terminal", () => {
   it("compacts, then a resumed session starts from the summary", async () => {
     const server = await startFakeModelServer()
-    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"]))
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
+    )
     server.push({ text: "a1" }, { text: "a2" }, { text: "a3" }, { text: "the summary" })
     const run = await runMm(project, ["q1", "q2", "q3", "/compact"])
     expect(run.stdout).toMatch(/compacted: 4 older message\(s\) replaced by a summary/)

@@ -1,9 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+
 import { loadSkills, parseSkillFile, skillsPrompt } from "../../src/agent/Skills"
 
 const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mm-skills-"))
@@ -20,9 +22,13 @@ const skillText = (name: string, description: string) =>
 
 describe("loadSkills", () => {
   it.effect("finds a skill in .mm/skills of the project", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
-      const file = writeSkill(path.join(cwd, ".mm/skills"), "release", skillText("release", "Cut a release of the package"))
+      const file = writeSkill(
+        path.join(cwd, ".mm/skills"),
+        "release",
+        skillText("release", "Cut a release of the package")
+      )
       fs.mkdirSync(path.join(cwd, ".mm/skills/not-a-skill"))
       const loaded = yield* loadSkills([".mm/skills", "~/.mm/skills"], cwd, tempDir())
       expect(loaded).toEqual({
@@ -32,7 +38,7 @@ describe("loadSkills", () => {
     }))
 
   it.effect("skips a malformed skill with a warning and keeps the good one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const dir = path.join(cwd, ".mm/skills")
       const good = writeSkill(dir, "good", skillText("good", "Works"))
@@ -42,14 +48,18 @@ describe("loadSkills", () => {
       const loaded = yield* loadSkills([".mm/skills"], cwd, tempDir())
       expect(loaded.skills).toEqual([{ name: "good", description: "Works", path: good }])
       expect(loaded.warnings).toHaveLength(3)
-      expect(loaded.warnings[0]).toBe(`skipped skill ${bare}: no front matter (the file must start with a --- line, and a second --- line must close it)`)
-      expect(loaded.warnings[1]).toMatch(new RegExp(`^skipped skill ${broken}: front matter is not valid YAML \\(line \\d+, column \\d+\\): `))
+      expect(loaded.warnings[0]).toBe(
+        `skipped skill ${bare}: no front matter (the file must start with a --- line, and a second --- line must close it)`
+      )
+      expect(loaded.warnings[1]).toMatch(
+        new RegExp(`^skipped skill ${broken}: front matter is not valid YAML \\(line \\d+, column \\d+\\): `)
+      )
       expect(loaded.warnings[2]).toBe(`skipped skill ${nameless}: front matter has no "name"`)
       for (const warning of loaded.warnings) expect(warning).not.toContain("\n")
     }))
 
   it.effect("expands ~ to the home directory and resolves relative dirs against cwd", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const home = tempDir()
       const cwd = tempDir()
       const mine = writeSkill(path.join(home, ".mm/skills"), "mine", skillText("mine", "A personal skill"))
@@ -63,7 +73,7 @@ describe("loadSkills", () => {
     }))
 
   it.effect("missing directories are fine", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       expect(yield* loadSkills([".mm/skills", "~/.mm/skills", "/no/such/dir"], cwd, path.join(cwd, "nohome"))).toEqual({
         skills: [],
@@ -72,7 +82,7 @@ describe("loadSkills", () => {
     }))
 
   it.effect("on a duplicate name the first directory wins, with a warning", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const home = tempDir()
       const project = writeSkill(path.join(cwd, ".mm/skills"), "deploy", skillText("deploy", "Project way"))
@@ -83,7 +93,7 @@ describe("loadSkills", () => {
     }))
 
   it.effect("a directory listed twice (home = project) is read once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       writeSkill(path.join(cwd, ".mm/skills"), "x", skillText("x", "once"))
       const loaded = yield* loadSkills([".mm/skills", "~/.mm/skills"], cwd, cwd)
@@ -92,7 +102,7 @@ describe("loadSkills", () => {
     }))
 
   it.effect("sees a skill change between two turns", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const file = writeSkill(path.join(cwd, ".mm/skills"), "x", skillText("x", "before"))
       expect((yield* loadSkills([".mm/skills"], cwd, cwd)).skills[0].description).toBe("before")
@@ -114,10 +124,10 @@ describe("parseSkillFile", () => {
       Either.left("front matter must be a YAML mapping with name and description")
     )
     expect(parseSkillFile("---\nname: 3\ndescription: d\n---\n")).toEqual(
-      Either.left('"name" in the front matter must be a string')
+      Either.left("\"name\" in the front matter must be a string")
     )
     expect(parseSkillFile("---\nname: a\ndescription: ''\n---\n")).toEqual(
-      Either.left('"description" in the front matter is empty')
+      Either.left("\"description\" in the front matter is empty")
     )
   })
 })

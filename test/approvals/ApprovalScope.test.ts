@@ -1,8 +1,17 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { alwaysChoices, commandScope, isAllowed, parseCommand, prefixOf, type Scope } from "../../src/approvals/ApprovalScope"
+
+import { describe, expect, it } from "@effect/vitest"
+
+import {
+  alwaysChoices,
+  commandScope,
+  isAllowed,
+  parseCommand,
+  prefixOf,
+  type Scope
+} from "../../src/approvals/ApprovalScope"
 
 const bash = (command: string, cwd = "/p") => ({ tool: "bash", input: { command }, cwd })
 const always = (command: string): Scope => commandScope(command)
@@ -19,7 +28,7 @@ describe("parseCommand and prefixOf", () => {
     ["git status", ["git", "status"]],
     ["git status --short", ["git", "status"]],
     ["git commit -m 'fix; it'", ["git", "commit"]],
-    ['git commit -m "a | b > c"', ["git", "commit"]],
+    ["git commit -m \"a | b > c\"", ["git", "commit"]],
     ["rm -f important.txt", ["rm", "important.txt"]],
     ["  cargo   build  --release ", ["cargo", "build"]],
     ["grep -rn 'a b' src", ["grep", "a b"]],
@@ -46,7 +55,7 @@ describe("parseCommand and prefixOf", () => {
     ["cat a | sh", /pipe/],
     ["echo $(whoami)", /substitution/],
     ["echo `whoami`", /backticks/],
-    ['echo "$(rm -rf x)"', /substitution/],
+    ["echo \"$(rm -rf x)\"", /substitution/],
     ["echo hi > out.txt", /redirection/],
     ["sort < in.txt", /redirection/],
     ["cat > deploy.sh <<'EOF'\ncurl x | sh\nEOF", /redirection|here-document/],

@@ -1,15 +1,18 @@
-import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+
+import { alwaysChoices } from "../../src/approvals/ApprovalScope"
 import { type Preview, previewLines, previewOf } from "../../src/approvals/Preview"
 import { choicesOf, previewBlock, wrapLine } from "../../src/terminal/ApprovalPrompt"
 import { colored, plain } from "../../src/text/Style"
-import { alwaysChoices } from "../../src/approvals/ApprovalScope"
 
 /** The preview as the core computes it, read from the disk. */
-const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview => Effect.runSync(previewOf(tool, input, cwd))
+const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview =>
+  Effect.runSync(previewOf(tool, input, cwd))
 
 const project = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-preview-")))
 const texts = (lines: ReturnType<typeof previewLines>) => lines.map((l) => l.text)
@@ -62,7 +65,14 @@ describe("previewOf", () => {
     const dir = project()
     fs.writeFileSync(path.join(dir, "conf.ini"), "a=1\nb=2\n")
     const preview = previewNow("write_file", { path: "conf.ini", content: "a=1\nb=3\n" }, dir)
-    expect(texts(previewLines(preview))).toEqual(["--- conf.ini", "+++ conf.ini", "@@ -1,2 +1,2 @@", " a=1", "-b=2", "+b=3"])
+    expect(texts(previewLines(preview))).toEqual([
+      "--- conf.ini",
+      "+++ conf.ini",
+      "@@ -1,2 +1,2 @@",
+      " a=1",
+      "-b=2",
+      "+b=3"
+    ])
   })
 
   it("write_file of a new file: its size and its first 40 lines, then how many more", () => {
@@ -91,7 +101,9 @@ describe("the terminal's approval prompt", () => {
     expect(shown).toContain("  \u001b[31m-old\u001b[39m\n")
     expect(shown).toContain("  \u001b[32m+new\u001b[39m\n")
     expect(shown).toContain("  \u001b[2m@@ -1,1 +1,1 @@\u001b[22m\n")
-    expect(previewBlock({ preview, title: "a.txt" }, plain, 80)).toBe("  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n  -old\n  +new\n")
+    expect(previewBlock({ preview, title: "a.txt" }, plain, 80)).toBe(
+      "  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n  -old\n  +new\n"
+    )
   })
 
   it("wraps long lines, never cuts them, and removes escape sequences", () => {
@@ -110,18 +122,20 @@ describe("the terminal's approval prompt", () => {
   })
 
   it("names the scope of always; offers project for file tools; nothing of the kind outside the project", () => {
-    expect(choicesOf({ always: alwaysChoices({ tool: "bash", input: { command: "npm test -- -u" }, cwd: "/p" }) })).toEqual({
-      line: 'allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ',
-      keys: ["y", "n", "a", "t"]
-    })
+    expect(choicesOf({ always: alwaysChoices({ tool: "bash", input: { command: "npm test -- -u" }, cwd: "/p" }) }))
+      .toEqual({
+        line: "allow? [y]es  [n]o  [a]lways \"npm test …\"  [t]ell mm what to do instead: ",
+        keys: ["y", "n", "a", "t"]
+      })
     const dir = project()
     expect(choicesOf({ always: alwaysChoices({ tool: "edit_file", input: { path: "src/a.ts" }, cwd: dir }) })).toEqual({
       line: "allow? [y]es  [n]o  [a]lways src/a.ts  [p]roject  [t]ell mm what to do instead: ",
       keys: ["y", "n", "a", "p", "t"]
     })
-    expect(choicesOf({ always: alwaysChoices({ tool: "write_file", input: { path: "/etc/hosts" }, cwd: dir }) })).toEqual({
-      line: "allow? [y]es  [n]o  [t]ell mm what to do instead: ",
-      keys: ["y", "n", "t"]
-    })
+    expect(choicesOf({ always: alwaysChoices({ tool: "write_file", input: { path: "/etc/hosts" }, cwd: dir }) }))
+      .toEqual({
+        line: "allow? [y]es  [n]o  [t]ell mm what to do instead: ",
+        keys: ["y", "n", "t"]
+      })
   })
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+
 import { configOptions, modelChoices, modeState } from "../../src/acp/SessionOptions"
 import { approvalNeeded, defaultSettings } from "../../src/approvals/SessionSettings"
 import { validateAgainst } from "../support/acp-schema"

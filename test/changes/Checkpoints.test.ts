@@ -1,18 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Changes, ChangesLive, changesMarkdown, type FileChange, groupChanges, netChanges, noteText, recordedPath } from "../../src/changes/Changes"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+
+import {
+  Changes,
+  ChangesLive,
+  changesMarkdown,
+  type FileChange,
+  groupChanges,
+  netChanges,
+  noteText,
+  recordedPath
+} from "../../src/changes/Changes"
 import { collectGarbage, hashOf, MAX_CHECKPOINT_BYTES, putBlob, writeFileAtomic } from "../../src/changes/Checkpoints"
 import { AppConfig, defaultConfig } from "../../src/config/Config"
+import { type ChangeRecord, emptySession } from "../../src/domain/Session"
 import { ErrorLogLive } from "../../src/sessions/ErrorLog"
 import { Keeper, KeeperLive } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
-import { type ChangeRecord, emptySession } from "../../src/domain/Session"
 import { encodeSession, parseSession } from "../../src/sessions/SessionFile"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../support/MmProcess"
@@ -87,7 +98,10 @@ describe("blobs", () => {
 })
 
 describe("changes in the session file", () => {
-  const session = (changes: ReadonlyArray<unknown>) => ({ ...emptySession("20261130-100000-0a1b2c3d", "/p", new Date(0)), changes })
+  const session = (changes: ReadonlyArray<unknown>) => ({
+    ...emptySession("20261130-100000-0a1b2c3d", "/p", new Date(0)),
+    changes
+  })
 
   it("are written after messages, known fields first, unknown ones kept; absent when empty", () => {
     const text = encodeSession(session([{ extra: 1, ...change({ before: null }) }]) as never)
@@ -98,13 +112,15 @@ describe("changes in the session file", () => {
     const stored = Either.getOrThrow(parsed).changes![0] as Record<string, unknown>
     expect(Object.keys(stored)).toEqual(["turn", "at", "tool_call_id", "path", "before", "after", "question", "extra"])
     expect(Object.keys(JSON.parse(encodeSession(Either.getOrThrow(parsed) as never)).changes[0])[0]).toBe("turn")
-    expect(encodeSession(session([]) as never)).not.toContain('"changes"')
+    expect(encodeSession(session([]) as never)).not.toContain("\"changes\"")
   })
 
   it("are validated: a bad blob name makes the file unreadable with a line that says where", () => {
     const text = encodeSession(session([change({ after: "../../etc/passwd" })]) as never)
     const parsed = parseSession(text, "20261130-100000-0a1b2c3d")
-    expect(Either.isLeft(parsed) && parsed.left._tag === "Unreadable" && parsed.left.detail).toMatch(/^changes\[0\]\.after: /)
+    expect(Either.isLeft(parsed) && parsed.left._tag === "Unreadable" && parsed.left.detail).toMatch(
+      /^changes\[0\]\.after: /
+    )
   })
 })
 
@@ -115,7 +131,15 @@ describe("grouping", () => {
       change({ path: "b", before: H("2"), after: H("3"), tool_call_id: "c2" }),
       change({ path: "a", before: H("1"), after: H("4"), tool_call_id: "c3" }),
       change({ turn: 2, question: "q2", path: "b", before: H("3"), after: H("5") }),
-      { turn: 2, at: "2026-11-30T11:00:00.000Z", path: "b", before: H("5"), after: H("3"), kind: "undo", question: "undo of turn 2" } as ChangeRecord
+      {
+        turn: 2,
+        at: "2026-11-30T11:00:00.000Z",
+        path: "b",
+        before: H("5"),
+        after: H("3"),
+        kind: "undo",
+        question: "undo of turn 2"
+      } as ChangeRecord
     ]
     const groups = groupChanges(changes)
     expect(groups.map((g) => [g.kind, g.label, g.entries.length])).toEqual([
@@ -138,7 +162,13 @@ describe("grouping", () => {
   })
 
   it("tells the model what was reverted", () => {
-    expect(noteText({ label: "turn 3", ofTurns: true }, { restored: ["a"], deleted: ["c"], left: [{ path: "b", reason: "x" }] })).toBe(
+    expect(
+      noteText({ label: "turn 3", ofTurns: true }, {
+        restored: ["a"],
+        deleted: ["c"],
+        left: [{ path: "b", reason: "x" }]
+      })
+    ).toBe(
       "[mm] the user reverted the changes of turn 3: files a, c (c deleted); left as they are: b"
     )
     expect(noteText({ label: "undo of turn 3", ofTurns: false }, { restored: ["a"], deleted: [], left: [] })).toBe(
@@ -161,7 +191,9 @@ describe("mm checkpoints gc", () => {
   it("removes the blobs no session uses, and refuses while a session file is unreadable", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     fs.writeFileSync(path.join(project, "a.txt"), "one\n")
-    server.push({ toolCalls: [{ id: "w", name: "write_file", arguments: { path: "a.txt", content: "two\n" } }] }, { text: "ok" })
+    server.push({ toolCalls: [{ id: "w", name: "write_file", arguments: { path: "a.txt", content: "two\n" } }] }, {
+      text: "ok"
+    })
     await runMm(project, ["change it"])
     const dir = path.join(project, ".mm/checkpoints")
     const orphan = putBlob(dir, Buffer.from("left by a session that was deleted"))
@@ -196,38 +228,56 @@ describe("recording limits", () => {
   }
 
   it.effect("a file over 10 MB is recorded as skipped, and /undo leaves it alone", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const project = freshDir()
       fs.mkdirSync(project, { recursive: true })
       const big = path.join(project, "big.log")
       fs.writeFileSync(big, Buffer.alloc(MAX_CHECKPOINT_BYTES + 1, 97))
       const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(project, { createFile: "now" }))
       const changes = yield* Changes
-      yield* changes.recorder(conversation, { turn: 1, question: "trim the log", toolCallId: "c" }, () => Effect.void)({ file: big, content: "short\n" })
+      yield* changes.recorder(conversation, { turn: 1, question: "trim the log", toolCallId: "c" }, () => Effect.void)({
+        file: big,
+        content: "short\n"
+      })
       fs.writeFileSync(big, "short\n")
       const { changes: kept } = yield* conversation.snapshot
       expect(kept).toEqual([
-        { turn: 1, at: expect.any(String), tool_call_id: "c", path: "big.log", before: null, after: null, question: "trim the log", skipped: "too large" }
+        {
+          turn: 1,
+          at: expect.any(String),
+          tool_call_id: "c",
+          path: "big.log",
+          before: null,
+          after: null,
+          question: "trim the log",
+          skipped: "too large"
+        }
       ])
       expect(fs.existsSync(path.join(project, ".mm", "checkpoints"))).toBe(false)
       const plan = yield* changes.plan(conversation, 1)
-      expect(plan?.files.map((f) => [f.path, f.state, f.reason])).toEqual([["big.log", "unavailable", "larger than 10 MB: not recorded"]])
+      expect(plan?.files.map((f) => [f.path, f.state, f.reason])).toEqual([[
+        "big.log",
+        "unavailable",
+        "larger than 10 MB: not recorded"
+      ]])
       const report = yield* changes.apply(conversation, plan!, new Set(["big.log"]))
       expect(report.left).toEqual([{ path: "big.log", reason: "larger than 10 MB: not recorded" }])
       expect(report.note).toBeUndefined()
       expect(fs.readFileSync(big, "utf8")).toBe("short\n")
-    }).pipe(Effect.provide(layer()))
-  )
+    }).pipe(Effect.provide(layer())))
 
   it.effect("a missing checkpoint is said, and its file left alone", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const project = freshDir()
       fs.mkdirSync(project, { recursive: true })
       const file = path.join(project, "a.txt")
       fs.writeFileSync(file, "one\n")
       const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(project, { createFile: "now" }))
       const changes = yield* Changes
-      yield* changes.recorder(conversation, { turn: 1, question: "q", toolCallId: "c" }, () => Effect.void)({ file, content: "two\n" })
+      yield* changes.recorder(conversation, { turn: 1, question: "q", toolCallId: "c" }, () => Effect.void)({
+        file,
+        content: "two\n"
+      })
       fs.writeFileSync(file, "two\n")
       fs.rmSync(path.join(project, ".mm", "checkpoints", hashOf(Buffer.from("one\n"))))
       const plan = yield* changes.plan(conversation, 1)
@@ -236,26 +286,46 @@ describe("recording limits", () => {
       const listed = yield* changes.overview(conversation)
       expect(listed[0].files[0].problem).toMatch(/is missing/)
       expect(fs.readFileSync(file, "utf8")).toBe("two\n")
-    }).pipe(Effect.provide(layer()))
-  )
+    }).pipe(Effect.provide(layer())))
 })
 
 describe("changes in mm sessions show", () => {
   it("lists each turn and undo with its files", () => {
-    const group = (kind: "turn" | "undo", label: string, question: string) => ({ kind, turn: 1, label, question, at: "2026-11-30T10:00:00.000Z", entries: [] })
+    const group = (kind: "turn" | "undo", label: string, question: string) => ({
+      kind,
+      turn: 1,
+      label,
+      question,
+      at: "2026-11-30T10:00:00.000Z",
+      entries: []
+    })
     const file = (path: string, extra: Partial<FileChange> = {}): FileChange => ({
-      path, added: 1, removed: 1, created: false, deleted: false, diff: "", before: null, after: null, ...extra
+      path,
+      added: 1,
+      removed: 1,
+      created: false,
+      deleted: false,
+      diff: "",
+      before: null,
+      after: null,
+      ...extra
     })
     expect(
       changesMarkdown([
-        { group: group("turn", "turn 1", "fix prices"), files: [file("src/a.ts"), file("new.ts", { added: 3, removed: 0, created: true })] },
-        { group: group("undo", "undo of turn 1", ""), files: [file("big.log", { problem: "larger than 10 MB: not recorded" })] }
+        {
+          group: group("turn", "turn 1", "fix prices"),
+          files: [file("src/a.ts"), file("new.ts", { added: 3, removed: 0, created: true })]
+        },
+        {
+          group: group("undo", "undo of turn 1", ""),
+          files: [file("big.log", { problem: "larger than 10 MB: not recorded" })]
+        }
       ])
     ).toBe(
       [
         "## Files changed",
         "",
-        '- turn 1 · "fix prices" · 2026-11-30T10:00:00.000Z',
+        "- turn 1 · \"fix prices\" · 2026-11-30T10:00:00.000Z",
         "  - `src/a.ts` +1 -1",
         "  - `new.ts` +3 -0 (created)",
         "- undo of turn 1 · 2026-11-30T10:00:00.000Z",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+
 import { DEFAULT_RUN, parseArgs } from "../../src/cli/Args"
 import { libraryRunArgs } from "../../src/cli/Cli"
 import { helpText } from "../../src/cli/Help"
@@ -24,7 +25,10 @@ describe("reading the command line by hand", () => {
     })
     expect(run(["--config=x.yaml", "-c", "y.yaml"]).config).toBe("y.yaml")
     expect(run(["--continue", "-p", "more"]).start).toEqual({ _tag: "Latest" })
-    expect(run(["--resume", "20261128-16", "go on"])).toMatchObject({ start: { _tag: "Id", id: "20261128-16" }, question: "go on" })
+    expect(run(["--resume", "20261128-16", "go on"])).toMatchObject({
+      start: { _tag: "Id", id: "20261128-16" },
+      question: "go on"
+    })
     expect(run(["--resume=9c03be11"]).start).toEqual({ _tag: "Id", id: "9c03be11" })
     // a word that cannot be part of an id is the question, and --resume picks from a list
     expect(run(["--resume", "fix the tests"])).toMatchObject({ start: { _tag: "Pick" }, question: "fix the tests" })
@@ -44,7 +48,7 @@ describe("reading the command line by hand", () => {
     expect(usage(["--log-level", "debug"])).toBe("unknown option --log-level")
     expect(usage(["sessions", "rm", "--force"])).toBe("unknown option --force")
     expect(usage(["init", "--yes"])).toBe("unknown option --yes")
-    expect(usage(["--output-format", "xml", "-p", "q"])).toBe('--output-format takes text or json, not "xml"')
+    expect(usage(["--output-format", "xml", "-p", "q"])).toBe("--output-format takes text or json, not \"xml\"")
     expect(usage(["--output-format", "json", "q"])).toBe("--output-format applies to -p (print mode) only")
     expect(usage(["--continue", "--resume", "abc"])).toBe("--continue and --resume cannot be used together")
     expect(usage(["-p", "--resume"])).toMatch(/^--resume needs an id with -p/)
@@ -64,7 +68,7 @@ describe("reading the command line by hand", () => {
   })
 
   it.effect("agrees with @effect/cli's declaration of the same options", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const lines: ReadonlyArray<ReadonlyArray<string>> = [
         [],
         ["a question"],
@@ -78,12 +82,24 @@ describe("reading the command line by hand", () => {
       for (const args of lines) {
         expect(yield* libraryRunArgs(args)).toEqual(run(args))
       }
-    })
-  )
+    }))
 
   it("documents in --help every option it reads", () => {
     const help = helpText("mm")
-    for (const flag of ["-c, --config", "-p, --print", "--output-format", "--continue", "--resume", "-y, --yes", "--verbose", "--completions", "--help", "--version"]) {
+    for (
+      const flag of [
+        "-c, --config",
+        "-p, --print",
+        "--output-format",
+        "--continue",
+        "--resume",
+        "-y, --yes",
+        "--verbose",
+        "--completions",
+        "--help",
+        "--version"
+      ]
+    ) {
       expect(help).toContain(flag)
     }
     expect(helpText("sessions")).toContain("mm sessions rm ID… [--yes]")

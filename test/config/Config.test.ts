@@ -1,9 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+
 import { defaultConfig, findConfigFile, loadConfig, parseConfig } from "../../src/config/Config"
 import { REPO_ROOT } from "../support/paths"
 
@@ -15,7 +17,12 @@ const bad = (text: string) => {
 
 describe("configuration", () => {
   it("has every default of the contract", () => {
-    expect(defaultConfig().model).toEqual({ url: "http://127.0.0.1:11434/v1", name: "qwen2.5-coder:7b", textToolCalls: true, maxAnswerBytes: 4194304 })
+    expect(defaultConfig().model).toEqual({
+      url: "http://127.0.0.1:11434/v1",
+      name: "qwen2.5-coder:7b",
+      textToolCalls: true,
+      maxAnswerBytes: 4194304
+    })
     expect(defaultConfig().watchdogTimeout).toBe(120)
     expect(defaultConfig().maxOutput).toBe(16000)
     expect(defaultConfig().maxSteps).toBe(50)
@@ -34,7 +41,7 @@ describe("configuration", () => {
       "  apiKeyEnv: MY_KEY",
       "  contextWindow: 8192",
       "system: be brief",
-      'watchdogTimeout: "2m"',
+      "watchdogTimeout: \"2m\"",
       "maxOutput: 500",
       "maxSteps: 3",
       "permissions: allow",
@@ -43,15 +50,22 @@ describe("configuration", () => {
       "skills: { dirs: [a, b] }"
     ].join("\n")
     const config = Either.getOrThrow(parseConfig(text, "agent.yaml"))
-    expect(config.model).toEqual({ url: "http://localhost:8080/v1", name: "llama", apiKeyEnv: "MY_KEY", contextWindow: 8192, textToolCalls: true, maxAnswerBytes: 4194304 })
+    expect(config.model).toEqual({
+      url: "http://localhost:8080/v1",
+      name: "llama",
+      apiKeyEnv: "MY_KEY",
+      contextWindow: 8192,
+      textToolCalls: true,
+      maxAnswerBytes: 4194304
+    })
     expect(config.watchdogTimeout).toBe(120)
     expect(config.permissions).toBe("allow")
     expect(config.compaction).toEqual({ auto: false, threshold: 0.5, keepTurns: 1 })
     expect(config.sessions).toEqual({ enabled: true, dir: "/tmp/s" })
     expect(config.skills.dirs).toEqual(["a", "b"])
-    expect(Either.getOrThrow(parseConfig('watchdogTimeout: "90s"', "f")).watchdogTimeout).toBe(90)
+    expect(Either.getOrThrow(parseConfig("watchdogTimeout: \"90s\"", "f")).watchdogTimeout).toBe(90)
     expect(Either.getOrThrow(parseConfig("watchdogTimeout: 1.5", "f")).watchdogTimeout).toBe(1.5)
-    expect(Either.getOrThrow(parseConfig('watchdogTimeout: "500ms"', "f")).watchdogTimeout).toBe(0.5)
+    expect(Either.getOrThrow(parseConfig("watchdogTimeout: \"500ms\"", "f")).watchdogTimeout).toBe(0.5)
   })
 
   it("an empty file or a file of comments gives the defaults", () => {
@@ -75,39 +89,56 @@ describe("configuration", () => {
     expect(bad("watchdogTimeout: -1\n")).toMatch(/^\/p\/agent\.yaml: watchdogTimeout \(line 1, column 18\): .*-1/)
     expect(bad("maxSteps: 0\n")).toContain("maxSteps (line 1, column 11): expected a positive whole number, got 0")
     expect(bad("maxOutput: lots\n")).toMatch(/maxOutput \(line 1, column 12\): expected/)
-    expect(bad("permissions: sometimes\n")).toBe('/p/agent.yaml: permissions (line 1, column 14): expected "ask" or "allow", got "sometimes"')
-    expect(bad("compaction:\n  threshold: 1.5\n")).toMatch(/compaction\.threshold \(line 2, column 14\): expected a fraction/)
-    expect(bad("sessions:\n  enabled: yes please\n")).toMatch(/sessions\.enabled .*expected a boolean, got "yes please"/)
-    expect(bad('watchdogTimeout: "soon"\n')).toMatch(/watchdogTimeout .*/)
-    expect(bad("model:\n  url: ftp://x/v1\n")).toBe('/p/agent.yaml: model.url (line 2, column 8): expected an http:// or https:// URL, got "ftp://x/v1"')
+    expect(bad("permissions: sometimes\n")).toBe(
+      "/p/agent.yaml: permissions (line 1, column 14): expected \"ask\" or \"allow\", got \"sometimes\""
+    )
+    expect(bad("compaction:\n  threshold: 1.5\n")).toMatch(
+      /compaction\.threshold \(line 2, column 14\): expected a fraction/
+    )
+    expect(bad("sessions:\n  enabled: yes please\n")).toMatch(
+      /sessions\.enabled .*expected a boolean, got "yes please"/
+    )
+    expect(bad("watchdogTimeout: \"soon\"\n")).toMatch(/watchdogTimeout .*/)
+    expect(bad("model:\n  url: ftp://x/v1\n")).toBe(
+      "/p/agent.yaml: model.url (line 2, column 8): expected an http:// or https:// URL, got \"ftp://x/v1\""
+    )
     expect(bad("model:\n  url: not a url\n")).toMatch(/model\.url .*expected an http:\/\/ or https:\/\/ URL/)
     expect(bad("sessions:\n")).toBe("/p/agent.yaml: sessions (line 1, column 10): expected a mapping of keys, got null")
-    expect(bad("skills: {dirs: [a, 3]}\n")).toBe("/p/agent.yaml: skills.dirs[1] (line 1, column 20): expected a string, got 3")
-    expect(bad('watchdogTimeout: "2x"\n')).toBe(
-      '/p/agent.yaml: watchdogTimeout (line 1, column 18): expected a positive duration such as 90, "90s" or "2m", got "2x"'
+    expect(bad("skills: {dirs: [a, 3]}\n")).toBe(
+      "/p/agent.yaml: skills.dirs[1] (line 1, column 20): expected a string, got 3"
+    )
+    expect(bad("watchdogTimeout: \"2x\"\n")).toBe(
+      "/p/agent.yaml: watchdogTimeout (line 1, column 18): expected a positive duration such as 90, \"90s\" or \"2m\", got \"2x\""
     )
     expect(bad("- a\n- b\n")).toBe("/p/agent.yaml: expected a mapping of keys at the top level")
-    for (const text of ["watchdogTimeout: -1\n", "model:\n  nmae: x\n", "maxSteps: 0\n"]) expect(bad(text)).not.toContain("\n")
+    for (const text of ["watchdogTimeout: -1\n", "model:\n  nmae: x\n", "maxSteps: 0\n"]) {
+      expect(bad(text)).not.toContain("\n")
+    }
   })
 
   describe("finding the file", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mm-config-"))
     it("prefers --config, then AGENT_CONFIG, then ./agent.yaml", () => {
-      expect(findConfigFile({ flag: "a.yaml", env: "b.yaml", cwd: dir })).toEqual({ file: path.join(dir, "a.yaml"), required: true })
-      expect(findConfigFile({ flag: undefined, env: "/x/b.yaml", cwd: dir })).toEqual({ file: "/x/b.yaml", required: true })
+      expect(findConfigFile({ flag: "a.yaml", env: "b.yaml", cwd: dir })).toEqual({
+        file: path.join(dir, "a.yaml"),
+        required: true
+      })
+      expect(findConfigFile({ flag: undefined, env: "/x/b.yaml", cwd: dir })).toEqual({
+        file: "/x/b.yaml",
+        required: true
+      })
       expect(findConfigFile({ flag: undefined, env: undefined, cwd: dir })).toBeUndefined()
       fs.writeFileSync(path.join(dir, "agent.yaml"), "maxSteps: 7\n")
       expect(findConfigFile({ flag: undefined, env: undefined, cwd: dir })?.file).toBe(path.join(dir, "agent.yaml"))
     })
 
     it.effect("loads it, or says in one line that it cannot", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const loaded = yield* loadConfig({ flag: undefined, env: undefined, cwd: dir })
         expect(loaded.config.maxSteps).toBe(7)
         const missing = yield* Effect.flip(loadConfig({ flag: "nope.yaml", env: undefined, cwd: dir }))
         expect(missing.message).toBe(`${path.join(dir, "nope.yaml")}: cannot read the configuration: no such file`)
-      })
-    )
+      }))
   })
 })
 
@@ -120,17 +151,25 @@ describe("the published JSON Schema", () => {
         const child = node.properties[key]
         expect(child, `${prefix}${key}`).toBeDefined()
         expect(typeof child.description, `${prefix}${key}`).toBe("string")
-        if (value[key] !== null && typeof value[key] === "object" && !Array.isArray(value[key])) walk(child, value[key], `${prefix}${key}.`)
+        if (value[key] !== null && typeof value[key] === "object" && !Array.isArray(value[key])) {
+          walk(child, value[key], `${prefix}${key}.`)
+        }
       }
     }
     const { mcpServers, ...closed } = defaultConfig()
     walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined } }, closed, "")
     expect(mcpServers).toEqual({})
     expect(typeof schema.properties.mcpServers.description).toBe("string")
-    expect(schema.properties.mcpServers.additionalProperties.anyOf.map((entry: any) => entry.required)).toEqual([["command"], ["url"]])
+    expect(schema.properties.mcpServers.additionalProperties.anyOf.map((entry: any) => entry.required)).toEqual([[
+      "command"
+    ], ["url"]])
     expect(schema.properties.permissions.enum).toEqual(["ask", "allow"])
-    expect(schema.properties.compaction.properties.threshold).toMatchObject({ exclusiveMinimum: 0, maximum: 1, default: 0.8 })
-    expect(JSON.stringify(schema.properties.maxSteps)).toContain('"exclusiveMinimum":0')
+    expect(schema.properties.compaction.properties.threshold).toMatchObject({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: 0.8
+    })
+    expect(JSON.stringify(schema.properties.maxSteps)).toContain("\"exclusiveMinimum\":0")
     expect(fs.readFileSync(path.join(REPO_ROOT, "agent.example.yaml"), "utf8")).toContain("$schema=./agent.schema.json")
   })
 })

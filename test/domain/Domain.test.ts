@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+
 import { appendError, type ErrorRecord, titleOf, toWire, withSystem } from "../../src/domain/Session"
 import { isSessionId, makeSessionId, newSessionId, validateSessionId } from "../../src/domain/SessionId"
 
@@ -19,17 +20,28 @@ describe("session ids", () => {
   })
 
   it.effect("from outside are checked before use", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* validateSessionId("20260916-101530-4f2a9c1e")).toBe("20260916-101530-4f2a9c1e")
-      for (const bad of ["..", "../../etc/passwd", "/etc/passwd", "x".repeat(10_000), "20260916-101530-4f2a9c1\u0000", "20260916-101530-4F2A9C1E", "", "20260916-101530-4f2a9c1e.json", "20260916-101530-4f2a9c1e\n"]) {
+      for (
+        const bad of [
+          "..",
+          "../../etc/passwd",
+          "/etc/passwd",
+          "x".repeat(10_000),
+          "20260916-101530-4f2a9c1\u0000",
+          "20260916-101530-4F2A9C1E",
+          "",
+          "20260916-101530-4f2a9c1e.json",
+          "20260916-101530-4f2a9c1e\n"
+        ]
+      ) {
         const error = yield* Effect.flip(validateSessionId(bad))
         expect(error._tag).toBe("BadSessionId")
         expect(error.message).not.toContain("\n")
         expect(error.message.length).toBeLessThan(120)
       }
       expect((yield* Effect.flip(validateSessionId(42)))._tag).toBe("BadSessionId")
-    })
-  )
+    }))
 })
 
 describe("session model", () => {
@@ -39,7 +51,10 @@ describe("session model", () => {
       { role: "user" as const, content: "hi" }
     ]
     expect(withSystem(old, "new")).toEqual([{ role: "system", content: "new" }, { role: "user", content: "hi" }])
-    expect(withSystem([{ role: "user", content: "hi" }], "new")).toEqual([{ role: "system", content: "new" }, { role: "user", content: "hi" }])
+    expect(withSystem([{ role: "user", content: "hi" }], "new")).toEqual([{ role: "system", content: "new" }, {
+      role: "user",
+      content: "hi"
+    }])
     expect(withSystem([], "new")).toEqual([{ role: "system", content: "new" }])
   })
 
@@ -59,10 +74,19 @@ describe("session model", () => {
   })
 
   it("mm's own marks never reach the server", () => {
-    expect(toWire({ role: "tool", content: "x", tool_call_id: "1", failed: true })).toEqual({ role: "tool", content: "x", tool_call_id: "1" })
+    expect(toWire({ role: "tool", content: "x", tool_call_id: "1", failed: true })).toEqual({
+      role: "tool",
+      content: "x",
+      tool_call_id: "1"
+    })
     expect(toWire({ role: "user", content: "s", summary: true })).toEqual({ role: "user", content: "s" })
     expect(toWire({ role: "assistant", content: null, tool_calls: [] })).toEqual({ role: "assistant", content: null })
-    const stored = { id: "c", type: "function" as const, function: { name: "bash", arguments: "{}", extra: 1 }, at: "x" }
+    const stored = {
+      id: "c",
+      type: "function" as const,
+      function: { name: "bash", arguments: "{}", extra: 1 },
+      at: "x"
+    }
     expect(toWire({ role: "assistant", content: null, tool_calls: [stored], at: 5 } as any)).toEqual({
       role: "assistant",
       content: null,

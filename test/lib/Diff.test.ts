@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+
 import { lineCounts, unifiedDiff } from "../../src/lib/Diff"
 
 describe("unifiedDiff", () => {

@@ -1,6 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import {
   makeStreamRedactor,
   redact,
@@ -19,10 +21,12 @@ describe("Secrets", () => {
 
   it("replaces every registered secret, as is and as written inside JSON", () => {
     registerSecret("sk-live-123456")
-    registerSecret('pa"ss\\word')
-    expect(redact("Bearer sk-live-123456 refused; sk-live-123456 again")).toBe("Bearer [redacted] refused; [redacted] again")
-    expect(redact(JSON.stringify({ key: 'pa"ss\\word' }))).toBe('{"key":"[redacted]"}')
-    expect(redact('raw pa"ss\\word')).toBe("raw [redacted]")
+    registerSecret("pa\"ss\\word")
+    expect(redact("Bearer sk-live-123456 refused; sk-live-123456 again")).toBe(
+      "Bearer [redacted] refused; [redacted] again"
+    )
+    expect(redact(JSON.stringify({ key: "pa\"ss\\word" }))).toBe("{\"key\":\"[redacted]\"}")
+    expect(redact("raw pa\"ss\\word")).toBe("raw [redacted]")
   })
 
   it("ignores values under four characters, which would match by chance", () => {
@@ -49,7 +53,10 @@ describe("Secrets", () => {
 
   it("reads ${NAME} from the environment and registers what it read", () => {
     const env = { TOKEN: "tok-98765", OTHER: "x" }
-    expect(resolveSecretRefs("Bearer ${TOKEN} and ${MISSING}", env)).toEqual({ value: "Bearer tok-98765 and ", missing: ["MISSING"] })
+    expect(resolveSecretRefs("Bearer ${TOKEN} and ${MISSING}", env)).toEqual({
+      value: "Bearer tok-98765 and ",
+      missing: ["MISSING"]
+    })
     expect(redact("sent tok-98765")).toBe("sent [redacted]")
     expect(resolveSecretRefs("no reference", env)).toEqual({ value: "no reference", missing: [] })
   })
@@ -61,7 +68,8 @@ describe("makeStreamRedactor", () => {
   it("catches a secret split across pieces, and gives back what was held when it was none", () => {
     registerSecret("sk-split-secret")
     const redactor = makeStreamRedactor()
-    const shown = ["the key is sk-sp", "lit-sec", "ret, and sk-", "other"].map(redactor.push).join("") + redactor.flush()
+    const shown = ["the key is sk-sp", "lit-sec", "ret, and sk-", "other"].map(redactor.push).join("") +
+      redactor.flush()
     expect(shown).toBe("the key is [redacted], and sk-other")
     const again = makeStreamRedactor()
     expect(again.push("ends with sk-s")).toBe("ends with ")
@@ -106,7 +114,12 @@ describe("the API key end to end", () => {
     ])
     server.push(
       { kind: "status", status: 401, body: { error: { message: `invalid key ${key} for this server` } } },
-      { toolCalls: [{ name: "bash", arguments: { command: "env; echo \"key=$MM_TEST_API_KEY\"; echo leaked-by-file $(cat key.txt)" } }] },
+      {
+        toolCalls: [{
+          name: "bash",
+          arguments: { command: "env; echo \"key=$MM_TEST_API_KEY\"; echo leaked-by-file $(cat key.txt)" }
+        }]
+      },
       { text: `the key is ${key}` }
     )
     fs.writeFileSync(path.join(project, "key.txt"), key)

@@ -1,14 +1,16 @@
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+
 import { DENIED } from "../../src/agent/Agent"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import { AppConfig } from "../../src/config/Config"
-import { Keeper } from "../../src/sessions/Keeper"
 import { McpServersLive } from "../../src/mcp/McpServers"
+import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { coreLayer, runTurn, type ScriptedAnswer, scriptedApprover, testConfig } from "../support/layers"
@@ -40,36 +42,46 @@ const turnWith = (approval: "ask" | "allow", answers: Array<ScriptedAnswer>, que
     }
   }
   const asked: Array<ApprovalRequest> = []
-  const mcp = McpServersLive({ projectDir: scratch }).pipe(Layer.provide(Layer.succeed(AppConfig, { config, file: undefined })))
+  const mcp = McpServersLive({ projectDir: scratch }).pipe(
+    Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
+  )
   const layer = coreLayer(config, MemorySessionStore.layer(), scriptedApprover(answers, asked)).pipe(Layer.provide(mcp))
-  const program = Effect.gen(function* () {
+  const program = Effect.gen(function*() {
     const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(scratch, { createFile: "later" }))
     const events = []
     for (const question of questions) events.push(...(yield* runTurn(conversation, question)))
     return { events, messages: (yield* conversation.snapshot).messages }
   })
-  return Effect.runPromise(Effect.scoped(Effect.provide(program, layer))).then((result) => ({ ...result, asked, calls: calls(log) }))
+  return Effect.runPromise(Effect.scoped(Effect.provide(program, layer))).then((result) => ({
+    ...result,
+    asked,
+    calls: calls(log)
+  }))
 }
 
 describe("approving MCP tools", () => {
-  it("asks like bash; 'always' covers that tool for the rest of the session, not the server's other tools", async () => {
-    fake.push(
-      { toolCalls: [{ name: "mcp__test__echo", arguments: { text: "one" } }] },
-      { toolCalls: [{ name: "mcp__test__echo", arguments: { text: "two" } }] },
-      { toolCalls: [{ name: "mcp__test__look", arguments: { what: "three" } }] },
-      { text: "done" }
-    )
-    const { asked, calls } = await turnWith("ask", ["always", "deny"], ["go"])
-    expect(asked.map((a) => [a.tool, a.title])).toEqual([
-      ["mcp__test__echo", "one"],
-      ["mcp__test__look", "three"]
-    ])
-    expect(calls).toEqual([
-      { tool: "echo", text: "one" },
-      { tool: "echo", text: "two" }
-    ])
-    expect(fake.completions()[3].body.messages.at(-1)).toMatchObject({ role: "tool", content: DENIED })
-  }, 30_000)
+  it(
+    "asks like bash; 'always' covers that tool for the rest of the session, not the server's other tools",
+    async () => {
+      fake.push(
+        { toolCalls: [{ name: "mcp__test__echo", arguments: { text: "one" } }] },
+        { toolCalls: [{ name: "mcp__test__echo", arguments: { text: "two" } }] },
+        { toolCalls: [{ name: "mcp__test__look", arguments: { what: "three" } }] },
+        { text: "done" }
+      )
+      const { asked, calls } = await turnWith("ask", ["always", "deny"], ["go"])
+      expect(asked.map((a) => [a.tool, a.title])).toEqual([
+        ["mcp__test__echo", "one"],
+        ["mcp__test__look", "three"]
+      ])
+      expect(calls).toEqual([
+        { tool: "echo", text: "one" },
+        { tool: "echo", text: "two" }
+      ])
+      expect(fake.completions()[3].body.messages.at(-1)).toMatchObject({ role: "tool", content: DENIED })
+    },
+    30_000
+  )
 
   it("a server with approval: allow is never asked about", async () => {
     fake.push({ toolCalls: [{ name: "mcp__test__echo", arguments: { text: "free" } }] }, { text: "done" })

@@ -1,12 +1,22 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
 import * as Effect from "effect/Effect"
 import { afterEach, describe, expect, it } from "vitest"
+
 import { parseConfig } from "../../src/config/Config"
-import { entryFromConfig, entryFromEditor, type McpGroup, serversListing, startGroup, summaryLine, turnTools } from "../../src/mcp/McpServers"
-import { mcpToolName, resultText } from "../../src/mcp/McpTools"
 import { redact, resetSecretsForTests } from "../../src/lib/Secrets"
+import {
+  entryFromConfig,
+  entryFromEditor,
+  type McpGroup,
+  serversListing,
+  startGroup,
+  summaryLine,
+  turnTools
+} from "../../src/mcp/McpServers"
+import { mcpToolName, resultText } from "../../src/mcp/McpTools"
 import { describeCall } from "../../src/tools/Tools"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"
@@ -28,8 +38,12 @@ const alive = (pid: number): boolean => {
   }
 }
 
-const stdio = (name: string, env: Record<string, string> = {}, command = process.execPath) =>
-  ({ name, approval: "ask" as const, enabled: true, target: { kind: "stdio" as const, command, args: [TEST_SERVER], env, cwd: os.tmpdir() } })
+const stdio = (name: string, env: Record<string, string> = {}, command = process.execPath) => ({
+  name,
+  approval: "ask" as const,
+  enabled: true,
+  target: { kind: "stdio" as const, command, args: [TEST_SERVER], env, cwd: os.tmpdir() }
+})
 
 const started = async (...entries: Parameters<typeof startGroup>[0]) => {
   const group = startGroup(entries, { timeoutMs: 5000 })
@@ -46,7 +60,9 @@ describe("tool names", () => {
     expect(long).toHaveLength(64)
     expect(long).toMatch(/^mcp__a-very-long-server-name-for-testing__and_an_even_l_[0-9a-f]{8}$/)
     expect(mcpToolName("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on")).toBe(long)
-    expect(mcpToolName("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_off")).not.toBe(long)
+    expect(mcpToolName("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_off")).not.toBe(
+      long
+    )
   })
 })
 
@@ -63,33 +79,54 @@ describe("results", () => {
       })
     ).toBe("first\n[image: image/png, 5 bytes]\n[resource link: a.txt file:///a.txt]\nlast")
     expect(resultText({ content: [] })).toBe("(no output)")
-    expect(resultText({ content: [], structuredContent: { rows: 2 } })).toBe('{"rows":2}')
+    expect(resultText({ content: [], structuredContent: { rows: 2 } })).toBe("{\"rows\":2}")
   })
 })
 
 describe("mcpServers in agent.yaml", () => {
   it("take a command or a url, and say in one line what is wrong", () => {
-    const ok = parseConfig("mcpServers:\n  db:\n    command: psql-mcp\n    args: [--ro]\n  gh:\n    url: https://x.test/mcp\n    approval: allow\n", "agent.yaml")
+    const ok = parseConfig(
+      "mcpServers:\n  db:\n    command: psql-mcp\n    args: [--ro]\n  gh:\n    url: https://x.test/mcp\n    approval: allow\n",
+      "agent.yaml"
+    )
     expect(ok._tag).toBe("Right")
     const bad = (text: string) => {
       const r = parseConfig(text, "agent.yaml")
       return r._tag === "Left" ? r.left.message : "accepted"
     }
-    expect(bad("mcpServers:\n  db:\n    args: [a]\n")).toBe("agent.yaml: mcpServers.db (line 3, column 5): expected command (a local server) or url (a remote one)")
-    expect(bad("mcpServers:\n  db:\n    command: x\n    approval: maybe\n")).toBe('agent.yaml: mcpServers.db.approval (line 4, column 15): expected "ask" or "allow", got "maybe"')
-    expect(bad("mcpServers:\n  db:\n    url: ftp://x\n")).toBe('agent.yaml: mcpServers.db.url (line 3, column 10): expected an http:// or https:// URL, got "ftp://x"')
-    expect(bad("mcpServers:\n  db:\n    command: x\n    headers: {}\n")).toBe("agent.yaml: mcpServers.db.headers (line 4, column 5): unknown key")
+    expect(bad("mcpServers:\n  db:\n    args: [a]\n")).toBe(
+      "agent.yaml: mcpServers.db (line 3, column 5): expected command (a local server) or url (a remote one)"
+    )
+    expect(bad("mcpServers:\n  db:\n    command: x\n    approval: maybe\n")).toBe(
+      "agent.yaml: mcpServers.db.approval (line 4, column 15): expected \"ask\" or \"allow\", got \"maybe\""
+    )
+    expect(bad("mcpServers:\n  db:\n    url: ftp://x\n")).toBe(
+      "agent.yaml: mcpServers.db.url (line 3, column 10): expected an http:// or https:// URL, got \"ftp://x\""
+    )
+    expect(bad("mcpServers:\n  db:\n    command: x\n    headers: {}\n")).toBe(
+      "agent.yaml: mcpServers.db.headers (line 4, column 5): unknown key"
+    )
   })
 
   it("read ${NAME} from the environment and keep the value secret", () => {
     process.env.MM_TEST_MCP_TOKEN = "s3cr3t-value-123"
     try {
-      const parsed = parseConfig("mcpServers:\n  gh:\n    url: https://x.test/mcp\n    headers:\n      Authorization: Bearer ${MM_TEST_MCP_TOKEN}\n", "agent.yaml")
+      const parsed = parseConfig(
+        "mcpServers:\n  gh:\n    url: https://x.test/mcp\n    headers:\n      Authorization: Bearer ${MM_TEST_MCP_TOKEN}\n",
+        "agent.yaml"
+      )
       if (parsed._tag === "Left") throw parsed.left
       const entry = entryFromConfig("gh", parsed.right.mcpServers.gh, "/p")
-      expect(entry.target).toEqual({ kind: "http", url: "https://x.test/mcp", headers: { Authorization: "Bearer s3cr3t-value-123" } })
+      expect(entry.target).toEqual({
+        kind: "http",
+        url: "https://x.test/mcp",
+        headers: { Authorization: "Bearer s3cr3t-value-123" }
+      })
       expect(redact("sent Bearer s3cr3t-value-123")).toBe("sent Bearer [redacted]")
-      const missing = parseConfig("mcpServers:\n  gh:\n    command: x\n    env: {T: '${MM_TEST_UNSET_VAR}'}\n", "agent.yaml")
+      const missing = parseConfig(
+        "mcpServers:\n  gh:\n    command: x\n    env: {T: '${MM_TEST_UNSET_VAR}'}\n",
+        "agent.yaml"
+      )
       if (missing._tag === "Left") throw missing.left
       expect(entryFromConfig("gh", missing.right.mcpServers.gh, "/p").target).toEqual({
         kind: "invalid",
@@ -102,7 +139,11 @@ describe("mcpServers in agent.yaml", () => {
 
   it("an editor's headers and credential-looking variables are secrets", () => {
     entryFromEditor({ name: "a", url: "http://x/mcp", headers: [{ name: "X-Api", value: "header-secret-1" }] }, "/p")
-    entryFromEditor({ name: "b", command: "x", env: [{ name: "GITHUB_TOKEN", value: "ghp-secret-2" }, { name: "MODE", value: "verbose" }] }, "/p")
+    entryFromEditor({
+      name: "b",
+      command: "x",
+      env: [{ name: "GITHUB_TOKEN", value: "ghp-secret-2" }, { name: "MODE", value: "verbose" }]
+    }, "/p")
     expect(redact("header-secret-1 ghp-secret-2 verbose")).toBe("[redacted] [redacted] verbose")
   })
 })
@@ -120,17 +161,30 @@ describe("a stdio server", () => {
       "mcp__test__env",
       "mcp__test__crash"
     ])
-    expect(tools.specs()[0]).toMatchObject({ description: "Says the text back.", parameters: { type: "object", properties: { text: { type: "string" } } } })
-    expect(describeCall("mcp__test__look", { what: "the sky" })).toEqual({ title: "the sky", kind: "read", locations: [] })
+    expect(tools.specs()[0]).toMatchObject({
+      description: "Says the text back.",
+      parameters: { type: "object", properties: { text: { type: "string" } } }
+    })
+    expect(describeCall("mcp__test__look", { what: "the sky" })).toEqual({
+      title: "the sky",
+      kind: "read",
+      locations: []
+    })
     expect(describeCall("mcp__test__echo", { text: "hi" }).kind).toBe("other")
     const run = (name: string, args: Record<string, unknown>, timeoutSeconds = 5) =>
       Effect.runPromise(tools.run(tools.find(name)!, args, { maxOutput: 1000, timeoutSeconds }))
     expect(await run("mcp__test__echo", { text: "hello" })).toEqual({ output: "echo: hello", failed: false })
-    expect(await run("mcp__test__look", { what: "x" })).toEqual({ output: "looked at x\n[image: image/png, 16 bytes]", failed: false })
+    expect(await run("mcp__test__look", { what: "x" })).toEqual({
+      output: "looked at x\n[image: image/png, 16 bytes]",
+      failed: false
+    })
     expect(await run("mcp__test__fail", {})).toEqual({ output: "it failed on purpose", failed: true })
-    expect(await run("mcp__test__echo", { text: "x".repeat(5000) })).toMatchObject({ failed: false, output: expect.stringContaining("characters cut") })
+    expect(await run("mcp__test__echo", { text: "x".repeat(5000) })).toMatchObject({
+      failed: false,
+      output: expect.stringContaining("characters cut")
+    })
     expect(await run("mcp__test__sleep", { seconds: 3 }, 0.5)).toEqual({
-      output: 'mcp server "test" did not answer within 0.5 s; its tools are left out for the rest of this turn',
+      output: "mcp server \"test\" did not answer within 0.5 s; its tools are left out for the rest of this turn",
       failed: true
     })
     expect(tools.specs()).toEqual([])
@@ -159,21 +213,25 @@ describe("a stdio server", () => {
     expect(summaryLine(group)).toBe("mcp: 4 servers starting — /mcp to see them")
     await group.ready
     expect(group.takeProblems()).toEqual([
-      'mcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT',
-      'mcp server "broken" did not start: the connection closed (cannot open the database)',
-      'mcp server "stuck" did not start: no answer within 6 s'
+      "mcp server \"missing\" did not start: spawn mm-no-such-mcp-server ENOENT",
+      "mcp server \"broken\" did not start: the connection closed (cannot open the database)",
+      "mcp server \"stuck\" did not start: no answer within 6 s"
     ])
     expect(group.takeProblems()).toEqual([])
     expect(summaryLine(group)).toBe("mcp: 1 server, 6 tools · failed: missing, broken, stuck — /mcp to see why")
-    expect(serversListing([group])).toContain('stuck  ' + process.execPath + " " + TEST_SERVER + "  — failed: did not start: no answer within 6 s")
+    expect(serversListing([group])).toContain(
+      "stuck  " + process.execPath + " " + TEST_SERVER + "  — failed: did not start: no answer within 6 s"
+    )
   })
 
   it("that crashes during a call fails the call, says why once, and its tools go", async () => {
     const group = await started(stdio("test"))
     const tools = turnTools([group])
-    const result = await Effect.runPromise(tools.run(tools.find("mcp__test__crash")!, {}, { maxOutput: 1000, timeoutSeconds: 5 }))
+    const result = await Effect.runPromise(
+      tools.run(tools.find("mcp__test__crash")!, {}, { maxOutput: 1000, timeoutSeconds: 5 })
+    )
     expect(result.failed).toBe(true)
-    expect(result.output).toBe('mcp server "test" stopped during the call (crashing on purpose)')
+    expect(result.output).toBe("mcp server \"test\" stopped during the call (crashing on purpose)")
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(group.takeProblems()).toEqual([])
     expect(serversListing([group])).toContain("— failed: stopped: the server exited (crashing on purpose)")
@@ -187,11 +245,22 @@ describe("an HTTP server of the older SSE kind", () => {
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mm-mcp-")), "calls.log")
     process.env.MCP_TEST_LOG = log
     try {
-      const group = await started({ name: "old", approval: "allow", enabled: true, target: { kind: "http", url: server.url, headers: { Authorization: "Bearer sse-456" } } })
+      const group = await started({
+        name: "old",
+        approval: "allow",
+        enabled: true,
+        target: { kind: "http", url: server.url, headers: { Authorization: "Bearer sse-456" } }
+      })
       const tools = turnTools([group])
-      const result = await Effect.runPromise(tools.run(tools.find("mcp__old__echo")!, { text: "over sse" }, { maxOutput: 1000, timeoutSeconds: 5 }))
+      const result = await Effect.runPromise(
+        tools.run(tools.find("mcp__old__echo")!, { text: "over sse" }, { maxOutput: 1000, timeoutSeconds: 5 })
+      )
       expect(result).toEqual({ output: "echo: over sse", failed: false })
-      expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({ tool: "echo", text: "over sse", authorization: "Bearer sse-456" })
+      expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({
+        tool: "echo",
+        text: "over sse",
+        authorization: "Bearer sse-456"
+      })
       // streamable HTTP was tried first, then the event stream was opened
       expect(server.requests[0]).toBe("POST /mcp")
       expect(server.requests).toContain("GET /mcp")
@@ -209,12 +278,23 @@ describe("a streamable HTTP server", () => {
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mm-mcp-")), "calls.log")
     process.env.MCP_TEST_LOG = log
     try {
-      const group = await started({ name: "remote", approval: "allow", enabled: true, target: { kind: "http", url: server.url, headers: { Authorization: "Bearer abc-123" } } })
+      const group = await started({
+        name: "remote",
+        approval: "allow",
+        enabled: true,
+        target: { kind: "http", url: server.url, headers: { Authorization: "Bearer abc-123" } }
+      })
       const tools = turnTools([group])
       expect(tools.find("mcp__remote__echo")?.approval).toBe("allow")
-      const result = await Effect.runPromise(tools.run(tools.find("mcp__remote__echo")!, { text: "over http" }, { maxOutput: 1000, timeoutSeconds: 5 }))
+      const result = await Effect.runPromise(
+        tools.run(tools.find("mcp__remote__echo")!, { text: "over http" }, { maxOutput: 1000, timeoutSeconds: 5 })
+      )
       expect(result).toEqual({ output: "echo: over http", failed: false })
-      expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({ tool: "echo", text: "over http", authorization: "Bearer abc-123" })
+      expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({
+        tool: "echo",
+        text: "over http",
+        authorization: "Bearer abc-123"
+      })
     } finally {
       delete process.env.MCP_TEST_LOG
       await server.close()

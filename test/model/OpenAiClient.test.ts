@@ -1,3 +1,5 @@
+import * as net from "node:net"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -5,12 +7,17 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as net from "node:net"
+
 import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
 import { GenerationError } from "../../src/domain/Errors"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { Completion, OpenAiClientNode, RetryTiming } from "../../src/model/OpenAiClient"
-import { closedPort as closedPortNumber, type FakeModelServer, startFakeModelServer, type Step } from "../support/FakeModelServer"
+import {
+  closedPort as closedPortNumber,
+  type FakeModelServer,
+  startFakeModelServer,
+  type Step
+} from "../support/FakeModelServer"
 
 interface Options {
   readonly url?: string
@@ -63,7 +70,7 @@ const bashTool = {
 }
 
 const collect = (config: LoadedConfig, request: ChatRequest = question) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const client = yield* ModelClient
     return Chunk.toReadonlyArray(yield* Stream.runCollect(client.stream(request)))
   }).pipe(Effect.provide(clientLayer(config)))
@@ -89,7 +96,8 @@ const completed = (events: ReadonlyArray<ModelEvent>) => {
 }
 
 const sse = (chunk: object) => `data: ${JSON.stringify(chunk)}\n\n`
-const delta = (d: object, finish: string | null = null) => sse({ choices: [{ index: 0, delta: d, finish_reason: finish }] })
+const delta = (d: object, finish: string | null = null) =>
+  sse({ choices: [{ index: 0, delta: d, finish_reason: finish }] })
 
 const withServer = <A, E, R>(
   steps: ReadonlyArray<Step>,
@@ -100,8 +108,12 @@ const withServer = <A, E, R>(
 
 describe("OpenAiClient: streaming", () => {
   it.scopedLive("streams the text as several deltas, then one Completed with usage", () =>
-    withServer([{ text: ["Hel", "lo, ", "world"], chunkDelayMs: 5, usage: { prompt_tokens: 12, completion_tokens: 3 } }], (server) =>
-      Effect.gen(function* () {
+    withServer([{
+      text: ["Hel", "lo, ", "world"],
+      chunkDelayMs: 5,
+      usage: { prompt_tokens: 12, completion_tokens: 3 }
+    }], (server) =>
+      Effect.gen(function*() {
         const events = yield* collect(configFor(server))
         const deltas = events.filter((e) => e._tag === "TextDelta")
         expect(deltas.map((e) => e.text)).toEqual(["Hel", "lo, ", "world"])
@@ -110,9 +122,7 @@ describe("OpenAiClient: streaming", () => {
         expect(done.toolCalls).toEqual([])
         expect(done.finishReason).toBe("stop")
         expect(done.usage).toEqual({ promptTokens: 12, completionTokens: 3 })
-      })
-    )
-  )
+      })))
 
   it.scopedLive("assembles two tool calls whose deltas are interleaved, by index", () =>
     withServer(
@@ -121,8 +131,17 @@ describe("OpenAiClient: streaming", () => {
           kind: "raw",
           chunks: [
             delta({ role: "assistant", content: null }),
-            delta({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "bash", arguments: "" } }] }),
-            delta({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "read_file", arguments: "{\"pa" } }] }),
+            delta({
+              tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "bash", arguments: "" } }]
+            }),
+            delta({
+              tool_calls: [{
+                index: 1,
+                id: "call_b",
+                type: "function",
+                function: { name: "read_file", arguments: "{\"pa" }
+              }]
+            }),
             delta({ tool_calls: [{ index: 0, function: { arguments: "{\"command\":" } }] }),
             delta({ tool_calls: [{ index: 1, function: { arguments: "th\":\"a.txt\"}" } }] }),
             delta({ tool_calls: [{ index: 0, function: { arguments: " \"ls\"}" } }] }),
@@ -132,7 +151,7 @@ describe("OpenAiClient: streaming", () => {
         }
       ],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const done = completed(yield* collect(configFor(server)))
           expect(done.finishReason).toBe("tool_calls")
           expect(done.content).toBe("")
@@ -141,14 +160,19 @@ describe("OpenAiClient: streaming", () => {
             { id: "call_b", type: "function", function: { name: "read_file", arguments: "{\"path\":\"a.txt\"}" } }
           ])
         })
-    )
-  )
+    ))
 
   it.scopedLive("assembles the fake server's split tool calls and keeps text beside them", () =>
     withServer(
-      [{ text: "let me look", toolCalls: [{ name: "bash", arguments: { command: "ls -la" }, id: "c1" }, { name: "read_file", arguments: { path: "x" } }] }],
+      [{
+        text: "let me look",
+        toolCalls: [{ name: "bash", arguments: { command: "ls -la" }, id: "c1" }, {
+          name: "read_file",
+          arguments: { path: "x" }
+        }]
+      }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const done = completed(yield* collect(configFor(server)))
           expect(done.content).toBe("let me look")
           expect(done.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
@@ -157,12 +181,11 @@ describe("OpenAiClient: streaming", () => {
           ])
           expect(done.toolCalls[0].id).toBe("c1")
         })
-    )
-  )
+    ))
 
   it.scopedLive("sends model, stream, messages and tools in the chat-completions shape, without a key", () =>
     withServer([{ text: "ok" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* collect(configFor(server, { name: "qwen2.5-coder:7b" }), { ...question, tools: [bashTool] })
         const [request] = server.completions()
         expect(request.method).toBe("POST")
@@ -176,23 +199,19 @@ describe("OpenAiClient: streaming", () => {
           stream_options: { include_usage: true },
           tools: [{ type: "function", function: bashTool }]
         })
-      })
-    )
-  )
+      })))
 
   it.scopedLive("leaves tools out when there are none, and strips a trailing slash from the url", () =>
     withServer([{ text: "ok" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* collect(configFor(server, { url: `${server.url}/` }))
         const [request] = server.completions()
         expect(request.path).toBe("/v1/chat/completions")
         expect(request.body).not.toHaveProperty("tools")
-      })
-    )
-  )
+      })))
 
   it.scopedLive("sends the bearer token from the variable named by apiKeyEnv", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const name = `MM_TEST_KEY_${process.pid}`
       yield* Effect.acquireRelease(
         Effect.sync(() => (process.env[name] = "sk-test-123")),
@@ -201,27 +220,32 @@ describe("OpenAiClient: streaming", () => {
       const server = yield* fakeServer({ steps: [{ text: "ok" }] })
       yield* collect(configFor(server, { apiKeyEnv: name }))
       expect(server.completions()[0].headers.authorization).toBe("Bearer sk-test-123")
-    })
-  )
+    }))
 
   it.scopedLive("fails in one line naming the variable when apiKeyEnv's variable is unset, before any request", () =>
     withServer([{ text: "ok" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const name = "MM_TEST_SURELY_UNSET_KEY"
         delete process.env[name]
         const error = yield* failure(configFor(server, { apiKeyEnv: name }))
         expect(error.message).toContain(name)
         expect(error.message).not.toContain("Bearer")
         expect(server.completions()).toHaveLength(0)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("drops stream_options for good when the server refuses it", () =>
     withServer(
-      [{ kind: "status", status: 400, body: { error: { message: "Unrecognized request argument supplied: stream_options" } } }, { text: "fine" }, { text: "again" }],
+      [
+        {
+          kind: "status",
+          status: 400,
+          body: { error: { message: "Unrecognized request argument supplied: stream_options" } }
+        },
+        { text: "fine" },
+        { text: "again" }
+      ],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const layer = clientLayer(configFor(server))
           const run = Effect.flatMap(ModelClient, (client) => Stream.runCollect(client.stream(question)))
           const [first, second] = yield* Effect.all([run, run]).pipe(Effect.provide(layer))
@@ -233,8 +257,7 @@ describe("OpenAiClient: streaming", () => {
           expect(bodies[1]).not.toHaveProperty("stream_options")
           expect(bodies[2]).not.toHaveProperty("stream_options")
         })
-    )
-  )
+    ))
 
   it.scopedLive("a chunk carrying \"error\": null is an ordinary chunk", () =>
     withServer(
@@ -249,20 +272,22 @@ describe("OpenAiClient: streaming", () => {
         }
       ],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           expect(completed(yield* collect(configFor(server))).content).toBe("fine")
         })
-    )
-  )
+    ))
 
   it.scopedLive("reads a burst of 5,000 events in one network write, CRLF lines and an event cut mid-line included", () => {
     const words = Array.from({ length: 5000 }, (_, n) => `w${n} `)
-    const burst = words.map((word, n) => (n % 2 === 0 ? delta({ content: word }) : delta({ content: word }).replace(/\n/g, "\r\n"))).join("")
+    const burst = words.map((
+      word,
+      n
+    ) => (n % 2 === 0 ? delta({ content: word }) : delta({ content: word }).replace(/\n/g, "\r\n"))).join("")
     const last = delta({}, "stop")
     return withServer(
       [{ kind: "raw", chunks: [burst + last.slice(0, 9), last.slice(9), "data: [DONE]\n\n"] }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const events = yield* collect(configFor(server))
           expect(events.filter((e) => e._tag === "TextDelta")).toHaveLength(5000)
           expect(completed(events).content).toBe(words.join(""))
@@ -274,12 +299,11 @@ describe("OpenAiClient: streaming", () => {
     withServer(
       [{ kind: "raw", chunks: [delta({ content: "all there" }), delta({}, "stop")], end: "destroy" }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const done = completed(yield* collect(configFor(server)))
           expect(done.content).toBe("all there")
         })
-    )
-  )
+    ))
 
   it.scopedLive("accepts a server that ignored stream: true and answered with one JSON body", () =>
     withServer(
@@ -292,7 +316,15 @@ describe("OpenAiClient: streaming", () => {
               choices: [
                 {
                   index: 0,
-                  message: { role: "assistant", content: "whole", tool_calls: [{ id: "t1", type: "function", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }] },
+                  message: {
+                    role: "assistant",
+                    content: "whole",
+                    tool_calls: [{
+                      id: "t1",
+                      type: "function",
+                      function: { name: "bash", arguments: "{\"command\":\"ls\"}" }
+                    }]
+                  },
                   finish_reason: "tool_calls"
                 }
               ],
@@ -302,38 +334,50 @@ describe("OpenAiClient: streaming", () => {
         }
       ],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const events = yield* collect(configFor(server))
           expect(events[0]).toEqual({ _tag: "TextDelta", text: "whole" })
           const done = completed(events)
-          expect(done.toolCalls).toEqual([{ id: "t1", type: "function", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }])
+          expect(done.toolCalls).toEqual([{
+            id: "t1",
+            type: "function",
+            function: { name: "bash", arguments: "{\"command\":\"ls\"}" }
+          }])
           expect(done.usage).toEqual({ promptTokens: 1, completionTokens: 2 })
         })
-    )
-  )
+    ))
 })
 
 describe("OpenAiClient: failures", () => {
   it.scopedLive("404 from Ollama: the model is named, with `ollama pull`", () =>
     withServer(
-      [{ kind: "status", status: 404, body: { error: { message: "model \"qwen3:4b\" not found, try pulling it first", type: "api_error" } } }],
+      [{
+        kind: "status",
+        status: 404,
+        body: { error: { message: "model \"qwen3:4b\" not found, try pulling it first", type: "api_error" } }
+      }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const error = yield* failure(configFor(server, { name: "qwen3:4b" }))
           expect(error.reason).toBe("model-not-found")
-          expect(error.message).toBe(`model "qwen3:4b" is not available on ${server.url} — run \`ollama pull qwen3:4b\``)
+          expect(error.message).toBe(
+            `model "qwen3:4b" is not available on ${server.url} — run \`ollama pull qwen3:4b\``
+          )
           expect(error.raw).toContain("try pulling it first")
         }),
       false,
       ["qwen3:4b"]
-    )
-  )
+    ))
 
   it.scopedLive("404 from a server that is not Ollama: the model is named, no Ollama hint", () =>
     withServer(
-      [{ kind: "status", status: 404, body: { object: "error", message: "The model `gpt-x` does not exist.", type: "NotFoundError", code: 404 } }],
+      [{
+        kind: "status",
+        status: 404,
+        body: { object: "error", message: "The model `gpt-x` does not exist.", type: "NotFoundError", code: 404 }
+      }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const error = yield* failure(configFor(server, { name: "gpt-x" }))
           expect(error.reason).toBe("model-not-found")
           expect(error.message).toContain(`model "gpt-x" is not available on ${server.url}`)
@@ -342,139 +386,133 @@ describe("OpenAiClient: failures", () => {
         }),
       false,
       ["gpt-x"]
-    )
-  )
+    ))
 
   it.scopedLive("a bare 404 (wrong path) still names the model and points at model.url", () =>
     withServer([{ kind: "status", status: 404, body: "404 page not found" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(configFor(server))
         expect(error.reason).toBe("model-not-found")
         expect(error.message).toContain("HTTP 404: 404 page not found")
         expect(error.message).toContain("model.url")
         expect(error.message).not.toMatch(/ollama pull/)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("a model-not-found body under another status is still model-not-found", () =>
-    withServer([{ kind: "status", status: 400, body: { error: { message: "model 'nope' not found" } } }], (server) =>
-      Effect.gen(function* () {
-        const error = yield* failure(configFor(server, { name: "nope" }), question)
-        expect(error.reason).toBe("model-not-found")
-      })
-    )
-  )
+    withServer(
+      [{ kind: "status", status: 400, body: { error: { message: "model 'nope' not found" } } }],
+      (server) =>
+        Effect.gen(function*() {
+          const error = yield* failure(configFor(server, { name: "nope" }), question)
+          expect(error.reason).toBe("model-not-found")
+        })
+    ))
 
   it.scopedLive("500: status and the first line of the server's message", () =>
     withServer(
-      [{ kind: "status", status: 500, body: { error: { message: `out of memory\nwhile loading ${"x".repeat(400)}` } } }],
+      [{
+        kind: "status",
+        status: 500,
+        body: { error: { message: `out of memory\nwhile loading ${"x".repeat(400)}` } }
+      }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const error = yield* failure(configFor(server))
           expect(error.reason).toBe("http")
           expect(error.message).toMatch(/^model server answered HTTP 500: out of memory while loading x+…$/)
           expect(error.message.length).toBeLessThan(260)
           expect(error.raw).toContain("x".repeat(400))
         })
-    )
-  )
+    ))
 
   it.scopedLive("401: says where the key comes from", () =>
-    withServer([{ kind: "status", status: 401, body: { error: { message: "Incorrect API key provided" } } }], (server) =>
-      Effect.gen(function* () {
-        const error = yield* failure(configFor(server))
-        expect(error.reason).toBe("http")
-        expect(error.message).toContain("HTTP 401: Incorrect API key provided")
-        expect(error.message).toContain("model.apiKeyEnv")
-      })
-    )
-  )
+    withServer(
+      [{ kind: "status", status: 401, body: { error: { message: "Incorrect API key provided" } } }],
+      (server) =>
+        Effect.gen(function*() {
+          const error = yield* failure(configFor(server))
+          expect(error.reason).toBe("http")
+          expect(error.message).toContain("HTTP 401: Incorrect API key provided")
+          expect(error.message).toContain("model.apiKeyEnv")
+        })
+    ))
 
   it.scopedLive("an error event in the middle of the stream is an http failure with the server's words", () =>
     withServer(
-      [{ kind: "raw", chunks: [delta({ content: "par" }), sse({ error: { message: "context length exceeded", type: "server_error" } })] }],
+      [{
+        kind: "raw",
+        chunks: [
+          delta({ content: "par" }),
+          sse({ error: { message: "context length exceeded", type: "server_error" } })
+        ]
+      }],
       (server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const error = yield* failure(configFor(server))
           expect(error.reason).toBe("http")
           expect(error.message).toContain("context length exceeded")
         })
-    )
-  )
+    ))
 
   it.scopedLive("watchdog: silence between two tokens gives the turn up", () =>
     withServer([{ kind: "stall", text: "I was say" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(configFor(server, { watchdogTimeout: 0.3 }))
         expect(error.reason).toBe("watchdog")
         expect(error.message).toBe("no token from the model for 0.3 s (watchdogTimeout) — the turn was given up")
         expect(yield* Effect.promise(() => server.waitForAbort())).toBe(true)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("watchdog: a server that never sends its headers", () =>
     withServer([{ kind: "silent" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(configFor(server, { watchdogTimeout: 0.3 }))
         expect(error.reason).toBe("watchdog")
         expect(yield* Effect.promise(() => server.waitForAbort())).toBe(true)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("a stream closed before finish_reason is a stream cut", () =>
     withServer([{ kind: "cut", text: "half an ans" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(configFor(server))
         expect(error.reason).toBe("stream-cut")
         expect(error.message).toBe("the model server closed the stream before the answer was complete")
-      })
-    )
-  )
+      })))
 
   it.scopedLive("a stream that ends cleanly without finish_reason or [DONE] is a stream cut", () =>
     withServer([{ kind: "raw", chunks: [delta({ content: "half" })], end: "end" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect((yield* failure(configFor(server))).reason).toBe("stream-cut")
-      })
-    )
-  )
+      })))
 
   it.scopedLive("a data line that is not JSON is malformed, and says so", () =>
     withServer([{ kind: "malformed" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(configFor(server))
         expect(error.reason).toBe("malformed")
         expect(error.message).toBe("the model server sent a chunk that is not JSON: {this is not json")
-      })
-    )
-  )
+      })))
 
   it.scopedLive("tool arguments that are not JSON are malformed, naming the tool", () =>
     withServer([{ kind: "bad-arguments" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* failure(configFor(server))
         expect(error.reason).toBe("malformed")
         expect(error.message).toContain("tool \"bash\" arguments that are not JSON")
-      })
-    )
-  )
+      })))
 
   it.scopedLive("connection refused: unreachable, naming the URL", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const port = yield* closedPort
       const url = `http://127.0.0.1:${port}/v1`
       const error = yield* failure(configFor(undefined, { url }))
       expect(error.reason).toBe("unreachable")
       expect(error.message).toBe(`cannot reach the model server at ${url} (connection refused) — is it running?`)
       expect(error.raw).toContain("ECONNREFUSED")
-    })
-  )
+    }))
 
   it.scopedLive("connection refused on Ollama's port suggests `ollama serve`", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const listening = yield* Effect.promise(
         () =>
           new Promise<boolean>((resolve) => {
@@ -488,38 +526,46 @@ describe("OpenAiClient: failures", () => {
       expect(error.message).toBe(
         "cannot reach the model server at http://127.0.0.1:11434/v1 (connection refused) — is it running? (e.g. `ollama serve`)"
       )
-    })
-  )
+    }))
 
   it.scopedLive("a connection reset before any byte is retried, then unreachable, with every attempt in raw", () =>
-    withServer([{ kind: "reset" }, { kind: "reset" }, { kind: "reset" }, { kind: "reset" }], (server) =>
-      Effect.gen(function* () {
-        const error = yield* failure(configFor(server))
-        expect(error.reason).toBe("unreachable")
-        expect(error.message).toBe(`cannot reach the model server at ${server.url} (connection reset before any answer) — is it running?`)
-        expect(server.completions()).toHaveLength(4)
-        expect(error.raw.split("\n").map((line) => line.split(":")[0])).toEqual(["attempt 1", "attempt 2", "attempt 3", "attempt 4"])
-      })
-    )
-  )
+    withServer(
+      [{ kind: "reset" }, { kind: "reset" }, { kind: "reset" }, { kind: "reset" }],
+      (server) =>
+        Effect.gen(function*() {
+          const error = yield* failure(configFor(server))
+          expect(error.reason).toBe("unreachable")
+          expect(error.message).toBe(
+            `cannot reach the model server at ${server.url} (connection reset before any answer) — is it running?`
+          )
+          expect(server.completions()).toHaveLength(4)
+          expect(error.raw.split("\n").map((line) => line.split(":")[0])).toEqual([
+            "attempt 1",
+            "attempt 2",
+            "attempt 3",
+            "attempt 4"
+          ])
+        })
+    ))
 
   it.scopedLive("a url that is not a URL is one line too", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* failure(configFor(undefined, { url: "not a url" }))
       expect(error.reason).toBe("unreachable")
       expect(error.message).toContain("model.url")
-    })
-  )
+    }))
 })
 
 describe("OpenAiClient: cancellation", () => {
   it.scopedLive("interrupting the consumer mid-stream closes the request at once", () =>
     withServer([{ kind: "stall", text: "thinking about it" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const client = yield* ModelClient.pipe(Effect.provide(clientLayer(configFor(server, { watchdogTimeout: 30 }))))
         const firstToken = yield* Deferred.make<void>()
         const fiber = yield* client.stream(question).pipe(
-          Stream.runForEach((event) => (event._tag === "TextDelta" ? Deferred.succeed(firstToken, undefined) : Effect.void)),
+          Stream.runForEach((
+            event
+          ) => (event._tag === "TextDelta" ? Deferred.succeed(firstToken, undefined) : Effect.void)),
           Effect.fork
         )
         yield* Deferred.await(firstToken)
@@ -527,13 +573,11 @@ describe("OpenAiClient: cancellation", () => {
         const exit = yield* Fiber.interrupt(fiber)
         expect(exit._tag).toBe("Failure")
         expect(yield* Effect.promise(() => server.waitForAbort({ timeoutMs: 1000 }))).toBe(true)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("interrupting while waiting for the headers closes the request too", () =>
     withServer([{ kind: "silent" }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const client = yield* ModelClient.pipe(Effect.provide(clientLayer(configFor(server, { watchdogTimeout: 30 }))))
         const fiber = yield* client.stream(question).pipe(Stream.runDrain, Effect.fork)
         yield* Effect.promise(async () => {
@@ -541,44 +585,38 @@ describe("OpenAiClient: cancellation", () => {
         })
         yield* Fiber.interrupt(fiber)
         expect(yield* Effect.promise(() => server.waitForAbort({ timeoutMs: 1000 }))).toBe(true)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("taking only the first delta ends the request as well", () =>
     withServer([{ text: ["a", "b", "c", "d"], chunkDelayMs: 50 }], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const client = yield* ModelClient.pipe(Effect.provide(clientLayer(configFor(server))))
         const first = yield* client.stream(question).pipe(Stream.take(1), Stream.runCollect)
         expect(Chunk.toReadonlyArray(first)).toEqual([{ _tag: "TextDelta", text: "a" }])
         expect(yield* Effect.promise(() => server.waitForAbort({ timeoutMs: 1000 }))).toBe(true)
-      })
-    )
-  )
+      })))
 })
 
 describe("OpenAiClient: probe", () => {
-  const probe = (config: LoadedConfig) => Effect.flatMap(ModelClient, (c) => c.probe).pipe(Effect.provide(clientLayer(config)))
+  const probe = (config: LoadedConfig) =>
+    Effect.flatMap(ModelClient, (c) => c.probe).pipe(Effect.provide(clientLayer(config)))
 
   it.scopedLive("true when the server answers, even with a 404", () =>
     withServer([], (server) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect(yield* probe(configFor(server))).toBe(true)
         expect(server.requests.some((r) => r.method === "GET" && r.path === "/v1/models")).toBe(true)
         expect(yield* probe(configFor(server, { url: `http://127.0.0.1:${server.port}/elsewhere` }))).toBe(true)
-      })
-    )
-  )
+      })))
 
   it.scopedLive("false when nothing listens", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const port = yield* closedPort
       expect(yield* probe(configFor(undefined, { url: `http://127.0.0.1:${port}/v1` }))).toBe(false)
-    })
-  )
+    }))
 
   it.scopedLive("false, within about a second and a half, when the server accepts but never answers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const mute = yield* Effect.acquireRelease(
         Effect.promise(
           () =>
@@ -598,15 +636,26 @@ describe("OpenAiClient: probe", () => {
       const started = Date.now()
       expect(yield* probe(configFor(undefined, { url: `http://127.0.0.1:${port}/v1` }))).toBe(false)
       expect(Date.now() - started).toBeLessThan(2500)
-    })
-  )
+    }))
 })
 
 describe("Completion (pure)", () => {
   it("assembles tool calls that come without an index, by id", () => {
     const completion = new Completion()
-    completion.absorb(JSON.stringify({ choices: [{ delta: { tool_calls: [{ id: "a", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }] } }] }), "message")
-    completion.absorb(JSON.stringify({ choices: [{ delta: { tool_calls: [{ id: "b", function: { name: "read_file", arguments: { path: "x" } } }] } }] }), "message")
+    completion.absorb(
+      JSON.stringify({
+        choices: [{
+          delta: { tool_calls: [{ id: "a", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }] }
+        }]
+      }),
+      "message"
+    )
+    completion.absorb(
+      JSON.stringify({
+        choices: [{ delta: { tool_calls: [{ id: "b", function: { name: "read_file", arguments: { path: "x" } } }] } }]
+      }),
+      "message"
+    )
     completion.absorb(JSON.stringify({ choices: [{ delta: {}, finish_reason: "tool_calls" }] }), "message")
     const done = completion.complete()
     expect(done).toMatchObject({
@@ -620,7 +669,15 @@ describe("Completion (pure)", () => {
 
   it("gives empty tool arguments as {} and invents an id when the server gave none", () => {
     const completion = new Completion()
-    completion.absorb(JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, function: { name: "list", arguments: "" } }] }, finish_reason: "tool_calls" }] }), "message")
+    completion.absorb(
+      JSON.stringify({
+        choices: [{
+          delta: { tool_calls: [{ index: 0, function: { name: "list", arguments: "" } }] },
+          finish_reason: "tool_calls"
+        }]
+      }),
+      "message"
+    )
     const done = completion.complete()
     if (done._tag !== "Completed") throw new Error("expected Completed")
     expect(done.toolCalls[0].function.arguments).toBe("{}")
@@ -629,7 +686,8 @@ describe("Completion (pure)", () => {
 
   it("ignores role-only and empty deltas, and takes [DONE] as the end", () => {
     const completion = new Completion()
-    expect(completion.absorb(JSON.stringify({ choices: [{ delta: { role: "assistant", content: "" } }] }), "message")).toBeUndefined()
+    expect(completion.absorb(JSON.stringify({ choices: [{ delta: { role: "assistant", content: "" } }] }), "message"))
+      .toBeUndefined()
     expect(completion.absorb(JSON.stringify({ choices: [{ delta: { content: "hi" } }] }), "message")).toBe("hi")
     expect(completion.finished).toBe(false)
     expect(completion.absorb("[DONE]", "message")).toBeUndefined()

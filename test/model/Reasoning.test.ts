@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+
 import { replayUpdates } from "../../src/acp/Replay"
 import { Completion, modelIds } from "../../src/model/OpenAiClient"
 import { ThinkSplitter } from "../../src/model/Reasoning"
@@ -17,12 +18,16 @@ const splitAll = (pieces: ReadonlyArray<string>) => {
   return { text, reasoning }
 }
 
-const chunk = (delta: object, finish?: string) => JSON.stringify({ choices: [{ index: 0, delta, ...(finish ? { finish_reason: finish } : {}) }] })
+const chunk = (delta: object, finish?: string) =>
+  JSON.stringify({ choices: [{ index: 0, delta, ...(finish ? { finish_reason: finish } : {}) }] })
 
 describe("reasoning in the model's answer", () => {
   it("takes a <think> block at the start of the content apart, wherever the deltas cut its tags", () => {
     expect(splitAll(["<think>plan it</think>\n\nThe answer."])).toEqual({ text: "The answer.", reasoning: "plan it" })
-    expect(splitAll(["  <thi", "nk>pl", "an it</th", "ink>", "\n\n", "The ", "answer."])).toEqual({ text: "The answer.", reasoning: "plan it" })
+    expect(splitAll(["  <thi", "nk>pl", "an it</th", "ink>", "\n\n", "The ", "answer."])).toEqual({
+      text: "The answer.",
+      reasoning: "plan it"
+    })
     expect(splitAll(["<think>never closed"])).toEqual({ text: "", reasoning: "never closed" })
   })
 
@@ -76,7 +81,13 @@ describe("thoughts in the terminal", () => {
   it("on a terminal, streams dim and collapses to one line when the answer starts", () => {
     const { printer, out } = capture()
     let clock = 1000
-    const thoughts = makeThoughtDisplay({ print: printer, style: colored, live: true, columns: () => 10, now: () => clock })
+    const thoughts = makeThoughtDisplay({
+      print: printer,
+      style: colored,
+      live: true,
+      columns: () => 10,
+      now: () => clock
+    })
     thoughts.push("first line\n")
     thoughts.push("0123456789abc")
     clock = 3500
@@ -84,7 +95,8 @@ describe("thoughts in the terminal", () => {
     // "first line" fills one row of 10 columns, "0123456789abc" takes two: up two rows, then clear
     expect(rowsOf("first line\n0123456789abc", 10)).toBe(3)
     expect(out()).toBe(
-      "\u001b[2mfirst line\n\u001b[22m\u001b[2m0123456789abc\u001b[22m" + "\r\u001b[2A\u001b[J\u001b[2mthought for 3 s\u001b[22m\n"
+      "\u001b[2mfirst line\n\u001b[22m\u001b[2m0123456789abc\u001b[22m" +
+        "\r\u001b[2A\u001b[J\u001b[2mthought for 3 s\u001b[22m\n"
     )
     printer.write("The answer")
     expect(out().endsWith("thought for 3 s\u001b[22m\nThe answer")).toBe(true)

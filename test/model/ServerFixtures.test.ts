@@ -1,12 +1,14 @@
 // The model client over what real servers send (test/fixtures/servers/README.md names each source).
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as fs from "node:fs"
-import * as path from "node:path"
+
 import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
 import { GenerationError } from "../../src/domain/Errors"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
@@ -35,7 +37,11 @@ const errorStep = (server: string, file = "error.json"): Step => {
 const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 3, capMs: 60_000 })
 
 const configFor = (url: string, model: Partial<LoadedConfig["config"]["model"]> = {}): LoadedConfig => ({
-  config: { ...defaultConfig(), watchdogTimeout: 5, model: { ...defaultConfig().model, url, name: "fake-model", ...model } },
+  config: {
+    ...defaultConfig(),
+    watchdogTimeout: 5,
+    model: { ...defaultConfig().model, url, name: "fake-model", ...model }
+  },
   file: undefined
 })
 
@@ -49,31 +55,45 @@ const withClient = <A, E>(
     Effect.promise(() => startFakeModelServer(options)),
     (server) =>
       Effect.flatMap(ModelClient, (client) => use(client, server)).pipe(
-        Effect.provide(OpenAiClientNode.pipe(Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, configFor(server.url, model)), retries))))
+        Effect.provide(
+          OpenAiClientNode.pipe(
+            Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, configFor(server.url, model)), retries))
+          )
+        )
       ),
     (server) => Effect.promise(() => server.close())
   )
 
 const tools: ChatRequest["tools"] = [
-  { name: "bash", description: "run a command", parameters: { type: "object", properties: { command: { type: "string" } } } },
-  { name: "read_file", description: "read a file", parameters: { type: "object", properties: { path: { type: "string" } } } }
+  {
+    name: "bash",
+    description: "run a command",
+    parameters: { type: "object", properties: { command: { type: "string" } } }
+  },
+  {
+    name: "read_file",
+    description: "read a file",
+    parameters: { type: "object", properties: { path: { type: "string" } } }
+  }
 ]
 const question: ChatRequest = { messages: [{ role: "user", content: "hello" }], tools }
 
-const collect = (client: ModelClient["Type"]) => Effect.map(Stream.runCollect(client.stream(question)), Chunk.toReadonlyArray)
+const collect = (client: ModelClient["Type"]) =>
+  Effect.map(Stream.runCollect(client.stream(question)), Chunk.toReadonlyArray)
 
 const completedOf = (events: ReadonlyArray<ModelEvent>) => {
   const last = events.at(-1)
   if (last?._tag !== "Completed") throw new Error(`expected Completed last, got ${JSON.stringify(last)}`)
   return last
 }
-const textOf = (events: ReadonlyArray<ModelEvent>) => events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
+const textOf = (events: ReadonlyArray<ModelEvent>) =>
+  events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
 const callsOf = (events: ReadonlyArray<ModelEvent>) =>
   completedOf(events).toolCalls.map((call) => [call.function.name, JSON.parse(call.function.arguments)])
 
 /** Polls the client's context window until it is `expected` (the probe runs in the background). */
 const windowBecomes = (client: ModelClient["Type"], expected: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     for (let i = 0; i < 100; i++) {
       if ((yield* client.contextWindow) === expected) return expected
       yield* Effect.sleep("20 millis")
@@ -86,7 +106,7 @@ const SERVERS = ["openai", "ollama", "llama.cpp", "vllm", "lmstudio"] as const
 describe.each(SERVERS)("fixtures of %s", (name) => {
   it.live("a plain answer: the text as it came, then one Completed", () =>
     withClient({ steps: [sseStep(name, "plain.sse")] }, {}, (client) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* collect(client)
         expect(textOf(events)).toBe("Hello! How can I help you today?")
         const done = completedOf(events)
@@ -96,24 +116,20 @@ describe.each(SERVERS)("fixtures of %s", (name) => {
         // LM Studio's stream carries no usage
         if (name === "lmstudio") expect(done.usage).toBeUndefined()
         else expect(done.usage?.promptTokens).toBeGreaterThan(0)
-      })
-    )
-  )
+      })))
 
   it.live("a streamed tool call", () =>
     withClient({ steps: [sseStep(name, "tool-call.sse")] }, {}, (client) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* collect(client)
         expect(callsOf(events)).toEqual([["bash", { command: "ls -la" }]])
         expect(completedOf(events).toolCalls[0].id).not.toBe("")
         expect(completedOf(events).finishReason).toBe("tool_calls")
-      })
-    )
-  )
+      })))
 
   it.live("parallel tool calls", () =>
     withClient({ steps: [sseStep(name, "parallel-tools.sse")] }, {}, (client) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* collect(client)
         expect(callsOf(events)).toEqual([
           ["read_file", { path: "README.md" }],
@@ -121,73 +137,78 @@ describe.each(SERVERS)("fixtures of %s", (name) => {
         ])
         const ids = completedOf(events).toolCalls.map((call) => call.id)
         expect(new Set(ids).size).toBe(2)
-      })
-    )
-  )
+      })))
 
   it.live("a reasoning model's answer: the answer alone is the text", () =>
     withClient({ steps: [sseStep(name, "reasoning.sse")] }, {}, (client) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* collect(client)
         expect(completedOf(events).content).toBe("2 + 2 = 4.")
         expect(textOf(events)).toBe("2 + 2 = 4.")
-      })
-    )
-  )
+      })))
 
   it.live("an error body: one line, classified", () =>
     withClient({ steps: [errorStep(name)], models: [] }, {}, (client) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const error = yield* Effect.flip(collect(client))
         expect(error).toBeInstanceOf(GenerationError)
         expect(error.reason).toBe(json(name, "error.json").reason)
         expect(error.message).not.toMatch(/[\r\n]/)
         expect(error.raw).toContain(String(json(name, "error.json").status))
-      })
-    )
-  )
+      })))
 })
 
 /** Each server's model list and context answers, as the fake server's routes. */
-const serverRoutes: Record<(typeof SERVERS)[number], { routes: Record<string, Route>; window: number; model: string }> = {
-  openai: { routes: { "GET /v1/models": { body: json("openai", "models.json") } }, window: 32768, model: "gpt-4o-mini" },
-  ollama: {
-    routes: {
-      "GET /v1/models": { body: json("ollama", "models.json") },
-      "POST /api/show": { body: json("ollama", "api-show.json") },
-      "GET /api/ps": { body: json("ollama", "api-ps-empty.json") }
+const serverRoutes: Record<(typeof SERVERS)[number], { routes: Record<string, Route>; window: number; model: string }> =
+  {
+    openai: {
+      routes: { "GET /v1/models": { body: json("openai", "models.json") } },
+      window: 32768,
+      model: "gpt-4o-mini"
     },
-    window: 4096,
-    model: "qwen2.5-coder:7b"
-  },
-  "llama.cpp": {
-    routes: { "GET /v1/models": { body: json("llama.cpp", "models.json") }, "GET /props": { body: json("llama.cpp", "props.json") } },
-    window: 8192,
-    model: "local"
-  },
-  vllm: { routes: { "GET /v1/models": { body: json("vllm", "models.json") } }, window: 16384, model: "Qwen/Qwen2.5-Coder-7B-Instruct" },
-  lmstudio: {
-    routes: {
-      "GET /v1/models": { body: json("lmstudio", "models.json") },
-      "GET /api/v0/models/qwen2.5-7b-instruct": { body: json("lmstudio", "api-v0-model.json") }
+    ollama: {
+      routes: {
+        "GET /v1/models": { body: json("ollama", "models.json") },
+        "POST /api/show": { body: json("ollama", "api-show.json") },
+        "GET /api/ps": { body: json("ollama", "api-ps-empty.json") }
+      },
+      window: 4096,
+      model: "qwen2.5-coder:7b"
     },
-    window: 4096,
-    model: "qwen2.5-7b-instruct"
+    "llama.cpp": {
+      routes: {
+        "GET /v1/models": { body: json("llama.cpp", "models.json") },
+        "GET /props": { body: json("llama.cpp", "props.json") }
+      },
+      window: 8192,
+      model: "local"
+    },
+    vllm: {
+      routes: { "GET /v1/models": { body: json("vllm", "models.json") } },
+      window: 16384,
+      model: "Qwen/Qwen2.5-Coder-7B-Instruct"
+    },
+    lmstudio: {
+      routes: {
+        "GET /v1/models": { body: json("lmstudio", "models.json") },
+        "GET /api/v0/models/qwen2.5-7b-instruct": { body: json("lmstudio", "api-v0-model.json") }
+      },
+      window: 4096,
+      model: "qwen2.5-7b-instruct"
+    }
   }
-}
 
 describe("the context window each server says it serves", () => {
   for (const name of SERVERS) {
     it.live(`${name}: the banner's check and the window in force`, () => {
       const { routes, window, model } = serverRoutes[name]
       return withClient({ routes }, { name: model }, (client) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const check = yield* client.check
           expect(check.answering).toBe(true)
           expect(check.missing).toBe(false)
           expect(yield* windowBecomes(client, window)).toBe(window)
-        })
-      )
+        }))
     })
   }
 
@@ -201,20 +222,21 @@ describe("the context window each server says it serves", () => {
       },
       { name: "qwen2.5-7b-instruct" },
       (client) => Effect.map(windowBecomes(client, 4096), (w) => expect(w).toBe(4096))
-    )
-  )
+    ))
 
   it.live("Ollama: a small window is said once, with the fix", () =>
-    withClient({ routes: serverRoutes.ollama.routes }, { name: "qwen2.5-coder:7b" }, (client) =>
-      Effect.gen(function* () {
-        yield* windowBecomes(client, 4096)
-        expect(yield* client.takeWarning).toBe(
-          "ollama serves qwen2.5-coder:7b with 4096 tokens of context — set OLLAMA_CONTEXT_LENGTH=32768 and restart ollama"
-        )
-        expect(yield* client.takeWarning).toBeUndefined()
-      })
-    )
-  )
+    withClient(
+      { routes: serverRoutes.ollama.routes },
+      { name: "qwen2.5-coder:7b" },
+      (client) =>
+        Effect.gen(function*() {
+          yield* windowBecomes(client, 4096)
+          expect(yield* client.takeWarning).toBe(
+            "ollama serves qwen2.5-coder:7b with 4096 tokens of context — set OLLAMA_CONTEXT_LENGTH=32768 and restart ollama"
+          )
+          expect(yield* client.takeWarning).toBeUndefined()
+        })
+    ))
 
   it.live("Ollama: a model not loaded yet is asked about again once it has answered", () => {
     // no num_ctx of its own, and /api/ps does not list it until it has answered once
@@ -223,46 +245,58 @@ describe("the context window each server says it serves", () => {
       "POST /api/show": { body: json("ollama", "api-show-default.json") },
       "GET /api/ps": { body: json("ollama", "api-ps-empty.json") }
     }
-    return withClient({ steps: [sseStep("ollama", "plain.sse")], routes }, { name: "qwen2.5-coder:7b" }, (client, server) =>
-      Effect.gen(function* () {
-        while (!server.requests.some((r) => r.path === "/api/ps")) yield* Effect.sleep("10 millis")
-        yield* Effect.sleep("50 millis")
-        expect(yield* client.contextWindow).toBe(32768)
-        routes["GET /api/ps"] = { body: json("ollama", "api-ps-loaded.json") }
-        yield* collect(client)
-        expect(yield* windowBecomes(client, 8192)).toBe(8192)
-        expect(yield* client.takeWarning).toContain("ollama serves qwen2.5-coder:7b with 8192 tokens of context")
-      })
+    return withClient(
+      { steps: [sseStep("ollama", "plain.sse")], routes },
+      { name: "qwen2.5-coder:7b" },
+      (client, server) =>
+        Effect.gen(function*() {
+          while (!server.requests.some((r) => r.path === "/api/ps")) yield* Effect.sleep("10 millis")
+          yield* Effect.sleep("50 millis")
+          expect(yield* client.contextWindow).toBe(32768)
+          routes["GET /api/ps"] = { body: json("ollama", "api-ps-loaded.json") }
+          yield* collect(client)
+          expect(yield* windowBecomes(client, 8192)).toBe(8192)
+          expect(yield* client.takeWarning).toContain("ollama serves qwen2.5-coder:7b with 8192 tokens of context")
+        })
     )
   })
 
   it.live("a configured window larger than the server's: the server's wins, and it is said", () =>
-    withClient({ routes: serverRoutes.vllm.routes }, { name: "Qwen/Qwen2.5-Coder-7B-Instruct", contextWindow: 65536 }, (client) =>
-      Effect.gen(function* () {
-        expect(yield* windowBecomes(client, 16384)).toBe(16384)
-        expect(yield* client.takeWarning).toBe(
-          "the server serves Qwen/Qwen2.5-Coder-7B-Instruct with 16384 tokens of context, less than model.contextWindow (65536) — restart vllm with --max-model-len 65536, or lower model.contextWindow"
-        )
-      })
-    )
-  )
+    withClient(
+      { routes: serverRoutes.vllm.routes },
+      { name: "Qwen/Qwen2.5-Coder-7B-Instruct", contextWindow: 65536 },
+      (client) =>
+        Effect.gen(function*() {
+          expect(yield* windowBecomes(client, 16384)).toBe(16384)
+          expect(yield* client.takeWarning).toBe(
+            "the server serves Qwen/Qwen2.5-Coder-7B-Instruct with 16384 tokens of context, less than model.contextWindow (65536) — restart vllm with --max-model-len 65536, or lower model.contextWindow"
+          )
+        })
+    ))
 
   it.live("a configured window smaller than the server's stays, silently", () =>
-    withClient({ routes: serverRoutes["llama.cpp"].routes }, { contextWindow: 4000 }, (client) =>
-      Effect.gen(function* () {
-        yield* Effect.sleep("300 millis")
-        expect(yield* client.contextWindow).toBe(4000)
-        expect(yield* client.takeWarning).toBeUndefined()
-      })
-    )
-  )
+    withClient(
+      { routes: serverRoutes["llama.cpp"].routes },
+      { contextWindow: 4000 },
+      (client) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("300 millis")
+          expect(yield* client.contextWindow).toBe(4000)
+          expect(yield* client.takeWarning).toBeUndefined()
+        })
+    ))
 
   it.live("a server slow to answer /props never holds the check up", () =>
     withClient(
-      { routes: { ...serverRoutes["llama.cpp"].routes, "GET /props": { body: json("llama.cpp", "props.json"), delayMs: 2000 } } },
+      {
+        routes: {
+          ...serverRoutes["llama.cpp"].routes,
+          "GET /props": { body: json("llama.cpp", "props.json"), delayMs: 2000 }
+        }
+      },
       {},
       (client, server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const check = yield* client.check
           expect(check.answering).toBe(true)
           // the banner has what it needs while /props is still unanswered
@@ -270,36 +304,41 @@ describe("the context window each server says it serves", () => {
           expect(yield* client.contextWindow).toBe(32768)
           expect(yield* windowBecomes(client, 8192)).toBe(8192)
         })
-    )
-  )
+    ))
 })
 
 describe("the model is checked", () => {
   it.live("a list without the configured model: the check says so, and so does the first failure", () =>
     withClient(
-      { models: ["a", "b", "c"], steps: [{ kind: "status", status: 404, body: { error: { message: "model 'm' not found" } } }] },
+      {
+        models: ["a", "b", "c"],
+        steps: [{ kind: "status", status: 404, body: { error: { message: "model 'm' not found" } } }]
+      },
       { name: "m" },
       (client, server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           expect(yield* client.check).toEqual({ answering: true, models: ["a", "b", "c"], missing: true })
           const error = yield* Effect.flip(collect(client))
           expect(error.reason).toBe("model-not-found")
-          expect(error.message).toBe(`model "m" is not available on ${server.url} — available: a, b, c — check model.name`)
+          expect(error.message).toBe(
+            `model "m" is not available on ${server.url} — available: a, b, c — check model.name`
+          )
         })
-    )
-  )
+    ))
 
   it.live("llama-server serves its one model under any name: not missing", () =>
-    withClient({ routes: serverRoutes["llama.cpp"].routes }, { name: "whatever" }, (client) =>
-      Effect.map(client.check, (check) => expect(check.missing).toBe(false))
-    )
-  )
+    withClient(
+      { routes: serverRoutes["llama.cpp"].routes },
+      { name: "whatever" },
+      (client) => Effect.map(client.check, (check) => expect(check.missing).toBe(false))
+    ))
 
   it.live("Ollama's `:latest` is the same model", () =>
-    withClient({ routes: serverRoutes.ollama.routes }, { name: "llama3.2" }, (client) =>
-      Effect.map(client.check, (check) => expect(check.missing).toBe(false))
-    )
-  )
+    withClient(
+      { routes: serverRoutes.ollama.routes },
+      { name: "llama3.2" },
+      (client) => Effect.map(client.check, (check) => expect(check.missing).toBe(false))
+    ))
 })
 
 describe("protocol quirks", () => {
@@ -315,12 +354,10 @@ describe("protocol quirks", () => {
       const ids = completedOf(events).toolCalls.map((call) => call.id)
       expect(ids[0]).toMatch(/^call_[a-z0-9]+_0$/)
       expect(ids[1]).toBe(ids[0].replace(/_0$/, "_1"))
-    })
-  )
+    }))
 
   it.live("arguments sent as an object", () =>
-    quirk("object-arguments.sse")((events) => expect(callsOf(events)).toEqual([["bash", { command: "ls -la" }]]))
-  )
+    quirk("object-arguments.sse")((events) => expect(callsOf(events)).toEqual([["bash", { command: "ls -la" }]])))
 
   it.live("several tool calls in one delta", () =>
     quirk("several-calls-one-delta.sse")((events) =>
@@ -328,8 +365,7 @@ describe("protocol quirks", () => {
         ["read_file", { path: "README.md" }],
         ["bash", { command: "git status" }]
       ])
-    )
-  )
+    ))
 
   it.live("whole calls that all say index 0, with their own ids", () =>
     quirk("same-index-whole-calls.sse")((events) => {
@@ -338,8 +374,7 @@ describe("protocol quirks", () => {
         ["bash", { command: "git status" }]
       ])
       expect(completedOf(events).toolCalls.map((call) => call.id)).toEqual(["c0", "c1"])
-    })
-  )
+    }))
 
   it.live("whole calls with neither index nor id", () =>
     quirk("no-index-no-id.sse")((events) =>
@@ -347,26 +382,24 @@ describe("protocol quirks", () => {
         ["read_file", { path: "README.md" }],
         ["bash", { command: "git status" }]
       ])
-    )
-  )
+    ))
 
   it.live("the id repeated in every delta", () =>
     quirk("repeated-ids.sse")((events) => {
       expect(callsOf(events)).toEqual([["bash", { command: "ls -la" }]])
       expect(completedOf(events).toolCalls[0].id).toBe("call_rep")
-    })
-  )
+    }))
 
   it.live("[DONE] without any finish_reason ends the answer", () =>
     quirk("done-without-finish-reason.sse")((events) => {
       expect(completedOf(events).content).toBe("Hello")
       expect(completedOf(events).finishReason).toBe("stop")
-    })
-  )
+    }))
 
   it.live("usage in the last chunk beside finish_reason", () =>
-    quirk("usage-in-last-chunk.sse")((events) => expect(completedOf(events).usage).toEqual({ promptTokens: 12, completionTokens: 3 }))
-  )
+    quirk("usage-in-last-chunk.sse")((events) =>
+      expect(completedOf(events).usage).toEqual({ promptTokens: 12, completionTokens: 3 })
+    ))
 
   it.live("no usage at all", () => quirk("no-usage.sse")((events) => expect(completedOf(events).usage).toBeUndefined()))
 })
@@ -379,7 +412,7 @@ describe("retries", () => {
       { steps: [busy, busy, sseStep("openai", "plain.sse")] },
       {},
       (client, server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const events = yield* collect(client)
           expect(events.filter((e) => e._tag === "Retrying")).toEqual([
             { _tag: "Retrying", text: "server busy (429) — retrying in 1 s" },
@@ -389,22 +422,29 @@ describe("retries", () => {
           expect(server.completions()).toHaveLength(3)
         }),
       Layer.empty
-    )
-  )
+    ))
 
   it.live("502, 503 and 504 are retried too; after the last try, the usual error with every attempt in raw", () =>
     withClient(
       {
         steps: [
           { kind: "status", status: 502, body: "Bad Gateway" },
-          { kind: "status", status: 503, body: { error: { message: "Loading model", type: "unavailable_error", code: 503 } } },
+          {
+            kind: "status",
+            status: 503,
+            body: { error: { message: "Loading model", type: "unavailable_error", code: 503 } }
+          },
           { kind: "status", status: 504, body: "Gateway Timeout" },
-          { kind: "status", status: 503, body: { error: { message: "Loading model", type: "unavailable_error", code: 503 } } }
+          {
+            kind: "status",
+            status: 503,
+            body: { error: { message: "Loading model", type: "unavailable_error", code: 503 } }
+          }
         ]
       },
       {},
       (client, server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const failed = yield* Effect.either(
             Stream.runCollect(client.stream(question)).pipe(Effect.map(Chunk.toReadonlyArray))
           )
@@ -419,45 +459,56 @@ describe("retries", () => {
           ])
           expect(server.completions()).toHaveLength(4)
         })
-    )
-  )
+    ))
 
   it.live("other statuses are not retried", () =>
-    withClient({ steps: [{ kind: "status", status: 500, body: { error: { message: "boom" } } }] }, {}, (client, server) =>
-      Effect.gen(function* () {
-        const error = yield* Effect.flip(collect(client))
-        expect(error.message).toBe("model server answered HTTP 500: boom")
-        expect(server.completions()).toHaveLength(1)
-      })
-    )
-  )
+    withClient(
+      { steps: [{ kind: "status", status: 500, body: { error: { message: "boom" } } }] },
+      {},
+      (client, server) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(collect(client))
+          expect(error.message).toBe("model server answered HTTP 500: boom")
+          expect(server.completions()).toHaveLength(1)
+        })
+    ))
 
   it.live("nothing is retried once a token has been shown", () =>
-    withClient({ steps: [{ kind: "cut", text: "partial" }, { text: "never asked" }] }, {}, (client, server) =>
-      Effect.gen(function* () {
-        const error = yield* Effect.flip(collect(client))
-        expect(error.reason).toBe("stream-cut")
-        expect(server.completions()).toHaveLength(1)
-      })
-    )
-  )
+    withClient(
+      { steps: [{ kind: "cut", text: "partial" }, { text: "never asked" }] },
+      {},
+      (client, server) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(collect(client))
+          expect(error.reason).toBe("stream-cut")
+          expect(server.completions()).toHaveLength(1)
+        })
+    ))
 
   it.live("interrupting during the wait stops at once, without another request", () =>
     withClient(
-      { steps: [{ kind: "status", status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "30" } }] },
+      {
+        steps: [{
+          kind: "status",
+          status: 429,
+          body: { error: { message: "slow down" } },
+          headers: { "retry-after": "30" }
+        }]
+      },
       {},
       (client, server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const seen: Array<ModelEvent> = []
-          const fiber = yield* Effect.fork(Stream.runForEach(client.stream(question), (e) => Effect.sync(() => seen.push(e))))
+          const fiber = yield* Effect.fork(
+            Stream.runForEach(client.stream(question), (e) => Effect.sync(() => seen.push(e)))
+          )
           while (seen.length === 0) yield* Effect.sleep("10 millis")
           expect(seen).toEqual([{ _tag: "Retrying", text: "server busy (429) — retrying in 30 s" }])
           yield* Fiber.interrupt(fiber)
           expect(server.completions()).toHaveLength(1)
         }),
       Layer.empty
-    )
-  )
+    ))
 
   it("reads Retry-After as seconds or as a date, and caps the wait at 60 s", () => {
     const now = Date.parse("2026-09-16T10:00:00Z")
@@ -487,10 +538,17 @@ describe("request options from agent.yaml", () => {
         headers: { "X-Team": "mm", "X-Token": "Bearer ${MM_TEST_HEADER_TOKEN}" }
       },
       (client, server) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* collect(client)
           const request = server.completions()[0]
-          expect(request.body).toMatchObject({ model: "fake-model", temperature: 0.2, max_tokens: 512, top_k: 20, options: { num_ctx: 16384 }, stream: true })
+          expect(request.body).toMatchObject({
+            model: "fake-model",
+            temperature: 0.2,
+            max_tokens: 512,
+            top_k: 20,
+            options: { num_ctx: 16384 },
+            stream: true
+          })
           expect(request.headers["x-team"]).toBe("mm")
           expect(request.headers["x-token"]).toBe("Bearer tok-12345")
           // the server's own routes get the headers too
@@ -501,14 +559,17 @@ describe("request options from agent.yaml", () => {
 
   it.live("a header naming an unset variable fails in one line before any request", () => {
     delete process.env.MM_TEST_UNSET_VARIABLE
-    return withClient({ steps: [{ text: "ok" }] }, { headers: { "X-Key": "${MM_TEST_UNSET_VARIABLE}" } }, (client, server) =>
-      Effect.gen(function* () {
-        const error = yield* Effect.flip(collect(client))
-        expect(error.message).toBe(
-          "agent.yaml names the environment variable MM_TEST_UNSET_VARIABLE (model.headers.X-Key), but it is not set — export it before starting mm"
-        )
-        expect(server.completions()).toHaveLength(0)
-      })
+    return withClient(
+      { steps: [{ text: "ok" }] },
+      { headers: { "X-Key": "${MM_TEST_UNSET_VARIABLE}" } },
+      (client, server) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(collect(client))
+          expect(error.message).toBe(
+            "agent.yaml names the environment variable MM_TEST_UNSET_VARIABLE (model.headers.X-Key), but it is not set — export it before starting mm"
+          )
+          expect(server.completions()).toHaveLength(0)
+        })
     )
   })
 })

@@ -1,13 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Keeper } from "../../src/sessions/Keeper"
-import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+
+import type { TurnEvent } from "../../src/agent/TurnEvent"
 import { ModelClient } from "../../src/model/ModelClient"
 import { HeldText, textToolCalls } from "../../src/model/TextToolCalls"
-import type { TurnEvent } from "../../src/agent/TurnEvent"
+import { Keeper } from "../../src/sessions/Keeper"
+import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
@@ -15,56 +17,70 @@ import { SERVER_FIXTURES } from "../support/paths"
 const known = new Set(["bash", "read_file", "write_file", "edit_file"])
 const call = (text: string) => {
   const found = textToolCalls(text, known)
-  return found === undefined ? undefined : { content: found.content, calls: found.calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]) }
+  return found === undefined
+    ? undefined
+    : { content: found.content, calls: found.calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]) }
 }
 
 describe("tool calls written as text", () => {
   it("Hermes / Qwen: <tool_call> blocks, the text before kept", () => {
-    expect(call('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>')).toEqual({
+    expect(call("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>")).toEqual({
       content: "",
       calls: [["bash", { command: "ls" }]]
     })
     expect(
       call(
-        'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n<tool_call>\n{"name": "bash", "arguments": "{\\"command\\": \\"pwd\\"}"}\n</tool_call>'
+        "Let me look.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"bash\", \"arguments\": \"{\\\"command\\\": \\\"pwd\\\"}\"}\n</tool_call>"
       )
     ).toEqual({ content: "Let me look.", calls: [["read_file", { path: "a.txt" }], ["bash", { command: "pwd" }]] })
     // a last block whose closing tag never came
-    expect(call('<tool_call>{"name": "bash", "arguments": {"command": "ls"}}')?.calls).toEqual([["bash", { command: "ls" }]])
+    expect(call("<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}")?.calls).toEqual([["bash", {
+      command: "ls"
+    }]])
   })
 
   it("Mistral: [TOOL_CALLS] with a JSON list, or name[ARGS]{…}", () => {
-    expect(call('[TOOL_CALLS][{"name": "bash", "arguments": {"command": "ls"}, "id": "a1b2c3d4e"}]')).toEqual({
-      content: "",
-      calls: [["bash", { command: "ls" }]]
-    })
-    expect(call('I will check.[TOOL_CALLS]bash[ARGS]{"command": "ls"}[TOOL_CALLS]read_file[ARGS]{"path": "b"}')).toEqual({
-      content: "I will check.",
-      calls: [["bash", { command: "ls" }], ["read_file", { path: "b" }]]
-    })
+    expect(call("[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}, \"id\": \"a1b2c3d4e\"}]"))
+      .toEqual({
+        content: "",
+        calls: [["bash", { command: "ls" }]]
+      })
+    expect(call("I will check.[TOOL_CALLS]bash[ARGS]{\"command\": \"ls\"}[TOOL_CALLS]read_file[ARGS]{\"path\": \"b\"}"))
+      .toEqual({
+        content: "I will check.",
+        calls: [["bash", { command: "ls" }], ["read_file", { path: "b" }]]
+      })
   })
 
   it("a bare JSON call as the whole answer or its end, fenced or not, with arguments or parameters", () => {
-    expect(call('{"name": "bash", "arguments": {"command": "ls"}}')?.calls).toEqual([["bash", { command: "ls" }]])
-    expect(call('{"type": "function", "name": "bash", "parameters": {"command": "ls"}}')?.calls).toEqual([["bash", { command: "ls" }]])
-    expect(call('Running it now:\n```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```')).toEqual({
+    expect(call("{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}")?.calls).toEqual([["bash", {
+      command: "ls"
+    }]])
+    expect(call("{\"type\": \"function\", \"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}")?.calls).toEqual([
+      ["bash", { command: "ls" }]
+    ])
+    expect(call("Running it now:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```")).toEqual({
       content: "Running it now:",
       calls: [["bash", { command: "ls" }]]
     })
-    expect(call('Two things:\n[{"name": "bash", "arguments": {"command": "a"}}, {"name": "bash", "arguments": {"command": "b"}}]')).toEqual({
+    expect(
+      call(
+        "Two things:\n[{\"name\": \"bash\", \"arguments\": {\"command\": \"a\"}}, {\"name\": \"bash\", \"arguments\": {\"command\": \"b\"}}]"
+      )
+    ).toEqual({
       content: "Two things:",
       calls: [["bash", { command: "a" }], ["bash", { command: "b" }]]
     })
   })
 
   it("anything malformed, or naming no known tool, stays text", () => {
-    expect(call('<tool_call>\n{"name": "bash", "arguments": {"command": \n</tool_call>')).toBeUndefined()
-    expect(call('<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>')).toBeUndefined()
-    expect(call('[TOOL_CALLS][{"name": "bash", "arguments": {"command": "ls"}')).toBeUndefined()
-    expect(call('{"name": "bash"}')).toBeUndefined()
-    expect(call('{"name": "Ada", "age": 36}')).toBeUndefined()
+    expect(call("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \n</tool_call>")).toBeUndefined()
+    expect(call("<tool_call>{\"name\": \"delete_everything\", \"arguments\": {}}</tool_call>")).toBeUndefined()
+    expect(call("[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}")).toBeUndefined()
+    expect(call("{\"name\": \"bash\"}")).toBeUndefined()
+    expect(call("{\"name\": \"Ada\", \"age\": 36}")).toBeUndefined()
     expect(call("Use `<tool_call>` tags, then some prose after it.")).toBeUndefined()
-    expect(call('The config is:\n{"model": {"name": "x"}}')).toBeUndefined()
+    expect(call("The config is:\n{\"model\": {\"name\": \"x\"}}")).toBeUndefined()
     expect(call("plain answer")).toBeUndefined()
   })
 })
@@ -77,17 +93,17 @@ describe("text held back while it may be a call", () => {
   }
 
   it("shows prose at once and holds a marker, even one split across deltas", () => {
-    expect(run(["Let me look.", "\n<tool", "_call>\n{", '"name": "bash"}'])).toEqual({
+    expect(run(["Let me look.", "\n<tool", "_call>\n{", "\"name\": \"bash\"}"])).toEqual({
       shown: ["Let me look.", "\n", "", ""],
-      rest: '<tool_call>\n{"name": "bash"}'
+      rest: "<tool_call>\n{\"name\": \"bash\"}"
     })
     expect(run(["ok [TOOL", "_CALLS][]"]).shown).toEqual(["ok ", ""])
   })
 
   it("holds an answer that opens with JSON or a fence, not JSON after prose", () => {
-    expect(run(['{"name"', ': "bash"}']).shown).toEqual(["", ""])
+    expect(run(["{\"name\"", ": \"bash\"}"]).shown).toEqual(["", ""])
     expect(run(["```json\n", "{}"]).shown).toEqual(["", ""])
-    expect(run(["Here: ", '{"a": 1}']).shown).toEqual(["Here: ", '{"a": 1}'])
+    expect(run(["Here: ", "{\"a\": 1}"]).shown).toEqual(["Here: ", "{\"a\": 1}"])
   })
 
   it("a partial marker that goes nowhere is shown with the next delta", () => {
@@ -103,28 +119,38 @@ describe("text tool calls in a turn", () => {
   afterAll(() => server.close())
 
   const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-textcalls-")))
-  const layer = (overrides: ConfigOverrides = {}) => coreLayer(testConfig(server.url, overrides), MemorySessionStore.layer())
+  const layer = (overrides: ConfigOverrides = {}) =>
+    coreLayer(testConfig(server.url, overrides), MemorySessionStore.layer())
 
   /** The text cut in pieces of three characters: a call split across many deltas. */
-  const pieces = (text: string) => Array.from({ length: Math.ceil(text.length / 3) }, (_, i) => text.slice(i * 3, i * 3 + 3))
+  const pieces = (text: string) =>
+    Array.from({ length: Math.ceil(text.length / 3) }, (_, i) => text.slice(i * 3, i * 3 + 3))
 
   const formats = {
-    hermes: 'Let me list the files.\n<tool_call>\n{"name": "bash", "arguments": {"command": "echo from-hermes"}}\n</tool_call>',
-    mistral: '[TOOL_CALLS][{"name": "bash", "arguments": {"command": "echo from-mistral"}}]',
-    "bare JSON": '{"name": "bash", "arguments": {"command": "echo from-json"}}'
+    hermes:
+      "Let me list the files.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"echo from-hermes\"}}\n</tool_call>",
+    mistral: "[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"echo from-mistral\"}}]",
+    "bare JSON": "{\"name\": \"bash\", \"arguments\": {\"command\": \"echo from-json\"}}"
   }
 
   for (const [format, text] of Object.entries(formats)) {
     it.live(`${format}: the tool runs and the next request carries its result`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         server.push({ text: pieces(text) }, { text: "done" })
         const before = server.completions().length
         const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(tempDir(), { createFile: "later" }))
         const events = yield* runTurn(conversation, "list the files")
-        const started = events.find((e): e is Extract<TurnEvent, { _tag: "ToolCallStarted" }> => e._tag === "ToolCallStarted")
+        const started = events.find((e): e is Extract<TurnEvent, { _tag: "ToolCallStarted" }> =>
+          e._tag === "ToolCallStarted"
+        )
         expect(started?.name).toBe("bash")
-        const finished = events.find((e): e is Extract<TurnEvent, { _tag: "ToolCallFinished" }> => e._tag === "ToolCallFinished")
-        const word = (JSON.parse(text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1)).arguments.command as string).split(" ")[1]
+        const finished = events.find((e): e is Extract<TurnEvent, { _tag: "ToolCallFinished" }> =>
+          e._tag === "ToolCallFinished"
+        )
+        const word =
+          (JSON.parse(text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1)).arguments.command as string).split(
+            " "
+          )[1]
         expect(finished?.output).toContain(word)
         expect(events.at(-1)?._tag).toBe("TurnFinished")
         // the call was never shown as text
@@ -138,12 +164,11 @@ describe("text tool calls in a turn", () => {
         expect(assistant.tool_calls[0].function.name).toBe("bash")
         expect(result).toMatchObject({ role: "tool", tool_call_id: assistant.tool_calls[0].id })
         expect(result.content).toContain(word)
-      }).pipe(Effect.provide(layer()))
-    )
+      }).pipe(Effect.provide(layer())))
   }
 
   it.live("model.textToolCalls: false leaves the text as the answer", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       server.push({ text: pieces(formats.hermes) })
       const before = server.completions().length
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(tempDir(), { createFile: "later" }))
@@ -153,31 +178,37 @@ describe("text tool calls in a turn", () => {
       expect(server.completions().length - before).toBe(1)
       const session = yield* conversation.snapshot
       expect(session.messages.at(-1)).toEqual({ role: "assistant", content: formats.hermes })
-    }).pipe(Effect.provide(layer({ model: { textToolCalls: false } })))
-  )
+    }).pipe(Effect.provide(layer({ model: { textToolCalls: false } }))))
 
   it.live("after each model call, a Usage event: the server's count, or an estimate", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       server.push({ text: "counted", usage: { prompt_tokens: 1200, completion_tokens: 340 } }, { text: "not counted" })
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(tempDir(), { createFile: "later" }))
       const first = (yield* runTurn(conversation, "one")).filter((e) => e._tag === "Usage")
-      expect(first).toEqual([{ _tag: "Usage", promptTokens: 1200, completionTokens: 340, contextWindow: 32768, estimated: false }])
+      expect(first).toEqual([{
+        _tag: "Usage",
+        promptTokens: 1200,
+        completionTokens: 340,
+        contextWindow: 32768,
+        estimated: false
+      }])
       const second = (yield* runTurn(conversation, "two")).filter((e) => e._tag === "Usage")
       expect(second).toHaveLength(1)
       expect(second[0]).toMatchObject({ _tag: "Usage", completionTokens: 3, contextWindow: 32768, estimated: true })
-    }).pipe(Effect.provide(layer()))
-  )
+    }).pipe(Effect.provide(layer())))
 })
 
 describe("an Ollama serving 4096 tokens", () => {
   it.scopedLive("says so once, and compacts at 80% of 4096", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* Effect.acquireRelease(
         Effect.promise(() =>
           startFakeModelServer({
             ollama: true,
             routes: {
-              "POST /api/show": { body: JSON.parse(fs.readFileSync(path.join(SERVER_FIXTURES, "ollama/api-show.json"), "utf8")) },
+              "POST /api/show": {
+                body: JSON.parse(fs.readFileSync(path.join(SERVER_FIXTURES, "ollama/api-show.json"), "utf8"))
+              },
               "GET /api/ps": { body: { models: [] } }
             }
           })
@@ -185,7 +216,7 @@ describe("an Ollama serving 4096 tokens", () => {
         (s) => Effect.promise(() => s.close())
       )
       const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-ollama-")))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const model = yield* ModelClient
         while ((yield* model.contextWindow) !== 4096) yield* Effect.sleep("20 millis")
         const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
@@ -212,6 +243,5 @@ describe("an Ollama serving 4096 tokens", () => {
           coreLayer(testConfig(server.url, { compaction: { keepTurns: 1 } }), MemorySessionStore.layer())
         )
       )
-    })
-  )
+    }))
 })

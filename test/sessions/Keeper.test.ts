@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { SessionStore } from "../../src/sessions/SessionStore"
@@ -19,14 +20,18 @@ describe("the keeper when the disk says no, then yes again", () => {
 
   const setup = (readOnly: boolean) => {
     const memory = MemorySessionStore.make({ readOnlyDirs: readOnly ? [DIR] : [] })
-    const layer = coreLayer(testConfig(server.url, { sessions: { enabled: true } }), Layer.succeed(SessionStore, memory.store))
+    const layer = coreLayer(
+      testConfig(server.url, { sessions: { enabled: true } }),
+      Layer.succeed(SessionStore, memory.store)
+    )
     return { memory, layer }
   }
-  const notices = (events: ReadonlyArray<{ _tag: string; text?: string }>) => events.flatMap((e) => (e._tag === "Notice" ? [e.text] : []))
+  const notices = (events: ReadonlyArray<{ _tag: string; text?: string }>) =>
+    events.flatMap((e) => (e._tag === "Notice" ? [e.text] : []))
 
   it.live("says 'not saved' once, keeps trying, and says when saving works again; nothing is lost", () => {
     const { memory, layer } = setup(false)
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "later" }))
       expect(notices(yield* runTurn(conversation, "one"))).toEqual([])
       const id = (yield* conversation.snapshot).id
@@ -40,13 +45,18 @@ describe("the keeper when the disk says no, then yes again", () => {
       expect(notices(yield* runTurn(conversation, "four"))).toEqual([`saved again under ${DIR}`])
       const stored = JSON.parse(memory.controls.readRaw(DIR, `${id}.json`)!)
       expect(stored.turns).toBe(4)
-      expect(stored.messages.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual(["one", "two", "three", "four"])
+      expect(stored.messages.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual([
+        "one",
+        "two",
+        "three",
+        "four"
+      ])
     }).pipe(Effect.provide(layer))
   })
 
   it.live("a terminal that could not save at launch creates its file once the directory can be written", () => {
     const { memory, layer } = setup(true)
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "later" }))
       expect((yield* conversation.status)._tag).toBe("NotSaved")
       expect(notices(yield* runTurn(conversation, "one"))).toEqual([])
@@ -72,7 +82,7 @@ describe("the keeper when the disk says no, then yes again", () => {
 
   it.live("terminal: when another mm wrote the session meanwhile, this conversation moves to a new id; nothing is overwritten", () => {
     const { memory, layer } = setup(false)
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "later" }))
       yield* runTurn(conversation, "mine one")
       const id = (yield* conversation.snapshot).id
@@ -84,13 +94,17 @@ describe("the keeper when the disk says no, then yes again", () => {
       expect(userQuestions(memory.controls.readRaw(DIR, `${id}.json`))).toEqual(["mine one", "their question"])
       expect(userQuestions(memory.controls.readRaw(DIR, `${forked}.json`))).toEqual(["mine one", "mine two"])
       expect(notices(yield* runTurn(conversation, "mine three"))).toEqual([])
-      expect(userQuestions(memory.controls.readRaw(DIR, `${forked}.json`))).toEqual(["mine one", "mine two", "mine three"])
+      expect(userQuestions(memory.controls.readRaw(DIR, `${forked}.json`))).toEqual([
+        "mine one",
+        "mine two",
+        "mine three"
+      ])
     }).pipe(Effect.provide(layer))
   })
 
   it.live("editor: the thread keeps its id and the other version is kept under a new one", () => {
     const { memory, layer } = setup(false)
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "now" }))
       const id = (yield* conversation.snapshot).id
       yield* runTurn(conversation, "mine one")

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { bundleHelper } from "../support/store-bundle"
 
@@ -47,8 +49,7 @@ const startRacer = (dir: string, count: number, mode: string): Racer => {
     child.on("close", (code) =>
       code === 0
         ? resolve(JSON.parse(stdout.slice("ready\n".length)) as RacerResult)
-        : reject(new Error(`creator exited ${code}: ${stderr}`))
-    )
+        : reject(new Error(`creator exited ${code}: ${stderr}`)))
   )
   return { ready, go: () => child.stdin.end("go\n"), result }
 }

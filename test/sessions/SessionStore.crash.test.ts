@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { encodeSession } from "../../src/sessions/SessionFile"
 import { bundleHelper } from "../support/store-bundle"
@@ -18,7 +20,6 @@ beforeAll(async () => {
   saver = await bundleHelper("store-saver", root)
 })
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
-
 
 interface Run {
   readonly printed: ReadonlyArray<number>
@@ -49,8 +50,7 @@ const runAndKill = (dir: string, id: string): Promise<Run> =>
         printed: stdout.split("\n").filter((line) => line !== "").map(Number),
         stderr,
         signal
-      })
-    )
+      }))
   })
 
 interface LaneReport {

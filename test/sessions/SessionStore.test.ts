@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
 import type { StoreError } from "../../src/domain/Errors"
 import { emptySession, type Session } from "../../src/domain/Session"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
@@ -42,9 +44,9 @@ const countingFs = () => {
       const value = Reflect.get(target, key)
       return typeof value === "function"
         ? (...args: Array<unknown>) => {
-            calls.push(`${String(key)} ${String(args[0])}`)
-            return Reflect.apply(value, target, args)
-          }
+          calls.push(`${String(key)} ${String(args[0])}`)
+          return Reflect.apply(value, target, args)
+        }
         : value
     }
   }) as FileSessionStore.Fs
@@ -112,7 +114,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
     it.effect("round-trips every message, mark and unknown field", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const created = yield* store.createNew(h.dir, "/work/project")
           expect(created.messages).toEqual([])
           expect(created.errors).toEqual([])
@@ -124,17 +126,26 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           const text = h.readRaw(`${created.id}.json`)!
           expect(text).toBe(encodeSession(session))
           expect(Object.keys(JSON.parse(text))).toEqual([
-            "version", "id", "cwd", "createdAt", "updatedAt", "title", "turns", "errors", "messages", "origin", "pinned"
+            "version",
+            "id",
+            "cwd",
+            "createdAt",
+            "updatedAt",
+            "title",
+            "turns",
+            "errors",
+            "messages",
+            "origin",
+            "pinned"
           ])
-          expect(text).toContain('\n  "version": 1,')
-        })
-      )
+          expect(text).toContain("\n  \"version\": 1,")
+        }))
     })
 
     it.effect("keeps what it stored away from the caller's objects", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const session = richSession(ID_A) as unknown as { messages: Array<{ content: string | null }>; title: string }
           yield* store.save(h.dir, session as unknown as Session)
           session.messages[1].content = "changed"
@@ -143,14 +154,13 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           expect(loaded).toEqual(richSession(ID_A))
           ;(loaded.messages[1] as { content: string | null }).content = "changed again"
           expect(yield* store.load(h.dir, ID_A)).toEqual(richSession(ID_A))
-        })
-      )
+        }))
     })
 
     it.effect("loads a file without errors like one with an empty array", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { errors: _errors, messages: _messages, ...old } = emptySession(ID_A, "/p", new Date(0))
           h.writeRaw(`${ID_A}.json`, JSON.stringify({ messages: [{ role: "user", content: "hi" }], ...old }))
           const loaded = yield* store.load(h.dir, ID_A)
@@ -159,16 +169,23 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           const [listing] = yield* store.list(h.dir)
           expect(listing).toEqual({
             _tag: "Readable",
-            summary: { id: ID_A, cwd: "/p", createdAt: old.createdAt, updatedAt: old.updatedAt, title: "", turns: 0, errors: 0 }
+            summary: {
+              id: ID_A,
+              cwd: "/p",
+              createdAt: old.createdAt,
+              updatedAt: old.updatedAt,
+              title: "",
+              turns: 0,
+              errors: 0
+            }
           })
-        })
-      )
+        }))
     })
 
     it.effect("creates new sessions without ever overwriting one", () => {
       const h = makeHarness({ newId: scriptedIds(ID_A, ID_A, ID_A, ID_B) })
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const first = yield* store.createNew(h.dir, "/p")
           expect(first.id).toBe(ID_A)
           yield* store.save(h.dir, richSession(ID_A))
@@ -178,26 +195,24 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           const more = yield* Effect.forEach(Array.from({ length: 20 }), () => store.createNew(h.dir, "/p"))
           expect(new Set([first.id, second.id, ...more.map((s) => s.id)]).size).toBe(22)
           expect(h.names().filter((n) => n.endsWith(".json") && !n.startsWith("."))).toHaveLength(22)
-        })
-      )
+        }))
     })
 
     it.effect("creates real ids and an empty session", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const session = yield* store.createNew(h.dir, "/work/p")
           expect(session.id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{8}$/)
           expect(session).toMatchObject({ version: 1, cwd: "/work/p", title: "", turns: 0, messages: [], errors: [] })
           expect(yield* store.load(h.dir, session.id)).toEqual(session)
-        })
-      )
+        }))
     })
 
     it.effect("archives a conversation under a new id", () => {
       const h = makeHarness({ newId: scriptedIds(ID_B, ID_C) })
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* store.save(h.dir, richSession(ID_A))
           h.writeRaw(`${ID_B}.json`, "taken")
           const archived = yield* store.archive(h.dir, richSession(ID_A))
@@ -206,8 +221,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           expect(yield* store.load(h.dir, ID_C)).toEqual(archived)
           expect(yield* store.load(h.dir, ID_A)).toEqual(richSession(ID_A))
           expect(h.readRaw(`${ID_B}.json`)).toBe("taken")
-        })
-      )
+        }))
     })
 
     it.effect("refuses ids from outside before touching anything", () => {
@@ -224,7 +238,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         `${ID_A}/../x`
       ]
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* store.save(h.dir, richSession(ID_A))
           const outside = NodePath.join(h.dir, "..", "x.json")
           if (h.fsCalls !== undefined) NodeFs.writeFileSync(outside, encodeSession(richSession(ID_B)))
@@ -246,20 +260,18 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             expect(NodeFs.readFileSync(outside, "utf8")).toBe(encodeSession(richSession(ID_B)))
           }
           expect(h.names()).toEqual([`${ID_A}.json`])
-        })
-      )
+        }))
     })
 
     it.effect("says when a session does not exist", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const error = yield* Effect.flip(store.load(h.dir, ID_A))
           expect(error.reason).toBe("not-found")
           expect(error.message).toBe(`no session ${ID_A} in ${h.dir}`)
           expect(yield* store.list(h.dir)).toEqual([])
-        })
-      )
+        }))
     })
 
     it.effect("refuses a newer version on load and on save, leaving the file as it was", () => {
@@ -271,7 +283,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         version: 3
       })
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           h.writeRaw(`${ID_A}.json`, newer)
           h.writeRaw(`${ID_B}.json`, newerLate)
           const onLoad = yield* Effect.flip(store.load(h.dir, ID_A))
@@ -296,14 +308,13 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             { _tag: "Unreadable", id: ID_B, reason: expect.stringContaining("newer mm (version 3)") },
             { _tag: "Unreadable", id: ID_A, reason: expect.stringContaining("newer mm (version 2)") }
           ])
-        })
-      )
+        }))
     })
 
     it.effect("a save that expects the last write it saw refuses to replace another writer's version", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const mine = { ...richSession(ID_A), updatedAt: "2026-09-16T10:00:00.000Z" }
           yield* store.save(h.dir, mine)
           const theirs = { ...mine, title: "theirs", updatedAt: "2026-09-16T10:05:00.000Z" }
@@ -314,8 +325,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           expect((yield* store.load(h.dir, ID_A)).title).toBe("theirs")
           yield* store.save(h.dir, { ...theirs, title: "after reload" }, theirs.updatedAt)
           expect((yield* store.load(h.dir, ID_A)).title).toBe("after reload")
-        })
-      )
+        }))
     })
 
     it.effect("lists damaged files as unreadable, with the reason, beside the good ones", () => {
@@ -340,14 +350,17 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         "20260101-000000-00000007": [big.slice(0, big.indexOf("}", big.length / 2) + 1), /JSON at position \d+$/]
       }
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           h.writeRaw(`${ID_A}.json`, good)
           for (const [id, [text]] of Object.entries(damaged)) h.writeRaw(`${id}.json`, text)
           h.writeRaw("notes.txt", "x")
           h.writeRaw("20260916-101530-4F2A9C1E.json", good)
           h.writeRaw(`${ID_B}.json.bak`, good)
           h.writeRaw(`.${ID_B}.json.123.0123abcd.tmp`, good.slice(0, 10))
-          h.writeRaw(`${ID_C}.json`, JSON.stringify({ ...JSON.parse(good), messages: [{ role: "robot", content: "x" }] }, null, 2))
+          h.writeRaw(
+            `${ID_C}.json`,
+            JSON.stringify({ ...JSON.parse(good), messages: [{ role: "robot", content: "x" }] }, null, 2)
+          )
           const listing = yield* store.list(h.dir)
           expect(listing.map(idOf)).toEqual([ID_A, ID_C, ...Object.keys(damaged).sort().reverse()])
           expect(listing[1]._tag).toBe("Readable")
@@ -366,15 +379,14 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             expect(error.message).toBe(`session ${entry.id} is unreadable: ${entry.reason}`)
             expectOneLine(error)
           }
-        })
-      )
+        }))
     })
 
     it.effect("lists newest id first, with turns, title and the number of errors", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
-          yield* store.save(h.dir, { ...richSession(ID_B), turns: 7, title: 'say "hi" \\ then ✓' })
+        Effect.gen(function*() {
+          yield* store.save(h.dir, { ...richSession(ID_B), turns: 7, title: "say \"hi\" \\ then ✓" })
           yield* store.save(h.dir, { ...emptySession(ID_C, "/c", new Date(0)) })
           yield* store.save(h.dir, { ...richSession(ID_A), errors: [] })
           const listing = yield* store.list(h.dir)
@@ -386,7 +398,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
                 cwd: "/work/project",
                 createdAt: "2026-09-16T10:15:30.412Z",
                 updatedAt: "2026-09-16T10:17:02.093Z",
-                title: 'say "hi" \\ then ✓',
+                title: "say \"hi\" \\ then ✓",
                 turns: 7,
                 errors: 2
               }
@@ -394,8 +406,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             { _tag: "Readable", summary: expect.objectContaining({ id: ID_A, errors: 0, turns: 2 }) },
             { _tag: "Readable", summary: expect.objectContaining({ id: ID_C, cwd: "/c", errors: 0, turns: 0 }) }
           ])
-        })
-      )
+        }))
     })
 
     it.effect("counts a long errors array that does not fit in the head of the file", () => {
@@ -409,12 +420,11 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         raw: "x".repeat(i * 50)
       }))
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* store.save(h.dir, { ...richSession(ID_A), errors })
           const [listing] = yield* store.list(h.dir)
           expect(listing).toMatchObject({ _tag: "Readable", summary: { errors: 200, title: "add a /new command" } })
-        })
-      )
+        }))
     })
 
     it.effect("reads a hand-edited file whose fields are in another order", () => {
@@ -426,7 +436,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         ...Object.entries(session).filter(([key]) => key !== "messages" && key !== "errors")
       ])
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           h.writeRaw(`${ID_A}.json`, JSON.stringify(reordered))
           h.writeRaw(`${ID_B}.json`, JSON.stringify({ ...session, id: "not the file name", title: "copied" }))
           const listing = yield* store.list(h.dir)
@@ -435,14 +445,13 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             { _tag: "Readable", summary: { id: ID_A, title: session.title, errors: 2 } }
           ])
           expect((yield* store.load(h.dir, ID_B)).id).toBe(ID_B)
-        })
-      )
+        }))
     })
 
     it.effect("cannot write an unwritable directory, and says so on one line", () => {
       const h = makeHarness()
       return withStore(h, (store) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const failures = [
             yield* Effect.flip(store.prepare(h.unwritable)),
             yield* Effect.flip(store.createNew(h.unwritable, "/p")),
@@ -455,8 +464,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             expectOneLine(error)
           }
           yield* store.prepare(h.dir)
-        })
-      )
+        }))
     })
   })
 
@@ -469,7 +477,7 @@ const modeOf = (path: string) => NodeFs.statSync(path).mode & 0o777
 
 describe("FileSessionStore on disk", () => {
   it.effect("makes the directory 0700 and every file 0600 whatever the umask", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = FileSessionStore.make()
       const dir = freshDir()
       const previous = process.umask(0)
@@ -490,14 +498,14 @@ describe("FileSessionStore on disk", () => {
     }))
 
   it.effect("leaves no temporary file behind, even when a write fails", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = freshDir()
       const full = new Proxy(NodeFs, {
         get: (target, key) =>
           key === "writeFileSync"
             ? () => {
-                throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })
-              }
+              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })
+            }
             : Reflect.get(target, key)
       }) as FileSessionStore.Fs
       const healthy = FileSessionStore.make()
@@ -508,7 +516,9 @@ describe("FileSessionStore on disk", () => {
       expect(error.reason).toBe("io")
       expect(error.message).toBe(`cannot write ${NodePath.join(dir, `${ID_A}.json`)}: no space left on device`)
       expect(error.raw).toContain("ENOSPC")
-      expect((yield* Effect.flip(failing.createNew(dir, "/p"))).message).toBe(`cannot write ${dir}: no space left on device`)
+      expect((yield* Effect.flip(failing.createNew(dir, "/p"))).message).toBe(
+        `cannot write ${dir}: no space left on device`
+      )
       expect(NodeFs.readdirSync(dir)).toEqual([`${ID_A}.json`])
       expect(NodeFs.readFileSync(NodePath.join(dir, `${ID_A}.json`), "utf8")).toBe(before)
       yield* healthy.prepare(dir)
@@ -517,7 +527,7 @@ describe("FileSessionStore on disk", () => {
     }))
 
   it.effect("sweeps temporary files an old crash left, and only those", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = freshDir()
       const store = FileSessionStore.make()
       NodeFs.mkdirSync(dir, { recursive: true })
@@ -532,7 +542,7 @@ describe("FileSessionStore on disk", () => {
     }))
 
   it.effect("checks a directory without creating it; the first session creates it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = FileSessionStore.make()
       const dir = NodePath.join(freshDir(), "deeper", "sessions")
       yield* store.prepare(dir)
@@ -542,7 +552,7 @@ describe("FileSessionStore on disk", () => {
     }))
 
   it.effect("a FIFO named like a session is listed as unreadable and refused by load, never waited on", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = FileSessionStore.make()
       const dir = freshDir()
       NodeFs.mkdirSync(dir, { recursive: true })
@@ -554,7 +564,7 @@ describe("FileSessionStore on disk", () => {
     }))
 
   it.effect("names the reason when a directory cannot be made", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = FileSessionStore.make()
       const blocker = NodePath.join(NodePath.dirname(freshDir()), "file")
       NodeFs.mkdirSync(NodePath.dirname(blocker), { recursive: true })
@@ -586,10 +596,12 @@ describe("FileSessionStore on disk", () => {
       return { dir, fs, store, calls, readsSince, age }
     }
     const titles = (listing: ReadonlyArray<SessionListing>) =>
-      listing.map((l) => (l._tag === "Readable" ? `${l.summary.id} ${l.summary.title} ${l.summary.turns}` : `${l.id} !`))
+      listing.map((
+        l
+      ) => (l._tag === "Readable" ? `${l.summary.id} ${l.summary.title} ${l.summary.turns}` : `${l.id} !`))
 
     it.effect("answers from the cache while files are unchanged, in this process and the next", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { dir, store, readsSince, age } = setup()
         for (const id of [ID_A, ID_B, ID_C]) {
           yield* store.save(dir, richSession(id))
@@ -612,7 +624,7 @@ describe("FileSessionStore on disk", () => {
       }))
 
     it.effect("sees a rewrite, a same-size edit in place, a deletion and a new file", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { dir, store, age } = setup()
         yield* store.save(dir, { ...richSession(ID_A), title: "first title" })
         yield* store.save(dir, richSession(ID_B))
@@ -626,7 +638,7 @@ describe("FileSessionStore on disk", () => {
 
         const path = NodePath.join(dir, `${ID_A}.json`)
         const text = NodeFs.readFileSync(path, "utf8")
-        const edited = text.replace('"other title"', '"OTHER TITLE"').replace('"turns": 3', '"turns": 4')
+        const edited = text.replace("\"other title\"", "\"OTHER TITLE\"").replace("\"turns\": 3", "\"turns\": 4")
         expect(edited.length).toBe(text.length)
         const inode = NodeFs.statSync(path).ino
         NodeFs.writeFileSync(path, edited)
@@ -646,7 +658,7 @@ describe("FileSessionStore on disk", () => {
       }))
 
     it.effect("ignores a damaged or forged index", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { dir, store, age } = setup()
         yield* store.save(dir, richSession(ID_A))
         age(ID_A, 1)
@@ -671,7 +683,7 @@ describe("FileSessionStore on disk", () => {
       }))
 
     it.effect("does not trust an entry for a file changed in the last moments", () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { dir, store, readsSince } = setup()
         yield* store.save(dir, richSession(ID_A))
         const reads = readsSince()

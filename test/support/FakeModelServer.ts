@@ -1,20 +1,27 @@
 import * as http from "node:http"
-import * as net from "node:net"
 import type { AddressInfo } from "node:net"
+import * as net from "node:net"
 
 /** One scripted answer of the fake OpenAI-compatible server, used for the next request. */
 export type Step =
   | {
-      readonly kind?: "reply"
-      /** Text sent as deltas, one chunk per array element (a string is split in a few chunks). */
-      readonly text?: string | ReadonlyArray<string>
-      readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: string | object; readonly id?: string }>
-      readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number }
-      /** Pause before each chunk, in milliseconds. */
-      readonly chunkDelayMs?: number
-      readonly finishReason?: string
-    }
-  | { readonly kind: "status"; readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+    readonly kind?: "reply"
+    /** Text sent as deltas, one chunk per array element (a string is split in a few chunks). */
+    readonly text?: string | ReadonlyArray<string>
+    readonly toolCalls?: ReadonlyArray<
+      { readonly name: string; readonly arguments: string | object; readonly id?: string }
+    >
+    readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number }
+    /** Pause before each chunk, in milliseconds. */
+    readonly chunkDelayMs?: number
+    readonly finishReason?: string
+  }
+  | {
+    readonly kind: "status"
+    readonly status: number
+    readonly body: unknown
+    readonly headers?: Readonly<Record<string, string>>
+  }
   /** Send headers and the given text, then say nothing more (the watchdog must fire). */
   | { readonly kind: "stall"; readonly text?: string }
   /** Send the given text, then close the connection without a finish_reason. */
@@ -32,13 +39,13 @@ export type Step =
    * `end` (default) ends the response, `destroy` cuts the socket, `hang` says nothing more.
    */
   | {
-      readonly kind: "raw"
-      readonly status?: number
-      readonly headers?: Readonly<Record<string, string>>
-      readonly chunks: ReadonlyArray<string>
-      readonly chunkDelayMs?: number
-      readonly end?: "end" | "destroy" | "hang"
-    }
+    readonly kind: "raw"
+    readonly status?: number
+    readonly headers?: Readonly<Record<string, string>>
+    readonly chunks: ReadonlyArray<string>
+    readonly chunkDelayMs?: number
+    readonly end?: "end" | "destroy" | "hang"
+  }
 
 /** A fixed answer to one route other than /chat/completions (`GET /props`, `POST /api/show`, `GET /v1/models`…). */
 export interface Route {
@@ -137,7 +144,12 @@ export const startFakeModelServer = async (
     if (req.method === "GET" && (path === "/v1/models" || path === "/models")) {
       res.writeHead(200, { "content-type": "application/json" })
       const owner = options.ollama === true ? { owned_by: "library" } : {}
-      res.end(JSON.stringify({ object: "list", data: (options.models ?? ["fake-model"]).map((id) => ({ id, object: "model", ...owner })) }))
+      res.end(
+        JSON.stringify({
+          object: "list",
+          data: (options.models ?? ["fake-model"]).map((id) => ({ id, object: "model", ...owner }))
+        })
+      )
       return
     }
     if (req.method === "GET" && path === "/") {
@@ -186,14 +198,16 @@ export const startFakeModelServer = async (
     const id = `chatcmpl-${++callCounter}`
     const send = (delta: object, finish: string | null = null, extra: object = {}) =>
       res.write(
-        `data: ${JSON.stringify({
-          id,
-          object: "chat.completion.chunk",
-          created: 0,
-          model: body?.model ?? "fake",
-          choices: [{ index: 0, delta, finish_reason: finish }],
-          ...extra
-        })}\n\n`
+        `data: ${
+          JSON.stringify({
+            id,
+            object: "chat.completion.chunk",
+            created: 0,
+            model: body?.model ?? "fake",
+            choices: [{ index: 0, delta, finish_reason: finish }],
+            ...extra
+          })
+        }\n\n`
       )
     const alive = () => !res.destroyed && !res.writableEnded
 
@@ -217,7 +231,14 @@ export const startFakeModelServer = async (
     }
     if (step.kind === "bad-arguments") {
       send({ role: "assistant", content: null })
-      send({ tool_calls: [{ index: 0, id: "call_bad", type: "function", function: { name: "bash", arguments: "{\"command\": " } }] })
+      send({
+        tool_calls: [{
+          index: 0,
+          id: "call_bad",
+          type: "function",
+          function: { name: "bash", arguments: "{\"command\": " }
+        }]
+      })
       send({}, "tool_calls")
       res.write("data: [DONE]\n\n")
       res.end()
@@ -239,7 +260,12 @@ export const startFakeModelServer = async (
       const half = Math.floor(args.length / 2)
       send({
         tool_calls: [
-          { index, id: call.id ?? `call_${callCounter}_${index}`, type: "function", function: { name: call.name, arguments: args.slice(0, half) } }
+          {
+            index,
+            id: call.id ?? `call_${callCounter}_${index}`,
+            type: "function",
+            function: { name: call.name, arguments: args.slice(0, half) }
+          }
         ]
       })
       send({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] })
@@ -247,7 +273,16 @@ export const startFakeModelServer = async (
     if (!alive()) return
     send({}, step.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"))
     if (step.usage !== undefined) {
-      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", choices: [], usage: { ...step.usage, total_tokens: step.usage.prompt_tokens + step.usage.completion_tokens } })}\n\n`)
+      res.write(
+        `data: ${
+          JSON.stringify({
+            id,
+            object: "chat.completion.chunk",
+            choices: [],
+            usage: { ...step.usage, total_tokens: step.usage.prompt_tokens + step.usage.completion_tokens }
+          })
+        }\n\n`
+      )
     }
     res.write("data: [DONE]\n\n")
     res.end()

@@ -57,7 +57,12 @@ export class MmProcess {
    * Waits until stdout (or `stream`, from `from` on) matches; fails with what was printed after
    * `timeoutMs`. Piped, answers are on stdout and the banner, tool lines, notices and red lines on stderr.
    */
-  async waitFor(pattern: RegExp | string, from = 0, timeoutMs = 15_000, stream: "stdout" | "stderr" | "all" = "stdout"): Promise<string> {
+  async waitFor(
+    pattern: RegExp | string,
+    from = 0,
+    timeoutMs = 15_000,
+    stream: "stdout" | "stderr" | "all" = "stdout"
+  ): Promise<string> {
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       const seen = this[stream].slice(from)

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+
 import { MM_BIN, stripAnsi } from "./MmProcess"
 
 /** mm on a real pseudo-terminal, through util-linux's `script`. */

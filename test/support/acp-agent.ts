@@ -1,9 +1,11 @@
-import * as acp from "@agentclientprotocol/sdk"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
 import { afterEach, beforeEach } from "vitest"
+
 import { validateAgentMessage } from "./acp-schema"
 import { type FakeModelServer, startFakeModelServer } from "./FakeModelServer"
 
@@ -78,25 +80,42 @@ export interface AgentProcess {
   /** Initializes as an editor offering nothing, or offering `capabilities`. */
   readonly initialize: (capabilities?: acp.ClientCapabilities) => Promise<acp.InitializeResponse>
   /** Waits until `predicate` holds for the updates received so far. */
-  readonly waitFor: (predicate: (updates: ReadonlyArray<acp.SessionNotification>) => boolean, timeoutMs?: number) => Promise<void>
+  readonly waitFor: (
+    predicate: (updates: ReadonlyArray<acp.SessionNotification>) => boolean,
+    timeoutMs?: number
+  ) => Promise<void>
   readonly kill: () => Promise<void>
   /** Closes stdin and waits for the agent to exit on its own. */
   readonly close: () => Promise<number | null>
 }
 
-export type PermissionAnswer = (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>
+export type PermissionAnswer = (
+  request: acp.RequestPermissionRequest
+) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>
 
 /** What a test editor does when the agent uses its files or terminals (each throws to fail the request). */
 export interface EditorSide {
-  readonly readTextFile?: (params: acp.ReadTextFileRequest) => acp.ReadTextFileResponse | Promise<acp.ReadTextFileResponse>
-  readonly writeTextFile?: (params: acp.WriteTextFileRequest) => acp.WriteTextFileResponse | Promise<acp.WriteTextFileResponse>
-  readonly createTerminal?: (params: acp.CreateTerminalRequest) => acp.CreateTerminalResponse | Promise<acp.CreateTerminalResponse>
-  readonly terminalOutput?: (params: acp.TerminalOutputRequest) => acp.TerminalOutputResponse | Promise<acp.TerminalOutputResponse>
+  readonly readTextFile?: (
+    params: acp.ReadTextFileRequest
+  ) => acp.ReadTextFileResponse | Promise<acp.ReadTextFileResponse>
+  readonly writeTextFile?: (
+    params: acp.WriteTextFileRequest
+  ) => acp.WriteTextFileResponse | Promise<acp.WriteTextFileResponse>
+  readonly createTerminal?: (
+    params: acp.CreateTerminalRequest
+  ) => acp.CreateTerminalResponse | Promise<acp.CreateTerminalResponse>
+  readonly terminalOutput?: (
+    params: acp.TerminalOutputRequest
+  ) => acp.TerminalOutputResponse | Promise<acp.TerminalOutputResponse>
   readonly waitForTerminalExit?: (
     params: acp.WaitForTerminalExitRequest
   ) => acp.WaitForTerminalExitResponse | Promise<acp.WaitForTerminalExitResponse>
-  readonly killTerminal?: (params: acp.KillTerminalRequest) => acp.KillTerminalResponse | Promise<acp.KillTerminalResponse>
-  readonly releaseTerminal?: (params: acp.ReleaseTerminalRequest) => acp.ReleaseTerminalResponse | Promise<acp.ReleaseTerminalResponse>
+  readonly killTerminal?: (
+    params: acp.KillTerminalRequest
+  ) => acp.KillTerminalResponse | Promise<acp.KillTerminalResponse>
+  readonly releaseTerminal?: (
+    params: acp.ReleaseTerminalRequest
+  ) => acp.ReleaseTerminalResponse | Promise<acp.ReleaseTerminalResponse>
 }
 
 const missing = (method: string) => () => {
@@ -139,10 +158,14 @@ export const startAgent = (options: {
     }
     traffic.push({ direction, line, message })
     if (direction === "in") {
-      if (message !== null && typeof message === "object" && "method" in message && "id" in message) methods.set(message.id, message.method)
+      if (message !== null && typeof message === "object" && "method" in message && "id" in message) {
+        methods.set(message.id, message.method)
+      }
       return
     }
-    for (const problem of validateAgentMessage(message, (id) => methods.get(id))) problems.push(`${line.slice(0, 300)}\n  → ${problem}`)
+    for (const problem of validateAgentMessage(message, (id) => methods.get(id))) {
+      problems.push(`${line.slice(0, 300)}\n  → ${problem}`)
+    }
   }
 
   let pendingOut = ""
@@ -198,15 +221,34 @@ export const startAgent = (options: {
       permissionRequests.push(params)
       return options.onPermission === undefined ? { outcome: { outcome: "cancelled" } } : options.onPermission(params)
     })
-    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => (editor.readTextFile ?? missing("fs/read_text_file"))(params))
-    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => (editor.writeTextFile ?? missing("fs/write_text_file"))(params))
-    .onRequest(acp.methods.client.terminal.create, ({ params }) => (editor.createTerminal ?? missing("terminal/create"))(params))
-    .onRequest(acp.methods.client.terminal.output, ({ params }) => (editor.terminalOutput ?? missing("terminal/output"))(params))
-    .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) =>
-      (editor.waitForTerminalExit ?? missing("terminal/wait_for_exit"))(params)
+    .onRequest(
+      acp.methods.client.fs.readTextFile,
+      ({ params }) => (editor.readTextFile ?? missing("fs/read_text_file"))(params)
     )
-    .onRequest(acp.methods.client.terminal.kill, ({ params }) => (editor.killTerminal ?? missing("terminal/kill"))(params))
-    .onRequest(acp.methods.client.terminal.release, ({ params }) => (editor.releaseTerminal ?? missing("terminal/release"))(params))
+    .onRequest(
+      acp.methods.client.fs.writeTextFile,
+      ({ params }) => (editor.writeTextFile ?? missing("fs/write_text_file"))(params)
+    )
+    .onRequest(
+      acp.methods.client.terminal.create,
+      ({ params }) => (editor.createTerminal ?? missing("terminal/create"))(params)
+    )
+    .onRequest(
+      acp.methods.client.terminal.output,
+      ({ params }) => (editor.terminalOutput ?? missing("terminal/output"))(params)
+    )
+    .onRequest(
+      acp.methods.client.terminal.waitForExit,
+      ({ params }) => (editor.waitForTerminalExit ?? missing("terminal/wait_for_exit"))(params)
+    )
+    .onRequest(
+      acp.methods.client.terminal.kill,
+      ({ params }) => (editor.killTerminal ?? missing("terminal/kill"))(params)
+    )
+    .onRequest(
+      acp.methods.client.terminal.release,
+      ({ params }) => (editor.releaseTerminal ?? missing("terminal/release"))(params)
+    )
     .connect(acp.ndJsonStream(writable, readable))
 
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -231,7 +273,9 @@ export const startAgent = (options: {
     waitFor: async (predicate, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs
       while (!predicate(updates)) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for updates; got ${JSON.stringify(updates).slice(0, 2000)}`)
+        if (Date.now() > deadline) {
+          throw new Error(`timed out waiting for updates; got ${JSON.stringify(updates).slice(0, 2000)}`)
+        }
         await sleep(10)
       }
     },
@@ -250,7 +294,10 @@ export const startAgent = (options: {
 }
 
 /** The text of every update of one kind, for one session, joined. */
-export const textOf = (updates: ReadonlyArray<acp.SessionNotification>, kind: "agent_message_chunk" | "user_message_chunk"): string =>
+export const textOf = (
+  updates: ReadonlyArray<acp.SessionNotification>,
+  kind: "agent_message_chunk" | "user_message_chunk"
+): string =>
   updates
     .map((n) => n.update)
     .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: typeof kind }> => u.sessionUpdate === kind)

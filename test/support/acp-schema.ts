@@ -15,7 +15,13 @@ export const schemaPath = path.join(sdkRoot, "schema", "v1", "schema.json")
 const root = JSON.parse(readFileSync(schemaPath, "utf8")) as { $defs: Record<string, Schema> }
 
 const typeOf = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "array" : typeof value === "number" && Number.isInteger(value) ? "integer" : typeof value
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "array"
+    : typeof value === "number" && Number.isInteger(value)
+    ? "integer"
+    : typeof value
 
 const hasType = (value: unknown, type: string): boolean => {
   const actual = typeOf(value)
@@ -47,7 +53,9 @@ const check = (schema: Schema, value: unknown, at: string, errors: Array<string>
       return
     }
   }
-  if ("const" in s && !deepEqual(s.const, value)) errors.push(`${at}: expected ${JSON.stringify(s.const)}, got ${JSON.stringify(value)}`)
+  if ("const" in s && !deepEqual(s.const, value)) {
+    errors.push(`${at}: expected ${JSON.stringify(s.const)}, got ${JSON.stringify(value)}`)
+  }
   if (Array.isArray(s.enum) && !s.enum.some((e: unknown) => deepEqual(e, value))) {
     errors.push(`${at}: ${JSON.stringify(value)} is not one of ${JSON.stringify(s.enum)}`)
   }
@@ -70,7 +78,9 @@ const check = (schema: Schema, value: unknown, at: string, errors: Array<string>
     const properties = (s.properties as Record<string, Schema> | undefined) ?? {}
     for (const [key, item] of Object.entries(object)) {
       if (key in properties) check(properties[key], item, `${at}.${key}`, errors)
-      else if (s.additionalProperties !== undefined) check(s.additionalProperties as Schema, item, `${at}.${key}`, errors)
+      else if (s.additionalProperties !== undefined) {
+        check(s.additionalProperties as Schema, item, `${at}.${key}`, errors)
+      }
     }
   }
   if (Array.isArray(value) && s.items !== undefined) {
@@ -90,7 +100,9 @@ const check = (schema: Schema, value: unknown, at: string, errors: Array<string>
       errors.push(`${at}: matches ${matching} of oneOf (${attempts.map((e: Array<string>) => e[0]).join(" | ")})`)
     }
   }
-  if (s.not !== undefined && collect(s.not as Schema, value, at).length === 0) errors.push(`${at}: matches a "not" schema`)
+  if (s.not !== undefined && collect(s.not as Schema, value, at).length === 0) {
+    errors.push(`${at}: matches a "not" schema`)
+  }
 }
 
 const collect = (schema: Schema, value: unknown, at: string): Array<string> => {
@@ -100,7 +112,8 @@ const collect = (schema: Schema, value: unknown, at: string): Array<string> => {
 }
 
 /** The problems of `value` against the definition `name` of the ACP schema; empty when it is valid. */
-export const validateAgainst = (name: string, value: unknown): Array<string> => collect({ $ref: `#/$defs/${name}` }, value, name)
+export const validateAgainst = (name: string, value: unknown): Array<string> =>
+  collect({ $ref: `#/$defs/${name}` }, value, name)
 
 /** The schema definition a successful result of each method must match. */
 export const responseSchemaOf: Readonly<Record<string, string>> = {
@@ -135,7 +148,9 @@ export const outgoingSchemaOf: Readonly<Record<string, string>> = {
  * response answers. Returns the problems found, empty when the message is valid.
  */
 export const validateAgentMessage = (message: any, methodOf: (id: unknown) => string | undefined): Array<string> => {
-  if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") return ["not a JSON-RPC 2.0 message"]
+  if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") {
+    return ["not a JSON-RPC 2.0 message"]
+  }
   if ("method" in message) {
     const name = outgoingSchemaOf[message.method]
     if (name === undefined) return [`unexpected method ${message.method}`]

@@ -1,16 +1,17 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+
 import { Agent, AgentLive } from "../../src/agent/Agent"
+import { CompactorLive } from "../../src/agent/Compactor"
+import type { TurnEvent } from "../../src/agent/TurnEvent"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
 import { ChangesLive } from "../../src/changes/Changes"
-import { CompactorLive } from "../../src/agent/Compactor"
 import { type AgentConfig, AppConfig, defaultConfig } from "../../src/config/Config"
+import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { ErrorLogLive } from "../../src/sessions/ErrorLog"
 import { type Conversation, KeeperLive } from "../../src/sessions/Keeper"
-import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import type { SessionStore } from "../../src/sessions/SessionStore"
-import type { TurnEvent } from "../../src/agent/TurnEvent"
 
 export interface ConfigOverrides {
   readonly model?: Partial<AgentConfig["model"]>
@@ -75,8 +76,10 @@ export const coreLayer = (
 }
 
 export const runTurn = (conversation: Conversation, question: string) =>
-  Effect.flatMap(Agent, (agent) =>
-    Stream.runCollect(agent.turn(conversation, question)).pipe(Effect.map((chunk): Array<TurnEvent> => [...chunk]))
+  Effect.flatMap(
+    Agent,
+    (agent) =>
+      Stream.runCollect(agent.turn(conversation, question)).pipe(Effect.map((chunk): Array<TurnEvent> => [...chunk]))
   )
 
 export const textOf = (events: ReadonlyArray<TurnEvent>): string =>

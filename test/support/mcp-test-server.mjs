@@ -4,12 +4,13 @@
 //   startSseServer() (imported)          the older HTTP+SSE transport only (a POST to the endpoint is 405)
 // Every tool call is appended to $MCP_TEST_LOG (one JSON line), so tests can tell whether a
 // call reached the server. MCP_TEST_START=hang|crash misbehaves at start-up.
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as fs from "node:fs"
 import * as http from "node:http"
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { z } from "zod"
 
 const log = (entry) => {
@@ -30,7 +31,11 @@ export const makeServer = (context = {}) => {
   )
   server.registerTool(
     "look",
-    { description: "Looks at something without changing it.", inputSchema: { what: z.string() }, annotations: { readOnlyHint: true } },
+    {
+      description: "Looks at something without changing it.",
+      inputSchema: { what: z.string() },
+      annotations: { readOnlyHint: true }
+    },
     async ({ what }) => {
       log({ tool: "look", what })
       return {

@@ -1,6 +1,7 @@
-import { build } from "esbuild"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { build } from "esbuild"
 
 const here = NodePath.dirname(fileURLToPath(import.meta.url))
 

@@ -1,8 +1,10 @@
 // Child of the concurrency test: says "ready", waits for "go" on stdin, then creates sessions
 // as fast as it can and prints the ids it was given (and, narrowed, how many it tried), as JSON.
-import * as Effect from "effect/Effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
+
+import * as Effect from "effect/Effect"
+
 import { makeSessionId } from "../../src/domain/SessionId"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 

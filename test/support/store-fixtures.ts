@@ -17,8 +17,12 @@ export const richSession = (id: string, cwd = "/work/project"): Session =>
         role: "assistant",
         content: null,
         tool_calls: [
-          { id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"ls -la"}' } },
-          { id: "call_2", type: "function", function: { name: "read_file", arguments: '{"path":"a \\"b\\".ts"}' } }
+          { id: "call_1", type: "function", function: { name: "bash", arguments: "{\"command\":\"ls -la\"}" } },
+          {
+            id: "call_2",
+            type: "function",
+            function: { name: "read_file", arguments: "{\"path\":\"a \\\"b\\\".ts\"}" }
+          }
         ]
       },
       { role: "tool", content: "exit 0\nsrc\ntest", tool_call_id: "call_1", durationMs: 12 },

@@ -1,8 +1,16 @@
+import { PassThrough } from "node:stream"
+
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { PassThrough } from "node:stream"
 import stringWidth from "string-width"
-import { type AnswerOutput, LIVE_MS, loadMarkdownEngine, makeAnswerRenderer, makeAnswers } from "../../src/terminal/Markdown"
+
+import {
+  type AnswerOutput,
+  LIVE_MS,
+  loadMarkdownEngine,
+  makeAnswerRenderer,
+  makeAnswers
+} from "../../src/terminal/Markdown"
 import type { MarkdownEngine } from "../../src/terminal/MarkdownEngine"
 import { fitColumns } from "../../src/terminal/TableFit"
 import { makePrinter } from "../../src/terminal/TerminalIO"
@@ -20,21 +28,30 @@ const tracing: MarkdownEngine = {
 const recorder = (columns = 80) => {
   const written: Array<string> = []
   const live: Array<ReadonlyArray<string> | undefined> = []
-  const out: AnswerOutput = { write: (text) => written.push(text), live: (rows) => live.push(rows), columns: () => columns, rows: () => 24 }
+  const out: AnswerOutput = {
+    write: (text) => written.push(text),
+    live: (rows) => live.push(rows),
+    columns: () => columns,
+    rows: () => 24
+  }
   return { out, written, live, text: () => written.join("") }
 }
 
-const inPieces = (text: string, size = 7) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, i * size + size))
+const inPieces = (text: string, size = 7) =>
+  Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, i * size + size))
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("an answer drawn as it streams", () => {
   it("draws a line once it is complete, code lines one by one, a table once it ends; fences are not drawn", () => {
     const { out, text } = recorder()
     const answer = makeAnswerRenderer(out, tracing)
-    const markdown = "# Title\nsome **bold** words\n\n```ts\nconst x = 1\n  y()\n```\n| a | b |\n|---|---|\n| 1 | 2 |\nafter the table\nlast words"
+    const markdown =
+      "# Title\nsome **bold** words\n\n```ts\nconst x = 1\n  y()\n```\n| a | b |\n|---|---|\n| 1 | 2 |\nafter the table\nlast words"
     for (const piece of inPieces(markdown)) answer.write(piece)
     // the last line has no newline yet: held
-    expect(text()).toBe("L(# Title)\nL(some **bold** words)\nL()\nC[ts](const x = 1)\nC[ts](  y())\nT(| a | b |/|---|---|/| 1 | 2 |)\nL(after the table)\n")
+    expect(text()).toBe(
+      "L(# Title)\nL(some **bold** words)\nL()\nC[ts](const x = 1)\nC[ts](  y())\nT(| a | b |/|---|---|/| 1 | 2 |)\nL(after the table)\n"
+    )
     answer.flush()
     expect(text()).toMatch(/L\(after the table\)\nL\(last words\)\n$/)
   })
@@ -133,7 +150,9 @@ describe("the markdown engine", () => {
       const borders = (line: string) => [...line].flatMap((char, i) => (/[│┼┬┴├┤┌┐└┘]/.test(char) ? [i] : []))
       expect(new Set(lines.map((line) => borders(line).join(","))).size).toBe(1)
       const cells = lines.join(" ")
-      for (const word of ["watchdogTimeout", "http://127.0.0.1:8080/v1", "requests", "120"]) expect(cells).toContain(word)
+      for (const word of ["watchdogTimeout", "http://127.0.0.1:8080/v1", "requests", "120"]) {
+        expect(cells).toContain(word)
+      }
       expect(cells).not.toContain("**")
     }
     columns = 60
@@ -164,11 +183,19 @@ describe("where answers go", () => {
     const stream = new PassThrough()
     let printed = ""
     stream.on("data", (chunk) => (printed += chunk))
-    const piped = makeAnswers(makePrinter(stream), {}, Object.assign(stream, { isTTY: false }) as unknown as NodeJS.WriteStream)
+    const piped = makeAnswers(
+      makePrinter(stream),
+      {},
+      Object.assign(stream, { isTTY: false }) as unknown as NodeJS.WriteStream
+    )
     expect(await Effect.runPromise(piped.engine)).toBeUndefined()
     piped.write("**raw** | a |\n")
     piped.flush()
-    const noColour = makeAnswers(makePrinter(stream), { NO_COLOR: "1" }, Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream)
+    const noColour = makeAnswers(
+      makePrinter(stream),
+      { NO_COLOR: "1" },
+      Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream
+    )
     expect(await Effect.runPromise(noColour.engine)).toBeUndefined()
     noColour.write("`kept`")
     expect(printed).toBe("**raw** | a |\n`kept`")

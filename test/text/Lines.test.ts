@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+
+import { saysMore } from "../../src/sessions/ErrorLog"
 import {
   errorsSuffix,
   localMinute,
@@ -8,12 +10,23 @@ import {
   sessionsListing,
   toolResultLine
 } from "../../src/text/Lines"
-import { saysMore } from "../../src/sessions/ErrorLog"
 import { colored, plain, styleFor } from "../../src/text/Style"
 
-const summary = (id: string, extra: Partial<{ title: string; turns: number; errors: number; updatedAt: string }> = {}) => ({
+const summary = (
+  id: string,
+  extra: Partial<{ title: string; turns: number; errors: number; updatedAt: string }> = {}
+) => ({
   _tag: "Readable" as const,
-  summary: { id, cwd: "/p", createdAt: "", updatedAt: "2026-09-16T10:15:30.000Z", title: "a title", turns: 2, errors: 0, ...extra }
+  summary: {
+    id,
+    cwd: "/p",
+    createdAt: "",
+    updatedAt: "2026-09-16T10:15:30.000Z",
+    title: "a title",
+    turns: 2,
+    errors: 0,
+    ...extra
+  }
 })
 
 describe("terminal rendering", () => {
@@ -21,7 +34,9 @@ describe("terminal rendering", () => {
     expect(sessionsLine({ _tag: "Saving", dir: "/p/.mm/sessions" }, 2)).toBe(
       "sessions: saved under /p/.mm/sessions · 2 earlier — /resume to continue the latest, /sessions to list"
     )
-    expect(sessionsLine({ _tag: "Saving", dir: "/p/.mm/sessions" }, 0)).toBe("sessions: saved under /p/.mm/sessions · no earlier sessions")
+    expect(sessionsLine({ _tag: "Saving", dir: "/p/.mm/sessions" }, 0)).toBe(
+      "sessions: saved under /p/.mm/sessions · no earlier sessions"
+    )
     expect(sessionsLine({ _tag: "NotSaved", dir: "/p", reason: "cannot write /p: permission denied" }, 0)).toBe(
       "sessions: not saved (cannot write /p: permission denied)"
     )
@@ -34,7 +49,12 @@ describe("terminal rendering", () => {
         _tag: "Listed",
         dir: "/p/.mm/sessions",
         entries: [
-          summary("20260916-093012-77be01d3", { title: "fix the skills loader", turns: 5, errors: 2, updatedAt: "2026-09-16T08:15:30.000Z" }),
+          summary("20260916-093012-77be01d3", {
+            title: "fix the skills loader",
+            turns: 5,
+            errors: 2,
+            updatedAt: "2026-09-16T08:15:30.000Z"
+          }),
           summary("20260916-101530-4f2a9c1e", { title: "add a /new command" }),
           summary("20260916-111111-00000000", { title: "", turns: 0 }),
           { _tag: "Unreadable", id: "20260915-181200-0a1b2c3d", reason: "unexpected end of JSON input" }
@@ -45,8 +65,12 @@ describe("terminal rendering", () => {
     )
     expect(text.split("\n")).toEqual([
       "3 session(s) in /p/.mm/sessions — /resume <id> to continue one, /resume for the latest",
-      `1 * 20260916-101530-4f2a9c1e  ${localMinute("2026-09-16T10:15:30.000Z")} (2 h ago)  2 turn(s)  add a /new command`,
-      `2   20260916-093012-77be01d3  ${localMinute("2026-09-16T08:15:30.000Z")} (4 h ago)  5 turn(s)  fix the skills loader · ⚠️ 2 error(s)`,
+      `1 * 20260916-101530-4f2a9c1e  ${
+        localMinute("2026-09-16T10:15:30.000Z")
+      } (2 h ago)  2 turn(s)  add a /new command`,
+      `2   20260916-093012-77be01d3  ${
+        localMinute("2026-09-16T08:15:30.000Z")
+      } (4 h ago)  5 turn(s)  fix the skills loader · ⚠️ 2 error(s)`,
       "    20260915-181200-0a1b2c3d  unreadable: unexpected end of JSON input",
       "1 empty not shown"
     ])
@@ -64,9 +88,10 @@ describe("terminal rendering", () => {
   })
 
   it("the /resume report", () => {
-    expect(resumedLine({ id: "20260916-093012-77be01d3", messages: 14, title: "fix the skills loader", errors: 0 })).toBe(
-      '↩️ resumed 20260916-093012-77be01d3 — 14 message(s), started with "fix the skills loader"'
-    )
+    expect(resumedLine({ id: "20260916-093012-77be01d3", messages: 14, title: "fix the skills loader", errors: 0 }))
+      .toBe(
+        "↩️ resumed 20260916-093012-77be01d3 — 14 message(s), started with \"fix the skills loader\""
+      )
     expect(resumedLine({ id: "x", messages: 1, title: "t", errors: 3 })).toMatch(/ · ⚠️ 3 error\(s\)$/)
     expect(errorsSuffix(0)).toBe("")
   })

@@ -1,12 +1,21 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { describeCall, needsApproval, parseToolArguments, runTool, toolSpecs, truncateOutput } from "../../src/tools/Tools"
+
+import {
+  describeCall,
+  needsApproval,
+  parseToolArguments,
+  runTool,
+  toolSpecs,
+  truncateOutput
+} from "../../src/tools/Tools"
 
 const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mm-tools-"))
 
@@ -31,17 +40,19 @@ const isAlive = (pid: number): boolean => {
 }
 
 const waitUntilGone = (pid: number, ms = 3000) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const deadline = Date.now() + ms
     while (isAlive(pid) && Date.now() < deadline) yield* Effect.sleep(Duration.millis(20))
     return !isAlive(pid)
   })
 
 const waitForFile = (file: string, ms = 5000) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const deadline = Date.now() + ms
     while (Date.now() < deadline) {
-      if (fs.existsSync(file) && fs.readFileSync(file, "utf8").trim() !== "") return fs.readFileSync(file, "utf8").trim()
+      if (fs.existsSync(file) && fs.readFileSync(file, "utf8").trim() !== "") {
+        return fs.readFileSync(file, "utf8").trim()
+      }
       yield* Effect.sleep(Duration.millis(20))
     }
     throw new Error(`${file} never appeared`)
@@ -81,23 +92,32 @@ describe("tool specs", () => {
 
 describe("parseToolArguments", () => {
   it("accepts good arguments and treats null optionals as absent", () => {
-    expect(parseToolArguments("bash", '{"command":"ls","timeout":null}')).toEqual(Either.right({ command: "ls" }))
-    expect(parseToolArguments("read_file", '{"path":"a","offset":3,"extra":1}')).toEqual(
+    expect(parseToolArguments("bash", "{\"command\":\"ls\",\"timeout\":null}")).toEqual(Either.right({ command: "ls" }))
+    expect(parseToolArguments("read_file", "{\"path\":\"a\",\"offset\":3,\"extra\":1}")).toEqual(
       Either.right({ path: "a", offset: 3 })
     )
   })
 
   it("gives one-line reasons", () => {
-    const reason = (name: string, raw: string) => Either.merge(Either.flip(Either.map(parseToolArguments(name, raw), () => "")))
+    const reason = (name: string, raw: string) =>
+      Either.merge(Either.flip(Either.map(parseToolArguments(name, raw), () => "")))
     expect(reason("bash", "{not json")).toMatch(/^arguments are not valid JSON/)
     expect(reason("bash", "[1]")).toBe("arguments must be a JSON object")
-    expect(reason("bash", "{}")).toBe('missing required parameter "command"')
-    expect(reason("bash", '{"command": 3}')).toBe('parameter "command": expected string, got 3')
-    expect(reason("bash", '{"command": "ls", "timeout": -1}')).toMatch(/^parameter "timeout": expected a number of seconds above 0/)
-    expect(reason("read_file", '{"path": "a", "offset": 0}')).toMatch(/^parameter "offset": expected a whole number/)
-    expect(reason("edit_file", '{"path": "a"}')).toBe('missing required parameter "old"; missing required parameter "new"')
+    expect(reason("bash", "{}")).toBe("missing required parameter \"command\"")
+    expect(reason("bash", "{\"command\": 3}")).toBe("parameter \"command\": expected string, got 3")
+    expect(reason("bash", "{\"command\": \"ls\", \"timeout\": -1}")).toMatch(
+      /^parameter "timeout": expected a number of seconds above 0/
+    )
+    expect(reason("read_file", "{\"path\": \"a\", \"offset\": 0}")).toMatch(
+      /^parameter "offset": expected a whole number/
+    )
+    expect(reason("edit_file", "{\"path\": \"a\"}")).toBe(
+      "missing required parameter \"old\"; missing required parameter \"new\""
+    )
     expect(reason("frobnicate", "{}")).toMatch(/^unknown tool "frobnicate"; the tools are bash, read_file/)
-    for (const text of [reason("bash", "{not json"), reason("edit_file", '{"path": "a"}')]) expect(text).not.toContain("\n")
+    for (const text of [reason("bash", "{not json"), reason("edit_file", "{\"path\": \"a\"}")]) {
+      expect(text).not.toContain("\n")
+    }
   })
 })
 
@@ -129,7 +149,7 @@ describe("truncateOutput", () => {
 
 describe("bash", () => {
   it.effect("runs in the project directory and reports the exit code and output", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const result = yield* call("bash", { command: "pwd; echo out; echo err >&2" }, context(cwd))
       expect(result.failed).toBe(false)
@@ -137,20 +157,20 @@ describe("bash", () => {
     }))
 
   it.effect("a non-zero exit is a failed result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* call("bash", { command: "echo nope; exit 3" })
       expect(result).toEqual({ output: "exit code 3\nnope\n", failed: true })
     }))
 
   it.effect("says when there is no output, and never reads stdin", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* call("bash", { command: "true" })).toEqual({ output: "exit code 0\n(no output)", failed: false })
       const read = yield* call("bash", { command: "cat; echo done", timeout: 5 })
       expect(read).toEqual({ output: "exit code 0\ndone\n", failed: false })
     }))
 
   it.live("kills the whole process group on timeout", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = Date.now()
       const result = yield* call("bash", { command: "sleep 30 & echo $!; sleep 30", timeout: 1 })
       expect(Date.now() - started).toBeLessThan(10_000)
@@ -161,7 +181,7 @@ describe("bash", () => {
     }))
 
   it.live("interrupting a running command kills its process group at once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const fiber = yield* Effect.fork(call("bash", { command: "sleep 30 & echo $! > child.pid; wait" }, context(cwd)))
       const pid = Number(yield* waitForFile(path.join(cwd, "child.pid")))
@@ -173,7 +193,7 @@ describe("bash", () => {
     }))
 
   it.live("does not wait for background processes that keep the output open", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = Date.now()
       const result = yield* call("bash", { command: "sleep 30 & echo $!" })
       expect(Date.now() - started).toBeLessThan(5000)
@@ -185,7 +205,7 @@ describe("bash", () => {
     }))
 
   it.effect("cuts a huge output to maxOutput, keeping head and tail", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const command = "echo FIRST; head -c 1000000 /dev/zero | tr '\\0' x; echo; echo LAST"
       const result = yield* call("bash", { command }, context(tempDir(), 2000))
       expect(result.failed).toBe(false)
@@ -201,7 +221,7 @@ describe("read_file", () => {
   const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
 
   it.effect("reads a whole file as it is", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "a.txt"), lines)
       expect(yield* call("read_file", { path: "a.txt" }, context(cwd))).toEqual({
@@ -215,7 +235,7 @@ describe("read_file", () => {
     }))
 
   it.effect("offset is the 1-based first line, limit the number of lines", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "a.txt"), lines)
       const middle = yield* call("read_file", { path: "a.txt", offset: 3, limit: 2 }, context(cwd))
@@ -230,7 +250,7 @@ describe("read_file", () => {
     }))
 
   it.effect("stops at the output limit with a way to read on", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "big.txt"), Array.from({ length: 5000 }, (_, i) => `row ${i + 1}`).join("\n"))
       const result = yield* call("read_file", { path: "big.txt" }, context(cwd, 1000))
@@ -241,27 +261,39 @@ describe("read_file", () => {
     }))
 
   it.effect("missing files, directories and binary files are failed results", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.mkdirSync(path.join(cwd, "dir"))
       fs.writeFileSync(path.join(cwd, "bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]))
       const ctx = context(cwd)
-      expect(yield* call("read_file", { path: "nope.txt" }, ctx)).toEqual({ output: "no such file: nope.txt", failed: true })
-      expect(yield* call("read_file", { path: "dir" }, ctx)).toMatchObject({ output: expect.stringMatching(/^dir is a directory/), failed: true })
-      expect(yield* call("read_file", { path: "bin" }, ctx)).toMatchObject({ output: expect.stringMatching(/^bin looks binary/), failed: true })
+      expect(yield* call("read_file", { path: "nope.txt" }, ctx)).toEqual({
+        output: "no such file: nope.txt",
+        failed: true
+      })
+      expect(yield* call("read_file", { path: "dir" }, ctx)).toMatchObject({
+        output: expect.stringMatching(/^dir is a directory/),
+        failed: true
+      })
+      expect(yield* call("read_file", { path: "bin" }, ctx)).toMatchObject({
+        output: expect.stringMatching(/^bin looks binary/),
+        failed: true
+      })
     }))
 
   it.effect("an empty file says so", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "empty"), "")
-      expect(yield* call("read_file", { path: "empty" }, context(cwd))).toEqual({ output: "(empty file)", failed: false })
+      expect(yield* call("read_file", { path: "empty" }, context(cwd))).toEqual({
+        output: "(empty file)",
+        failed: false
+      })
     }))
 })
 
 describe("write_file", () => {
   it.effect("creates parent directories and reports what it wrote", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const ctx = context(cwd)
       const created = yield* call("write_file", { path: "a/b/c.txt", content: "one\ntwo\n" }, ctx)
@@ -272,7 +304,7 @@ describe("write_file", () => {
     }))
 
   it.effect("a directory in the way is a failed result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.mkdirSync(path.join(cwd, "d"))
       const result = yield* call("write_file", { path: "d", content: "x" }, context(cwd))
@@ -288,22 +320,26 @@ describe("edit_file", () => {
   }
 
   it.effect("replaces exactly one occurrence", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { ctx, file } = setup("a\nconst x = 1\nb\n")
-      const result = yield* call("edit_file", { path: "f.ts", old: "const x = 1", new: "const x = 2\nconst y = $&" }, ctx)
+      const result = yield* call(
+        "edit_file",
+        { path: "f.ts", old: "const x = 1", new: "const x = 2\nconst y = $&" },
+        ctx
+      )
       expect(result).toEqual({ output: "edited f.ts at line 2: 1 line replaced by 2 lines", failed: false })
       expect(fs.readFileSync(file, "utf8")).toBe("a\nconst x = 2\nconst y = $&\nb\n")
     }))
 
   it.effect("counts lines as write_file does: a trailing newline is not a line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { ctx } = setup("a\nb\nc\n")
       const result = yield* call("edit_file", { path: "f.ts", old: "b\nc\n", new: "B\n" }, ctx)
       expect(result).toEqual({ output: "edited f.ts at line 2: 2 lines replaced by 1 line", failed: false })
     }))
 
   it.effect("zero occurrences is a failed result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { ctx, file } = setup("a\nb\n")
       const result = yield* call("edit_file", { path: "f.ts", old: "c", new: "d" }, ctx)
       expect(result.failed).toBe(true)
@@ -312,15 +348,18 @@ describe("edit_file", () => {
     }))
 
   it.effect("several occurrences is a failed result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { ctx, file } = setup("x = 1\nx = 1\n")
       const result = yield* call("edit_file", { path: "f.ts", old: "x = 1", new: "x = 2" }, ctx)
-      expect(result).toEqual({ output: "old text occurs 2 times in f.ts; give more context so it is unique", failed: true })
+      expect(result).toEqual({
+        output: "old text occurs 2 times in f.ts; give more context so it is unique",
+        failed: true
+      })
       expect(fs.readFileSync(file, "utf8")).toBe("x = 1\nx = 1\n")
     }))
 
   it.effect("matches a file with CRLF line ends", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { ctx, file } = setup("a\r\nb\r\nc\r\n")
       const result = yield* call("edit_file", { path: "f.ts", old: "a\nb", new: "A\nB" }, ctx)
       expect(result.failed).toBe(false)
@@ -328,7 +367,7 @@ describe("edit_file", () => {
     }))
 
   it.effect("a missing file is a failed result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* call("edit_file", { path: "nope.ts", old: "a", new: "b" })
       expect(result).toEqual({ output: "no such file: nope.ts", failed: true })
     }))
@@ -336,16 +375,16 @@ describe("edit_file", () => {
 
 describe("bad arguments", () => {
   it.effect("are failed results, never failures", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const notJson = yield* call("bash", "{command: ls")
       expect(notJson.failed).toBe(true)
       expect(notJson.output).toMatch(/^invalid arguments for bash: arguments are not valid JSON/)
       expect(yield* call("write_file", { path: "x" })).toEqual({
-        output: 'invalid arguments for write_file: missing required parameter "content"',
+        output: "invalid arguments for write_file: missing required parameter \"content\"",
         failed: true
       })
       expect(yield* call("read_file", { path: 42 })).toEqual({
-        output: 'invalid arguments for read_file: parameter "path": expected string, got 42',
+        output: "invalid arguments for read_file: parameter \"path\": expected string, got 42",
         failed: true
       })
       const unknown = yield* call("delete_everything", {})

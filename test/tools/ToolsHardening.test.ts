@@ -1,11 +1,13 @@
-import { describe, expect, it } from "@effect/vitest"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+
 import { needsApproval, runTool } from "../../src/tools/Tools"
 
 const tempDir = (): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-tools-hard-")))
@@ -15,7 +17,7 @@ const call = (name: string, args: unknown, cwd: string, maxOutput = 16000) =>
 
 describe("read_file reads regular files only, and no more than it can return", () => {
   it.effect("/dev/zero and /dev/urandom are refused at once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       expect(yield* call("read_file", { path: "/dev/zero" }, cwd)).toEqual({
         output: "/dev/zero is a character device; the file tools read regular files only",
@@ -25,17 +27,22 @@ describe("read_file reads regular files only, and no more than it can return", (
     }))
 
   it.live("a FIFO is refused without blocking", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       execFileSync("mkfifo", [path.join(cwd, "pipe")])
       const result = yield* call("read_file", { path: "pipe" }, cwd).pipe(Effect.timeout(Duration.seconds(2)))
-      expect(result).toEqual({ output: "pipe is a named pipe (FIFO); the file tools read regular files only", failed: true })
-      const edit = yield* call("edit_file", { path: "pipe", old: "a", new: "b" }, cwd).pipe(Effect.timeout(Duration.seconds(2)))
+      expect(result).toEqual({
+        output: "pipe is a named pipe (FIFO); the file tools read regular files only",
+        failed: true
+      })
+      const edit = yield* call("edit_file", { path: "pipe", old: "a", new: "b" }, cwd).pipe(
+        Effect.timeout(Duration.seconds(2))
+      )
       expect(edit.failed).toBe(true)
     }))
 
   it.effect("a symbolic link to a device is refused like the device", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.symlinkSync("/dev/zero", path.join(cwd, "zero"))
       expect(yield* call("read_file", { path: "zero" }, cwd)).toEqual({
@@ -45,7 +52,7 @@ describe("read_file reads regular files only, and no more than it can return", (
     }))
 
   it.effect("one enormous line comes back as its start, within the output limit", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "min.js"), "x".repeat(3_000_000))
       const result = yield* call("read_file", { path: "min.js" }, cwd, 2000)
@@ -55,16 +62,18 @@ describe("read_file reads regular files only, and no more than it can return", (
     }))
 
   it.effect("lines are counted across reads, multi-byte characters split between them included", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const lines = Array.from({ length: 40_000 }, (_, i) => `ligne ${i + 1} é ✓`)
       fs.writeFileSync(path.join(cwd, "long.txt"), lines.join("\n"))
       const result = yield* call("read_file", { path: "long.txt", offset: 39_999 }, cwd)
-      expect(result.output).toBe("ligne 39999 é ✓\nligne 40000 é ✓\n[lines 39999-40000 of 40000 in long.txt; that is the end of the file]")
+      expect(result.output).toBe(
+        "ligne 39999 é ✓\nligne 40000 é ✓\n[lines 39999-40000 of 40000 in long.txt; that is the end of the file]"
+      )
     }))
 
   it.live("an interrupted read ends at once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "big.txt"), "line\n".repeat(6_000_000))
       const fiber = yield* Effect.fork(call("read_file", { path: "big.txt", offset: 5_999_999 }, cwd))
@@ -92,7 +101,7 @@ describe("read_file outside the project", () => {
 
 describe("edit_file changes only the bytes it replaces", () => {
   it.effect("a Latin-1 file is refused in one line, its bytes unchanged", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const bytes = Buffer.from("caf\xe9 = 1\nna\xefve = 2\n", "latin1")
       fs.writeFileSync(path.join(cwd, "x.txt"), bytes)
@@ -102,15 +111,18 @@ describe("edit_file changes only the bytes it replaces", () => {
     }))
 
   it.effect("write_file over a file that is not UTF-8 says what it replaced", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       fs.writeFileSync(path.join(cwd, "l.txt"), Buffer.from("caf\xe9\n", "latin1"))
       const result = yield* call("write_file", { path: "l.txt", content: "café\n" }, cwd)
-      expect(result).toEqual({ output: "overwrote l.txt: 6 bytes, 1 line (it replaced 5 bytes that were not UTF-8 text)", failed: false })
+      expect(result).toEqual({
+        output: "overwrote l.txt: 6 bytes, 1 line (it replaced 5 bytes that were not UTF-8 text)",
+        failed: false
+      })
     }))
 
   it.effect("a file with NUL bytes is refused, its bytes unchanged", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const bytes = Buffer.from("a = 1\n\0\nb = 2\n")
       fs.writeFileSync(path.join(cwd, "n.txt"), bytes)
@@ -120,7 +132,7 @@ describe("edit_file changes only the bytes it replaces", () => {
     }))
 
   it.effect("a CRLF file keeps CRLF, its BOM and its missing final newline", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const file = path.join(cwd, "w.txt")
       fs.writeFileSync(file, "\ufeffone\r\ntwo\r\nlast")
@@ -130,7 +142,7 @@ describe("edit_file changes only the bytes it replaces", () => {
     }))
 
   it.effect("a missing final newline stays missing when the model's copy of the last line has one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cwd = tempDir()
       const file = path.join(cwd, "e.txt")
       fs.writeFileSync(file, "a\nend")

@@ -1,8 +1,18 @@
-import * as acp from "@agentclientprotocol/sdk"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
-import { configYaml, type EditorSide, makeProject, readSession, type startAgent, textOf, useAgents } from "../../support/acp-agent"
+
+import {
+  configYaml,
+  type EditorSide,
+  makeProject,
+  readSession,
+  type startAgent,
+  textOf,
+  useAgents
+} from "../../support/acp-agent"
 
 const harness = useAgents({ models: ["fake-model", "other-model"] })
 
@@ -15,13 +25,22 @@ const open = async (
   } = {}
 ) => {
   const project = makeProject(options.yaml ?? configYaml({ url: harness.fake().url }))
-  const agent = harness.start({ cwd: project.dir, config: project.config, editor: options.editor, onPermission: options.onPermission })
+  const agent = harness.start({
+    cwd: project.dir,
+    config: project.config,
+    editor: options.editor,
+    onPermission: options.onPermission
+  })
   await agent.initialize(options.capabilities)
   const created = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
   const { sessionId } = created
   const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
-  const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
-  const updatesOf = (kind: string) => agent.updates.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === kind).map((n) => n.update as any)
+  const ask = (text: string) =>
+    agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+  const updatesOf = (kind: string) =>
+    agent.updates.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === kind).map((n) =>
+      n.update as any
+    )
   return { project, agent, sessionId, created, file, ask, updatesOf }
 }
 
@@ -55,7 +74,9 @@ describe("mm acp: the editor's files", () => {
     await ask("edit the notes")
     const diff = { type: "diff", path: notes, oldText: "unsaved alpha beta\n", newText: "unsaved alpha gamma\n" }
     expect(agent.permissionRequests[0].toolCall.content).toEqual([diff])
-    const completed = agent.updates.map((n) => n.update as any).find((u) => u.toolCallId === "e1" && u.status === "completed")
+    const completed = agent.updates.map((n) => n.update as any).find((u) =>
+      u.toolCallId === "e1" && u.status === "completed"
+    )
     expect(completed.content[0]).toEqual(diff)
     expect(agent.invalid()).toEqual([])
   })
@@ -92,7 +113,10 @@ describe("mm acp: the editor's files", () => {
 
     const results = toolMessages(file)
     expect(results[0]).toMatchObject({ tool_call_id: "r1", content: "unsaved alpha beta" })
-    expect(results[1]).toMatchObject({ tool_call_id: "e1", content: "edited notes.txt at line 1: 1 line replaced by 1 line" })
+    expect(results[1]).toMatchObject({
+      tool_call_id: "e1",
+      content: "edited notes.txt at line 1: 1 line replaced by 1 line"
+    })
     expect(results[2]).toMatchObject({ tool_call_id: "w1", content: "created sub/new.txt: 6 bytes, 1 line" })
     expect(results[3]).toMatchObject({ tool_call_id: "r2", failed: true })
     expect(results[3].content).toContain("missing.txt: the editor could not read it")
@@ -116,7 +140,9 @@ describe("mm acp: the editor's files", () => {
         }
       }
     })
-    harness.fake().push({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "a.txt", content: "x" } }] }, { text: "could not" })
+    harness.fake().push({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "a.txt", content: "x" } }] }, {
+      text: "could not"
+    })
     expect((await ask("write")).stopReason).toBe("end_turn")
     const [result] = toolMessages(file)
     expect(result).toMatchObject({ tool_call_id: "w1", failed: true })
@@ -127,7 +153,9 @@ describe("mm acp: the editor's files", () => {
   it("without the fs capability, the files are mm's own", async () => {
     const { project, agent, file, ask } = await open()
     fs.writeFileSync(path.join(project.dir, "notes.txt"), "on disk\n")
-    harness.fake().push({ toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "notes.txt" } }] }, { text: "ok" })
+    harness.fake().push({ toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "notes.txt" } }] }, {
+      text: "ok"
+    })
     await ask("read it")
     expect(toolMessages(file)[0]).toMatchObject({ content: "on disk" })
     expect(sent(agent, "fs/read_text_file")).toEqual([])
@@ -136,7 +164,9 @@ describe("mm acp: the editor's files", () => {
 })
 
 /** A terminal of the test editor that never runs anything: it answers what the test says. */
-const scriptedTerminal = (script: { readonly output: string; readonly exitCode: number | null; readonly hangs?: boolean }) => {
+const scriptedTerminal = (
+  script: { readonly output: string; readonly exitCode: number | null; readonly hangs?: boolean }
+) => {
   const log: Array<string> = []
   let release: (() => void) | undefined
   const side: EditorSide = {
@@ -175,7 +205,9 @@ describe("mm acp: the editor's terminal", () => {
       capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
       editor: terminal.side
     })
-    harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "touch marker && make" } }] }, { text: "it failed" })
+    harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "touch marker && make" } }] }, {
+      text: "it failed"
+    })
     expect((await ask("build")).stopReason).toBe("end_turn")
 
     expect(terminal.log).toEqual(["create", "wait", "output", "release"])
@@ -183,12 +215,20 @@ describe("mm acp: the editor's terminal", () => {
       { sessionId, command: "bash", args: ["-c", "touch marker && make"], cwd: project.dir, outputByteLimit: 5000 }
     ])
     const embedded = updatesOf("tool_call_update").find((u) => u.content?.[0]?.type === "terminal")
-    expect(embedded).toEqual({ sessionUpdate: "tool_call_update", toolCallId: "b1", content: [{ type: "terminal", terminalId: "term-1" }] })
+    expect(embedded).toEqual({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "b1",
+      content: [{ type: "terminal", terminalId: "term-1" }]
+    })
     // the tool_call came first, so the editor knows where to show the terminal
     const order = agent.updates.map((n) => n.update.sessionUpdate)
     expect(order.indexOf("tool_call")).toBeLessThan(order.indexOf("tool_call_update"))
 
-    expect(toolMessages(file)[0]).toMatchObject({ tool_call_id: "b1", content: "exit code 3\nbuilt in the editor\n", failed: true })
+    expect(toolMessages(file)[0]).toMatchObject({
+      tool_call_id: "b1",
+      content: "exit code 3\nbuilt in the editor\n",
+      failed: true
+    })
     expect(fs.existsSync(path.join(project.dir, "marker"))).toBe(false)
 
     // a later load replays the saved output, not a terminal that is gone
@@ -196,7 +236,11 @@ describe("mm acp: the editor's terminal", () => {
     await again.initialize()
     await again.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project.dir, mcpServers: [] })
     const replayed = again.updates.map((n) => n.update as any).find((u) => u.sessionUpdate === "tool_call")
-    expect(replayed).toMatchObject({ toolCallId: "b1", status: "failed", rawOutput: "exit code 3\nbuilt in the editor\n" })
+    expect(replayed).toMatchObject({
+      toolCallId: "b1",
+      status: "failed",
+      rawOutput: "exit code 3\nbuilt in the editor\n"
+    })
     expect(JSON.stringify(again.updates)).not.toContain("term-1")
     expect(agent.invalid()).toEqual([])
     expect(again.invalid()).toEqual([])
@@ -208,10 +252,16 @@ describe("mm acp: the editor's terminal", () => {
       capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
       editor: terminal.side
     })
-    harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "sleep 100", timeout: 0.3 } }] }, { text: "too slow" })
+    harness.fake().push(
+      { toolCalls: [{ id: "b1", name: "bash", arguments: { command: "sleep 100", timeout: 0.3 } }] },
+      { text: "too slow" }
+    )
     expect((await ask("wait")).stopReason).toBe("end_turn")
     expect(terminal.log).toEqual(["create", "wait", "kill", "output", "release"])
-    expect(toolMessages(file)[0]).toMatchObject({ content: "killed after 0.3 s (timeout)\npartial output\n", failed: true })
+    expect(toolMessages(file)[0]).toMatchObject({
+      content: "killed after 0.3 s (timeout)\npartial output\n",
+      failed: true
+    })
     expect(agent.invalid()).toEqual([])
   })
 
@@ -255,7 +305,10 @@ describe("mm acp: modes and config options", () => {
       yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
       onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow-once" } })
     })
-    expect(created.modes).toMatchObject({ currentModeId: "ask", availableModes: [{ id: "ask" }, { id: "edits" }, { id: "allow" }] })
+    expect(created.modes).toMatchObject({
+      currentModeId: "ask",
+      availableModes: [{ id: "ask" }, { id: "edits" }, { id: "allow" }]
+    })
     expect(created.configOptions?.map((o: any) => [o.id, o.currentValue, o.options.map((c: any) => c.value)])).toEqual([
       ["mode", "ask", ["ask", "edits", "allow"]],
       ["model", "fake-model", ["fake-model", "other-model"]]
@@ -268,7 +321,11 @@ describe("mm acp: modes and config options", () => {
     await ask("run it")
     expect(agent.permissionRequests).toEqual([])
 
-    const edits = await agent.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "mode", value: "edits" })
+    const edits = await agent.agent.request(acp.methods.agent.session.setConfigOption, {
+      sessionId,
+      configId: "mode",
+      value: "edits"
+    })
     expect(edits.configOptions[0].currentValue).toBe("edits")
     expect(updatesOf("current_mode_update").at(-1).currentModeId).toBe("edits")
     harness.fake().push(
@@ -279,14 +336,20 @@ describe("mm acp: modes and config options", () => {
     await ask("write, then run")
     expect(agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["b2"])
 
-    const bad = await agent.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "yolo" }).catch((e) => e)
+    const bad = await agent.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "yolo" }).catch((e) =>
+      e
+    )
     expect(bad.code).toBe(-32602)
     expect(agent.invalid()).toEqual([])
   })
 
   it("the model option changes the model of the next request; the mode is not saved", async () => {
     const { agent, sessionId, file, ask } = await open()
-    const set = await agent.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "other-model" })
+    const set = await agent.agent.request(acp.methods.agent.session.setConfigOption, {
+      sessionId,
+      configId: "model",
+      value: "other-model"
+    })
     expect(set.configOptions[1].currentValue).toBe("other-model")
     await agent.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "allow" })
     harness.fake().push({ text: "hi" })
@@ -301,7 +364,9 @@ describe("mm acp: modes and config options", () => {
   })
 })
 
-const sse = (chunks: ReadonlyArray<object>) => [...chunks.map((c) => `data: ${JSON.stringify({ choices: [c] })}\n\n`), "data: [DONE]\n\n"]
+const sse = (
+  chunks: ReadonlyArray<object>
+) => [...chunks.map((c) => `data: ${JSON.stringify({ choices: [c] })}\n\n`), "data: [DONE]\n\n"]
 
 describe("mm acp: thoughts, usage and stop reasons", () => {
   it("streams reasoning as thoughts, saves it, replays it, and never sends it back", async () => {
@@ -316,7 +381,9 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
       ])
     })
     await ask("hi")
-    expect(updatesOf("agent_thought_chunk").map((u) => u.content.text).join("")).toBe("The user greets. Answer briefly.")
+    expect(updatesOf("agent_thought_chunk").map((u) => u.content.text).join("")).toBe(
+      "The user greets. Answer briefly."
+    )
     expect(textOf(agent.updates, "agent_message_chunk")).toBe("Hello!")
     const saved = readSession(file).messages.at(-1)
     expect(saved).toMatchObject({ role: "assistant", content: "Hello!", reasoning: "The user greets. Answer briefly." })
@@ -338,7 +405,11 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
 
   it("a cut answer ends with max_tokens; usage_update follows each model call", async () => {
     const { agent, ask, updatesOf } = await open()
-    harness.fake().push({ text: "and then the", finishReason: "length", usage: { prompt_tokens: 50, completion_tokens: 7 } })
+    harness.fake().push({
+      text: "and then the",
+      finishReason: "length",
+      usage: { prompt_tokens: 50, completion_tokens: 7 }
+    })
     expect((await ask("tell a long story")).stopReason).toBe("max_tokens")
     // the configured context window (default 32768) is the size
     expect(updatesOf("usage_update")).toEqual([{ sessionUpdate: "usage_update", used: 57, size: 32768 }])
@@ -347,13 +418,21 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
 
   it("to an editor that shows notices, a notice is a notice update, not answer text", async () => {
     const { agent, ask, updatesOf } = await open({
-      capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {}, compaction: {} } }
+      capabilities: {
+        fs: { readTextFile: false, writeTextFile: false },
+        terminal: false,
+        session: { notices: {}, compaction: {} }
+      }
     })
     harness.fake().push({ text: "and then the", finishReason: "length" })
     expect((await ask("tell a long story")).stopReason).toBe("max_tokens")
     expect(textOf(agent.updates, "agent_message_chunk")).toBe("and then the")
     expect(updatesOf("notice")).toEqual([
-      { sessionUpdate: "notice", severity: "info", title: "the answer was cut at the model's output limit (finish_reason: length)" }
+      {
+        sessionUpdate: "notice",
+        severity: "info",
+        title: "the answer was cut at the model's output limit (finish_reason: length)"
+      }
     ])
     // no usage reported by the server: estimated from the text
     expect(updatesOf("usage_update")).toHaveLength(1)
@@ -374,7 +453,10 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
     await ask("/compact")
     const [failed, done] = updatesOf("compaction_update")
     expect(failed).toMatchObject({ status: "failed", error: expect.stringContaining("no summaries today") })
-    expect(done).toMatchObject({ status: "completed", summary: [{ type: "text", text: expect.stringMatching(/^Compacted: 2 older message\(s\)/) }] })
+    expect(done).toMatchObject({
+      status: "completed",
+      summary: [{ type: "text", text: expect.stringMatching(/^Compacted: 2 older message\(s\)/) }]
+    })
     expect(textOf(agent.updates, "agent_message_chunk")).toBe("onetwo")
     expect(agent.invalid()).toEqual([])
   })
@@ -402,18 +484,25 @@ describe("mm acp: one session, one project; honest capabilities", () => {
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: a.dir, mcpServers: [] })
     harness.fake().push({ text: "hi" })
-    await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] })
+    await agent.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "hello" }]
+    })
     const file = path.join(store, "sessions", `${sessionId}.json`)
     const before = fs.readFileSync(file, "utf8")
 
-    const held = await agent.agent.request(acp.methods.agent.session.load, { sessionId, cwd: b.dir, mcpServers: [] }).catch((e) => e)
+    const held = await agent.agent.request(acp.methods.agent.session.load, { sessionId, cwd: b.dir, mcpServers: [] })
+      .catch((e) => e)
     expect(held.message).toBe(`session ${sessionId} belongs to ${a.dir}`)
-    const resumed = await agent.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: b.dir }).catch((e) => e)
+    const resumed = await agent.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: b.dir }).catch((e) =>
+      e
+    )
     expect(resumed.message).toBe(`session ${sessionId} belongs to ${a.dir}`)
 
     const fresh = harness.start({ cwd: b.dir, config: b.config })
     await fresh.initialize()
-    const loaded = await fresh.agent.request(acp.methods.agent.session.load, { sessionId, cwd: b.dir, mcpServers: [] }).catch((e) => e)
+    const loaded = await fresh.agent.request(acp.methods.agent.session.load, { sessionId, cwd: b.dir, mcpServers: [] })
+      .catch((e) => e)
     expect(loaded.message).toBe(`session ${sessionId} belongs to ${a.dir}`)
     expect(fs.readFileSync(file, "utf8")).toBe(before)
     expect(agent.invalid()).toEqual([])

@@ -1,7 +1,9 @@
-import * as acp from "@agentclientprotocol/sdk"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
+
 import { type AgentProcess, configYaml, makeProject, readSession, textOf, useAgents } from "../../support/acp-agent"
 
 const harness = useAgents()
@@ -33,8 +35,12 @@ describe("mm acp: a session survives the agent", () => {
     const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
     expect(fs.existsSync(file)).toBe(true)
     await first.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "available_commands_update"))
-    const newResponseAt = first.traffic.findIndex((t) => t.direction === "out" && t.message?.result?.sessionId === sessionId)
-    const commandsAt = first.traffic.findIndex((t) => t.direction === "out" && t.message?.params?.update?.sessionUpdate === "available_commands_update")
+    const newResponseAt = first.traffic.findIndex((t) =>
+      t.direction === "out" && t.message?.result?.sessionId === sessionId
+    )
+    const commandsAt = first.traffic.findIndex((t) =>
+      t.direction === "out" && t.message?.params?.update?.sessionUpdate === "available_commands_update"
+    )
     expect(commandsAt).toBeGreaterThan(newResponseAt)
     const commands = (first.updates[0].update as any).availableCommands
     expect(commands.map((c: any) => c.name)).toEqual(["new", "compact", "changes", "undo"])
@@ -62,7 +68,11 @@ describe("mm acp: a session survives the agent", () => {
       ["call_bash", "completed"],
       ["call_write", "completed"]
     ])
-    expect(finished[1].content[0]).toEqual({ type: "diff", path: path.join(project.dir, "out/hello.txt"), newText: "hello\n" })
+    expect(finished[1].content[0]).toEqual({
+      type: "diff",
+      path: path.join(project.dir, "out/hello.txt"),
+      newText: "hello\n"
+    })
     expect(first.invalid()).toEqual([])
     await first.kill()
 
@@ -101,8 +111,11 @@ describe("mm acp: a session survives the agent", () => {
 
     // the response comes after the last replayed notification
     const loadId = second.traffic.find((t) => t.direction === "in" && t.message?.method === "session/load")!.message.id
-    const responseAt = second.traffic.findIndex((t) => t.direction === "out" && t.message?.id === loadId && !("method" in t.message))
-    const lastUpdateAt = second.traffic.map((t) => t.direction === "out" && t.message?.method === "session/update").lastIndexOf(true)
+    const responseAt = second.traffic.findIndex((t) =>
+      t.direction === "out" && t.message?.id === loadId && !("method" in t.message)
+    )
+    const lastUpdateAt = second.traffic.map((t) => t.direction === "out" && t.message?.method === "session/update")
+      .lastIndexOf(true)
     expect(responseAt).toBeGreaterThan(lastUpdateAt)
 
     expect(fs.existsSync(path.join(project.dir, "marker"))).toBe(false)
@@ -111,15 +124,28 @@ describe("mm acp: a session survives the agent", () => {
 
     // the thread goes on under the current system prompt, in the same file
     harness.fake().push({ text: "Still here." })
-    const again = await second.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "and now?" }] })
+    const again = await second.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "and now?" }]
+    })
     expect(again.stopReason).toBe("end_turn")
     const request = harness.fake().completions()[2].body
     expect(request.messages[0]).toEqual({ role: "system", content: "second system prompt" })
-    expect(request.messages.map((m: any) => m.role)).toEqual(["system", "user", "assistant", "tool", "tool", "assistant", "user"])
+    expect(request.messages.map((m: any) => m.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "tool",
+      "assistant",
+      "user"
+    ])
     const stored = readSession(file)
     expect(stored.turns).toBe(2)
     expect(stored.messages.at(-1)).toMatchObject({ role: "assistant", content: "Still here." })
-    expect(fs.readdirSync(path.dirname(file)).filter((f) => f.endsWith(".json") && !f.startsWith("."))).toEqual([`${sessionId}.json`])
+    expect(fs.readdirSync(path.dirname(file)).filter((f) => f.endsWith(".json") && !f.startsWith("."))).toEqual([
+      `${sessionId}.json`
+    ])
     expect(second.invalid()).toEqual([])
     expect(second.stderr()).not.toContain("not saved")
   })
@@ -130,7 +156,10 @@ describe("mm acp: a session survives the agent", () => {
     const first = start({ cwd: project.dir, config: project.config })
     await first.initialize()
     const { sessionId } = await first.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
-    await first.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "first question" }] })
+    await first.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "first question" }]
+    })
     await first.kill()
 
     const second = start({ cwd: project.dir, config: project.config })
@@ -139,7 +168,10 @@ describe("mm acp: a session survives the agent", () => {
     expect(updatesOf(second, sessionId).map((n) => n.update.sessionUpdate)).toEqual(["available_commands_update"])
 
     harness.fake().push({ text: "second answer" })
-    await second.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "second question" }] })
+    await second.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "second question" }]
+    })
     expect(harness.fake().completions()[1].body.messages.map((m: any) => m.content)).toEqual([
       "You are a test agent.",
       "first question",
@@ -154,8 +186,15 @@ describe("mm acp: a session survives the agent", () => {
     const agent = start({ cwd: project.dir, config: project.config })
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
-    harness.fake().push({ text: "an answer" }, { kind: "status", status: 500, body: { error: { message: "the server broke" } } })
-    await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "old question" }] })
+    harness.fake().push({ text: "an answer" }, {
+      kind: "status",
+      status: 500,
+      body: { error: { message: "the server broke" } }
+    })
+    await agent.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "old question" }]
+    })
     const failed = await agent.agent
       .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "failing question" }] })
       .catch((error: { message: string }) => error)
@@ -164,7 +203,10 @@ describe("mm acp: a session survives the agent", () => {
     expect(readSession(path.join(dir, `${sessionId}.json`)).errors).toHaveLength(1)
 
     const before = agent.updates.length
-    const answer = await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/new" }] })
+    const answer = await agent.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "/new" }]
+    })
     expect(answer.stopReason).toBe("end_turn")
     const files = fs.readdirSync(dir).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f))
     expect(files).toHaveLength(2)
@@ -196,7 +238,8 @@ describe("mm acp: a session survives the agent", () => {
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
     const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
-    const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    const ask = (text: string) =>
+      agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
     harness.fake().push({ text: "one" }, { text: "two" })
     await ask("first question")
     await ask("second question")

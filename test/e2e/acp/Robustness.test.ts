@@ -1,18 +1,23 @@
-import * as acp from "@agentclientprotocol/sdk"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
+
 import { configYaml, makeProject, readSession, type startAgent, textOf, useAgents } from "../../support/acp-agent"
 
 const harness = useAgents()
 
-const open = async (options: { readonly yaml?: string; readonly onPermission?: Parameters<typeof startAgent>[0]["onPermission"] } = {}) => {
+const open = async (
+  options: { readonly yaml?: string; readonly onPermission?: Parameters<typeof startAgent>[0]["onPermission"] } = {}
+) => {
   const project = makeProject(options.yaml ?? configYaml({ url: harness.fake().url }))
   const agent = harness.start({ cwd: project.dir, config: project.config, onPermission: options.onPermission })
   await agent.initialize()
   const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
   const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
-  const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+  const ask = (text: string) =>
+    agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
   return { project, agent, sessionId, file, ask }
 }
 
@@ -45,7 +50,9 @@ describe("mm acp: prompts", () => {
 
   it("a cancel kills a running tool and closes its call as failed", async () => {
     const { project, agent, sessionId, file, ask } = await open()
-    harness.fake().push({ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: "sleep 30; touch late" } }] })
+    harness.fake().push({
+      toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: "sleep 30; touch late" } }]
+    })
     const answer = ask("wait a while")
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "tool_call"))
     await new Promise((resolve) => setTimeout(resolve, 200))
@@ -117,7 +124,10 @@ describe("mm acp: prompts", () => {
     expect(sessionId).toMatch(/^\d{8}-\d{6}-[0-9a-f]{8}$/)
     expect(agent.stderr()).toMatch(/^\[acp\] not saved: .+/m)
     harness.fake().push({ text: "answered anyway" })
-    const answer = await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] })
+    const answer = await agent.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "hi" }]
+    })
     expect(answer.stopReason).toBe("end_turn")
     expect(textOf(agent.updates, "agent_message_chunk")).toContain("answered anyway")
     for (const line of agent.stderr().trim().split("\n")) expect(line).toMatch(/^\[acp\] /)
@@ -130,26 +140,51 @@ describe("mm acp: permissions", () => {
     const answers: Array<string> = ["allow-once", "reject"]
     const { project, agent, ask } = await open({
       yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
-      onPermission: (request) => ({ outcome: { outcome: "selected", optionId: answers.shift() ?? request.options[2].optionId } })
+      onPermission: (request) => ({
+        outcome: { outcome: "selected", optionId: answers.shift() ?? request.options[2].optionId }
+      })
     })
-    harness.fake().push({ toolCalls: [{ id: "call_one", name: "bash", arguments: { command: "touch allowed" } }] }, { text: "done" })
+    harness.fake().push({ toolCalls: [{ id: "call_one", name: "bash", arguments: { command: "touch allowed" } }] }, {
+      text: "done"
+    })
     await ask("first")
     expect(fs.existsSync(path.join(project.dir, "allowed"))).toBe(true)
     expect(agent.permissionRequests).toHaveLength(1)
     const request = agent.permissionRequests[0]
-    expect(request.toolCall).toMatchObject({ toolCallId: "call_one", title: "touch allowed", kind: "execute", rawInput: { command: "touch allowed" } })
+    expect(request.toolCall).toMatchObject({
+      toolCallId: "call_one",
+      title: "touch allowed",
+      kind: "execute",
+      rawInput: { command: "touch allowed" }
+    })
     expect(request.options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once"])
     const first = agent.updates.map((n) => n.update)
-    expect(first.find((u) => u.sessionUpdate === "tool_call")).toMatchObject({ toolCallId: "call_one", status: "pending" })
-    expect(first.filter((u) => u.sessionUpdate === "tool_call_update").map((u: any) => u.status)).toEqual(["in_progress", "completed"])
+    expect(first.find((u) => u.sessionUpdate === "tool_call")).toMatchObject({
+      toolCallId: "call_one",
+      status: "pending"
+    })
+    expect(first.filter((u) => u.sessionUpdate === "tool_call_update").map((u: any) => u.status)).toEqual([
+      "in_progress",
+      "completed"
+    ])
 
-    harness.fake().push({ toolCalls: [{ id: "call_two", name: "write_file", arguments: { path: "denied.txt", content: "no" } }] }, { text: "ok, I won't" })
+    harness.fake().push({
+      toolCalls: [{ id: "call_two", name: "write_file", arguments: { path: "denied.txt", content: "no" } }]
+    }, { text: "ok, I won't" })
     await ask("second")
     expect(fs.existsSync(path.join(project.dir, "denied.txt"))).toBe(false)
-    expect(agent.permissionRequests[1].toolCall.content).toEqual([{ type: "diff", path: path.join(project.dir, "denied.txt"), newText: "no" }])
+    expect(agent.permissionRequests[1].toolCall.content).toEqual([{
+      type: "diff",
+      path: path.join(project.dir, "denied.txt"),
+      newText: "no"
+    }])
     const toModel = harness.fake().completions().at(-1)!.body.messages.at(-1)
     expect(toModel).toEqual({ role: "tool", tool_call_id: "call_two", content: "denied by the user" })
-    expect(agent.updates.map((n) => n.update).find((u: any) => u.toolCallId === "call_two" && u.sessionUpdate === "tool_call_update")).toMatchObject({
+    expect(
+      agent.updates.map((n) => n.update).find((u: any) =>
+        u.toolCallId === "call_two" && u.sessionUpdate === "tool_call_update"
+      )
+    ).toMatchObject({
       status: "failed",
       rawOutput: "denied by the user"
     })
@@ -157,12 +192,18 @@ describe("mm acp: permissions", () => {
   })
 
   it("a cancelled permission request is a refusal; allow always on npm test covers npm test, not rm", async () => {
-    const answers: Array<acp.RequestPermissionOutcome> = [{ outcome: "cancelled" }, { outcome: "selected", optionId: "allow-always" }]
+    const answers: Array<acp.RequestPermissionOutcome> = [{ outcome: "cancelled" }, {
+      outcome: "selected",
+      optionId: "allow-always"
+    }]
     const { project, agent, ask } = await open({
       yaml: configYaml({ url: harness.fake().url, permissions: "ask" }),
       onPermission: () => ({ outcome: answers.shift() ?? { outcome: "cancelled" } })
     })
-    fs.writeFileSync(path.join(project.dir, "package.json"), JSON.stringify({ name: "p", scripts: { test: "echo tested" } }))
+    fs.writeFileSync(
+      path.join(project.dir, "package.json"),
+      JSON.stringify({ name: "p", scripts: { test: "echo tested" } })
+    )
     fs.writeFileSync(path.join(project.dir, "keep.txt"), "keep")
     harness.fake().push(
       { toolCalls: [{ id: "c1", name: "bash", arguments: { command: "touch one" } }] },
@@ -173,13 +214,22 @@ describe("mm acp: permissions", () => {
     )
     await ask("go")
     expect(agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c1", "c2", "c4"])
-    expect(agent.permissionRequests[1].options.find((o) => o.kind === "allow_always")?.name).toBe('Always allow "npm test …"')
-    expect(agent.permissionRequests[1].toolCall.content).toEqual([{ type: "content", content: { type: "text", text: "```sh\nnpm test -- -u\n```" } }])
+    expect(agent.permissionRequests[1].options.find((o) => o.kind === "allow_always")?.name).toBe(
+      "Always allow \"npm test …\""
+    )
+    expect(agent.permissionRequests[1].toolCall.content).toEqual([{
+      type: "content",
+      content: { type: "text", text: "```sh\nnpm test -- -u\n```" }
+    }])
     expect(fs.existsSync(path.join(project.dir, "one"))).toBe(false)
     expect(fs.existsSync(path.join(project.dir, "keep.txt"))).toBe(true)
     const updates = agent.updates.map((n) => n.update) as Array<any>
-    expect(updates.find((u) => u.toolCallId === "c3" && u.sessionUpdate === "tool_call")).toMatchObject({ status: "in_progress" })
-    expect(updates.find((u) => u.toolCallId === "c4" && u.sessionUpdate === "tool_call")).toMatchObject({ status: "pending" })
+    expect(updates.find((u) => u.toolCallId === "c3" && u.sessionUpdate === "tool_call")).toMatchObject({
+      status: "in_progress"
+    })
+    expect(updates.find((u) => u.toolCallId === "c4" && u.sessionUpdate === "tool_call")).toMatchObject({
+      status: "pending"
+    })
     expect(updates.find((u) => u.toolCallId === "c3" && u.status === "completed").rawOutput).toMatch(/tested/)
     expect(agent.invalid()).toEqual([])
   })
@@ -233,16 +283,30 @@ describe("mm acp: ids, listing and bad input", () => {
   it("answers unknown and malformed ids with errors and keeps going", async () => {
     const { project, agent, sessionId } = await open()
     const unknown = "20200101-000000-0badc0de"
-    const load = (id: string) => agent.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: project.dir, mcpServers: [] })
+    const load = (id: string) =>
+      agent.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: project.dir, mcpServers: [] })
     expect((await errorOf(load("../../etc/passwd"))).code).toBe(-32602)
     expect((await errorOf(load(unknown))).code).toBe(-32002)
-    expect((await errorOf(agent.agent.request(acp.methods.agent.session.resume, { sessionId: unknown, cwd: project.dir }))).code).toBe(-32002)
-    expect((await errorOf(agent.agent.request(acp.methods.agent.session.resume, { sessionId: "nope", cwd: project.dir }))).code).toBe(-32602)
-    expect((await errorOf(agent.agent.request(acp.methods.agent.session.prompt, { sessionId: unknown, prompt: [] }))).code).toBe(-32002)
-    expect((await errorOf(agent.agent.request(acp.methods.agent.session.prompt, { sessionId: "x", prompt: [] }))).code).toBe(-32602)
+    expect(
+      (await errorOf(agent.agent.request(acp.methods.agent.session.resume, { sessionId: unknown, cwd: project.dir })))
+        .code
+    ).toBe(-32002)
+    expect(
+      (await errorOf(agent.agent.request(acp.methods.agent.session.resume, { sessionId: "nope", cwd: project.dir })))
+        .code
+    ).toBe(-32602)
+    expect(
+      (await errorOf(agent.agent.request(acp.methods.agent.session.prompt, { sessionId: unknown, prompt: [] }))).code
+    ).toBe(-32002)
+    expect((await errorOf(agent.agent.request(acp.methods.agent.session.prompt, { sessionId: "x", prompt: [] }))).code)
+      .toBe(-32602)
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId: unknown })
-    expect((await errorOf(agent.agent.request(acp.methods.agent.session.list, { cursor: "not-a-cursor" }))).code).toBe(-32602)
-    const relative = await errorOf(agent.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] }))
+    expect((await errorOf(agent.agent.request(acp.methods.agent.session.list, { cursor: "not-a-cursor" }))).code).toBe(
+      -32602
+    )
+    const relative = await errorOf(
+      agent.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] })
+    )
     expect(relative.code).toBe(-32602)
     expect(relative.message).toContain("cwd must be an absolute path")
     const missing = path.join(project.dir, "no", "such", "dir")
@@ -250,17 +314,22 @@ describe("mm acp: ids, listing and bad input", () => {
     expect(absent.code).toBe(-32602)
     expect(absent.message).toContain("cwd is not an existing directory")
     expect(fs.existsSync(path.join(project.dir, "no"))).toBe(false)
-    expect((await errorOf(agent.agent.request(acp.methods.agent.session.load, { sessionId, cwd: "x", mcpServers: [] }))).code).toBe(-32602)
+    expect(
+      (await errorOf(agent.agent.request(acp.methods.agent.session.load, { sessionId, cwd: "x", mcpServers: [] }))).code
+    ).toBe(-32602)
 
     agent.writeRaw("this is not JSON")
-    agent.writeRaw('{"jsonrpc":"2.0","id":"x1","method":"session/load","params":{"sessionId":42}}')
+    agent.writeRaw("{\"jsonrpc\":\"2.0\",\"id\":\"x1\",\"method\":\"session/load\",\"params\":{\"sessionId\":42}}")
     await new Promise((resolve) => setTimeout(resolve, 200))
     const outs = agent.traffic.filter((t) => t.direction === "out").map((t) => t.message)
     expect(outs.some((m) => m?.id === null && m?.error?.code === -32700)).toBe(true)
     expect(outs.some((m) => m?.id === "x1" && m?.error?.code === -32602)).toBe(true)
 
     harness.fake().push({ text: "still alive" })
-    const answer = await agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "you ok?" }] })
+    const answer = await agent.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "you ok?" }]
+    })
     expect(answer.stopReason).toBe("end_turn")
     expect(agent.child.exitCode).toBeNull()
     expect(agent.invalid()).toEqual([])
@@ -275,7 +344,17 @@ describe("mm acp: ids, listing and bad input", () => {
       const updatedAt = new Date(Date.UTC(2026, 0, 1, 0, 0, 0) + ((i * 7) % 60) * 60_000).toISOString()
       fs.writeFileSync(
         path.join(dir, `${id}.json`),
-        JSON.stringify({ version: 1, id, cwd: project.dir, createdAt: updatedAt, updatedAt, title: `session ${i}`, turns: 1, messages: [], errors: [] })
+        JSON.stringify({
+          version: 1,
+          id,
+          cwd: project.dir,
+          createdAt: updatedAt,
+          updatedAt,
+          title: `session ${i}`,
+          turns: 1,
+          messages: [],
+          errors: []
+        })
       )
     }
     fs.writeFileSync(path.join(dir, "20260101-999999-ffffffff.json"), "{ torn")
@@ -284,7 +363,10 @@ describe("mm acp: ids, listing and bad input", () => {
     const first = await agent.agent.request(acp.methods.agent.session.list, { cwd: project.dir })
     expect(first.sessions).toHaveLength(50)
     expect(first.nextCursor).toEqual(expect.any(String))
-    const second = await agent.agent.request(acp.methods.agent.session.list, { cwd: project.dir, cursor: first.nextCursor })
+    const second = await agent.agent.request(acp.methods.agent.session.list, {
+      cwd: project.dir,
+      cursor: first.nextCursor
+    })
     expect(second.sessions).toHaveLength(10)
     expect(second.nextCursor ?? undefined).toBeUndefined()
     const all = [...first.sessions, ...second.sessions]

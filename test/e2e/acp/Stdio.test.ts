@@ -1,8 +1,10 @@
-import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
+
 import { MM_BIN } from "../../support/MmProcess"
 
 /** `mm acp` fed a whole input at once, then end of input, as an editor that quits would. */
@@ -23,7 +25,10 @@ describe("mm acp on stdio", () => {
   const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-acp-stdio-")))
 
   it("answers every request it read before its input closed, then exits 0", () => {
-    const run = acpOnce([request(1, "initialize", { protocolVersion: 1 }), "{not json", request(2, "session/list", {})], cwd)
+    const run = acpOnce(
+      [request(1, "initialize", { protocolVersion: 1 }), "{not json", request(2, "session/list", {})],
+      cwd
+    )
     expect(run.status).toBe(0)
     const byId = new Map(run.messages.map((m) => [m.id, m]))
     // no agent.yaml: sessions are off, so neither load nor list and resume are offered

@@ -1,7 +1,9 @@
-import * as acp from "@agentclientprotocol/sdk"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
+
 import { configYaml, makeProject, readSession, type startAgent, textOf, useAgents } from "../../support/acp-agent"
 
 const harness = useAgents()
@@ -13,7 +15,8 @@ const open = async (onPermission?: Parameters<typeof startAgent>[0]["onPermissio
   await agent.initialize()
   const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
   const file = path.join(project.dir, ".mm", "sessions", `${sessionId}.json`)
-  const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+  const ask = (text: string) =>
+    agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
   return { project, agent, sessionId, file, ask }
 }
 
@@ -32,8 +35,15 @@ describe("mm acp: /changes and /undo", () => {
   it("announces /changes and /undo", async () => {
     const { agent } = await open()
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "available_commands_update"))
-    const announced = agent.updates.map((n) => n.update).find((u) => u.sessionUpdate === "available_commands_update") as any
-    expect(announced.availableCommands.map((c: acp.AvailableCommand) => c.name)).toEqual(["new", "compact", "changes", "undo"])
+    const announced = agent.updates.map((n) => n.update).find((u) =>
+      u.sessionUpdate === "available_commands_update"
+    ) as any
+    expect(announced.availableCommands.map((c: acp.AvailableCommand) => c.name)).toEqual([
+      "new",
+      "compact",
+      "changes",
+      "undo"
+    ])
   })
 
   it("/undo shows the reverse diffs, asks through session/request_permission, then restores the files", async () => {
@@ -63,9 +73,19 @@ describe("mm acp: /changes and /undo", () => {
     expect(fs.existsSync(path.join(project.dir, "new.txt"))).toBe(false)
 
     const updates = agent.updates.slice(before).map((n) => n.update)
-    expect(updates[0]).toMatchObject({ sessionUpdate: "tool_call", title: "Undo turn 1", kind: "edit", status: "pending" })
-    expect(updates.filter((u) => u.sessionUpdate === "tool_call_update").map((u: any) => u.status)).toEqual(["in_progress", "completed"])
-    expect(textOf(agent.updates.slice(before), "agent_message_chunk")).toContain("↩️ undid turn 1: restored a.txt; deleted new.txt")
+    expect(updates[0]).toMatchObject({
+      sessionUpdate: "tool_call",
+      title: "Undo turn 1",
+      kind: "edit",
+      status: "pending"
+    })
+    expect(updates.filter((u) => u.sessionUpdate === "tool_call_update").map((u: any) => u.status)).toEqual([
+      "in_progress",
+      "completed"
+    ])
+    expect(textOf(agent.updates.slice(before), "agent_message_chunk")).toContain(
+      "↩️ undid turn 1: restored a.txt; deleted new.txt"
+    )
 
     const stored = readSession(file)
     expect(stored.changes.filter((c: any) => c.kind === "undo").map((c: any) => c.path)).toEqual(["a.txt", "new.txt"])
@@ -91,7 +111,9 @@ describe("mm acp: /changes and /undo", () => {
 
   it("a file changed since is asked for separately, with its diff", async () => {
     const answers = ["undo", "keep"]
-    const { project, agent, ask } = await open(() => ({ outcome: { outcome: "selected", optionId: answers.shift() ?? "keep" } }))
+    const { project, agent, ask } = await open(() => ({
+      outcome: { outcome: "selected", optionId: answers.shift() ?? "keep" }
+    }))
     editingTurn()
     await ask("change things")
     fs.writeFileSync(path.join(project.dir, "a.txt"), "by hand\n")
@@ -109,7 +131,9 @@ describe("mm acp: /changes and /undo", () => {
   })
 
   it("/changes N shows the turn's diffs as diff content; session/load replays only what the messages show", async () => {
-    const { project, agent, sessionId, ask } = await open((request) => ({ outcome: { outcome: "selected", optionId: request.options[0].optionId } }))
+    const { project, agent, sessionId, ask } = await open((request) => ({
+      outcome: { outcome: "selected", optionId: request.options[0].optionId }
+    }))
     editingTurn()
     await ask("change things")
     const before = agent.updates.length
@@ -126,7 +150,10 @@ describe("mm acp: /changes and /undo", () => {
     await other.initialize()
     await other.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project.dir, mcpServers: [] })
     const replayed = other.updates.map((n) => n.update)
-    expect(replayed.filter((u) => u.sessionUpdate === "tool_call").map((u: any) => u.toolCallId)).toEqual(["call_edit", "call_new"])
+    expect(replayed.filter((u) => u.sessionUpdate === "tool_call").map((u: any) => u.toolCallId)).toEqual([
+      "call_edit",
+      "call_new"
+    ])
     expect(textOf(other.updates, "agent_message_chunk")).toContain("[mm] the user reverted the changes of turn 1")
     expect(textOf(other.updates, "user_message_chunk")).toBe("change things")
     expect(other.invalid()).toEqual([])
@@ -151,7 +178,8 @@ describe("mm acp: /changes and /undo", () => {
     })
     await agent.initialize({ fs: { readTextFile: false, writeTextFile: true }, terminal: false })
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
-    const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    const ask = (text: string) =>
+      agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
     editingTurn()
     await ask("change things")
     expect(writes.map((w) => [w.path, w.content])).toEqual([
@@ -188,12 +216,18 @@ describe("mm acp: /changes and /undo", () => {
       },
       // the undo itself yes, the file changed since: keep it
       onPermission: (request) => ({
-        outcome: { outcome: "selected", optionId: request.toolCall.title === "Undo turn 1" ? request.options[0].optionId : request.options[1].optionId }
+        outcome: {
+          outcome: "selected",
+          optionId: request.toolCall.title === "Undo turn 1"
+            ? request.options[0].optionId
+            : request.options[1].optionId
+        }
       })
     })
     await agent.initialize({ fs: { readTextFile: true, writeTextFile: true }, terminal: false })
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
-    const ask = (text: string) => agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    const ask = (text: string) =>
+      agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
     editingTurn()
     await ask("change things")
     // the user types in the editor after mm's edit, without saving
@@ -209,7 +243,9 @@ describe("mm acp: /changes and /undo", () => {
     })
     expect(buffers.get(notes)).toBe("one\nTWO\nmine, unsaved\n")
     expect(fs.existsSync(path.join(project.dir, "new.txt"))).toBe(false)
-    expect(textOf(agent.updates, "agent_message_chunk")).toContain("↩️ undid turn 1: deleted new.txt; left as they are: a.txt (changed since mm wrote it)")
+    expect(textOf(agent.updates, "agent_message_chunk")).toContain(
+      "↩️ undid turn 1: deleted new.txt; left as they are: a.txt (changed since mm wrote it)"
+    )
     expect(agent.invalid()).toEqual([])
   })
 })

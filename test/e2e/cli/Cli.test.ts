@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { closedPort, type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MM_BIN, runMm, tempProject } from "../../support/MmProcess"
 import { REPO_ROOT } from "../../support/paths"
@@ -21,8 +23,8 @@ describe("the mm command", () => {
     const help = await runMm(tempProject(undefined), [], ["--help"])
     const text = help.stdout
     expect(text).not.toContain("\u001b[")
-    expect(text).toMatch(/\n  mm acp /)
-    expect(text).toMatch(/\n  mm sessions /)
+    expect(text).toMatch(/\n {2}mm acp /)
+    expect(text).toMatch(/\n {2}mm sessions /)
     expect(text).toContain("--config")
     expect(fs.existsSync(MM_BIN)).toBe(true)
   })
@@ -77,7 +79,10 @@ describe("the mm command", () => {
     const cases: Array<[string, RegExp]> = [
       ["model: [\n", /agent\.yaml:\d+:\d+: YAML syntax error: /],
       ["model:\n  nmae: x\n", /agent\.yaml: model\.nmae \(line 2, column 3\): unknown key/],
-      ["watchdogTimeout: -1\n", /agent\.yaml: watchdogTimeout \(line 1, column 18\): expected a positive duration such as 90, "90s" or "2m", got -1/]
+      [
+        "watchdogTimeout: -1\n",
+        /agent\.yaml: watchdogTimeout \(line 1, column 18\): expected a positive duration such as 90, "90s" or "2m", got -1/
+      ]
     ]
     for (const [text, pattern] of cases) {
       const dir = tempProject(undefined)
@@ -106,7 +111,9 @@ describe("the mm command", () => {
 
   it("answers an unknown slash command with the list of commands", async () => {
     const { stdout } = await runMm(tempProject(configFor(server.url)), ["/frobnicate"])
-    expect(stdout).toContain("unknown command /frobnicate — commands: /help /sessions /resume /new /compact /context /changes /undo /last /mcp /exit /quit")
+    expect(stdout).toContain(
+      "unknown command /frobnicate — commands: /help /sessions /resume /new /compact /context /changes /undo /last /mcp /exit /quit"
+    )
   })
 
   it("a line that starts with a path is a question, not a command", async () => {

@@ -1,15 +1,18 @@
-import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { DIST } from "../../support/paths"
 
+import { describe, expect, it } from "@effect/vitest"
+
+import { DIST } from "../../support/paths"
 
 /** A copy of the built program, as another checkout would have it. */
 const checkout = (change?: string): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mm-checkout-"))
-  for (const name of ["mm.js", "mm-core.cjs", "package.json"]) fs.copyFileSync(path.join(DIST, name), path.join(dir, name))
+  for (const name of ["mm.js", "mm-core.cjs", "package.json"]) {
+    fs.copyFileSync(path.join(DIST, name), path.join(dir, name))
+  }
   if (change !== undefined) fs.appendFileSync(path.join(dir, "mm-core.cjs"), change)
   return dir
 }
@@ -40,7 +43,7 @@ describe("the V8 code cache", () => {
     // a changed in place (same length, other bytes) gets a cache of its own
     const core = path.join(a, "mm-core.cjs")
     const text = fs.readFileSync(core, "utf8")
-    fs.writeFileSync(core, text.replace(/"mm"/, '"mM"'))
+    fs.writeFileSync(core, text.replace(/"mm"/, "\"mM\""))
     fs.utimesSync(core, new Date(), new Date(Date.now() + 5000))
     expect(run(a, cache, project)).toMatch(/^mm /)
     const afterChange = fs.readdirSync(path.join(cache, "mm")).sort()

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { parseConfig } from "../../../src/config/Config"
 import { closedPort, type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MM_BIN, stripAnsi, tempProject } from "../../support/MmProcess"
@@ -9,9 +11,13 @@ import { PtyMm } from "../../support/PtyMm"
 
 const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
 const sessionFiles = (project: string) =>
-  fs.existsSync(sessionsDir(project)) ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort() : []
-const readSession = (project: string, file: string) => JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
-const withSessions = (url: string, extra: ReadonlyArray<string> = []) => configFor(url, ["sessions:", "  enabled: true", ...extra])
+  fs.existsSync(sessionsDir(project))
+    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
+    : []
+const readSession = (project: string, file: string) =>
+  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+const withSessions = (url: string, extra: ReadonlyArray<string> = []) =>
+  configFor(url, ["sessions:", "  enabled: true", ...extra])
 const asking = (lines: ReadonlyArray<string>) => lines.map((l) => (l === "permissions: allow" ? "permissions: ask" : l))
 
 /** mm once, as a script runs it: arguments, then what stdin holds (closed at once). */
@@ -81,7 +87,10 @@ describe("mm -p: one answer for scripts", () => {
   it("--output-format json: one object per event, a tool call with its input and output, then the result", async () => {
     const project = tempProject(withSessions(server.url))
     server.push(
-      { text: "Let me look. ", toolCalls: [{ id: "call-1", name: "bash", arguments: { command: "echo from-the-tool" } }] },
+      {
+        text: "Let me look. ",
+        toolCalls: [{ id: "call-1", name: "bash", arguments: { command: "echo from-the-tool" } }]
+      },
       { text: "It printed from-the-tool.", usage: { prompt_tokens: 120, completion_tokens: 7 } }
     )
     const run = await mm(project, ["-p", "--output-format", "json", "run echo"])
@@ -92,12 +101,21 @@ describe("mm -p: one answer for scripts", () => {
     expect(types[0]).toBe("text")
     expect(types.slice(-2)).toEqual(["turn_finished", "result"])
     const call = events.find((e) => e.type === "tool_call")
-    expect(call).toMatchObject({ id: "call-1", name: "bash", kind: "execute", input: { command: "echo from-the-tool" } })
+    expect(call).toMatchObject({
+      id: "call-1",
+      name: "bash",
+      kind: "execute",
+      input: { command: "echo from-the-tool" }
+    })
     expect(call.title).toContain("echo from-the-tool")
     const result = events.find((e) => e.type === "tool_result")
     expect(result).toMatchObject({ id: "call-1", name: "bash", status: "completed" })
     expect(result.output).toContain("from-the-tool")
-    expect(events.at(-2)).toEqual({ type: "turn_finished", stopReason: "end_turn", usage: { promptTokens: 120, completionTokens: 7 } })
+    expect(events.at(-2)).toEqual({
+      type: "turn_finished",
+      stopReason: "end_turn",
+      usage: { promptTokens: 120, completionTokens: 7 }
+    })
     const [file] = sessionFiles(project)
     expect(events.at(-1)).toEqual({
       type: "result",
@@ -114,14 +132,20 @@ describe("mm -p: one answer for scripts", () => {
     const run = await mm(project, ["-p", "--output-format=json", "q"])
     expect(run.code).toBe(1)
     const events = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
-    expect(events[0]).toMatchObject({ type: "turn_failed", kind: "http", line: "model server answered HTTP 500: kaput" })
+    expect(events[0]).toMatchObject({
+      type: "turn_failed",
+      kind: "http",
+      line: "model server answered HTTP 500: kaput"
+    })
     expect(typeof events[0].raw).toBe("string")
     expect(events[1]).toEqual({ type: "result", status: "failed", sessionId: null, answer: "", model: "fake-model" })
   })
 
   it("approvals: with nobody to ask a tool is refused (said on stderr, stdin never read as an answer); --yes allows it", async () => {
     const project = tempProject(asking(configFor(server.url)))
-    server.push({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "out.txt", content: "x" } }] }, { text: "could not write" })
+    server.push({ toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "out.txt", content: "x" } }] }, {
+      text: "could not write"
+    })
     const refused = await mm(project, ["-p", "write it"], "y\n")
     expect(refused.stdout).toBe("could not write\n")
     expect(refused.stderr).toContain("write_file")
@@ -131,7 +155,9 @@ describe("mm -p: one answer for scripts", () => {
     const asked = server.completions().at(-2)!.body.messages
     expect(asked.at(-1)).toEqual({ role: "user", content: "write it\n\ny" })
 
-    server.push({ toolCalls: [{ id: "w2", name: "write_file", arguments: { path: "out.txt", content: "x" } }] }, { text: "written" })
+    server.push({ toolCalls: [{ id: "w2", name: "write_file", arguments: { path: "out.txt", content: "x" } }] }, {
+      text: "written"
+    })
     const allowed = await mm(project, ["-p", "--yes", "write it"])
     expect(allowed.stdout).toBe("written\n")
     expect(allowed.code).toBe(0)
@@ -175,7 +201,7 @@ describe("mm -p: one answer for scripts", () => {
     const run = await mm(project, ["--resume", "1999", "-p", "q"])
     expect(run.code).toBe(2)
     expect(run.stdout).toBe("")
-    expect(run.stderr).toBe('mm: no session "1999" in this project\n')
+    expect(run.stderr).toBe("mm: no session \"1999\" in this project\n")
     expect(sessionFiles(project)).toEqual([])
     const off = await mm(tempProject(configFor(server.url)), ["--continue", "-p", "q"])
     expect(off.code).toBe(2)
@@ -212,12 +238,14 @@ describe("mm on the command line", () => {
     expect(recovered.code).toBe(0)
   })
 
-  it('mm "QUESTION" asks it first, then reads the next questions', async () => {
+  it("mm \"QUESTION\" asks it first, then reads the next questions", async () => {
     const project = tempProject(configFor(server.url))
     server.push({ text: "answer one" }, { text: "answer two" })
     const run = await mm(project, ["why", "is", "it", "slow?"], "and then?\n")
     expect(run.stdout).toBe("answer one\nanswer two\n")
-    const asked = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "user").map((m: any) => m.content)
+    const asked = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "user").map((m: any) =>
+      m.content
+    )
     expect(asked).toEqual(["why is it slow?", "and then?"])
   })
 
@@ -231,7 +259,11 @@ describe("mm on the command line", () => {
     const run = await mm(project, ["--resume", id.slice(0, 8)], "go on\n")
     expect(run.stderr).toContain(`↩️ resumed ${id} — 2 message(s), started with "an old topic"`)
     expect(run.stdout).toBe("resumed answer\n")
-    expect(server.completions().at(-1)!.body.messages.slice(1).map((m: any) => m.content)).toEqual(["an old topic", "old answer", "go on"])
+    expect(server.completions().at(-1)!.body.messages.slice(1).map((m: any) => m.content)).toEqual([
+      "an old topic",
+      "old answer",
+      "go on"
+    ])
     expect(readSession(project, file).turns).toBe(2)
     server.push({ text: "again" })
     const bySuffix = await mm(project, [`--resume=${id.slice(-8)}`], "once more\n")
@@ -241,7 +273,9 @@ describe("mm on the command line", () => {
 
   it("mm sessions show ID prints the conversation as Markdown: question, answer, tool call with command and output", async () => {
     const project = tempProject(withSessions(server.url))
-    server.push({ text: "Checking.", toolCalls: [{ name: "bash", arguments: { command: "echo shown-output" } }] }, { text: "All good." })
+    server.push({ text: "Checking.", toolCalls: [{ name: "bash", arguments: { command: "echo shown-output" } }] }, {
+      text: "All good."
+    })
     await mm(project, ["-p", "is the build green?"])
     server.push({ kind: "status", status: 500, body: { error: { message: "kaput" } } })
     await mm(project, ["--continue", "-p", "and the docs?"])
@@ -257,11 +291,13 @@ describe("mm on the command line", () => {
     expect(md).toContain("**Tool call `bash`** (completed)\n\n```sh\necho shown-output\n```")
     expect(md).toMatch(/Output:\n\n```text\n(exit code 0\n)?shown-output\n```/)
     expect(md).toContain("All good.")
-    expect(md).toMatch(/## Errors\n\n- .* · generation · after turn 1 · "and the docs\?": model server answered HTTP 500: kaput/)
+    expect(md).toMatch(
+      /## Errors\n\n- .* · generation · after turn 1 · "and the docs\?": model server answered HTTP 500: kaput/
+    )
     expect(md.indexOf("## Errors")).toBeGreaterThan(md.indexOf("All good."))
     const missing = await mm(project, ["sessions", "show", "1999"])
     expect(missing.code).toBe(2)
-    expect(missing.stderr).toBe('mm: no session "1999" in this project\n')
+    expect(missing.stderr).toBe("mm: no session \"1999\" in this project\n")
   })
 
   it("mm sessions show ID ends with the files mm's tools changed, turn by turn", async () => {
@@ -336,16 +372,31 @@ describe("mm on the command line", () => {
 
   it("an unknown option says so with the usage, exit 2; so do the library's options mm does not offer", async () => {
     const project = tempProject(configFor(server.url))
-    for (const args of [["--nope"], ["-p", "q", "--nope"], ["sessions", "--nope"], ["--wizard"], ["--log-level", "debug"]]) {
+    for (
+      const args of [["--nope"], ["-p", "q", "--nope"], ["sessions", "--nope"], ["--wizard"], ["--log-level", "debug"]]
+    ) {
       const run = await mm(project, args)
       expect(run.code).toBe(2)
       expect(run.stdout).toBe("")
-      expect(run.stderr.split("\n")[0]).toBe(`mm: unknown option ${args.find((a) => a.startsWith("--") && a !== "--yes")}`)
+      expect(run.stderr.split("\n")[0]).toBe(
+        `mm: unknown option ${args.find((a) => a.startsWith("--") && a !== "--yes")}`
+      )
       expect(run.stderr).toContain("usage: mm [options] [QUESTION]")
     }
     const help = await mm(project, ["--help"])
     expect(help.code).toBe(0)
-    for (const flag of ["--print", "--output-format", "--continue", "--resume", "--yes", "--verbose", "--config", "--completions"]) {
+    for (
+      const flag of [
+        "--print",
+        "--output-format",
+        "--continue",
+        "--resume",
+        "--yes",
+        "--verbose",
+        "--config",
+        "--completions"
+      ]
+    ) {
       expect(help.stdout).toContain(flag)
     }
     expect(help.stdout).not.toMatch(/--wizard|--log-level|A user-defined piece of text/)
@@ -427,7 +478,11 @@ describe("mm init's look for a local server", () => {
       { port: closed, name: "nobody" },
       { port: ollama.port, name: "Ollama" }
     ])
-    expect(found).toEqual([{ url: `http://127.0.0.1:${ollama.port}/v1`, name: "Ollama", models: ["qwen2.5-coder:7b", "llama3.2:3b"] }])
+    expect(found).toEqual([{
+      url: `http://127.0.0.1:${ollama.port}/v1`,
+      name: "Ollama",
+      models: ["qwen2.5-coder:7b", "llama3.2:3b"]
+    }])
     expect(ollama.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /v1/models"])
     await ollama.close()
   })

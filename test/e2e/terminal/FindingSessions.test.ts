@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import type { Session } from "../../../src/domain/Session"
 import { encodeSession } from "../../../src/sessions/SessionFile"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
@@ -8,15 +10,23 @@ import { configFor, runMm, tempProject } from "../../support/MmProcess"
 
 const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
 const sessionFiles = (project: string) =>
-  fs.existsSync(sessionsDir(project)) ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort() : []
-const readSession = (project: string, file: string) => JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+  fs.existsSync(sessionsDir(project))
+    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
+    : []
+const readSession = (project: string, file: string) =>
+  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
 const withSessions = (url: string) => configFor(url, ["sessions:", "  enabled: true"])
 
 /** Writes a session file as mm would, with `turns` exchanges. */
 const writeSession = (
   project: string,
   id: string,
-  fields: { readonly title: string; readonly turns: number; readonly updatedAt: string; readonly answers?: ReadonlyArray<string> }
+  fields: {
+    readonly title: string
+    readonly turns: number
+    readonly updatedAt: string
+    readonly answers?: ReadonlyArray<string>
+  }
 ) => {
   fs.mkdirSync(sessionsDir(project), { recursive: true, mode: 0o700 })
   const messages: Array<Session["messages"][number]> = [{ role: "system", content: "s" }]
@@ -57,7 +67,11 @@ describe("finding sessions again in the terminal", () => {
     expect(run.stdout).not.toContain("aaaaaaaa  ")
     expect(run.stdout).toContain("no earlier session to resume")
 
-    writeSession(project, "20261102-100000-bbbbbbbb", { title: "a real one", turns: 1, updatedAt: "2026-11-02T10:00:00.000Z" })
+    writeSession(project, "20261102-100000-bbbbbbbb", {
+      title: "a real one",
+      turns: 1,
+      updatedAt: "2026-11-02T10:00:00.000Z"
+    })
     const again = await runMm(project, [])
     expect(again.stderr).toContain("· 1 earlier — /resume to continue the latest, /sessions to list\n")
     expect(again.stderr).not.toContain("/help for commands")
@@ -78,12 +92,16 @@ describe("finding sessions again in the terminal", () => {
     const [first, filtered, all] = run.stdout.split(/\n(?=\d+ session\(s\) in )/)
     const rows = first.split("\n").filter((l) => /^ ?\d+ [ *] \d{8}/.test(l))
     expect(rows).toHaveLength(20)
-    expect(rows[0]).toMatch(/^ 1   20261001-100000-00000001  \d{4}-\d\d-\d\d \d\d:\d\d \(\d+ d ago\)  1 turn\(s\)  odd topic 1$/)
+    expect(rows[0]).toMatch(
+      /^ 1 {3}20261001-100000-00000001 {2}\d{4}-\d\d-\d\d \d\d:\d\d \(\d+ d ago\) {2}1 turn\(s\) {2}odd topic 1$/
+    )
     expect(rows[1]).toContain("20261002-100000-00000002")
     expect(first).toContain("\n… 3 more (/sessions all)")
     expect(first.startsWith("23 session(s) in")).toBe(true)
     expect(filtered).toMatch(/^11 session\(s\) in .* matching "EVEN" — /)
-    expect(filtered.split("\n").filter((l) => /^ ?\d+ [ *] \d{8}/.test(l)).every((l) => l.includes("even topic"))).toBe(true)
+    expect(filtered.split("\n").filter((l) => /^ ?\d+ [ *] \d{8}/.test(l)).every((l) => l.includes("even topic"))).toBe(
+      true
+    )
     expect(all.split("\n").filter((l) => /^ ?\d+ [ *] \d{8}/.test(l))).toHaveLength(23)
     expect(all).not.toContain("more (/sessions all)")
   })
@@ -96,12 +114,27 @@ describe("finding sessions again in the terminal", () => {
       updatedAt: "2026-11-10T09:30:00.000Z",
       answers: ["a1", "a2", "a3", "line one\nline two\nline three\nline four\nline five"]
     })
-    writeSession(project, "20261111-090000-5e6f7a8b", { title: "write the docs", turns: 1, updatedAt: "2026-11-11T09:30:00.000Z" })
-    writeSession(project, "20261111-100000-99990000", { title: "third", turns: 1, updatedAt: "2026-11-11T10:30:00.000Z" })
+    writeSession(project, "20261111-090000-5e6f7a8b", {
+      title: "write the docs",
+      turns: 1,
+      updatedAt: "2026-11-11T09:30:00.000Z"
+    })
+    writeSession(project, "20261111-100000-99990000", {
+      title: "third",
+      turns: 1,
+      updatedAt: "2026-11-11T10:30:00.000Z"
+    })
 
-    const run = await runMm(project, ["/sessions", "/resume 3", "/resume 20261111-09", "/resume 9990000", "/resume 202611", "/resume 20261112"])
+    const run = await runMm(project, [
+      "/sessions",
+      "/resume 3",
+      "/resume 20261111-09",
+      "/resume 9990000",
+      "/resume 202611",
+      "/resume 20261112"
+    ])
     const out = run.stdout
-    expect(out).toContain('↩️ resumed 20261110-090000-1a2b3c4d — 8 message(s), started with "fix the parser"')
+    expect(out).toContain("↩️ resumed 20261110-090000-1a2b3c4d — 8 message(s), started with \"fix the parser\"")
     // the last 3 of 4 exchanges, answers cut to 3 lines
     const recap = out.slice(out.indexOf("resumed 20261110"))
     expect(recap).toContain("… 1 earlier exchange(s) not shown")
@@ -110,11 +143,11 @@ describe("finding sessions again in the terminal", () => {
     expect(recap).toContain("  line three\n")
     expect(recap).not.toContain("line four")
     expect(recap).toContain("… (2 more line(s))")
-    expect(out).toContain('↩️ resumed 20261111-090000-5e6f7a8b — 2 message(s), started with "write the docs"')
-    expect(out).toContain('↩️ resumed 20261111-100000-99990000 — 2 message(s), started with "third"')
+    expect(out).toContain("↩️ resumed 20261111-090000-5e6f7a8b — 2 message(s), started with \"write the docs\"")
+    expect(out).toContain("↩️ resumed 20261111-100000-99990000 — 2 message(s), started with \"third\"")
     // red lines are on stderr when piped
     expect(run.stderr).toMatch(/"202611" matches 3 sessions: .*20261111-100000-99990000.* — type more of the id/)
-    expect(run.stderr).toContain('no session "20261112" in this project')
+    expect(run.stderr).toContain("no session \"20261112\" in this project")
   })
 
   it("a failed /resume alone leaves no file; followed by a question, one file holds the resume record", async () => {
@@ -140,7 +173,11 @@ describe("finding sessions again in the terminal", () => {
 
   it("a failed /resume then a successful one: the record goes with the resumed conversation", async () => {
     const project = tempProject(withSessions(server.url))
-    writeSession(project, "20261110-090000-1a2b3c4d", { title: "old topic", turns: 1, updatedAt: "2026-11-10T09:30:00.000Z" })
+    writeSession(project, "20261110-090000-1a2b3c4d", {
+      title: "old topic",
+      turns: 1,
+      updatedAt: "2026-11-10T09:30:00.000Z"
+    })
     await runMm(project, ["/resume 20260916-101530-4f2a9c1e", "/resume 1a2b3c4d"])
     expect(sessionFiles(project)).toEqual(["20261110-090000-1a2b3c4d.json"])
     const session = readSession(project, "20261110-090000-1a2b3c4d.json")

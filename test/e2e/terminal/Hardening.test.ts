@@ -1,7 +1,9 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MmProcess, runMm, tempProject } from "../../support/MmProcess"
 
@@ -17,7 +19,12 @@ describe("hardening", () => {
     const project = tempProject(configFor(server.url))
     execFileSync("mkfifo", [path.join(project, "pipe")])
     server.push(
-      { toolCalls: [{ name: "read_file", arguments: { path: "/dev/zero" } }, { name: "read_file", arguments: { path: "pipe" } }] },
+      {
+        toolCalls: [{ name: "read_file", arguments: { path: "/dev/zero" } }, {
+          name: "read_file",
+          arguments: { path: "pipe" }
+        }]
+      },
       { text: "both refused" },
       { text: "next answer" }
     )
@@ -30,10 +37,17 @@ describe("hardening", () => {
   })
 
   it("read_file outside the project asks under permissions: ask; inside it does not", async () => {
-    const project = tempProject(configFor(server.url).map((line) => (line === "permissions: allow" ? "permissions: ask" : line)))
+    const project = tempProject(
+      configFor(server.url).map((line) => (line === "permissions: allow" ? "permissions: ask" : line))
+    )
     fs.writeFileSync(path.join(project, "in.txt"), "inside\n")
     server.push(
-      { toolCalls: [{ name: "read_file", arguments: { path: "in.txt" } }, { name: "read_file", arguments: { path: "/etc/hostname" } }] },
+      {
+        toolCalls: [{ name: "read_file", arguments: { path: "in.txt" } }, {
+          name: "read_file",
+          arguments: { path: "/etc/hostname" }
+        }]
+      },
       { text: "ok" }
     )
     // piped, no one can answer: the call that needs approval is refused, the other runs
@@ -53,36 +67,56 @@ describe("hardening", () => {
     return JSON.parse(fs.readFileSync(path.join(dir, files[0]), "utf8"))
   }
 
-  it("a 50 MB error body is one line, at most 4 KB of it is kept in raw, and the next question is answered", async () => {
-    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
-    server.push(
-      { kind: "status", status: 500, body: JSON.stringify({ error: { message: "overloaded", detail: "y".repeat(50 * 1024 * 1024) } }) },
-      { text: "second answer" }
-    )
-    const run = await runMm(project, ["first", "second"])
-    const lines = run.stderr.split("\n")
-    expect(lines.filter((line) => line.startsWith("model server answered HTTP 500"))).toEqual(["model server answered HTTP 500: overloaded"])
-    expect(run.stdout).toBe("second answer\n")
-    expect(run.stderr.length).toBeLessThan(2000)
-    const saved = sessionFile(project)
-    expect(saved.errors).toHaveLength(1)
-    expect(Buffer.byteLength(saved.errors[0].raw)).toBeLessThanOrEqual(4096)
-    expect(saved.errors[0].raw).toMatch(/^HTTP 500 from .*\/chat\/completions: \{"error":\{"message":"overloaded","detail":"yyy+ … \[\d+ bytes cut\]$/)
-  }, 60_000)
+  it(
+    "a 50 MB error body is one line, at most 4 KB of it is kept in raw, and the next question is answered",
+    async () => {
+      const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+      server.push(
+        {
+          kind: "status",
+          status: 500,
+          body: JSON.stringify({ error: { message: "overloaded", detail: "y".repeat(50 * 1024 * 1024) } })
+        },
+        { text: "second answer" }
+      )
+      const run = await runMm(project, ["first", "second"])
+      const lines = run.stderr.split("\n")
+      expect(lines.filter((line) => line.startsWith("model server answered HTTP 500"))).toEqual([
+        "model server answered HTTP 500: overloaded"
+      ])
+      expect(run.stdout).toBe("second answer\n")
+      expect(run.stderr.length).toBeLessThan(2000)
+      const saved = sessionFile(project)
+      expect(saved.errors).toHaveLength(1)
+      expect(Buffer.byteLength(saved.errors[0].raw)).toBeLessThanOrEqual(4096)
+      expect(saved.errors[0].raw).toMatch(
+        /^HTTP 500 from .*\/chat\/completions: \{"error":\{"message":"overloaded","detail":"yyy+ … \[\d+ bytes cut\]$/
+      )
+    },
+    60_000
+  )
 
-  it("an answer past model.maxAnswerBytes fails as one generation record, and the next question is answered", async () => {
-    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
-    const piece = "z".repeat(100 * 1024)
-    server.push({ text: Array.from({ length: 60 }, () => piece) }, { text: "short answer" })
-    const run = await runMm(project, ["write a lot", "now briefly"])
-    expect(run.stderr).toContain("the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up")
-    expect(run.stdout).toContain("short answer")
-    const saved = sessionFile(project)
-    expect(saved.errors).toMatchObject([
-      { kind: "generation", question: "write a lot", line: "the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up" }
-    ])
-    expect(saved.turns).toBe(1)
-  }, 60_000)
+  it(
+    "an answer past model.maxAnswerBytes fails as one generation record, and the next question is answered",
+    async () => {
+      const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+      const piece = "z".repeat(100 * 1024)
+      server.push({ text: Array.from({ length: 60 }, () => piece) }, { text: "short answer" })
+      const run = await runMm(project, ["write a lot", "now briefly"])
+      expect(run.stderr).toContain("the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up")
+      expect(run.stdout).toContain("short answer")
+      const saved = sessionFile(project)
+      expect(saved.errors).toMatchObject([
+        {
+          kind: "generation",
+          question: "write a lot",
+          line: "the answer passed model.maxAnswerBytes (4194304 bytes) — the turn was given up"
+        }
+      ])
+      expect(saved.turns).toBe(1)
+    },
+    60_000
+  )
 
   it("an SSE event with an empty data: line is ignored", async () => {
     const project = tempProject(configFor(server.url))
@@ -90,7 +124,14 @@ describe("hardening", () => {
       `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
     server.push({
       kind: "raw",
-      chunks: [chunk({ role: "assistant", content: "" }), "data:\n\n", chunk({ content: "still here" }), "data: \n\n", chunk({}, "stop"), "data: [DONE]\n\n"]
+      chunks: [
+        chunk({ role: "assistant", content: "" }),
+        "data:\n\n",
+        chunk({ content: "still here" }),
+        "data: \n\n",
+        chunk({}, "stop"),
+        "data: [DONE]\n\n"
+      ]
     })
     const run = await runMm(project, ["hello"])
     expect(run.stdout).toContain("still here")
@@ -107,11 +148,15 @@ describe("hardening", () => {
     const deep = "[".repeat(100_000) + "]".repeat(100_000)
     fs.writeFileSync(
       path.join(sessionsDir(project), `${idLike(1)}.json`),
-      `{"version":1,"id":"${idLike(1)}","cwd":"/x","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","title":"t","turns":1,"messages":[{"role":"user","content":${deep}}]}`
+      `{"version":1,"id":"${
+        idLike(1)
+      }","cwd":"/x","createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z","title":"t","turns":1,"messages":[{"role":"user","content":${deep}}]}`
     )
     server.push({ text: "still answering" })
     const run = await runMm(project, [`/resume ${idLike(1)}`, "are you there?"])
-    expect(run.stderr).toContain(`session ${idLike(1)} is unreadable: nested deeper than 256 levels; not a session mm wrote`)
+    expect(run.stderr).toContain(
+      `session ${idLike(1)} is unreadable: nested deeper than 256 levels; not a session mm wrote`
+    )
     expect(run.stdout).toContain("still answering")
     expect(run.code).toBe(0)
     expect(run.stderr).not.toContain("call stack")
@@ -131,7 +176,9 @@ describe("hardening", () => {
     const run = await runMm(project, ["/sessions", `/resume ${idLike(3)}`])
     expect(run.stdout).toContain(`${idLike(2)}  unreadable: turns: expected a whole number of 0 or more, got -5`)
     expect(run.stdout).toContain(`${idLike(3)}  unreadable:`)
-    expect(run.stderr).toContain(`session ${idLike(3)} is unreadable: it is a symbolic link; mm reads only session files it wrote`)
+    expect(run.stderr).toContain(
+      `session ${idLike(3)} is unreadable: it is a symbolic link; mm reads only session files it wrote`
+    )
     expect(run.stdout + run.stderr).not.toContain("TOP-SECRET")
   })
 
@@ -141,7 +188,11 @@ describe("hardening", () => {
     fs.symlinkSync(path.join(project, "gone"), sessionsDir(project))
     server.push({ text: "answered anyway" })
     const run = await runMm(project, ["hello"])
-    expect(run.stderr).toContain(`sessions: not saved (cannot write ${sessionsDir(project)}: ${sessionsDir(project)} is a symbolic link to ${path.join(project, "gone")}, which does not exist)`)
+    expect(run.stderr).toContain(
+      `sessions: not saved (cannot write ${sessionsDir(project)}: ${sessionsDir(project)} is a symbolic link to ${
+        path.join(project, "gone")
+      }, which does not exist)`
+    )
     expect(run.stdout + run.stderr).not.toContain("saved under")
     expect(run.stdout).toBe("answered anyway\n")
   })
@@ -159,7 +210,10 @@ describe("hardening", () => {
       await new Promise((resolve) => setTimeout(resolve, 20))
       upgraded = JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
     }
-    fs.writeFileSync(path.join(sessionsDir(project), file), JSON.stringify({ ...upgraded, version: 2, updatedAt: new Date().toISOString() }, null, 2) + "\n")
+    fs.writeFileSync(
+      path.join(sessionsDir(project), file),
+      JSON.stringify({ ...upgraded, version: 2, updatedAt: new Date().toISOString() }, null, 2) + "\n"
+    )
     const mark = mm.stdout.length
     mm.send("second question")
     await mm.waitFor("second answer", mark)
@@ -168,7 +222,8 @@ describe("hardening", () => {
     expect(said?.[1]).toBe(file.slice(0, -5))
     const moved = JSON.parse(fs.readFileSync(path.join(sessionsDir(project), `${said![2]}.json`), "utf8"))
     expect(moved.turns).toBe(2)
-    expect(moved.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content)).toEqual(["first question", "second question"])
+    expect(moved.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content))
+      .toEqual(["first question", "second question"])
     expect(JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8")).version).toBe(2)
   })
 
@@ -208,7 +263,10 @@ describe("hardening", () => {
 
   it("SIGHUP while bash runs kills its whole process group and saves the call as cancelled", async () => {
     const project = withSessions()
-    server.push({ text: "running it", toolCalls: [{ name: "bash", arguments: { command: "echo $$ > group.pid; sleep 300 & sleep 300" } }] })
+    server.push({
+      text: "running it",
+      toolCalls: [{ name: "bash", arguments: { command: "echo $$ > group.pid; sleep 300 & sleep 300" } }]
+    })
     const mm = new MmProcess(project)
     mm.send("start something long")
     const pidFile = path.join(project, "group.pid")
@@ -220,7 +278,10 @@ describe("hardening", () => {
     expect(await waitUntil(() => groupMembers(group).length === 0)).toBe(true)
     const saved = sessionFile(project)
     expect(saved.messages.at(-1)).toMatchObject({ role: "tool", content: "cancelled by the user", failed: true })
-    expect(saved.messages.find((m: { role: string }) => m.role === "user")).toEqual({ role: "user", content: "start something long" })
+    expect(saved.messages.find((m: { role: string }) => m.role === "user")).toEqual({
+      role: "user",
+      content: "start something long"
+    })
   })
 
   it("SIGKILL of mm while bash runs: the watchdog kills the command's process group", async () => {
@@ -240,14 +301,19 @@ describe("hardening", () => {
   it("escape sequences from a tool, the model and a session title never reach the terminal", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     server.push(
-      { toolCalls: [{ name: "bash", arguments: { command: "printf '\\033]0;PWNED\\007'; printf 'moved\\033[2J\\033[H\\n'" } }] },
+      {
+        toolCalls: [{
+          name: "bash",
+          arguments: { command: "printf '\\033]0;PWNED\\007'; printf 'moved\\033[2J\\033[H\\n'" }
+        }]
+      },
       { text: ["done \u001b]0;", "TITLE\u0007 and \u001b[31mred\u001b[0m"] }
     )
     const run = await runMm(project, ["title \u001b]0;EVIL\u0007 here", "/sessions"])
     expect(run.stdout).toContain("done TITLE and red")
     // piped, tool lines are on stderr
     expect(run.stderr).toContain("  ↳ exit code 0 · moved")
-    expect(run.stdout).toMatch(/1 turn\(s\)  title  here\n/)
+    expect(run.stdout).toMatch(/1 turn\(s\) {2}title {2}here\n/)
     expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     expect(run.stdout + run.stderr).not.toContain("PWNED\u0007")

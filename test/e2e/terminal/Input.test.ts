@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
@@ -60,7 +62,7 @@ describe("typing on a terminal", () => {
     expect(await first.exit()).toBe(0)
     const history = path.join(project, ".mm/history")
     expect(fs.statSync(history).mode & 0o777).toBe(0o600)
-    expect(fs.readFileSync(history, "utf8")).toBe('"remember the milk"\n"/sessions"\n')
+    expect(fs.readFileSync(history, "utf8")).toBe("\"remember the milk\"\n\"/sessions\"\n")
     const [file] = fs.readdirSync(path.join(project, ".mm/sessions")).filter((f) => f.endsWith(".json"))
     const id = file.slice(0, -5)
 
@@ -127,7 +129,9 @@ describe("typing on a terminal", () => {
     expect(await mm.exit()).toBe(0)
     const [file] = fs.readdirSync(path.join(project, ".mm/sessions")).filter((f) => f.endsWith(".json"))
     const id = file.slice(0, -5)
-    expect(stripAnsi(mm.out.slice(mark))).toContain(`\nsession ${id} saved — /resume ${id} (or mm --resume ${id}) to continue\r\n`)
+    expect(stripAnsi(mm.out.slice(mark))).toContain(
+      `\nsession ${id} saved — /resume ${id} (or mm --resume ${id}) to continue\r\n`
+    )
   })
 
   it("@path attaches a project file; a missing one is said and nothing is sent; !command runs and is kept as context", async () => {
@@ -153,7 +157,11 @@ describe("typing on a terminal", () => {
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
     const messages = server.completions().at(-1)!.body.messages
-    expect(messages.at(-2).content).toMatch(/^I ran a shell command in the project .*\n\$ echo shell-said-hi\nexit code 0\nshell-said-hi/)
-    expect(messages.at(-1).content).toBe('what does @notes.txt say\n\n<file path="notes.txt">\nthe answer is 42\n</file>')
+    expect(messages.at(-2).content).toMatch(
+      /^I ran a shell command in the project .*\n\$ echo shell-said-hi\nexit code 0\nshell-said-hi/
+    )
+    expect(messages.at(-1).content).toBe(
+      "what does @notes.txt say\n\n<file path=\"notes.txt\">\nthe answer is 42\n</file>"
+    )
   })
 })

@@ -2,10 +2,12 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, MM_BIN, MmProcess, stripAnsi, tempProject } from "../../support/MmProcess"
 import { startHttpServer } from "../../support/mcp-test-server.mjs"
+import { configFor, MM_BIN, MmProcess, stripAnsi, tempProject } from "../../support/MmProcess"
 import { MCP_TEST_SERVER } from "../../support/paths"
 
 const SERVER = MCP_TEST_SERVER
@@ -43,99 +45,131 @@ const filesUnder = (dir: string): Array<[string, string]> =>
     })
 
 describe("MCP servers in the terminal", () => {
-  it("gives the model their tools, shows calls and results, saves them, and survives a missing, a crashing and a hanging server", async () => {
-    const log = path.join(scratch, "calls.log")
-    const pids = path.join(scratch, "pids")
-    const project = tempProject(
-      configFor(fake.url, [
-        "sessions:",
-        "  enabled: true",
-        "mcpServers:",
-        "  test:",
-        `    command: ${process.execPath}`,
-        `    args: [${JSON.stringify(SERVER)}]`,
-        `    env: {MCP_TEST_LOG: ${JSON.stringify(log)}, MCP_TEST_PIDFILE: ${JSON.stringify(pids)}}`,
-        "  missing:",
-        "    command: mm-no-such-mcp-server",
-        "  off:",
-        "    command: mm-never-started",
-        "    enabled: false"
+  it(
+    "gives the model their tools, shows calls and results, saves them, and survives a missing, a crashing and a hanging server",
+    async () => {
+      const log = path.join(scratch, "calls.log")
+      const pids = path.join(scratch, "pids")
+      const project = tempProject(
+        configFor(fake.url, [
+          "sessions:",
+          "  enabled: true",
+          "mcpServers:",
+          "  test:",
+          `    command: ${process.execPath}`,
+          `    args: [${JSON.stringify(SERVER)}]`,
+          `    env: {MCP_TEST_LOG: ${JSON.stringify(log)}, MCP_TEST_PIDFILE: ${JSON.stringify(pids)}}`,
+          "  missing:",
+          "    command: mm-no-such-mcp-server",
+          "  off:",
+          "    command: mm-never-started",
+          "    enabled: false"
+        ])
+      )
+      fake.push(
+        { toolCalls: [{ name: "mcp__test__echo", arguments: { text: "hi there" } }] },
+        { text: "The server said hi." },
+        { toolCalls: [{ name: "mcp__test__sleep", arguments: { seconds: 30 } }] },
+        { text: "It was too slow." },
+        { toolCalls: [{ name: "mcp__test__fail", arguments: {} }] },
+        { text: "It failed." },
+        { toolCalls: [{ name: "mcp__test__crash", arguments: {} }] },
+        { text: "It crashed." },
+        { text: "Still here." }
+      )
+      fs.writeFileSync(
+        path.join(project, "agent.yaml"),
+        fs.readFileSync(path.join(project, "agent.yaml"), "utf8").replace("watchdogTimeout: 5", "watchdogTimeout: 2")
+      )
+      const mm = new MmProcess(project)
+      mm.send("say hi through the server")
+      await mm.waitFor("The server said hi.")
+      // piped: the banner, notices and tool lines are on stderr, answers on stdout
+      expect(mm.stderr).toContain("mcp: 2 servers starting — /mcp to see them")
+      expect(mm.stderr).toContain("mcp server \"missing\" did not start: spawn mm-no-such-mcp-server ENOENT")
+      expect(mm.stderr).toContain("⚙ mcp__test__echo  hi there\n  ↳ echo: hi there\n")
+      const [first, second] = fake.completions()
+      expect(first.body.tools.map((t: any) => t.function.name)).toEqual([
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "mcp__test__echo",
+        "mcp__test__look",
+        "mcp__test__fail",
+        "mcp__test__sleep",
+        "mcp__test__env",
+        "mcp__test__crash"
       ])
-    )
-    fake.push(
-      { toolCalls: [{ name: "mcp__test__echo", arguments: { text: "hi there" } }] },
-      { text: "The server said hi." },
-      { toolCalls: [{ name: "mcp__test__sleep", arguments: { seconds: 30 } }] },
-      { text: "It was too slow." },
-      { toolCalls: [{ name: "mcp__test__fail", arguments: {} }] },
-      { text: "It failed." },
-      { toolCalls: [{ name: "mcp__test__crash", arguments: {} }] },
-      { text: "It crashed." },
-      { text: "Still here." }
-    )
-    fs.writeFileSync(path.join(project, "agent.yaml"), fs.readFileSync(path.join(project, "agent.yaml"), "utf8").replace("watchdogTimeout: 5", "watchdogTimeout: 2"))
-    const mm = new MmProcess(project)
-    mm.send("say hi through the server")
-    await mm.waitFor("The server said hi.")
-    // piped: the banner, notices and tool lines are on stderr, answers on stdout
-    expect(mm.stderr).toContain("mcp: 2 servers starting — /mcp to see them")
-    expect(mm.stderr).toContain('mcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT')
-    expect(mm.stderr).toContain("⚙ mcp__test__echo  hi there\n  ↳ echo: hi there\n")
-    const [first, second] = fake.completions()
-    expect(first.body.tools.map((t: any) => t.function.name)).toEqual([
-      "bash",
-      "read_file",
-      "write_file",
-      "edit_file",
-      "mcp__test__echo",
-      "mcp__test__look",
-      "mcp__test__fail",
-      "mcp__test__sleep",
-      "mcp__test__env",
-      "mcp__test__crash"
-    ])
-    expect(first.body.tools[4].function).toMatchObject({ description: "Says the text back.", parameters: { properties: { text: { type: "string" } } } })
-    expect(second.body.messages.at(-1)).toMatchObject({ role: "tool", content: "echo: hi there" })
-    expect(lines(log)).toEqual([{ tool: "echo", text: "hi there" }])
+      expect(first.body.tools[4].function).toMatchObject({
+        description: "Says the text back.",
+        parameters: { properties: { text: { type: "string" } } }
+      })
+      expect(second.body.messages.at(-1)).toMatchObject({ role: "tool", content: "echo: hi there" })
+      expect(lines(log)).toEqual([{ tool: "echo", text: "hi there" }])
 
-    mm.send("now wait")
-    await mm.waitFor("It was too slow.")
-    expect(mm.stderr).toContain('✗ mcp server "test" did not answer within 2 s; its tools are left out for the rest of this turn')
-    expect(fake.completions()[3].body.tools.map((t: any) => t.function.name)).not.toContain("mcp__test__echo")
+      mm.send("now wait")
+      await mm.waitFor("It was too slow.")
+      expect(mm.stderr).toContain(
+        "✗ mcp server \"test\" did not answer within 2 s; its tools are left out for the rest of this turn"
+      )
+      expect(fake.completions()[3].body.tools.map((t: any) => t.function.name)).not.toContain("mcp__test__echo")
 
-    mm.send("now fail")
-    await mm.waitFor("It failed.")
-    expect(mm.stderr).toContain("⚙ mcp__test__fail\n  ✗ it failed on purpose\n")
-    expect(fake.completions()[5].body.messages.at(-1)).toMatchObject({ role: "tool", content: "it failed on purpose" })
+      mm.send("now fail")
+      await mm.waitFor("It failed.")
+      expect(mm.stderr).toContain("⚙ mcp__test__fail\n  ✗ it failed on purpose\n")
+      expect(fake.completions()[5].body.messages.at(-1)).toMatchObject({
+        role: "tool",
+        content: "it failed on purpose"
+      })
 
-    mm.send("/mcp")
-    await mm.waitFor("missing  mm-no-such-mcp-server")
-    const listing = mm.stdout.slice(mm.stdout.indexOf("test  "))
-    expect(listing).toContain(`test  ${process.execPath} ${SERVER}  — ready, 6 tool(s)\n    mcp__test__echo\n    mcp__test__look  (read-only)\n`)
-    expect(listing).toContain("missing  mm-no-such-mcp-server  — failed: did not start: spawn mm-no-such-mcp-server ENOENT")
-    expect(listing).toContain("off  mm-never-started  — disabled (enabled: false)")
+      mm.send("/mcp")
+      await mm.waitFor("missing  mm-no-such-mcp-server")
+      const listing = mm.stdout.slice(mm.stdout.indexOf("test  "))
+      expect(listing).toContain(
+        `test  ${process.execPath} ${SERVER}  — ready, 6 tool(s)\n    mcp__test__echo\n    mcp__test__look  (read-only)\n`
+      )
+      expect(listing).toContain(
+        "missing  mm-no-such-mcp-server  — failed: did not start: spawn mm-no-such-mcp-server ENOENT"
+      )
+      expect(listing).toContain("off  mm-never-started  — disabled (enabled: false)")
 
-    mm.send("now crash")
-    await mm.waitFor("It crashed.")
-    mm.send("still there?")
-    await mm.waitFor("Still here.")
-    expect(mm.stderr).toContain('⚙ mcp__test__crash\n  ✗ mcp server "test" stopped during the call (crashing on purpose)\n')
-    expect(mm.stdout).toContain("It crashed.\nStill here.")
-    // each answer is followed by its dim usage line, on stderr when piped
-    expect(mm.stderr).toMatch(/~[\d.k]+ in · [^\n]* context\n/)
-    expect(fake.completions().at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual(["bash", "read_file", "write_file", "edit_file"])
-    expect(await mm.end()).toBe(0)
+      mm.send("now crash")
+      await mm.waitFor("It crashed.")
+      mm.send("still there?")
+      await mm.waitFor("Still here.")
+      expect(mm.stderr).toContain(
+        "⚙ mcp__test__crash\n  ✗ mcp server \"test\" stopped during the call (crashing on purpose)\n"
+      )
+      expect(mm.stdout).toContain("It crashed.\nStill here.")
+      // each answer is followed by its dim usage line, on stderr when piped
+      expect(mm.stderr).toMatch(/~[\d.k]+ in · [^\n]* context\n/)
+      expect(fake.completions().at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual([
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file"
+      ])
+      expect(await mm.end()).toBe(0)
 
-    const [saved] = fs.readdirSync(path.join(project, ".mm/sessions")).filter((f) => f.endsWith(".json"))
-    const session = JSON.parse(fs.readFileSync(path.join(project, ".mm/sessions", saved), "utf8"))
-    const call = session.messages.find((m: any) => m.tool_calls?.[0]?.function.name === "mcp__test__echo")
-    expect(call.tool_calls[0].function.arguments).toBe('{"text":"hi there"}')
-    expect(session.messages).toContainEqual({ role: "tool", tool_call_id: call.tool_calls[0].id, content: "echo: hi there" })
-    expect(session.messages).toContainEqual(expect.objectContaining({ role: "tool", content: "it failed on purpose", failed: true }))
-    const started = fs.readFileSync(pids, "utf8").trim().split("\n").map(Number)
-    expect(started).toHaveLength(1)
-    expect(alive(started[0])).toBe(false)
-  }, 60_000)
+      const [saved] = fs.readdirSync(path.join(project, ".mm/sessions")).filter((f) => f.endsWith(".json"))
+      const session = JSON.parse(fs.readFileSync(path.join(project, ".mm/sessions", saved), "utf8"))
+      const call = session.messages.find((m: any) => m.tool_calls?.[0]?.function.name === "mcp__test__echo")
+      expect(call.tool_calls[0].function.arguments).toBe("{\"text\":\"hi there\"}")
+      expect(session.messages).toContainEqual({
+        role: "tool",
+        tool_call_id: call.tool_calls[0].id,
+        content: "echo: hi there"
+      })
+      expect(session.messages).toContainEqual(
+        expect.objectContaining({ role: "tool", content: "it failed on purpose", failed: true })
+      )
+      const started = fs.readFileSync(pids, "utf8").trim().split("\n").map(Number)
+      expect(started).toHaveLength(1)
+      expect(alive(started[0])).toBe(false)
+    },
+    60_000
+  )
 
   it("sends a remote server the headers read from the environment, and keeps the value out of every file", async () => {
     const http = await startHttpServer()
@@ -157,7 +191,9 @@ describe("MCP servers in the terminal", () => {
           `    env: {MCP_TEST_PIDFILE: ${JSON.stringify(pids)}}`
         ])
       )
-      fake.push({ toolCalls: [{ name: "mcp__remote__echo", arguments: { text: "over http" } }] }, { text: "Done remotely." })
+      fake.push({ toolCalls: [{ name: "mcp__remote__echo", arguments: { text: "over http" } }] }, {
+        text: "Done remotely."
+      })
       process.env.MCP_TEST_LOG = log
       const mm = new MmProcess(project, [], { MM_TEST_MCP_TOKEN: "tok-9f8e7d6c5b4a" })
       mm.send("call the remote server")
@@ -202,8 +238,10 @@ describe("MCP servers in the terminal", () => {
     }
     const plain = stripAnsi(screen).replace(/\r/g, "")
     expect(plain).toContain("mcp: 2 servers starting — /mcp to see them\n")
-    expect(plain).toContain('mcp: 1 server, 6 tools · failed: missing — /mcp to see why\nmcp server "missing" did not start: spawn mm-no-such-mcp-server ENOENT\n> ')
-    expect(screen).toContain('\u001b[33mmcp server "missing" did not start')
+    expect(plain).toContain(
+      "mcp: 1 server, 6 tools · failed: missing — /mcp to see why\nmcp server \"missing\" did not start: spawn mm-no-such-mcp-server ENOENT\n> "
+    )
+    expect(screen).toContain("\u001b[33mmcp server \"missing\" did not start")
     child.stdin!.write("/exit\r")
     await exited
   }, 30_000)

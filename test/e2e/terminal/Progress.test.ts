@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
@@ -35,7 +36,12 @@ describe("progress on a terminal", () => {
     const mm = new PtyMm(tempProject(configFor(server.url)))
     await mm.waitFor(/> /)
     server.push(
-      { toolCalls: [{ name: "bash", arguments: { command: "for i in 1 2 3 4 5 6 7; do echo step-$i; sleep 0.3; done" } }] },
+      {
+        toolCalls: [{
+          name: "bash",
+          arguments: { command: "for i in 1 2 3 4 5 6 7; do echo step-$i; sleep 0.3; done" }
+        }]
+      },
       { text: "all steps ran" }
     )
     const mark = mm.out.length
@@ -52,7 +58,9 @@ describe("progress on a terminal", () => {
     const after = mm.out.length
     mm.type("/last\r")
     await mm.waitFor(/step-7/, after)
-    expect(stripAnsi(mm.out.slice(after))).toMatch(/⚙ bash {2}for i in[^\n]*\r?\nexit code 0\r?\nstep-1\r?\nstep-2[^]*step-7/)
+    expect(stripAnsi(mm.out.slice(after))).toMatch(
+      /⚙ bash {2}for i in[^\n]*\r?\nexit code 0\r?\nstep-1\r?\nstep-2[^]*step-7/
+    )
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   })

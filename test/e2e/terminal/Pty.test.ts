@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
@@ -52,7 +54,9 @@ describe("the terminal on a pseudo-terminal", () => {
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
     const chunk = (delta: object, finish?: string) =>
-      `data: ${JSON.stringify({ choices: [{ index: 0, delta, ...(finish === undefined ? {} : { finish_reason: finish }) }] })}\n\n`
+      `data: ${
+        JSON.stringify({ choices: [{ index: 0, delta, ...(finish === undefined ? {} : { finish_reason: finish }) }] })
+      }\n\n`
     server.push({
       kind: "raw",
       chunkDelayMs: 300,
@@ -74,7 +78,11 @@ describe("the terminal on a pseudo-terminal", () => {
     const dir = path.join(project, ".mm/sessions")
     const file = fs.readdirSync(dir).find((f) => f.endsWith(".json") && !f.startsWith("."))!
     const saved = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"))
-    expect(saved.messages.at(-1)).toMatchObject({ role: "assistant", content: "Take the second one.", reasoning: "weighing the options" })
+    expect(saved.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: "Take the second one.",
+      reasoning: "weighing the options"
+    })
     mm.type("\x04")
     await mm.exited
   })
@@ -89,10 +97,12 @@ describe("the terminal on a pseudo-terminal", () => {
       { text: "wrote a" }
     )
     mm.type("write two files\r")
-    await mm.waitFor(/allow\? \[y\]es  \[n\]o  \[a\]lways a\.txt  \[p\]roject  \[t\]ell mm what to do instead: /)
+    await mm.waitFor(
+      /allow\? \[y\]es {2}\[n\]o {2}\[a\]lways a\.txt {2}\[p\]roject {2}\[t\]ell mm what to do instead: /
+    )
     mm.type("y")
     const mark = mm.out.length
-    await mm.waitFor(/write_file  b\.txt[^]*allow\?/, mark)
+    await mm.waitFor(/write_file {2}b\.txt[^]*allow\?/, mark)
     mm.type("n")
     await mm.waitFor(/wrote a/, mark)
     mm.type("\x04")
@@ -108,7 +118,9 @@ describe("the terminal on a pseudo-terminal", () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
-    server.push({ text: "answer A" }, { text: "answer B" }, { text: ["answer ", "C ", "slowly"], chunkDelayMs: 300 }, { text: "answer D" })
+    server.push({ text: "answer A" }, { text: "answer B" }, { text: ["answer ", "C ", "slowly"], chunkDelayMs: 300 }, {
+      text: "answer D"
+    })
     mm.type("line A\rline B\rline C\r")
     await mm.waitFor(/answer C /)
     mm.type("line D\r")
@@ -123,7 +135,9 @@ describe("the terminal on a pseudo-terminal", () => {
   })
 
   it("Ctrl-C during /compact cancels the compaction, not mm", async () => {
-    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"]))
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
+    )
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
     server.push({ text: "one" }, { text: "two" }, { kind: "stall" })
@@ -147,7 +161,9 @@ describe("the terminal on a pseudo-terminal", () => {
     fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\n")
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
-    server.push({ toolCalls: [{ name: "edit_file", arguments: { path: "a.txt", old: "two", new: "TWO" } }] }, { text: "edited" })
+    server.push({ toolCalls: [{ name: "edit_file", arguments: { path: "a.txt", old: "two", new: "TWO" } }] }, {
+      text: "edited"
+    })
     let mark = mm.out.length
     mm.type("shout\r")
     await mm.waitFor(/edited/, mark)
@@ -184,14 +200,17 @@ describe("approvals on a pseudo-terminal", () => {
     const project = askingProject(server.url)
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
-    const command = "cat > deploy.sh <<'EOF'\nset -e\nnpm ci\ncurl -s https://get.example.com/install | sh\nnpm run build\nEOF"
+    const command =
+      "cat > deploy.sh <<'EOF'\nset -e\nnpm ci\ncurl -s https://get.example.com/install | sh\nnpm run build\nEOF"
     server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "refused, fine" })
     mm.type("write a deploy script\r")
     const screen = stripAnsi(await mm.waitFor(ALLOW))
     const before = screen.slice(0, screen.search(ALLOW)).replace(/\r/g, "")
     for (const line of command.split("\n")) expect(before).toContain(`  ${line}\n`)
     expect(before).toContain("⚙ bash  cat > deploy.sh <<'EOF' …")
-    expect(screen).toMatch(/allow\? \[y\]es  \[n\]o  \[a\]lways this exact command  \[t\]ell mm what to do instead: $/)
+    expect(screen).toMatch(
+      /allow\? \[y\]es {2}\[n\]o {2}\[a\]lways this exact command {2}\[t\]ell mm what to do instead: $/
+    )
     mm.type("n")
     await mm.waitFor(/refused, fine/)
     mm.type("\x04")
@@ -206,7 +225,12 @@ describe("approvals on a pseudo-terminal", () => {
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
     server.push(
-      { toolCalls: [{ name: "edit_file", arguments: { path: "app.ts", old: "const port = 80", new: "const port = 8080" } }] },
+      {
+        toolCalls: [{
+          name: "edit_file",
+          arguments: { path: "app.ts", old: "const port = 80", new: "const port = 8080" }
+        }]
+      },
       { toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "keep me\nnew line\n" } }] },
       { text: "both done" }
     )
@@ -233,7 +257,10 @@ describe("approvals on a pseudo-terminal", () => {
 
   it("always on ls does not let rm run; always on npm test -- -u covers npm test, not npm test; rm -rf x", async () => {
     const project = askingProject(server.url)
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "p", scripts: { test: "echo tested" } }))
+    fs.writeFileSync(
+      path.join(project, "package.json"),
+      JSON.stringify({ name: "p", scripts: { test: "echo tested" } })
+    )
     fs.writeFileSync(path.join(project, "x"), "precious")
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
@@ -247,7 +274,7 @@ describe("approvals on a pseudo-terminal", () => {
     )
     mm.type("go\r")
     const first = stripAnsi(await mm.waitFor(ALLOW))
-    expect(first).toContain('[a]lways "ls …"')
+    expect(first).toContain("[a]lways \"ls …\"")
     let mark = mm.out.length
     mm.type("a")
     // ls ran unasked the first time it was allowed; rm is asked
@@ -256,7 +283,7 @@ describe("approvals on a pseudo-terminal", () => {
     mark = mm.out.length
     mm.type("n")
     const npm = stripAnsi(await mm.waitFor(ALLOW, mark))
-    expect(npm).toContain('[a]lways "npm test …"')
+    expect(npm).toContain("[a]lways \"npm test …\"")
     mark = mm.out.length
     mm.type("a")
     const compound = stripAnsi(await mm.waitFor(ALLOW, mark))
@@ -270,7 +297,9 @@ describe("approvals on a pseudo-terminal", () => {
     mm.type("\x04")
     expect(await mm.exited).toBe(0)
     expect(fs.readFileSync(path.join(project, "x"), "utf8")).toBe("precious")
-    const results = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)
+    const results = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "tool").map((m: any) =>
+      m.content
+    )
     expect(results[1]).toBe("denied by the user")
     expect(results[3]).toMatch(/^exit code 0\n[^]*tested/)
     expect(results[4]).toBe("denied by the user")

@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
@@ -9,7 +11,8 @@ import { PtyMm } from "../../support/PtyMm"
 const WINDOW = { columns: 120, rows: 40 }
 
 const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
-const sessionFiles = (project: string) => fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
+const sessionFiles = (project: string) =>
+  fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
 
 describe("mm --resume on a terminal", () => {
   let server: FakeModelServer
@@ -23,7 +26,9 @@ describe("mm --resume on a terminal", () => {
     server.push({ text: "about alpha" }, { text: "about beta" }, { text: "about gamma" })
     for (const question of ["alpha topic", "beta topic", "gamma topic"]) await runMm(project, [], ["-p", question])
     const ids = new Map(
-      sessionFiles(project).map((file) => [JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8")).title, file.slice(0, -5)])
+      sessionFiles(project).map((
+        file
+      ) => [JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8")).title, file.slice(0, -5)])
     )
 
     const mm = new PtyMm(project, { COLUMNS: "120", LINES: "40" }, ["--resume"], WINDOW)
@@ -40,7 +45,11 @@ describe("mm --resume on a terminal", () => {
     mark = mm.out.length
     mm.type("and then?\r")
     await mm.waitForText(/beta goes on/, mark)
-    expect(server.completions().at(-1)!.body.messages.slice(1).map((m: any) => m.content)).toEqual(["beta topic", "about beta", "and then?"])
+    expect(server.completions().at(-1)!.body.messages.slice(1).map((m: any) => m.content)).toEqual([
+      "beta topic",
+      "about beta",
+      "and then?"
+    ])
     mm.type("\x04")
     expect(await mm.exited).toBe(0)
     expect(sessionFiles(project)).toHaveLength(3)

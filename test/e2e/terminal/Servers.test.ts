@@ -1,8 +1,10 @@
 // The terminal in front of servers as they are: the window in the banner, a missing model,
 // the Ollama warning, usage lines, /context, retries and Ctrl-C during a retry's wait.
-import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
+
 import { type Route, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MmProcess, runMm, tempProject } from "../../support/MmProcess"
 import { SERVER_FIXTURES } from "../../support/paths"
@@ -10,7 +12,10 @@ import { SERVER_FIXTURES } from "../../support/paths"
 const fixture = (server: string, file: string) =>
   JSON.parse(fs.readFileSync(path.join(SERVER_FIXTURES, server, file), "utf8"))
 
-const withServer = async <A>(options: Parameters<typeof startFakeModelServer>[0], use: (server: Awaited<ReturnType<typeof startFakeModelServer>>) => Promise<A>) => {
+const withServer = async <A>(
+  options: Parameters<typeof startFakeModelServer>[0],
+  use: (server: Awaited<ReturnType<typeof startFakeModelServer>>) => Promise<A>
+) => {
   const server = await startFakeModelServer(options)
   try {
     return await use(server)
@@ -31,7 +36,9 @@ describe("the terminal and the model server", () => {
       // piped, answers are on stdout and the banner and usage lines on stderr: each is read on its own
       // (the two pipes' data interleave in any order)
       const lines = stdout.split("\n")
-      expect(stderr.split("\n")[0]).toBe(`mm 0.1.0 · model Qwen/Qwen2.5-Coder-7B-Instruct at ${server.url} (answering) · 16k context`)
+      expect(stderr.split("\n")[0]).toBe(
+        `mm 0.1.0 · model Qwen/Qwen2.5-Coder-7B-Instruct at ${server.url} (answering) · 16k context`
+      )
       expect(stdout).toContain("hello there\n")
       expect(stderr).toMatch(/^1\.2k in · 340 out · 9% of 16k context$/m)
       // no usage from the server: estimated, and marked so
@@ -52,12 +59,19 @@ describe("the terminal and the model server", () => {
 
   it("a model the server does not list: the banner names the ones it has, and so does the first red line", () =>
     withServer(
-      { models: ["a", "b", "c"], steps: [{ kind: "status", status: 404, body: { error: { message: "model 'fake-model' not found" } } }] },
+      {
+        models: ["a", "b", "c"],
+        steps: [{ kind: "status", status: 404, body: { error: { message: "model 'fake-model' not found" } } }]
+      },
       async (server) => {
         const { all: stdout } = await runMm(tempProject(configFor(server.url)), ["hello?"])
         const lines = stdout.split("\n")
-        expect(lines[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering, but has no model fake-model — available: a, b, c) · 32k context`)
-        expect(stdout).toContain(`model "fake-model" is not available on ${server.url} — available: a, b, c — check model.name\n`)
+        expect(lines[0]).toBe(
+          `mm 0.1.0 · model fake-model at ${server.url} (answering, but has no model fake-model — available: a, b, c) · 32k context`
+        )
+        expect(stdout).toContain(
+          `model "fake-model" is not available on ${server.url} — available: a, b, c — check model.name\n`
+        )
       }
     ))
 
@@ -65,12 +79,19 @@ describe("the terminal and the model server", () => {
     withServer(
       {
         ollama: true,
-        routes: { "POST /api/show": { body: fixture("ollama", "api-show.json") }, "GET /api/ps": { body: { models: [] } } } satisfies Record<string, Route>
+        routes: {
+          "POST /api/show": { body: fixture("ollama", "api-show.json") },
+          "GET /api/ps": { body: { models: [] } }
+        } satisfies Record<string, Route>
       },
       async (server) => {
-        server.push({ text: "one", usage: { prompt_tokens: 1000, completion_tokens: 24 } }, { text: "two", usage: { prompt_tokens: 1100, completion_tokens: 24 } })
+        server.push({ text: "one", usage: { prompt_tokens: 1000, completion_tokens: 24 } }, {
+          text: "two",
+          usage: { prompt_tokens: 1100, completion_tokens: 24 }
+        })
         const { all: stdout, stderr } = await runMm(tempProject(configFor(server.url)), ["first", "second"])
-        const warning = "ollama serves fake-model with 4096 tokens of context — set OLLAMA_CONTEXT_LENGTH=32768 and restart ollama"
+        const warning =
+          "ollama serves fake-model with 4096 tokens of context — set OLLAMA_CONTEXT_LENGTH=32768 and restart ollama"
         // piped, notices and usage lines are on stderr
         expect(stderr.split("\n").filter((line) => line === warning)).toHaveLength(1)
         expect(stdout).toContain("1k in · 24 out · 25% of 4k context")
@@ -80,7 +101,12 @@ describe("the terminal and the model server", () => {
 
   it("a busy server: a notice per wait, then the answer", () =>
     withServer({}, async (server) => {
-      const busy = { kind: "status" as const, status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "1" } }
+      const busy = {
+        kind: "status" as const,
+        status: 429,
+        body: { error: { message: "slow down" } },
+        headers: { "retry-after": "1" }
+      }
       server.push(busy, busy, { text: "finally" })
       const { stdout, stderr, code } = await runMm(tempProject(configFor(server.url)), ["hello?"])
       const all = stdout + stderr
@@ -92,7 +118,12 @@ describe("the terminal and the model server", () => {
 
   it("Ctrl-C during a retry's wait cancels the turn at once; the next question is asked", () =>
     withServer({}, async (server) => {
-      server.push({ kind: "status", status: 503, body: { error: { message: "overloaded" } }, headers: { "retry-after": "30" } }, { text: "next answer" })
+      server.push({
+        kind: "status",
+        status: 503,
+        body: { error: { message: "overloaded" } },
+        headers: { "retry-after": "30" }
+      }, { text: "next answer" })
       const mm = new MmProcess(tempProject(configFor(server.url)))
       mm.send("hello?")
       await mm.waitFor(/retrying in 30 s/, 0, undefined, "all")

@@ -1,16 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MM_BIN, MmProcess, runMm, tempProject } from "../../support/MmProcess"
 
 const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
 const sessionFiles = (project: string) =>
-  fs.existsSync(sessionsDir(project)) ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort() : []
-const readSession = (project: string, file: string) => JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+  fs.existsSync(sessionsDir(project))
+    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
+    : []
+const readSession = (project: string, file: string) =>
+  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
 
-const withSessions = (url: string, system: string) => configFor(url, ["sessions:", "  enabled: true", `system: ${system}`])
+const withSessions = (url: string, system: string) =>
+  configFor(url, ["sessions:", "  enabled: true", `system: ${system}`])
 
 describe("the terminal with persistent sessions", () => {
   let server: FakeModelServer
@@ -37,13 +43,21 @@ describe("the terminal with persistent sessions", () => {
     fs.writeFileSync(path.join(project, "agent.yaml"), withSessions(server.url, "new system prompt").join("\n"))
     const mm = new MmProcess(project)
     await mm.waitFor("/sessions to list", 0, undefined, "stderr")
-    expect(mm.stderr).toContain(`sessions: saved under ${sessionsDir(project)} · 1 earlier — /resume to continue the latest, /sessions to list`)
+    expect(mm.stderr).toContain(
+      `sessions: saved under ${sessionsDir(project)} · 1 earlier — /resume to continue the latest, /sessions to list`
+    )
     let mark = mm.stdout.length
     mm.send("/sessions")
     const listing = await mm.waitFor("add a /new command", mark)
-    expect(listing).toContain(`1 session(s) in ${sessionsDir(project)} — /resume <id> to continue one, /resume for the latest`)
+    expect(listing).toContain(
+      `1 session(s) in ${sessionsDir(project)} — /resume <id> to continue one, /resume for the latest`
+    )
     expect(listing).toMatch(
-      new RegExp(`\\n1   ${files[0].slice(0, -5)}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d \\((just now|\\d+ min ago)\\)  2 turn\\(s\\)  add a /new command\\n`)
+      new RegExp(
+        `\\n1   ${
+          files[0].slice(0, -5)
+        }  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d \\((just now|\\d+ min ago)\\)  2 turn\\(s\\)  add a /new command\\n`
+      )
     )
     mark = mm.stdout.length
     mm.send("/resume")
@@ -56,7 +70,7 @@ describe("the terminal with persistent sessions", () => {
     mark = mm.stdout.length
     mm.send("/sessions")
     await mm.waitFor("turn(s)", mark)
-    expect(mm.stdout.slice(mark)).toMatch(/\n1 \* \d{8}-\d{6}-[0-9a-f]{8}  .*  3 turn\(s\)  add a \/new command/)
+    expect(mm.stdout.slice(mark)).toMatch(/\n1 \* \d{8}-\d{6}-[0-9a-f]{8} {2}.* {2}3 turn\(s\) {2}add a \/new command/)
     expect(await mm.end()).toBe(0)
 
     const request = server.completions().at(-1)!.body
@@ -139,7 +153,7 @@ describe("the terminal with persistent sessions", () => {
     const project = tempProject(withSessions(server.url, "s"))
     server.push({ text: "hello" })
     const run = await runMm(project, ["hi", "/resume ../../etc/passwd", "/resume 20260916-101530-4f2a9c1e", "/resume"])
-    expect(run.stderr).toContain('not a session id: "../../etc/passwd"')
+    expect(run.stderr).toContain("not a session id: \"../../etc/passwd\"")
     expect(run.stderr).toContain("no session 20260916-101530-4f2a9c1e in this project")
     expect(run.stdout).toContain("no earlier session to resume")
     const [file] = sessionFiles(project)
@@ -149,7 +163,7 @@ describe("the terminal with persistent sessions", () => {
       ["resume", "/resume 20260916-101530-4f2a9c1e"]
     ])
     const listing = await runMm(project, ["/sessions"])
-    expect(listing.stdout).toMatch(/1 turn\(s\)  hi · ⚠️ 2 error\(s\)/)
+    expect(listing.stdout).toMatch(/1 turn\(s\) {2}hi · ⚠️ 2 error\(s\)/)
   })
 
   it("resumes a named session and reports its errors", async () => {
@@ -166,7 +180,10 @@ describe("the terminal with persistent sessions", () => {
   it("a sessions directory that cannot be written says not saved and answers anyway", async () => {
     const project = tempProject(undefined)
     fs.writeFileSync(path.join(project, "blocker"), "a file where a directory should be")
-    fs.writeFileSync(path.join(project, "agent.yaml"), configFor(server.url, ["sessions:", "  enabled: true", "  dir: blocker/sessions"]).join("\n"))
+    fs.writeFileSync(
+      path.join(project, "agent.yaml"),
+      configFor(server.url, ["sessions:", "  enabled: true", "  dir: blocker/sessions"]).join("\n")
+    )
     server.push({ text: "still answering" })
     const run = await runMm(project, ["hello"])
     expect(run.stderr).toMatch(/\nsessions: not saved \(.+\)\n/)
@@ -179,7 +196,9 @@ describe("the terminal with persistent sessions", () => {
     server.push({ text: "x" })
     await runMm(project, ["listed question"])
     const text = await runMm(project, [], ["sessions"])
-    expect(text.stdout).toMatch(/^1 session\(s\) in .*\n1   \d{8}-\d{6}-[0-9a-f]{8}  .*  1 turn\(s\)  listed question\n$/)
+    expect(text.stdout).toMatch(
+      /^1 session\(s\) in .*\n1 {3}\d{8}-\d{6}-[0-9a-f]{8} {2}.* {2}1 turn\(s\) {2}listed question\n$/
+    )
     const json = JSON.parse((await runMm(project, [], ["sessions", "--json"])).stdout)
     expect(json.dir).toBe(sessionsDir(project))
     expect(json.sessions[0]).toMatchObject({ title: "listed question", turns: 1, errors: 0, readable: true })
@@ -226,33 +245,38 @@ describe("the terminal with persistent sessions", () => {
     ])
   })
 
-  it.runIf(process.getuid?.() === 0)("a directory the user may not write (a real permission denied) says not saved and answers anyway", async () => {
-    const project = tempProject(withSessions(server.url, "s"))
-    fs.chmodSync(project, 0o755)
-    fs.chmodSync(path.join(project, "agent.yaml"), 0o644)
-    server.push({ text: "answered without saving" })
-    // the fake server lives in this process: the child must run without blocking it
-    const nobody = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [MM_BIN], {
-        cwd: project,
-        uid: 65534,
-        gid: 65534,
-        env: { ...process.env, HOME: "/nonexistent", NO_COLOR: undefined, AGENT_CONFIG: undefined }
+  it.runIf(process.getuid?.() === 0)(
+    "a directory the user may not write (a real permission denied) says not saved and answers anyway",
+    async () => {
+      const project = tempProject(withSessions(server.url, "s"))
+      fs.chmodSync(project, 0o755)
+      fs.chmodSync(path.join(project, "agent.yaml"), 0o644)
+      server.push({ text: "answered without saving" })
+      // the fake server lives in this process: the child must run without blocking it
+      const nobody = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [MM_BIN], {
+          cwd: project,
+          uid: 65534,
+          gid: 65534,
+          env: { ...process.env, HOME: "/nonexistent", NO_COLOR: undefined, AGENT_CONFIG: undefined }
+        })
+        let stdout = ""
+        let stderr = ""
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+        child.on("exit", () => resolve({ stdout, stderr }))
+        child.stdin.end("hello\n")
       })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-      child.on("exit", () => resolve({ stdout, stderr }))
-      child.stdin.end("hello\n")
-    })
-    expect(nobody.stderr).toMatch(/\nsessions: not saved \(cannot write .*\.mm\/sessions: permission denied\)\n/)
-    expect(nobody.stdout).toBe("answered without saving\n")
-    expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
-  })
+      expect(nobody.stderr).toMatch(/\nsessions: not saved \(cannot write .*\.mm\/sessions: permission denied\)\n/)
+      expect(nobody.stdout).toBe("answered without saving\n")
+      expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
+    }
+  )
 
   it("piped under permissions: ask, a call is refused without reading stdin, and the next line is a question", async () => {
-    const project = tempProject(withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line)))
+    const project = tempProject(
+      withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line))
+    )
     server.push(
       { toolCalls: [{ id: "asked", name: "bash", arguments: { command: "touch x" } }] },
       { text: "could not run it" },
@@ -263,7 +287,9 @@ describe("the terminal with persistent sessions", () => {
     const run = await runMm(project, ["q1", "y", "q3"])
     expect(run.code).toBe(0)
     expect(fs.existsSync(path.join(project, "x"))).toBe(false)
-    expect(run.stderr.match(/✗ not approved: no terminal to ask \(set permissions: allow, or run mm in a terminal\)\n/g)).toHaveLength(1)
+    expect(
+      run.stderr.match(/✗ not approved: no terminal to ask \(set permissions: allow, or run mm in a terminal\)\n/g)
+    ).toHaveLength(1)
     expect(run.stdout + run.stderr).not.toContain("allow?")
     const requests = server.completions().slice(before).map((r) => r.body.messages)
     expect(requests).toHaveLength(4)

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MmProcess, runMm, tempProject } from "../../support/MmProcess"
 
@@ -45,7 +47,10 @@ describe("/changes and /undo in the terminal", () => {
 
   it("records a turn's changes as blobs, lists them, and /undo restores every file and tells the model", async () => {
     const project = project3(server)
-    const original = { a: fs.readFileSync(path.join(project, "a.txt")), b: fs.readFileSync(path.join(project, "b.txt")) }
+    const original = {
+      a: fs.readFileSync(path.join(project, "a.txt")),
+      b: fs.readFileSync(path.join(project, "b.txt"))
+    }
     editingTurn(server)
     const mm = new MmProcess(project)
     mm.send("make the changes")
@@ -75,7 +80,7 @@ describe("/changes and /undo in the terminal", () => {
     let mark = mm.all.length
     mm.send("/changes")
     const listing = await mm.waitFor("c.txt", mark, undefined, "all")
-    expect(listing).toContain('turn 1  "make the changes"')
+    expect(listing).toContain("turn 1  \"make the changes\"")
     expect(listing).toContain("  a.txt  +1 -1\n")
     expect(listing).toContain("  b.txt  +1 -0\n")
     expect(listing).toContain(`  ${path.join("sub", "c.txt")}  +3 -0  (created)`)
@@ -107,7 +112,11 @@ describe("/changes and /undo in the terminal", () => {
     const messages = server.completions().at(-1)!.body.messages
     const note = messages.at(-2)
     expect(note.role).toBe("user")
-    expect(note.content).toBe(`[mm] the user reverted the changes of turn 1: files a.txt, b.txt, ${path.join("sub", "c.txt")} (${path.join("sub", "c.txt")} deleted)`)
+    expect(note.content).toBe(
+      `[mm] the user reverted the changes of turn 1: files a.txt, b.txt, ${path.join("sub", "c.txt")} (${
+        path.join("sub", "c.txt")
+      } deleted)`
+    )
     expect(Object.keys(note)).toEqual(["role", "content"])
     expect(messages.at(-1)).toEqual({ role: "user", content: "what now?" })
 
@@ -164,7 +173,9 @@ describe("/changes and /undo in the terminal", () => {
   it("says so when nothing was changed, and does nothing when the user says no", async () => {
     const project = project3(server)
     const idle = await runMm(project, ["/changes", "/undo", "/undo x"])
-    expect(idle.all).toContain("no file changed by mm in this session yet (changes made by bash commands are not tracked)")
+    expect(idle.all).toContain(
+      "no file changed by mm in this session yet (changes made by bash commands are not tracked)"
+    )
     expect(idle.all).toContain("nothing to undo: no file changed by mm in this session yet")
     expect(idle.all).toContain("usage: /undo [N]")
 
@@ -192,7 +203,9 @@ describe("/changes and /undo in the terminal", () => {
   it("keeps changes in memory when sessions are off", async () => {
     const project = tempProject(configFor(server.url))
     fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\nthree\n")
-    server.push({ toolCalls: [{ id: "x", name: "write_file", arguments: { path: "a.txt", content: "gone\n" } }] }, { text: "ok" })
+    server.push({ toolCalls: [{ id: "x", name: "write_file", arguments: { path: "a.txt", content: "gone\n" } }] }, {
+      text: "ok"
+    })
     const run = await runMm(project, ["q", "/undo", "y"])
     expect(run.all).toContain("↩️ undid turn 1: restored a.txt")
     expect(read(project, "a.txt")).toBe("one\ntwo\nthree\n")
@@ -209,16 +222,24 @@ describe("/undo killed midway", () => {
 
   it("a SIGKILL during /undo leaves each file whole, either as before or as after", async () => {
     // 12 MB of tool arguments in one answer: more than model.maxAnswerBytes allows by default
-    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]).map((line) =>
-      line === "  name: fake-model" ? `${line}\n  maxAnswerBytes: 33554432` : line
-    ))
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true"]).map((line) =>
+        line === "  name: fake-model" ? `${line}\n  maxAnswerBytes: 33554432` : line
+      )
+    )
     const names = Array.from({ length: 12 }, (_, i) => `big${i}.txt`)
     const size = 1024 * 1024
     const before = (i: number) => `before ${i}\n`.padEnd(size - 1, "b") + "\n"
     const after = (i: number) => `after ${i}\n`.padEnd(size - 1, "a") + "\n"
     names.forEach((name, i) => fs.writeFileSync(path.join(project, name), before(i)))
     server.push(
-      { toolCalls: names.map((name, i) => ({ id: `w${i}`, name: "write_file", arguments: { path: name, content: after(i) } })) },
+      {
+        toolCalls: names.map((name, i) => ({
+          id: `w${i}`,
+          name: "write_file",
+          arguments: { path: name, content: after(i) }
+        }))
+      },
       { text: "rewritten" }
     )
     const mm = new MmProcess(project)

@@ -1,7 +1,9 @@
 import type * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 
-import { type EditorServer, entryFromEditor, McpServers, startGroup } from "../mcp/McpServers"
+import { type EditorServer, entryFromEditor } from "../mcp/McpEntries"
+import { startGroup } from "../mcp/McpGroup"
+import { McpServers } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Keeper"
 
 /** An editor's server as mm takes it: stdio with its `env` array, http (or sse) with its `headers`. */

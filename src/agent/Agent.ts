@@ -18,14 +18,9 @@ import { Changes, type ChangesShape } from "../changes/Changes"
 import { type AgentConfig, AppConfig } from "../config/Config"
 import { type CompactionError, GenerationError } from "../domain/Errors"
 import { type Message, titleOf, type ToolCall, toWire, type WireMessage, withSystem } from "../domain/Session"
-import {
-  mcpApprovalNeeded,
-  McpServers,
-  type McpServersShape,
-  type McpTool,
-  type McpTurnTools,
-  noMcpTools
-} from "../mcp/McpServers"
+import type { McpTool } from "../mcp/McpGroup"
+import { McpServers, type McpServersShape } from "../mcp/McpServers"
+import { mcpApprovalNeeded, type McpTurnTools, noMcpTools } from "../mcp/McpTurnTools"
 import { ModelClient, type ModelClientShape, type ModelEvent } from "../model/ModelClient"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
 import type { Conversation } from "../sessions/Keeper"

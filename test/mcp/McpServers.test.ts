@@ -7,16 +7,11 @@ import { afterEach, describe, expect, it } from "vitest"
 
 import { parseConfig } from "../../src/config/Config"
 import { redact, resetSecretsForTests } from "../../src/lib/Secrets"
-import {
-  entryFromConfig,
-  entryFromEditor,
-  type McpGroup,
-  serversListing,
-  startGroup,
-  summaryLine,
-  turnTools
-} from "../../src/mcp/McpServers"
+import { entryFromConfig, entryFromEditor } from "../../src/mcp/McpEntries"
+import { type McpGroup, startGroup } from "../../src/mcp/McpGroup"
+import { serversListing, summaryLine } from "../../src/mcp/McpServers"
 import { mcpToolName, resultText } from "../../src/mcp/McpTools"
+import { turnTools } from "../../src/mcp/McpTurnTools"
 import { describeCall } from "../../src/tools/Tools"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"

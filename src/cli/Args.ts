@@ -4,16 +4,7 @@
  * Subcommands, `--help` and `--completions` go to @effect/cli (src/Cli.ts), which declares
  * the same options for the help page. This file must stay small: it is on the start-up path.
  */
-
-/** Which conversation mm starts on. */
-export type StartOn =
-  | { readonly _tag: "New" }
-  /** `--continue`: the latest session of the project (what a bare `/resume` takes). */
-  | { readonly _tag: "Latest" }
-  /** `--resume` without an id: a list to pick from, on a terminal. */
-  | { readonly _tag: "Pick" }
-  /** `--resume ID`: full id, unique prefix or hex suffix. */
-  | { readonly _tag: "Id"; readonly id: string }
+import type { StartOn } from "../domain/StartOn"
 
 export interface RunArgs {
   readonly config: string | undefined
@@ -72,32 +63,132 @@ const idLike = /^[0-9a-f-]{1,24}$/
 
 const unknownOption = (arg: string): Parsed => ({ _tag: "Usage", message: `unknown option ${arg.split("=")[0]}` })
 
+type Subcommand = (typeof SUBCOMMANDS)[number]
+
+/** A subcommand's line goes to @effect/cli whole, once its options are known to be its own. */
+const parseSubcommand = (subcommand: Subcommand, rest: ReadonlyArray<string>): Parsed => {
+  const known = SUBCOMMAND_OPTIONS[subcommand]
+  const options = rest.slice(0, rest.includes("--") ? rest.indexOf("--") : rest.length)
+  if (options.some((arg) => HELP_FLAGS.has(arg))) return { _tag: "Help", topic: subcommand }
+  for (const arg of options) {
+    if (!arg.startsWith("-") || arg === "-" || arg === "--completions") continue
+    if (!(arg.split("=")[0] in known)) return unknownOption(arg)
+  }
+  return { _tag: "Delegate" }
+}
+
+/** What the top-level options have said so far. */
+interface Draft {
+  config: string | undefined
+  print: boolean
+  outputFormat: string | undefined
+  start: StartOn
+  continueLatest: boolean
+  yes: boolean
+  verbose: boolean
+}
+
+/** One option's value: after `=`, or the next word (then taken). */
+interface OptionCursor {
+  readonly name: string
+  readonly inline: string | undefined
+  /** The next word, taken as the value. */
+  readonly take: () => string | undefined
+  /** The next word, left where it is. */
+  readonly peek: () => string | undefined
+}
+
+const readOutputFormat = (format: string | undefined, draft: Draft): Parsed | undefined => {
+  if (format !== "text" && format !== "json") {
+    const not = format === undefined ? "" : `, not ${JSON.stringify(format)}`
+    return { _tag: "Usage", message: `--output-format takes text or json${not}` }
+  }
+  draft.outputFormat = format
+  return undefined
+}
+
+const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
+  if (option.inline !== undefined) {
+    if (option.inline === "") return { _tag: "Usage", message: "--resume= needs an id" }
+    draft.start = { _tag: "Id", id: option.inline }
+  } else {
+    const next = option.peek()
+    draft.start = next !== undefined && idLike.test(next) ? { _tag: "Id", id: option.take()! } : { _tag: "Pick" }
+  }
+  return undefined
+}
+
+/** Applies one top-level option to the draft; a Parsed when it ends the reading (bad usage). */
+const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | undefined => {
+  switch (option.name) {
+    case "-c":
+    case "--config": {
+      const path = option.inline ?? option.take()
+      if (path === undefined || path === "") return { _tag: "Usage", message: `${option.name} needs a path` }
+      draft.config = path
+      return undefined
+    }
+    case "-p":
+    case "--print":
+      return void (draft.print = true)
+    case "--output-format":
+      return readOutputFormat(option.inline ?? option.take(), draft)
+    case "--continue":
+      return void (draft.continueLatest = true)
+    case "--resume":
+      return readResume(option, draft)
+    case "-y":
+    case "--yes":
+      return void (draft.yes = true)
+    case "--verbose":
+      return void (draft.verbose = true)
+    default:
+      return unknownOption(arg)
+  }
+}
+
+/** The options that do not go together, then the RunArgs. */
+const finish = (draft: Draft, words: ReadonlyArray<string>): Parsed => {
+  if (draft.continueLatest && draft.start._tag !== "New") {
+    return { _tag: "Usage", message: "--continue and --resume cannot be used together" }
+  }
+  const start: StartOn = draft.continueLatest ? { _tag: "Latest" } : draft.start
+  if (draft.outputFormat !== undefined && !draft.print) {
+    return { _tag: "Usage", message: "--output-format applies to -p (print mode) only" }
+  }
+  if (draft.print && start._tag === "Pick") {
+    return { _tag: "Usage", message: "--resume needs an id with -p (or use --continue for the latest session)" }
+  }
+  const question = words.join(" ")
+  return {
+    _tag: "Run",
+    run: {
+      config: draft.config,
+      question: question.trim() === "" ? undefined : question,
+      print: draft.print,
+      outputFormat: draft.outputFormat === "json" ? "json" : "text",
+      start,
+      yes: draft.yes,
+      verbose: draft.verbose
+    }
+  }
+}
+
 export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
   const first = args[0]
   if (first !== undefined && (SUBCOMMANDS as ReadonlyArray<string>).includes(first)) {
-    const known = SUBCOMMAND_OPTIONS[first as (typeof SUBCOMMANDS)[number]]
-    const subcommand = first as (typeof SUBCOMMANDS)[number]
-    for (const arg of args.slice(1)) {
-      if (arg === "--") break
-      if (HELP_FLAGS.has(arg)) return { _tag: "Help", topic: subcommand }
-    }
-    for (const arg of args.slice(1)) {
-      if (arg === "--") break
-      if (!arg.startsWith("-") || arg === "-" || arg === "--completions") continue
-      if (!(arg.split("=")[0] in known)) return unknownOption(arg)
-    }
-    return { _tag: "Delegate" }
+    return parseSubcommand(first as Subcommand, args.slice(1))
   }
-
-  let config: string | undefined
-  let print = false
-  let outputFormat: string | undefined
-  let start: StartOn = { _tag: "New" }
-  let continueLatest = false
-  let yes = false
-  let verbose = false
+  const draft: Draft = {
+    config: undefined,
+    print: false,
+    outputFormat: undefined,
+    start: { _tag: "New" },
+    continueLatest: false,
+    yes: false,
+    verbose: false
+  }
   const words: Array<string> = []
-
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     if (arg === "--") {
@@ -110,88 +201,15 @@ export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
     }
     if (HELP_FLAGS.has(arg)) return { _tag: "Help", topic: "mm" }
     if (arg === "--completions") return { _tag: "Delegate" }
-    const eq = arg.indexOf("=")
-    const name = eq > 0 && arg.startsWith("--") ? arg.slice(0, eq) : arg
-    const inline = eq > 0 && arg.startsWith("--") ? arg.slice(eq + 1) : undefined
-    const value = (): string | undefined => {
-      if (inline !== undefined) return inline
-      const next = args[i + 1]
-      if (next === undefined) return undefined
-      i++
-      return next
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1
+    const option: OptionCursor = {
+      name: eq > 0 ? arg.slice(0, eq) : arg,
+      inline: eq > 0 ? arg.slice(eq + 1) : undefined,
+      take: () => (args[i + 1] === undefined ? undefined : args[++i]),
+      peek: () => args[i + 1]
     }
-    switch (name) {
-      case "-c":
-      case "--config": {
-        const path = value()
-        if (path === undefined || path === "") return { _tag: "Usage", message: `${name} needs a path` }
-        config = path
-        break
-      }
-      case "-p":
-      case "--print":
-        print = true
-        break
-      case "--output-format": {
-        const format = value()
-        if (format !== "text" && format !== "json") {
-          return {
-            _tag: "Usage",
-            message: `--output-format takes text or json${
-              format === undefined ? "" : `, not ${JSON.stringify(format)}`
-            }`
-          }
-        }
-        outputFormat = format
-        break
-      }
-      case "--continue":
-        continueLatest = true
-        break
-      case "--resume": {
-        if (inline !== undefined) {
-          if (inline === "") return { _tag: "Usage", message: "--resume= needs an id" }
-          start = { _tag: "Id", id: inline }
-        } else if (args[i + 1] !== undefined && idLike.test(args[i + 1])) {
-          start = { _tag: "Id", id: args[++i] }
-        } else {
-          start = { _tag: "Pick" }
-        }
-        break
-      }
-      case "-y":
-      case "--yes":
-        yes = true
-        break
-      case "--verbose":
-        verbose = true
-        break
-      default:
-        return unknownOption(arg)
-    }
+    const ended = readOption(option, arg, draft)
+    if (ended !== undefined) return ended
   }
-
-  if (continueLatest && start._tag !== "New") {
-    return { _tag: "Usage", message: "--continue and --resume cannot be used together" }
-  }
-  if (continueLatest) start = { _tag: "Latest" }
-  if (outputFormat !== undefined && !print) {
-    return { _tag: "Usage", message: "--output-format applies to -p (print mode) only" }
-  }
-  if (print && start._tag === "Pick") {
-    return { _tag: "Usage", message: "--resume needs an id with -p (or use --continue for the latest session)" }
-  }
-  const question = words.join(" ")
-  return {
-    _tag: "Run",
-    run: {
-      config,
-      question: question.trim() === "" ? undefined : question,
-      print,
-      outputFormat: outputFormat === "json" ? "json" : "text",
-      start,
-      yes,
-      verbose
-    }
-  }
+  return finish(draft, words)
 }

@@ -1,12 +1,12 @@
+import { makeRunMain, type Teardown } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 
 import { parseArgs, USAGE } from "./cli/Args"
 import { helpText } from "./cli/Help"
-import { ExitCode, run } from "./cli/Run"
+import { type ExitCode, run } from "./cli/Run"
 import { redact } from "./lib/Secrets"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
@@ -37,53 +37,65 @@ const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
       })
     )
 
+/** The program a command line asks for; it resolves with the exit code. */
+const programOf = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown> => {
+  // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
+  const parsed = parseArgs(argv.slice(2))
+  switch (parsed._tag) {
+    case "Run":
+      return run(parsed.run)
+    case "Help":
+      return Effect.sync(() => (process.stdout.write(`${helpText(parsed.topic)}\n`), 0))
+    case "Usage":
+      return Effect.sync(() => (process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`), 2))
+    case "Delegate":
+      return Effect.flatMap(Effect.promise(() => import("./cli/Cli")), ({ cli }) => cli(argv))
+  }
+}
+
 /**
- * Runs the CLI. Ctrl-C belongs to the façade while it listens for it (a running turn);
- * otherwise it ends the program. No stack trace or Cause dump reaches the user.
+ * The exit code of how the program ended: its own code, 130 when a signal ended it, 2 for a
+ * usage error @effect/cli has already shown, otherwise one redacted line on stderr and 1.
  */
+const teardown: Teardown = (exit, onExit) => {
+  if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : 0)
+  if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
+  const failure = Cause.failureOption(exit.cause)
+  if (failure._tag === "Some" && isCliValidation(failure.value)) return onExit(2)
+  process.stderr.write(`mm: ${redact(oneLine(exit.cause))}\n`)
+  onExit(1)
+}
+
+/**
+ * The Effect runtime owns the process: it runs the program and ends the process with the code
+ * the teardown reads from its exit. Ctrl-C (and SIGTERM, and SIGHUP from a closed terminal
+ * window) belongs to the façade while it listens for it (a running turn); otherwise it
+ * interrupts the program, which saves what was shown and kills the tools' process groups.
+ */
+const runMain = makeRunMain(({ fiber, teardown }) => {
+  const signals: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGTERM", "SIGHUP"]
+  let signalled = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (process.listenerCount(signal) > 1) return
+    signalled = true
+    fiber.unsafeInterruptAsFork(fiber.id())
+  }
+  for (const signal of signals) process.on(signal, onSignal)
+  fiber.addObserver((exit) => {
+    for (const signal of signals) process.off(signal, onSignal)
+    // ended by a signal: 130, however the program wound down (unless it failed of its own)
+    const ended = Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)
+    teardown(exit, (code) => process.exit(signalled && ended ? 130 : code))
+  })
+})
+
+/** Runs the command line. No stack trace or Cause dump reaches the user. */
 export const main = (argv: ReadonlyArray<string>) => {
   // a reader that went away (`mm sessions | head -1`, an editor that quit) ends mm quietly
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(0)
   })
-  // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
-  const parsed = parseArgs(argv.slice(2))
-  const program: Effect.Effect<void, unknown> = parsed._tag === "Run"
-    ? run(parsed.run)
-    : parsed._tag === "Help"
-    ? Effect.sync(() => void process.stdout.write(`${helpText(parsed.topic)}\n`))
-    : parsed._tag === "Usage"
-    ? Effect.sync(() => {
-      process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`)
-      ExitCode.code = 2
-    })
-    : Effect.flatMap(
-      Effect.promise(() => import("./cli/Cli")),
-      ({ cli }) => cli(argv)
-    )
-  const fiber = Effect.runFork(plainWhenNoColor(program))
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (process.listenerCount(signal) > 1) return
-    process.exitCode = 130
-    Effect.runFork(Fiber.interrupt(fiber))
-  }
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
-  // a closed terminal window: like SIGTERM, what was shown is saved and the tools' groups are killed
-  process.on("SIGHUP", onSignal)
-  fiber.addObserver((exit) => {
-    process.off("SIGINT", onSignal)
-    process.off("SIGTERM", onSignal)
-    process.off("SIGHUP", onSignal)
-    if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) {
-      const failure = Cause.failureOption(exit.cause)
-      // @effect/cli has already shown its own usage errors
-      if (failure._tag === "Some" && isCliValidation(failure.value)) process.exit(2)
-      process.stderr.write(`mm: ${redact(oneLine(exit.cause))}\n`)
-      process.exit(ExitCode.code !== 0 ? ExitCode.code : 1)
-    }
-    process.exit(process.exitCode !== undefined && process.exitCode !== 0 ? process.exitCode : ExitCode.code)
-  })
+  runMain(plainWhenNoColor(programOf(argv)), { disableErrorReporting: true, disablePrettyLogger: true, teardown })
 }
 
 const isCliValidation = (value: unknown): boolean =>

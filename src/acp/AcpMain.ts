@@ -6,16 +6,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 
-import { AgentLive } from "../agent/Agent"
-import { CompactorLive } from "../agent/Compactor"
-import { ChangesLive } from "../changes/Changes"
-import { storeLayers } from "../cli/Run"
 import type { LoadedConfig } from "../config/Config"
 import { holdsSecret, redact, secretsKnown } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
-import { McpServersLive } from "../mcp/McpServers"
-import { OpenAiClientNode } from "../model/OpenAiClient"
-import { makeAcpAgent } from "./AcpAgent"
+import { type AcpServices, makeAcpAgent } from "./AcpAgent"
 import { AcpApproverLive } from "./AcpApprover"
 import { EditorAccessLive } from "./EditorAccess"
 import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
@@ -119,24 +113,15 @@ const answerDropped = (dropped: DroppedLine): void => {
   process.stdout.write(`${JSON.stringify(answer)}\n`)
 }
 
-/** The core as the terminal has it, with approvals asked through the editor. */
-export const acpLayer = (loaded: LoadedConfig) => {
-  const base = storeLayers(loaded)
-  const model = OpenAiClientNode.pipe(Layer.provide(base))
-  const mcp = McpServersLive({ projectDir: process.cwd(), onProblem: log }).pipe(Layer.provide(base))
-  return AgentLive.pipe(
-    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), AcpApproverLive)),
-    Layer.provideMerge(Layer.mergeAll(base, model, EditorAccessLive, ChangesLive, mcp)),
-    Layer.provideMerge(StderrLogger)
-  )
-}
+/** What the ACP façade chooses for the application's layers (src/app/Layers.ts): the editor answers approvals and holds the files. */
+export const acpChoice = { approver: AcpApproverLive, files: EditorAccessLive, extra: StderrLogger, log }
 
 /** `mm acp`: serves one editor over stdio until it closes stdin. */
-export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
+export const runAcp = <E>(loaded: LoadedConfig, layer: Layer.Layer<AcpServices, E>): Effect.Effect<void, E> =>
   Effect.scoped(
     Effect.gen(function*() {
       keepStdoutForProtocol()
-      const runtime = yield* Layer.toRuntime(acpLayer(loaded))
+      const runtime = yield* Layer.toRuntime(layer)
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }

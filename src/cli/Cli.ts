@@ -4,15 +4,17 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
+import { acpLayer, storeLayer } from "../app/Layers"
+import type { StartOn } from "../domain/StartOn"
 import { VERSION } from "../lib/Version"
-import { FileSessionStoreLive } from "../sessions/FileSessionStore"
-import type { RunArgs, StartOn } from "./Args"
+import type { RunArgs } from "./Args"
 import { initProject } from "./Init"
-import { ExitCode, run, storeLayers, withConfig } from "./Run"
+import { type ExitCode, run, withConfig } from "./Run"
 import { listSessions, removeSessions, showSession } from "./SessionsCommand"
 
 /**
@@ -83,17 +85,23 @@ export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, 
     )
   )
 
-const mm = rootCommand(run)
+/** A handler's exit code, carried out of @effect/cli (whose handlers return nothing) as a failure. */
+export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: ExitCode }> {}
+
+const exitWith = <E, R>(program: Effect.Effect<ExitCode, E, R>): Effect.Effect<void, E | ExitWith, R> =>
+  Effect.flatMap(program, (code) => (code === 0 ? Effect.void : Effect.fail(new ExitWith({ code }))))
+
+const mm = rootCommand((args) => exitWith(run(args)))
 
 const acp = Command.make(
   "acp",
   { config: configOption },
   ({ config }) =>
-    withConfig(Option.getOrUndefined(config), (loaded) =>
+    exitWith(withConfig(Option.getOrUndefined(config), (loaded) =>
       Effect.flatMap(
         Effect.promise(() => import("../acp/AcpMain")),
-        (module) => module.runAcp(loaded)
-      ))
+        ({ acpChoice, runAcp }) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice)), 0)
+      )))
 ).pipe(Command.withDescription("run as an Agent Client Protocol agent on stdin/stdout (for Zed and other ACP editors)"))
 
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the listing as JSON"))
@@ -102,16 +110,17 @@ const checkpointsGcCommand = Command.make(
   "gc",
   { config: configOption },
   ({ config }) =>
-    withConfig(Option.getOrUndefined(config), (loaded) =>
+    exitWith(withConfig(Option.getOrUndefined(config), (loaded) =>
       Effect.gen(function*() {
         const { checkpointsGc, gcLine } = yield* Effect.promise(() => import("../changes/CheckpointsGc"))
         const done = yield* Effect.either(checkpointsGc(process.cwd()))
         if (done._tag === "Left") {
-          ExitCode.code = 1
-          return yield* Console.error(`mm: ${done.left.message}`)
+          yield* Console.error(`mm: ${done.left.message}`)
+          return 1
         }
-        return yield* Console.log(gcLine(done.right))
-      }).pipe(Effect.provide(Layer.merge(storeLayers(loaded), FileSessionStoreLive))))
+        yield* Console.log(gcLine(done.right))
+        return 0
+      }).pipe(Effect.provide(storeLayer(loaded)))))
 ).pipe(
   Command.withDescription("remove the checkpoints (.mm/checkpoints) that no session of this project uses any more")
 )
@@ -124,13 +133,13 @@ const checkpoints = Command.make("checkpoints").pipe(
 const list = Command.make(
   "list",
   { config: configOption, json: jsonOption },
-  ({ config, json }) => listSessions(Option.getOrUndefined(config), json)
+  ({ config, json }) => exitWith(listSessions(Option.getOrUndefined(config), json))
 ).pipe(Command.withDescription("list this project's saved conversations (the default)"))
 
 const show = Command.make(
   "show",
   { config: configOption, id: Args.text({ name: "ID" }) },
-  ({ config, id }) => showSession(Option.getOrUndefined(config), id)
+  ({ config, id }) => exitWith(showSession(Option.getOrUndefined(config), id))
 ).pipe(
   Command.withDescription(
     "print a conversation as Markdown: questions, answers, tool calls with input and output, errors"
@@ -144,13 +153,13 @@ const rm = Command.make(
     yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("do not ask for confirmation")),
     ids: Args.text({ name: "ID" }).pipe(Args.atLeast(1))
   },
-  ({ config, yes, ids }) => removeSessions(Option.getOrUndefined(config), ids, yes)
+  ({ config, yes, ids }) => exitWith(removeSessions(Option.getOrUndefined(config), ids, yes))
 ).pipe(Command.withDescription("delete the named conversations (asks first on a terminal; --yes for scripts)"))
 
 const sessions = Command.make(
   "sessions",
   { config: configOption, json: jsonOption },
-  ({ config, json }) => listSessions(Option.getOrUndefined(config), json)
+  ({ config, json }) => exitWith(listSessions(Option.getOrUndefined(config), json))
 ).pipe(
   Command.withDescription(
     "this project's saved conversations: list (the default), show ID, rm ID…; an id may be a unique prefix"
@@ -174,7 +183,7 @@ const init = Command.make(
     force: Options.boolean("force").pipe(Options.withDescription("replace an existing agent.yaml"))
   },
   ({ url, model, force }) =>
-    initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force })
+    exitWith(initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force }))
 ).pipe(
   Command.withDescription("write a commented agent.yaml for this project, with the model server found on this machine")
 )
@@ -187,7 +196,12 @@ const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions, checkp
 const cliLayer = Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false, showTypes: false }))
 
 /** The whole command line, parsed by @effect/cli: subcommands and --completions (--help is src/Help.ts). */
-export const cli = (argv: ReadonlyArray<string>) => parse(argv).pipe(Effect.provide(cliLayer))
+export const cli = (argv: ReadonlyArray<string>) =>
+  parse(argv).pipe(
+    Effect.provide(cliLayer),
+    Effect.as(0),
+    Effect.catchTag("ExitWith", (exit) => Effect.succeed(exit.code))
+  )
 
 /** What @effect/cli makes of a top-level command line (tests compare it with src/Args.ts). */
 export const libraryRunArgs = (args: ReadonlyArray<string>) =>

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 
 import { defaultConfig } from "../config/Config"
-import { ExitCode } from "./Run"
+import type { ExitCode } from "./Run"
 
 /** The local servers `mm init` looks for, on 127.0.0.1 only. */
 export const USUAL_SERVERS: ReadonlyArray<{ readonly port: number; readonly name: string }> = [
@@ -99,10 +99,10 @@ export const ignoreMmDir = (cwd: string): boolean => {
 
 const say = (line: string) => process.stdout.write(`${line}\n`)
 
-const fail = (line: string, code = 2) =>
+const fail = (line: string, code: ExitCode = 2) =>
   Effect.sync(() => {
     process.stderr.write(`mm init: ${line}\n`)
-    ExitCode.code = code
+    return code
   })
 
 /** On a terminal, a list of the models found to pick from; undefined when cancelled. */
@@ -179,4 +179,5 @@ export const initProject = (
     yield* Effect.sync(() => fs.writeFileSync(target, initYaml(chosen.url, chosen.model)))
     say(`wrote ${target} — model ${chosen.model} at ${chosen.url}, sessions on`)
     if (ignoreMmDir(cwd)) say("added .mm/ to .gitignore")
+    return 0
   })

@@ -2,26 +2,25 @@ import * as readline from "node:readline"
 
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
+import { storeLayer } from "../app/Layers"
 import { changesMarkdown, changesOverview } from "../changes/Changes"
 import { Checkpoints, CheckpointsLive } from "../changes/Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
-import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import { Keeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
 import { sessionsListing } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { sessionMarkdown } from "../text/SessionMarkdown"
-import { ExitCode, storeLayers, withConfig } from "./Run"
+import { type ExitCode, withConfig } from "./Run"
 
-const withSessions = <A, E>(config: string | undefined, use: Effect.Effect<A, E, Keeper | SessionStore>) =>
-  withConfig(config, (loaded) => use.pipe(Effect.provide(Layer.merge(storeLayers(loaded), FileSessionStoreLive))))
+const withSessions = <E>(config: string | undefined, use: Effect.Effect<ExitCode, E, Keeper | SessionStore>) =>
+  withConfig(config, (loaded) => use.pipe(Effect.provide(storeLayer(loaded))))
 
-const fail = (line: string, code: number) =>
+const fail = (line: string, code: ExitCode) =>
   Effect.sync(() => {
     process.stderr.write(`mm: ${line}\n`)
-    ExitCode.code = code
+    return code
   })
 
 /** `mm sessions [list] [--json]`: the listing of `/sessions`, ending with how to resume from the shell. */
@@ -31,11 +30,12 @@ export const listSessions = (config: string | undefined, json: boolean) =>
     Effect.gen(function*() {
       const keeper = yield* Keeper
       const listing = yield* keeper.list(process.cwd())
-      if (listing._tag === "Failed") ExitCode.code = 1
+      const code: ExitCode = listing._tag === "Failed" ? 1 : 0
       if (!json) {
-        return yield* Console.log(
+        yield* Console.log(
           sanitize(sessionsListing(listing, "", { all: true, resumeHint: "mm --resume <id> to continue one" }))
         )
+        return code
       }
       const out = listing._tag === "Listed"
         ? {
@@ -47,7 +47,8 @@ export const listSessions = (config: string | undefined, json: boolean) =>
         : listing._tag === "Off"
         ? { enabled: false, sessions: [] }
         : { dir: listing.dir, error: listing.reason, sessions: [] }
-      return yield* Console.log(JSON.stringify(out, null, 2))
+      yield* Console.log(JSON.stringify(out, null, 2))
+      return code
     })
   )
 
@@ -65,7 +66,7 @@ export const showSession = (config: string | undefined, typed: string) =>
       if (session._tag === "Left") return yield* fail(session.left.message, session.left.reason === "not-found" ? 2 : 1)
       process.stdout.write(sanitize(sessionMarkdown(session.right)))
       const changes = session.right.changes ?? []
-      if (changes.length === 0) return
+      if (changes.length === 0) return 0
       const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))
         .pipe(
           Effect.provide(CheckpointsLive),
@@ -75,6 +76,7 @@ export const showSession = (config: string | undefined, typed: string) =>
         return yield* fail(`cannot read the changes of ${id.right}: ${String(overview.left)}`, 1)
       }
       process.stdout.write(sanitize(`\n${changesMarkdown(overview.right)}\n`))
+      return 0
     })
   )
 
@@ -126,18 +128,19 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
           return yield* fail("nothing deleted: no terminal to confirm — pass --yes to delete without asking", 2)
         }
         const ok = yield* Effect.promise(() => confirm(`delete ${ids.length} session(s): ${ids.join(", ")}? [y/N] `))
-        if (!ok) return yield* Effect.sync(() => process.stderr.write("nothing deleted\n"))
+        if (!ok) return yield* Effect.sync(() => (process.stderr.write("nothing deleted\n"), 0))
       }
       for (const id of ids) {
         const removed = yield* Effect.either(store.remove(dir, id))
         if (removed._tag === "Left") return yield* fail(removed.left.message, 1)
         process.stdout.write(`deleted ${id}\n`)
       }
-      if (blobs.size === 0) return
+      if (blobs.size === 0) return 0
       const cleaned = yield* Effect.either(checkpointsGc(cwd, blobs))
       if (cleaned._tag === "Left") {
-        return yield* Effect.sync(() => process.stderr.write(`checkpoints kept: ${cleaned.left.message}\n`))
+        return yield* Effect.sync(() => (process.stderr.write(`checkpoints kept: ${cleaned.left.message}\n`), 0))
       }
       if (cleaned.right.removed > 0) process.stdout.write(`${gcLine(cleaned.right)}\n`)
+      return 0
     })
   )

@@ -2,17 +2,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
-import { Agent, AgentLive } from "../agent/Agent"
-import { CompactorLive } from "../agent/Compactor"
+import { Agent } from "../agent/Agent"
 import type { TurnEvent } from "../agent/TurnEvent"
 import { Approval, Approver } from "../approvals/Approver"
-import { ChangesLive } from "../changes/Changes"
-import type { RunArgs } from "../cli/Args"
 import { AppConfig } from "../config/Config"
+import type { ChosenStart } from "../domain/StartOn"
 import { redact } from "../lib/Secrets"
 import type { Conversation } from "../sessions/Keeper"
 import { openOn } from "../sessions/StartOn"
-import { toolResultLine, toolStartLine } from "../text/Lines"
+import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { plain } from "../text/Style"
 import { type PrintEvent, printEventJson } from "./PrintEvents"
@@ -54,7 +52,8 @@ export interface PrintIO {
   readonly outIsTerminal: boolean
 }
 
-const processIO: PrintIO = {
+/** The process's own stdout and stderr, every known secret redacted. */
+export const printIO: PrintIO = {
   outIsTerminal: process.stdout.isTTY === true,
   out: (text) => void process.stdout.write(redact(text)),
   err: (line) => void process.stderr.write(`${redact(line)}\n`)
@@ -64,7 +63,17 @@ const processIO: PrintIO = {
  * `mm -p`: one turn, the answer alone on stdout (or one JSON object per event), everything
  * else on stderr. Resolves with the exit code: 0 answered, 1 the turn failed, 2 bad usage.
  */
-export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
+export interface PrintOptions {
+  readonly question: string | undefined
+  readonly outputFormat: "text" | "json"
+  readonly start: ChosenStart
+  /** Tool lines and the session id on stderr. */
+  readonly verbose: boolean
+  /** Lines to show (with --verbose) before the answer: what the command line's pick said. */
+  readonly notes?: ReadonlyArray<string>
+}
+
+export const runPrint = (run: PrintOptions, cwd: string, io: PrintIO = printIO) =>
   Effect.gen(function*() {
     const piped = yield* Effect.promise(() => readStdin())
     const prompt = promptOf(run.question, piped)
@@ -77,14 +86,8 @@ export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
       if (started.line !== "") io.err(`mm: ${started.line}`)
       return started.code
     }
-    if (run.verbose) { for (const line of started.lines) io.err(line) }
-    const agentLayer = AgentLive.pipe(
-      Layer.provide(Layer.mergeAll(CompactorLive, printApprover(io.err))),
-      Layer.provide(ChangesLive)
-    )
-    const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io)).pipe(
-      Effect.provide(agentLayer)
-    )
+    if (run.verbose) { for (const line of [...(run.notes ?? []), ...startedLines(started)]) io.err(line) }
+    const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io))
     if (run.verbose) {
       const id = yield* conversation.id
       const status = yield* conversation.status
@@ -93,7 +96,7 @@ export const runPrint = (run: RunArgs, cwd: string, io: PrintIO = processIO) =>
     return code
   })
 
-const answer = (run: RunArgs, agent: Agent["Type"], conversation: Conversation, prompt: string, io: PrintIO) =>
+const answer = (run: PrintOptions, agent: Agent["Type"], conversation: Conversation, prompt: string, io: PrintIO) =>
   Effect.gen(function*() {
     const { config } = yield* AppConfig
     let text = ""

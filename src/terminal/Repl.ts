@@ -9,7 +9,7 @@ import * as Stream from "effect/Stream"
 import { Agent } from "../agent/Agent"
 import type { TurnEvent } from "../agent/TurnEvent"
 import { Changes } from "../changes/Changes"
-import type { StartOn } from "../cli/Args"
+import type { ChosenStart } from "../domain/StartOn"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
 import { VERSION } from "../lib/Version"
@@ -18,7 +18,7 @@ import { ModelClient } from "../model/ModelClient"
 import { modelNames } from "../model/OpenAiClient"
 import { type Conversation, Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/StartOn"
-import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
+import { banner, earlierCount, goodbyeLine, listingRows, startedLines, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { runTool } from "../tools/Tools"
 import { attachFiles, shellContext } from "./Attachments"
@@ -32,7 +32,7 @@ import { makeThoughtDisplay } from "./Thought"
 
 /** How the command line starts the terminal: on which conversation, and with which first question. */
 export interface TerminalStart {
-  readonly start: StartOn
+  readonly start: ChosenStart
   readonly question: string | undefined
 }
 
@@ -87,7 +87,7 @@ export const runTerminal = <E>(
       if (started.line !== "") info.line(style.red(sanitize(started.line)))
       return started.code
     }
-    for (const line of started.lines) info.line(line)
+    for (const line of startedLines(started)) info.line(line)
     const answers = makeAnswers((yield* TerminalIO).print)
     if (started.resumed) {
       const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)

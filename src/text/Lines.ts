@@ -1,8 +1,10 @@
 import type { ContextReport } from "../agent/Agent"
 import type { TurnEvent } from "../agent/TurnEvent"
 import type { LoadedConfig } from "../config/Config"
+import { firstLine } from "../lib/OneLine"
 import { windowFigure } from "../model/ServerProbe"
 import type { Listing, ResumeReport, SaveStatus } from "../sessions/Keeper"
+import type { Started } from "../sessions/StartOn"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 
@@ -172,12 +174,16 @@ const cannotList = (dir: string, reason: string): string => {
   return `cannot list the sessions in ${dir}: ${reason.startsWith(prefix) ? reason.slice(prefix.length) : reason}`
 }
 
+/** What the terminal and `-p --verbose` say of the session a conversation started on. */
+export const startedLines = (started: Extract<Started, { _tag: "Started" }>): ReadonlyArray<string> => [
+  ...(started.note === undefined ? [] : [started.note]),
+  ...(started.report === undefined ? [] : [resumedLine(started.report)])
+]
+
 export const resumedLine = (report: ResumeReport): string =>
   `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${
     errorsSuffix(report.errors)
   }`
-
-const firstLineOf = (text: string) => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? ""
 
 const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
@@ -191,7 +197,7 @@ export const toolResultLine = (output: string, failed: boolean, style: Style): s
   // a bash result starts with its status; the first line of what it printed says more
   const head = /^(exit code|killed )/.test(all[0] ?? "") && all.length > 1
     ? `${all[0]} · ${all[1].trim()}`
-    : firstLineOf(output)
+    : firstLine(output)
   const summary = shorten(head, 100)
   const text = `  ${failed ? "✗" : "↳"} ${summary}${lines > 1 ? `  (${lines} lines)` : ""}`
   return failed ? style.yellow(text) : style.dim(text)

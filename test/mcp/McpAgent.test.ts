@@ -3,13 +3,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 
 import { DENIED } from "../../src/agent/Agent"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
-import { AppConfig } from "../../src/config/Config"
-import { McpServersLive } from "../../src/mcp/McpServers"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
@@ -42,10 +39,7 @@ const turnWith = (approval: "ask" | "allow", answers: Array<ScriptedAnswer>, que
     }
   }
   const asked: Array<ApprovalRequest> = []
-  const mcp = McpServersLive({ projectDir: scratch }).pipe(
-    Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
-  )
-  const layer = coreLayer(config, MemorySessionStore.layer(), scriptedApprover(answers, asked)).pipe(Layer.provide(mcp))
+  const layer = coreLayer(config, MemorySessionStore.layer(), scriptedApprover(answers, asked), { projectDir: scratch })
   const program = Effect.gen(function*() {
     const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(scratch, { createFile: "later" }))
     const events = []

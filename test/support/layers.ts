@@ -2,15 +2,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
-import { Agent, AgentLive } from "../../src/agent/Agent"
-import { CompactorLive } from "../../src/agent/Compactor"
+import { Agent } from "../../src/agent/Agent"
 import type { TurnEvent } from "../../src/agent/TurnEvent"
+import { agentLayer, servicesLayer } from "../../src/app/Layers"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
-import { ChangesLive } from "../../src/changes/Changes"
-import { type AgentConfig, AppConfig, defaultConfig } from "../../src/config/Config"
-import { OpenAiClientNode } from "../../src/model/OpenAiClient"
-import { ErrorLogLive } from "../../src/sessions/ErrorLog"
-import { type Conversation, KeeperLive } from "../../src/sessions/Keeper"
+import { type AgentConfig, defaultConfig } from "../../src/config/Config"
+import type { Conversation } from "../../src/sessions/Keeper"
 import type { SessionStore } from "../../src/sessions/SessionStore"
 
 export interface ConfigOverrides {
@@ -58,22 +55,16 @@ export const scriptedApprover = (answers: Array<ScriptedAnswer>, asked: Array<Ap
       })
   })
 
-/** The whole core over the real HTTP model client, with the given store and approver. */
+/** The whole core over the real HTTP model client, with the given store and approver, composed as mm composes it. */
 export const coreLayer = (
   config: AgentConfig,
   store: Layer.Layer<SessionStore>,
-  approver: Layer.Layer<Approver> = scriptedApprover([])
-) => {
-  const base = KeeperLive.pipe(
-    Layer.provide(Layer.mergeAll(store, ErrorLogLive)),
-    Layer.provideMerge(Layer.succeed(AppConfig, { config, file: undefined }))
+  approver: Layer.Layer<Approver> = scriptedApprover([]),
+  options: { readonly projectDir?: string } = {}
+) =>
+  agentLayer(approver).pipe(
+    Layer.provideMerge(servicesLayer({ config, file: undefined }, { store, projectDir: options.projectDir }))
   )
-  const model = OpenAiClientNode.pipe(Layer.provide(base))
-  return AgentLive.pipe(
-    Layer.provide(Layer.mergeAll(CompactorLive.pipe(Layer.provide(model)), approver)),
-    Layer.provideMerge(Layer.mergeAll(base, model, ChangesLive))
-  )
-}
 
 export const runTurn = (conversation: Conversation, question: string) =>
   Effect.flatMap(

@@ -1,0 +1,84 @@
+/**
+ * The one place where the application's layers meet. Each façade takes its services from
+ * here and chooses only what is its own: who answers approvals (`Approver`) and who reads and
+ * writes the project's files (`FileAccess`). The tests build the same graph through
+ * `servicesLayer` and `agentLayer`, with a store of their choosing.
+ */
+import * as Layer from "effect/Layer"
+
+import { AgentLive } from "../agent/Agent"
+import { CompactorLive } from "../agent/Compactor"
+import type { Approver } from "../approvals/Approver"
+import { ChangesLive } from "../changes/Changes"
+import { AppConfig, type LoadedConfig } from "../config/Config"
+import { McpServersLive } from "../mcp/McpServers"
+import { OpenAiClientNode } from "../model/OpenAiClient"
+import { printApprover, printIO } from "../print/Print"
+import { ErrorLogLive } from "../sessions/ErrorLog"
+import { FileSessionStoreLive } from "../sessions/FileSessionStore"
+import { KeeperLive } from "../sessions/Keeper"
+import type { SessionStore } from "../sessions/SessionStore"
+import { TerminalApprover, TerminalIOLive } from "../terminal/TerminalIO"
+import type { FileAccess } from "../tools/FileAccess"
+
+export interface ServiceOptions {
+  /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
+  readonly store?: Layer.Layer<SessionStore>
+  /** The project the MCP servers are started for (the current directory unless said). */
+  readonly projectDir?: string
+  /** Told each MCP server's failure as it happens (ACP logs it on stderr). */
+  readonly onMcpProblem?: (line: string) => void
+}
+
+/** The configuration, the session store, the error log and the keeper: all `mm sessions` needs. */
+export const storeLayer = (loaded: LoadedConfig, store: Layer.Layer<SessionStore> = FileSessionStoreLive) =>
+  KeeperLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(store, ErrorLogLive)),
+    Layer.provideMerge(Layer.succeed(AppConfig, loaded))
+  )
+
+/** Everything below the agent: the store and keeper, the model client, the MCP servers. */
+export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) => {
+  const base = storeLayer(loaded, options.store)
+  const model = OpenAiClientNode.pipe(Layer.provide(base))
+  const mcp = McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem }).pipe(
+    Layer.provide(base)
+  )
+  return Layer.mergeAll(base, model, mcp)
+}
+
+/** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */
+export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
+  AgentLive.pipe(
+    Layer.provide(Layer.mergeAll(CompactorLive, approver)),
+    Layer.provideMerge(ChangesLive)
+  )
+
+/** What the terminal needs for its banner: the services and the keyboard and screen. */
+export const terminalLayer = (loaded: LoadedConfig) => Layer.mergeAll(servicesLayer(loaded), TerminalIOLive)
+
+/** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
+export const terminalAgentLayer = agentLayer(TerminalApprover)
+
+/** `mm -p`: the services and the agent, with nobody to ask (a call that needs approval is refused). */
+export const printLayer = (loaded: LoadedConfig) =>
+  agentLayer(printApprover(printIO.err)).pipe(Layer.provideMerge(servicesLayer(loaded)))
+
+/**
+ * `mm acp`: the services and the agent, with the approver and file access the ACP façade
+ * passes in (the editor's), and whatever else it adds (its logger). Taking them as arguments
+ * keeps the ACP SDK off every other path.
+ */
+export const acpLayer = <RA>(
+  loaded: LoadedConfig,
+  choice: {
+    readonly approver: Layer.Layer<Approver, never, RA>
+    readonly files: Layer.Layer<FileAccess>
+    readonly extra: Layer.Layer<never>
+    readonly log: (line: string) => void
+  }
+) =>
+  agentLayer(choice.approver).pipe(
+    Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded, { onMcpProblem: choice.log }), choice.files)),
+    Layer.provideMerge(choice.extra)
+  )

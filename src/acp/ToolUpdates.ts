@@ -3,7 +3,7 @@ import * as path from "node:path"
 import type * as acp from "@agentclientprotocol/sdk"
 
 import type { FileChange, Preview } from "../approvals/Preview"
-import { isMcpToolName } from "../mcp/McpTools"
+import { isMcpToolName } from "../tools/ToolNames"
 import { describeCall } from "../tools/Tools"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */

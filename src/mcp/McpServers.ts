@@ -10,9 +10,10 @@ import { redact, registerSecret, resolveSecretRefs } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { ToolSpec } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Keeper"
+import { isMcpToolName, markReadOnly, mcpCallTitle, mcpToolName } from "../tools/ToolNames"
 import { type ToolResult, truncateOutput } from "../tools/Tools"
 import type { CallOutcome, Connection, ServerTarget } from "./McpSdk"
-import { isMcpToolName, markReadOnly, mcpCallTitle, mcpToolName, resultText } from "./McpTools"
+import { resultText } from "./McpTools"
 
 /** How long a server may take to start and list its tools. */
 export const STARTUP_TIMEOUT_MS = 10_000

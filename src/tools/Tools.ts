@@ -11,9 +11,9 @@ import * as Schema from "effect/Schema"
 
 import { nodeChildProcesses } from "../lib/NodeModules"
 import { redact, toolEnv } from "../lib/Secrets"
-import { isMcpToolName, isReadOnlyMcpTool, mcpCallTitle } from "../mcp/McpTools"
 import type { ToolSpec } from "../model/ModelClient"
 import { FileAccess, type FileAccessShape } from "./FileAccess"
+import { isMcpToolName, isReadOnlyMcpTool, mcpCallTitle } from "./ToolNames"
 
 export type ToolName = "bash" | "read_file" | "write_file" | "edit_file"
 

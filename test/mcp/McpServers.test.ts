@@ -16,7 +16,8 @@ import {
   summaryLine,
   turnTools
 } from "../../src/mcp/McpServers"
-import { mcpToolName, resultText } from "../../src/mcp/McpTools"
+import { resultText } from "../../src/mcp/McpTools"
+import { mcpToolName } from "../../src/tools/ToolNames"
 import { describeCall } from "../../src/tools/Tools"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"

@@ -6,12 +6,14 @@ import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
 import type { McpServerConfig } from "../config/McpConfig"
+import { firstLineOf } from "../lib/OneLine"
 import { redact, registerSecret, resolveSecretRefs } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { ToolSpec } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Keeper"
+import type { ToolResult } from "../tools/Tool"
 import { isMcpToolName, markReadOnly, mcpCallTitle, mcpToolName } from "../tools/ToolNames"
-import { type ToolResult, truncateOutput } from "../tools/Tools"
+import { truncateOutput } from "../tools/Truncate"
 import type { CallOutcome, Connection, ServerTarget } from "./McpSdk"
 import { resultText } from "./McpTools"
 
@@ -296,7 +298,7 @@ const parseArgs = (raw: string): { readonly args: Record<string, unknown> } | { 
     }
     return { args: value as Record<string, unknown> }
   } catch (cause) {
-    return { error: `arguments are not valid JSON (${String((cause as Error).message ?? cause).split("\n")[0]})` }
+    return { error: `arguments are not valid JSON (${firstLineOf(cause)})` }
   }
 }
 

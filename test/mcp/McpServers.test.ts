@@ -17,8 +17,8 @@ import {
   turnTools
 } from "../../src/mcp/McpServers"
 import { resultText } from "../../src/mcp/McpTools"
+import { describeCall } from "../../src/tools/Describe"
 import { mcpToolName } from "../../src/tools/ToolNames"
-import { describeCall } from "../../src/tools/Tools"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"
 

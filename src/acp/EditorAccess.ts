@@ -7,14 +7,9 @@ import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 
-import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
-import {
-  bashResultOf,
-  DEFAULT_BASH_TIMEOUT_SECONDS,
-  diskFileAccess,
-  type ToolContext,
-  type ToolResult
-} from "../tools/Tools"
+import { bashResultOf } from "../tools/Bash"
+import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileAccess"
+import { DEFAULT_BASH_TIMEOUT_SECONDS, type ToolContext, type ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 
 const reason = (cause: unknown): string => {

@@ -3,8 +3,8 @@ import * as path from "node:path"
 import type * as acp from "@agentclientprotocol/sdk"
 
 import type { FileChange, Preview } from "../approvals/Preview"
-import { isMcpToolName } from "../mcp/McpTools"
-import { describeCall } from "../tools/Tools"
+import { describeCall } from "../tools/Describe"
+import { isMcpToolName } from "../tools/ToolNames"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
 export const parseInput = (raw: string): unknown => {

@@ -24,14 +24,10 @@ import { mcpApprovalNeeded, type McpTurnTools, noMcpTools } from "../mcp/McpTurn
 import { ModelClient, type ModelClientShape, type ModelEvent } from "../model/ModelClient"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
 import type { Conversation } from "../sessions/Keeper"
-import {
-  type CallDescription,
-  describeCall,
-  parseToolArguments,
-  runTool,
-  type ToolResult,
-  toolSpecs
-} from "../tools/Tools"
+import { type CallDescription, describeCall } from "../tools/Describe"
+import type { ToolResult } from "../tools/Tool"
+import { runTool } from "../tools/Tools"
+import { parseToolArguments, toolSpecs } from "../tools/ToolSpecs"
 import { Compactor, type CompactorShape, estimateTokens } from "./Compactor"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { isTerminal, type TurnEvent } from "./TurnEvent"

@@ -8,8 +8,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 
 import { unifiedDiff } from "../lib/Diff"
-import { FileAccess } from "../tools/FileAccess"
-import { diskFileAccess, planEdit, readText } from "../tools/Tools"
+import { planEdit } from "../tools/EditFile"
+import { diskFileAccess, FileAccess } from "../tools/FileAccess"
+import { readText } from "../tools/Files"
 import { isOutsideProject } from "./ApprovalScope"
 
 /** A new file shows this many lines of its content, then how many more there are. */

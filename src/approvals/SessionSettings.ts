@@ -1,6 +1,6 @@
 import * as path from "node:path"
 
-import { needsApproval } from "../tools/Tools"
+import { needsApproval } from "../tools/ProjectPaths"
 import { isInside } from "./ApprovalScope"
 
 /**

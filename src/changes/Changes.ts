@@ -9,7 +9,7 @@ import { type ChangeRecord, firstLine, type Message } from "../domain/Session"
 import { lineCounts, unifiedDiff } from "../lib/Diff"
 import type { Conversation } from "../sessions/Keeper"
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
-import type { FileWrite } from "../tools/Tools"
+import type { FileWrite } from "../tools/Tool"
 import {
   Checkpoints,
   CheckpointsLive,

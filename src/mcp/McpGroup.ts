@@ -1,8 +1,8 @@
 import { messageOf } from "../lib/OneLine"
 import { redact } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
+import { markReadOnly, mcpToolName } from "../tools/ToolNames"
 import type { Connection, ServerTarget } from "./McpSdk"
-import { markReadOnly, mcpToolName } from "./McpTools"
 
 /** How long a server may take to start and list its tools. */
 export const STARTUP_TIMEOUT_MS = 10_000

@@ -10,6 +10,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 
+import { firstLine } from "../lib/OneLine"
+import { forgetProcess, killProcessOnExit } from "../lib/ProcessGroups"
 import type { McpContent } from "./McpTools"
 
 export type ServerTarget =
@@ -62,8 +64,6 @@ export interface Connection {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
-const firstLine = (text: string): string => text.trim().split("\n")[0]?.trim() ?? ""
-
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -71,24 +71,6 @@ const isAlive = (pid: number): boolean => {
   } catch {
     return false
   }
-}
-
-/** Server processes still running; killed if mm exits before closing them. */
-const livePids = new Set<number>()
-let exitHookInstalled = false
-const watchPid = (pid: number) => {
-  livePids.add(pid)
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.once("exit", () => {
-    for (const live of livePids) {
-      try {
-        process.kill(live, "SIGKILL")
-      } catch {
-        // gone already
-      }
-    }
-  })
 }
 
 const timeoutAfter = <A>(ms: number, what: () => string, work: Promise<A>): Promise<A> => {
@@ -172,6 +154,104 @@ const listAll = async (client: Client, timeoutMs: number): Promise<Array<ListedT
   return tools
 }
 
+/** One connection while it lives: the SDK's client, the stdio transport of a local server, its pid. */
+interface Session {
+  readonly client: Client
+  readonly stdio: ReturnType<typeof stdioTransport> | undefined
+  pid: number | undefined
+  /** Set once `stop` began: the connection ending then is no loss. */
+  closing: boolean
+}
+
+/** Sends `which` to a local server still alive; false when there is none. */
+const signalServer = (session: Session, which: NodeJS.Signals): boolean => {
+  const pid = session.pid
+  if (pid === undefined || !isAlive(pid)) return false
+  try {
+    process.kill(pid, which)
+  } catch {
+    // gone meanwhile
+  }
+  return true
+}
+
+/** Ends stdin (the polite way), then SIGTERM, then SIGKILL, and waits until the process is gone. */
+const stop = async (session: Session): Promise<void> => {
+  session.closing = true
+  const closed = session.client.close().catch(() => undefined)
+  await Promise.race([closed, sleep(500)])
+  if (signalServer(session, "SIGTERM")) await Promise.race([closed, sleep(1500)])
+  if (signalServer(session, "SIGKILL")) await Promise.race([closed, sleep(1000)])
+  if (session.pid !== undefined) forgetProcess(session.pid)
+}
+
+/** `reason`, followed by the last line the server wrote on stderr, if any. */
+const withStderr = (session: Session, reason: string): string => {
+  const said = session.stdio?.lastStderr() ?? ""
+  return said === "" ? reason : `${reason} (${said})`
+}
+
+/** Starts a local server (its process killed if mm exits) or reaches a remote one. */
+const openTransport = async (session: Session, target: ServerTarget): Promise<void> => {
+  const stdio = session.stdio
+  if (stdio !== undefined) {
+    const started = session.client.connect(stdio.transport)
+    session.pid = stdio.transport.pid ?? undefined
+    if (session.pid !== undefined) killProcessOnExit(session.pid)
+    await started
+    session.pid = stdio.transport.pid ?? session.pid
+    if (session.pid !== undefined) killProcessOnExit(session.pid)
+  } else {
+    await httpConnect(session.client, target as Extract<ServerTarget, { kind: "http" }>)
+  }
+}
+
+/** Opens the connection and lists the tools, within `timeoutMs`; on failure stops what was started. */
+const openAndList = async (
+  session: Session,
+  target: ServerTarget,
+  options: { readonly timeoutMs: number; readonly signal?: AbortSignal }
+): Promise<Array<ListedTool>> => {
+  try {
+    return await timeoutAfter(
+      options.timeoutMs,
+      () => `no answer within ${seconds(options.timeoutMs)}`,
+      abortable(options.signal, async () => {
+        await openTransport(session, target)
+        return listAll(session.client, options.timeoutMs)
+      })
+    )
+  } catch (cause) {
+    session.pid ??= session.stdio?.transport.pid ?? undefined
+    await stop(session)
+    if (cause instanceof CallFailure) throw cause
+    throw new CallFailure(withStderr(session, errorText(cause)), false)
+  }
+}
+
+/** Calls one tool; any failure is a CallFailure saying what went wrong. */
+const callTool = (session: Session): Connection["call"] => async (tool, args, { timeoutMs, signal }) => {
+  try {
+    const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout: timeoutMs,
+      signal
+    })
+    return {
+      content: (result.content ?? []) as ReadonlyArray<McpContent>,
+      structuredContent: result.structuredContent,
+      isError: result.isError === true
+    }
+  } catch (cause) {
+    if (cause instanceof McpError && cause.code === ErrorCode.RequestTimeout) {
+      throw new CallFailure(`did not answer within ${seconds(timeoutMs)}`, true)
+    }
+    if (cause instanceof McpError && cause.code === ErrorCode.ConnectionClosed) {
+      throw new CallFailure(withStderr(session, "stopped during the call"), false, true)
+    }
+    throw new CallFailure(`failed the call: ${errorText(cause)}`, false)
+  }
+}
+
 /**
  * Starts (stdio) or reaches (http) one server and lists its tools, within `timeoutMs`.
  * On any failure nothing is left running.
@@ -180,85 +260,27 @@ export const connect = async (
   target: ServerTarget,
   options: { readonly timeoutMs: number; readonly version: string; readonly signal?: AbortSignal }
 ): Promise<Connection> => {
-  const client = new Client({ name: "mm", version: options.version }, { capabilities: {} })
-  const stdio = target.kind === "stdio" ? stdioTransport(target) : undefined
-  let closing = false
-  let pid: number | undefined
-  const signal = (which: NodeJS.Signals) => {
-    if (pid === undefined || !isAlive(pid)) return false
-    try {
-      process.kill(pid, which)
-    } catch {
-      // gone meanwhile
-    }
-    return true
+  const session: Session = {
+    client: new Client({ name: "mm", version: options.version }, { capabilities: {} }),
+    stdio: target.kind === "stdio" ? stdioTransport(target) : undefined,
+    pid: undefined,
+    closing: false
   }
-  /** Ends stdin (the polite way), then SIGTERM, then SIGKILL, and waits until the process is gone. */
-  const stop = async () => {
-    closing = true
-    const closed = client.close().catch(() => undefined)
-    await Promise.race([closed, sleep(500)])
-    if (signal("SIGTERM")) await Promise.race([closed, sleep(1500)])
-    if (signal("SIGKILL")) await Promise.race([closed, sleep(1000)])
-    if (pid !== undefined) livePids.delete(pid)
-  }
-  const withStderr = (reason: string) => {
-    const said = stdio?.lastStderr() ?? ""
-    return said === "" ? reason : `${reason} (${said})`
-  }
-  let tools: Array<ListedTool>
-  try {
-    tools = await timeoutAfter(
-      options.timeoutMs,
-      () => `no answer within ${seconds(options.timeoutMs)}`,
-      abortable(options.signal, async () => {
-        if (stdio !== undefined) {
-          const started = client.connect(stdio.transport)
-          pid = stdio.transport.pid ?? undefined
-          if (pid !== undefined) watchPid(pid)
-          await started
-          pid = stdio.transport.pid ?? pid
-          if (pid !== undefined) watchPid(pid)
-        } else {
-          await httpConnect(client, target as Extract<ServerTarget, { kind: "http" }>)
-        }
-        return listAll(client, options.timeoutMs)
-      })
-    )
-  } catch (cause) {
-    pid ??= stdio?.transport.pid ?? undefined
-    await stop()
-    if (cause instanceof CallFailure) throw cause
-    throw new CallFailure(withStderr(errorText(cause)), false)
-  }
-
+  const tools = await openAndList(session, target, options)
   const connection: Connection = {
     tools,
-    pid,
+    pid: session.pid,
     onLost: undefined,
-    call: async (tool, args, { timeoutMs, signal }) => {
-      try {
-        const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, signal })
-        return {
-          content: (result.content ?? []) as ReadonlyArray<McpContent>,
-          structuredContent: result.structuredContent,
-          isError: result.isError === true
-        }
-      } catch (cause) {
-        if (cause instanceof McpError && cause.code === ErrorCode.RequestTimeout) {
-          throw new CallFailure(`did not answer within ${seconds(timeoutMs)}`, true)
-        }
-        if (cause instanceof McpError && cause.code === ErrorCode.ConnectionClosed) {
-          throw new CallFailure(withStderr("stopped during the call"), false, true)
-        }
-        throw new CallFailure(`failed the call: ${errorText(cause)}`, false)
-      }
-    },
-    close: stop
+    call: callTool(session),
+    close: () => stop(session)
   }
-  client.onclose = () => {
-    if (pid !== undefined) livePids.delete(pid)
-    if (!closing) connection.onLost?.(withStderr(stdio !== undefined ? "the server exited" : "the connection closed"))
+  session.client.onclose = () => {
+    if (session.pid !== undefined) forgetProcess(session.pid)
+    if (!session.closing) {
+      connection.onLost?.(
+        withStderr(session, session.stdio !== undefined ? "the server exited" : "the connection closed")
+      )
+    }
   }
   return connection
 }

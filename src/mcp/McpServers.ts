@@ -4,9 +4,9 @@ import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
 import type { Conversation } from "../sessions/Keeper"
+import { isMcpToolName } from "../tools/ToolNames"
 import { entryFromConfig } from "./McpEntries"
 import { type McpGroup, startGroup } from "./McpGroup"
-import { isMcpToolName } from "./McpTools"
 import { type McpTurnTools, noMcpTools, turnTools } from "./McpTurnTools"
 
 export interface McpServersShape {

@@ -3,10 +3,12 @@ import * as Effect from "effect/Effect"
 import { firstLineOf } from "../lib/OneLine"
 import { redact } from "../lib/Secrets"
 import type { ToolSpec } from "../model/ModelClient"
-import { type ToolResult, truncateOutput } from "../tools/Tools"
+import type { ToolResult } from "../tools/Tool"
+import { isMcpToolName, mcpCallTitle } from "../tools/ToolNames"
+import { truncateOutput } from "../tools/Truncate"
 import type { McpGroup, McpTool } from "./McpGroup"
 import type { CallOutcome } from "./McpSdk"
-import { isMcpToolName, mcpCallTitle, resultText } from "./McpTools"
+import { resultText } from "./McpTools"
 
 /**
  * Whether a call of an MCP tool waits for the user: as `bash` does (`permissions`, and the

@@ -1,7 +1,8 @@
 import type { Message } from "../domain/Session"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
-import { describeCall, parseToolArguments } from "../tools/Tools"
+import { describeCall } from "../tools/Describe"
+import { parseToolArguments } from "../tools/ToolSpecs"
 import { SHELL_CONTEXT_HEAD } from "./Attachments"
 import type { MarkdownEngine } from "./MarkdownEngine"
 

@@ -1,13 +1,16 @@
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 
-import type { ToolContext, ToolResult } from "./Tools"
+import { runBash } from "./Bash"
+import { readTextLossy, writeText } from "./Files"
+import type { ToolContext, ToolResult } from "./Tool"
 
 /**
  * Where the tools read and write files and run commands: the disk and a local `bash` by
  * default; an editor's buffers and terminals under `mm acp` when the editor offers them
- * (src/Acp/EditorAccess.ts). The tools compute the same results either way.
+ * (src/acp/EditorAccess.ts). The tools compute the same results either way.
  */
 export interface FileAccessShape {
   /** The text of a file (`file` absolute, `shown` as the model wrote it); Left is a one-line reason. */
@@ -25,5 +28,17 @@ export interface FileAccessShape {
   ) => Effect.Effect<ToolResult>
 }
 
-/** Optional: where it is not provided, the tools use `diskFileAccess` (src/Tools.ts). */
+/** Optional: where it is not provided, the tools use `diskFileAccess` (below). */
 export class FileAccess extends Context.Tag("mm/FileAccess")<FileAccess, FileAccessShape>() {}
+
+/** The disk and a local bash: what the tools use unless an editor offers its own. */
+export const diskFileAccess: FileAccessShape = {
+  read: (file, shown) => Effect.sync(() => readTextLossy(file, shown)),
+  readsDisk: Effect.succeed(true),
+  writesDisk: Effect.succeed(true),
+  write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
+  bash: (args, ctx) => runBash(args, ctx)
+}
+
+/** FileAccess provided as the disk and a local bash. */
+export const FileAccessDisk = Layer.succeed(FileAccess, diskFileAccess)

@@ -8,14 +8,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 
-import {
-  describeCall,
-  needsApproval,
-  parseToolArguments,
-  runTool,
-  toolSpecs,
-  truncateOutput
-} from "../../src/tools/Tools"
+import { describeCall } from "../../src/tools/Describe"
+import { needsApproval } from "../../src/tools/ProjectPaths"
+import { runTool } from "../../src/tools/Tools"
+import { parseToolArguments, toolSpecs } from "../../src/tools/ToolSpecs"
+import { truncateOutput } from "../../src/tools/Truncate"
 
 const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mm-tools-"))
 

@@ -8,7 +8,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 
-import { needsApproval, runTool } from "../../src/tools/Tools"
+import { needsApproval } from "../../src/tools/ProjectPaths"
+import { runTool } from "../../src/tools/Tools"
 
 const tempDir = (): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-tools-hard-")))
 

@@ -66,6 +66,35 @@ export const parseModelList = (body: unknown, model: string): ModelList | undefi
   return { ids, ownedBy, maxModelLen: positive(mine?.max_model_len) }
 }
 
+/**
+ * The model ids of a `/models` answer: OpenAI's `{data: [{id}]}`, or Ollama's `{models: [{name}]}`;
+ * undefined when the body is neither. The one reader of a server's list (`mm init` uses it too).
+ */
+export const listedModels = (body: unknown): ReadonlyArray<string> | undefined => {
+  if (!isRecord(body)) return undefined
+  const list = Array.isArray(body.data) ? body.data : Array.isArray(body.models) ? body.models : undefined
+  if (list === undefined) return undefined
+  const ids = list.flatMap((entry: unknown) =>
+    isRecord(entry) && typeof entry.id === "string"
+      ? [entry.id]
+      : isRecord(entry) && typeof entry.name === "string"
+      ? [entry.name]
+      : []
+  )
+  return [...new Set(ids)].filter((id) => id !== "")
+}
+
+/** The ids of a `/models` answer (see `listedModels`); none when it is not a list. */
+export const modelIds = (body: unknown): ReadonlyArray<string> => listedModels(body) ?? []
+
+const MODELS_SHOWN = 8
+
+/** `a, b, c` (the first few of a long list). */
+export const modelNames = (models: ReadonlyArray<string>): string =>
+  models.length <= MODELS_SHOWN
+    ? models.join(", ")
+    : `${models.slice(0, MODELS_SHOWN).join(", ")}, … (${models.length} in all)`
+
 /** The port a URL names, or the one its scheme implies; "" when it is not a URL. */
 export const portOf = (url: string): string => {
   try {

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 
 import { defaultConfig } from "../config/Config"
+import { listedModels } from "../model/ServerProbe"
 import type { ExitCode } from "./Run"
 
 /** The local servers `mm init` looks for, on 127.0.0.1 only. */
@@ -20,14 +21,12 @@ export interface FoundServer {
   readonly models: ReadonlyArray<string>
 }
 
-/** The models a server lists at `GET {url}/models`, or undefined when it does not answer so. */
+/** The models a server lists at `GET {url}/models` (read by `listedModels`), or undefined when it does not answer so. */
 export const listModels = async (url: string, timeoutMs = 1500): Promise<ReadonlyArray<string> | undefined> => {
   try {
     const response = await fetch(`${url.replace(/\/+$/, "")}/models`, { signal: AbortSignal.timeout(timeoutMs) })
     if (!response.ok) return undefined
-    const body = (await response.json()) as { data?: ReadonlyArray<{ id?: unknown }> }
-    if (!Array.isArray(body.data)) return undefined
-    return body.data.flatMap((m) => (typeof m.id === "string" && m.id !== "" ? [m.id] : []))
+    return listedModels(await response.json())
   } catch {
     return undefined
   }

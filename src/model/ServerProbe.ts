@@ -66,6 +66,35 @@ export const parseModelList = (body: unknown, model: string): ModelList | undefi
   return { ids, ownedBy, maxModelLen: positive(mine?.max_model_len) }
 }
 
+/**
+ * The model ids of a `/models` answer: OpenAI's `{data: [{id}]}`, or Ollama's `{models: [{name}]}`;
+ * undefined when the body is neither. The one reader of a server's list (`mm init` uses it too).
+ */
+export const listedModels = (body: unknown): ReadonlyArray<string> | undefined => {
+  if (!isRecord(body)) return undefined
+  const list = Array.isArray(body.data) ? body.data : Array.isArray(body.models) ? body.models : undefined
+  if (list === undefined) return undefined
+  const ids = list.flatMap((entry: unknown) =>
+    isRecord(entry) && typeof entry.id === "string"
+      ? [entry.id]
+      : isRecord(entry) && typeof entry.name === "string"
+      ? [entry.name]
+      : []
+  )
+  return [...new Set(ids)].filter((id) => id !== "")
+}
+
+/** The ids of a `/models` answer (see `listedModels`); none when it is not a list. */
+export const modelIds = (body: unknown): ReadonlyArray<string> => listedModels(body) ?? []
+
+const MODELS_SHOWN = 8
+
+/** `a, b, c` (the first few of a long list). */
+export const modelNames = (models: ReadonlyArray<string>): string =>
+  models.length <= MODELS_SHOWN
+    ? models.join(", ")
+    : `${models.slice(0, MODELS_SHOWN).join(", ")}, … (${models.length} in all)`
+
 /** The port a URL names, or the one its scheme implies; "" when it is not a URL. */
 export const portOf = (url: string): string => {
   try {
@@ -207,39 +236,40 @@ export const contextWarning = (
 /** How long each question to the server may take; the probe runs in the background. */
 export const CONTEXT_PROBE_TIMEOUT_MS = 5000
 
-/**
- * Asks the server what context it serves, knowing its `/models` answer. Never fails:
- * an endpoint the server does not have is simply not an answer.
- */
-export const probeContext = (
-  client: HttpClient.HttpClient,
-  options: {
-    readonly baseUrl: string
-    readonly model: string
-    readonly list: ModelList | undefined
-    readonly headers: Readonly<Record<string, string>>
-  }
-): Effect.Effect<ServedContext> => {
-  const { baseUrl, model, list } = options
-  const kind = kindOf(baseUrl, list)
-  const root = baseUrl.replace(/\/v1$/, "")
-  const ask = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<unknown> =>
-    HttpClient.withScope(client)
-      .execute(HttpClientRequest.setHeaders(request, options.headers))
-      .pipe(
-        Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
-        Effect.scoped,
-        Effect.map(parseJson),
-        Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
-        Effect.orElseSucceed(() => undefined)
-      )
-  const get = (path: string) => ask(HttpClientRequest.get(`${root}${path}`))
+/** A question to the server: its JSON answer, or undefined when there is none. Never fails. */
+type Ask = (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<unknown>
 
-  const llamaCpp = Effect.map(get("/props"), llamaCppContext)
-  const ollama = Effect.gen(function*() {
+const askerOf = (client: HttpClient.HttpClient, headers: Readonly<Record<string, string>>): Ask => (request) =>
+  HttpClient.withScope(client)
+    .execute(HttpClientRequest.setHeaders(request, headers))
+    .pipe(
+      Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
+      Effect.scoped,
+      Effect.map(parseJson),
+      Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
+      Effect.orElseSucceed(() => undefined)
+    )
+
+/** The server's root: its API base without the `/v1`. */
+const rootOf = (baseUrl: string): string => baseUrl.replace(/\/v1$/, "")
+
+/** llama.cpp's window, from `GET /props`. */
+const llamaCppWindow = (ask: Ask, root: string): Effect.Effect<number | undefined> =>
+  Effect.map(ask(HttpClientRequest.get(`${root}/props`)), llamaCppContext)
+
+/**
+ * Ollama's window: the loaded model's, else the `num_ctx` it was made with (within its trained
+ * length). `answered` says whether the server spoke Ollama at all.
+ */
+const ollamaWindow = (
+  ask: Ask,
+  root: string,
+  model: string
+): Effect.Effect<{ readonly tokens: number | undefined; readonly answered: boolean }> =>
+  Effect.gen(function*() {
     const [running, shown] = yield* Effect.all(
       [
-        Effect.map(get("/api/ps"), (body) => ollamaRunningContext(body, model)),
+        Effect.map(ask(HttpClientRequest.get(`${root}/api/ps`)), (body) => ollamaRunningContext(body, model)),
         Effect.map(
           ask(HttpClientRequest.post(`${root}/api/show`).pipe(HttpClientRequest.bodyUnsafeJson({ model }))),
           ollamaShownContext
@@ -257,53 +287,66 @@ export const probeContext = (
     // not loaded, and no num_ctx of its own: the server's default applies, known once it has loaded the model
     return { tokens: undefined, answered: shown.trained !== undefined }
   })
-  const lmStudio = Effect.map(
-    Effect.all([get(`/api/v0/models/${encodeURIComponent(model)}`), get("/api/v1/models")], {
-      concurrency: "unbounded"
-    }),
+
+/** LM Studio's window: its v0 API's, else its v1 API's (0.4+). */
+const lmStudioWindow = (ask: Ask, root: string, model: string): Effect.Effect<number | undefined> =>
+  Effect.map(
+    Effect.all([
+      ask(HttpClientRequest.get(`${root}/api/v0/models/${encodeURIComponent(model)}`)),
+      ask(HttpClientRequest.get(`${root}/api/v1/models`))
+    ], { concurrency: "unbounded" }),
     ([v0, v1]) => lmStudioV0Context(v0) ?? lmStudioV1Context(v1, model)
   )
 
+/** A server of no known kind: whichever of llama.cpp, Ollama and LM Studio it turns out to be. */
+const anyServerWindow = (ask: Ask, root: string, model: string): Effect.Effect<ServedContext> =>
+  Effect.map(
+    Effect.all([llamaCppWindow(ask, root), ollamaWindow(ask, root, model), lmStudioWindow(ask, root, model)], {
+      concurrency: "unbounded"
+    }),
+    ([fromProps, fromOllama, fromLmStudio]): ServedContext => {
+      if (fromProps !== undefined) return { kind: "llama.cpp", tokens: fromProps, askAgainAfterAnswer: false }
+      if (fromOllama.answered) {
+        return { kind: "ollama", tokens: fromOllama.tokens, askAgainAfterAnswer: fromOllama.tokens === undefined }
+      }
+      if (fromLmStudio !== undefined) return { kind: "lmstudio", tokens: fromLmStudio, askAgainAfterAnswer: false }
+      return { kind: "unknown", tokens: undefined, askAgainAfterAnswer: false }
+    }
+  )
+
+/**
+ * Asks the server what context it serves, knowing its `/models` answer. Never fails:
+ * an endpoint the server does not have is simply not an answer.
+ */
+export const probeContext = (
+  client: HttpClient.HttpClient,
+  options: {
+    readonly baseUrl: string
+    readonly model: string
+    readonly list: ModelList | undefined
+    readonly headers: Readonly<Record<string, string>>
+  }
+): Effect.Effect<ServedContext> => {
+  const { baseUrl, model, list } = options
+  const kind = kindOf(baseUrl, list)
+  const root = rootOf(baseUrl)
+  const ask = askerOf(client, options.headers)
   switch (kind) {
     case "vllm":
       return Effect.succeed({ kind, tokens: list?.maxModelLen, askAgainAfterAnswer: false })
     case "openai":
       return Effect.succeed({ kind, tokens: undefined, askAgainAfterAnswer: false })
     case "llama.cpp":
-      return Effect.map(llamaCpp, (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
+      return Effect.map(llamaCppWindow(ask, root), (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
     case "lmstudio":
-      return Effect.map(lmStudio, (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
+      return Effect.map(lmStudioWindow(ask, root, model), (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
     case "ollama":
-      return Effect.map(ollama, ({ tokens }) => ({ kind, tokens, askAgainAfterAnswer: tokens === undefined }))
-    case "unknown":
-      // whichever of them this server turns out to be
       return Effect.map(
-        Effect.all([llamaCpp, ollama, lmStudio], { concurrency: "unbounded" }),
-        ([fromProps, fromOllama, fromLmStudio]) => {
-          if (fromProps !== undefined) {
-            return {
-              kind: "llama.cpp" as const,
-              tokens: fromProps,
-              askAgainAfterAnswer: false
-            }
-          }
-          if (fromOllama.answered) {
-            return {
-              kind: "ollama" as const,
-              tokens: fromOllama.tokens,
-              askAgainAfterAnswer: fromOllama.tokens === undefined
-            }
-          }
-          if (fromLmStudio !== undefined) {
-            return {
-              kind: "lmstudio" as const,
-              tokens: fromLmStudio,
-              askAgainAfterAnswer: false
-            }
-          }
-          return { kind, tokens: undefined, askAgainAfterAnswer: false }
-        }
+        ollamaWindow(ask, root, model),
+        ({ tokens }) => ({ kind, tokens, askAgainAfterAnswer: tokens === undefined })
       )
+    case "unknown":
+      return anyServerWindow(ask, root, model)
   }
 }
 
@@ -312,17 +355,7 @@ export const probeOllamaLoaded = (
   client: HttpClient.HttpClient,
   options: { readonly baseUrl: string; readonly model: string; readonly headers: Readonly<Record<string, string>> }
 ): Effect.Effect<number | undefined> =>
-  HttpClient.withScope(client)
-    .execute(
-      HttpClientRequest.setHeaders(
-        HttpClientRequest.get(`${options.baseUrl.replace(/\/v1$/, "")}/api/ps`),
-        options.headers
-      )
-    )
-    .pipe(
-      Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
-      Effect.scoped,
-      Effect.map((text) => ollamaRunningContext(parseJson(text), options.model)),
-      Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
-      Effect.orElseSucceed(() => undefined)
-    )
+  Effect.map(
+    askerOf(client, options.headers)(HttpClientRequest.get(`${rootOf(options.baseUrl)}/api/ps`)),
+    (body) => ollamaRunningContext(body, options.model)
+  )

@@ -10,8 +10,10 @@ import * as Stream from "effect/Stream"
 
 import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
 import { GenerationError } from "../../src/domain/Errors"
+import { Completion } from "../../src/model/Completion"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
-import { Completion, OpenAiClientNode, RetryTiming } from "../../src/model/OpenAiClient"
+import { OpenAiClientNode } from "../../src/model/OpenAiClient"
+import { RetryTiming } from "../../src/model/Retry"
 import {
   closedPort as closedPortNumber,
   type FakeModelServer,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest"
 
 import { replayUpdates } from "../../src/acp/Replay"
-import { Completion, modelIds } from "../../src/model/OpenAiClient"
+import { Completion } from "../../src/model/Completion"
 import { ThinkSplitter } from "../../src/model/Reasoning"
+import { modelIds } from "../../src/model/ServerProbe"
 import { makePrinter } from "../../src/terminal/TerminalIO"
 import { makeThoughtDisplay, rowsOf } from "../../src/terminal/Thought"
 import { colored, plain } from "../../src/text/Style"

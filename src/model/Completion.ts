@@ -1,0 +1,217 @@
+/** The answer as it streams in: text, reasoning and tool calls assembled from their deltas. */
+import { type GenerationError, rawText } from "../domain/Errors"
+import type { ToolCall } from "../domain/Session"
+import { squashed } from "../lib/OneLine"
+import { redact } from "../lib/Secrets"
+import { CHUNK_SHOWN_MAX, fail, serverMessage } from "./Failures"
+import type { ModelEvent, Usage } from "./ModelClient"
+import { ThinkSplitter } from "./Reasoning"
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+interface PendingCall {
+  id: string | undefined
+  name: string
+  arguments: string
+}
+
+/** The answer so far: the text, the tool calls by index, how it finished. */
+export class Completion {
+  private contentSoFar = ""
+  /** The reasoning so far; `takeReasoning` hands out what arrived since it was last called. */
+  private reasoning = ""
+  private reasoningSent = 0
+  private readonly think = new ThinkSplitter()
+  private finishReason: string | undefined = undefined
+  private usage: Usage | undefined = undefined
+  private done = false
+  private byteCount = 0
+  private readonly calls = new Map<number, PendingCall>()
+  /** A server's index reused for another call, and the slot that call really has. */
+  private readonly aliases = new Map<number, number>()
+  private lastIndex = -1
+  /** Ids given to calls the server sent without one: the same for the whole answer. */
+  private readonly idBase = Math.random().toString(36).slice(2, 10)
+
+  /**
+   * Absorbs one `data:` payload; returns the text to show now, or a failure.
+   * Plain `JSON.parse` and narrowing: this runs once per token.
+   */
+  absorb(data: string, eventName: string): string | GenerationError | undefined {
+    if (data.length <= 8 && data.trim() === "[DONE]") {
+      this.done = true
+      return undefined
+    }
+    let chunk: unknown
+    try {
+      chunk = JSON.parse(data)
+    } catch (cause) {
+      return fail(
+        "malformed",
+        `the model server sent a chunk that is not JSON: ${squashed(data, CHUNK_SHOWN_MAX)}`,
+        `${rawText(cause)} in data: ${data}`
+      )
+    }
+    if (!isRecord(chunk)) {
+      return fail(
+        "malformed",
+        `the model server sent a chunk that is not an object: ${squashed(data, CHUNK_SHOWN_MAX)}`,
+        data
+      )
+    }
+    if ((chunk.error !== undefined && chunk.error !== null) || eventName === "error") {
+      const said = serverMessage(data)
+      return fail("http", `the model server reported an error mid-answer: ${said === "" ? "(no message)" : said}`, data)
+    }
+    const usage = chunk.usage
+    if (isRecord(usage) && typeof usage.prompt_tokens === "number") {
+      this.usage = {
+        promptTokens: usage.prompt_tokens,
+        completionTokens: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0
+      }
+    }
+    const choices = chunk.choices
+    if (!Array.isArray(choices) || choices.length === 0) return undefined
+    const choice: unknown = choices[0]
+    if (!isRecord(choice)) return undefined
+    let text: string | undefined
+    const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : undefined
+    if (delta !== undefined) {
+      const thought = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
+      if (typeof thought === "string") {
+        this.reasoning += thought
+        this.byteCount += Buffer.byteLength(thought)
+      }
+      if (typeof delta.content === "string" && delta.content !== "") {
+        this.byteCount += Buffer.byteLength(delta.content)
+        const split = this.think.push(delta.content)
+        this.reasoning += split.reasoning
+        this.contentSoFar += split.text
+        if (split.text !== "") text = split.text
+      }
+      if (Array.isArray(delta.tool_calls)) this.absorbToolCalls(delta.tool_calls, delta === choice.message)
+    }
+    if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
+      this.finishReason = choice.finish_reason
+    }
+    return text
+  }
+
+  private absorbToolCalls(deltas: ReadonlyArray<unknown>, whole: boolean): void {
+    for (const [position, delta] of deltas.entries()) {
+      if (!isRecord(delta)) continue
+      const id = typeof delta.id === "string" && delta.id !== "" ? delta.id : undefined
+      const fn = delta.function
+      const named = isRecord(fn) && typeof fn.name === "string" && fn.name !== ""
+      const call = this.slotFor(whole ? position : delta.index, id, named)
+      if (call.id === undefined) call.id = id
+      if (!isRecord(fn)) continue
+      if (call.name === "" && typeof fn.name === "string") call.name = fn.name
+      const added = typeof fn.arguments === "string"
+        ? fn.arguments
+        : isRecord(fn.arguments)
+        ? JSON.stringify(fn.arguments)
+        : ""
+      call.arguments += added
+      this.byteCount += Buffer.byteLength(added)
+    }
+  }
+
+  /**
+   * By `index` when the server gives one; otherwise by id, otherwise the call being written.
+   * A new id with a name (or a name without index or id) where a named call already stands
+   * starts another call: some servers send every whole call at index 0.
+   */
+  private slotFor(index: unknown, id: string | undefined, named: boolean): PendingCall {
+    let key: number
+    if (typeof index === "number") {
+      key = this.aliases.get(index) ?? index
+      const there = this.calls.get(key)
+      if (
+        named && there !== undefined && id !== undefined && there.id !== undefined && there.id !== id &&
+        there.name !== ""
+      ) {
+        const known = [...this.calls.entries()].find(([, call]) => call.id === id)
+        key = known !== undefined ? known[0] : Math.max(this.lastIndex, ...this.calls.keys()) + 1
+        this.aliases.set(index, key)
+      }
+    } else if (id !== undefined) {
+      const known = [...this.calls.entries()].find(([, call]) => call.id === id)
+      key = known !== undefined ? known[0] : this.lastIndex + 1
+    } else {
+      key = Math.max(this.lastIndex, 0)
+      if (named && this.calls.get(key)?.name) key = this.lastIndex + 1
+    }
+    let call = this.calls.get(key)
+    if (call === undefined) {
+      call = { id: undefined, name: "", arguments: "" }
+      this.calls.set(key, call)
+    }
+    if (key > this.lastIndex) this.lastIndex = key
+    return call
+  }
+
+  /** Reasoning that arrived since the last call. */
+  takeReasoning(): string {
+    const fresh = this.reasoning.slice(this.reasoningSent)
+    this.reasoningSent = this.reasoning.length
+    return fresh
+  }
+
+  /** At the end of the content: text or reasoning held back while a `<think>` tag could still be forming. */
+  endContent(): string {
+    const split = this.think.end()
+    this.reasoning += split.reasoning
+    this.contentSoFar += split.text
+    return split.text
+  }
+
+  /** The answer's text so far. */
+  get content(): string {
+    return this.contentSoFar
+  }
+
+  /** UTF-8 bytes of text and tool-call arguments received so far (held against model.maxAnswerBytes). */
+  get bytes(): number {
+    return this.byteCount
+  }
+
+  get finished(): boolean {
+    return this.done || this.finishReason !== undefined
+  }
+
+  /** The closing event, once every tool call has a name and JSON arguments. */
+  complete(): ModelEvent | GenerationError {
+    const toolCalls: Array<ToolCall> = []
+    for (const [index, call] of [...this.calls.entries()].sort(([a], [b]) => a - b)) {
+      if (call.name === "") {
+        return fail("malformed", `the model sent tool call #${index} without a name`, JSON.stringify(call))
+      }
+      const args = call.arguments.trim() === "" ? "{}" : call.arguments
+      try {
+        JSON.parse(args)
+      } catch (cause) {
+        return fail(
+          "malformed",
+          `the model gave tool "${squashed(call.name, 40)}" arguments that are not JSON: ${
+            squashed(args, CHUNK_SHOWN_MAX)
+          }`,
+          `${rawText(cause)} in arguments of ${call.name}: ${args}`
+        )
+      }
+      toolCalls.push({
+        id: call.id ?? `call_${this.idBase}_${index}`,
+        type: "function",
+        function: { name: call.name, arguments: args }
+      })
+    }
+    return {
+      _tag: "Completed",
+      content: redact(this.contentSoFar),
+      reasoning: redact(this.reasoning),
+      toolCalls,
+      finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      usage: this.usage
+    }
+  }
+}

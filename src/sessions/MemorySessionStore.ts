@@ -4,20 +4,9 @@ import * as Layer from "effect/Layer"
 import { StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
-import {
-  changedMeanwhile,
-  decodeFile,
-  encodeSession,
-  FILE_SUFFIX,
-  idOfFileName,
-  listingOf,
-  notFound,
-  notOverwritten,
-  refuseNewer,
-  stampOfText,
-  validId
-} from "./SessionFile"
+import { encodeSession, FILE_SUFFIX, idOfFileName, listingOf, stampOfText } from "./SessionCodec"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
+import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
 export interface MemoryStoreOptions {
   /** Directories where every write fails, as an unwritable project would. */

@@ -24,7 +24,7 @@ import { type ChangeRecord, emptySession } from "../../src/domain/Session"
 import { ErrorLogLive } from "../../src/sessions/ErrorLog"
 import { Keeper, KeeperLive } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
-import { encodeSession, parseSession } from "../../src/sessions/SessionFile"
+import { encodeSession, parseSession } from "../../src/sessions/SessionCodec"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../support/MmProcess"
 

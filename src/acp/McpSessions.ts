@@ -2,7 +2,7 @@ import type * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 
 import { type EditorServer, entryFromEditor, McpServers, startGroup } from "../mcp/McpServers"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 
 /** An editor's server as mm takes it: stdio with its `env` array, http (or sse) with its `headers`. */
 export const editorServer = (server: acp.McpServer): EditorServer =>

@@ -5,7 +5,7 @@ import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 
 import { type ChangesShape, type FileDiff, type PlannedFile, textOf } from "../changes/Changes"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 import { changesListing, NO_CHANGES, undoneLine } from "../terminal/ChangesView"
 import { plain } from "../text/Style"
 import type { Peer } from "./AcpApprover"

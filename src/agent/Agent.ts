@@ -28,7 +28,7 @@ import {
 } from "../mcp/McpServers"
 import { ModelClient, type ModelClientShape, type ModelEvent } from "../model/ModelClient"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 import {
   type CallDescription,
   describeCall,

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 
 import { type ChangeRecord, firstLine, type Message } from "../domain/Session"
 import { lineCounts, unifiedDiff } from "../lib/Diff"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import type { FileWrite } from "../tools/Tools"
 import {

@@ -2,7 +2,8 @@ import * as Effect from "effect/Effect"
 
 import type { StartOn } from "../cli/Args"
 import { resumedLine } from "../text/Lines"
-import { type Conversation, Keeper } from "./Keeper"
+import type { Conversation } from "./Conversation"
+import { Keeper } from "./Keeper"
 
 export type Started =
   | { readonly _tag: "Started"; readonly lines: ReadonlyArray<string>; readonly resumed: boolean }

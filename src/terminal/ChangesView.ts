@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 
 import type { ChangesShape, FileDiff, GroupOverview, PlannedFile, UndoPlan, UndoReport } from "../changes/Changes"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import type { TerminalInput } from "./Input"

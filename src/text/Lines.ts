@@ -2,7 +2,7 @@ import type { ContextReport } from "../agent/Agent"
 import type { TurnEvent } from "../agent/TurnEvent"
 import type { LoadedConfig } from "../config/Config"
 import { windowFigure } from "../model/ServerProbe"
-import type { Listing, ResumeReport, SaveStatus } from "../sessions/Keeper"
+import type { Listing, ResumeReport, SaveStatus } from "../sessions/Conversation"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 

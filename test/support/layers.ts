@@ -9,8 +9,9 @@ import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Ap
 import { ChangesLive } from "../../src/changes/Changes"
 import { type AgentConfig, AppConfig, defaultConfig } from "../../src/config/Config"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
+import type { Conversation } from "../../src/sessions/Conversation"
 import { ErrorLogLive } from "../../src/sessions/ErrorLog"
-import { type Conversation, KeeperLive } from "../../src/sessions/Keeper"
+import { KeeperLive } from "../../src/sessions/Keeper"
 import type { SessionStore } from "../../src/sessions/SessionStore"
 
 export interface ConfigOverrides {

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import type { Message, Session } from "../src/domain/Session"
 import { makeSessionId } from "../src/domain/SessionId"
 import * as FileSessionStore from "../src/sessions/FileSessionStore"
-import { encodeSession } from "../src/sessions/SessionFile"
+import { encodeSession } from "../src/sessions/SessionCodec"
 
 const COUNT = Number(process.env.BENCH_SESSIONS ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 7)

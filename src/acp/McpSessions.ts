@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import { type EditorServer, entryFromEditor } from "../mcp/McpEntries"
 import { startGroup } from "../mcp/McpGroup"
 import { McpServers } from "../mcp/McpServers"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 
 /** An editor's server as mm takes it: stdio with its `env` array, http (or sse) with its `headers`. */
 export const editorServer = (server: acp.McpServer): EditorServer =>

@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
 import { fsyncDir, isTempName, STALE_TEMP_MS, tempNameOf, unlinkQuietly } from "../lib/DurableFiles"
+import { firstLineOf } from "../lib/OneLine"
 
 /**
  * The contents of files before and after mm's file tools changed them, stored once each under
@@ -47,7 +48,7 @@ const errorText = (cause: unknown): string => {
     case "ENOTDIR":
       return "part of the path is not a directory"
     default:
-      return String((cause as Error)?.message ?? cause).split("\n")[0]
+      return firstLineOf(cause)
   }
 }
 

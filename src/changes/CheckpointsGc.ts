@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 
 import type { Session } from "../domain/Session"
+import { messageOf } from "../lib/OneLine"
 import { Keeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
 import { CheckpointError, checkpointsDirOf, collectGarbage, type GcReport } from "./Checkpoints"
@@ -54,7 +55,7 @@ export const checkpointsGc = (cwd: string, only?: ReadonlySet<string>) =>
       catch: (cause) =>
         new CheckpointError({
           reason: "io",
-          message: `cannot clean ${checkpointsDirOf(cwd)}: ${String((cause as Error)?.message ?? cause)}`,
+          message: `cannot clean ${checkpointsDirOf(cwd)}: ${messageOf(cause)}`,
           raw: String(cause)
         })
     })

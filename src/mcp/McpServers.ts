@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
-import type { Conversation } from "../sessions/Keeper"
+import type { Conversation } from "../sessions/Conversation"
 import { isMcpToolName } from "../tools/ToolNames"
 import { entryFromConfig } from "./McpEntries"
 import { type McpGroup, startGroup } from "./McpGroup"

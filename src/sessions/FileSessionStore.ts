@@ -8,16 +8,7 @@ import { rawText, StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
 import * as Durable from "../lib/DurableFiles"
-import {
-  changedMeanwhile,
-  decodeFile,
-  encodeSession,
-  FILE_SUFFIX,
-  notFound,
-  notOverwritten,
-  refuseNewer,
-  validId
-} from "./SessionFile"
+import { encodeSession, FILE_SUFFIX } from "./SessionCodec"
 import {
   codeOf,
   ensureDir,
@@ -34,6 +25,7 @@ import {
 } from "./SessionFileIO"
 import { listDir, type ListingIndex, makeListingIndex } from "./SessionListingIndex"
 import { SessionStore, type SessionStoreShape } from "./SessionStore"
+import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
 export type { Fs } from "./SessionFileIO"
 export { INDEX_FILE } from "./SessionListingIndex"

@@ -4,20 +4,9 @@ import * as Layer from "effect/Layer"
 import { StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
-import {
-  changedMeanwhile,
-  decodeFile,
-  encodeSession,
-  FILE_SUFFIX,
-  idOfFileName,
-  listingOf,
-  notFound,
-  notOverwritten,
-  refuseNewer,
-  stampOfText,
-  validId
-} from "./SessionFile"
+import { encodeSession, FILE_SUFFIX, idOfFileName, listingOf, stampOfText } from "./SessionCodec"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
+import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
 export interface MemoryStoreOptions {
   /** Directories where every write fails, as an unwritable project would. */
@@ -40,109 +29,123 @@ export interface MemoryStore {
   readonly controls: MemoryStoreControls
 }
 
+/** What the store holds: each directory's files, by name, as the text they would hold. */
+interface Held {
+  readonly dirs: Map<string, Map<string, string>>
+  readonly readOnly: Set<string>
+  readonly newId: () => string
+}
+
+const filesOf = (held: Held, dir: string) => {
+  let files = held.dirs.get(dir)
+  if (files === undefined) {
+    files = new Map()
+    held.dirs.set(dir, files)
+  }
+  return files
+}
+
+const writable = (held: Held, dir: string) =>
+  held.readOnly.has(dir)
+    ? Effect.fail(
+      new StoreError({
+        reason: "io",
+        message: `cannot write ${dir}: permission denied`,
+        raw: `EACCES: permission denied (read-only in memory)`
+      })
+    )
+    : Effect.succeed(filesOf(held, dir))
+
+const createExclusively = (held: Held, dir: string, sessionOf: (id: string) => Session) =>
+  Effect.gen(function*() {
+    const files = yield* writable(held, dir)
+    for (let i = 0; i < 100; i++) {
+      const session = sessionOf(held.newId())
+      const name = session.id + FILE_SUFFIX
+      if (files.has(name)) continue
+      files.set(name, encodeSession(session))
+      return session
+    }
+    return yield* new StoreError({
+      reason: "exists",
+      message: `cannot write ${dir}: no free session id after 100 attempts`,
+      raw: "every id tried already had a file"
+    })
+  })
+
+const save = (held: Held) =>
+  Effect.fn("MemorySessionStore.save")(function*(dir: string, session: Session, expectedUpdatedAt?: string) {
+    const id = yield* validId(session.id)
+    yield* refuseNewer(session)
+    const files = yield* writable(held, dir)
+    const existing = files.get(id + FILE_SUFFIX)
+    const onDisk = existing === undefined ? undefined : stampOfText(existing)
+    if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) {
+      return yield* notOverwritten(id, onDisk.version)
+    }
+    if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
+      return yield* changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
+    }
+    files.set(id + FILE_SUFFIX, encodeSession(session))
+  })
+
+const list = (held: Held) =>
+  Effect.fn("MemorySessionStore.list")(function*(dir: string) {
+    const listings: Array<SessionListing> = []
+    for (const [name, text] of held.dirs.get(dir) ?? []) {
+      const id = idOfFileName(name)
+      if (id !== undefined) listings.push(listingOf(id, text))
+    }
+    const idOf = (listing: SessionListing) => (listing._tag === "Readable" ? listing.summary.id : listing.id)
+    return listings.sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0))
+  })
+
+const storeOf = (held: Held): SessionStoreShape => ({
+  prepare: Effect.fn("MemorySessionStore.prepare")(function*(dir: string) {
+    yield* writable(held, dir)
+  }),
+  createNew: Effect.fn("MemorySessionStore.createNew")(function*(dir: string, cwd: string) {
+    const now = new Date()
+    return yield* createExclusively(held, dir, (id) => emptySession(id, cwd, now))
+  }),
+  archive: Effect.fn("MemorySessionStore.archive")(function*(dir: string, session: Session) {
+    yield* refuseNewer(session)
+    return yield* createExclusively(held, dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
+  }),
+  save: save(held),
+  load: Effect.fn("MemorySessionStore.load")(function*(dir: string, id: string) {
+    const valid = yield* validId(id)
+    const text = held.dirs.get(dir)?.get(valid + FILE_SUFFIX)
+    if (text === undefined) return yield* notFound(dir, valid)
+    return yield* decodeFile(text, valid)
+  }),
+  remove: Effect.fn("MemorySessionStore.remove")(function*(dir: string, id: string) {
+    const valid = yield* validId(id)
+    const files = yield* writable(held, dir)
+    if (!files.delete(valid + FILE_SUFFIX)) return yield* notFound(dir, valid)
+  }),
+  list: list(held)
+})
+
+const controlsOf = (held: Held): MemoryStoreControls => ({
+  writeRaw: (dir, name, text) => void filesOf(held, dir).set(name, text),
+  readRaw: (dir, name) => held.dirs.get(dir)?.get(name),
+  remove: (dir, name) => void held.dirs.get(dir)?.delete(name),
+  names: (dir) => [...(held.dirs.get(dir)?.keys() ?? [])].sort(),
+  setReadOnly: (dir, value) => void (value ? held.readOnly.add(dir) : held.readOnly.delete(dir))
+})
+
 /**
  * The store in memory, with the file store's semantics: each session is kept as the text its
  * file would hold, so nothing a caller holds can change what is stored.
  */
 export const make = (options: MemoryStoreOptions = {}): MemoryStore => {
-  const dirs = new Map<string, Map<string, string>>()
-  const readOnly = new Set(options.readOnlyDirs ?? [])
-  const newId = options.newId ?? (() => newSessionId())
-
-  const filesOf = (dir: string) => {
-    let files = dirs.get(dir)
-    if (files === undefined) {
-      files = new Map()
-      dirs.set(dir, files)
-    }
-    return files
+  const held: Held = {
+    dirs: new Map(),
+    readOnly: new Set(options.readOnlyDirs ?? []),
+    newId: options.newId ?? (() => newSessionId())
   }
-
-  const writable = (dir: string) =>
-    readOnly.has(dir)
-      ? Effect.fail(
-        new StoreError({
-          reason: "io",
-          message: `cannot write ${dir}: permission denied`,
-          raw: `EACCES: permission denied (read-only in memory)`
-        })
-      )
-      : Effect.succeed(filesOf(dir))
-
-  const createExclusively = (dir: string, sessionOf: (id: string) => Session) =>
-    Effect.gen(function*() {
-      const files = yield* writable(dir)
-      for (let i = 0; i < 100; i++) {
-        const session = sessionOf(newId())
-        const name = session.id + FILE_SUFFIX
-        if (files.has(name)) continue
-        files.set(name, encodeSession(session))
-        return session
-      }
-      return yield* new StoreError({
-        reason: "exists",
-        message: `cannot write ${dir}: no free session id after 100 attempts`,
-        raw: "every id tried already had a file"
-      })
-    })
-
-  const store: SessionStoreShape = {
-    prepare: Effect.fn("MemorySessionStore.prepare")(function*(dir: string) {
-      yield* writable(dir)
-    }),
-    createNew: Effect.fn("MemorySessionStore.createNew")(function*(dir: string, cwd: string) {
-      const now = new Date()
-      return yield* createExclusively(dir, (id) => emptySession(id, cwd, now))
-    }),
-    archive: Effect.fn("MemorySessionStore.archive")(function*(dir: string, session: Session) {
-      yield* refuseNewer(session)
-      return yield* createExclusively(dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
-    }),
-    save: Effect.fn("MemorySessionStore.save")(function*(dir: string, session: Session, expectedUpdatedAt?: string) {
-      const id = yield* validId(session.id)
-      yield* refuseNewer(session)
-      const files = yield* writable(dir)
-      const existing = files.get(id + FILE_SUFFIX)
-      const onDisk = existing === undefined ? undefined : stampOfText(existing)
-      if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) {
-        return yield* notOverwritten(id, onDisk.version)
-      }
-      if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
-        return yield* changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
-      }
-      files.set(id + FILE_SUFFIX, encodeSession(session))
-    }),
-    load: Effect.fn("MemorySessionStore.load")(function*(dir: string, id: string) {
-      const valid = yield* validId(id)
-      const text = dirs.get(dir)?.get(valid + FILE_SUFFIX)
-      if (text === undefined) return yield* notFound(dir, valid)
-      return yield* decodeFile(text, valid)
-    }),
-    remove: Effect.fn("MemorySessionStore.remove")(function*(dir: string, id: string) {
-      const valid = yield* validId(id)
-      const files = yield* writable(dir)
-      if (!files.delete(valid + FILE_SUFFIX)) return yield* notFound(dir, valid)
-    }),
-    list: Effect.fn("MemorySessionStore.list")(function*(dir: string) {
-      const listings: Array<SessionListing> = []
-      for (const [name, text] of dirs.get(dir) ?? []) {
-        const id = idOfFileName(name)
-        if (id !== undefined) listings.push(listingOf(id, text))
-      }
-      const idOf = (listing: SessionListing) => (listing._tag === "Readable" ? listing.summary.id : listing.id)
-      return listings.sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0))
-    })
-  }
-
-  const controls: MemoryStoreControls = {
-    writeRaw: (dir, name, text) => void filesOf(dir).set(name, text),
-    readRaw: (dir, name) => dirs.get(dir)?.get(name),
-    remove: (dir, name) => void dirs.get(dir)?.delete(name),
-    names: (dir) => [...(dirs.get(dir)?.keys() ?? [])].sort(),
-    setReadOnly: (dir, value) => void (value ? readOnly.add(dir) : readOnly.delete(dir))
-  }
-
-  return { store, controls }
+  return { store: storeOf(held), controls: controlsOf(held) }
 }
 
 export const layer = (options: MemoryStoreOptions = {}): Layer.Layer<SessionStore> =>

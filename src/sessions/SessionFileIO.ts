@@ -3,17 +3,8 @@ import * as NodePath from "node:path"
 
 import { rawText, StoreError } from "../domain/Errors"
 import * as Durable from "../lib/DurableFiles"
-import {
-  endsLikeObject,
-  listingOf,
-  listingOfScan,
-  listingOfText,
-  scanHead,
-  scanStamp,
-  type Stamp,
-  stampOfText,
-  unreadable
-} from "./SessionFile"
+import { endsLikeObject, scanHead, scanStamp, type Stamp } from "./HeadScanner"
+import { listingOf, listingOfScan, listingOfText, stampOfText, unreadable } from "./SessionCodec"
 import type { SessionListing } from "./SessionStore"
 
 /**

@@ -2,7 +2,7 @@ import type * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
 import * as Durable from "../lib/DurableFiles"
-import { idOfFileName, unreadable } from "./SessionFile"
+import { idOfFileName, unreadable } from "./SessionCodec"
 import { codeOf, type Fs, type Reader, readListing, sweepStaleTemps, writeTemp } from "./SessionFileIO"
 import type { SessionListing } from "./SessionStore"
 

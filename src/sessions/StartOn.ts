@@ -1,7 +1,8 @@
 import * as Effect from "effect/Effect"
 
 import type { ChosenStart } from "../domain/StartOn"
-import { type Conversation, Keeper, type ResumeReport } from "./Keeper"
+import { type Conversation, type ResumeReport } from "./Conversation"
+import { Keeper } from "./Keeper"
 
 /** Where a just-opened conversation stands; the façades turn it into lines. */
 export type Started =

@@ -1,7 +1,16 @@
 import * as Effect from "effect/Effect"
 
-import type { ChangesShape, FileDiff, GroupOverview, PlannedFile, UndoPlan, UndoReport } from "../changes/Changes"
-import type { Conversation } from "../sessions/Keeper"
+import type { ChangesShape } from "../changes/Changes"
+import type { Conversation } from "../sessions/Conversation"
+import {
+  changesListing,
+  diffBody,
+  NO_CHANGES,
+  PREVIEW_LINES,
+  turnDiffsText,
+  undoneLine,
+  undoPreview
+} from "../text/ChangesText"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import type { TerminalInput } from "./Input"
@@ -13,120 +22,7 @@ interface ViewIO {
   readonly style: Style
 }
 
-/** `/changes`, `/changes N` and `/undo [N]` in the terminal (docs/how-to/undo.md). */
-
-export const NO_CHANGES = "no file changed by mm in this session yet (changes made by bash commands are not tracked)"
-
-const counts = (
-  file: FileDiff
-): string => (file.problem !== undefined && file.problem !== "binary" ? "" : `+${file.added} -${file.removed}`)
-
-const fileMark = (file: FileDiff): string =>
-  file.problem !== undefined && file.problem !== "binary"
-    ? `  (${file.problem})`
-    : file.created
-    ? "  (created)"
-    : file.deleted
-    ? "  (deleted)"
-    : file.problem === "binary"
-    ? "  (binary)"
-    : ""
-
-const groupHeader = (overview: GroupOverview): string =>
-  overview.group.kind === "turn"
-    ? `${overview.group.label}  ${JSON.stringify(sanitize(overview.group.question))}`
-    : overview.group.label
-
-/** Every group of changes, each file with its `+N -M` lines. */
-export const changesListing = (overviews: ReadonlyArray<GroupOverview>, style: Style): string => {
-  if (overviews.length === 0) return NO_CHANGES
-  const lines = [
-    "changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the last"
-  ]
-  for (const overview of overviews) {
-    lines.push(style.bold(groupHeader(overview)))
-    for (const file of overview.files) {
-      lines.push(`  ${sanitize(file.path)}  ${counts(file)}${fileMark(file)}`.replace(/ {2}$/, ""))
-    }
-  }
-  return lines.join("\n")
-}
-
-/** Lines longer than this are cut on screen (a minified file is one long line). */
-const LINE_MAX = 400
-/** A preview shows at most this many lines of each file's diff. */
-export const PREVIEW_LINES = 60
-
-const cutLine = (
-  line: string
-): string => (line.length > LINE_MAX ? `${line.slice(0, LINE_MAX)}… (${line.length - LINE_MAX} more characters)` : line)
-
-/** A unified diff, indented, with removed lines red and added ones yellow; at most `maxLines` lines. */
-export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): string => {
-  const all = sanitize(diff).replace(/\n$/, "").split("\n")
-  const shown = all.slice(0, maxLines).map((raw) => {
-    const line = cutLine(raw)
-    return line.startsWith("+++") || line.startsWith("---") || line.startsWith("@@")
-      ? style.dim(line)
-      : line.startsWith("-")
-      ? style.red(line)
-      : line.startsWith("+")
-      ? style.yellow(line)
-      : line
-  })
-  if (all.length > shown.length) shown.push(style.dim(`… ${all.length - shown.length} more line(s) of diff`))
-  return shown.map((line) => `    ${line}`).join("\n")
-}
-
-const diffBody = (file: FileDiff, style: Style, maxLines = Infinity): string =>
-  file.problem === undefined ? coloredDiff(file.diff, style, maxLines) : `    ${sanitize(file.diff)}`
-
-export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
-  [
-    style.bold(`${groupHeader(overview)} — ${overview.files.length} file(s)`),
-    ...overview.files.map((file) =>
-      `${sanitize(file.path)}  ${counts(file)}${fileMark(file)}\n${diffBody(file, style)}`
-    )
-  ].join("\n")
-
-const plannedLine = (file: PlannedFile): string => {
-  const shown = sanitize(file.path)
-  switch (file.state) {
-    case "ready":
-      return file.action === "delete"
-        ? `delete ${shown}  (the turn created it)`
-        : `restore ${shown}  ${counts(file.diff)}`
-    case "changed":
-      return `${shown} was changed after mm wrote it: asked separately`
-    case "same":
-      return `${shown} is already as it was: nothing to do`
-    case "unavailable":
-      return `${shown} cannot be restored: ${sanitize(file.reason ?? "")}`
-  }
-}
-
-/** What `/undo` will do: each file with its reverse diff. */
-export const undoPreview = (plan: UndoPlan, style: Style): string => {
-  const lines = [style.bold(`/undo takes back ${plan.label}:`)]
-  for (const file of plan.files) {
-    lines.push(`  ${plannedLine(file)}`)
-    if (file.state === "ready" && file.diff.diff !== "") lines.push(diffBody(file.diff, style, PREVIEW_LINES))
-  }
-  return lines.join("\n")
-}
-
-export const undoneLine = (report: UndoReport): string => {
-  const parts: Array<string> = []
-  if (report.restored.length > 0) parts.push(`restored ${report.restored.join(", ")}`)
-  if (report.deleted.length > 0) parts.push(`deleted ${report.deleted.join(", ")}`)
-  if (report.left.length > 0) {
-    parts.push(`left as they are: ${report.left.map((l) => `${l.path} (${l.reason})`).join(", ")}`)
-  }
-  const head = report.restored.length + report.deleted.length > 0
-    ? `↩️ undid ${report.label}`
-    : `nothing undone of ${report.label}`
-  return sanitize(`${head}: ${parts.join("; ")}${report.note === undefined ? "" : " — the model is told"}`)
-}
+/** `/changes`, `/changes N` and `/undo [N]` in the terminal (docs/how-to/undo.md); their text is text/ChangesText.ts. */
 
 const positive = (arg: string): number | undefined => (/^[1-9]\d{0,5}$/.test(arg) ? Number(arg) : undefined)
 

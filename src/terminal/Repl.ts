@@ -9,16 +9,26 @@ import * as Stream from "effect/Stream"
 import { Agent } from "../agent/Agent"
 import type { TurnEvent } from "../agent/TurnEvent"
 import { Changes } from "../changes/Changes"
-import type { ChosenStart } from "../domain/StartOn"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
+import type { ChosenStart } from "../domain/StartOn"
 import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import { modelNames } from "../model/ServerProbe"
-import { type Conversation, Keeper } from "../sessions/Keeper"
+import { type Conversation } from "../sessions/Conversation"
+import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/StartOn"
-import { banner, earlierCount, goodbyeLine, listingRows, startedLines, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
+import {
+  banner,
+  earlierCount,
+  goodbyeLine,
+  listingRows,
+  startedLines,
+  toolResultLine,
+  toolStartLine,
+  usageLine
+} from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { runTool } from "../tools/Tools"
 import { attachFiles, shellContext } from "./Attachments"

@@ -8,23 +8,17 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 
-import {
-  Changes,
-  ChangesLive,
-  changesMarkdown,
-  type FileChange,
-  groupChanges,
-  netChanges,
-  noteText,
-  recordedPath
-} from "../../src/changes/Changes"
+import { type FileChange, groupChanges, netChanges, recordedPath } from "../../src/changes/ChangeGroups"
+import { Changes, ChangesLive } from "../../src/changes/Changes"
 import { collectGarbage, hashOf, MAX_CHECKPOINT_BYTES, putBlob, writeFileAtomic } from "../../src/changes/Checkpoints"
+import { noteText } from "../../src/changes/UndoPlan"
 import { AppConfig, defaultConfig } from "../../src/config/Config"
 import { type ChangeRecord, emptySession } from "../../src/domain/Session"
 import { ErrorLogLive } from "../../src/sessions/ErrorLog"
 import { Keeper, KeeperLive } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
-import { encodeSession, parseSession } from "../../src/sessions/SessionFile"
+import { encodeSession, parseSession } from "../../src/sessions/SessionCodec"
+import { changesMarkdown } from "../../src/text/ChangesText"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../support/MmProcess"
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
-import { encodeSession } from "../../src/sessions/SessionFile"
+import { encodeSession } from "../../src/sessions/SessionCodec"
 import { bundleHelper } from "../support/store-bundle"
 import { crashSession } from "../support/store-fixtures"
 

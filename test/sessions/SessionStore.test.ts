@@ -11,7 +11,7 @@ import type { StoreError } from "../../src/domain/Errors"
 import { emptySession, type Session } from "../../src/domain/Session"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
-import { encodeSession } from "../../src/sessions/SessionFile"
+import { encodeSession } from "../../src/sessions/SessionCodec"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "../../src/sessions/SessionStore"
 import { richSession } from "../support/store-fixtures"
 

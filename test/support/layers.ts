@@ -7,7 +7,7 @@ import type { TurnEvent } from "../../src/agent/TurnEvent"
 import { agentLayer, servicesLayer } from "../../src/app/Layers"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
 import { type AgentConfig, defaultConfig } from "../../src/config/Config"
-import type { Conversation } from "../../src/sessions/Keeper"
+import type { Conversation } from "../../src/sessions/Conversation"
 import type { SessionStore } from "../../src/sessions/SessionStore"
 
 export interface ConfigOverrides {

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import type { Session } from "../../../src/domain/Session"
-import { encodeSession } from "../../../src/sessions/SessionFile"
+import { encodeSession } from "../../../src/sessions/SessionCodec"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../../support/MmProcess"
 

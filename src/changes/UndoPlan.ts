@@ -1,0 +1,70 @@
+import type { ChangeGroup, FileDiff } from "./ChangeGroups"
+
+/** What `/undo` would do (an undo plan, file by file), what it did, and what the model is told of it. */
+
+export type PlannedState =
+  /** As the agent (or the undo) left it: restored on the one confirmation. */
+  | "ready"
+  /** Changed since: restored only if confirmed for this file. */
+  | "changed"
+  /** Already as it would be restored: nothing to do. */
+  | "same"
+  /** Cannot be restored: too large when changed, or its checkpoint is gone. */
+  | "unavailable"
+
+export interface PlannedFile {
+  readonly path: string
+  readonly file: string
+  /** `delete`: the turn created it. */
+  readonly action: "restore" | "delete"
+  readonly state: PlannedState
+  readonly targetHash: string | null
+  readonly target: Buffer | null
+  readonly currentHash: string | null
+  /** The file's content now (null: it does not exist, or could not be read). */
+  readonly current: Buffer | null
+  /** Current content → restored content. */
+  readonly diff: FileDiff
+  readonly reason?: string
+}
+
+export interface UndoPlan {
+  /** `turn 3`, `turns 3, 2`, `undo of turn 3`. */
+  readonly label: string
+  /** Every group taken back is an agent's turn (not an undo). */
+  readonly ofTurns: boolean
+  readonly files: ReadonlyArray<PlannedFile>
+}
+
+export interface UndoReport {
+  readonly label: string
+  readonly restored: ReadonlyArray<string>
+  readonly deleted: ReadonlyArray<string>
+  readonly left: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /** What the model is told (also kept in the conversation); undefined when nothing changed. */
+  readonly note: string | undefined
+  readonly warnings: ReadonlyArray<string>
+}
+
+export const planLabel = (groups: ReadonlyArray<ChangeGroup>): string => {
+  if (groups.every((g) => g.kind === "turn")) {
+    return groups.length === 1 ? `turn ${groups[0].turn}` : `turns ${groups.map((g) => g.turn).join(", ")}`
+  }
+  return groups.map((g) => g.label).join(", ")
+}
+
+const listOf = (paths: ReadonlyArray<string>): string => paths.join(", ")
+
+/** The line the model reads after an undo, so that it does not believe its edits are still there. */
+export const noteText = (
+  plan: Pick<UndoPlan, "label" | "ofTurns">,
+  report: Pick<UndoReport, "restored" | "deleted" | "left">
+): string => {
+  const files = [...report.restored, ...report.deleted]
+  const head = plan.ofTurns ? `the user reverted the changes of ${plan.label}` : `the user took back the ${plan.label}`
+  const parts = [`[mm] ${head}: files ${listOf(files)}`]
+  if (report.deleted.length > 0) parts.push(`(${listOf(report.deleted)} deleted)`)
+  let text = parts.join(" ")
+  if (report.left.length > 0) text += `; left as they are: ${listOf(report.left.map((l) => l.path))}`
+  return text
+}

@@ -1,0 +1,59 @@
+import type * as Effect from "effect/Effect"
+import type * as Ref from "effect/Ref"
+
+import type { Scope } from "../approvals/ApprovalScope"
+import type { SessionSettings } from "../approvals/SessionSettings"
+import type { ResumeError, StoreError } from "../domain/Errors"
+import type { Session } from "../domain/Session"
+import type { Usage } from "../model/ModelClient"
+import type { Failure } from "./ErrorLog"
+import type { SessionListing } from "./SessionStore"
+
+/** What the Keeper hands a façade: its conversation, how saving goes, what a resume or a listing found. */
+
+export type SaveStatus =
+  | { readonly _tag: "Off" }
+  | { readonly _tag: "Saving"; readonly dir: string }
+  | { readonly _tag: "NotSaved"; readonly dir: string; readonly reason: string }
+
+export interface ResumeReport {
+  readonly id: string
+  readonly messages: number
+  readonly title: string
+  readonly errors: number
+}
+
+/**
+ * The current session of a façade: the conversation in memory, written whole to its file
+ * after every change when sessions are on. A failed write never stops the conversation.
+ */
+export interface Conversation {
+  readonly cwd: string
+  readonly snapshot: Effect.Effect<Session>
+  /** The session's id; "" while the terminal has not asked its first question. */
+  readonly id: Effect.Effect<string>
+  readonly status: Effect.Effect<SaveStatus>
+  /** Creates the file if it does not exist yet; returns a "not saved" warning the first time saving fails. */
+  readonly ensureFile: Effect.Effect<string | undefined>
+  /** Changes the session in memory, then rewrites its file; returns a warning the first time saving fails. */
+  readonly update: (change: (session: Session) => Session) => Effect.Effect<string | undefined>
+  /** Keeps one error record beside the conversation (creating the file if needed), then saves. */
+  readonly record: (failure: Failure) => Effect.Effect<string | undefined>
+  /** Terminal `/new`: the file stays as it is; the next question opens a new one. */
+  readonly detach: Effect.Effect<void>
+  /** ACP `/new`: the conversation so far moves to a new id, then this id starts over empty. */
+  readonly archiveAndReset: Effect.Effect<string | undefined, StoreError>
+  /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */
+  readonly resume: (id: string | undefined) => Effect.Effect<ResumeReport | undefined, ResumeError>
+  /** What the user allowed for the rest of this session ("always"), as scopes (ApprovalScope.ts). */
+  readonly allowed: Ref.Ref<ReadonlyArray<Scope>>
+  /** The last token usage the server reported, for compaction estimates. */
+  readonly usage: Ref.Ref<Usage | undefined>
+  /** The editor's choices for this session (approval mode, model); in memory only. */
+  readonly settings: Ref.Ref<SessionSettings>
+}
+
+export type Listing =
+  | { readonly _tag: "Off" }
+  | { readonly _tag: "Failed"; readonly dir: string; readonly reason: string }
+  | { readonly _tag: "Listed"; readonly dir: string; readonly entries: ReadonlyArray<SessionListing> }

@@ -1,0 +1,131 @@
+import * as os from "node:os"
+import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+
+import type { AgentConfig } from "../config/Config"
+import { ResumeError, type StoreError } from "../domain/Errors"
+import { type Session, withSystem } from "../domain/Session"
+import { isSessionId, validateSessionId } from "../domain/SessionId"
+import { resolveSessionRef, sessionRefProblem } from "../domain/SessionRef"
+import type { ErrorLogShape } from "./ErrorLog"
+import type { SessionListing, SessionStoreShape } from "./SessionStore"
+
+/**
+ * Finding the Keeper's sessions: where a project's sessions live, whose a stored one is, and
+ * which one a person means by what they typed.
+ */
+
+export const expandHome = (dir: string, home: string = os.homedir()): string =>
+  dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : dir
+
+/** What `/resume` may be given besides a full id: a prefix or suffix of one (digits, hex, dashes). */
+const looksLikeRef = /^[0-9a-f-]{1,23}$/
+
+export const storeReason = (error: StoreError): string => error.message
+
+const resumeErrorOf = (error: StoreError): ResumeError =>
+  new ResumeError({
+    reason: error.reason === "bad-id"
+      ? "bad-id"
+      : error.reason === "not-found"
+      ? "not-found"
+      : error.reason === "newer-version"
+      ? "newer-version"
+      : "unreadable",
+    message: error.reason === "not-found" && error.id !== undefined
+      ? `no session ${error.id} in this project`
+      : error.message,
+    raw: error.raw
+  })
+
+/** The layer's services, as the functions below need them. */
+export interface Deps {
+  readonly config: AgentConfig
+  readonly store: SessionStoreShape
+  readonly errorLog: ErrorLogShape
+  /** With one store shared by every project (an absolute dir), a project sees only its own sessions. */
+  readonly shared: boolean
+}
+
+// ---- where sessions live, and whose they are ----
+
+export const sessionsDir = (config: AgentConfig, cwd: string): string | undefined =>
+  config.sessions.enabled ? path.resolve(cwd, expandHome(config.sessions.dir)) : undefined
+
+export const isSharedStore = (config: AgentConfig): boolean => path.isAbsolute(expandHome(config.sessions.dir))
+
+export const ofProject = (deps: Deps, cwd: string) => (entry: SessionListing) =>
+  !deps.shared || entry._tag === "Unreadable" || path.resolve(entry.summary.cwd) === path.resolve(cwd)
+
+/**
+ * A session is bound to the project in its file: from a shared store, another project's is
+ * refused (its tools would run here while its file says there). A project's own store holds
+ * only its sessions, wherever the project has moved since.
+ */
+const ownedBy = (deps: Deps, cwd: string) => (session: Session): Effect.Effect<Session, ResumeError> =>
+  !deps.shared || path.resolve(session.cwd) === path.resolve(cwd)
+    ? Effect.succeed(session)
+    : Effect.fail(
+      new ResumeError({
+        reason: "other-project",
+        message: `session ${session.id} belongs to ${session.cwd}`,
+        raw: `session cwd ${session.cwd}, asked from ${cwd}`
+      })
+    )
+
+export const loadOwned = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Session, ResumeError> =>
+  deps.store.load(dir, id).pipe(Effect.mapError(resumeErrorOf), Effect.flatMap(ownedBy(deps, cwd)))
+
+/** A stored session continues under the agent's current system prompt. */
+export const underCurrentSystem = (config: AgentConfig, session: Session): Session => ({
+  ...session,
+  messages: withSystem(session.messages, config.system)
+})
+
+export const sessionsOff = () =>
+  new ResumeError({
+    reason: "disabled",
+    message: "sessions are off — set sessions.enabled: true in agent.yaml to keep and resume conversations",
+    raw: ""
+  })
+
+// ---- what a person typed → a session id ----
+
+export const validId = (raw: unknown): Effect.Effect<string, ResumeError> =>
+  validateSessionId(raw).pipe(
+    Effect.mapError((e) => new ResumeError({ reason: "bad-id", message: e.message, raw: String(raw).slice(0, 200) }))
+  )
+
+/** A unique prefix or 8-hex suffix of an id of this project, among its listed sessions, newest update first. */
+const resolveRefIn = (deps: Deps, dir: string, cwd: string, typed: string) =>
+  Effect.gen(function*() {
+    const listed = yield* deps.store.list(dir).pipe(Effect.mapError(resumeErrorOf))
+    const ids = listed
+      .filter(ofProject(deps, cwd))
+      .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
+      .map((s) => s.id)
+    const ref = resolveSessionRef(typed, ids)
+    if (ref._tag === "Found") return ref.id
+    return yield* new ResumeError({
+      reason: ref._tag === "Ambiguous" ? "ambiguous" : "not-found",
+      message: sessionRefProblem(ref),
+      raw: ""
+    })
+  })
+
+/** A full id is checked as it is; anything shaped like part of one is looked up among the project's sessions. */
+export const idOfTyped = (deps: Deps, dir: string, cwd: string, typed: string): Effect.Effect<string, ResumeError> =>
+  isSessionId(typed) || !looksLikeRef.test(typed) ? validId(typed) : resolveRefIn(deps, dir, cwd, typed)
+
+/** `/resume` alone: the project's most recently updated session with a turn, other than this one. */
+export const latestOther = (deps: Deps, dir: string, cwd: string, currentId: string) =>
+  Effect.gen(function*() {
+    const listed = yield* deps.store.list(dir).pipe(Effect.mapError(resumeErrorOf))
+    const candidates = listed.filter(ofProject(deps, cwd)).flatMap((entry) =>
+      entry._tag === "Readable" && entry.summary.id !== currentId && entry.summary.turns > 0 ? [entry.summary] : []
+    )
+    if (candidates.length === 0) return undefined
+    return candidates.reduce((best, s) => (s.updatedAt > best.updatedAt ? s : best)).id
+  })

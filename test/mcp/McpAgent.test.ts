@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 
-import { DENIED } from "../../src/agent/Agent"
+import { DENIED } from "../../src/agent/ToolCalls"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import { AppConfig } from "../../src/config/Config"
 import { McpServersLive } from "../../src/mcp/McpServers"

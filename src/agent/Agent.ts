@@ -13,11 +13,12 @@ import type { CompactionError } from "../domain/Errors"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Keeper"
-import { toolSpecs } from "../tools/Tools"
+import { type ToolResult, toolSpecs } from "../tools/Tools"
 import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps } from "./Deps"
 import { loadSkills, skillsPrompt } from "./Skills"
+import { runShell } from "./ToolCalls"
 import { turn } from "./Turn"
 import type { TurnEvent } from "./TurnEvent"
 
@@ -35,6 +36,11 @@ export interface AgentShape {
   readonly compact: (conversation: Conversation, hint?: string) => Effect.Effect<CompactReport, CompactionError>
   /** `/context`: what the next request would hold, part by part, in (estimated) tokens. */
   readonly context: (conversation: Conversation) => Effect.Effect<ContextReport>
+  /**
+   * `!command` in the terminal: the user's own shell line, run in `cwd` by the bash tool (same
+   * output limit, its output passed to `onOutput` as it comes), without approval.
+   */
+  readonly runShell: (command: string, cwd: string, onOutput: (text: string) => void) => Effect.Effect<ToolResult>
 }
 
 export interface ContextReport {
@@ -77,7 +83,8 @@ export const AgentLive = Layer.effect(
     return {
       turn: (conversation, question) => turn(deps, conversation, question),
       compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
-      context: (conversation) => context(deps, conversation)
+      context: (conversation) => context(deps, conversation),
+      runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
     } satisfies AgentShape
   })
 )

@@ -151,3 +151,16 @@ const approve = Effect.fn("Agent.approve")(function*(
       return NO_TERMINAL
   }
 })
+
+/**
+ * `!command` in the terminal: the user's own shell line, run by the bash tool with the same
+ * output limit, its output passed on as it comes. No approval: the user typed it.
+ */
+export const runShell = Effect.fn("Agent.runShell")(function*(
+  deps: Deps,
+  command: string,
+  cwd: string,
+  onOutput: (text: string) => void
+) {
+  return yield* runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: deps.config.maxOutput, onOutput })
+})

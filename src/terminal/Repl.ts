@@ -20,7 +20,6 @@ import { type Conversation, Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/StartOn"
 import { banner, earlierCount, goodbyeLine, listingRows, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
-import { runTool } from "../tools/Tools"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import { makeCompleter } from "./Completion"
@@ -249,11 +248,7 @@ const converse = (
     const shellLine = (command: string) =>
       Effect.gen(function*() {
         progress.start(`running ${command.split(/\s+/)[0]}`)
-        const run = runTool("bash", JSON.stringify({ command }), {
-          cwd,
-          maxOutput: config.maxOutput,
-          onOutput: (text) => progress.output(sanitize(text))
-        })
+        const run = agent.runShell(command, cwd, (text) => progress.output(sanitize(text)))
         const outcome = yield* cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
         if (outcome._tag === "Cancelled") return
         const output = sanitize(outcome.value.output)

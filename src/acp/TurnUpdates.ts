@@ -1,6 +1,6 @@
 import type * as acp from "@agentclientprotocol/sdk"
 
-import { CANCELLED } from "../agent/Agent"
+import { CANCELLED } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import type { GenerationError } from "../domain/Errors"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"

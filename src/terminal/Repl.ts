@@ -4,10 +4,10 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 
 import { Agent } from "../agent/Agent"
-import type { TurnEvent } from "../agent/TurnEvent"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
@@ -19,26 +19,18 @@ import { modelNames } from "../model/ServerProbe"
 import { type Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/StartOn"
-import {
-  banner,
-  earlierCount,
-  goodbyeLine,
-  listingRows,
-  startedLines,
-  toolResultLine,
-  toolStartLine,
-  usageLine
-} from "../text/Lines"
+import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
-import { runTool } from "../tools/Tools"
+import type { Style } from "../text/Style"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import { makeCompleter } from "./Completion"
+import type { TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
-import { makeProgress } from "./Progress"
+import { makeProgress, type Progress } from "./Progress"
 import { recapLines } from "./Recap"
-import { TerminalIO } from "./TerminalIO"
-import { makeThoughtDisplay } from "./Thought"
+import { type Printer, TerminalIO } from "./TerminalIO"
+import { makeTurnView, type TurnView } from "./TurnView"
 
 /** How the command line starts the terminal: on which conversation, and with which first question. */
 export interface TerminalStart {
@@ -108,6 +100,15 @@ export const runTerminal = <E>(
     )
   })
 
+/** What the prompt loop, its questions and its shell lines share: the commands' context, and more. */
+interface Conversing extends CommandContext {
+  readonly info: Printer
+  readonly progress: Progress
+  readonly view: TurnView
+  /** What the progress line says while the model is awaited. */
+  readonly waiting: string
+}
+
 /** Questions and slash commands, until the user leaves. */
 const converse = (
   cwd: string,
@@ -122,111 +123,10 @@ const converse = (
     const { config } = yield* AppConfig
     const { input, print, info, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
-    const titles = new Map<string, string>()
-
-    const red = (line: string) => info.line(style.red(sanitize(line)))
-    const notice = (
-      line: string | undefined
-    ) => (line === undefined ? undefined : info.line(style.yellow(sanitize(line))))
-    /** Whether the last turn failed: piped, mm then ends with exit code 1. */
-    let lastFailed = false
-
-    const thoughts = makeThoughtDisplay({
-      print: info,
-      style,
-      live: input.interactive,
-      columns: () => process.stdout.columns || 80
-    })
-
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`
-
-    let usage: Extract<TurnEvent, { _tag: "Usage" }> | undefined
-    const render = (event: TurnEvent) =>
-      event._tag === "TextDelta" && !answers.settled() ? Effect.zipRight(answers.engine, draw(event)) : draw(event)
-    const draw = (event: TurnEvent) =>
-      Effect.sync(() => {
-        if (event._tag === "ToolOutput") return progress.output(sanitize(event.text))
-        if (event._tag !== "Usage") progress.stop()
-        if (event._tag !== "TextDelta" && event._tag !== "Usage") answers.flush()
-        if (event._tag === "ReasoningDelta") return thoughts.push(event.text)
-        if (event._tag !== "Usage") thoughts.close()
-        switch (event._tag) {
-          case "TextDelta":
-            return answers.write(sanitize(event.text))
-          case "ToolCallStarted":
-            titles.set(event.id, event.title)
-            print.endLine()
-            info.line(toolStartLine(sanitize(event.name), sanitize(event.title), style))
-            return progress.start(`running ${sanitize(event.name)}`)
-          case "ToolCallFinished":
-            memory.lastTool = {
-              name: event.name,
-              title: sanitize(titles.get(event.id) ?? ""),
-              output: sanitize(event.output)
-            }
-            info.line(toolResultLine(sanitize(event.output), event.failed, style))
-            // the model is asked again with the result
-            return progress.start(waiting)
-          case "Notice":
-            if (event.quiet !== true) return notice(event.text)
-            // a retry's wait: the model is still being waited for
-            info.line(style.dim(sanitize(event.text)))
-            return progress.start(waiting)
-          case "Usage":
-            usage = event
-            return
-          case "CompactionFailed":
-            return red(event.error.message)
-          case "TurnFailed":
-            lastFailed = true
-            print.endLine()
-            return red(event.error.message)
-          case "TurnFinished":
-            print.endLine()
-            if (usage !== undefined) info.line(style.dim(usageLine(usage)))
-            usage = undefined
-            return
-        }
-      })
-
-    /** Runs `work` until it ends or the user presses Ctrl-C, which interrupts it. */
-    const cancellable = <A, E>(work: Effect.Effect<A, E>) =>
-      Effect.gen(function*() {
-        const cancel = yield* Deferred.make<void>()
-        const stopWatching = input.watchCancel(() => Deferred.unsafeDone(cancel, Exit.void))
-        const outcome = yield* work.pipe(
-          Effect.map((value) => ({ _tag: "Done" as const, value })),
-          Effect.raceFirst(Effect.as(Deferred.await(cancel), { _tag: "Cancelled" as const })),
-          Effect.ensuring(Effect.sync(stopWatching))
-        )
-        if (outcome._tag === "Cancelled") {
-          progress.stop()
-          info.line(style.dim("⏹ cancelled"))
-        }
-        return outcome
-      })
-
-    const ask = (question: string) =>
-      Effect.gen(function*() {
-        lastFailed = false
-        progress.start(waiting)
-        const finish = Effect.sync(() => {
-          progress.stop()
-          answers.flush()
-        })
-        answers.preload()
-        const stream = agent.turn(conversation, question).pipe(Stream.runForEach(render), Effect.ensuring(finish))
-        const outcome = yield* cancellable(stream).pipe(Effect.ensuring(Effect.sync(() => (usage = undefined))))
-        // on a terminal, a blank line before the next prompt: one turn is told from the next
-        if (input.interactive && process.stdout.isTTY === true) {
-          print.endLine()
-          print.write("\n")
-        }
-        return outcome
-      })
-
-    const context: CommandContext = {
+    const view = makeTurnView({ print, info, style, live: input.interactive, answers, progress, memory, waiting })
+    const terminal: Conversing = {
       cwd,
       agent,
       conversation,
@@ -234,64 +134,68 @@ const converse = (
       changes,
       input,
       print,
+      info,
       style,
-      red,
-      notice,
-      cancellable,
+      red: (line) => info.line(style.red(sanitize(line))),
+      notice: (line) => (line === undefined ? undefined : info.line(style.yellow(sanitize(line)))),
+      cancellable: makeCancellable(input, progress, info, style),
       memory,
-      answers
+      answers,
+      progress,
+      view,
+      waiting
     }
+    configureInput(terminal, yield* Effect.runtime<never>())
+    yield* promptLoop(terminal, first)
+    yield* goodbye(conversation)
+    return !input.interactive && view.failed() ? 1 : 0
+  })
 
-    const sessionsDir = keeper.dirFor(cwd)
-    input.configure({
-      ...(sessionsDir === undefined
-        ? { history: "memory" as const }
-        : { historyFile: path.join(cwd, ".mm", "history") }),
-      complete: makeCompleter({
-        cwd,
-        commands: commandNames,
-        sessionIds: () =>
-          Effect.runPromise(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
-      })
+/** A runner of `work` until it ends or the user presses Ctrl-C, which interrupts it. */
+const makeCancellable =
+  (input: TerminalInput, progress: Progress, info: Printer, style: Style) => <A, E>(work: Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const cancel = yield* Deferred.make<void>()
+      const stopWatching = input.watchCancel(() => Deferred.unsafeDone(cancel, Exit.void))
+      const outcome = yield* work.pipe(
+        Effect.map((value) => ({ _tag: "Done" as const, value })),
+        Effect.raceFirst(Effect.as(Deferred.await(cancel), { _tag: "Cancelled" as const })),
+        Effect.ensuring(Effect.sync(stopWatching))
+      )
+      if (outcome._tag === "Cancelled") {
+        progress.stop()
+        info.line(style.dim("⏹ cancelled"))
+      }
+      return outcome
     })
 
-    /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */
-    const shellLine = (command: string) =>
-      Effect.gen(function*() {
-        progress.start(`running ${command.split(/\s+/)[0]}`)
-        const run = runTool("bash", JSON.stringify({ command }), {
-          cwd,
-          maxOutput: config.maxOutput,
-          onOutput: (text) => progress.output(sanitize(text))
-        })
-        const outcome = yield* cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
-        if (outcome._tag === "Cancelled") return
-        const output = sanitize(outcome.value.output)
-        memory.lastTool = { name: "bash", title: command, output }
-        print.line(outcome.value.failed ? style.yellow(output) : output)
-        notice(
-          yield* conversation.update((session) => ({
-            ...session,
-            messages: [...session.messages, { role: "user", content: shellContext(command, outcome.value.output) }]
-          }))
-        )
-      })
+/** The prompt's history (in the project's `.mm`, or in memory) and its Tab completion. */
+const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) => {
+  const { cwd, input, keeper } = terminal
+  const sessionsDir = keeper.dirFor(cwd)
+  input.configure({
+    ...(sessionsDir === undefined
+      ? { history: "memory" as const }
+      : { historyFile: path.join(cwd, ".mm", "history") }),
+    complete: makeCompleter({
+      cwd,
+      commands: commandNames,
+      sessionIds: () =>
+        Runtime.runPromise(runtime)(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
+    })
+  })
+}
 
-    /** A question with the files it names (`@path`) attached; a file that cannot be attached stops it. */
-    const question = (line: string) =>
-      Effect.gen(function*() {
-        const attached = attachFiles(cwd, line)
-        if (attached._tag === "Problem") return notice(attached.line)
-        if (attached.files.length > 0) info.line(style.dim(`attached ${attached.files.join(", ")}`))
-        yield* ask(attached.text)
-      })
-
+/** The first question, then a line at a time until the input ends or a command leaves. */
+const promptLoop = (terminal: Conversing, first: string | undefined) =>
+  Effect.gen(function*() {
+    const { input, print, style } = terminal
     const prompt = style.bold("> ")
     let atPrompt = false
     yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
     if (first !== undefined) {
       if (input.interactive) print.line(`${prompt}${first}`)
-      yield* ask(first)
+      yield* ask(terminal, first)
     }
     while (true) {
       atPrompt = true
@@ -299,25 +203,71 @@ const converse = (
         Effect.ensuring(Effect.sync(() => (atPrompt = false)))
       )
       if (line === undefined) break
-      const text = line.trim()
-      if (text === "") continue
-      if (text.startsWith("!") && text.length > 1) {
-        yield* shellLine(text.slice(1).trim())
-        continue
-      }
-      const parsed = parseCommandLine(text)
-      if (parsed?._tag === "Unknown") {
-        print.line(`unknown command ${parsed.name} — commands: ${commandNames().join(" ")}`)
-        continue
-      }
-      if (parsed?._tag === "Command") {
-        if ((yield* parsed.command.run(context, parsed.arg)) === "leave") break
-        continue
-      }
-      yield* question(line)
+      if ((yield* handleLine(terminal, line)) === "leave") break
     }
-    yield* goodbye(conversation)
-    return !input.interactive && lastFailed ? 1 : 0
+  })
+
+/** One line typed at the prompt: a `!command`, a slash command, or a question. */
+const handleLine = (terminal: Conversing, line: string) =>
+  Effect.gen(function*() {
+    const text = line.trim()
+    if (text === "") return
+    if (text.startsWith("!") && text.length > 1) return yield* shellLine(terminal, text.slice(1).trim())
+    const parsed = parseCommandLine(text)
+    if (parsed?._tag === "Unknown") {
+      return terminal.print.line(`unknown command ${parsed.name} — commands: ${commandNames().join(" ")}`)
+    }
+    if (parsed?._tag === "Command") return yield* parsed.command.run(terminal, parsed.arg)
+    yield* question(terminal, line)
+  })
+
+/** One turn of the agent, drawn as it streams, until it ends or the user cancels it. */
+const ask = (terminal: Conversing, question: string) =>
+  Effect.gen(function*() {
+    const { agent, answers, conversation, input, print, progress, view } = terminal
+    view.begin()
+    progress.start(terminal.waiting)
+    const finish = Effect.sync(() => {
+      progress.stop()
+      answers.flush()
+    })
+    answers.preload()
+    const stream = agent.turn(conversation, question).pipe(Stream.runForEach(view.render), Effect.ensuring(finish))
+    const outcome = yield* terminal.cancellable(stream).pipe(Effect.ensuring(Effect.sync(view.end)))
+    // on a terminal, a blank line before the next prompt: one turn is told from the next
+    if (input.interactive && process.stdout.isTTY === true) {
+      print.endLine()
+      print.write("\n")
+    }
+    return outcome
+  })
+
+/** A question with the files it names (`@path`) attached; a file that cannot be attached stops it. */
+const question = (terminal: Conversing, line: string) =>
+  Effect.gen(function*() {
+    const attached = attachFiles(terminal.cwd, line)
+    if (attached._tag === "Problem") return terminal.notice(attached.line)
+    if (attached.files.length > 0) terminal.info.line(terminal.style.dim(`attached ${attached.files.join(", ")}`))
+    yield* ask(terminal, attached.text)
+  })
+
+/** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */
+const shellLine = (terminal: Conversing, command: string) =>
+  Effect.gen(function*() {
+    const { agent, conversation, cwd, memory, print, progress, style } = terminal
+    progress.start(`running ${command.split(/\s+/)[0]}`)
+    const run = agent.runShell(command, cwd, (text) => progress.output(sanitize(text)))
+    const outcome = yield* terminal.cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
+    if (outcome._tag === "Cancelled") return
+    const output = sanitize(outcome.value.output)
+    memory.lastTool = { name: "bash", title: command, output }
+    print.line(outcome.value.failed ? style.yellow(output) : output)
+    terminal.notice(
+      yield* conversation.update((session) => ({
+        ...session,
+        messages: [...session.messages, { role: "user", content: shellContext(command, outcome.value.output) }]
+      }))
+    )
   })
 
 /**

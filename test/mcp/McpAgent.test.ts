@@ -5,7 +5,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 
-import { DENIED } from "../../src/agent/Agent"
+import { DENIED } from "../../src/agent/ToolCalls"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"

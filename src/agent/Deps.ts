@@ -1,0 +1,28 @@
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+
+import type { Approver } from "../approvals/Approver"
+import type { ChangesShape } from "../changes/Changes"
+import type { AgentConfig } from "../config/Config"
+import type { McpServersShape } from "../mcp/McpServers"
+import type { ModelClientShape } from "../model/ModelClient"
+import type { CompactorShape } from "./Compactor"
+import type { TurnEvent } from "./TurnEvent"
+
+/** What the agent's functions use: the layer's services, and the skill warnings already shown (each shown once). */
+export interface Deps {
+  readonly config: AgentConfig
+  readonly model: ModelClientShape
+  readonly approver: Context.Tag.Service<Approver>
+  readonly compactor: CompactorShape
+  readonly changes: ChangesShape
+  readonly mcp: Option.Option<McpServersShape>
+  readonly shownWarnings: Set<string>
+}
+
+export type Emit = (event: TurnEvent) => Effect.Effect<void>
+
+/** A warning a service gives only once (undefined the other times), as a notice. */
+export const warn = (emit: Emit, warning: string | undefined) =>
+  warning === undefined ? Effect.void : emit({ _tag: "Notice", text: warning })

@@ -1,0 +1,105 @@
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+
+import { GenerationError } from "../domain/Errors"
+import { type Message, toWire, type WireMessage } from "../domain/Session"
+import type { ModelEvent } from "../model/ModelClient"
+import { HeldText, textToolCalls } from "../model/TextToolCalls"
+import { toolSpecs } from "../tools/ToolSpecs"
+import { estimateTokens } from "./Compactor"
+import { type Deps, warn } from "./Deps"
+import type { TurnEvent } from "./TurnEvent"
+import type { TurnState } from "./TurnState"
+
+export type Completed = Extract<ModelEvent, { _tag: "Completed" }>
+
+/** A line for an answer that ended otherwise than complete, or said nothing at all. */
+export const finishNotice = (finishReason: string, content: string): string | undefined => {
+  if (finishReason === "length") return "the answer was cut at the model's output limit (finish_reason: length)"
+  if (content.trim() !== "") return undefined
+  return finishReason === "content_filter"
+    ? "the model server withheld the answer (finish_reason: content_filter)"
+    : "the model returned an empty answer"
+}
+
+/** The `Usage` event of one model call: as the server reported it, else estimated from the text. */
+export const usageEvent = (
+  completed: Extract<ModelEvent, { _tag: "Completed" }>,
+  sent: ReadonlyArray<WireMessage>,
+  contextWindow: number
+): TurnEvent => {
+  if (completed.usage !== undefined) {
+    return { _tag: "Usage", ...completed.usage, contextWindow, estimated: false }
+  }
+  const written = completed.content.length +
+    completed.toolCalls.reduce((n, call) => n + call.function.arguments.length, 0)
+  return {
+    _tag: "Usage",
+    promptTokens: estimateTokens(sent),
+    completionTokens: Math.ceil(written / 4),
+    contextWindow,
+    estimated: true
+  }
+}
+
+/**
+ * One model call: the request, its text and reasoning emitted as they stream, then the whole
+ * answer (and its usage). With `model.textToolCalls`, text that may be a tool call written
+ * as text is held back until the answer is complete, and becomes tool calls if it is one.
+ */
+export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, state: TurnState) {
+  const { config, model } = deps
+  const { conversation, emit, partial } = state
+  const { model: chosenModel } = yield* Ref.get(conversation.settings)
+  const request = {
+    messages: [...state.base, ...state.added].map(toWire),
+    tools: [...toolSpecs, ...state.mcpTools.specs()],
+    ...(chosenModel === undefined ? {} : { model: chosenModel })
+  }
+  let completed: Completed | undefined
+  const held = config.model.textToolCalls ? new HeldText() : undefined
+  const show = (text: string) =>
+    text === ""
+      ? Effect.void
+      : Ref.update(partial, (shown) => shown + text).pipe(Effect.zipRight(emit({ _tag: "TextDelta", text })))
+  yield* model.stream(request).pipe(
+    Stream.runForEach((event) => {
+      if (event._tag === "TextDelta") return show(held === undefined ? event.text : held.push(event.text))
+      if (event._tag === "ReasoningDelta") return emit({ _tag: "ReasoningDelta", text: event.text })
+      if (event._tag === "Retrying") return emit({ _tag: "Notice", text: event.text, quiet: true })
+      completed = event
+      if (event.usage !== undefined) return Ref.set(conversation.usage, event.usage)
+      return Effect.void
+    })
+  )
+  if (completed === undefined) {
+    return yield* new GenerationError({
+      reason: "stream-cut",
+      message: "the model server ended the answer without completing it",
+      raw: "stream ended without a Completed event"
+    })
+  }
+  if (held !== undefined) {
+    const written = completed.toolCalls.length === 0
+      ? textToolCalls(completed.content, new Set(request.tools.map((tool) => tool.name)))
+      : undefined
+    if (written !== undefined) {
+      completed = { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" }
+    } else yield* show(held.flush())
+  }
+  // the window the server serves may have become known while it answered
+  yield* warn(emit, yield* model.takeWarning)
+  yield* emit(usageEvent(completed, request.messages, yield* model.contextWindow))
+  return completed
+})
+
+export const assistantMessage = (completed: Completed): Message => {
+  const calls = completed.toolCalls
+  return {
+    role: "assistant",
+    content: completed.content === "" && calls.length > 0 ? null : completed.content,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    ...(completed.reasoning === "" ? {} : { reasoning: completed.reasoning })
+  }
+}

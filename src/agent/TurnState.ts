@@ -1,0 +1,25 @@
+import type * as Effect from "effect/Effect"
+import type * as Ref from "effect/Ref"
+
+import type { Message } from "../domain/Session"
+import type { McpTurnTools } from "../mcp/McpTurnTools"
+import type { Conversation } from "../sessions/Conversation"
+import type { Emit } from "./Deps"
+
+/** One turn under way: where its events go, and the history it adds to. */
+export interface TurnState {
+  readonly conversation: Conversation
+  readonly question: string
+  readonly emit: Emit
+  /** Waits until every event emitted so far is on the user's screen. */
+  readonly shown: Effect.Effect<void>
+  readonly mcpTools: McpTurnTools
+  /** The number this turn will have in the session; its file changes are recorded under it. */
+  readonly turnNumber: number
+  /** What comes before this turn's messages: the system prompt, then the history. */
+  readonly base: ReadonlyArray<Message>
+  /** This turn's messages so far, the question first. */
+  readonly added: Array<Message>
+  /** The text shown of the answer being streamed, kept if the turn is cancelled. */
+  readonly partial: Ref.Ref<string>
+}

@@ -1,0 +1,152 @@
+import * as Effect from "effect/Effect"
+import * as Match from "effect/Match"
+
+import type { TurnEvent } from "../agent/TurnEvent"
+import { toolResultLine, toolStartLine, usageLine } from "../text/Lines"
+import { sanitize } from "../text/Sanitize"
+import type { Style } from "../text/Style"
+import type { TerminalMemory } from "./Commands"
+import type { Answers } from "./Markdown"
+import type { Progress } from "./Progress"
+import type { Printer } from "./TerminalIO"
+import { makeThoughtDisplay, type ThoughtDisplay } from "./Thought"
+
+/** What a turn's events are drawn with. */
+export interface TurnViewParts {
+  /** Answers: stdout. */
+  readonly print: Printer
+  /** Tool lines, notices and red lines. */
+  readonly info: Printer
+  readonly style: Style
+  /** On a terminal (the reasoning streams live). */
+  readonly live: boolean
+  readonly answers: Answers
+  readonly progress: Progress
+  /** `/last` finds the last tool call's output here. */
+  readonly memory: TerminalMemory
+  /** What the progress line says while the model is awaited. */
+  readonly waiting: string
+}
+
+/** A turn's events drawn on the terminal, and what the terminal learns from them. */
+export interface TurnView {
+  /** Draws one event of a turn. */
+  readonly render: (event: TurnEvent) => Effect.Effect<void>
+  /** A turn starts: it has not failed yet. */
+  readonly begin: () => void
+  /** A turn is over (finished, failed or cancelled): its usage is forgotten. */
+  readonly end: () => void
+  /** Whether the last turn failed: piped, mm then ends with exit code 1. */
+  readonly failed: () => boolean
+}
+
+type Usage = Extract<TurnEvent, { _tag: "Usage" }>
+
+/** The parts, with what drawing keeps between events. */
+interface Drawing extends TurnViewParts {
+  readonly thoughts: ThoughtDisplay
+  /** The titles of the calls started, by call id, for `/last`. */
+  readonly titles: Map<string, string>
+  usage: Usage | undefined
+  failed: boolean
+}
+
+export const makeTurnView = (parts: TurnViewParts): TurnView => {
+  const drawing: Drawing = {
+    ...parts,
+    thoughts: makeThoughtDisplay({
+      print: parts.info,
+      style: parts.style,
+      live: parts.live,
+      columns: () => process.stdout.columns || 80
+    }),
+    titles: new Map(),
+    usage: undefined,
+    failed: false
+  }
+  const draw = (event: TurnEvent) => Effect.sync(() => drawEvent(drawing, event))
+  return {
+    // the first words of an answer wait for the markdown engine while it loads
+    render: (event) =>
+      event._tag === "TextDelta" && !parts.answers.settled()
+        ? Effect.zipRight(parts.answers.engine, draw(event))
+        : draw(event),
+    begin: () => {
+      drawing.failed = false
+    },
+    end: () => {
+      drawing.usage = undefined
+    },
+    failed: () => drawing.failed
+  }
+}
+
+/** One event on the terminal, by its tag. */
+const drawEvent = (d: Drawing, event: TurnEvent): void =>
+  Match.valueTags(event, {
+    ToolOutput: (e) => d.progress.output(sanitize(e.text)),
+    ReasoningDelta: (e) => {
+      d.progress.stop()
+      d.answers.flush()
+      d.thoughts.push(e.text)
+    },
+    TextDelta: (e) => {
+      d.progress.stop()
+      d.thoughts.close()
+      d.answers.write(sanitize(e.text))
+    },
+    Usage: (e) => {
+      d.usage = e
+    },
+    ToolCallStarted: (e) => toolStarted(settled(d), e),
+    ToolCallFinished: (e) => toolFinished(settled(d), e),
+    Notice: (e) => noticed(settled(d), e),
+    CompactionFailed: (e) => red(settled(d), e.error.message),
+    TurnFailed: (e) => {
+      settled(d).failed = true
+      d.print.endLine()
+      red(d, e.error.message)
+    },
+    TurnFinished: () => finished(settled(d))
+  })
+
+/** Before any other line: the progress line gone, the answer held back drawn, the reasoning closed. */
+const settled = (d: Drawing): Drawing => {
+  d.progress.stop()
+  d.answers.flush()
+  d.thoughts.close()
+  return d
+}
+
+const red = (d: Drawing, line: string) => d.info.line(d.style.red(sanitize(line)))
+
+const toolStarted = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallStarted" }>) => {
+  d.titles.set(event.id, event.title)
+  d.print.endLine()
+  d.info.line(toolStartLine(sanitize(event.name), sanitize(event.title), d.style))
+  d.progress.start(`running ${sanitize(event.name)}`)
+}
+
+const toolFinished = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallFinished" }>) => {
+  d.memory.lastTool = {
+    name: event.name,
+    title: sanitize(d.titles.get(event.id) ?? ""),
+    output: sanitize(event.output)
+  }
+  d.info.line(toolResultLine(sanitize(event.output), event.failed, d.style))
+  // the model is asked again with the result
+  d.progress.start(d.waiting)
+}
+
+const noticed = (d: Drawing, event: Extract<TurnEvent, { _tag: "Notice" }>) => {
+  if (event.quiet !== true) return d.info.line(d.style.yellow(sanitize(event.text)))
+  // a retry's wait: the model is still being waited for
+  d.info.line(d.style.dim(sanitize(event.text)))
+  d.progress.start(d.waiting)
+}
+
+const finished = (d: Drawing) => {
+  d.print.endLine()
+  if (d.usage !== undefined) d.info.line(d.style.dim(usageLine(d.usage)))
+  d.usage = undefined
+}

@@ -36,121 +36,142 @@ export interface AnswerOutput {
   readonly rows: () => number
 }
 
-export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): AnswerRenderer => {
-  let partial = ""
+/** An answer being rendered: where it goes, and what it holds back, not drawn yet. */
+interface Rendering {
+  readonly out: AnswerOutput
+  readonly engine: MarkdownEngine
+  /** The line being written, not complete yet. */
+  partial: string
   /** A fenced block: its code lines not drawn yet are highlighted together, when it closes or when the timer comes. */
-  let fence: { readonly marker: string; readonly language: string; lines: Array<string> } | undefined
-  let table: Array<string> | undefined
-  let timer: NodeJS.Timeout | undefined
-  let liveShown = false
+  fence: { readonly marker: string; readonly language: string; lines: Array<string> } | undefined
+  table: Array<string> | undefined
+  timer: NodeJS.Timeout | undefined
+  liveShown: boolean
+}
 
-  /** One complete line: what it draws (with its newline), or "" while it is held. */
-  const complete = (line: string): string => {
-    if (fence !== undefined) {
-      const trimmed = line.trim()
-      if (trimmed.startsWith(fence.marker) && /^([`~])\1*$/.test(trimmed)) {
-        const drawn = releaseCode()
-        fence = undefined
-        return drawn
-      }
-      fence.lines.push(line)
-      // never more held than the live block could show
-      return fence.lines.length >= Math.max(1, (out.rows() || 24) - 2) ? releaseCode() : ""
-    }
-    let drawn = ""
-    if (table !== undefined) {
-      if (tableRow.test(line)) {
-        table.push(line)
-        return ""
-      }
-      drawn = releaseTable()
-    }
-    const opened = fenceOpen.exec(line)
-    if (opened !== null) {
-      fence = { marker: opened[1], language: opened[2].toLowerCase(), lines: [] }
-      return drawn
-    }
+/** A complete line inside a fenced block: the block drawn when it closes, or held. */
+const fencedLine = (r: Rendering, fence: NonNullable<Rendering["fence"]>, line: string): string => {
+  const trimmed = line.trim()
+  if (trimmed.startsWith(fence.marker) && /^([`~])\1*$/.test(trimmed)) {
+    const drawn = releaseCode(r)
+    r.fence = undefined
+    return drawn
+  }
+  fence.lines.push(line)
+  // never more held than the live block could show
+  return fence.lines.length >= Math.max(1, (r.out.rows() || 24) - 2) ? releaseCode(r) : ""
+}
+
+/** One complete line: what it draws (with its newline), or "" while it is held. */
+const completeLine = (r: Rendering, line: string): string => {
+  if (r.fence !== undefined) return fencedLine(r, r.fence, line)
+  let drawn = ""
+  if (r.table !== undefined) {
     if (tableRow.test(line)) {
-      table = [line]
-      return drawn
+      r.table.push(line)
+      return ""
     }
-    return `${drawn}${engine.line(line)}\n`
+    drawn = releaseTable(r)
   }
+  const opened = fenceOpen.exec(line)
+  if (opened !== null) {
+    r.fence = { marker: opened[1], language: opened[2].toLowerCase(), lines: [] }
+    return drawn
+  }
+  if (tableRow.test(line)) {
+    r.table = [line]
+    return drawn
+  }
+  return `${drawn}${r.engine.line(line)}\n`
+}
 
-  const releaseCode = (): string => {
-    if (fence === undefined || fence.lines.length === 0) return ""
-    const lines = fence.lines
-    fence.lines = []
-    return `${engine.code(lines, fence.language)}\n`
-  }
+const releaseCode = (r: Rendering): string => {
+  if (r.fence === undefined || r.fence.lines.length === 0) return ""
+  const lines = r.fence.lines
+  r.fence.lines = []
+  return `${r.engine.code(lines, r.fence.language)}\n`
+}
 
-  const releaseTable = (): string => {
-    if (table === undefined) return ""
-    const rows = table
-    table = undefined
-    return `${engine.table(rows)}\n`
-  }
+const releaseTable = (r: Rendering): string => {
+  if (r.table === undefined) return ""
+  const rows = r.table
+  r.table = undefined
+  return `${r.engine.table(rows)}\n`
+}
 
-  /** The raw text not complete yet, cut into screen rows; only the last screen's worth. */
-  const pendingRows = (): Array<string> => {
-    const width = Math.max(20, (out.columns() || 80) - 1)
-    const rows: Array<string> = []
-    for (const line of [...(table ?? []), ...(fence?.lines ?? []), ...(partial === "" ? [] : [partial])]) {
-      const chars = [...line]
-      if (chars.length === 0) rows.push("")
-      for (let i = 0; i < chars.length; i += width) rows.push(chars.slice(i, i + width).join(""))
-    }
-    return rows.slice(-Math.max(1, (out.rows() || 24) - 2))
+/** The raw text not complete yet, cut into screen rows; only the last screen's worth. */
+const pendingRows = (r: Rendering): Array<string> => {
+  const width = Math.max(20, (r.out.columns() || 80) - 1)
+  const rows: Array<string> = []
+  for (const line of [...(r.table ?? []), ...(r.fence?.lines ?? []), ...(r.partial === "" ? [] : [r.partial])]) {
+    const chars = [...line]
+    if (chars.length === 0) rows.push("")
+    for (let i = 0; i < chars.length; i += width) rows.push(chars.slice(i, i + width).join(""))
   }
+  return rows.slice(-Math.max(1, (r.out.rows() || 24) - 2))
+}
 
-  const showPending = () => {
-    timer = undefined
-    // code lines are complete: drawn now, not shown raw
-    const code = releaseCode()
-    if (code !== "") {
-      liveShown = false
-      out.write(code)
-    }
-    const rows = pendingRows()
-    liveShown = rows.length > 0
-    out.live(rows.length > 0 ? rows : undefined)
+const showPending = (r: Rendering) => {
+  r.timer = undefined
+  // code lines are complete: drawn now, not shown raw
+  const code = releaseCode(r)
+  if (code !== "") {
+    r.liveShown = false
+    r.out.write(code)
   }
+  const rows = pendingRows(r)
+  r.liveShown = rows.length > 0
+  r.out.live(rows.length > 0 ? rows : undefined)
+}
 
-  const schedule = () => {
-    if (timer !== undefined) return
-    timer = setTimeout(showPending, LIVE_MS)
-    timer.unref()
-  }
+const schedule = (r: Rendering) => {
+  if (r.timer !== undefined) return
+  r.timer = setTimeout(() => showPending(r), LIVE_MS)
+  r.timer.unref()
+}
 
-  const cancelLive = () => {
-    if (timer !== undefined) clearTimeout(timer)
-    timer = undefined
-    if (liveShown) out.live(undefined)
-    liveShown = false
-  }
+const cancelLive = (r: Rendering) => {
+  if (r.timer !== undefined) clearTimeout(r.timer)
+  r.timer = undefined
+  if (r.liveShown) r.out.live(undefined)
+  r.liveShown = false
+}
 
-  return {
-    write: (text) => {
-      const lines = (partial + text).split("\n")
-      partial = lines.pop()!
-      let drawn = ""
-      for (const line of lines) drawn += complete(line.replace(/\r$/, ""))
-      if (drawn !== "") {
-        // writing erases the live block: it is drawn again, by the timer, if something is still pending
-        liveShown = false
-        out.write(drawn)
-      }
-      if (partial !== "" || table !== undefined || (fence?.lines.length ?? 0) > 0) schedule()
-    },
-    flush: () => {
-      cancelLive()
-      let drawn = partial === "" ? "" : complete(partial)
-      partial = ""
-      drawn += releaseCode() + releaseTable()
-      fence = undefined
-      if (drawn !== "") out.write(drawn)
-    }
+/** A piece of the answer: its complete lines drawn (or held), the rest shown live soon. */
+const writeAnswer = (r: Rendering, text: string) => {
+  const lines = (r.partial + text).split("\n")
+  r.partial = lines.pop()!
+  let drawn = ""
+  for (const line of lines) drawn += completeLine(r, line.replace(/\r$/, ""))
+  if (drawn !== "") {
+    // writing erases the live block: it is drawn again, by the timer, if something is still pending
+    r.liveShown = false
+    r.out.write(drawn)
   }
+  if (r.partial !== "" || r.table !== undefined || (r.fence?.lines.length ?? 0) > 0) schedule(r)
+}
+
+/** The answer ended: everything held is drawn. */
+const flushAnswer = (r: Rendering) => {
+  cancelLive(r)
+  let drawn = r.partial === "" ? "" : completeLine(r, r.partial)
+  r.partial = ""
+  drawn += releaseCode(r) + releaseTable(r)
+  r.fence = undefined
+  if (drawn !== "") r.out.write(drawn)
+}
+
+export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): AnswerRenderer => {
+  const r: Rendering = {
+    out,
+    engine,
+    partial: "",
+    fence: undefined,
+    table: undefined,
+    timer: undefined,
+    liveShown: false
+  }
+  return { write: (text) => writeAnswer(r, text), flush: () => flushAnswer(r) }
 }
 
 let loading: Promise<MarkdownEngine> | undefined

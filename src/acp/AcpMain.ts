@@ -37,15 +37,25 @@ const StderrLogger = Logger.replace(
   })
 )
 
-/** stdout carries protocol messages only: anything else that would print goes to stderr. */
-const keepStdoutForProtocol = () => {
-  const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
-  console.log = toStderr
-  console.info = toStderr
-  console.debug = toStderr
-  console.warn = toStderr
-  console.error = toStderr
-}
+/**
+ * stdout carries protocol messages only: anything else that would print goes to stderr, while
+ * the scope lasts. The console is given back as it was when the scope closes.
+ */
+const keepStdoutForProtocol = Effect.acquireRelease(
+  Effect.sync(() => {
+    const saved = {
+      log: console.log,
+      info: console.info,
+      debug: console.debug,
+      warn: console.warn,
+      error: console.error
+    }
+    const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
+    Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr, warn: toStderr, error: toStderr })
+    return saved
+  }),
+  (saved) => Effect.sync(() => void Object.assign(console, saved))
+)
 
 /** A message on its way to the editor, with every known secret replaced by `[redacted]`. */
 const redactBytes = (chunk: Uint8Array): Uint8Array => {
@@ -135,7 +145,7 @@ export const acpLayer = (loaded: LoadedConfig) => {
 export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
   Effect.scoped(
     Effect.gen(function*() {
-      keepStdoutForProtocol()
+      yield* keepStdoutForProtocol
       const runtime = yield* Layer.toRuntime(acpLayer(loaded))
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")

@@ -150,7 +150,7 @@ export const runAcp = (loaded: LoadedConfig): Effect.Effect<void> =>
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
-      const { app, drained, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
+      const { app, drained, shutdown } = yield* makeAcpAgent(runtime, { version: VERSION, log })
       const stream = acp.ndJsonStream(
         stdoutSink(process.stdout),
         guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped),

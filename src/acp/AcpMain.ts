@@ -9,8 +9,9 @@ import * as Logger from "effect/Logger"
 import type { LoadedConfig } from "../config/Config"
 import { holdsSecret, redact, secretsKnown } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
-import { type AcpServices, makeAcpAgent } from "./AcpAgent"
+import { makeAcpAgent } from "./AcpAgent"
 import { AcpApproverLive } from "./AcpApprover"
+import type { AcpServices } from "./Connection"
 import { EditorAccessLive } from "./EditorAccess"
 import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
 
@@ -31,15 +32,25 @@ const StderrLogger = Logger.replace(
   })
 )
 
-/** stdout carries protocol messages only: anything else that would print goes to stderr. */
-const keepStdoutForProtocol = () => {
-  const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
-  console.log = toStderr
-  console.info = toStderr
-  console.debug = toStderr
-  console.warn = toStderr
-  console.error = toStderr
-}
+/**
+ * stdout carries protocol messages only: anything else that would print goes to stderr, while
+ * the scope lasts. The console is given back as it was when the scope closes.
+ */
+const keepStdoutForProtocol = Effect.acquireRelease(
+  Effect.sync(() => {
+    const saved = {
+      log: console.log,
+      info: console.info,
+      debug: console.debug,
+      warn: console.warn,
+      error: console.error
+    }
+    const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
+    Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr, warn: toStderr, error: toStderr })
+    return saved
+  }),
+  (saved) => Effect.sync(() => void Object.assign(console, saved))
+)
 
 /** A message on its way to the editor, with every known secret replaced by `[redacted]`. */
 const redactBytes = (chunk: Uint8Array): Uint8Array => {
@@ -120,12 +131,12 @@ export const acpChoice = { approver: AcpApproverLive, files: EditorAccessLive, e
 export const runAcp = <E>(loaded: LoadedConfig, layer: Layer.Layer<AcpServices, E>): Effect.Effect<void, E> =>
   Effect.scoped(
     Effect.gen(function*() {
-      keepStdoutForProtocol()
+      yield* keepStdoutForProtocol
       const runtime = yield* Layer.toRuntime(layer)
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
-      const { app, drained, shutdown } = makeAcpAgent(runtime, { version: VERSION, log })
+      const { app, drained, shutdown } = yield* makeAcpAgent(runtime, { version: VERSION, log })
       const stream = acp.ndJsonStream(
         stdoutSink(process.stdout),
         guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped),

@@ -7,25 +7,17 @@ import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 
+import { firstLineOf } from "../lib/OneLine"
 import { bashResultOf } from "../tools/Bash"
 import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import { DEFAULT_BASH_TIMEOUT_SECONDS, type ToolContext, type ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 
-const reason = (cause: unknown): string => {
-  const message = cause instanceof Error
-    ? cause.message
-    : typeof cause === "object" && cause !== null && "message" in cause
-    ? String(cause.message)
-    : String(cause)
-  return message.split("\n")[0]
-}
-
 /** `fs/read_text_file`: the editor's text of the file, unsaved changes included. */
 const readInEditor = (peer: Peer, file: string, shown: string) =>
   Effect.tryPromise({
     try: () => peer.client.request(acp.methods.client.fs.readTextFile, { sessionId: peer.sessionId, path: file }),
-    catch: (cause) => `${shown}: the editor could not read it (${reason(cause)})`
+    catch: (cause) => `${shown}: the editor could not read it (${firstLineOf(cause)})`
   }).pipe(Effect.map((response) => response.content), Effect.either)
 
 /** `fs/write_text_file`: the editor writes (and shows) the new text. */
@@ -41,7 +33,7 @@ const writeInEditor = (peer: Peer, file: string, shown: string, content: string)
       Effect.tryPromise({
         try: () =>
           peer.client.request(acp.methods.client.fs.writeTextFile, { sessionId: peer.sessionId, path: file, content }),
-        catch: (cause) => `${shown}: the editor could not write it (${reason(cause)})`
+        catch: (cause) => `${shown}: the editor could not write it (${firstLineOf(cause)})`
       })
     ),
     Effect.asVoid,
@@ -71,7 +63,7 @@ const bashInTerminal = (
           cwd: ctx.cwd,
           outputByteLimit: ctx.maxOutput
         }),
-      catch: reason
+      catch: firstLineOf
     }),
     (terminal) =>
       Effect.gen(function*() {
@@ -87,14 +79,14 @@ const bashInTerminal = (
             })
           )
         }
-        const waited = yield* Effect.tryPromise({ try: () => terminal.waitForExit(), catch: reason }).pipe(
+        const waited = yield* Effect.tryPromise({ try: () => terminal.waitForExit(), catch: firstLineOf }).pipe(
           Effect.timeout(Math.min(seconds * 1000, 2 ** 31 - 1)),
           Effect.either
         )
         const timedOut = Either.isLeft(waited) && typeof waited.left !== "string"
         if (Either.isLeft(waited) && !timedOut) return yield* Effect.fail(String(waited.left))
         if (timedOut) yield* quietly(() => terminal.kill())
-        const output = yield* Effect.tryPromise({ try: () => terminal.currentOutput(), catch: reason })
+        const output = yield* Effect.tryPromise({ try: () => terminal.currentOutput(), catch: firstLineOf })
         const status = Either.isRight(waited)
           ? waited.right
           : (output.exitStatus ?? { exitCode: null, signal: "SIGTERM" })

@@ -1,3 +1,5 @@
+import * as NodeCrypto from "node:crypto"
+
 import type * as acp from "@agentclientprotocol/sdk"
 
 import { CANCELLED } from "../agent/Turn"
@@ -27,9 +29,8 @@ export interface ClientDisplay {
 
 export const plainDisplay: ClientDisplay = { notices: false, compaction: false }
 
-let compactions = 0
-/** An id for one compaction, unique in this process (so within any session). */
-export const newCompactionId = (): string => `compaction-${Date.now().toString(36)}-${++compactions}`
+/** An id for one compaction, unique in this process (so within any session) without a counter to keep. */
+export const newCompactionId = (): string => `compaction-${NodeCrypto.randomUUID()}`
 
 /** A finished compaction, told as a `compaction_update` to an editor that shows them. */
 export const compactionUpdate = (

@@ -89,6 +89,33 @@ const positive = (arg: string): number | undefined => (/^[1-9]\d{0,5}$/.test(arg
 
 const done = { stopReason: "end_turn" } satisfies acp.PromptResponse
 
+/** The question asked once for the whole undo: take back the turns, or keep their changes. */
+const undoOptions = (label: string): Array<acp.PermissionOption> => [
+  { optionId: UNDO, name: `Undo ${label}`, kind: "allow_once" },
+  { optionId: KEEP, name: "Keep the changes", kind: "reject_once" }
+]
+
+/** A file changed since mm wrote it: restored only when the user agrees again, for that file. */
+const restoreAnyway = (peer: Peer, toolCallId: string, file: PlannedFile) =>
+  ask(peer, {
+    sessionId: peer.sessionId,
+    toolCall: {
+      toolCallId,
+      title: `Restore ${file.path}? It was changed after mm wrote it`,
+      kind: "edit",
+      status: "pending",
+      locations: [{ path: file.file }],
+      content: [
+        text(`${file.path} was changed after mm wrote it; restoring it gives up these changes.`),
+        ...diffContent(file.file, file.current, file.target, file.diff)
+      ]
+    },
+    options: [
+      { optionId: UNDO, name: `Restore ${path.basename(file.path)}`, kind: "allow_once" },
+      { optionId: KEEP, name: "Leave it as it is", kind: "reject_once" }
+    ]
+  })
+
 export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Conversation, arg: string) =>
   Effect.gen(function*() {
     const count = arg === "" ? 1 : positive(arg)
@@ -115,14 +142,10 @@ export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Convers
       ])
       return done
     }
-    const options: Array<acp.PermissionOption> = [
-      { optionId: UNDO, name: `Undo ${plan.label}`, kind: "allow_once" },
-      { optionId: KEEP, name: "Keep the changes", kind: "reject_once" }
-    ]
     const agreed = yield* ask(peer, {
       sessionId: peer.sessionId,
       toolCall: { ...toolCall, status: "pending" },
-      options
+      options: undoOptions(plan.label)
     })
     if (!agreed) {
       yield* send(peer, [{
@@ -135,25 +158,7 @@ export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Convers
     }
     const confirmed = new Set<string>()
     for (const file of actionable.filter((f) => f.state === "changed")) {
-      const restore = yield* ask(peer, {
-        sessionId: peer.sessionId,
-        toolCall: {
-          toolCallId,
-          title: `Restore ${file.path}? It was changed after mm wrote it`,
-          kind: "edit",
-          status: "pending",
-          locations: [{ path: file.file }],
-          content: [
-            text(`${file.path} was changed after mm wrote it; restoring it gives up these changes.`),
-            ...diffContent(file.file, file.current, file.target, file.diff)
-          ]
-        },
-        options: [
-          { optionId: UNDO, name: `Restore ${path.basename(file.path)}`, kind: "allow_once" },
-          { optionId: KEEP, name: "Leave it as it is", kind: "reject_once" }
-        ]
-      })
-      if (restore) confirmed.add(file.path)
+      if (yield* restoreAnyway(peer, toolCallId, file)) confirmed.add(file.path)
     }
     yield* send(peer, [{ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" }])
     const report = yield* changes.apply(conversation, plan, confirmed)

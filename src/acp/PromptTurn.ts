@@ -1,0 +1,198 @@
+import * as path from "node:path"
+
+import * as acp from "@agentclientprotocol/sdk"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+
+import { Agent, type CompactReport } from "../agent/Agent"
+import { isAllowed, type Scope } from "../approvals/ApprovalScope"
+import { approvalNeeded, type SessionSettings } from "../approvals/SessionSettings"
+import { Changes } from "../changes/Changes"
+import { AppConfig } from "../config/Config"
+import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
+import type { Conversation } from "../sessions/Conversation"
+import { CurrentPeer, type Peer } from "./AcpApprover"
+import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
+import { mcpApprovalLookup } from "./McpSessions"
+import { parseCommand, promptText, unknownCommandText } from "./Prompt"
+import { heldSession } from "./Sessions"
+import { agentText } from "./ToolUpdates"
+import { compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
+import { acpChanges, acpUndo } from "./Undo"
+
+/** `session/prompt`: a turn of the agent, or a slash command, run until it ends or is cancelled. */
+
+const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
+
+/** Whether a call of `tool` waits for the user's approval, under the session's mode and what was allowed. */
+const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Conversation) {
+  const { config } = yield* AppConfig
+  const mcpApproval = yield* mcpApprovalLookup(conversation)
+  return (allowed: ReadonlyArray<Scope>, settings: SessionSettings) =>
+  (tool: string, input: Record<string, unknown>) => {
+    const server = mcpApproval(tool)
+    const needed = server === undefined
+      ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
+      : mcpApprovalNeeded(config.permissions, settings.mode, server)
+    return needed && !isAllowed(allowed, { tool, input, cwd: conversation.cwd })
+  }
+})
+
+/** A question for the agent: its events told to the editor as they come. */
+const turn = Effect.fn("Acp.turn")(function*(peer: Peer, conversation: Conversation, question: string) {
+  const agent = yield* Agent
+  const titleBefore = (yield* conversation.snapshot).title
+  const renderer = makeTurnRenderer(conversation.cwd, yield* clientDisplay)
+  const asks = yield* approvalAsked(conversation)
+  yield* agent.turn(conversation, question).pipe(
+    Stream.runForEach((event) =>
+      Effect.flatMap(
+        Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]),
+        ([allowed, settings]) => send(peer.client, peer.sessionId, renderer.render(event, asks(allowed, settings)))
+      )
+    ),
+    Effect.onInterrupt(() => send(peer.client, peer.sessionId, renderer.closeOpenCalls()))
+  )
+  const after = yield* conversation.snapshot
+  if (titleBefore === "" && after.title !== "") {
+    yield* send(peer.client, peer.sessionId, [{
+      sessionUpdate: "session_info_update",
+      title: after.title,
+      updatedAt: after.updatedAt
+    }])
+  }
+  const failure = renderer.failure()
+  // a failed generation is an error of the prompt, as other ACP agents answer it (docs/reference/acp.md)
+  if (failure !== undefined) {
+    return yield* Effect.fail(new acp.RequestError(-32603, failure.message, { reason: failure.reason }))
+  }
+  return { stopReason: renderer.stopReason() ?? "end_turn" } satisfies acp.PromptResponse
+})
+
+/** `/new`: the editor keeps its id; the conversation so far moves to a new one. */
+const startOver = Effect.fn("Acp.startOver")(function*(peer: Peer, conversation: Conversation) {
+  const archived = yield* Effect.either(conversation.archiveAndReset)
+  if (Either.isLeft(archived)) {
+    yield* send(peer.client, peer.sessionId, [
+      agentText(`Could not start over: ${archived.left.message}. The conversation goes on as it was.`)
+    ])
+    return endTurn
+  }
+  yield* Ref.set(conversation.allowed, [])
+  const status = yield* conversation.status
+  const text = status._tag === "Off"
+    ? "Started a new conversation. The previous one was not kept: sessions are off (sessions.enabled: false)."
+    : status._tag === "NotSaved"
+    ? `Started a new conversation. The previous one was not kept: sessions cannot be saved (${status.reason}).`
+    : archived.right === undefined
+    ? "Started a new conversation (the previous one was empty: nothing to keep)."
+    : `Started a new conversation. The previous one is kept as session ${archived.right}: ${
+      path.join(status.dir, `${archived.right}.json`)
+    }`
+  yield* send(peer.client, peer.sessionId, [agentText(text)])
+  return endTurn
+})
+
+const compactedText = (report: CompactReport): string =>
+  report._tag === "Nothing"
+    ? "Nothing to compact yet: the history is no longer than the turns kept as they are."
+    : `Compacted: ${report.replaced} older message(s) replaced by a summary (about ${report.tokensBefore} → ${report.tokensAfter} tokens).` +
+      (report.warning === undefined ? "" : `\n\n${report.warning}`)
+
+/** `/compact [hint]`: told as a `compaction_update` to an editor that shows them, as text otherwise. */
+const compact = Effect.fn("Acp.compact")(function*(peer: Peer, conversation: Conversation, hint: string | undefined) {
+  const agent = yield* Agent
+  const done = yield* Effect.either(agent.compact(conversation, hint))
+  const told = Either.isLeft(done) ? done.left.message : compactedText(done.right)
+  const shown = !(yield* clientDisplay).compaction || (Either.isRight(done) && done.right._tag === "Nothing")
+    ? agentText(told)
+    : compactionUpdate(Either.isLeft(done) ? { error: told } : { summary: told })
+  yield* send(peer.client, peer.sessionId, [shown])
+  return endTurn
+})
+
+/** The editor thread a prompt runs for, as the approver and the editor's file access see it. */
+const peerOf = Effect.fn("Acp.peerOf")(function*(session: AcpSession, client: acp.AgentContext) {
+  const connection = yield* AcpConnection
+  const capabilities = yield* Ref.get(connection.capabilities)
+  const peer: Peer = {
+    sessionId: session.id,
+    cwd: session.conversation.cwd,
+    client,
+    log: connection.log,
+    ...(capabilities === undefined ? {} : { capabilities })
+  }
+  return peer
+})
+
+/** What a prompt's text asks for: a turn, a slash command, or nothing (a blank prompt). */
+const answerOf = (
+  peer: Peer,
+  conversation: Conversation,
+  blocks: ReadonlyArray<acp.ContentBlock>
+): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> => {
+  const text = promptText(blocks)
+  const command = parseCommand(text)
+  const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> = text.trim() === ""
+    ? Effect.succeed(endTurn)
+    : command === undefined
+    ? turn(peer, conversation, text)
+    : command.name === "new"
+    ? startOver(peer, conversation)
+    : command.name === "compact"
+    ? compact(peer, conversation, command.hint)
+    : command.name === "undo" || command.name === "changes"
+    ? Effect.flatMap(
+      Changes,
+      (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
+    )
+    : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
+  return Effect.locally(program, CurrentPeer, peer)
+}
+
+/** Resumes when the SDK aborts the request (the editor cancelled it, or went away). */
+const aborted = (signal: AbortSignal) =>
+  Effect.async<void>((resume) => {
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort)
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
+
+/** How the prompt ended: by itself, or interrupted when its request is aborted (once it has stopped). */
+const promptEnd = (fiber: PromptFiber, signal: AbortSignal) =>
+  Effect.raceFirst(Fiber.await(fiber), Effect.zipRight(aborted(signal), Fiber.interrupt(fiber)))
+
+const alreadyRunning = (sessionId: string) =>
+  acp.RequestError.invalidRequest(
+    { sessionId },
+    "a prompt is already running in this session; wait for its answer or send session/cancel"
+  )
+
+/**
+ * `session/prompt`: one prompt at a time in a thread, run in a fiber of its own that
+ * `session/cancel` (or an aborted request) interrupts; a cancelled prompt answers `cancelled`.
+ */
+export const prompt = Effect.fn("Acp.prompt")(function*(
+  params: acp.PromptRequest,
+  client: acp.AgentContext,
+  signal: AbortSignal
+) {
+  const session = yield* heldSession(params.sessionId)
+  const program = answerOf(yield* peerOf(session, client), session.conversation, params.prompt)
+  const fiber = yield* SynchronizedRef.modifyEffect(session.running, (running) =>
+    running !== undefined
+      ? Effect.fail(alreadyRunning(session.id))
+      : Effect.map(Effect.forkDaemon(program), (started) => [started, started] as const))
+  const exit = yield* promptEnd(fiber, signal).pipe(
+    Effect.ensuring(SynchronizedRef.update(session.running, (running) => (running === fiber ? undefined : running)))
+  )
+  if (Exit.isSuccess(exit)) return exit.value
+  if (Cause.isInterruptedOnly(exit.cause)) return { stopReason: "cancelled" } satisfies acp.PromptResponse
+  return yield* Effect.failCause(exit.cause)
+})

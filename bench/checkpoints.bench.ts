@@ -18,6 +18,7 @@ import { AppConfig, defaultConfig } from "../src/config/Config"
 import { ErrorLogLive } from "../src/sessions/ErrorLog"
 import { Keeper, KeeperLive } from "../src/sessions/Keeper"
 import * as MemorySessionStore from "../src/sessions/MemorySessionStore"
+import { FileAccessDisk } from "../src/tools/FileAccess"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 101)
 const BUDGET_MS = 2
@@ -192,7 +193,7 @@ const main = Effect.gen(function*() {
 
 const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }
 const layer = Layer.mergeAll(KeeperLive, ChangesLive).pipe(
-  Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive)),
+  Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive, FileAccessDisk)),
   Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
 )
 

@@ -10,6 +10,7 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import type { Agent } from "../agent/Agent"
 import type { Changes } from "../changes/Changes"
 import type { AppConfig } from "../config/Config"
+import type { McpServers } from "../mcp/McpServers"
 import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { Keeper } from "../sessions/Keeper"
@@ -17,7 +18,7 @@ import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
-export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes
+export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

@@ -24,23 +24,16 @@ export const startSessionServers = (
 ) =>
   Effect.gen(function*() {
     if (servers === null || servers === undefined || servers.length === 0) return
-    const mcp = yield* Effect.serviceOption(McpServers)
-    if (mcp._tag === "None" || mcp.value.attached(conversation) !== undefined) return
+    const mcp = yield* McpServers
+    if (mcp.attached(conversation) !== undefined) return
     const entries = servers.map((server) => entryFromEditor(editorServer(server), conversation.cwd))
-    yield* mcp.value.attach(conversation, startGroup(entries, { onProblem: log }))
+    yield* mcp.attach(conversation, startGroup(entries, { onProblem: log }))
   })
 
 /** `session/close`: the conversation's own servers are stopped. */
 export const stopSessionServers = (conversation: Conversation) =>
-  Effect.flatMap(
-    Effect.serviceOption(McpServers),
-    (mcp) => (mcp._tag === "None" ? Effect.void : mcp.value.detach(conversation))
-  )
+  Effect.flatMap(McpServers, (mcp) => mcp.detach(conversation))
 
 /** The `approval` of the server behind an MCP tool of this conversation; undefined for any other tool. */
 export const mcpApprovalLookup = (conversation: Conversation) =>
-  Effect.map(
-    Effect.serviceOption(McpServers),
-    (mcp) => (tool: string): "ask" | "allow" | undefined =>
-      mcp._tag === "None" ? undefined : mcp.value.approvalOf(conversation, tool)
-  )
+  Effect.map(McpServers, (mcp) => (tool: string): "ask" | "allow" | undefined => mcp.approvalOf(conversation, tool))

@@ -13,6 +13,7 @@ import type { CompactionError } from "../domain/Errors"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
+import { FileAccess } from "../tools/FileAccess"
 import { type ToolResult } from "../tools/Tool"
 import { toolSpecs } from "../tools/ToolSpecs"
 import { compact } from "./AutoCompact"
@@ -78,7 +79,8 @@ export const AgentLive = Layer.effect(
       approver: yield* Approver,
       compactor: yield* Compactor,
       changes: yield* Changes,
-      mcp: yield* Effect.serviceOption(McpServers),
+      mcp: yield* McpServers,
+      files: yield* FileAccess,
       shownWarnings: new Set()
     }
     return {

@@ -1,12 +1,12 @@
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
 
 import type { Approver } from "../approvals/Approver"
 import type { ChangesShape } from "../changes/Changes"
 import type { AgentConfig } from "../config/Config"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
+import type { FileAccessShape } from "../tools/FileAccess"
 import type { CompactorShape } from "./Compactor"
 import type { TurnEvent } from "./TurnEvent"
 
@@ -17,7 +17,9 @@ export interface Deps {
   readonly approver: Context.Tag.Service<Approver>
   readonly compactor: CompactorShape
   readonly changes: ChangesShape
-  readonly mcp: Option.Option<McpServersShape>
+  readonly mcp: McpServersShape
+  /** Who reads and writes the project's files: the disk, or the editor (`mm acp`). */
+  readonly files: FileAccessShape
   readonly shownWarnings: Set<string>
 }
 

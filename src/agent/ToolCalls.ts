@@ -9,6 +9,7 @@ import { type McpTool } from "../mcp/McpGroup"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { type CallDescription, describeCall } from "../tools/Describe"
+import { FileAccess } from "../tools/FileAccess"
 import { type ToolResult } from "../tools/Tool"
 import { runTool } from "../tools/Tools"
 import { parseToolArguments } from "../tools/ToolSpecs"
@@ -19,6 +20,10 @@ import type { TurnState } from "./TurnState"
 export const DENIED = "denied by the user"
 /** The result of a call that needs approval when no person can answer (stdin is not a terminal). */
 export const NO_TERMINAL = "not approved: no terminal to ask (set permissions: allow, or run mm in a terminal)"
+
+/** Runs a tool's effect with the agent's file access: the disk's, or the editor's. */
+const withFiles = <A, E>(deps: Deps, effect: Effect.Effect<A, E, FileAccess>) =>
+  Effect.provideService(effect, FileAccess, deps.files)
 
 /** One call of an MCP tool: shown, approved unless its server allows it, run, and its result added. */
 export const runMcpCall = Effect.fn("Agent.runMcpCall")(
@@ -58,7 +63,7 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
     if (refused === undefined) yield* state.shown
     // what a file tool changes, read just before it runs: the old text is gone after it
     const change = refused === undefined && input !== undefined
-      ? yield* fileChangeOf(call.function.name, input, conversation.cwd)
+      ? yield* withFiles(deps, fileChangeOf(call.function.name, input, conversation.cwd))
       : undefined
     const beforeWrite = changes.recorder(
       conversation,
@@ -66,13 +71,16 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
       (text) => emit({ _tag: "Notice", text })
     )
     const result = refused === undefined
-      ? yield* runTool(call.function.name, call.function.arguments, {
-        cwd: conversation.cwd,
-        maxOutput: config.maxOutput,
-        callId: call.id,
-        beforeWrite,
-        onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
-      })
+      ? yield* withFiles(
+        deps,
+        runTool(call.function.name, call.function.arguments, {
+          cwd: conversation.cwd,
+          maxOutput: config.maxOutput,
+          callId: call.id,
+          beforeWrite,
+          onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+        })
+      )
       : { output: refused, failed: true }
     if (result.failed) yield* changes.forget(conversation, call.id)
     state.added.push(toolMessage(call, result))
@@ -138,7 +146,7 @@ const approve = Effect.fn("Agent.approve")(function*(
     tool,
     title,
     input,
-    preview: yield* previewOf(tool, input, conversation.cwd),
+    preview: yield* withFiles(deps, previewOf(tool, input, conversation.cwd)),
     always: alwaysChoices(toApprove)
   })
   switch (answer._tag) {
@@ -166,5 +174,8 @@ export const runShell = Effect.fn("Agent.runShell")(function*(
   cwd: string,
   onOutput: (text: string) => void
 ) {
-  return yield* runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: deps.config.maxOutput, onOutput })
+  return yield* withFiles(
+    deps,
+    runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: deps.config.maxOutput, onOutput })
+  )
 })

@@ -2,7 +2,6 @@ import * as os from "node:os"
 
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
@@ -11,7 +10,6 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { AgentConfig } from "../config/Config"
 import { GenerationError } from "../domain/Errors"
 import { type Message, titleOf, withSystem } from "../domain/Session"
-import { noMcpTools } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
@@ -118,7 +116,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     yield* emit({ _tag: "Notice", text: warning })
   }
 
-  const mcpTools = Option.isSome(deps.mcp) ? yield* deps.mcp.value.forTurn(conversation) : noMcpTools
+  const mcpTools = yield* deps.mcp.forTurn(conversation)
   for (const notice of mcpTools.notices) yield* emit({ _tag: "Notice", text: notice })
 
   const before = yield* conversation.snapshot

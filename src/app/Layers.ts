@@ -19,7 +19,7 @@ import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import { KeeperLive } from "../sessions/Keeper"
 import type { SessionStore } from "../sessions/SessionStore"
 import { TerminalApprover, TerminalIOLive } from "../terminal/TerminalIO"
-import type { FileAccess } from "../tools/FileAccess"
+import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
 
 export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
@@ -55,14 +55,15 @@ export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
   )
 
 /** What the terminal needs for its banner: the services and the keyboard and screen. */
-export const terminalLayer = (loaded: LoadedConfig) => Layer.mergeAll(servicesLayer(loaded), TerminalIOLive)
+export const terminalLayer = (loaded: LoadedConfig) =>
+  Layer.mergeAll(servicesLayer(loaded), TerminalIOLive, FileAccessDisk)
 
 /** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
 export const terminalAgentLayer = agentLayer(TerminalApprover)
 
 /** `mm -p`: the services and the agent, with nobody to ask (a call that needs approval is refused). */
 export const printLayer = (loaded: LoadedConfig) =>
-  agentLayer(printApprover(printIO.err)).pipe(Layer.provideMerge(servicesLayer(loaded)))
+  agentLayer(printApprover(printIO.err)).pipe(Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded), FileAccessDisk)))
 
 /**
  * `mm acp`: the services and the agent, with the approver and file access the ACP façade

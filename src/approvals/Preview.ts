@@ -5,11 +5,10 @@ import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 
 import { unifiedDiff } from "../lib/Diff"
 import { planEdit } from "../tools/EditFile"
-import { diskFileAccess, FileAccess } from "../tools/FileAccess"
+import { FileAccess } from "../tools/FileAccess"
 import { readText } from "../tools/Files"
 import { isOutsideProject } from "./ApprovalScope"
 
@@ -51,7 +50,7 @@ export const previewOf = (
   tool: string,
   input: Record<string, unknown> | undefined,
   cwd: string
-): Effect.Effect<Preview> =>
+): Effect.Effect<Preview, never, FileAccess> =>
   Effect.gen(function*() {
     const shown = stringArg(input, "path")
     if ((tool !== "edit_file" && tool !== "write_file") || shown === undefined) {
@@ -66,7 +65,7 @@ export const previewOf = (
     if (onDisk !== undefined && Either.isLeft(onDisk)) {
       return previewFrom(tool, input, cwd, onDisk)
     }
-    const files = Option.getOrElse(yield* Effect.serviceOption(FileAccess), () => diskFileAccess)
+    const files = yield* FileAccess
     return previewFrom(tool, input, cwd, yield* files.read(file, shown))
   })
 
@@ -187,7 +186,7 @@ export const fileChangeOf = (
   tool: string,
   input: Record<string, unknown>,
   cwd: string
-): Effect.Effect<FileChange | undefined> => {
+): Effect.Effect<FileChange | undefined, never, FileAccess> => {
   if (tool !== "edit_file" && tool !== "write_file") return Effect.succeed(undefined)
   return Effect.map(previewOf(tool, input, cwd), (preview) => (preview._tag === "FileChange" ? preview : undefined))
 }

@@ -72,13 +72,8 @@ export class Changes extends Context.Tag("mm/Changes")<Changes, ChangesShape>() 
  * with `fs/write_text_file`); undefined on the disk. Deletions and files that are not text
  * go to the disk either way: the protocol writes text only.
  */
-const editorWriter: Effect.Effect<FileAccessShape | undefined> = Effect.flatMap(
-  Effect.serviceOption(FileAccess),
-  (provided) =>
-    provided._tag === "None"
-      ? Effect.succeed(undefined)
-      : Effect.map(provided.value.writesDisk, (disk) => (disk ? undefined : provided.value))
-)
+const editorWriter = (files: FileAccessShape): Effect.Effect<FileAccessShape | undefined> =>
+  Effect.map(files.writesDisk, (disk) => (disk ? undefined : files))
 
 const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly tooLarge: boolean } => {
   const stat = fs.statSync(file, { throwIfNoEntry: false })
@@ -94,24 +89,25 @@ const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly to
  * cannot read (a file that does not exist, say) is looked for on disk.
  */
 const currentContent = (
+  files: FileAccessShape,
   file: string,
   shown: string
-): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> =>
-  Effect.flatMap(Effect.serviceOption(FileAccess), (provided) => {
-    const fromDisk = Effect.try({ try: () => readCurrent(file), catch: (cause) => cause })
-    if (provided._tag === "None") return fromDisk
-    return Effect.flatMap(provided.value.readsDisk, (disk) =>
-      disk
-        ? fromDisk
-        : Effect.flatMap(provided.value.read(file, shown), (read) =>
-          read._tag === "Right"
-            ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false })
-            : fromDisk))
-  })
+): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> => {
+  const fromDisk = Effect.try({ try: () => readCurrent(file), catch: (cause) => cause })
+  return Effect.flatMap(files.readsDisk, (disk) =>
+    disk
+      ? fromDisk
+      : Effect.flatMap(files.read(file, shown), (read) =>
+        read._tag === "Right"
+          ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false })
+          : fromDisk))
+}
 
 /** The layer's checkpoints, and the checkpoint warnings already shown (each is said once). */
 interface Deps {
   readonly checkpoints: CheckpointsShape
+  /** Who reads and writes the project's files: the disk, or the editor (`mm acp`). */
+  readonly files: FileAccessShape
   readonly shownWarnings: Set<string>
 }
 
@@ -220,7 +216,7 @@ const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
     if (net.skipped) return unavailable(TOO_LARGE)
     const target = yield* Effect.either(blobOrNull(deps, conversation, net.before))
     if (target._tag === "Left") return unavailable(target.left.message)
-    const read = yield* Effect.either(currentContent(file, net.path))
+    const read = yield* Effect.either(currentContent(deps.files, file, net.path))
     if (read._tag === "Left") return unavailable(`cannot read it: ${firstLineOf(read.left)}`)
     const current = read.right
     if (current.tooLarge) return unavailable(`it is now ${TOO_LARGE.replace(": not recorded", "")}`)
@@ -301,7 +297,7 @@ const checkFile = (
     if (file.state === "changed" && !confirmed.has(file.path)) {
       return { _tag: "Left", reason: "changed since mm wrote it" } as const
     }
-    const read = yield* Effect.either(currentContent(file.file, file.path))
+    const read = yield* Effect.either(currentContent(deps.files, file.file, file.path))
     if (read._tag === "Left") return { _tag: "Left", reason: `cannot read it: ${firstLineOf(read.left)}` } as const
     const current = read.right
     if ((current.bytes === null ? null : hashOf(current.bytes)) !== file.currentHash || current.tooLarge) {
@@ -376,7 +372,7 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
     const restored: Array<string> = []
     const deleted: Array<string> = []
     const entries: Array<ChangeRecord> = []
-    const editor = yield* editorWriter
+    const editor = yield* editorWriter(deps.files)
     for (const { entry, planned: file } of todo) {
       const done = yield* restoreFile(editor, file)
       if (done._tag === "Left") {
@@ -401,7 +397,7 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
 export const ChangesLayer = Layer.effect(
   Changes,
   Effect.gen(function*() {
-    const deps: Deps = { checkpoints: yield* Checkpoints, shownWarnings: new Set<string>() }
+    const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
     return {
       recorder: recorder(deps),
       forget,

@@ -51,7 +51,7 @@ export interface SlashCommand {
   /** How it is typed, for /help: `/resume [id|n]`. */
   readonly usage: string
   readonly help: string
-  readonly run: (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome>
+  readonly run: (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
 }
 
 const sessions: SlashCommand = {
@@ -175,8 +175,8 @@ const mcp: SlashCommand = {
   usage: "/mcp",
   help: "the MCP servers, their state and their tools",
   run: (ctx) =>
-    Effect.map(Effect.serviceOption(McpServers), (servers) => {
-      const configured = servers._tag === "Some" ? servers.value.configured : undefined
+    Effect.map(McpServers, (servers) => {
+      const configured = servers.configured
       ctx.print.line(serversListing(configured === undefined ? [] : [configured]))
     })
 }

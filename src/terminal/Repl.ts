@@ -22,6 +22,7 @@ import { startOn } from "../sessions/StartOn"
 import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
+import type { FileAccess } from "../tools/FileAccess"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import { makeCompleter } from "./Completion"
@@ -47,7 +48,7 @@ export type TerminalEnd = number
  */
 export const runTerminal = <E>(
   cwd: string,
-  agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO>,
+  agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO | FileAccess | McpServers>,
   begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
 ) =>
   Effect.gen(function*() {
@@ -80,8 +81,8 @@ export const runTerminal = <E>(
     )
     const warning = yield* model.takeWarning
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
-    const mcp = yield* Effect.serviceOption(McpServers)
-    if (mcp._tag === "Some" && mcp.value.configured !== undefined) info.line(summaryLine(mcp.value.configured))
+    const mcp = yield* McpServers
+    if (mcp.configured !== undefined) info.line(summaryLine(mcp.configured))
     const above = projectAboveLine(cwd, loaded.file)
     if (above !== undefined) info.line(style.yellow(above))
     const started = yield* startOn(conversation, cwd, begin.start)
@@ -278,8 +279,7 @@ const shellLine = (terminal: Conversing, command: string) =>
 const tellServersWhenUp = (idle: () => boolean, prompt: string) =>
   Effect.gen(function*() {
     const { print, style } = yield* TerminalIO
-    const mcp = yield* Effect.serviceOption(McpServers)
-    const servers = mcp._tag === "Some" ? mcp.value.configured : undefined
+    const servers = (yield* McpServers).configured
     if (servers === undefined || servers.settled()) return
     void servers.ready.then(() => {
       if (!idle()) return

@@ -1,11 +1,10 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 
 import { firstLineOf } from "../lib/OneLine"
 import { redact } from "../lib/Secrets"
 import { editFileTool } from "./EditFile"
-import { diskFileAccess, FileAccess } from "./FileAccess"
+import { FileAccess } from "./FileAccess"
 import { readFile } from "./ReadFile"
 import { failure, isToolName, type ToolContext, type ToolName, type ToolResult } from "./Tool"
 import {
@@ -18,9 +17,8 @@ import {
 import { truncateOutput } from "./Truncate"
 import { writeFileTool } from "./WriteFile"
 
-const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContext): Effect.Effect<ToolResult> =>
-  Effect.flatMap(Effect.serviceOption(FileAccess), (provided): Effect.Effect<ToolResult> => {
-    const files = Option.getOrElse(provided, () => diskFileAccess)
+const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContext) =>
+  Effect.flatMap(FileAccess, (files): Effect.Effect<ToolResult> => {
     switch (name) {
       case "bash":
         return files.bash(args as typeof BashParams.Type, ctx)
@@ -38,9 +36,13 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
  * secrets in the result are replaced by `[redacted]` before anyone sees it.
  * Interrupting it kills a running bash process group at once.
  */
-export const runTool = (name: string, rawArguments: string, ctx: ToolContext): Effect.Effect<ToolResult> =>
+export const runTool = (
+  name: string,
+  rawArguments: string,
+  ctx: ToolContext
+): Effect.Effect<ToolResult, never, FileAccess> =>
   Either.match(parseToolArguments(name, rawArguments), {
-    onLeft: (reason): Effect.Effect<ToolResult> =>
+    onLeft: (reason): Effect.Effect<ToolResult, never, FileAccess> =>
       Effect.succeed(failure(isToolName(name) ? `invalid arguments for ${name}: ${reason}` : reason)),
     onRight: (args) => dispatch(name as ToolName, args, ctx)
   }).pipe(

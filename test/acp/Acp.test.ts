@@ -13,11 +13,12 @@ import { type Preview, previewOf } from "../../src/approvals/Preview"
 import { CompactionError, GenerationError } from "../../src/domain/Errors"
 import type { Message } from "../../src/domain/Session"
 import type { SessionSummary } from "../../src/sessions/SessionStore"
+import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { validateAgainst } from "../support/acp-schema"
 
 /** The preview as the core computes it, read from the disk. */
 const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview =>
-  Effect.runSync(previewOf(tool, input, cwd))
+  Effect.runSync(previewOf(tool, input, cwd).pipe(Effect.provide(FileAccessDisk)))
 
 const cwd = "/work/project"
 

@@ -9,10 +9,11 @@ import { alwaysChoices } from "../../src/approvals/ApprovalScope"
 import { type Preview, previewLines, previewOf } from "../../src/approvals/Preview"
 import { choicesOf, previewBlock, wrapLine } from "../../src/terminal/ApprovalPrompt"
 import { colored, plain } from "../../src/text/Style"
+import { FileAccessDisk } from "../../src/tools/FileAccess"
 
 /** The preview as the core computes it, read from the disk. */
 const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview =>
-  Effect.runSync(previewOf(tool, input, cwd))
+  Effect.runSync(previewOf(tool, input, cwd).pipe(Effect.provide(FileAccessDisk)))
 
 const project = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-preview-")))
 const texts = (lines: ReturnType<typeof previewLines>) => lines.map((l) => l.text)

@@ -19,6 +19,7 @@ import { Keeper, KeeperLive } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { encodeSession, parseSession } from "../../src/sessions/SessionCodec"
 import { changesMarkdown } from "../../src/text/ChangesText"
+import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../support/MmProcess"
 
@@ -216,7 +217,7 @@ describe("recording limits", () => {
   const layer = () => {
     const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }
     return Layer.mergeAll(KeeperLive, ChangesLive).pipe(
-      Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive)),
+      Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive, FileAccessDisk)),
       Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
     )
   }

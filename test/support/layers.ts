@@ -7,8 +7,10 @@ import type { TurnEvent } from "../../src/agent/TurnEvent"
 import { agentLayer, servicesLayer } from "../../src/app/Layers"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
 import { type AgentConfig, defaultConfig } from "../../src/config/Config"
+import { RetryTiming } from "../../src/model/Retry"
 import type { Conversation } from "../../src/sessions/Conversation"
 import type { SessionStore } from "../../src/sessions/SessionStore"
+import { FileAccessDisk } from "../../src/tools/FileAccess"
 
 export interface ConfigOverrides {
   readonly model?: Partial<AgentConfig["model"]>
@@ -63,7 +65,12 @@ export const coreLayer = (
   options: { readonly projectDir?: string } = {}
 ) =>
   agentLayer(approver).pipe(
-    Layer.provideMerge(servicesLayer({ config, file: undefined }, { store, projectDir: options.projectDir }))
+    Layer.provideMerge(
+      Layer.mergeAll(
+        servicesLayer({ config, file: undefined }, { store, projectDir: options.projectDir }),
+        FileAccessDisk
+      )
+    )
   )
 
 export const runTurn = (conversation: Conversation, question: string) =>
@@ -75,3 +82,6 @@ export const runTurn = (conversation: Conversation, question: string) =>
 
 export const textOf = (events: ReadonlyArray<TurnEvent>): string =>
   events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
+
+/** Retries that wait milliseconds, not seconds: what a test of retrying needs. */
+export const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 3, capMs: 60_000 })

@@ -1,5 +1,4 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -15,18 +14,7 @@ import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "../support/layers"
-
-/** A zombie (killed, not yet reaped by a PID 1 that may never reap it) counts as gone. */
-const isAlive = (pid: number): boolean => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
-  } catch {
-    return false
-  }
-}
-
-const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-agent-")))
+import { isAlive, tempDir } from "../support/processes"
 
 describe("the turn loop", () => {
   let server: FakeModelServer
@@ -46,7 +34,7 @@ describe("the turn loop", () => {
 
   it.live("runs bash, then write_file, then answers; the history holds every call and result", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       fs.writeFileSync(path.join(cwd, "seed.txt"), "seed\n")
       server.push(
         { toolCalls: [{ id: "c1", name: "bash", arguments: { command: "ls" } }] },
@@ -101,7 +89,7 @@ describe("the turn loop", () => {
 
   it.live("an edit_file with zero or two occurrences is a failed result the model sees", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       fs.writeFileSync(path.join(cwd, "a.txt"), "x x\n")
       server.push(
         { toolCalls: [{ id: "e0", name: "edit_file", arguments: { path: "a.txt", old: "missing", new: "y" } }] },
@@ -124,7 +112,7 @@ describe("the turn loop", () => {
 
   it.live("a 1 MB command output reaches the model cut to maxOutput, with the marker", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push(
         {
           toolCalls: [{
@@ -144,7 +132,7 @@ describe("the turn loop", () => {
 
   it.live("a bash that sleeps past its timeout is killed with its children", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push(
         {
           toolCalls: [{
@@ -165,7 +153,7 @@ describe("the turn loop", () => {
 
   it.live("maxSteps stops a model that calls tools forever, with a clear line", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       for (let i = 0; i < 3; i++) server.push({ toolCalls: [{ name: "bash", arguments: { command: "true" } }] })
       const conversation = yield* open(cwd)
       const events = yield* runTurn(conversation, "loop forever")
@@ -177,7 +165,7 @@ describe("the turn loop", () => {
 
   it.live("a failure at the third model call leaves the messages exactly as before the question", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push({ text: "first answer" })
       const conversation = yield* open(cwd)
       yield* runTurn(conversation, "first question")
@@ -206,7 +194,7 @@ describe("the turn loop", () => {
   it.live("a refused approval reaches the model as 'denied by the user'; 'always' covers only its scope", () => {
     const asked: Array<ApprovalRequest> = []
     return Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push(
         { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "no.txt", content: "x" } }] },
         { toolCalls: [{ id: "b1", name: "bash", arguments: { command: "echo ok > yes.txt" } }] },
@@ -251,7 +239,7 @@ describe("the turn loop", () => {
   it.live("an edit is previewed as a diff of the file on disk; 'project' then covers every edit inside it", () => {
     const asked: Array<ApprovalRequest> = []
     return Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       fs.writeFileSync(path.join(cwd, "a.txt"), "one\ntwo\nthree\n")
       server.push(
         { toolCalls: [{ id: "e1", name: "edit_file", arguments: { path: "a.txt", old: "two", new: "TWO" } }] },
@@ -282,7 +270,7 @@ describe("the turn loop", () => {
 
   it.live("with no one to ask, the call is refused with a line that says how to allow it", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "touch x" } }] }, { text: "ok" })
       const events = yield* runTurn(yield* open(cwd), "go")
       expect(fs.existsSync(path.join(cwd, "x"))).toBe(false)
@@ -292,7 +280,7 @@ describe("the turn loop", () => {
 
   it.live("an answer cut at the output limit, or empty, says so in one line", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       const conversation = yield* open(cwd)
       server.push({ text: "half an ans", finishReason: "length" })
       const cut = yield* runTurn(conversation, "long answer please")
@@ -314,7 +302,7 @@ describe("the turn loop", () => {
       ask: () => Effect.sync(() => (log.push("ask"), Approval.once))
     })
     return Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push(
         { toolCalls: [{ id: "w", name: "write_file", arguments: { path: "x.txt", content: "x" } }] },
         { text: "ok" }
@@ -329,7 +317,7 @@ describe("the turn loop", () => {
 
   it.live("skills are listed in the system prompt; a broken one is skipped with a warning", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       fs.mkdirSync(path.join(cwd, ".mm/skills/release"), { recursive: true })
       fs.writeFileSync(
         path.join(cwd, ".mm/skills/release/SKILL.md"),
@@ -351,7 +339,7 @@ describe("the turn loop", () => {
 
   it.live("a cancel keeps the question and the partial answer, closes open tool calls, records nothing", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-agent-")
       server.push({ text: ["partial ", "answer ", "that ", "never ", "ends"], chunkDelayMs: 300 })
       const agent = yield* Agent
       const conversation = yield* open(cwd)

@@ -1,5 +1,4 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -13,8 +12,7 @@ import { Keeper } from "../../src/sessions/Keeper"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
 import { configFor, runMm, tempProject } from "../support/MmProcess"
-
-const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-compact-")))
+import { tempDir } from "../support/processes"
 
 const fileOf = (cwd: string, id: string) => path.join(cwd, ".mm/sessions", `${id}.json`)
 
@@ -77,7 +75,7 @@ describe("compaction", () => {
 
   it.live("/compact leaves system, summary and the last two turns, in memory and in the file", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-compact-")
       const conversation = yield* sixTurns(cwd)
       const agent = yield* Agent
       server.push({ text: "They asked six questions." })
@@ -119,7 +117,7 @@ describe("compaction", () => {
 
   it.live("an empty summary leaves the file unchanged and adds one compaction record", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-compact-")
       const conversation = yield* sixTurns(cwd)
       const agent = yield* Agent
       const id = (yield* conversation.snapshot).id
@@ -141,7 +139,7 @@ describe("compaction", () => {
 
   it.live("automatic compaction starts when the history passes the threshold, and not before", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-compact-")
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
       const long = "x".repeat(600)
       const asked: Array<number> = []
@@ -168,7 +166,7 @@ describe("compaction", () => {
 
   it.live("a failed automatic compaction is reported and the turn still runs", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-compact-")
       const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
       const long = "y".repeat(2000)
       for (let i = 1; i <= 3; i++) {

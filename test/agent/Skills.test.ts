@@ -1,5 +1,4 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
@@ -7,8 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 import { loadSkills, parseSkillFile, skillsPrompt } from "../../src/agent/Skills"
-
-const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mm-skills-"))
+import { tempDir } from "../support/processes"
 
 const writeSkill = (dir: string, folder: string, text: string): string => {
   const file = path.join(dir, folder, "SKILL.md")
@@ -23,14 +21,14 @@ const skillText = (name: string, description: string) =>
 describe("loadSkills", () => {
   it.effect("finds a skill in .mm/skills of the project", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-skills-")
       const file = writeSkill(
         path.join(cwd, ".mm/skills"),
         "release",
         skillText("release", "Cut a release of the package")
       )
       fs.mkdirSync(path.join(cwd, ".mm/skills/not-a-skill"))
-      const loaded = yield* loadSkills([".mm/skills", "~/.mm/skills"], cwd, tempDir())
+      const loaded = yield* loadSkills([".mm/skills", "~/.mm/skills"], cwd, tempDir("mm-skills-"))
       expect(loaded).toEqual({
         skills: [{ name: "release", description: "Cut a release of the package", path: file }],
         warnings: []
@@ -39,13 +37,13 @@ describe("loadSkills", () => {
 
   it.effect("skips a malformed skill with a warning and keeps the good one", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-skills-")
       const dir = path.join(cwd, ".mm/skills")
       const good = writeSkill(dir, "good", skillText("good", "Works"))
       const broken = writeSkill(dir, "broken", "---\nname: broken\ndescription: [unclosed\n---\nbody\n")
       const bare = writeSkill(dir, "bare", "# no front matter here\n")
       const nameless = writeSkill(dir, "nameless", "---\ndescription: has no name\n---\n")
-      const loaded = yield* loadSkills([".mm/skills"], cwd, tempDir())
+      const loaded = yield* loadSkills([".mm/skills"], cwd, tempDir("mm-skills-"))
       expect(loaded.skills).toEqual([{ name: "good", description: "Works", path: good }])
       expect(loaded.warnings).toHaveLength(3)
       expect(loaded.warnings[0]).toBe(
@@ -60,8 +58,8 @@ describe("loadSkills", () => {
 
   it.effect("expands ~ to the home directory and resolves relative dirs against cwd", () =>
     Effect.gen(function*() {
-      const home = tempDir()
-      const cwd = tempDir()
+      const home = tempDir("mm-skills-")
+      const cwd = tempDir("mm-skills-")
       const mine = writeSkill(path.join(home, ".mm/skills"), "mine", skillText("mine", "A personal skill"))
       const local = writeSkill(path.join(cwd, "custom"), "local", skillText("local", "A project skill"))
       const loaded = yield* loadSkills(["custom", "~/.mm/skills"], cwd, home)
@@ -74,7 +72,7 @@ describe("loadSkills", () => {
 
   it.effect("missing directories are fine", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-skills-")
       expect(yield* loadSkills([".mm/skills", "~/.mm/skills", "/no/such/dir"], cwd, path.join(cwd, "nohome"))).toEqual({
         skills: [],
         warnings: []
@@ -83,8 +81,8 @@ describe("loadSkills", () => {
 
   it.effect("on a duplicate name the first directory wins, with a warning", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
-      const home = tempDir()
+      const cwd = tempDir("mm-skills-")
+      const home = tempDir("mm-skills-")
       const project = writeSkill(path.join(cwd, ".mm/skills"), "deploy", skillText("deploy", "Project way"))
       const personal = writeSkill(path.join(home, ".mm/skills"), "deploy", skillText("deploy", "Personal way"))
       const loaded = yield* loadSkills([".mm/skills", "~/.mm/skills"], cwd, home)
@@ -94,7 +92,7 @@ describe("loadSkills", () => {
 
   it.effect("a directory listed twice (home = project) is read once", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-skills-")
       writeSkill(path.join(cwd, ".mm/skills"), "x", skillText("x", "once"))
       const loaded = yield* loadSkills([".mm/skills", "~/.mm/skills"], cwd, cwd)
       expect(loaded.skills).toHaveLength(1)
@@ -103,7 +101,7 @@ describe("loadSkills", () => {
 
   it.effect("sees a skill change between two turns", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-skills-")
       const file = writeSkill(path.join(cwd, ".mm/skills"), "x", skillText("x", "before"))
       expect((yield* loadSkills([".mm/skills"], cwd, cwd)).skills[0].description).toBe("before")
       fs.writeFileSync(file, skillText("x", "after, and longer"))

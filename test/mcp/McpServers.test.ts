@@ -16,6 +16,7 @@ import { describeCall } from "../../src/tools/Describe"
 import { mcpToolName } from "../../src/tools/ToolNames"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"
+import { isAlive } from "../support/processes"
 
 export const TEST_SERVER = MCP_TEST_SERVER
 
@@ -26,14 +27,6 @@ afterEach(async () => {
 })
 
 /** Whether the process runs (a zombie waiting to be reaped does not). */
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
-
 const stdio = (name: string, env: Record<string, string> = {}, command = process.execPath) => ({
   name,
   approval: "ask" as const,
@@ -190,9 +183,9 @@ describe("a stdio server", () => {
   it("leaves no process behind once closed", async () => {
     const group = await started(stdio("test"))
     const pid = group.connection("test")!.pid!
-    expect(alive(pid)).toBe(true)
+    expect(isAlive(pid)).toBe(true)
     await group.close()
-    expect(alive(pid)).toBe(false)
+    expect(isAlive(pid)).toBe(false)
   })
 
   it("that cannot start, crashes at start or hangs is one line each, and the others work", async () => {

@@ -13,13 +13,13 @@ import { GenerationError } from "../../src/domain/Errors"
 import { Completion } from "../../src/model/Completion"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
-import { RetryTiming } from "../../src/model/Retry"
 import {
   closedPort as closedPortNumber,
   type FakeModelServer,
   startFakeModelServer,
   type Step
 } from "../support/FakeModelServer"
+import { quickRetries } from "../support/layers"
 
 interface Options {
   readonly url?: string
@@ -43,7 +43,6 @@ const configFor = (server: { readonly url: string } | undefined, options: Option
 })
 
 /** Retries wait milliseconds here, not seconds. */
-const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 3, capMs: 60_000 })
 
 const clientLayer = (config: LoadedConfig) =>
   OpenAiClientNode.pipe(Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries)))

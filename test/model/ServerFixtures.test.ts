@@ -13,8 +13,9 @@ import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Co
 import { GenerationError } from "../../src/domain/Errors"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
-import { retryAfterMs, retryDelayMs, RetryTiming } from "../../src/model/Retry"
+import { retryAfterMs, retryDelayMs, type RetryTiming } from "../../src/model/Retry"
 import { type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
+import { quickRetries } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
 
 const FIXTURES = SERVER_FIXTURES
@@ -34,8 +35,6 @@ const errorStep = (server: string, file = "error.json"): Step => {
   const fixture = json(server, file)
   return { kind: "status", status: fixture.status, body: fixture.body, headers: fixture.headers }
 }
-
-const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 3, capMs: 60_000 })
 
 const configFor = (url: string, model: Partial<LoadedConfig["config"]["model"]> = {}): LoadedConfig => ({
   config: {

@@ -13,6 +13,7 @@ import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
+import { tempDir } from "../support/processes"
 
 const known = new Set(["bash", "read_file", "write_file", "edit_file"])
 const call = (text: string) => {
@@ -118,7 +119,6 @@ describe("text tool calls in a turn", () => {
   })
   afterAll(() => server.close())
 
-  const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-textcalls-")))
   const layer = (overrides: ConfigOverrides = {}) =>
     coreLayer(testConfig(server.url, overrides), MemorySessionStore.layer())
 
@@ -138,7 +138,8 @@ describe("text tool calls in a turn", () => {
       Effect.gen(function*() {
         server.push({ text: pieces(text) }, { text: "done" })
         const before = server.completions().length
-        const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(tempDir(), { createFile: "later" }))
+        const conversation = yield* Effect.flatMap(Keeper, (k) =>
+          k.open(tempDir("mm-textcalls-"), { createFile: "later" }))
         const events = yield* runTurn(conversation, "list the files")
         const started = events.find((e): e is Extract<TurnEvent, { _tag: "ToolCallStarted" }> =>
           e._tag === "ToolCallStarted"
@@ -171,7 +172,10 @@ describe("text tool calls in a turn", () => {
     Effect.gen(function*() {
       server.push({ text: pieces(formats.hermes) })
       const before = server.completions().length
-      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(tempDir(), { createFile: "later" }))
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-textcalls-"), { createFile: "later" })
+      )
       const events = yield* runTurn(conversation, "list the files")
       expect(events.some((e) => e._tag === "ToolCallStarted")).toBe(false)
       expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe(formats.hermes)
@@ -183,7 +187,10 @@ describe("text tool calls in a turn", () => {
   it.live("after each model call, a Usage event: the server's count, or an estimate", () =>
     Effect.gen(function*() {
       server.push({ text: "counted", usage: { prompt_tokens: 1200, completion_tokens: 340 } }, { text: "not counted" })
-      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(tempDir(), { createFile: "later" }))
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-textcalls-"), { createFile: "later" })
+      )
       const first = (yield* runTurn(conversation, "one")).filter((e) => e._tag === "Usage")
       expect(first).toEqual([{
         _tag: "Usage",

@@ -95,3 +95,20 @@ export const runMm = async (
   const code = await mm.end()
   return { stdout: mm.stdout, stderr: mm.stderr, all: mm.all, code }
 }
+
+/** Where a project keeps its sessions. */
+export const sessionsDir = (project: string): string => path.join(project, ".mm/sessions")
+
+/** The project's session files (none when the directory is missing), oldest first. */
+export const sessionFiles = (project: string): Array<string> =>
+  fs.existsSync(sessionsDir(project))
+    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
+    : []
+
+/** One of the project's session files, parsed. */
+export const readSession = (project: string, file: string) =>
+  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
+
+/** An agent.yaml for the fake server with persistent sessions on, and any more lines. */
+export const withSessions = (url: string, extra: ReadonlyArray<string> = []): Array<string> =>
+  configFor(url, ["sessions:", "  enabled: true", ...extra])

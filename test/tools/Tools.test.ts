@@ -1,5 +1,4 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
@@ -9,32 +8,17 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 
 import { describeCall } from "../../src/tools/Describe"
+import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { needsApproval } from "../../src/tools/ProjectPaths"
 import { runTool } from "../../src/tools/Tools"
 import { parseToolArguments, toolSpecs } from "../../src/tools/ToolSpecs"
 import { truncateOutput } from "../../src/tools/Truncate"
+import { isAlive, tempDir } from "../support/processes"
 
-const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "mm-tools-"))
-
-const context = (cwd = tempDir(), maxOutput = 16000) => ({ cwd, maxOutput })
+const context = (cwd = tempDir("mm-tools-"), maxOutput = 16000) => ({ cwd, maxOutput })
 
 const call = (name: string, args: unknown, ctx = context()) =>
-  runTool(name, typeof args === "string" ? args : JSON.stringify(args), ctx)
-
-/** A zombie (exited, not yet reaped by a PID 1 that never reaps) counts as gone. */
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
-  } catch {
-    return false
-  }
-}
+  runTool(name, typeof args === "string" ? args : JSON.stringify(args), ctx).pipe(Effect.provide(FileAccessDisk))
 
 const waitUntilGone = (pid: number, ms = 3000) =>
   Effect.gen(function*() {
@@ -147,7 +131,7 @@ describe("truncateOutput", () => {
 describe("bash", () => {
   it.effect("runs in the project directory and reports the exit code and output", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       const result = yield* call("bash", { command: "pwd; echo out; echo err >&2" }, context(cwd))
       expect(result.failed).toBe(false)
       expect(result.output).toBe(`exit code 0\n${fs.realpathSync(cwd)}\nout\nerr\n`)
@@ -179,7 +163,7 @@ describe("bash", () => {
 
   it.live("interrupting a running command kills its process group at once", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       const fiber = yield* Effect.fork(call("bash", { command: "sleep 30 & echo $! > child.pid; wait" }, context(cwd)))
       const pid = Number(yield* waitForFile(path.join(cwd, "child.pid")))
       expect(isAlive(pid)).toBe(true)
@@ -204,7 +188,7 @@ describe("bash", () => {
   it.effect("cuts a huge output to maxOutput, keeping head and tail", () =>
     Effect.gen(function*() {
       const command = "echo FIRST; head -c 1000000 /dev/zero | tr '\\0' x; echo; echo LAST"
-      const result = yield* call("bash", { command }, context(tempDir(), 2000))
+      const result = yield* call("bash", { command }, context(tempDir("mm-tools-"), 2000))
       expect(result.failed).toBe(false)
       expect(result.output.length).toBeLessThanOrEqual(2000)
       expect(result.output.startsWith("exit code 0\nFIRST\nxxx")).toBe(true)
@@ -219,7 +203,7 @@ describe("read_file", () => {
 
   it.effect("reads a whole file as it is", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       fs.writeFileSync(path.join(cwd, "a.txt"), lines)
       expect(yield* call("read_file", { path: "a.txt" }, context(cwd))).toEqual({
         output: lines.trimEnd(),
@@ -233,7 +217,7 @@ describe("read_file", () => {
 
   it.effect("offset is the 1-based first line, limit the number of lines", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       fs.writeFileSync(path.join(cwd, "a.txt"), lines)
       const middle = yield* call("read_file", { path: "a.txt", offset: 3, limit: 2 }, context(cwd))
       expect(middle).toEqual({
@@ -248,7 +232,7 @@ describe("read_file", () => {
 
   it.effect("stops at the output limit with a way to read on", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       fs.writeFileSync(path.join(cwd, "big.txt"), Array.from({ length: 5000 }, (_, i) => `row ${i + 1}`).join("\n"))
       const result = yield* call("read_file", { path: "big.txt" }, context(cwd, 1000))
       expect(result.output.length).toBeLessThanOrEqual(1000)
@@ -259,7 +243,7 @@ describe("read_file", () => {
 
   it.effect("missing files, directories and binary files are failed results", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       fs.mkdirSync(path.join(cwd, "dir"))
       fs.writeFileSync(path.join(cwd, "bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]))
       const ctx = context(cwd)
@@ -279,7 +263,7 @@ describe("read_file", () => {
 
   it.effect("an empty file says so", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       fs.writeFileSync(path.join(cwd, "empty"), "")
       expect(yield* call("read_file", { path: "empty" }, context(cwd))).toEqual({
         output: "(empty file)",
@@ -291,7 +275,7 @@ describe("read_file", () => {
 describe("write_file", () => {
   it.effect("creates parent directories and reports what it wrote", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       const ctx = context(cwd)
       const created = yield* call("write_file", { path: "a/b/c.txt", content: "one\ntwo\n" }, ctx)
       expect(created).toEqual({ output: "created a/b/c.txt: 8 bytes, 2 lines", failed: false })
@@ -302,7 +286,7 @@ describe("write_file", () => {
 
   it.effect("a directory in the way is a failed result", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-")
       fs.mkdirSync(path.join(cwd, "d"))
       const result = yield* call("write_file", { path: "d", content: "x" }, context(cwd))
       expect(result).toEqual({ output: "d is a directory, not a file", failed: true })
@@ -311,7 +295,7 @@ describe("write_file", () => {
 
 describe("edit_file", () => {
   const setup = (text: string) => {
-    const cwd = tempDir()
+    const cwd = tempDir("mm-tools-")
     fs.writeFileSync(path.join(cwd, "f.ts"), text)
     return { ctx: context(cwd), file: path.join(cwd, "f.ts") }
   }

@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
@@ -8,18 +7,18 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 
+import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { needsApproval } from "../../src/tools/ProjectPaths"
 import { runTool } from "../../src/tools/Tools"
-
-const tempDir = (): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-tools-hard-")))
+import { tempDir } from "../support/processes"
 
 const call = (name: string, args: unknown, cwd: string, maxOutput = 16000) =>
-  runTool(name, JSON.stringify(args), { cwd, maxOutput })
+  runTool(name, JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(FileAccessDisk))
 
 describe("read_file reads regular files only, and no more than it can return", () => {
   it.effect("/dev/zero and /dev/urandom are refused at once", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       expect(yield* call("read_file", { path: "/dev/zero" }, cwd)).toEqual({
         output: "/dev/zero is a character device; the file tools read regular files only",
         failed: true
@@ -29,7 +28,7 @@ describe("read_file reads regular files only, and no more than it can return", (
 
   it.live("a FIFO is refused without blocking", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       execFileSync("mkfifo", [path.join(cwd, "pipe")])
       const result = yield* call("read_file", { path: "pipe" }, cwd).pipe(Effect.timeout(Duration.seconds(2)))
       expect(result).toEqual({
@@ -44,7 +43,7 @@ describe("read_file reads regular files only, and no more than it can return", (
 
   it.effect("a symbolic link to a device is refused like the device", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       fs.symlinkSync("/dev/zero", path.join(cwd, "zero"))
       expect(yield* call("read_file", { path: "zero" }, cwd)).toEqual({
         output: "zero is a character device; the file tools read regular files only",
@@ -54,7 +53,7 @@ describe("read_file reads regular files only, and no more than it can return", (
 
   it.effect("one enormous line comes back as its start, within the output limit", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       fs.writeFileSync(path.join(cwd, "min.js"), "x".repeat(3_000_000))
       const result = yield* call("read_file", { path: "min.js" }, cwd, 2000)
       expect(result.failed).toBe(false)
@@ -64,7 +63,7 @@ describe("read_file reads regular files only, and no more than it can return", (
 
   it.effect("lines are counted across reads, multi-byte characters split between them included", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       const lines = Array.from({ length: 40_000 }, (_, i) => `ligne ${i + 1} é ✓`)
       fs.writeFileSync(path.join(cwd, "long.txt"), lines.join("\n"))
       const result = yield* call("read_file", { path: "long.txt", offset: 39_999 }, cwd)
@@ -75,7 +74,7 @@ describe("read_file reads regular files only, and no more than it can return", (
 
   it.live("an interrupted read ends at once", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       fs.writeFileSync(path.join(cwd, "big.txt"), "line\n".repeat(6_000_000))
       const fiber = yield* Effect.fork(call("read_file", { path: "big.txt", offset: 5_999_999 }, cwd))
       yield* Effect.sleep(Duration.millis(30))
@@ -87,7 +86,7 @@ describe("read_file reads regular files only, and no more than it can return", (
 
 describe("read_file outside the project", () => {
   it("needs approval under permissions: ask; inside it does not", () => {
-    const cwd = tempDir()
+    const cwd = tempDir("mm-tools-hard-")
     fs.writeFileSync(path.join(cwd, "in.txt"), "x")
     fs.symlinkSync("/etc/hostname", path.join(cwd, "link"))
     expect(needsApproval("read_file", { path: "in.txt" }, cwd)).toBe(false)
@@ -103,7 +102,7 @@ describe("read_file outside the project", () => {
 describe("edit_file changes only the bytes it replaces", () => {
   it.effect("a Latin-1 file is refused in one line, its bytes unchanged", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       const bytes = Buffer.from("caf\xe9 = 1\nna\xefve = 2\n", "latin1")
       fs.writeFileSync(path.join(cwd, "x.txt"), bytes)
       const result = yield* call("edit_file", { path: "x.txt", old: "= 2", new: "= 3" }, cwd)
@@ -113,7 +112,7 @@ describe("edit_file changes only the bytes it replaces", () => {
 
   it.effect("write_file over a file that is not UTF-8 says what it replaced", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       fs.writeFileSync(path.join(cwd, "l.txt"), Buffer.from("caf\xe9\n", "latin1"))
       const result = yield* call("write_file", { path: "l.txt", content: "café\n" }, cwd)
       expect(result).toEqual({
@@ -124,7 +123,7 @@ describe("edit_file changes only the bytes it replaces", () => {
 
   it.effect("a file with NUL bytes is refused, its bytes unchanged", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       const bytes = Buffer.from("a = 1\n\0\nb = 2\n")
       fs.writeFileSync(path.join(cwd, "n.txt"), bytes)
       const result = yield* call("edit_file", { path: "n.txt", old: "b = 2", new: "b = 3" }, cwd)
@@ -134,7 +133,7 @@ describe("edit_file changes only the bytes it replaces", () => {
 
   it.effect("a CRLF file keeps CRLF, its BOM and its missing final newline", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       const file = path.join(cwd, "w.txt")
       fs.writeFileSync(file, "\ufeffone\r\ntwo\r\nlast")
       const result = yield* call("edit_file", { path: "w.txt", old: "two\nlast\n", new: "TWO\nLAST\n" }, cwd)
@@ -144,7 +143,7 @@ describe("edit_file changes only the bytes it replaces", () => {
 
   it.effect("a missing final newline stays missing when the model's copy of the last line has one", () =>
     Effect.gen(function*() {
-      const cwd = tempDir()
+      const cwd = tempDir("mm-tools-hard-")
       const file = path.join(cwd, "e.txt")
       fs.writeFileSync(file, "a\nend")
       const result = yield* call("edit_file", { path: "e.txt", old: "end\n", new: "END\n" }, cwd)

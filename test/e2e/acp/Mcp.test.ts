@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 
 import { configYaml, makeProject, readSession, textOf, useAgents } from "../../support/acp-agent"
 import { MCP_TEST_SERVER } from "../../support/paths"
+import { isAlive } from "../../support/processes"
 
 const SERVER = MCP_TEST_SERVER
 const harness = useAgents()
@@ -18,14 +19,6 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }))
 
 /** Whether the process runs (a zombie waiting to be reaped does not). */
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
-
 const calls = (file: string): Array<any> =>
   fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
 
@@ -104,9 +97,9 @@ describe("MCP servers given by the editor", () => {
       expect(look.kind).toBe("read")
       expect(agent.invalid()).toEqual([])
       const [pid] = pidsIn(pids)
-      expect(alive(pid)).toBe(true)
+      expect(isAlive(pid)).toBe(true)
       expect(await agent.close()).toBe(0)
-      expect(alive(pid)).toBe(false)
+      expect(isAlive(pid)).toBe(false)
 
       const file = path.join(project.dir, ".mm/sessions", `${sessionId}.json`)
       expect(readSession(file).messages).toContainEqual({
@@ -133,7 +126,7 @@ describe("MCP servers given by the editor", () => {
       expect(calls(log)).toHaveLength(before)
       expect(again.invalid()).toEqual([])
       expect(await again.close()).toBe(0)
-      for (const each of pidsIn(pids)) expect(alive(each)).toBe(false)
+      for (const each of pidsIn(pids)) expect(isAlive(each)).toBe(false)
     },
     60_000
   )
@@ -164,9 +157,9 @@ describe("MCP servers given by the editor", () => {
       await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId })
       expect(await answer).toEqual({ stopReason: "cancelled" })
       const [pid] = pidsIn(pids)
-      expect(alive(pid)).toBe(true)
+      expect(isAlive(pid)).toBe(true)
       await agent.agent.request(acp.methods.agent.session.close, { sessionId })
-      expect(alive(pid)).toBe(false)
+      expect(isAlive(pid)).toBe(false)
       expect(agent.invalid()).toEqual([])
     },
     30_000

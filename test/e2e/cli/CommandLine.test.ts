@@ -6,18 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { parseConfig } from "../../../src/config/Config"
 import { closedPort, type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, MM_BIN, stripAnsi, tempProject } from "../../support/MmProcess"
+import {
+  configFor,
+  MM_BIN,
+  readSession,
+  sessionFiles,
+  stripAnsi,
+  tempProject,
+  withSessions
+} from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
-const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
-const sessionFiles = (project: string) =>
-  fs.existsSync(sessionsDir(project))
-    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
-    : []
-const readSession = (project: string, file: string) =>
-  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
-const withSessions = (url: string, extra: ReadonlyArray<string> = []) =>
-  configFor(url, ["sessions:", "  enabled: true", ...extra])
 const asking = (lines: ReadonlyArray<string>) => lines.map((l) => (l === "permissions: allow" ? "permissions: ask" : l))
 
 /** mm once, as a script runs it: arguments, then what stdin holds (closed at once). */

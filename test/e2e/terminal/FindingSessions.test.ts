@@ -6,16 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Session } from "../../../src/domain/Session"
 import { encodeSession } from "../../../src/sessions/SessionCodec"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, runMm, tempProject } from "../../support/MmProcess"
-
-const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
-const sessionFiles = (project: string) =>
-  fs.existsSync(sessionsDir(project))
-    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
-    : []
-const readSession = (project: string, file: string) =>
-  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
-const withSessions = (url: string) => configFor(url, ["sessions:", "  enabled: true"])
+import { readSession, runMm, sessionFiles, sessionsDir, tempProject, withSessions } from "../../support/MmProcess"
 
 /** Writes a session file as mm would, with `turns` exchanges. */
 const writeSession = (

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, MmProcess, runMm, tempProject } from "../../support/MmProcess"
+import { configFor, MmProcess, runMm, sessionsDir, tempProject } from "../../support/MmProcess"
 
 /** End-to-end checks of docs/explanation/guarantees.md, one per breaking case of issue 17. */
 describe("hardening", () => {
@@ -139,7 +139,6 @@ describe("hardening", () => {
   })
 
   const withSessions = () => tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
-  const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
   const idLike = (n: number) => `20260101-00000${n}-0000000${n}`
 
   it("a 100,000-deep session file is refused on /resume in one red line and one record, and mm goes on", async () => {

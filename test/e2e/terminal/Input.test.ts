@@ -4,10 +4,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, stripAnsi, tempProject } from "../../support/MmProcess"
+import { configFor, stripAnsi, tempProject, withSessions } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
-const withSessions = (url: string) => configFor(url, ["sessions:", "  enabled: true"])
 const lastQuestion = (server: FakeModelServer) => server.completions().at(-1)!.body.messages.at(-1)
 
 describe("typing on a terminal", () => {

@@ -9,6 +9,7 @@ import { type FakeModelServer, startFakeModelServer } from "../../support/FakeMo
 import { startHttpServer } from "../../support/mcp-test-server.mjs"
 import { configFor, MM_BIN, MmProcess, stripAnsi, tempProject } from "../../support/MmProcess"
 import { MCP_TEST_SERVER } from "../../support/paths"
+import { isAlive } from "../../support/processes"
 
 const SERVER = MCP_TEST_SERVER
 
@@ -24,14 +25,6 @@ afterEach(async () => {
 })
 
 /** Whether the process runs (a zombie waiting to be reaped does not). */
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
-
 const lines = (file: string): Array<any> =>
   fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
 
@@ -166,7 +159,7 @@ describe("MCP servers in the terminal", () => {
       )
       const started = fs.readFileSync(pids, "utf8").trim().split("\n").map(Number)
       expect(started).toHaveLength(1)
-      expect(alive(started[0])).toBe(false)
+      expect(isAlive(started[0])).toBe(false)
     },
     60_000
   )
@@ -199,9 +192,9 @@ describe("MCP servers in the terminal", () => {
       mm.send("call the remote server")
       await mm.waitFor("Done remotely.")
       const [local] = fs.readFileSync(pids, "utf8").trim().split("\n").map(Number)
-      expect(alive(local)).toBe(true)
+      expect(isAlive(local)).toBe(true)
       expect(await mm.end()).toBe(0)
-      expect(alive(local)).toBe(false)
+      expect(isAlive(local)).toBe(false)
       expect(lines(log)).toEqual([{ tool: "echo", text: "over http", authorization: "Bearer tok-9f8e7d6c5b4a" }])
       expect(mm.stderr).toContain("⚙ mcp__remote__echo  over http\n  ↳ echo: over http\n")
       const files = filesUnder(project)

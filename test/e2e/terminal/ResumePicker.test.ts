@@ -4,15 +4,11 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
+import { configFor, runMm, sessionFiles, sessionsDir, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
 /** A terminal window's size: a pseudo-terminal made by `script` has none. */
 const WINDOW = { columns: 120, rows: 40 }
-
-const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
-const sessionFiles = (project: string) =>
-  fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
 
 describe("mm --resume on a terminal", () => {
   let server: FakeModelServer

@@ -5,18 +5,17 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, MM_BIN, MmProcess, runMm, tempProject } from "../../support/MmProcess"
-
-const sessionsDir = (project: string) => path.join(project, ".mm/sessions")
-const sessionFiles = (project: string) =>
-  fs.existsSync(sessionsDir(project))
-    ? fs.readdirSync(sessionsDir(project)).filter((f) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(f)).sort()
-    : []
-const readSession = (project: string, file: string) =>
-  JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
-
-const withSessions = (url: string, system: string) =>
-  configFor(url, ["sessions:", "  enabled: true", `system: ${system}`])
+import {
+  configFor,
+  MM_BIN,
+  MmProcess,
+  readSession,
+  runMm,
+  sessionFiles,
+  sessionsDir,
+  tempProject,
+  withSessions
+} from "../../support/MmProcess"
 
 describe("the terminal with persistent sessions", () => {
   let server: FakeModelServer
@@ -26,7 +25,7 @@ describe("the terminal with persistent sessions", () => {
   afterAll(() => server.close())
 
   it("saves, lists and resumes a conversation under the current system prompt", async () => {
-    const project = tempProject(withSessions(server.url, "old system prompt"))
+    const project = tempProject(withSessions(server.url, ["system: old system prompt"]))
     server.push({ text: "answer one" }, { text: "answer two" })
     const first = await runMm(project, ["add a /new command", "and test it"])
     expect(first.stderr).toMatch(/sessions: saved under .* · no earlier sessions\n/)
@@ -40,7 +39,10 @@ describe("the terminal with persistent sessions", () => {
     expect(fs.statSync(path.join(sessionsDir(project), files[0])).mode & 0o777).toBe(0o600)
     expect(fs.statSync(sessionsDir(project)).mode & 0o777).toBe(0o700)
 
-    fs.writeFileSync(path.join(project, "agent.yaml"), withSessions(server.url, "new system prompt").join("\n"))
+    fs.writeFileSync(
+      path.join(project, "agent.yaml"),
+      withSessions(server.url, ["system: new system prompt"]).join("\n")
+    )
     const mm = new MmProcess(project)
     await mm.waitFor("/sessions to list", 0, undefined, "stderr")
     expect(mm.stderr).toContain(
@@ -90,7 +92,7 @@ describe("the terminal with persistent sessions", () => {
   })
 
   it("a launch without a question leaves no file; /new starts a new file at the next question", async () => {
-    const project = tempProject(withSessions(server.url, "s"))
+    const project = tempProject(withSessions(server.url, ["system: s"]))
     const idle = await runMm(project, ["/sessions", "/help"])
     expect(idle.stdout).toContain("0 session(s) in")
     expect(fs.readdirSync(project)).toEqual(["agent.yaml"])
@@ -104,7 +106,7 @@ describe("the terminal with persistent sessions", () => {
 
   it("a stopped server gives one red line and one generation record; the question is dropped, earlier turns kept", async () => {
     const own = await startFakeModelServer({ steps: [{ text: "fine" }] })
-    const project = tempProject(withSessions(own.url, "s"))
+    const project = tempProject(withSessions(own.url, ["system: s"]))
     const mm = new MmProcess(project)
     mm.send("first question")
     await mm.waitFor("fine")
@@ -133,7 +135,7 @@ describe("the terminal with persistent sessions", () => {
   it("keeps the newest 200 of 250 failures", async () => {
     const own = await startFakeModelServer()
     own.setFallback({ kind: "status", status: 500, body: { error: { message: "overloaded" } } })
-    const project = tempProject(withSessions(own.url, "s"))
+    const project = tempProject(withSessions(own.url, ["system: s"]))
     const questions = Array.from({ length: 250 }, (_, i) => `question ${i}`)
     const run = await runMm(project, questions)
     await own.close()
@@ -150,7 +152,7 @@ describe("the terminal with persistent sessions", () => {
   }, 120_000)
 
   it("a failed /resume is a red line and a resume record in the current session", async () => {
-    const project = tempProject(withSessions(server.url, "s"))
+    const project = tempProject(withSessions(server.url, ["system: s"]))
     server.push({ text: "hello" })
     const run = await runMm(project, ["hi", "/resume ../../etc/passwd", "/resume 20260916-101530-4f2a9c1e", "/resume"])
     expect(run.stderr).toContain("not a session id: \"../../etc/passwd\"")
@@ -167,7 +169,7 @@ describe("the terminal with persistent sessions", () => {
   })
 
   it("resumes a named session and reports its errors", async () => {
-    const project = tempProject(withSessions(server.url, "s"))
+    const project = tempProject(withSessions(server.url, ["system: s"]))
     server.push({ text: "ok" }, { kind: "status", status: 500, body: { error: { message: "bad" } } })
     await runMm(project, ["topic A", "this one fails"])
     const [file] = sessionFiles(project)
@@ -192,7 +194,7 @@ describe("the terminal with persistent sessions", () => {
   })
 
   it("mm sessions prints the listing, and --json for scripts", async () => {
-    const project = tempProject(withSessions(server.url, "s"))
+    const project = tempProject(withSessions(server.url, ["system: s"]))
     server.push({ text: "x" })
     await runMm(project, ["listed question"])
     const text = await runMm(project, [], ["sessions"])
@@ -248,7 +250,7 @@ describe("the terminal with persistent sessions", () => {
   it.runIf(process.getuid?.() === 0)(
     "a directory the user may not write (a real permission denied) says not saved and answers anyway",
     async () => {
-      const project = tempProject(withSessions(server.url, "s"))
+      const project = tempProject(withSessions(server.url, ["system: s"]))
       fs.chmodSync(project, 0o755)
       fs.chmodSync(path.join(project, "agent.yaml"), 0o644)
       server.push({ text: "answered without saving" })
@@ -275,7 +277,7 @@ describe("the terminal with persistent sessions", () => {
 
   it("piped under permissions: ask, a call is refused without reading stdin, and the next line is a question", async () => {
     const project = tempProject(
-      withSessions(server.url, "s").map((line) => (line === "permissions: allow" ? "permissions: ask" : line))
+      withSessions(server.url, ["system: s"]).map((line) => (line === "permissions: allow" ? "permissions: ask" : line))
     )
     server.push(
       { toolCalls: [{ id: "asked", name: "bash", arguments: { command: "touch x" } }] },

@@ -5,9 +5,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, MmProcess, runMm, tempProject } from "../../support/MmProcess"
-
-const withSessions = (url: string) => configFor(url, ["sessions:", "  enabled: true"])
+import { configFor, MmProcess, runMm, tempProject, withSessions } from "../../support/MmProcess"
 
 const sessionOf = (project: string) => {
   const dir = path.join(project, ".mm/sessions")

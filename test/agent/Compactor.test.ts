@@ -11,7 +11,6 @@ import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { Keeper } from "../../src/sessions/Keeper"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
-import { configFor, runMm, tempProject } from "../support/MmProcess"
 import { tempDir } from "../support/processes"
 
 const fileOf = (cwd: string, id: string) => path.join(cwd, ".mm/sessions", `${id}.json`)
@@ -181,31 +180,4 @@ describe("compaction", () => {
       expect(session.errors.map((e) => e.kind)).toEqual(["compaction"])
       expect(session.messages.at(-1)).toEqual({ role: "assistant", content: "still answered" })
     }).pipe(Effect.provide(layer({ model: { contextWindow: 1000 } }))))
-})
-
-describe("/compact in the terminal", () => {
-  it("compacts, then a resumed session starts from the summary", async () => {
-    const server = await startFakeModelServer()
-    const project = tempProject(
-      configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
-    )
-    server.push({ text: "a1" }, { text: "a2" }, { text: "a3" }, { text: "the summary" })
-    const run = await runMm(project, ["q1", "q2", "q3", "/compact"])
-    expect(run.stdout).toMatch(/compacted: 4 older message\(s\) replaced by a summary/)
-    const nothing = await runMm(project, ["/resume", "/compact"])
-    expect(nothing.stdout).toContain("nothing to compact yet")
-    server.push({ text: "a4" }, { text: "" })
-    const resumed = await runMm(project, ["/resume", "q4", "/compact"])
-    expect(resumed.stdout).toContain("↩️ resumed")
-    expect(resumed.stderr).toMatch(/compaction failed: .*empty summary/)
-    const request = server.completions().find((r) => r.body.messages.some((m: any) => m.content === "q4"))!.body
-    expect(request.messages.map((m: any) => m.content)).toEqual([
-      request.messages[0].content,
-      `${SUMMARY_HEADER}\n\nthe summary`,
-      "q3",
-      "a3",
-      "q4"
-    ])
-    await server.close()
-  })
 })

@@ -1,7 +1,4 @@
-import * as fs from "node:fs"
-import * as path from "node:path"
-
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 
 import {
   makeStreamRedactor,
@@ -13,8 +10,6 @@ import {
   toolEnv
 } from "../../src/lib/Secrets"
 import { sanitize } from "../../src/text/Sanitize"
-import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
-import { runMm, tempProject } from "../support/MmProcess"
 
 describe("Secrets", () => {
   afterEach(() => resetSecretsForTests())
@@ -90,55 +85,5 @@ describe("sanitize", () => {
   it("does not swallow the lines after an unterminated sequence", () => {
     expect(sanitize("\u001b]0;never ends\nnext line")).toBe("\nnext line")
     expect(sanitize("half \u001b[12")).toBe("half 12")
-  })
-})
-
-describe("the API key end to end", () => {
-  let server: FakeModelServer
-  beforeAll(async () => {
-    server = await startFakeModelServer()
-  })
-  afterAll(() => server.close())
-
-  it("a 401 echoing the key and a bash running env leave it in no output, session file or request", async () => {
-    const key = "sk-test-4f9a8b7c6d5e"
-    const project = tempProject([
-      "model:",
-      `  url: ${server.url}`,
-      "  name: fake-model",
-      "  apiKeyEnv: MM_TEST_API_KEY",
-      "watchdogTimeout: 5",
-      "permissions: allow",
-      "sessions:",
-      "  enabled: true"
-    ])
-    server.push(
-      { kind: "status", status: 401, body: { error: { message: `invalid key ${key} for this server` } } },
-      {
-        toolCalls: [{
-          name: "bash",
-          arguments: { command: "env; echo \"key=$MM_TEST_API_KEY\"; echo leaked-by-file $(cat key.txt)" }
-        }]
-      },
-      { text: `the key is ${key}` }
-    )
-    fs.writeFileSync(path.join(project, "key.txt"), key)
-    const run = await runMm(project, ["first question", "show the environment"], [], { MM_TEST_API_KEY: key })
-    expect(run.stderr).toContain("model server answered HTTP 401: invalid key [redacted] for this server")
-    expect(run.stdout).toContain("the key is [redacted]")
-    expect(run.stdout + run.stderr).not.toContain(key)
-    const requests = server.completions().slice(-2)
-    expect(requests[0].headers.authorization).toBe(`Bearer ${key}`)
-    const toolResult = requests[1].body.messages.find((m: { role: string }) => m.role === "tool")
-    expect(toolResult.content).toContain("key=\n")
-    expect(toolResult.content).not.toContain("MM_TEST_API_KEY")
-    expect(toolResult.content).toContain("leaked-by-file [redacted]")
-    expect(JSON.stringify(requests.map((r) => r.body))).not.toContain(key)
-    const dir = path.join(project, ".mm/sessions")
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json") && !f.startsWith("."))
-    expect(files).toHaveLength(1)
-    const saved = fs.readFileSync(path.join(dir, files[0]), "utf8")
-    expect(saved).not.toContain(key)
-    expect(saved).toContain("invalid key [redacted] for this server")
   })
 })

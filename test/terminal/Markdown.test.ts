@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream"
 
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import stringWidth from "string-width"
 
@@ -14,9 +14,7 @@ import {
 import type { MarkdownEngine } from "../../src/terminal/MarkdownEngine"
 import { fitColumns } from "../../src/terminal/TableFit"
 import { makePrinter } from "../../src/terminal/TerminalIO"
-import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
-import { configFor, runMm, stripAnsi, tempProject } from "../support/MmProcess"
-import { PtyMm } from "../support/PtyMm"
+import { stripAnsi } from "../support/MmProcess"
 
 /** An engine that says what it was asked to draw. */
 const tracing: MarkdownEngine = {
@@ -199,72 +197,5 @@ describe("where answers go", () => {
     expect(await Effect.runPromise(noColour.engine)).toBeUndefined()
     noColour.write("`kept`")
     expect(printed).toBe("**raw** | a |\n`kept`")
-  })
-})
-
-const answerText = [
-  "Here is **x** and `code`.",
-  "",
-  "| name | value |",
-  "| --- | --- |",
-  "| alpha | 1 |",
-  "| a much longer name | 22 |",
-  "",
-  "```js",
-  "const answer = 42",
-  "```",
-  "END"
-].join("\n")
-
-describe("rendered answers on a terminal, raw through a pipe", () => {
-  let server: FakeModelServer
-  beforeAll(async () => {
-    server = await startFakeModelServer()
-  })
-  afterAll(() => server.close())
-
-  it("on a terminal: no ** left, the table's columns aligned, the fence highlighted and its markers gone; a blank line before the next prompt", async () => {
-    const mm = new PtyMm(tempProject(configFor(server.url)))
-    await mm.waitFor(/> /)
-    server.push({ text: inPieces(answerText) })
-    const mark = mm.out.length
-    mm.type("show me\r")
-    await mm.waitFor(/END[^]*> /, mark)
-    const screen = mm.out.slice(mark)
-    const plain = stripAnsi(screen).replace(/\r/g, "")
-    expect(plain).toContain("Here is x and code.")
-    expect(plain).not.toContain("**")
-    expect(plain).not.toContain("```")
-    const tableRows = plain.split("\n").filter((line) => /^[│┌├└]/.test(line))
-    expect(tableRows.length).toBeGreaterThanOrEqual(5)
-    const bars = (line: string) => [...line].flatMap((char, i) => (/[│┼┬┴┤├┐┘┌└]/.test(char) ? [i] : [])).join(",")
-    expect(new Set(tableRows.map(bars)).size).toBe(1)
-    expect(tableRows.some((row) => /│ a much longer name │ 22 +│/.test(row))).toBe(true)
-    // the code line, coloured
-    expect(screen).toMatch(/\u001b\[\d+mconst\u001b\[\d+m answer = \u001b\[\d+m42/)
-    expect(plain).toMatch(/END\n(.*\n)?\n> /)
-    mm.type("\x04")
-    expect(await mm.exit()).toBe(0)
-  })
-
-  it("on a terminal with NO_COLOR=1 the answer is left raw", async () => {
-    const mm = new PtyMm(tempProject(configFor(server.url)), { NO_COLOR: "1" })
-    await mm.waitFor(/> /)
-    server.push({ text: inPieces(answerText) })
-    const mark = mm.out.length
-    mm.type("show me\r")
-    await mm.waitFor(/END/, mark)
-    const plain = mm.out.slice(mark).replace(/\r/g, "")
-    expect(plain).toContain("Here is **x** and `code`.")
-    expect(plain).toContain("| a much longer name | 22 |")
-    expect(plain).toContain("```js")
-    mm.type("\x04")
-    expect(await mm.exit()).toBe(0)
-  })
-
-  it("through a pipe stdout holds exactly what the model wrote", async () => {
-    server.push({ text: inPieces(answerText) })
-    const run = await runMm(tempProject(configFor(server.url)), ["show me"])
-    expect(run.stdout).toBe(`${answerText}\n`)
   })
 })

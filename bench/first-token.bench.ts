@@ -8,6 +8,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 
 import { AppConfig, defaultConfig } from "../src/config/Config"
+import { SecretRegistry, Secrets } from "../src/lib/Secrets"
 import { type ChatRequest, ModelClient } from "../src/model/ModelClient"
 import { OpenAiClientNode } from "../src/model/OpenAiClient"
 import { startFakeModelServer } from "../test/support/FakeModelServer"
@@ -28,6 +29,7 @@ const request: ChatRequest = {
 
 const runtime = ManagedRuntime.make(
   OpenAiClientNode.pipe(
+    Layer.provide(Layer.succeed(Secrets, new SecretRegistry())),
     Layer.provide(
       Layer.succeed(AppConfig, {
         config: { ...defaultConfig(), model: { ...defaultConfig().model, url: server.url, name: "fake-model" } },

@@ -7,7 +7,7 @@ import * as Exit from "effect/Exit"
 import { parseArgs, USAGE } from "./cli/Args"
 import { helpText } from "./cli/Help"
 import { type ExitCode, run } from "./cli/Run"
-import { redact } from "./lib/Secrets"
+import { SecretRegistry, Secrets } from "./lib/Secrets"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
@@ -38,7 +38,7 @@ const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
     )
 
 /** The program a command line asks for; it resolves with the exit code. */
-const programOf = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown> => {
+const programOf = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown, Secrets> => {
   // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
   const parsed = parseArgs(argv.slice(2))
   switch (parsed._tag) {
@@ -57,12 +57,12 @@ const programOf = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown
  * The exit code of how the program ended: its own code, 130 when a signal ended it, 2 for a
  * usage error @effect/cli has already shown, otherwise one redacted line on stderr and 1.
  */
-const teardown: Teardown = (exit, onExit) => {
+const teardownWith = (secrets: SecretRegistry): Teardown => (exit, onExit) => {
   if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : 0)
   if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
   const failure = Cause.failureOption(exit.cause)
   if (failure._tag === "Some" && isCliValidation(failure.value)) return onExit(2)
-  process.stderr.write(`mm: ${redact(oneLine(exit.cause))}\n`)
+  process.stderr.write(`mm: ${secrets.redact(oneLine(exit.cause))}\n`)
   onExit(1)
 }
 
@@ -95,7 +95,10 @@ export const main = (argv: ReadonlyArray<string>) => {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(0)
   })
-  runMain(plainWhenNoColor(programOf(argv)), { disableErrorReporting: true, disablePrettyLogger: true, teardown })
+  // the program's one registry of secrets: what any layer learns is redacted everywhere, this last line included
+  const secrets = new SecretRegistry()
+  const program = plainWhenNoColor(programOf(argv)).pipe(Effect.provideService(Secrets, secrets))
+  runMain(program, { disableErrorReporting: true, disablePrettyLogger: true, teardown: teardownWith(secrets) })
 }
 
 const isCliValidation = (value: unknown): boolean =>

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 
 import type { LoadedConfig } from "../config/Config"
-import { holdsSecret, redact, secretsKnown } from "../lib/Secrets"
+import { type SecretRegistry, Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import { makeAcpAgent } from "./AcpAgent"
 import { AcpApproverLive } from "./AcpApprover"
@@ -15,48 +15,52 @@ import type { AcpServices } from "./Connection"
 import { EditorAccessLive } from "./EditorAccess"
 import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
 
-/** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout. */
-export const log = (line: string): void => {
-  process.stderr.write(`[acp] ${redact(line)}\n`)
+type Log = (line: string) => void
+
+/** Every line mm itself writes in ACP mode: on stderr, prefixed, never on stdout, no secret in it. */
+const acpLog = (secrets: SecretRegistry): Log => (line) => {
+  process.stderr.write(`[acp] ${secrets.redact(line)}\n`)
 }
 
-const StderrLogger = Logger.replace(
-  Logger.defaultLogger,
-  Logger.make(({ logLevel, message }) => {
-    const parts = Array.isArray(message) ? message : [message]
-    log(
-      `${logLevel.label.toLowerCase()}: ${
-        parts.map((part) => (typeof part === "string" ? part : format("%o", part))).join(" ")
-      }`
-    )
-  })
-)
+const stderrLogger = (log: Log) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) => {
+      const parts = Array.isArray(message) ? message : [message]
+      log(
+        `${logLevel.label.toLowerCase()}: ${
+          parts.map((part) => (typeof part === "string" ? part : format("%o", part))).join(" ")
+        }`
+      )
+    })
+  )
 
 /**
  * stdout carries protocol messages only: anything else that would print goes to stderr, while
  * the scope lasts. The console is given back as it was when the scope closes.
  */
-const keepStdoutForProtocol = Effect.acquireRelease(
-  Effect.sync(() => {
-    const saved = {
-      log: console.log,
-      info: console.info,
-      debug: console.debug,
-      warn: console.warn,
-      error: console.error
-    }
-    const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
-    Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr, warn: toStderr, error: toStderr })
-    return saved
-  }),
-  (saved) => Effect.sync(() => void Object.assign(console, saved))
-)
+const keepStdoutForProtocol = (log: Log) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const saved = {
+        log: console.log,
+        info: console.info,
+        debug: console.debug,
+        warn: console.warn,
+        error: console.error
+      }
+      const toStderr = (...args: ReadonlyArray<unknown>) => log(format(...args))
+      Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr, warn: toStderr, error: toStderr })
+      return saved
+    }),
+    (saved) => Effect.sync(() => void Object.assign(console, saved))
+  )
 
 /** A message on its way to the editor, with every known secret replaced by `[redacted]`. */
-const redactBytes = (chunk: Uint8Array): Uint8Array => {
-  if (!secretsKnown()) return chunk
+const redactBytes = (secrets: SecretRegistry, chunk: Uint8Array): Uint8Array => {
+  if (!secrets.known()) return chunk
   const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8")
-  return holdsSecret(text) ? Buffer.from(redact(text), "utf8") : chunk
+  return secrets.holds(text) ? Buffer.from(secrets.redact(text), "utf8") : chunk
 }
 
 /**
@@ -64,7 +68,7 @@ const redactBytes = (chunk: Uint8Array): Uint8Array => {
  * system call (cork until the loop comes round), and only backpressure is waited for: a
  * replay of thousands of notifications is not paced by one write per line.
  */
-const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
+const stdoutSink = (out: NodeJS.WriteStream, secrets: SecretRegistry): WritableStream<Uint8Array> => {
   let failure: Error | undefined
   let corked = false
   out.on("error", (error) => {
@@ -94,7 +98,7 @@ const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
         out.cork()
         setImmediate(flush)
       }
-      if (out.write(redactBytes(chunk))) return undefined
+      if (out.write(redactBytes(secrets, chunk))) return undefined
       flush()
       return out.writableNeedDrain ? drained() : undefined
     },
@@ -106,7 +110,7 @@ const stdoutSink = (out: NodeJS.WriteStream): WritableStream<Uint8Array> => {
  * A line over the limit was dropped unread: one `[acp]` line, and a JSON-RPC error for the
  * request when its id could be read. mm goes on serving the editor.
  */
-const answerDropped = (dropped: DroppedLine): void => {
+const answerDropped = (log: Log) => (dropped: DroppedLine): void => {
   log(
     `dropped an incoming message of ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}${
       dropped.id === undefined ? "" : ` (request id ${JSON.stringify(dropped.id)})`
@@ -125,21 +129,29 @@ const answerDropped = (dropped: DroppedLine): void => {
 }
 
 /** What the ACP façade chooses for the application's layers (src/app/Layers.ts): the editor answers approvals and holds the files. */
-export const acpChoice = { approver: AcpApproverLive, files: EditorAccessLive, extra: StderrLogger, log }
+export const acpChoice = (secrets: SecretRegistry) => {
+  const log = acpLog(secrets)
+  return { approver: AcpApproverLive, files: EditorAccessLive, extra: stderrLogger(log), log }
+}
 
 /** `mm acp`: serves one editor over stdio until it closes stdin. */
-export const runAcp = <E>(loaded: LoadedConfig, layer: Layer.Layer<AcpServices, E>): Effect.Effect<void, E> =>
+export const runAcp = <E, R>(
+  loaded: LoadedConfig,
+  layer: Layer.Layer<AcpServices, E, R>
+): Effect.Effect<void, E, Secrets | R> =>
   Effect.scoped(
     Effect.gen(function*() {
-      yield* keepStdoutForProtocol
+      const secrets = yield* Secrets
+      const log = acpLog(secrets)
+      yield* keepStdoutForProtocol(log)
       const runtime = yield* Layer.toRuntime(layer)
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
       const { app, drained, shutdown } = yield* makeAcpAgent(runtime, { version: VERSION, log })
       const stream = acp.ndJsonStream(
-        stdoutSink(process.stdout),
-        guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped),
+        stdoutSink(process.stdout, secrets),
+        guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped(log)),
         // the guard lets no longer line through; this only keeps the SDK from refusing one at the edge
         { maxMessageBytes: MAX_LINE_BYTES + 2 }
       )

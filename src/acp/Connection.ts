@@ -10,6 +10,7 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import type { Agent } from "../agent/Agent"
 import type { Changes } from "../changes/Changes"
 import type { AppConfig } from "../config/Config"
+import type { Secrets } from "../lib/Secrets"
 import type { McpServers } from "../mcp/McpServers"
 import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
@@ -18,7 +19,7 @@ import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
-export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers
+export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers | Secrets
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

@@ -1,6 +1,7 @@
 import type * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 
+import { Secrets } from "../lib/Secrets"
 import { type EditorServer, entryFromEditor } from "../mcp/McpEntries"
 import { startGroup } from "../mcp/McpGroup"
 import { McpServers } from "../mcp/McpServers"
@@ -26,8 +27,9 @@ export const startSessionServers = (
     if (servers === null || servers === undefined || servers.length === 0) return
     const mcp = yield* McpServers
     if (mcp.attached(conversation) !== undefined) return
-    const entries = servers.map((server) => entryFromEditor(editorServer(server), conversation.cwd))
-    yield* mcp.attach(conversation, startGroup(entries, { onProblem: log }))
+    const secrets = yield* Secrets
+    const entries = servers.map((server) => entryFromEditor(editorServer(server), conversation.cwd, secrets))
+    yield* mcp.attach(conversation, startGroup(entries, { secrets, onProblem: log }))
   })
 
 /** `session/close`: the conversation's own servers are stopped. */

@@ -10,6 +10,7 @@ import { Approver } from "../approvals/Approver"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import type { CompactionError } from "../domain/Errors"
+import { Secrets } from "../lib/Secrets"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
@@ -81,6 +82,7 @@ export const AgentLive = Layer.effect(
       changes: yield* Changes,
       mcp: yield* McpServers,
       files: yield* FileAccess,
+      secrets: yield* Secrets,
       shownWarnings: new Set()
     }
     return {

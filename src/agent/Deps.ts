@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import type { Approver } from "../approvals/Approver"
 import type { ChangesShape } from "../changes/Changes"
 import type { AgentConfig } from "../config/Config"
+import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
 import type { FileAccessShape } from "../tools/FileAccess"
@@ -20,6 +21,8 @@ export interface Deps {
   readonly mcp: McpServersShape
   /** Who reads and writes the project's files: the disk, or the editor (`mm acp`). */
   readonly files: FileAccessShape
+  /** The program's secrets: tools run without them in their environment, and their output is redacted. */
+  readonly secrets: SecretRegistry
   readonly shownWarnings: Set<string>
 }
 

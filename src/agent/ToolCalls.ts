@@ -5,6 +5,7 @@ import { alwaysChoices, isAllowed } from "../approvals/ApprovalScope"
 import { type FileChange, fileChangeOf, previewOf } from "../approvals/Preview"
 import { approvalNeeded } from "../approvals/SessionSettings"
 import type { Message, ToolCall } from "../domain/Session"
+import { Secrets } from "../lib/Secrets"
 import { type McpTool } from "../mcp/McpGroup"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
@@ -21,9 +22,9 @@ export const DENIED = "denied by the user"
 /** The result of a call that needs approval when no person can answer (stdin is not a terminal). */
 export const NO_TERMINAL = "not approved: no terminal to ask (set permissions: allow, or run mm in a terminal)"
 
-/** Runs a tool's effect with the agent's file access: the disk's, or the editor's. */
-const withFiles = <A, E>(deps: Deps, effect: Effect.Effect<A, E, FileAccess>) =>
-  Effect.provideService(effect, FileAccess, deps.files)
+/** Runs a tool's effect with the agent's file access (the disk's, or the editor's) and the program's secrets. */
+const withFiles = <A, E>(deps: Deps, effect: Effect.Effect<A, E, FileAccess | Secrets>) =>
+  effect.pipe(Effect.provideService(FileAccess, deps.files), Effect.provideService(Secrets, deps.secrets))
 
 /** One call of an MCP tool: shown, approved unless its server allows it, run, and its result added. */
 export const runMcpCall = Effect.fn("Agent.runMcpCall")(

@@ -4,6 +4,7 @@
  * writes the project's files (`FileAccess`). The tests build the same graph through
  * `servicesLayer` and `agentLayer`, with a store of their choosing.
  */
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { AgentLive } from "../agent/Agent"
@@ -11,6 +12,7 @@ import { CompactorLive } from "../agent/Compactor"
 import type { Approver } from "../approvals/Approver"
 import { ChangesLive } from "../changes/Changes"
 import { AppConfig, type LoadedConfig } from "../config/Config"
+import { Secrets } from "../lib/Secrets"
 import { McpServersLive } from "../mcp/McpServers"
 import { OpenAiClientNode } from "../model/OpenAiClient"
 import { printApprover, printIO } from "../print/Print"
@@ -23,7 +25,7 @@ import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
 
 export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
-  readonly store?: Layer.Layer<SessionStore>
+  readonly store?: Layer.Layer<SessionStore, never, Secrets>
   /** The project the MCP servers are started for (the current directory unless said). */
   readonly projectDir?: string
   /** Told each MCP server's failure as it happens (ACP logs it on stderr). */
@@ -31,7 +33,10 @@ export interface ServiceOptions {
 }
 
 /** The configuration, the session store, the error log and the keeper: all `mm sessions` needs. */
-export const storeLayer = (loaded: LoadedConfig, store: Layer.Layer<SessionStore> = FileSessionStoreLive) =>
+export const storeLayer = (
+  loaded: LoadedConfig,
+  store: Layer.Layer<SessionStore, never, Secrets> = FileSessionStoreLive
+) =>
   KeeperLive.pipe(
     Layer.provideMerge(Layer.mergeAll(store, ErrorLogLive)),
     Layer.provideMerge(Layer.succeed(AppConfig, loaded))
@@ -44,7 +49,8 @@ export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}
   const mcp = McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem }).pipe(
     Layer.provide(base)
   )
-  return Layer.mergeAll(base, model, mcp)
+  // the program's secrets (Main provides them) are among the services, for a runtime built from these layers
+  return Layer.mergeAll(base, model, mcp, Layer.effect(Secrets, Secrets))
 }
 
 /** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */
@@ -63,7 +69,9 @@ export const terminalAgentLayer = agentLayer(TerminalApprover)
 
 /** `mm -p`: the services and the agent, with nobody to ask (a call that needs approval is refused). */
 export const printLayer = (loaded: LoadedConfig) =>
-  agentLayer(printApprover(printIO.err)).pipe(Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded), FileAccessDisk)))
+  Layer.unwrapEffect(Effect.map(Secrets, ({ redact }) => agentLayer(printApprover(printIO(redact).err)))).pipe(
+    Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded), FileAccessDisk))
+  )
 
 /**
  * `mm acp`: the services and the agent, with the approver and file access the ACP façade

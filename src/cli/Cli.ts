@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 
 import { acpLayer, storeLayer } from "../app/Layers"
 import type { StartOn } from "../domain/StartOn"
+import { Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { RunArgs } from "./Args"
 import { initProject } from "./Init"
@@ -19,7 +20,7 @@ import { listSessions, removeSessions, showSession } from "./SessionsCommand"
 
 /**
  * The whole command line as @effect/cli declares it: what `mm --help` shows, and the parser
- * of the subcommands. The common top-level forms are read by hand first (src/Args.ts), with
+ * of the subcommands. The common top-level forms are read by hand first (src/cli/Args.ts), with
  * the same meaning; a test checks that both agree.
  */
 
@@ -61,7 +62,7 @@ const rootOptions = {
   )
 }
 
-/** The root command; `onRun` gets the same RunArgs as the hand-written reading of src/Args.ts would. */
+/** The root command; `onRun` gets the same RunArgs as the hand-written reading of src/cli/Args.ts would. */
 export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, E, R>) =>
   Command.make("mm", rootOptions, (o) => {
     const start: StartOn = o.continue
@@ -100,7 +101,8 @@ const acp = Command.make(
     exitWith(withConfig(Option.getOrUndefined(config), (loaded) =>
       Effect.flatMap(
         Effect.promise(() => import("../acp/AcpMain")),
-        ({ acpChoice, runAcp }) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice)), 0)
+        ({ acpChoice, runAcp }) =>
+          Effect.flatMap(Secrets, (secrets) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice(secrets))), 0))
       )))
 ).pipe(Command.withDescription("run as an Agent Client Protocol agent on stdin/stdout (for Zed and other ACP editors)"))
 
@@ -195,7 +197,7 @@ const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions, checkp
 
 const cliLayer = Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false, showTypes: false }))
 
-/** The whole command line, parsed by @effect/cli: subcommands and --completions (--help is src/Help.ts). */
+/** The whole command line, parsed by @effect/cli: subcommands and --completions (--help is src/cli/Help.ts). */
 export const cli = (argv: ReadonlyArray<string>) =>
   parse(argv).pipe(
     Effect.provide(cliLayer),
@@ -203,7 +205,7 @@ export const cli = (argv: ReadonlyArray<string>) =>
     Effect.catchTag("ExitWith", (exit) => Effect.succeed(exit.code))
   )
 
-/** What @effect/cli makes of a top-level command line (tests compare it with src/Args.ts). */
+/** What @effect/cli makes of a top-level command line (tests compare it with src/cli/Args.ts). */
 export const libraryRunArgs = (args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     let seen: RunArgs | undefined

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { printLayer, storeLayer, terminalAgentLayer, terminalLayer } from "../app/Layers"
 import { loadConfig, type LoadedConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
+import type { Secrets } from "../lib/Secrets"
 import { runPrint } from "../print/Print"
 import { runTerminal } from "../terminal/Repl"
 import { pickStart } from "../terminal/StartPicker"
@@ -35,7 +36,7 @@ type Chosen =
   | { readonly _tag: "Failed"; readonly line: string; readonly code: number }
 
 /** `--resume` without an id is picked from a list on the terminal, before anything else reads the keys. */
-const chooseStart = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<Chosen> =>
+const chooseStart = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<Chosen, never, Secrets> =>
   args.start._tag !== "Pick"
     ? Effect.succeed({ _tag: "Chosen", start: args.start, lines: [] })
     : pickStart(process.cwd()).pipe(
@@ -57,7 +58,7 @@ const startIn = (args: RunArgs, loaded: LoadedConfig, chosen: Extract<Chosen, { 
 }
 
 /** `mm [options] [QUESTION]`: the REPL, or with `-p` one answer; resolves with the exit code. */
-export const run = (args: RunArgs): Effect.Effect<ExitCode> =>
+export const run = (args: RunArgs): Effect.Effect<ExitCode, never, Secrets> =>
   withConfig(args.config, (original) => {
     const loaded = allowAllWhen(args.yes, original)
     return Effect.flatMap(chooseStart(args, loaded), (chosen) => {

@@ -1,16 +1,17 @@
 import * as path from "node:path"
 
 import type { McpServerConfig } from "../config/McpConfig"
-import { registerSecret, resolveSecretRefs } from "../lib/Secrets"
+import type { SecretRegistry } from "../lib/Secrets"
 import type { ServerEntry } from "./McpGroup"
 
 const resolveAll = (
-  values: Readonly<Record<string, string>>
+  values: Readonly<Record<string, string>>,
+  secrets: SecretRegistry
 ): { readonly values: Record<string, string>; readonly missing: ReadonlyArray<string> } => {
   const out: Record<string, string> = {}
   const missing: Array<string> = []
   for (const [key, value] of Object.entries(values)) {
-    const resolved = resolveSecretRefs(value)
+    const resolved = secrets.resolveRefs(value)
     out[key] = resolved.value
     missing.push(...resolved.missing)
   }
@@ -18,9 +19,14 @@ const resolveAll = (
 }
 
 /** An agent.yaml entry: `${NAME}` read from the environment (and kept secret), cwd resolved against the project. */
-export const entryFromConfig = (name: string, config: McpServerConfig, projectDir: string): ServerEntry => {
+export const entryFromConfig = (
+  name: string,
+  config: McpServerConfig,
+  projectDir: string,
+  secrets: SecretRegistry
+): ServerEntry => {
   const common = { name, approval: config.approval, enabled: config.enabled }
-  const resolved = "command" in config ? resolveAll(config.env) : resolveAll(config.headers)
+  const resolved = "command" in config ? resolveAll(config.env, secrets) : resolveAll(config.headers, secrets)
   if (resolved.missing.length > 0) {
     const names = [...new Set(resolved.missing)]
     return { ...common, target: { kind: "invalid", reason: `environment variable ${names.join(", ")} is not set` } }
@@ -56,14 +62,14 @@ const secretLooking = /token|key|secret|pass|auth|cred|cookie/i
  * An editor's entry. Header values, and environment values whose name looks like a
  * credential, are kept secret: never shown, saved or sent back.
  */
-export const entryFromEditor = (server: EditorServer, cwd: string): ServerEntry => {
+export const entryFromEditor = (server: EditorServer, cwd: string, secrets: SecretRegistry): ServerEntry => {
   const pairs = (list: EditorServer["env"]) => Object.fromEntries((list ?? []).map((p) => [p.name, p.value]))
   const common = { name: server.name, approval: "ask" as const, enabled: true }
   if (server.url !== undefined) {
-    for (const header of server.headers ?? []) registerSecret(header.value)
+    for (const header of server.headers ?? []) secrets.register(header.value)
     return { ...common, target: { kind: "http", url: server.url, headers: pairs(server.headers) } }
   }
-  for (const variable of server.env ?? []) if (secretLooking.test(variable.name)) registerSecret(variable.value)
+  for (const variable of server.env ?? []) if (secretLooking.test(variable.name)) secrets.register(variable.value)
   if (server.command === undefined || server.command.trim() === "") {
     return { ...common, target: { kind: "invalid", reason: "no command and no url" } }
   }

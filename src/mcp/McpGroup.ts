@@ -1,5 +1,5 @@
 import { messageOf } from "../lib/OneLine"
-import { redact } from "../lib/Secrets"
+import type { SecretRegistry } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import { markReadOnly, mcpToolName } from "../tools/ToolNames"
 import type { Connection, ServerTarget } from "./McpSdk"
@@ -67,8 +67,10 @@ const whereOf = (target: ServerEntry["target"]): string =>
     ? target.url
     : "(invalid)"
 
-const describeStart = (name: string, reason: string) => `mcp server "${name}" did not start: ${redact(reason)}`
-const describeLost = (name: string, reason: string) => `mcp server "${name}" stopped: ${redact(reason)}`
+const describeStart = (group: GroupState, name: string, reason: string) =>
+  `mcp server "${name}" did not start: ${group.secrets.redact(reason)}`
+const describeLost = (group: GroupState, name: string, reason: string) =>
+  `mcp server "${name}" stopped: ${group.secrets.redact(reason)}`
 
 /** What a group of servers keeps while they run. */
 interface GroupState {
@@ -80,6 +82,8 @@ interface GroupState {
   readonly lostTold: Set<string>
   readonly stopping: AbortController
   readonly onProblem: ((line: string) => void) | undefined
+  /** The program's secrets: what a server says is redacted of them. */
+  readonly secrets: SecretRegistry
   closed: boolean
   settled: boolean
 }
@@ -114,7 +118,7 @@ const startServer = async (group: GroupState, entry: ServerEntry): Promise<void>
   const target = entry.target
   if (target.kind === "invalid") {
     group.states.set(entry.name, { _tag: "Failed", reason: target.reason })
-    return problem(group, describeStart(entry.name, target.reason))
+    return problem(group, describeStart(group, entry.name, target.reason))
   }
   try {
     const { connect } = await loadSdk()
@@ -128,21 +132,21 @@ const startServer = async (group: GroupState, entry: ServerEntry): Promise<void>
     group.states.set(entry.name, { _tag: "Ready", tools: toolsOf(entry, connection) })
     connection.onLost = (reason) => {
       group.connections.delete(entry.name)
-      group.states.set(entry.name, { _tag: "Failed", reason: `stopped: ${redact(reason)}` })
-      if (!group.lostTold.has(entry.name)) problem(group, describeLost(entry.name, reason))
+      group.states.set(entry.name, { _tag: "Failed", reason: `stopped: ${group.secrets.redact(reason)}` })
+      if (!group.lostTold.has(entry.name)) problem(group, describeLost(group, entry.name, reason))
     }
   } catch (cause) {
     if (group.closed) return
     const reason = messageOf(cause)
-    group.states.set(entry.name, { _tag: "Failed", reason: `did not start: ${redact(reason)}` })
-    problem(group, describeStart(entry.name, reason))
+    group.states.set(entry.name, { _tag: "Failed", reason: `did not start: ${group.secrets.redact(reason)}` })
+    problem(group, describeStart(group, entry.name, reason))
   }
 }
 
 /** The server's end was told as a failed call: its pending "stopped" line is dropped. */
 const toldLost = (group: GroupState, server: string) => {
   group.lostTold.add(server)
-  const line = describeLost(server, "")
+  const line = describeLost(group, server, "")
   for (let i = group.problems.length - 1; i >= 0; i--) {
     if (group.problems[i].startsWith(line.slice(0, line.indexOf(":")))) group.problems.splice(i, 1)
   }
@@ -159,7 +163,11 @@ const closeGroup = async (group: GroupState, ready: Promise<void>) => {
 /** Starts every enabled server of `entries` in the background. */
 export const startGroup = (
   entries: ReadonlyArray<ServerEntry>,
-  options: { readonly timeoutMs?: number; readonly onProblem?: (line: string) => void } = {}
+  options: {
+    readonly secrets: SecretRegistry
+    readonly timeoutMs?: number
+    readonly onProblem?: (line: string) => void
+  }
 ): McpGroup => {
   const group: GroupState = {
     entries,
@@ -170,6 +178,7 @@ export const startGroup = (
     lostTold: new Set(),
     stopping: new AbortController(),
     onProblem: options.onProblem,
+    secrets: options.secrets,
     closed: false,
     settled: false
   }
@@ -180,7 +189,7 @@ export const startGroup = (
     servers: () =>
       entries.map((e) => ({
         name: e.name,
-        where: redact(whereOf(e.target)),
+        where: group.secrets.redact(whereOf(e.target)),
         state: group.states.get(e.name) ?? { _tag: "Starting" }
       })),
     ready,

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
+import { Secrets } from "../lib/Secrets"
 import type { Conversation } from "../sessions/Conversation"
 import { isMcpToolName } from "../tools/ToolNames"
 import { entryFromConfig } from "./McpEntries"
@@ -69,12 +70,13 @@ export const McpServersLive = (options: {
     McpServers,
     Effect.gen(function*() {
       const { config } = yield* AppConfig
+      const secrets = yield* Secrets
       const entries = Object.entries(config.mcpServers).map(([name, server]) =>
-        entryFromConfig(name, server, options.projectDir)
+        entryFromConfig(name, server, options.projectDir, secrets)
       )
       const configured = entries.length === 0
         ? undefined
-        : startGroup(entries, { timeoutMs: options.timeoutMs, onProblem: options.onProblem })
+        : startGroup(entries, { secrets, timeoutMs: options.timeoutMs, onProblem: options.onProblem })
       const attachedGroups = new WeakMap<Conversation, McpGroup>()
       const live = new Set<McpGroup>(configured === undefined ? [] : [configured])
       yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((g) => g.close()))))
@@ -113,7 +115,7 @@ export const McpServersLive = (options: {
             const groups = groupsOf(conversation)
             if (groups.length === 0) return noMcpTools
             yield* Effect.promise(() => Promise.all(groups.map((g) => g.ready)))
-            return turnTools(groups)
+            return turnTools(groups, secrets)
           })
       }
     })

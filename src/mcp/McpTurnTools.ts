@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 
 import { firstLineOf } from "../lib/OneLine"
-import { redact } from "../lib/Secrets"
+import type { SecretRegistry } from "../lib/Secrets"
 import type { ToolSpec } from "../model/ModelClient"
 import type { ToolResult } from "../tools/Tool"
 import { isMcpToolName, mcpCallTitle } from "../tools/ToolNames"
@@ -59,12 +59,12 @@ const parseArgs = (raw: string): { readonly args: Record<string, unknown> } | { 
   }
 }
 
-const outcomeResult = (outcome: CallOutcome, maxOutput: number): ToolResult => ({
-  output: truncateOutput(redact(resultText(outcome)), maxOutput),
+const outcomeResult = (outcome: CallOutcome, maxOutput: number, secrets: SecretRegistry): ToolResult => ({
+  output: truncateOutput(secrets.redact(resultText(outcome)), maxOutput),
   failed: outcome.isError
 })
 
-export const turnTools = (groups: ReadonlyArray<McpGroup>): McpTurnTools => {
+export const turnTools = (groups: ReadonlyArray<McpGroup>, secrets: SecretRegistry): McpTurnTools => {
   const timedOut = new Set<string>()
   const notices = groups.flatMap((g) => g.takeProblems())
   const all = (): Array<{ readonly group: McpGroup; readonly tool: McpTool }> => {
@@ -101,13 +101,13 @@ export const turnTools = (groups: ReadonlyArray<McpGroup>): McpTurnTools => {
         try: (signal) => connection.call(tool.tool, args, { timeoutMs: Math.round(timeoutSeconds * 1000), signal }),
         catch: (cause) => cause as Error & { timeout?: boolean; lost?: boolean }
       }).pipe(
-        Effect.map((outcome) => outcomeResult(outcome, maxOutput)),
+        Effect.map((outcome) => outcomeResult(outcome, maxOutput, secrets)),
         Effect.catchAll((error) =>
           Effect.sync(() => {
             if (error.timeout === true) timedOut.add(tool.server)
             if (error.lost === true) group?.toldLost(tool.server)
             const tail = error.timeout === true ? "; its tools are left out for the rest of this turn" : ""
-            return { output: redact(`mcp server "${tool.server}" ${error.message}${tail}`), failed: true }
+            return { output: secrets.redact(`mcp server "${tool.server}" ${error.message}${tail}`), failed: true }
           })
         )
       )

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 
 import { GenerationError, rawText } from "../domain/Errors"
-import { makeStreamRedactor, redact } from "../lib/Secrets"
+import type { SecretRegistry, StreamRedactor } from "../lib/Secrets"
 import { Completion } from "./Completion"
 import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "./Failures"
 import type { ModelEvent } from "./ModelClient"
@@ -20,6 +20,8 @@ import type { ModelEvent } from "./ModelClient"
 /** How an answer is read. */
 export interface Reading {
   readonly maxAnswerBytes: number
+  /** The secrets the answer's text is redacted of as it streams. */
+  readonly secrets: SecretRegistry
   readonly watchdogSeconds: number
   readonly watchdogMs: number
   /** Run once the answer is whole (the client's own follow-up, after the `Completed` event). */
@@ -83,7 +85,7 @@ export const wholeAnswer = (
   Stream.unwrap(
     Effect.map(readBody(response, reading.maxAnswerBytes, reading.watchdogMs), ({ text: body, whole }) => {
       if (!whole) return Stream.fail(tooLargeError(reading.maxAnswerBytes))
-      const completion = new Completion()
+      const completion = new Completion(reading.secrets.redact)
       const text = completion.absorb(body, "message")
       if (text instanceof GenerationError) return Stream.fail(text)
       if (!completion.finished && completion.content === "") {
@@ -92,7 +94,12 @@ export const wholeAnswer = (
       const rest = completion.endContent()
       const done = completion.complete()
       if (done instanceof GenerationError) return Stream.fail(done)
-      return ending(redact(completion.takeReasoning()), redact((text ?? "") + rest), done, reading.afterAnswer)
+      return ending(
+        reading.secrets.redact(completion.takeReasoning()),
+        reading.secrets.redact((text ?? "") + rest),
+        done,
+        reading.afterAnswer
+      )
     })
   )
 
@@ -127,8 +134,8 @@ const sseEvents = (response: HttpClientResponse.HttpClientResponse, reading: Rea
 /** One streamed answer being read: its completion and the redactors of its text and reasoning. */
 interface Streamed {
   readonly completion: Completion
-  readonly redactor: ReturnType<typeof makeStreamRedactor>
-  readonly thoughtRedactor: ReturnType<typeof makeStreamRedactor>
+  readonly redactor: StreamRedactor
+  readonly thoughtRedactor: StreamRedactor
 }
 
 /** A chunk of SSE events absorbed, as the deltas to show now. */
@@ -174,9 +181,9 @@ export const streamedAnswer = (
 ): Stream.Stream<ModelEvent, GenerationError> =>
   Stream.suspend(() => {
     const streamed: Streamed = {
-      completion: new Completion(),
-      redactor: makeStreamRedactor(),
-      thoughtRedactor: makeStreamRedactor()
+      completion: new Completion(reading.secrets.redact),
+      redactor: reading.secrets.streamRedactor(),
+      thoughtRedactor: reading.secrets.streamRedactor()
     }
     return sseEvents(response, reading).pipe(
       Stream.mapChunksEffect((chunk) => absorbAll(streamed, reading.maxAnswerBytes, chunk)),

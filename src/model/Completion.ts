@@ -2,7 +2,6 @@
 import { type GenerationError, rawText } from "../domain/Errors"
 import type { ToolCall } from "../domain/Session"
 import { squashed } from "../lib/OneLine"
-import { redact } from "../lib/Secrets"
 import { CHUNK_SHOWN_MAX, fail, serverMessage } from "./Failures"
 import type { ModelEvent, Usage } from "./ModelClient"
 import { ThinkSplitter } from "./Reasoning"
@@ -29,6 +28,9 @@ export class Completion {
   private readonly calls = new Map<number, PendingCall>()
   /** A server's index reused for another call, and the slot that call really has. */
   private readonly aliases = new Map<number, number>()
+
+  /** `redact` takes the known secrets out of the completed content and reasoning. */
+  constructor(private readonly redact: (text: string) => string = (text) => text) {}
   private lastIndex = -1
   /** Ids given to calls the server sent without one: the same for the whole answer. */
   private readonly idBase = Math.random().toString(36).slice(2, 10)
@@ -207,8 +209,8 @@ export class Completion {
     }
     return {
       _tag: "Completed",
-      content: redact(this.contentSoFar),
-      reasoning: redact(this.reasoning),
+      content: this.redact(this.contentSoFar),
+      reasoning: this.redact(this.reasoning),
       toolCalls,
       finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       usage: this.usage

@@ -1,12 +1,12 @@
 /**
  * Every way a model call fails, classified and worded: one line for the person, the raw
- * detail (clipped, redacted) for the session's `errors[].raw`.
+ * detail (clipped) for the session's `errors[].raw`. The client redacts both as they leave it
+ * (`redactedError`), with the secrets it knows.
  */
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 
 import { GenerationError, type GenerationReason, rawText } from "../domain/Errors"
 import { squashed } from "../lib/OneLine"
-import { redact } from "../lib/Secrets"
 import { modelNames, portOf } from "./ServerProbe"
 
 const SERVER_MESSAGE_MAX = 200
@@ -29,9 +29,16 @@ export const clipRaw = (text: string, max: number = RAW_KEPT_MAX): string => {
   return kept + marker(total - Buffer.byteLength(kept))
 }
 
-/** Every failure of a model call; a server that echoes the key shows `[redacted]` instead. */
+/** How much raw detail a failure holds until it is redacted and clipped to RAW_KEPT_MAX. */
+const RAW_HELD_MAX = 64 * 1024
+
+/** Every failure of a model call, on one line. */
 export const fail = (reason: GenerationReason, message: string, raw: string): GenerationError =>
-  new GenerationError({ reason, message: redact(message.replace(/[\r\n]+/g, " ")), raw: clipRaw(redact(raw)) })
+  new GenerationError({ reason, message: message.replace(/[\r\n]+/g, " "), raw: clipRaw(raw, RAW_HELD_MAX) })
+
+/** A failure as it leaves the client: a server that echoes the key shows `[redacted]` instead. */
+export const redactedError = (redact: (text: string) => string) => (error: GenerationError): GenerationError =>
+  new GenerationError({ reason: error.reason, message: redact(error.message), raw: clipRaw(redact(error.raw)) })
 
 export const tooLargeError = (maxBytes: number): GenerationError =>
   fail(

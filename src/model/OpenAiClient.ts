@@ -17,7 +17,7 @@ import * as Stream from "effect/Stream"
 
 import { type AgentConfig, AppConfig, DEFAULT_CONTEXT_WINDOW } from "../config/Config"
 import { GenerationError, rawText } from "../domain/Errors"
-import { registerSecretVariable, resolveSecretRefs } from "../lib/Secrets"
+import { type SecretRegistry, Secrets } from "../lib/Secrets"
 import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "./AnswerStream"
 import {
   afterAttempts,
@@ -25,6 +25,7 @@ import {
   listedWithoutModel,
   looksLikeOllama,
   maybeMissingModel,
+  redactedError,
   streamCut,
   transportError,
   unsetApiKey,
@@ -67,11 +68,11 @@ interface Headers {
   readonly missing: ReadonlyArray<string>
 }
 
-const resolveHeaders = (headers: ModelSettings["headers"]): Headers => {
+const resolveHeaders = (headers: ModelSettings["headers"], secrets: SecretRegistry): Headers => {
   const extra: Record<string, string> = {}
   const missing: Array<string> = []
   for (const [name, value] of Object.entries(headers ?? {})) {
-    const resolved = resolveSecretRefs(value)
+    const resolved = secrets.resolveRefs(value)
     extra[name.toLowerCase()] = resolved.value
     missing.push(...resolved.missing.map((variable) => `${variable} (model.headers.${name})`))
   }
@@ -117,6 +118,8 @@ interface Client {
   readonly apiKeyEnv: string | undefined
   readonly completionsUrl: string
   readonly headers: Headers
+  /** The program's secrets: the key and header values are registered there, and all that leaves is redacted. */
+  readonly secrets: SecretRegistry
   readonly watchdogSeconds: number
   readonly watchdogMs: number
   readonly timing: RetryTimingShape
@@ -226,6 +229,7 @@ const answer = (
 ): Stream.Stream<ModelEvent, GenerationError> => {
   const reading: Reading = {
     maxAnswerBytes: c.settings.maxAnswerBytes,
+    secrets: c.secrets,
     watchdogSeconds: c.watchdogSeconds,
     watchdogMs: c.watchdogMs,
     afterAnswer: afterAnswer(c)
@@ -368,6 +372,16 @@ const takeWarning = (c: Client): Effect.Effect<string | undefined> =>
       ? Effect.succeed(undefined)
       : Ref.modify(c.learned.warned, (warned) => [warned ? undefined : warning, true]))
 
+/** What leaves the client holds no known secret: its failures and its notices are redacted. */
+const redactedStream = (
+  secrets: SecretRegistry,
+  events: Stream.Stream<ModelEvent, GenerationError>
+): Stream.Stream<ModelEvent, GenerationError> =>
+  events.pipe(
+    Stream.map((event) => (event._tag === "Retrying" ? { ...event, text: secrets.redact(event.text) } : event)),
+    Stream.mapError(redactedError(secrets.redact))
+  )
+
 // ---------------------------------------------------------------------------------------
 // The service
 
@@ -377,7 +391,8 @@ export const make = Effect.gen(function*() {
   const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
   const settings = config.model
   const baseUrl = settings.url.replace(/\/+$/, "")
-  if (settings.apiKeyEnv !== undefined) registerSecretVariable(settings.apiKeyEnv)
+  const secrets = yield* Secrets
+  if (settings.apiKeyEnv !== undefined) secrets.registerVariable(settings.apiKeyEnv)
   const c: Client = {
     http,
     settings,
@@ -385,7 +400,8 @@ export const make = Effect.gen(function*() {
     model: settings.name,
     apiKeyEnv: settings.apiKeyEnv,
     completionsUrl: `${baseUrl}/chat/completions`,
-    headers: resolveHeaders(settings.headers),
+    headers: resolveHeaders(settings.headers, secrets),
+    secrets,
     watchdogSeconds: config.watchdogTimeout,
     watchdogMs: Math.max(1, Math.round(config.watchdogTimeout * 1000)),
     timing: yield* RetryTiming,
@@ -396,7 +412,7 @@ export const make = Effect.gen(function*() {
   const stream = opening(c)
   const checked = check(c)
   return ModelClient.of({
-    stream: (request) => Stream.unwrap(stream(request)),
+    stream: (request) => redactedStream(secrets, Stream.unwrap(stream(request))),
     probe: Effect.map(checked, (found) => found.answering),
     models: models(c),
     check: checked,
@@ -411,16 +427,17 @@ export const make = Effect.gen(function*() {
 })
 
 /** The model client over any `HttpClient` (tests may bring their own). */
-export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | HttpClient.HttpClient> = Layer.scoped(
-  ModelClient,
-  make
-)
+export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | Secrets | HttpClient.HttpClient> = Layer
+  .scoped(
+    ModelClient,
+    make
+  )
 
 /**
  * On Node's own `http` module rather than undici: undici adds ~1 MB to the bundle and ~35 ms
  * to every start, for a few tenths of a millisecond of first-token latency. Each answer gets
  * its own connection, so a stale keep-alive socket is never mistaken for a dead server.
  */
-export const OpenAiClientNode: Layer.Layer<ModelClient, never, AppConfig> = OpenAiClientLive.pipe(
+export const OpenAiClientNode: Layer.Layer<ModelClient, never, AppConfig | Secrets> = OpenAiClientLive.pipe(
   Layer.provide(NodeHttpClient.layer)
 )

@@ -7,7 +7,7 @@ import type { TurnEvent } from "../agent/TurnEvent"
 import { Approval, Approver } from "../approvals/Approver"
 import { AppConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
-import { redact } from "../lib/Secrets"
+import { Secrets } from "../lib/Secrets"
 import type { Conversation } from "../sessions/Conversation"
 import { openOn } from "../sessions/StartOn"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
@@ -53,11 +53,11 @@ export interface PrintIO {
 }
 
 /** The process's own stdout and stderr, every known secret redacted. */
-export const printIO: PrintIO = {
+export const printIO = (redact: (text: string) => string): PrintIO => ({
   outIsTerminal: process.stdout.isTTY === true,
   out: (text) => void process.stdout.write(redact(text)),
   err: (line) => void process.stderr.write(`${redact(line)}\n`)
-}
+})
 
 /**
  * `mm -p`: one turn, the answer alone on stdout (or one JSON object per event), everything
@@ -73,8 +73,9 @@ export interface PrintOptions {
   readonly notes?: ReadonlyArray<string>
 }
 
-export const runPrint = (run: PrintOptions, cwd: string, io: PrintIO = printIO) =>
+export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
   Effect.gen(function*() {
+    const io = given ?? printIO((yield* Secrets).redact)
     const piped = yield* Effect.promise(() => readStdin())
     const prompt = promptOf(run.question, piped)
     if (prompt === undefined) {

@@ -8,6 +8,7 @@ import { rawText, StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
 import * as Durable from "../lib/DurableFiles"
+import { Secrets } from "../lib/Secrets"
 import { encodeSession, FILE_SUFFIX } from "./SessionCodec"
 import {
   codeOf,
@@ -37,6 +38,8 @@ export interface FileStoreOptions {
   readonly newId?: () => string
   /** Keep the listing cache in `<dir>/.index.json` across processes (default true). */
   readonly indexFile?: boolean
+  /** Takes the known secrets out of a file's text before it is written (the production store's is the program's). */
+  readonly redact?: (text: string) => string
 }
 
 const CREATE_ATTEMPTS = 100
@@ -47,6 +50,7 @@ interface Store {
   readonly reader: Reader
   readonly index: ListingIndex
   readonly newId: () => string
+  readonly encode: (session: Session) => string
 }
 
 const ioError = (what: string, id?: string) => (cause: unknown): StoreError =>
@@ -65,7 +69,7 @@ const createExclusively = (store: Store, dir: string, sessionOf: (id: string) =>
     ensureDir(store.fs, dir)
     for (let i = 0; i < CREATE_ATTEMPTS; i++) {
       const session = sessionOf(store.newId())
-      if (placeExclusively(store.fs, dir, fileOf(dir, session.id), encodeSession(session))) return session
+      if (placeExclusively(store.fs, dir, fileOf(dir, session.id), store.encode(session))) return session
     }
     throw new StoreError({
       reason: "exists",
@@ -108,7 +112,7 @@ const save = (store: Store) =>
       if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {
         throw changedMeanwhile(id, expectedUpdatedAt, onDisk.updatedAt)
       }
-      replaceWith(store.fs, dir, path, encodeSession(session))
+      replaceWith(store.fs, dir, path, store.encode(session))
     }, ioError(`cannot write ${path}`, id))
   })
 
@@ -156,7 +160,8 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     fs,
     reader,
     index: makeListingIndex(reader, options.indexFile ?? true),
-    newId: options.newId ?? (() => newSessionId())
+    newId: options.newId ?? (() => newSessionId()),
+    encode: (session) => encodeSession(session, options.redact)
   }
   return {
     prepare: prepare(store),
@@ -172,6 +177,11 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
 export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> =>
   Layer.sync(SessionStore, () => make(options))
 
-/** The production store. */
+/** A store that writes secrets as they are (tests of the store itself). */
 export const layer: Layer.Layer<SessionStore> = layerWith({})
-export const FileSessionStoreLive = layer
+
+/** The production store: no known secret reaches a session file. */
+export const FileSessionStoreLive: Layer.Layer<SessionStore, never, Secrets> = Layer.effect(
+  SessionStore,
+  Effect.map(Secrets, (secrets) => make({ redact: secrets.redact }))
+)

@@ -4,7 +4,6 @@ import * as Schema from "effect/Schema"
 
 import { Session, SESSION_VERSION } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
-import { redact } from "../lib/Secrets"
 import { endsLikeObject, type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
 import type { SessionListing, SessionSummary } from "./SessionStore"
 
@@ -58,7 +57,7 @@ const changeFirst = knownFirst(CHANGE_KEYS)
  * The file's text: summary fields, then `errors`, then `messages`, then `changes` (when there
  * are any: after `messages`, so that a listing never reads them), then any unknown field.
  */
-export const encodeSession = (session: Session): string => {
+export const encodeSession = (session: Session, redact: (text: string) => string = (text) => text): string => {
   const ordered: Record<string, unknown> = {
     version: SESSION_VERSION,
     id: session.id,

@@ -22,7 +22,6 @@ import { startOn } from "../sessions/StartOn"
 import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
-import type { FileAccess } from "../tools/FileAccess"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import { makeCompleter } from "./Completion"
@@ -46,9 +45,9 @@ export type TerminalEnd = number
  * The terminal façade: a banner, then questions and slash commands until the user leaves.
  * The agent's layer is built once the banner is out, so that it costs no start-up time.
  */
-export const runTerminal = <E>(
+export const runTerminal = <E, R>(
   cwd: string,
-  agentLayer: Layer.Layer<Agent | Changes, E, AppConfig | ModelClient | TerminalIO | FileAccess | McpServers>,
+  agentLayer: Layer.Layer<Agent | Changes, E, R>,
   begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
 ) =>
   Effect.gen(function*() {

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { Approval, Approver } from "../approvals/Approver"
-import { redact } from "../lib/Secrets"
+import { Secrets } from "../lib/Secrets"
 import { type Style, styleFor } from "../text/Style"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
@@ -32,8 +32,14 @@ export interface Printer {
 
 export const makePrinter = (
   out: NodeJS.WritableStream,
-  options: { readonly live?: boolean; readonly columns?: () => number } = {}
+  options: {
+    readonly live?: boolean
+    readonly columns?: () => number
+    /** Takes the known secrets out of what is printed (the terminal's printers use the program's). */
+    readonly redact?: (text: string) => string
+  } = {}
 ): Printer => {
+  const redact = options.redact ?? ((text: string) => text)
   let atLineStart = true
   let liveRows = 0
   let holds = 0
@@ -106,11 +112,12 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
 export const TerminalIOLive = Layer.scoped(
   TerminalIO,
   Effect.acquireRelease(
-    Effect.sync(() => {
+    Effect.map(Secrets, ({ redact }) => {
       const tty = process.stdin.isTTY === true
       const print = makePrinter(process.stdout, {
         live: process.stdout.isTTY === true,
-        columns: () => process.stdout.columns
+        columns: () => process.stdout.columns,
+        redact
       })
       const style = styleFor(process.stdout, process.env)
       return {
@@ -119,7 +126,7 @@ export const TerminalIOLive = Layer.scoped(
           : makePipedInput(process.stdin, process.stderr),
         print,
         // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
-        info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns }),
+        info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),
         style
       }
     }),
@@ -134,7 +141,7 @@ export const TerminalIOLive = Layer.scoped(
  */
 export const TerminalApprover = Layer.effect(
   Approver,
-  Effect.map(TerminalIO, ({ input, print, info, style }) => ({
+  Effect.map(Effect.all([TerminalIO, Secrets]), ([{ input, info, print, style }, { redact }]) => ({
     ask: (request) => {
       if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
       const choices = choicesOf(request)

@@ -7,7 +7,6 @@ import * as Either from "effect/Either"
 
 import { nodeChildProcesses } from "../lib/NodeModules"
 import { forgetGroup, killGroup, killGroupOnExit } from "../lib/ProcessGroups"
-import { toolEnv } from "../lib/Secrets"
 import { DEFAULT_BASH_TIMEOUT_SECONDS, type ToolContext, type ToolResult } from "./Tool"
 import { type Collector, makeCollector, truncateOutput } from "./Truncate"
 
@@ -81,12 +80,12 @@ interface BashRun {
 }
 
 /** Starts `bash -c command` in a process group of its own, stdin closed; Left says why it could not. */
-const spawnBash = (command: string, cwd: string): Either.Either<ChildProcess, string> => {
+const spawnBash = (command: string, cwd: string, env: NodeJS.ProcessEnv): Either.Either<ChildProcess, string> => {
   try {
     return Either.right(
       nodeChildProcesses().spawn("bash", ["-c", command], {
         cwd,
-        env: toolEnv(),
+        env,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"]
       })
@@ -212,7 +211,7 @@ export const runBash = (
       )
       return
     }
-    const spawned = spawnBash(args.command, ctx.cwd)
+    const spawned = spawnBash(args.command, ctx.cwd, ctx.env ?? process.env)
     if (Either.isLeft(spawned)) {
       resume(Effect.succeed({ output: spawned.left, failed: true }))
       return

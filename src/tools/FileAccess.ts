@@ -28,7 +28,7 @@ export interface FileAccessShape {
   ) => Effect.Effect<ToolResult>
 }
 
-/** Optional: where it is not provided, the tools use `diskFileAccess` (below). */
+/** Who reads and writes the project's files and runs commands: the disk (`FileAccessDisk`), or an editor (`mm acp`). Required: app/Layers.ts provides one to every façade. */
 export class FileAccess extends Context.Tag("mm/FileAccess")<FileAccess, FileAccessShape>() {}
 
 /** The disk and a local bash: what the tools use unless an editor offers its own. */

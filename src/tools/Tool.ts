@@ -26,6 +26,8 @@ export interface ToolContext {
   readonly beforeWrite?: (write: FileWrite) => Effect.Effect<void>
   /** Output of a running bash as it comes (the terminal shows its latest lines live). */
   readonly onOutput?: (text: string) => void
+  /** The environment bash runs in: runTool gives mm's own without the variables that hold secrets. */
+  readonly env?: NodeJS.ProcessEnv
 }
 
 export interface ToolResult {

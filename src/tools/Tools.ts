@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 import { firstLineOf } from "../lib/OneLine"
-import { redact } from "../lib/Secrets"
+import { Secrets } from "../lib/Secrets"
 import { editFileTool } from "./EditFile"
 import { FileAccess } from "./FileAccess"
 import { readFile } from "./ReadFile"
@@ -40,13 +40,16 @@ export const runTool = (
   name: string,
   rawArguments: string,
   ctx: ToolContext
-): Effect.Effect<ToolResult, never, FileAccess> =>
-  Either.match(parseToolArguments(name, rawArguments), {
-    onLeft: (reason): Effect.Effect<ToolResult, never, FileAccess> =>
-      Effect.succeed(failure(isToolName(name) ? `invalid arguments for ${name}: ${reason}` : reason)),
-    onRight: (args) => dispatch(name as ToolName, args, ctx)
-  }).pipe(
-    Effect.catchAllDefect((defect) => Effect.succeed(failure(`${name} failed unexpectedly: ${firstLineOf(defect)}`))),
-    Effect.map((result) => ({ output: truncateOutput(redact(result.output), ctx.maxOutput), failed: result.failed })),
-    Effect.withSpan("Tools.runTool", { attributes: { tool: name } })
-  )
+): Effect.Effect<ToolResult, never, FileAccess | Secrets> =>
+  Effect.flatMap(Secrets, (secrets) =>
+    Either.match(parseToolArguments(name, rawArguments), {
+      onLeft: (reason): Effect.Effect<ToolResult, never, FileAccess> =>
+        Effect.succeed(failure(isToolName(name) ? `invalid arguments for ${name}: ${reason}` : reason)),
+      onRight: (args) => dispatch(name as ToolName, args, { ...ctx, env: secrets.toolEnv() })
+    }).pipe(
+      Effect.catchAllDefect((defect) => Effect.succeed(failure(`${name} failed unexpectedly: ${firstLineOf(defect)}`))),
+      Effect.map((result) => ({
+        output: truncateOutput(secrets.redact(result.output), ctx.maxOutput),
+        failed: result.failed
+      }))
+    )).pipe(Effect.withSpan("Tools.runTool", { attributes: { tool: name } }))

@@ -1,45 +1,41 @@
-import { afterEach, describe, expect, it } from "@effect/vitest"
+import { beforeEach, describe, expect, it } from "@effect/vitest"
 
-import {
-  makeStreamRedactor,
-  redact,
-  registerSecret,
-  registerSecretVariable,
-  resetSecretsForTests,
-  resolveSecretRefs,
-  toolEnv
-} from "../../src/lib/Secrets"
+import { SecretRegistry } from "../../src/lib/Secrets"
 import { sanitize } from "../../src/text/Sanitize"
 
+let secrets = new SecretRegistry()
+
 describe("Secrets", () => {
-  afterEach(() => resetSecretsForTests())
+  beforeEach(() => {
+    secrets = new SecretRegistry()
+  })
 
   it("replaces every registered secret, as is and as written inside JSON", () => {
-    registerSecret("sk-live-123456")
-    registerSecret("pa\"ss\\word")
-    expect(redact("Bearer sk-live-123456 refused; sk-live-123456 again")).toBe(
+    secrets.register("sk-live-123456")
+    secrets.register("pa\"ss\\word")
+    expect(secrets.redact("Bearer sk-live-123456 refused; sk-live-123456 again")).toBe(
       "Bearer [redacted] refused; [redacted] again"
     )
-    expect(redact(JSON.stringify({ key: "pa\"ss\\word" }))).toBe("{\"key\":\"[redacted]\"}")
-    expect(redact("raw pa\"ss\\word")).toBe("raw [redacted]")
+    expect(secrets.redact(JSON.stringify({ key: "pa\"ss\\word" }))).toBe("{\"key\":\"[redacted]\"}")
+    expect(secrets.redact("raw pa\"ss\\word")).toBe("raw [redacted]")
   })
 
   it("ignores values under four characters, which would match by chance", () => {
-    registerSecret("abc")
-    registerSecret("   ")
-    expect(redact("abc abcd")).toBe("abc abcd")
+    secrets.register("abc")
+    secrets.register("   ")
+    expect(secrets.redact("abc abcd")).toBe("abc abcd")
   })
 
   it("leaves the variables holding secrets out of the tools' environment", () => {
     process.env.MM_TEST_SECRET_KEY = "key-value-1"
     process.env.MM_TEST_COPY = "key-value-1"
     try {
-      registerSecretVariable("MM_TEST_SECRET_KEY")
-      const env = toolEnv()
+      secrets.registerVariable("MM_TEST_SECRET_KEY")
+      const env = secrets.toolEnv()
       expect(env.MM_TEST_SECRET_KEY).toBeUndefined()
       expect(env.MM_TEST_COPY).toBeUndefined()
       expect(env.PATH).toBe(process.env.PATH)
-      expect(redact("echo key-value-1")).toBe("echo [redacted]")
+      expect(secrets.redact("echo key-value-1")).toBe("echo [redacted]")
     } finally {
       delete process.env.MM_TEST_SECRET_KEY
       delete process.env.MM_TEST_COPY
@@ -48,25 +44,27 @@ describe("Secrets", () => {
 
   it("reads ${NAME} from the environment and registers what it read", () => {
     const env = { TOKEN: "tok-98765", OTHER: "x" }
-    expect(resolveSecretRefs("Bearer ${TOKEN} and ${MISSING}", env)).toEqual({
+    expect(secrets.resolveRefs("Bearer ${TOKEN} and ${MISSING}", env)).toEqual({
       value: "Bearer tok-98765 and ",
       missing: ["MISSING"]
     })
-    expect(redact("sent tok-98765")).toBe("sent [redacted]")
-    expect(resolveSecretRefs("no reference", env)).toEqual({ value: "no reference", missing: [] })
+    expect(secrets.redact("sent tok-98765")).toBe("sent [redacted]")
+    expect(secrets.resolveRefs("no reference", env)).toEqual({ value: "no reference", missing: [] })
   })
 })
 
 describe("makeStreamRedactor", () => {
-  afterEach(() => resetSecretsForTests())
+  beforeEach(() => {
+    secrets = new SecretRegistry()
+  })
 
   it("catches a secret split across pieces, and gives back what was held when it was none", () => {
-    registerSecret("sk-split-secret")
-    const redactor = makeStreamRedactor()
+    secrets.register("sk-split-secret")
+    const redactor = secrets.streamRedactor()
     const shown = ["the key is sk-sp", "lit-sec", "ret, and sk-", "other"].map(redactor.push).join("") +
       redactor.flush()
     expect(shown).toBe("the key is [redacted], and sk-other")
-    const again = makeStreamRedactor()
+    const again = secrets.streamRedactor()
     expect(again.push("ends with sk-s")).toBe("ends with ")
     expect(again.flush()).toBe("sk-s")
   })

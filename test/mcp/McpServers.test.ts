@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import { afterEach, describe, expect, it } from "vitest"
 
 import { parseConfig } from "../../src/config/Config"
-import { redact, resetSecretsForTests } from "../../src/lib/Secrets"
+import { SecretRegistry } from "../../src/lib/Secrets"
 import { entryFromConfig, entryFromEditor } from "../../src/mcp/McpEntries"
 import { type McpGroup, startGroup } from "../../src/mcp/McpGroup"
 import { serversListing, summaryLine } from "../../src/mcp/McpServers"
@@ -21,9 +21,10 @@ import { isAlive } from "../support/processes"
 export const TEST_SERVER = MCP_TEST_SERVER
 
 const groups: Array<McpGroup> = []
+let secrets = new SecretRegistry()
 afterEach(async () => {
   for (const group of groups.splice(0)) await group.close()
-  resetSecretsForTests()
+  secrets = new SecretRegistry()
 })
 
 /** Whether the process runs (a zombie waiting to be reaped does not). */
@@ -35,7 +36,7 @@ const stdio = (name: string, env: Record<string, string> = {}, command = process
 })
 
 const started = async (...entries: Parameters<typeof startGroup>[0]) => {
-  const group = startGroup(entries, { timeoutMs: 5000 })
+  const group = startGroup(entries, { secrets, timeoutMs: 5000 })
   groups.push(group)
   await group.ready
   return group
@@ -105,19 +106,19 @@ describe("mcpServers in agent.yaml", () => {
         "agent.yaml"
       )
       if (parsed._tag === "Left") throw parsed.left
-      const entry = entryFromConfig("gh", parsed.right.mcpServers.gh, "/p")
+      const entry = entryFromConfig("gh", parsed.right.mcpServers.gh, "/p", secrets)
       expect(entry.target).toEqual({
         kind: "http",
         url: "https://x.test/mcp",
         headers: { Authorization: "Bearer s3cr3t-value-123" }
       })
-      expect(redact("sent Bearer s3cr3t-value-123")).toBe("sent Bearer [redacted]")
+      expect(secrets.redact("sent Bearer s3cr3t-value-123")).toBe("sent Bearer [redacted]")
       const missing = parseConfig(
         "mcpServers:\n  gh:\n    command: x\n    env: {T: '${MM_TEST_UNSET_VAR}'}\n",
         "agent.yaml"
       )
       if (missing._tag === "Left") throw missing.left
-      expect(entryFromConfig("gh", missing.right.mcpServers.gh, "/p").target).toEqual({
+      expect(entryFromConfig("gh", missing.right.mcpServers.gh, "/p", secrets).target).toEqual({
         kind: "invalid",
         reason: "environment variable MM_TEST_UNSET_VAR is not set"
       })
@@ -127,13 +128,21 @@ describe("mcpServers in agent.yaml", () => {
   })
 
   it("an editor's headers and credential-looking variables are secrets", () => {
-    entryFromEditor({ name: "a", url: "http://x/mcp", headers: [{ name: "X-Api", value: "header-secret-1" }] }, "/p")
-    entryFromEditor({
-      name: "b",
-      command: "x",
-      env: [{ name: "GITHUB_TOKEN", value: "ghp-secret-2" }, { name: "MODE", value: "verbose" }]
-    }, "/p")
-    expect(redact("header-secret-1 ghp-secret-2 verbose")).toBe("[redacted] [redacted] verbose")
+    entryFromEditor(
+      { name: "a", url: "http://x/mcp", headers: [{ name: "X-Api", value: "header-secret-1" }] },
+      "/p",
+      secrets
+    )
+    entryFromEditor(
+      {
+        name: "b",
+        command: "x",
+        env: [{ name: "GITHUB_TOKEN", value: "ghp-secret-2" }, { name: "MODE", value: "verbose" }]
+      },
+      "/p",
+      secrets
+    )
+    expect(secrets.redact("header-secret-1 ghp-secret-2 verbose")).toBe("[redacted] [redacted] verbose")
   })
 })
 
@@ -141,7 +150,7 @@ describe("a stdio server", () => {
   it("is started, lists its tools, answers, fails with isError, and times out", async () => {
     const group = await started(stdio("test"))
     expect(summaryLine(group)).toBe("mcp: 1 server, 6 tools")
-    const tools = turnTools([group])
+    const tools = turnTools([group], secrets)
     expect(tools.specs().map((s) => s.name)).toEqual([
       "mcp__test__echo",
       "mcp__test__look",
@@ -177,7 +186,7 @@ describe("a stdio server", () => {
       failed: true
     })
     expect(tools.specs()).toEqual([])
-    expect(turnTools([group]).specs()).toHaveLength(6)
+    expect(turnTools([group], secrets).specs()).toHaveLength(6)
   })
 
   it("leaves no process behind once closed", async () => {
@@ -196,7 +205,7 @@ describe("a stdio server", () => {
         stdio("stuck", { MCP_TEST_START: "hang" }),
         stdio("good")
       ],
-      { timeoutMs: 6000 }
+      { secrets, timeoutMs: 6000 }
     )
     groups.push(group)
     expect(summaryLine(group)).toBe("mcp: 4 servers starting — /mcp to see them")
@@ -215,7 +224,7 @@ describe("a stdio server", () => {
 
   it("that crashes during a call fails the call, says why once, and its tools go", async () => {
     const group = await started(stdio("test"))
-    const tools = turnTools([group])
+    const tools = turnTools([group], secrets)
     const result = await Effect.runPromise(
       tools.run(tools.find("mcp__test__crash")!, {}, { maxOutput: 1000, timeoutSeconds: 5 })
     )
@@ -240,7 +249,7 @@ describe("an HTTP server of the older SSE kind", () => {
         enabled: true,
         target: { kind: "http", url: server.url, headers: { Authorization: "Bearer sse-456" } }
       })
-      const tools = turnTools([group])
+      const tools = turnTools([group], secrets)
       const result = await Effect.runPromise(
         tools.run(tools.find("mcp__old__echo")!, { text: "over sse" }, { maxOutput: 1000, timeoutSeconds: 5 })
       )
@@ -273,7 +282,7 @@ describe("a streamable HTTP server", () => {
         enabled: true,
         target: { kind: "http", url: server.url, headers: { Authorization: "Bearer abc-123" } }
       })
-      const tools = turnTools([group])
+      const tools = turnTools([group], secrets)
       expect(tools.find("mcp__remote__echo")?.approval).toBe("allow")
       const result = await Effect.runPromise(
         tools.run(tools.find("mcp__remote__echo")!, { text: "over http" }, { maxOutput: 1000, timeoutSeconds: 5 })

@@ -19,7 +19,7 @@ import {
   startFakeModelServer,
   type Step
 } from "../support/FakeModelServer"
-import { quickRetries } from "../support/layers"
+import { quickRetries, secretsLayer } from "../support/layers"
 
 interface Options {
   readonly url?: string
@@ -45,7 +45,7 @@ const configFor = (server: { readonly url: string } | undefined, options: Option
 /** Retries wait milliseconds here, not seconds. */
 
 const clientLayer = (config: LoadedConfig) =>
-  OpenAiClientNode.pipe(Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries)))
+  OpenAiClientNode.pipe(Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries, secretsLayer())))
 
 const fakeServer = (options: Parameters<typeof startFakeModelServer>[0] = {}) =>
   Effect.acquireRelease(

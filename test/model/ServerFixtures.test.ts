@@ -15,7 +15,7 @@ import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { retryAfterMs, retryDelayMs, type RetryTiming } from "../../src/model/Retry"
 import { type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
-import { quickRetries } from "../support/layers"
+import { quickRetries, secretsLayer } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
 
 const FIXTURES = SERVER_FIXTURES
@@ -57,7 +57,9 @@ const withClient = <A, E>(
       Effect.flatMap(ModelClient, (client) => use(client, server)).pipe(
         Effect.provide(
           OpenAiClientNode.pipe(
-            Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, configFor(server.url, model)), retries))
+            Layer.provide(
+              Layer.mergeAll(Layer.succeed(AppConfig, configFor(server.url, model)), retries, secretsLayer())
+            )
           )
         )
       ),

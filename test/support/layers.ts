@@ -7,6 +7,7 @@ import type { TurnEvent } from "../../src/agent/TurnEvent"
 import { agentLayer, servicesLayer } from "../../src/app/Layers"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
 import { type AgentConfig, defaultConfig } from "../../src/config/Config"
+import { SecretRegistry, Secrets } from "../../src/lib/Secrets"
 import { RetryTiming } from "../../src/model/Retry"
 import type { Conversation } from "../../src/sessions/Conversation"
 import type { SessionStore } from "../../src/sessions/SessionStore"
@@ -70,8 +71,15 @@ export const coreLayer = (
         servicesLayer({ config, file: undefined }, { store, projectDir: options.projectDir }),
         FileAccessDisk
       )
-    )
+    ),
+    Layer.provide(secretsLayer())
   )
+
+/** A registry of secrets of the test's own, as Main makes one for the program. */
+export const secretsLayer = () => Layer.sync(Secrets, () => new SecretRegistry())
+
+/** What the tools need: the disk's file access and a registry of secrets. */
+export const toolServices = () => Layer.mergeAll(FileAccessDisk, secretsLayer())
 
 export const runTurn = (conversation: Conversation, question: string) =>
   Effect.flatMap(

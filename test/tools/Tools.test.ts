@@ -8,17 +8,17 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 
 import { describeCall } from "../../src/tools/Describe"
-import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { needsApproval } from "../../src/tools/ProjectPaths"
 import { runTool } from "../../src/tools/Tools"
 import { parseToolArguments, toolSpecs } from "../../src/tools/ToolSpecs"
 import { truncateOutput } from "../../src/tools/Truncate"
+import { toolServices } from "../support/layers"
 import { isAlive, tempDir } from "../support/processes"
 
 const context = (cwd = tempDir("mm-tools-"), maxOutput = 16000) => ({ cwd, maxOutput })
 
 const call = (name: string, args: unknown, ctx = context()) =>
-  runTool(name, typeof args === "string" ? args : JSON.stringify(args), ctx).pipe(Effect.provide(FileAccessDisk))
+  runTool(name, typeof args === "string" ? args : JSON.stringify(args), ctx).pipe(Effect.provide(toolServices()))
 
 const waitUntilGone = (pid: number, ms = 3000) =>
   Effect.gen(function*() {

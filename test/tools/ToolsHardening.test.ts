@@ -7,13 +7,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 
-import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { needsApproval } from "../../src/tools/ProjectPaths"
 import { runTool } from "../../src/tools/Tools"
+import { toolServices } from "../support/layers"
 import { tempDir } from "../support/processes"
 
 const call = (name: string, args: unknown, cwd: string, maxOutput = 16000) =>
-  runTool(name, JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(FileAccessDisk))
+  runTool(name, JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(toolServices()))
 
 describe("read_file reads regular files only, and no more than it can return", () => {
   it.effect("/dev/zero and /dev/urandom are refused at once", () =>

@@ -1,7 +1,7 @@
 /**
  * The command line read by hand for the common case (`mm`, `mm "QUESTION"`, `mm -p …`,
  * `--continue`, `--resume`), so that starting mm never waits for the command-line library.
- * Subcommands, `--help` and `--completions` go to @effect/cli (src/Cli.ts), which declares
+ * Subcommands, `--help` and `--completions` go to @effect/cli (src/cli/Cli.ts), which declares
  * the same options for the help page. This file must stay small: it is on the start-up path.
  */
 import type { StartOn } from "../domain/StartOn"
@@ -30,7 +30,7 @@ export type Parsed =
   | { readonly _tag: "Run"; readonly run: RunArgs }
   /** A subcommand or `--completions`: @effect/cli reads the whole line. */
   | { readonly _tag: "Delegate" }
-  /** `--help` (src/Help.ts). */
+  /** `--help` (src/cli/Help.ts). */
   | { readonly _tag: "Help"; readonly topic: "mm" | (typeof SUBCOMMANDS)[number] }
   /** Bad usage: the line, then the usage, exit code 2. */
   | { readonly _tag: "Usage"; readonly message: string }

@@ -3,7 +3,7 @@ import { commandNames } from "../terminal/Commands"
 
 /**
  * `mm --help` and `mm SUBCOMMAND --help`, written for people: one line per option. The
- * options are the ones src/Args.ts reads and src/Cli.ts declares (a test checks all three agree).
+ * options are the ones src/cli/Args.ts reads and src/cli/Cli.ts declares (a test checks all three agree).
  */
 export type HelpTopic = "mm" | "acp" | "sessions" | "init" | "checkpoints"
 

@@ -1,6 +1,8 @@
 // Start-up time of mm against `node -e 0`, measured in the same run (the performance budget: ≤ 2×),
 // and the time `mm -p QUESTION` takes to send its request to the model server.
 // Runs are interleaved so that a noisy machine slows every contender alike; medians are compared.
+// MM_BENCH_BASELINE=DIR (a dist/ built from another commit) times that build too, in the same
+// interleaved runs, and prints this build's ratios to it: the before-and-after of a change.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -12,6 +14,9 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 15)
 const BUDGET = 2
 const bin = path.resolve("dist/mm.js")
 if (!fs.existsSync(bin)) throw new Error("dist/mm.js is missing: run `npm run build` first")
+const baselineDir = process.env.MM_BENCH_BASELINE
+const baselineBin = baselineDir === undefined ? undefined : path.resolve(baselineDir, "mm.js")
+if (baselineBin !== undefined && !fs.existsSync(baselineBin)) throw new Error(`no mm.js in ${baselineDir}`)
 
 const server = await startFakeModelServer()
 const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-startup-"))
@@ -48,12 +53,12 @@ const timeRun = (args: ReadonlyArray<string>, until?: string): Promise<number> =
   })
 
 /** Milliseconds from spawn of `mm -p QUESTION` until the model server receives its request. */
-const timeToRequest = (): Promise<number> =>
+const timeToRequest = (mm: string = bin): Promise<number> =>
   new Promise((resolve, reject) => {
     const before = server.completions().length
     server.push({ text: "ok" })
     const started = process.hrtime.bigint()
-    const child = spawn(process.execPath, [bin, "-p", "hello"], { cwd: project, stdio: ["ignore", "ignore", "ignore"] })
+    const child = spawn(process.execPath, [mm, "-p", "hello"], { cwd: project, stdio: ["ignore", "ignore", "ignore"] })
     let done = false
     const poll = setInterval(() => {
       if (done || server.completions().length === before) return
@@ -75,17 +80,25 @@ const contenders: Record<string, () => Promise<number>> = {
   "mm --version": () => timeRun([bin, "--version"]),
   // the banner ends with its sessions line: `N earlier — …` or `no earlier sessions`
   "mm start to banner": () => timeRun([bin], "earlier"),
-  "mm -p to request": timeToRequest
+  "mm -p to request": () => timeToRequest(),
+  ...(baselineBin === undefined ? {} : {
+    "before: mm --version": () => timeRun([baselineBin, "--version"]),
+    "before: mm start to banner": () => timeRun([baselineBin], "earlier"),
+    "before: mm -p to request": () => timeToRequest(baselineBin)
+  })
 }
 const samples: Record<string, Array<number>> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]))
 // A user who has run mm once before: the file cache is warm and V8's code cache was written
 // when that run exited normally.
-await new Promise<void>((resolve, reject) => {
-  const first = spawn(process.execPath, [bin], { cwd: project, stdio: ["pipe", "ignore", "ignore"] })
-  first.on("error", reject)
-  first.on("exit", () => resolve())
-  first.stdin.end("/exit\n")
-})
+const warmUp = (mm: string) =>
+  new Promise<void>((resolve, reject) => {
+    const first = spawn(process.execPath, [mm], { cwd: project, stdio: ["pipe", "ignore", "ignore"] })
+    first.on("error", reject)
+    first.on("exit", () => resolve())
+    first.stdin.end("/exit\n")
+  })
+await warmUp(bin)
+if (baselineBin !== undefined) await warmUp(baselineBin)
 for (const run of Object.values(contenders)) await run()
 for (let i = 0; i < RUNS; i++) {
   for (const [name, run] of Object.entries(contenders)) samples[name].push(await run())
@@ -116,3 +129,15 @@ console.log(
     (print / base).toFixed(2)
   }× baseline  (measured, no budget)`
 )
+if (baselineBin !== undefined) {
+  console.log(`  against the build in ${baselineDir}, same runs:`)
+  for (const name of ["mm --version", "mm start to banner", "mm -p to request"]) {
+    const now = median(samples[name])
+    const before = median(samples[`before: ${name}`])
+    console.log(
+      `  ${name.padEnd(22)}  ${now.toFixed(1)} ms now, ${before.toFixed(1)} ms before (${
+        (before / base).toFixed(2)
+      }× baseline): ${(now / before).toFixed(2)}× before`
+    )
+  }
+}

@@ -7,13 +7,13 @@ import * as Exit from "effect/Exit"
 import { parseArgs, USAGE } from "./cli/Args"
 import { helpText } from "./cli/Help"
 import { type ExitCode, run } from "./cli/Run"
+import { firstLineOf } from "./lib/OneLine"
 import { SecretRegistry, Secrets } from "./lib/Secrets"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   const error = failure._tag === "Some" ? failure.value : Cause.squash(cause)
-  const message = error instanceof Error ? error.message : String((error as { message?: unknown })?.message ?? error)
-  return message.split("\n")[0]
+  return firstLineOf(error)
 }
 
 const ansi = /\u001b\[[0-9;]*m/g

@@ -5,6 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { LineCounter, parseDocument } from "yaml"
 
+import { yamlProblem } from "../config/Config"
+
 export interface Skill {
   readonly name: string
   readonly description: string
@@ -44,7 +46,7 @@ export const parseSkillFile = (text: string): Either.Either<{ name: string; desc
   const error = doc.errors[0]
   if (error !== undefined) {
     const pos = counter.linePos(error.pos[0])
-    const detail = error.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")
+    const detail = yamlProblem(error)
     return Either.left(`front matter is not valid YAML (line ${pos.line + 1}, column ${pos.col}): ${detail}`)
   }
   const value: unknown = doc.toJS()

@@ -260,6 +260,10 @@ const issueText = (issue: ParseResult.ArrayFormatterIssue): string => {
   return issue.message.replace(/\s+/g, " ")
 }
 
+/** A YAML parser's error as one line, without the position it repeats (the caller says where). */
+export const yamlProblem = (error: { readonly message: string }): string =>
+  error.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")
+
 /** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
 export const parseConfig = (text: string, file: string): Either.Either<AgentConfig, ConfigError> => {
   const counter = new LineCounter()
@@ -267,7 +271,7 @@ export const parseConfig = (text: string, file: string): Either.Either<AgentConf
   const yamlError = doc.errors[0]
   if (yamlError !== undefined) {
     const pos = counter.linePos(yamlError.pos[0])
-    const detail = yamlError.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")
+    const detail = yamlProblem(yamlError)
     return Either.left(
       new ConfigError({ message: `${file}:${pos.line}:${pos.col}: YAML syntax error: ${detail}` })
     )

@@ -1,5 +1,7 @@
 import * as Schema from "effect/Schema"
 
+import { firstLine } from "../lib/OneLine"
+
 /** A tool call as the model wrote it, in the chat-completions shape. */
 export const ToolCall = Schema.Struct({
   id: Schema.String,
@@ -90,11 +92,6 @@ export const emptySession = (id: string, cwd: string, now: Date): Session => ({
   messages: [],
   errors: []
 })
-
-export const firstLine = (text: string): string => {
-  const line = text.split(/\r?\n/).find((l) => l.trim() !== "") ?? ""
-  return line.trim()
-}
 
 /** The title of a session: the first line of its first question, at most 100 characters. */
 export const titleOf = (question: string): string => {

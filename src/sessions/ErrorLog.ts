@@ -3,7 +3,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { appendError, type ErrorKind, type ErrorRecord, firstLine, type Session } from "../domain/Session"
+import { appendError, type ErrorKind, type ErrorRecord, type Session } from "../domain/Session"
+import { firstLine } from "../lib/OneLine"
 
 /** What a red line was about: the failure shown, and the question being answered then. */
 export interface Failure {

@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 
 import type { ChosenStart } from "../domain/StartOn"
 import { Keeper } from "../sessions/Keeper"
-import { SESSIONS_OFF } from "../sessions/StartOn"
+import { SESSIONS_OFF } from "../sessions/SessionStart"
 
 export type Picked =
   | { readonly _tag: "Picked"; readonly start: ChosenStart; readonly lines: ReadonlyArray<string> }

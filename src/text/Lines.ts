@@ -4,7 +4,7 @@ import type { LoadedConfig } from "../config/Config"
 import { firstLine } from "../lib/OneLine"
 import { windowFigure } from "../model/ServerProbe"
 import type { Listing, ResumeReport, SaveStatus } from "../sessions/Conversation"
-import type { Started } from "../sessions/StartOn"
+import type { Started } from "../sessions/SessionStart"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 

@@ -67,6 +67,22 @@ const teardownWith = (secrets: SecretRegistry): Teardown => (exit, onExit) => {
 }
 
 /**
+ * Ends the process once stdout and stderr have handed everything written to them to their
+ * readers: a slow reader of a pipe (`mm -p … | slow`) still gets every byte. A reader that
+ * went away ends mm at once (the EPIPE handler in `main`).
+ */
+const exitWhenDrained = (code: number): void => {
+  const pending = [process.stdout, process.stderr].filter((stream) => !stream.destroyed && stream.writableLength > 0)
+  if (pending.length === 0) return process.exit(code)
+  let left = pending.length
+  for (const stream of pending) {
+    stream.write("", () => {
+      if (--left === 0) process.exit(code)
+    })
+  }
+}
+
+/**
  * The Effect runtime owns the process: it runs the program and ends the process with the code
  * the teardown reads from its exit. Ctrl-C (and SIGTERM, and SIGHUP from a closed terminal
  * window) belongs to the façade while it listens for it (a running turn); otherwise it
@@ -85,7 +101,7 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
     for (const signal of signals) process.off(signal, onSignal)
     // ended by a signal: 130, however the program wound down (unless it failed of its own)
     const ended = Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)
-    teardown(exit, (code) => process.exit(signalled && ended ? 130 : code))
+    teardown(exit, (code) => exitWhenDrained(signalled && ended ? 130 : code))
   })
 })
 

@@ -86,6 +86,7 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
       : undefined
     if (written !== undefined) {
       completed = { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" }
+      yield* show(held.flushBefore(written.content))
     } else yield* show(held.flush())
   }
   // the window the server serves may have become known while it answered

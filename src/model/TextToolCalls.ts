@@ -1,11 +1,15 @@
 /**
  * Tool calls a model wrote as text instead of `tool_calls`, which small open models do when
- * the server's chat template does not parse them:
- * - Hermes / Qwen: `<tool_call>{"name": …, "arguments": {…}}</tool_call>` (one or more);
- * - Mistral: `[TOOL_CALLS][{"name": …, "arguments": {…}}]`, or `[TOOL_CALLS]name[ARGS]{…}`;
- * - a bare JSON call (`{"name": …, "arguments"|"parameters": {…}}`, or a list of them),
- *   possibly in a ```json fence, as the whole answer or its end.
- * Only a call naming a known tool counts; anything malformed stays text.
+ * the server's chat template does not parse them. One parser per form those models write,
+ * each anchored:
+ * - Hermes / Qwen: `<tool_call>{"name": …, "arguments": {…}}</tool_call>` (one or more),
+ *   the blocks running to the end of the answer, after any text;
+ * - Mistral: `[TOOL_CALLS][{"name": …, "arguments": {…}}]`, or `[TOOL_CALLS]name[ARGS]{…}`,
+ *   the same way;
+ * - a bare JSON call (`{"name": …, "arguments"|"parameters": {…}}`, or a list of them) that
+ *   is the whole answer.
+ * A tag inside a code fence left open or a code span is an example, not a call; so is JSON
+ * after prose or in a fence. Only a call naming a known tool counts; anything else stays text.
  */
 import type { ToolCall } from "../domain/Session"
 
@@ -105,34 +109,41 @@ const mistral = (text: string, known: ReadonlySet<string>): { start: number; cal
   return { start, calls }
 }
 
-const FENCE = /```(?:json)?[ \t]*\n([\s\S]*?)\n?```\s*$/
-
-/** A JSON call (or list of calls) that is the whole text or its last lines, fenced or not. */
+/** A JSON call, or a list of calls, that is the whole text. */
 const bareJson = (text: string, known: ReadonlySet<string>): { start: number; calls: Array<Found> } | undefined => {
-  const trimmed = text.trimEnd()
-  const fenced = FENCE.exec(trimmed)
-  if (fenced !== null) {
-    const found = callsOf(parse(fenced[1].trim()), known, true)
-    return found === undefined ? undefined : { start: fenced.index, calls: found }
-  }
-  if (!trimmed.endsWith("}") && !trimmed.endsWith("]")) return undefined
-  // the first line starting a JSON value that runs to the end
-  const starts = [...trimmed.matchAll(/(^|\n)[ \t]*([{[])/g)].slice(0, 200)
-  for (const match of starts) {
-    const at = match.index + match[0].length - 1
-    const found = callsOf(parse(trimmed.slice(at)), known, true)
-    if (found !== undefined) return { start: at, calls: found }
-  }
-  return undefined
+  const body = text.trim()
+  if (!/^[{[]/.test(body)) return undefined
+  const found = callsOf(parse(body), known, true)
+  return found === undefined ? undefined : { start: 0, calls: found }
 }
 
+/** Whether the end of `text` is inside a code fence left open, or a code span on its last line. */
+const inCode = (text: string): boolean => {
+  const fences = text.match(/^[ \t]*```/gm)?.length ?? 0
+  if (fences % 2 === 1) return true
+  const lastLine = text.slice(text.lastIndexOf("\n") + 1)
+  return (lastLine.match(/`/g)?.length ?? 0) % 2 === 1
+}
+
+/** A tagged form: its calls, unless the tags are in code (an example the text shows). */
+const tagged = (
+  parser: (text: string, known: ReadonlySet<string>) => { start: number; calls: Array<Found> } | undefined
+) =>
+(text: string, known: ReadonlySet<string>) => {
+  const found = parser(text, known)
+  return found === undefined || inCode(text.slice(0, found.start)) ? undefined : found
+}
+
+const PARSERS = [tagged(hermes), tagged(mistral), bareJson]
+
 /**
- * The tool calls at the end of `text`, and the text before them; undefined when the text
- * holds no well-formed call of a known tool there.
+ * The tool calls `text` is, or ends with in a model's own tags, and the text before them;
+ * undefined when it holds no well-formed call of a known tool in one of those forms.
  */
 export const textToolCalls = (text: string, known: ReadonlySet<string>): TextCalls | undefined => {
   if (text.trim() === "" || known.size === 0) return undefined
-  const found = hermes(text, known) ?? mistral(text, known) ?? bareJson(text, known)
+  let found: { start: number; calls: Array<Found> } | undefined
+  for (const parser of PARSERS) found ??= parser(text, known)
   if (found === undefined || found.calls.length === 0) return undefined
   const base = Math.random().toString(36).slice(2, 10)
   return {
@@ -147,14 +158,20 @@ export const textToolCalls = (text: string, known: ReadonlySet<string>): TextCal
 
 const MARKERS = [HERMES_OPEN, MISTRAL]
 
+/** How an answer that is a bare JSON call (or a list of them) may begin: `{"`, `[{"`, or a part of it. */
+const CALL_OPENING = /^\s*(?:\{\s*(?:"|$)|\[\s*(?:\{\s*(?:"|$)|$))/
+
 /**
  * While an answer streams, the text that may be the start of a call written as text is held
- * back (a marker, a partial marker at the end, or JSON opening the answer), so that a call
- * is not shown as text before it runs. What turns out not to be a call is shown at the end.
+ * back (from a marker on, a partial marker at the end, or an answer opening like a JSON
+ * call), so that a call is not shown as text before it runs. Text that cannot be a call is
+ * shown at once; what is held and turns out not to be a call is shown in full at the end.
  */
 export class HeldText {
   /** Whether anything but white space was shown yet (kept as a flag: trimming all that was shown on each delta is quadratic). */
   private shownText = false
+  /** How many characters of the answer were shown. */
+  private shownLength = 0
   private held = ""
 
   /** Takes a delta; returns what may be shown now. */
@@ -163,15 +180,28 @@ export class HeldText {
     const at = this.holdFrom(all)
     const out = at === undefined ? all : all.slice(0, at)
     this.held = at === undefined ? "" : all.slice(at)
-    this.shownText ||= out.trim() !== ""
-    return out
+    return this.shown(out)
   }
 
   /** The text held back, to be shown after all (the answer held no call). */
   flush(): string {
     const out = this.held
     this.held = ""
+    return this.shown(out)
+  }
+
+  /**
+   * The answer held calls and `content` is the text before them: what of it is still held,
+   * to be shown now; the calls themselves are dropped.
+   */
+  flushBefore(content: string): string {
+    this.held = ""
+    return this.shown(content.slice(this.shownLength))
+  }
+
+  private shown(out: string): string {
     this.shownText ||= out.trim() !== ""
+    this.shownLength += out.length
     return out
   }
 
@@ -182,10 +212,7 @@ export class HeldText {
       if (at >= 0 && (first === undefined || at < first)) first = at
     }
     if (first !== undefined) return first
-    if (!this.shownText) {
-      const start = pending.trimStart()
-      if (start.startsWith("{") || start.startsWith("[") || start.startsWith("```")) return 0
-    }
+    if (!this.shownText && CALL_OPENING.test(pending)) return 0
     for (const marker of MARKERS) {
       for (let k = Math.min(marker.length - 1, pending.length); k > 0; k--) {
         if (pending.endsWith(marker.slice(0, k))) return pending.length - k

@@ -53,25 +53,37 @@ describe("tool calls written as text", () => {
       })
   })
 
-  it("a bare JSON call as the whole answer or its end, fenced or not, with arguments or parameters", () => {
+  it("a bare JSON call as the whole answer, with arguments or parameters, or a list of them", () => {
     expect(call("{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}")?.calls).toEqual([["bash", {
       command: "ls"
     }]])
-    expect(call("{\"type\": \"function\", \"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}")?.calls).toEqual([
-      ["bash", { command: "ls" }]
-    ])
-    expect(call("Running it now:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```")).toEqual({
-      content: "Running it now:",
+    expect(call("\n  {\"type\": \"function\", \"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}\n")).toEqual({
+      content: "",
       calls: [["bash", { command: "ls" }]]
     })
     expect(
       call(
-        "Two things:\n[{\"name\": \"bash\", \"arguments\": {\"command\": \"a\"}}, {\"name\": \"bash\", \"arguments\": {\"command\": \"b\"}}]"
-      )
-    ).toEqual({
-      content: "Two things:",
-      calls: [["bash", { command: "a" }], ["bash", { command: "b" }]]
-    })
+        "[{\"name\": \"bash\", \"arguments\": {\"command\": \"a\"}}, {\"name\": \"bash\", \"arguments\": {\"command\": \"b\"}}]"
+      )?.calls
+    ).toEqual([["bash", { command: "a" }], ["bash", { command: "b" }]])
+  })
+
+  it("JSON after prose, or in a code fence, is text: only the whole answer or a model's own tags count", () => {
+    const json = "{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"x\"}}"
+    expect(call(`The call would look like this:\n${json}`)).toBeUndefined()
+    expect(call(`Two things:\n[${json}, ${json}]`)).toBeUndefined()
+    expect(call(`Running it now:\n\`\`\`json\n${json}\n\`\`\``)).toBeUndefined()
+    expect(call(`\`\`\`json\n${json}\n\`\`\``)).toBeUndefined()
+    expect(call(`${json}\nThat is how a call looks.`)).toBeUndefined()
+    // a model's own tags inside a fence left open, or an inline code span, are an example
+    expect(call(`An example:\n\`\`\`\n<tool_call>${json}</tool_call>`)).toBeUndefined()
+    expect(call(`An example:\n\`\`\`\n[TOOL_CALLS][${json}]`)).toBeUndefined()
+    expect(call(`Write \`<tool_call>${json}</tool_call>\``)).toBeUndefined()
+    // a fence that was closed before the tags does not hide them
+    expect(call(`\`\`\`sh\nls\n\`\`\`\n<tool_call>${json}</tool_call>`)?.calls).toEqual([["write_file", {
+      path: "a.txt",
+      content: "x"
+    }]])
   })
 
   it("anything malformed, or naming no known tool, stays text", () => {
@@ -101,10 +113,18 @@ describe("text held back while it may be a call", () => {
     expect(run(["ok [TOOL", "_CALLS][]"]).shown).toEqual(["ok ", ""])
   })
 
-  it("holds an answer that opens with JSON or a fence, not JSON after prose", () => {
+  it("holds an answer that opens like a JSON call, not a fence nor JSON after prose", () => {
     expect(run(["{\"name\"", ": \"bash\"}"]).shown).toEqual(["", ""])
-    expect(run(["```json\n", "{}"]).shown).toEqual(["", ""])
+    expect(run(["  [", "{\"name\"", ": \"bash\"}]"]).shown).toEqual(["", "", ""])
+    expect(run(["```json\n", "{}"]).shown).toEqual(["```json\n", "{}"])
     expect(run(["Here: ", "{\"a\": 1}"]).shown).toEqual(["Here: ", "{\"a\": 1}"])
+  })
+
+  it("shows an answer opening with a bracket at once when it cannot be a JSON call", () => {
+    expect(run(["[", "1] first", " point"])).toEqual({ shown: ["", "[1] first", " point"], rest: "" })
+    expect(run(["{", " x }"])).toEqual({ shown: ["", "{ x }"], rest: "" })
+    // but a marker's start is still held
+    expect(run(["[TOOL", "_CALLS]"]).shown).toEqual(["", ""])
   })
 
   it("a partial marker that goes nowhere is shown with the next delta", () => {
@@ -167,6 +187,56 @@ describe("text tool calls in a turn", () => {
         expect(result.content).toContain(word)
       }).pipe(Effect.provide(layer())))
   }
+
+  const writeCall = "{\"name\": \"write_file\", \"arguments\": {\"path\": \"made.txt\", \"content\": \"x\"}}"
+  const prose = {
+    "prose ending with a JSON call": `To create it, an agent would send:\n${writeCall}`,
+    "a JSON call in a code fence after prose": `For example:\n\`\`\`json\n${writeCall}\n\`\`\``,
+    "a tagged call inside a fence left open": `For example:\n\`\`\`\n<tool_call>\n${writeCall}\n</tool_call>`
+  }
+
+  for (const [shape, text] of Object.entries(prose)) {
+    it.live(`${shape}: under allow, nothing runs and the whole text is the answer`, () =>
+      Effect.gen(function*() {
+        server.push({ text: pieces(text) })
+        const before = server.completions().length
+        const cwd = tempDir("mm-textcalls-")
+        const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
+        const events = yield* runTurn(conversation, "how would you create made.txt?")
+        expect(events.some((e) => e._tag === "ToolCallStarted")).toBe(false)
+        expect(fs.existsSync(path.join(cwd, "made.txt"))).toBe(false)
+        expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe(text)
+        expect(events.at(-1)?._tag).toBe("TurnFinished")
+        expect(server.completions().length - before).toBe(1)
+        const session = yield* conversation.snapshot
+        expect(session.messages.at(-1)).toEqual({ role: "assistant", content: text })
+      }).pipe(Effect.provide(layer({ permissions: "allow" }))))
+  }
+
+  it.live("text held from another form's marker is shown when a tagged call follows it", () =>
+    Effect.gen(function*() {
+      const prose = "Mistral would write [TOOL_CALLS] here; I use tags."
+      const text = `${prose}\n<tool_call>\n{"name": "bash", "arguments": {"command": "echo hi"}}\n</tool_call>`
+      server.push({ text: pieces(text) }, { text: "done" })
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-textcalls-"), { createFile: "later" })
+      )
+      const events = yield* runTurn(conversation, "list the files")
+      expect(events.find((e) => e._tag === "ToolCallStarted")).toMatchObject({ name: "bash" })
+      expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe(`${prose}done`)
+    }).pipe(Effect.provide(layer())))
+
+  it.live("a whole answer that is a write_file call writes the file under allow", () =>
+    Effect.gen(function*() {
+      server.push({ text: pieces(writeCall) }, { text: "written" })
+      const cwd = tempDir("mm-textcalls-")
+      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
+      const events = yield* runTurn(conversation, "create made.txt")
+      expect(events.find((e) => e._tag === "ToolCallStarted")).toMatchObject({ name: "write_file" })
+      expect(fs.readFileSync(path.join(cwd, "made.txt"), "utf8")).toBe("x")
+      expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe("written")
+    }).pipe(Effect.provide(layer({ permissions: "allow" }))))
 
   it.live("model.textToolCalls: false leaves the text as the answer", () =>
     Effect.gen(function*() {

@@ -393,7 +393,9 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
     const already: Array<ChangeRecord> = []
     for (const file of planned.files) {
       const checked = yield* checkFile(deps, conversation, file, confirmed, run)
-      if (checked._tag === "Left") left.push({ path: file.path, reason: checked.reason, outside: checked.outside })
+      if (checked._tag === "Left") {
+        left.push({ path: file.path, reason: checked.reason, ...(checked.outside ? { outside: true } : {}) })
+      }
       if (checked._tag === "Skip" && checked.entry !== undefined) already.push(checked.entry)
       if (checked._tag !== "Pending") continue
       if (checked.warning !== undefined) warnings.push(checked.warning)

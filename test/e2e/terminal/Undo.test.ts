@@ -246,9 +246,17 @@ describe("/undo killed midway", () => {
     mm.send("/undo")
     await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000, "all")
     mm.send("y")
-    // kill as soon as the first restored file's temporary copy appears
+    // kill once the first file is restored, as soon as another one's temporary copy appears
+    const head = (name: string) => {
+      const fd = fs.openSync(path.join(project, name), "r")
+      const bytes = Buffer.alloc(6)
+      fs.readSync(fd, bytes, 0, 6, 0)
+      fs.closeSync(fd)
+      return bytes.toString("utf8")
+    }
+    const midway = () => head(names[0]) === "before" && fs.readdirSync(project).some((name) => name.endsWith(".tmp"))
     const deadline = Date.now() + 30_000
-    while (Date.now() < deadline && !fs.readdirSync(project).some((name) => name.endsWith(".tmp"))) {
+    while (Date.now() < deadline && !midway()) {
       await new Promise((resolve) => setImmediate(resolve))
     }
     mm.kill()
@@ -259,6 +267,7 @@ describe("/undo killed midway", () => {
     })
     expect(states).not.toContain("torn")
     expect(states).toContain("after")
+    expect(states).toContain("before")
     // the session file is whole, and a second /undo finishes the job
     expect(sessionOf(project).changes.filter((c: any) => c.kind === "undo")).toEqual([])
     const again = await runMm(project, ["/resume", "/undo", "y"])

@@ -8,7 +8,7 @@ import { type FileDiff, textOf } from "../changes/ChangeGroups"
 import type { ChangesShape } from "../changes/Changes"
 import type { PlannedFile } from "../changes/UndoPlan"
 import type { Conversation } from "../sessions/Conversation"
-import { changesListing, NO_CHANGES, undoneLine } from "../text/ChangesText"
+import { changesListing, leftOutsideLine, NO_CHANGES, undoneLine } from "../text/ChangesText"
 import { plain } from "../text/Style"
 import type { Peer } from "./AcpApprover"
 import { agentText, textBlock } from "./ToolUpdates"
@@ -59,7 +59,13 @@ const plannedContent = (file: PlannedFile): Array<acp.ToolCallContent> => {
     case "same":
       return [text(`${file.path} is already as it was: nothing to do`)]
     case "unavailable":
-      return [text(`${file.path} cannot be restored: ${file.reason ?? ""}`)]
+      return [
+        text(
+          file.outside !== undefined
+            ? leftOutsideLine(file.path, file.reason ?? "")
+            : `${file.path} cannot be restored: ${file.reason ?? ""}`
+        )
+      ]
   }
 }
 

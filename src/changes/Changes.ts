@@ -6,8 +6,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { type ChangeRecord, type Message } from "../domain/Session"
+import { removeLeftTempsBeside } from "../lib/DurableFiles"
 import { firstLine } from "../lib/OneLine"
 import { firstLineOf } from "../lib/OneLine"
+import { projectTarget } from "../lib/RealPath"
 import type { Conversation } from "../sessions/Conversation"
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import type { FileWrite } from "../tools/Tool"
@@ -198,6 +200,15 @@ const turnDiffs = (deps: Deps): ChangesShape["turnDiffs"] =>
 
 // ---- planning an undo ----
 
+const projectOf = (cwd: string, file: string) => Effect.try({ try: () => projectTarget(cwd, file), catch: (c) => c })
+
+/** Removes the temporary files an undo killed midway left beside these files' real targets. */
+const removeLeftovers = (cwd: string, nets: ReadonlyArray<NetChange>): void =>
+  removeLeftTempsBeside(nets.flatMap((net) => {
+    const where = Effect.runSync(Effect.either(projectOf(cwd, path.resolve(cwd, net.path))))
+    return where._tag === "Right" && where.right._tag === "Inside" ? [where.right.real] : []
+  }))
+
 const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
   Effect.gen(function*() {
     const file = path.resolve(conversation.cwd, net.path)
@@ -214,6 +225,9 @@ const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
       diff: { path: net.path, added: 0, removed: 0, created: false, deleted: false, diff: reason, problem: reason },
       reason
     })
+    const where = yield* Effect.either(projectOf(conversation.cwd, file))
+    if (where._tag === "Left") return unavailable(`cannot resolve it: ${firstLineOf(where.left)}`)
+    if (where.right._tag === "Outside") return { ...unavailable(where.right.why), outside: where.right.real }
     if (net.skipped) return unavailable(TOO_LARGE)
     const target = yield* Effect.either(blobOrNull(deps, conversation, net.before))
     if (target._tag === "Left") return unavailable(target.left.message)
@@ -242,7 +256,8 @@ const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
       target: target.right,
       currentHash,
       current: current.bytes,
-      diff
+      diff,
+      afterHash: net.after
     } satisfies PlannedFile
   })
 
@@ -251,10 +266,9 @@ const plan = (deps: Deps): ChangesShape["plan"] =>
     const groups = yield* groupsOf(conversation)
     if (groups.length === 0) return undefined
     const taken = groups.slice(-Math.max(1, count))
-    const files = yield* Effect.forEach(
-      netChanges(taken.flatMap((g) => g.entries)),
-      (net) => planFile(deps, conversation, net)
-    )
+    const nets = netChanges(taken.flatMap((g) => g.entries))
+    removeLeftovers(conversation.cwd, nets)
+    const files = yield* Effect.forEach(nets, (net) => planFile(deps, conversation, net))
     const newestFirst = [...taken].reverse()
     return {
       label: planLabel(newestFirst),
@@ -280,8 +294,8 @@ interface Pending {
 }
 
 type Checked =
-  | { readonly _tag: "Skip" }
-  | { readonly _tag: "Left"; readonly reason: string }
+  | { readonly _tag: "Skip"; readonly entry?: ChangeRecord }
+  | { readonly _tag: "Left"; readonly reason: string; readonly outside?: boolean }
   | { readonly _tag: "Pending"; readonly pending: Pending; readonly warning: string | undefined }
 
 /** Whether a planned file is restored after all: what leaves it as it is, or its entry (its content now kept first). */
@@ -293,11 +307,31 @@ const checkFile = (
   run: UndoRun
 ): Effect.Effect<Checked> =>
   Effect.gen(function*() {
-    if (file.state === "same") return { _tag: "Skip" } as const
-    if (file.state === "unavailable") return { _tag: "Left", reason: file.reason ?? "cannot be restored" } as const
+    const entryOf = (before: string | null): ChangeRecord => ({
+      turn: run.turn,
+      at: run.at,
+      path: file.path,
+      before,
+      after: file.targetHash,
+      kind: "undo",
+      question: run.label
+    })
+    if (file.state === "same") {
+      // restored already (by an undo killed midway, say): its undo must bring it back too
+      const after = file.afterHash ?? null
+      return after === null || after === file.targetHash
+        ? { _tag: "Skip" } as const
+        : { _tag: "Skip", entry: entryOf(after) } as const
+    }
+    if (file.state === "unavailable") {
+      return { _tag: "Left", reason: file.reason ?? "cannot be restored", outside: file.outside !== undefined } as const
+    }
     if (file.state === "changed" && !confirmed.has(file.path)) {
       return { _tag: "Left", reason: "changed since mm wrote it" } as const
     }
+    const where = yield* Effect.either(projectOf(conversation.cwd, file.file))
+    if (where._tag === "Left") return { _tag: "Left", reason: `cannot resolve it: ${firstLineOf(where.left)}` } as const
+    if (where.right._tag === "Outside") return { _tag: "Left", reason: where.right.why, outside: true } as const
     const read = yield* Effect.either(currentContent(deps.files, file.file, file.path))
     if (read._tag === "Left") return { _tag: "Left", reason: `cannot read it: ${firstLineOf(read.left)}` } as const
     const current = read.right
@@ -305,16 +339,11 @@ const checkFile = (
       return { _tag: "Left", reason: "changed while the undo was being confirmed" } as const
     }
     const kept = current.bytes === null ? undefined : yield* keep(deps, conversation, current.bytes, run.persist)
-    const entry: ChangeRecord = {
-      turn: run.turn,
-      at: run.at,
-      path: file.path,
-      before: kept?.hash ?? null,
-      after: file.targetHash,
-      kind: "undo",
-      question: run.label
-    }
-    return { _tag: "Pending", pending: { planned: file, entry }, warning: kept?.warning } as const
+    return {
+      _tag: "Pending",
+      pending: { planned: file, entry: entryOf(kept?.hash ?? null) },
+      warning: kept?.warning
+    } as const
   })
 
 type Restored =
@@ -358,12 +387,16 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
     const persist = yield* persistFor(conversation)
     const { turns } = yield* conversation.snapshot
     const run: UndoRun = { turn: turns, at, label: `undo of ${planned.label}`, persist }
-    const left: Array<{ path: string; reason: string }> = []
+    const left: Array<UndoReport["left"][number]> = []
     const warnings: Array<string> = []
     const todo: Array<Pending> = []
+    const already: Array<ChangeRecord> = []
     for (const file of planned.files) {
       const checked = yield* checkFile(deps, conversation, file, confirmed, run)
-      if (checked._tag === "Left") left.push({ path: file.path, reason: checked.reason })
+      if (checked._tag === "Left") {
+        left.push({ path: file.path, reason: checked.reason, ...(checked.outside ? { outside: true } : {}) })
+      }
+      if (checked._tag === "Skip" && checked.entry !== undefined) already.push(checked.entry)
       if (checked._tag !== "Pending") continue
       if (checked.warning !== undefined) warnings.push(checked.warning)
       todo.push(checked.pending)
@@ -387,7 +420,8 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
     const report = { label: planned.label, restored, deleted, left }
     const note = entries.length > 0 ? noteText(planned, report) : undefined
     if (note !== undefined) {
-      const saved = yield* recordUndo(conversation, note, entries)
+      // with the files found restored already, so that the undo of this undo is complete
+      const saved = yield* recordUndo(conversation, note, [...already, ...entries])
       if (saved !== undefined) warnings.push(saved)
     }
     return { ...report, note, warnings }

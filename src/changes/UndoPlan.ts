@@ -26,6 +26,10 @@ export interface PlannedFile {
   /** Current content → restored content. */
   readonly diff: FileDiff
   readonly reason?: string
+  /** What the agent left (the undone change's `after`): kept by an undo that finds the file `same`. */
+  readonly afterHash?: string | null
+  /** Where the path really leads, when that is outside the project: the file is left as it is. */
+  readonly outside?: string
 }
 
 export interface UndoPlan {
@@ -40,7 +44,8 @@ export interface UndoReport {
   readonly label: string
   readonly restored: ReadonlyArray<string>
   readonly deleted: ReadonlyArray<string>
-  readonly left: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /** `outside`: refused because the path now leads outside the project (said on a line of its own). */
+  readonly left: ReadonlyArray<{ readonly path: string; readonly reason: string; readonly outside?: boolean }>
   /** What the model is told (also kept in the conversation); undefined when nothing changed. */
   readonly note: string | undefined
   readonly warnings: ReadonlyArray<string>

@@ -1,5 +1,6 @@
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 
 /**
  * What every durable write of mm shares (sessions, checkpoint blobs, restored files): how its
@@ -41,4 +42,52 @@ export const fsyncDir = (dir: string, fs: SyncCalls = NodeFs): void => {
   } finally {
     if (fd !== undefined) fs.closeSync(fd)
   }
+}
+
+const tempParts = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/
+
+const alive = (pid: number): boolean => {
+  if (pid === process.pid) return true
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (cause) {
+    return (cause as { code?: unknown }).code === "EPERM"
+  }
+}
+
+/**
+ * Removes from `dir` the temporary files `tempNameOf` made for the files named in `names`
+ * that their writer left behind: its process is gone, or the file is older than
+ * STALE_TEMP_MS (a reused pid). What cannot be listed or removed is left; returns the count.
+ */
+export const removeLeftTemps = (dir: string, names: ReadonlySet<string>, now = Date.now()): number => {
+  let entries: Array<string>
+  try {
+    entries = NodeFs.readdirSync(dir)
+  } catch {
+    return 0
+  }
+  let removed = 0
+  for (const entry of entries) {
+    const match = tempParts.exec(entry)
+    if (match === null || !names.has(match[1])) continue
+    const file = NodePath.join(dir, entry)
+    const stat = NodeFs.lstatSync(file, { throwIfNoEntry: false })
+    if (stat === undefined || !stat.isFile()) continue
+    if (alive(Number(match[2])) && now - stat.mtimeMs < STALE_TEMP_MS) continue
+    unlinkQuietly(file)
+    removed += 1
+  }
+  return removed
+}
+
+/** `removeLeftTemps` for the directory of each of `files`: what each one's interrupted writes left. */
+export const removeLeftTempsBeside = (files: ReadonlyArray<string>): void => {
+  const byDir = new Map<string, Set<string>>()
+  for (const file of files) {
+    const dir = NodePath.dirname(file)
+    byDir.set(dir, (byDir.get(dir) ?? new Set<string>()).add(NodePath.basename(file)))
+  }
+  for (const [dir, names] of byDir) removeLeftTemps(dir, names)
 }

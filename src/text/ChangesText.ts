@@ -83,6 +83,9 @@ export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
     )
   ].join("\n")
 
+/** A file `/undo` refuses to write because its path now leads outside the project. */
+export const leftOutsideLine = (path: string, why: string): string => sanitize(`left as it is: ${path} (${why})`)
+
 const plannedLine = (file: PlannedFile): string => {
   const shown = sanitize(file.path)
   switch (file.state) {
@@ -95,7 +98,9 @@ const plannedLine = (file: PlannedFile): string => {
     case "same":
       return `${shown} is already as it was: nothing to do`
     case "unavailable":
-      return `${shown} cannot be restored: ${sanitize(file.reason ?? "")}`
+      return file.outside !== undefined
+        ? leftOutsideLine(file.path, file.reason ?? "")
+        : `${shown} cannot be restored: ${sanitize(file.reason ?? "")}`
   }
 }
 
@@ -113,13 +118,16 @@ export const undoneLine = (report: UndoReport): string => {
   const parts: Array<string> = []
   if (report.restored.length > 0) parts.push(`restored ${report.restored.join(", ")}`)
   if (report.deleted.length > 0) parts.push(`deleted ${report.deleted.join(", ")}`)
-  if (report.left.length > 0) {
-    parts.push(`left as they are: ${report.left.map((l) => `${l.path} (${l.reason})`).join(", ")}`)
+  const inside = report.left.filter((l) => l.outside !== true)
+  if (inside.length > 0) {
+    parts.push(`left as they are: ${inside.map((l) => `${l.path} (${l.reason})`).join(", ")}`)
   }
   const head = report.restored.length + report.deleted.length > 0
     ? `↩️ undid ${report.label}`
     : `nothing undone of ${report.label}`
-  return sanitize(`${head}: ${parts.join("; ")}${report.note === undefined ? "" : " — the model is told"}`)
+  const outside = report.left.filter((l) => l.outside === true).map((l) => leftOutsideLine(l.path, l.reason))
+  const line = sanitize(`${head}: ${parts.join("; ")}${report.note === undefined ? "" : " — the model is told"}`)
+  return [...outside, line.replace(/: $/, "")].join("\n")
 }
 
 const fileSummary = (file: FileDiff): string => {

@@ -246,9 +246,17 @@ describe("/undo killed midway", () => {
     mm.send("/undo")
     await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000, "all")
     mm.send("y")
-    // kill as soon as the first restored file's temporary copy appears
+    // kill once the first file is restored, as soon as another one's temporary copy appears
+    const head = (name: string) => {
+      const fd = fs.openSync(path.join(project, name), "r")
+      const bytes = Buffer.alloc(6)
+      fs.readSync(fd, bytes, 0, 6, 0)
+      fs.closeSync(fd)
+      return bytes.toString("utf8")
+    }
+    const midway = () => head(names[0]) === "before" && fs.readdirSync(project).some((name) => name.endsWith(".tmp"))
     const deadline = Date.now() + 30_000
-    while (Date.now() < deadline && !fs.readdirSync(project).some((name) => name.endsWith(".tmp"))) {
+    while (Date.now() < deadline && !midway()) {
       await new Promise((resolve) => setImmediate(resolve))
     }
     mm.kill()
@@ -259,10 +267,40 @@ describe("/undo killed midway", () => {
     })
     expect(states).not.toContain("torn")
     expect(states).toContain("after")
+    expect(states).toContain("before")
     // the session file is whole, and a second /undo finishes the job
     expect(sessionOf(project).changes.filter((c: any) => c.kind === "undo")).toEqual([])
     const again = await runMm(project, ["/resume", "/undo", "y"])
     expect(again.all).toContain("↩️ undid turn 1")
     names.forEach((name, i) => expect(fs.readFileSync(path.join(project, name), "utf8") === before(i)).toBe(true))
+    // the killed undo's temporary file is gone, and the undo of the undo brings back every file
+    expect(fs.readdirSync(project).filter((name) => name.endsWith(".tmp"))).toEqual([])
+    const back = await runMm(project, ["/resume", "/undo", "y"])
+    expect(back.all).toContain("↩️ undid undo of turn 1")
+    names.forEach((name, i) => expect(fs.readFileSync(path.join(project, name), "utf8") === after(i)).toBe(true))
   }, 120_000)
+
+  it("/undo leaves a file whose symbolic link now leads outside the project, and restores the rest", async () => {
+    const project = project3(server)
+    const outside = fs.mkdtempSync(path.join(path.dirname(project), "outside-"))
+    fs.writeFileSync(path.join(outside, "secret.txt"), "outside\n")
+    editingTurn(server)
+    const mm = new MmProcess(project)
+    mm.send("make the changes")
+    await mm.waitFor("done")
+    // b.txt is now a link to a file outside the project
+    fs.rmSync(path.join(project, "b.txt"))
+    fs.symlinkSync(path.join(outside, "secret.txt"), path.join(project, "b.txt"))
+    mm.send("/undo")
+    await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 30_000, "all")
+    mm.send("y")
+    const line = await mm.waitFor("↩️ undid turn 1", 0, 30_000, "all")
+    const real = fs.realpathSync(path.join(outside, "secret.txt"))
+    expect(line).toContain(`left as it is: b.txt (it now leads outside the project: ${real})`)
+    expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("outside\n")
+    expect(read(project, "a.txt")).toBe("one\ntwo\nthree\n")
+    expect(fs.existsSync(path.join(project, "sub/c.txt"))).toBe(false)
+    mm.kill()
+    await mm.exited
+  }, 60_000)
 })

@@ -1,0 +1,65 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/**
+ * Where a path really leads, link-safely: every symbolic link on the way is followed, one
+ * component at a time, dangling ones included (what a write through them would create), and
+ * a regular file with more than one hard link counts as leading outside (its other names
+ * may be anywhere). `/undo` refuses to write where this says "outside".
+ */
+
+/** More links than this on one path: a loop (as the kernel's ELOOP). */
+const MAX_LINKS = 40
+
+const parts = (absolute: string): Array<string> => absolute.split(path.sep).filter((p) => p !== "" && p !== ".")
+
+/** The real path of `file` (made absolute against `cwd`), each symbolic link followed, even those that dangle. */
+export const realPathOf = (file: string, cwd = process.cwd()): string => {
+  const root = path.parse(path.resolve(cwd, file)).root
+  let rest = parts(path.resolve(cwd, file))
+  let done = root
+  let links = 0
+  while (rest.length > 0) {
+    const part = rest.shift() as string
+    if (part === "..") {
+      done = path.dirname(done)
+      continue
+    }
+    const next = path.join(done, part)
+    const stat = fs.lstatSync(next, { throwIfNoEntry: false })
+    if (stat === undefined || !stat.isSymbolicLink()) {
+      done = next
+      continue
+    }
+    links += 1
+    if (links > MAX_LINKS) {
+      throw Object.assign(new Error(`too many symbolic links on the way to ${file}`), { code: "ELOOP" })
+    }
+    rest = [...parts(path.resolve(done, fs.readlinkSync(next))), ...rest]
+    done = root
+  }
+  return done
+}
+
+const within = (dir: string, file: string): boolean => {
+  const relative = path.relative(dir, file)
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+}
+
+export type ProjectTarget =
+  | { readonly _tag: "Inside"; readonly real: string }
+  /** `why`: the words a refusal says, e.g. `it now leads outside the project: /etc/passwd`. */
+  | { readonly _tag: "Outside"; readonly real: string; readonly why: string }
+
+/** Where `file` really leads, and whether that is inside the project directory `project` (itself resolved). */
+export const projectTarget = (project: string, file: string): ProjectTarget => {
+  const real = realPathOf(file, project)
+  if (!within(realPathOf(project), real)) {
+    return { _tag: "Outside", real, why: `it now leads outside the project: ${real}` }
+  }
+  const stat = fs.lstatSync(real, { throwIfNoEntry: false })
+  if (stat?.isFile() === true && stat.nlink > 1) {
+    return { _tag: "Outside", real, why: `it has ${stat.nlink} hard links: it may lead outside the project` }
+  }
+  return { _tag: "Inside", real }
+}

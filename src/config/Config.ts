@@ -320,24 +320,59 @@ export const findConfigFile = (lookup: ConfigLookup): { file: string; required: 
   return fs.existsSync(local) ? { file: local, required: false } : undefined
 }
 
+/** An agent.yaml larger than this is refused: no configuration comes near it. */
+export const MAX_CONFIG_BYTES = 1024 * 1024
+
+const readProblem = (cause: unknown): string => {
+  const code = (cause as { code?: string }).code
+  return code === "ENOENT"
+    ? "no such file"
+    : code === "EISDIR"
+    ? "is a directory"
+    : code === "EACCES"
+    ? "permission denied"
+    : String(code ?? cause)
+}
+
+/**
+ * The text of a configuration file, read only if it is a regular file of at most
+ * MAX_CONFIG_BYTES: opened without blocking, so that a named pipe or a device such as
+ * `/dev/zero` is refused at once instead of hanging mm or filling its memory.
+ */
+const readConfigText = (file: string): Either.Either<string, string> => {
+  let fd: number
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+  } catch (cause) {
+    return Either.left(readProblem(cause))
+  }
+  try {
+    const stat = fs.fstatSync(fd)
+    if (stat.isDirectory()) return Either.left("is a directory")
+    if (stat.isFIFO()) return Either.left("is a named pipe (FIFO), not a file")
+    if (!stat.isFile()) return Either.left("is not a regular file")
+    if (stat.size > MAX_CONFIG_BYTES) {
+      return Either.left(`is ${stat.size} bytes, over the limit of ${MAX_CONFIG_BYTES} for a configuration`)
+    }
+    return Either.right(fs.readFileSync(fd, "utf8"))
+  } catch (cause) {
+    return Either.left(readProblem(cause))
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 export const loadConfig = (lookup: ConfigLookup): Effect.Effect<LoadedConfig, ConfigError> =>
   Effect.suspend((): Effect.Effect<LoadedConfig, ConfigError> => {
     const found = findConfigFile(lookup)
     if (found === undefined) return Effect.succeed({ config: defaultConfig(), file: undefined })
-    let text: string
-    try {
-      text = fs.readFileSync(found.file, "utf8")
-    } catch (cause) {
-      const code = (cause as { code?: string }).code
-      const why = code === "ENOENT"
-        ? "no such file"
-        : code === "EISDIR"
-        ? "is a directory"
-        : code === "EACCES"
-        ? "permission denied"
-        : String(code ?? cause)
-      return Effect.fail(new ConfigError({ message: `${found.file}: cannot read the configuration: ${why}` }))
+    const read = readConfigText(found.file)
+    if (Either.isLeft(read)) {
+      return Effect.fail(
+        new ConfigError({ message: `${found.file}: cannot read the configuration: ${read.left}` })
+      )
     }
+    const text = read.right
     return Either.match(parseConfig(text, found.file), {
       onLeft: (error) => Effect.fail(error),
       onRight: (config) => Effect.succeed({ config, file: found.file })

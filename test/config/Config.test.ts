@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -6,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
-import { defaultConfig, findConfigFile, loadConfig, parseConfig } from "../../src/config/Config"
+import { defaultConfig, findConfigFile, loadConfig, MAX_CONFIG_BYTES, parseConfig } from "../../src/config/Config"
 import { REPO_ROOT } from "../support/paths"
 
 const bad = (text: string) => {
@@ -138,6 +139,23 @@ describe("configuration", () => {
         expect(loaded.config.maxSteps).toBe(7)
         const missing = yield* Effect.flip(loadConfig({ flag: "nope.yaml", env: undefined, cwd: dir }))
         expect(missing.message).toBe(`${path.join(dir, "nope.yaml")}: cannot read the configuration: no such file`)
+      }))
+
+    it.effect("refuses a named pipe, a device and a file over 1 MiB in one line, without reading them", () =>
+      Effect.gen(function*() {
+        const fifo = path.join(dir, "pipe.yaml")
+        execFileSync("mkfifo", [fifo])
+        const refused = (flag: string) =>
+          Effect.map(Effect.flip(loadConfig({ flag, env: undefined, cwd: dir })), (e) => e.message)
+        // a FIFO with no writer blocked the read forever, /dev/zero filled the memory
+        expect(yield* refused(fifo)).toBe(`${fifo}: cannot read the configuration: is a named pipe (FIFO), not a file`)
+        expect(yield* refused("/dev/zero")).toBe("/dev/zero: cannot read the configuration: is not a regular file")
+        const big = path.join(dir, "big.yaml")
+        fs.writeFileSync(big, `# ${"x".repeat(MAX_CONFIG_BYTES)}\n`)
+        expect(yield* refused(big)).toMatch(
+          /^.*big\.yaml: cannot read the configuration: is \d+ bytes, over the limit of 1048576 for a configuration$/
+        )
+        expect(yield* refused(dir)).toBe(`${dir}: cannot read the configuration: is a directory`)
       }))
   })
 })

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -95,6 +95,22 @@ describe("the mm command", () => {
       expect(stderr).toContain(path.join(dir, "agent.yaml"))
     }
   })
+
+  it("a --config that names a named pipe or /dev/zero is one line and exit 2, at once", async () => {
+    const dir = tempProject(undefined)
+    const fifo = path.join(dir, "agent.yaml")
+    execFileSync("mkfifo", [fifo])
+    // the FIFO is also ./agent.yaml, found without --config
+    for (const args of [["--config", fifo], ["--config", "/dev/zero"], []]) {
+      const { stdout, stderr, code } = await runMm(dir, ["hi"], args)
+      expect(code).toBe(2)
+      expect(stdout).toBe("")
+      expect(stderr.trim().split("\n")).toHaveLength(1)
+      expect(stderr).toMatch(
+        /^mm: .*: cannot read the configuration: is (a named pipe \(FIFO\), not a file|not a regular file)$/m
+      )
+    }
+  }, 20_000)
 
   it("finds its configuration through --config and AGENT_CONFIG", async () => {
     const dir = tempProject(undefined)

@@ -66,6 +66,12 @@ const diffContent = (file: string, before: string | undefined, after: string): a
   newText: after
 })
 
+/** A file tool's change: its diff, or the line that sums it up when it is too large to diff (lib/Diff.ts). */
+const changeContent = (change: FileChange & { readonly after: string }): acp.ToolCallContent =>
+  change.tooLarge === undefined
+    ? diffContent(change.file, change.before, change.after)
+    : textContent(`${change.path}: ${change.tooLarge}`)
+
 /**
  * The approval preview of the core (Preview.ts) as tool-call content: the whole command
  * for bash; for a file tool a warning when it lies outside the project or will fail, and
@@ -88,7 +94,7 @@ export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => 
       ]
       return [
         ...(warnings.length === 0 ? [] : [textContent(warnings.join("\n"))]),
-        ...(preview.after === undefined ? [] : [diffContent(preview.file, preview.before, preview.after)])
+        ...(preview.after === undefined ? [] : [changeContent({ ...preview, after: preview.after })])
       ]
     }
   }
@@ -126,7 +132,7 @@ export const resultContent = (
   const diff = failed
     ? undefined
     : change?.after !== undefined
-    ? diffContent(change.file, change.before, change.after)
+    ? changeContent({ ...change, after: change.after })
     : diffOf(name, input, cwd, output)
   const text = textContent(output)
   return diff === undefined ? [text] : [diff, text]

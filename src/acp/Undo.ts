@@ -43,7 +43,7 @@ const diffContent = (
 ): Array<acp.ToolCallContent> => {
   const oldText = before === null ? null : textOf(before)
   const newText = after === null ? "" : textOf(after)
-  if (oldText === undefined || newText === undefined || shown.problem !== undefined) {
+  if (oldText === undefined || newText === undefined || shown.problem !== undefined || shown.estimated === true) {
     return [text(`${shown.path}: ${shown.diff}`)]
   }
   const diff: acp.ToolCallContent = { type: "diff", path: file, oldText, newText }

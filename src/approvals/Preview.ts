@@ -6,7 +6,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
-import { unifiedDiff } from "../lib/Diff"
+import { diffTexts, tooLargeSummary } from "../lib/Diff"
 import { planEdit } from "../tools/EditFile"
 import { FileAccess } from "../tools/FileAccess"
 import { readText } from "../tools/Files"
@@ -21,7 +21,8 @@ export type Preview =
   /**
    * edit_file / write_file. `before` is the file's text on disk now (undefined: no such
    * file); `after` its text once the call ran (undefined: the call will fail, `problem` says
-   * why); `diff` the unified diff between them when both are known.
+   * why); `diff` the unified diff between them when both are known, unless it is too large to
+   * show: then `tooLarge` sums the change up (`rewrites N lines (M → K lines); diff too large…`).
    */
   | {
     readonly _tag: "FileChange"
@@ -34,6 +35,7 @@ export type Preview =
     readonly before: string | undefined
     readonly after: string | undefined
     readonly diff: string
+    readonly tooLarge?: string
     readonly problem: string | undefined
   }
   /** Any other tool: nothing beyond its title and arguments. */
@@ -93,13 +95,17 @@ export const previewFrom = (
     outsideProject: isOutsideProject({ tool, input, cwd })
   } as const
   const before = current !== undefined && Either.isRight(current) ? current.right : undefined
-  const change = (after: string | undefined, problem: string | undefined) => ({
-    ...base,
-    before,
-    after,
-    diff: before !== undefined && after !== undefined ? unifiedDiff(shown, before, after) : "",
-    problem
-  })
+  const change = (after: string | undefined, problem: string | undefined) => {
+    const diff = before !== undefined && after !== undefined ? diffTexts(shown, before, after) : undefined
+    return {
+      ...base,
+      before,
+      after,
+      diff: diff?.diff ?? "",
+      ...(diff?.tooLarge === true ? { tooLarge: tooLargeSummary(diff) } : {}),
+      problem
+    }
+  }
   if (tool === "write_file") {
     const content = stringArg(input, "content") ?? ""
     if (current === undefined || Either.isRight(current)) return change(content, undefined)
@@ -168,6 +174,10 @@ export const previewLines = (preview: Preview): ReadonlyArray<PreviewLine> => {
         if (lines.length > NEW_FILE_HEAD_LINES) {
           out.push({ kind: "note", text: `… ${plural(lines.length - NEW_FILE_HEAD_LINES, "more line")}` })
         }
+        return out
+      }
+      if (preview.tooLarge !== undefined) {
+        out.push({ kind: "header", text: `${preview.path}: ${preview.tooLarge}` })
         return out
       }
       if (preview.diff === "") {

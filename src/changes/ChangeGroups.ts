@@ -3,7 +3,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 
 import type { ChangeRecord } from "../domain/Session"
-import { lineCounts, unifiedDiff } from "../lib/Diff"
+import { diffTexts, tooLargeSummary } from "../lib/Diff"
 import { type CheckpointsShape, MAX_CHECKPOINT_BYTES } from "./Checkpoints"
 
 /**
@@ -106,6 +106,8 @@ export interface FileDiff {
   readonly deleted: boolean
   /** Unified diff, or a line saying why there is none (binary, too large, checkpoint missing). */
   readonly diff: string
+  /** The diff was too large to compute (lib/Diff.ts): `diff` sums it up, the counts are estimates. */
+  readonly estimated?: true
   /** Set when the counts are unknown. */
   readonly problem?: string
 }
@@ -127,8 +129,9 @@ export const describeDiff = (
       problem: "binary"
     }
   }
-  const counts = lineCounts(beforeText, afterText)
-  return { ...counts, diff: unifiedDiff(shown, beforeText, afterText) }
+  const diff = diffTexts(shown, beforeText, afterText)
+  if (diff.tooLarge) return { added: diff.added, removed: diff.removed, diff: tooLargeSummary(diff), estimated: true }
+  return { added: diff.added, removed: diff.removed, diff: diff.diff }
 }
 
 // ---- a group with its files, read from the checkpoints ----

@@ -1,28 +1,94 @@
 // Unified diffs of a file's text, on the `diff` package (jsdiff). Shared by the approval
-// preview (issue 10), /changes and /undo (16) and the ACP façade (14).
-import { createTwoFilesPatch, diffLines } from "diff"
+// preview, /changes and /undo, and the ACP façade. Bounded: jsdiff's line diff is worse than
+// quadratic on a rewrite (169 s for 20,000 changed lines), and it runs on the main thread, where
+// it would hold off Ctrl-C and signals; past the bounds below it gives up and the change is
+// summed up from a linear scan instead.
+import { formatPatch, structuredPatch } from "diff"
 
-/**
- * The unified diff of `path` from `before` to `after`: `--- path` / `+++ path` headers, then
- * hunks with line numbers (`@@ -12,7 +12,8 @@`) and `context` unchanged lines around each
- * change. The empty string when the two texts are the same.
- */
-export const unifiedDiff = (path: string, before: string, after: string, context = 3): string => {
-  if (before === after) return ""
-  return createTwoFilesPatch(path, path, before, after, undefined, undefined, {
-    context,
-    headerOptions: { includeIndex: false, includeUnderline: false, includeFileHeaders: true }
-  })
+/** A diff gives up past this many changed lines (its edit length)… */
+export const DIFF_MAX_EDIT_LENGTH = 2000
+/** …or this much time spent diffing (milliseconds). */
+export const DIFF_TIMEOUT_MS = 200
+
+export interface TextDiff {
+  /**
+   * The unified diff: `--- path` / `+++ path` headers, then hunks with line numbers
+   * (`@@ -12,7 +12,8 @@`) and `context` unchanged lines around each change. The empty string
+   * when the texts are the same, or when the diff was too large (`tooLarge`).
+   */
+  readonly diff: string
+  /** Lines added and removed; when `tooLarge`, estimated (the changed middle of each side). */
+  readonly added: number
+  readonly removed: number
+  /** Lines of each text. */
+  readonly beforeLines: number
+  readonly afterLines: number
+  /** The diff passed its bounds: no `diff`, and the counts are estimates. */
+  readonly tooLarge: boolean
 }
 
-/** How many lines `after` adds to `before` and how many it removes. */
-export const lineCounts = (before: string, after: string): { added: number; removed: number } => {
+const lineStarts = (text: string): Array<number> => {
+  const starts = [0]
+  for (let at = text.indexOf("\n"); at !== -1 && at + 1 < text.length; at = text.indexOf("\n", at + 1)) {
+    starts.push(at + 1)
+  }
+  return text === "" ? [] : starts
+}
+
+const lineAt = (text: string, starts: ReadonlyArray<number>, i: number): string =>
+  text.slice(starts[i], i + 1 < starts.length ? starts[i + 1] : text.length)
+
+/** The lines each side keeps once the lines both share at the start and at the end are set aside: linear. */
+export const trimmedCounts = (before: string, after: string) => {
+  const a = lineStarts(before)
+  const b = lineStarts(after)
+  let prefix = 0
+  while (prefix < a.length && prefix < b.length && lineAt(before, a, prefix) === lineAt(after, b, prefix)) prefix++
+  let suffix = 0
+  while (
+    suffix < a.length - prefix && suffix < b.length - prefix &&
+    lineAt(before, a, a.length - 1 - suffix) === lineAt(after, b, b.length - 1 - suffix)
+  ) suffix++
+  return {
+    beforeLines: a.length,
+    afterLines: b.length,
+    removed: a.length - prefix - suffix,
+    added: b.length - prefix - suffix
+  }
+}
+
+/** The diff of `path` from `before` to `after`, within the bounds above; never slower than ~DIFF_TIMEOUT_MS plus linear work. */
+export const diffTexts = (path: string, before: string, after: string, context = 3): TextDiff => {
+  if (before === after) {
+    const lines = lineStarts(before).length
+    return { diff: "", added: 0, removed: 0, beforeLines: lines, afterLines: lines, tooLarge: false }
+  }
+  const patch = structuredPatch(path, path, before, after, undefined, undefined, {
+    context,
+    maxEditLength: DIFF_MAX_EDIT_LENGTH,
+    timeout: DIFF_TIMEOUT_MS
+  })
+  const trimmed = trimmedCounts(before, after)
+  if (patch === undefined) return { ...trimmed, diff: "", tooLarge: true }
   let added = 0
   let removed = 0
-  if (before === after) return { added, removed }
-  for (const part of diffLines(before, after)) {
-    if (part.added) added += part.count
-    else if (part.removed) removed += part.count
+  for (const hunk of patch.hunks) {
+    for (const line of hunk.lines) {
+      if (line.startsWith("+")) added++
+      else if (line.startsWith("-")) removed++
+    }
   }
-  return { added, removed }
+  const diff = formatPatch(patch, { includeIndex: false, includeUnderline: false, includeFileHeaders: true })
+  return { diff, added, removed, beforeLines: trimmed.beforeLines, afterLines: trimmed.afterLines, tooLarge: false }
 }
+
+const lines = (n: number): string => `${n} line${n === 1 ? "" : "s"}`
+
+/** What is said of a diff too large to show: `rewrites N lines (M → K lines); diff too large to show`. */
+export const tooLargeSummary = (diff: Pick<TextDiff, "added" | "removed" | "beforeLines" | "afterLines">): string =>
+  `rewrites ${lines(Math.max(diff.added, diff.removed))} (${diff.beforeLines} → ${lines(diff.afterLines)}); ` +
+  "diff too large to show"
+
+/** The unified diff, or "" when the texts are the same (or the diff too large: see `diffTexts`). */
+export const unifiedDiff = (path: string, before: string, after: string, context = 3): string =>
+  diffTexts(path, before, after, context).diff

@@ -4,6 +4,7 @@ import type { ApprovalRequest } from "../approvals/Approver"
 import { type PreviewLine, previewLines } from "../approvals/Preview"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
+import { pagerName } from "./Pager"
 
 const INDENT = "  "
 
@@ -47,11 +48,19 @@ export const previewBlock = (
 ): string => {
   if (shownByTitle(request)) return ""
   const width = Math.max(20, columns - INDENT.length)
-  return previewLines(request.preview)
+  const lines = previewLines(request.preview).map((line) =>
+    viewable(request) && line.kind === "header" ? { ...line, text: `${line.text} — [v]iew in ${pagerName()}` } : line
+  )
+  return lines
     .flatMap((line) => wrapLine(sanitize(line.text), width).map((piece) => INDENT + paint(line, style)(piece)))
     .map((line) => `${line}\n`)
     .join("")
 }
+
+/** A file change too large to diff in the preview, which `v` shows whole in the pager (Pager.ts). */
+export const viewable = ({ preview }: Partial<Pick<ApprovalRequest, "preview">>): boolean =>
+  preview?._tag === "FileChange" && preview.tooLarge !== undefined && preview.before !== undefined &&
+  preview.after !== undefined
 
 export interface Choices {
   /** `allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ` */
@@ -60,7 +69,9 @@ export interface Choices {
 }
 
 /** The question's line and the keys that answer it: `a` and `p` only when the request offers those scopes. */
-export const choicesOf = (request: Pick<ApprovalRequest, "always">): Choices => {
+export const choicesOf = (
+  request: Pick<ApprovalRequest, "always"> & Partial<Pick<ApprovalRequest, "preview">>
+): Choices => {
   const always = request.always.find((choice) => choice.scope._tag !== "Project")
   const project = request.always.find((choice) => choice.scope._tag === "Project")
   const parts = [
@@ -70,6 +81,13 @@ export const choicesOf = (request: Pick<ApprovalRequest, "always">): Choices => 
     ...(project === undefined ? [] : ["[p]roject"]),
     "[t]ell mm what to do instead"
   ]
-  const keys = ["y", "n", ...(always === undefined ? [] : ["a"]), ...(project === undefined ? [] : ["p"]), "t"]
+  const keys = [
+    "y",
+    "n",
+    ...(always === undefined ? [] : ["a"]),
+    ...(project === undefined ? [] : ["p"]),
+    "t",
+    ...(viewable(request) ? ["v"] : [])
+  ]
   return { line: `allow? ${parts.join("  ")}: `, keys }
 }

@@ -2,12 +2,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { Approval, Approver } from "../approvals/Approver"
+import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
 import { Secrets } from "../lib/Secrets"
 import { type Style, styleFor } from "../text/Style"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { makeLineEditor } from "./LineEditor"
+import { viewInPager } from "./Pager"
 
 /**
  * Where the terminal façade writes; it remembers whether the cursor sits at a line start.
@@ -134,15 +135,25 @@ export const TerminalIOLive = Layer.scoped(
   )
 )
 
+/** `v`: the change too large to diff, whole in the pager; then the question again. */
+const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) => Effect.Effect<Approval>) =>
+  Effect.suspend(() => {
+    if (request.preview._tag === "FileChange") {
+      viewInPager(request.preview.path, request.preview.before ?? "", request.preview.after ?? "")
+    }
+    return ask(request)
+  })
+
 /**
  * The terminal's approval: the core's preview, then one key — y (yes), n (no), a (always,
  * in the scope the line names), p (every edit in the project), t (no, and a line of what to
- * do instead). With no terminal to ask (stdin piped) nothing is read: the call is refused.
+ * do instead), v (a change too large to diff, in the pager). With no terminal to ask (stdin
+ * piped) nothing is read: the call is refused.
  */
 export const TerminalApprover = Layer.effect(
   Approver,
   Effect.map(Effect.all([TerminalIO, Secrets]), ([{ input, info, print, style }, { redact }]) => ({
-    ask: (request) => {
+    ask: function ask(request): Effect.Effect<Approval> {
       if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
       const choices = choicesOf(request)
       return Effect.flatMap(
@@ -161,6 +172,8 @@ export const TerminalApprover = Layer.effect(
               return Effect.never
             case "y":
               return Effect.succeed(Approval.once)
+            case "v":
+              return viewThenAsk(request, ask)
             case "a":
             case "p": {
               const chosen = request.always.find((choice) => (choice.scope._tag === "Project") === (answer === "p"))

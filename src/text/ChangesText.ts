@@ -12,7 +12,10 @@ export const NO_CHANGES = "no file changed by mm in this session yet (changes ma
 
 const counts = (
   file: FileDiff
-): string => (file.problem !== undefined && file.problem !== "binary" ? "" : `+${file.added} -${file.removed}`)
+): string =>
+  file.problem !== undefined && file.problem !== "binary"
+    ? ""
+    : `${file.estimated === true ? "~" : ""}+${file.added} -${file.removed}`
 
 const fileMark = (file: FileDiff): string =>
   file.problem !== undefined && file.problem !== "binary"
@@ -73,7 +76,9 @@ export const coloredDiff = (diff: string, style: Style, maxLines = Infinity): st
 
 /** A file's diff, colored, or the line saying why there is none. */
 export const diffBody = (file: FileDiff, style: Style, maxLines = Infinity): string =>
-  file.problem === undefined ? coloredDiff(file.diff, style, maxLines) : `    ${sanitize(file.diff)}`
+  file.problem === undefined && file.estimated !== true
+    ? coloredDiff(file.diff, style, maxLines)
+    : `    ${sanitize(file.diff)}`
 
 export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
   [

@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
+import { previewContent } from "../../src/acp/ToolUpdates"
 import { alwaysChoices } from "../../src/approvals/ApprovalScope"
 import { type Preview, previewLines, previewOf } from "../../src/approvals/Preview"
 import { choicesOf, previewBlock, wrapLine } from "../../src/terminal/ApprovalPrompt"
@@ -90,6 +91,21 @@ describe("previewOf", () => {
     const outside = path.join(path.dirname(dir), "elsewhere.txt")
     const lines = previewLines(previewNow("write_file", { path: "../elsewhere.txt", content: "x" }, dir))
     expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${outside}` })
+  })
+})
+
+describe("a rewrite too large to diff", () => {
+  it("is summed up in one line, offers [v] in the terminal, and is text, not a diff, for an editor", () => {
+    const dir = project()
+    const numbered = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}\n`).join("")
+    fs.writeFileSync(path.join(dir, "big.txt"), numbered(5000, "old"))
+    const preview = previewNow("write_file", { path: "big.txt", content: numbered(6000, "new") }, dir)
+    const summary = "big.txt: rewrites 6000 lines (5000 → 6000 lines); diff too large to show"
+    expect(texts(previewLines(preview))).toEqual([summary])
+    const request = { preview, title: "big.txt", always: [] }
+    expect(previewBlock(request, plain, 200)).toMatch(/diff too large to show — \[v\]iew in \S/)
+    expect(choicesOf(request).keys).toContain("v")
+    expect(previewContent(preview)).toEqual([{ type: "content", content: { type: "text", text: summary } }])
   })
 })
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 
-import { lineCounts, unifiedDiff } from "../../src/lib/Diff"
+import { diffTexts, tooLargeSummary, unifiedDiff } from "../../src/lib/Diff"
+
+const lineCounts = (before: string, after: string) => {
+  const { added, removed } = diffTexts("f", before, after)
+  return { added, removed }
+}
 
 describe("unifiedDiff", () => {
   it("shows a changed line with its context and numbered hunk header", () => {
@@ -64,5 +69,33 @@ describe("lineCounts", () => {
   })
   it("counts a deleted file as removed", () => {
     expect(lineCounts("1\n2\n", "")).toEqual({ added: 0, removed: 2 })
+  })
+})
+
+describe("diffTexts bounds", () => {
+  const numbered = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}\n`).join("")
+
+  it("gives up on a rewrite of every line, with counts from the lines both sides share", () => {
+    const before = "head\n" + numbered(20_000, "old") + "tail\n"
+    const after = "head\n" + numbered(25_000, "new") + "tail\n"
+    const diff = diffTexts("big.txt", before, after)
+    expect(diff).toEqual({
+      diff: "",
+      added: 25_000,
+      removed: 20_000,
+      beforeLines: 20_002,
+      afterLines: 25_002,
+      tooLarge: true
+    })
+    expect(tooLargeSummary(diff)).toBe("rewrites 25000 lines (20002 → 25002 lines); diff too large to show")
+  })
+
+  it("still diffs a small change in a large file", () => {
+    const before = numbered(50_000, "line")
+    const after = before.replace("line 25000\n", "changed\n")
+    const diff = diffTexts("big.txt", before, after)
+    expect(diff.tooLarge).toBe(false)
+    expect([diff.added, diff.removed]).toEqual([1, 1])
+    expect(diff.diff).toContain("@@ -24998,7 +24998,7 @@")
   })
 })

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 
-import type { FileChange, GroupOverview } from "../../src/changes/ChangeGroups"
+import { describeDiff, type FileChange, type GroupOverview } from "../../src/changes/ChangeGroups"
 import type { UndoReport } from "../../src/changes/UndoPlan"
-import { changesListing, coloredDiff, NO_CHANGES, undoneLine } from "../../src/text/ChangesText"
+import { changesListing, coloredDiff, NO_CHANGES, turnDiffsText, undoneLine } from "../../src/text/ChangesText"
 import { plain, type Style } from "../../src/text/Style"
 
 const file = (fields: Partial<FileChange>): FileChange => ({
@@ -78,6 +78,26 @@ describe("the changes text", () => {
     )
     expect(undoneLine(report({ left: [{ path: "a.ts", reason: "changed since mm wrote it" }] }))).toBe(
       "nothing undone of turn 3: left as they are: a.ts (changed since mm wrote it)"
+    )
+  })
+})
+
+describe("/changes of a rewrite too large to diff", () => {
+  it("shows estimated counts and the line that sums it up, once", () => {
+    const numbered = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}\n`).join("")
+    const before = Buffer.from(numbered(5000, "old"))
+    const after = Buffer.from(numbered(5000, "new"))
+    const described = describeDiff("big.txt", before, after)
+    expect(described).toEqual({
+      added: 5000,
+      removed: 5000,
+      diff: "rewrites 5000 lines (5000 → 5000 lines); diff too large to show",
+      estimated: true
+    })
+    const shown = file({ path: "big.txt", ...described, before, after })
+    expect(changesListing([overview([shown])], plain)).toContain("  big.txt  ~+5000 -5000")
+    expect(turnDiffsText(overview([shown]), plain)).toBe(
+      "turn 3  \"fix the bug\" — 1 file(s)\nbig.txt  ~+5000 -5000\n    rewrites 5000 lines (5000 → 5000 lines); diff too large to show"
     )
   })
 })

@@ -1,0 +1,72 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
+import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { configFor, tempProject } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
+
+/** Issue 25, finding 1: a rewrite too large to diff is summed up at once, and Ctrl-C is seen while it waits. */
+describe("a large rewrite's preview", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  const numbered = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} line ${i}\n`).join("")
+  const askProject = () =>
+    tempProject(configFor(server.url).map((line) => (line === "permissions: allow" ? "permissions: ask" : line)))
+
+  it("a 20k-line rewrite is summed up, shown whole with [v], and refused", async () => {
+    const project = askProject()
+    const before = numbered(20_000, "old")
+    fs.writeFileSync(path.join(project, "big.txt"), before)
+    server.push(
+      { toolCalls: [{ name: "write_file", arguments: { path: "big.txt", content: numbered(20_000, "new") } }] },
+      { text: "left alone" }
+    )
+    const mm = new PtyMm(project, { PAGER: "head -n 4" }, [], { columns: 200, rows: 50 })
+    await mm.waitFor(/> /)
+    let mark = mm.out.length
+    mm.type("rewrite it\r")
+    const shown = await mm.waitForText(/\[t\]ell mm what to do instead: /, mark)
+    expect(shown).toContain(
+      "big.txt: rewrites 20000 lines (20000 → 20000 lines); diff too large to show — [v]iew in head -n 4"
+    )
+    expect(shown).not.toContain("+new line 0")
+    mark = mm.out.length
+    mm.type("v")
+    // the pager shows the whole diff (the system's diff -u), then the question comes back
+    const viewed = await mm.waitForText(/\[t\]ell mm what to do instead: /, mark)
+    expect(viewed).toContain("--- big.txt")
+    expect(viewed).toContain("-old line 0")
+    mark = mm.out.length
+    mm.type("n")
+    await mm.waitForText(/left alone/, mark)
+    expect(fs.readFileSync(path.join(project, "big.txt"), "utf8")).toBe(before)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  }, 120_000)
+
+  it("Ctrl-C at a 35k → 50k-line rewrite's preview cancels the turn; the file is unchanged", async () => {
+    const project = askProject()
+    const before = numbered(35_000, "old")
+    fs.writeFileSync(path.join(project, "big.txt"), before)
+    server.push({
+      toolCalls: [{ name: "write_file", arguments: { path: "big.txt", content: numbered(50_000, "new") } }]
+    })
+    const mm = new PtyMm(project, {}, [], { columns: 200, rows: 50 })
+    await mm.waitFor(/> /)
+    const mark = mm.out.length
+    mm.type("rewrite it\r")
+    const shown = await mm.waitForText(/\[t\]ell mm what to do instead: /, mark)
+    expect(shown).toContain("rewrites 50000 lines (35000 → 50000 lines); diff too large to show")
+    mm.type("\x03")
+    await mm.waitForText(/cancelled/, mark)
+    expect(fs.readFileSync(path.join(project, "big.txt"), "utf8")).toBe(before)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  }, 120_000)
+})

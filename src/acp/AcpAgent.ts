@@ -24,6 +24,7 @@ import {
   newSession,
   resumeSession
 } from "./Handlers"
+import type { PromptOrder } from "./PromptOrder"
 import { prompt } from "./PromptTurn"
 import { setConfigOption, setMode } from "./Settings"
 
@@ -73,7 +74,11 @@ const requestTracker = () => {
 }
 
 /** Each ACP request and notification, wired to its handler. */
-const appOf = (run: Run, tracked: ReturnType<typeof requestTracker>["tracked"]): acp.AgentApp => {
+const appOf = (
+  run: Run,
+  tracked: ReturnType<typeof requestTracker>["tracked"],
+  order: PromptOrder | undefined
+): acp.AgentApp => {
   /** Without an answer to wait for: a failure is already logged by `run`. */
   const runLater = (program: Effect.Effect<void, never, AcpServices | AcpConnection>) =>
     void run(program).catch(() => undefined)
@@ -93,7 +98,7 @@ const appOf = (run: Run, tracked: ReturnType<typeof requestTracker>["tracked"]):
     .onRequest(acp.methods.agent.session.list, tracked(({ params }) => run(listSessions(params))))
     .onRequest(
       acp.methods.agent.session.prompt,
-      tracked(({ params, client, signal }) => run(prompt(params, client, signal)))
+      tracked(({ params, client, signal, requestId }) => run(prompt(params, client, signal, order?.take(requestId))))
     )
     .onRequest(acp.methods.agent.session.setMode, tracked(({ params, client }) => run(setMode(params, client))))
     .onRequest(
@@ -107,11 +112,16 @@ const appOf = (run: Run, tracked: ReturnType<typeof requestTracker>["tracked"]):
 /** The ACP agent: each request translated into calls of the core, run on `runtime`. */
 export const makeAcpAgent = (
   runtime: Runtime.Runtime<AcpServices>,
-  options: { readonly version: string; readonly log: (line: string) => void }
+  options: {
+    readonly version: string
+    readonly log: (line: string) => void
+    /** Numbers prompts and cancels as they arrive, so that a stale cancel stops nothing. */
+    readonly order?: PromptOrder
+  }
 ): Effect.Effect<AcpAgent> =>
   Effect.gen(function*() {
     const connection = yield* makeConnection(options)
     const { tracked, drained } = requestTracker()
-    const app = appOf(runnerOf(runtime, connection), tracked)
+    const app = appOf(runnerOf(runtime, connection), tracked, options.order)
     return { app, shutdown: Effect.provideService(cancelAll, AcpConnection, connection), drained }
   })

@@ -14,6 +14,7 @@ import { AcpApproverLive } from "./AcpApprover"
 import type { AcpServices } from "./Connection"
 import { EditorAccessLive } from "./EditorAccess"
 import { type DroppedLine, guardLines, MAX_LINE_BYTES } from "./LineGuard"
+import { makePromptOrder } from "./PromptOrder"
 
 type Log = (line: string) => void
 
@@ -148,10 +149,14 @@ export const runAcp = <E, R>(
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
-      const { app, drained, shutdown } = yield* makeAcpAgent(runtime, { version: VERSION, log })
+      const order = makePromptOrder()
+      const { app, drained, shutdown } = yield* makeAcpAgent(runtime, { version: VERSION, log, order })
       const stream = acp.ndJsonStream(
         stdoutSink(process.stdout, secrets),
-        guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped(log)),
+        // prompts and cancels are numbered here, in the order they arrive (PromptOrder.ts)
+        order.watch(
+          guardLines(Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>, answerDropped(log))
+        ),
         // the guard lets no longer line through; this only keeps the SDK from refusing one at the edge
         { maxMessageBytes: MAX_LINE_BYTES + 2 }
       )

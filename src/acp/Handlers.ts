@@ -12,6 +12,7 @@ import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
 import { AcpConnection, commandsUpdate, send } from "./Connection"
 import { startSessionServers, stopSessionServers } from "./McpSessions"
+import { cancelApplies } from "./PromptOrder"
 import { replayUpdates } from "./Replay"
 import { decodeCursor, listPage } from "./SessionList"
 import { attach, checkedCwd, forgetSession, holdSession, sessionNotFound } from "./Sessions"
@@ -115,13 +116,16 @@ export const listSessions = Effect.fn("Acp.listSessions")(function*(params: acp.
   return listPage(summaries, cursor)
 })
 
-/** `session/cancel`: the running prompt of the thread is interrupted; its request answers `cancelled`. */
+/**
+ * `session/cancel`: the running prompt of the thread is interrupted; its request answers
+ * `cancelled`. A cancel that arrived before that prompt (PromptOrder.ts) leaves it alone.
+ */
 export const cancelPrompt = Effect.fn("Acp.cancelPrompt")(function*(params: acp.CancelNotification) {
   const { sessions } = yield* AcpConnection
   const session = HashMap.get(yield* Ref.get(sessions), params.sessionId)
   if (Option.isNone(session)) return
   const running = yield* SynchronizedRef.get(session.value.running)
-  if (running !== undefined) yield* Fiber.interruptFork(running)
+  if (running !== undefined && cancelApplies(params, running)) yield* Fiber.interruptFork(running)
 })
 
 /** Every running prompt cancelled; waits until their conversations are saved. */

@@ -21,6 +21,7 @@ import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
 import { parseCommand, promptText, unknownCommandText } from "./Prompt"
+import { numberPrompt } from "./PromptOrder"
 import { heldSession } from "./Sessions"
 import { agentText } from "./ToolUpdates"
 import { compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
@@ -177,18 +178,24 @@ const alreadyRunning = (sessionId: string) =>
 /**
  * `session/prompt`: one prompt at a time in a thread, run in a fiber of its own that
  * `session/cancel` (or an aborted request) interrupts; a cancelled prompt answers `cancelled`.
+ * `number`: its place among the prompts that arrived (PromptOrder.ts), so that only a cancel
+ * that arrived after it stops it.
  */
 export const prompt = Effect.fn("Acp.prompt")(function*(
   params: acp.PromptRequest,
   client: acp.AgentContext,
-  signal: AbortSignal
+  signal: AbortSignal,
+  number?: number
 ) {
   const session = yield* heldSession(params.sessionId)
   const program = answerOf(yield* peerOf(session, client), session.conversation, params.prompt)
   const fiber = yield* SynchronizedRef.modifyEffect(session.running, (running) =>
     running !== undefined
       ? Effect.fail(alreadyRunning(session.id))
-      : Effect.map(Effect.forkDaemon(program), (started) => [started, started] as const))
+      : Effect.map(Effect.forkDaemon(program), (started) => {
+        numberPrompt(started, number)
+        return [started, started] as const
+      }))
   const exit = yield* promptEnd(fiber, signal).pipe(
     Effect.ensuring(SynchronizedRef.update(session.running, (running) => (running === fiber ? undefined : running)))
   )

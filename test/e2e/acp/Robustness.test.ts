@@ -48,6 +48,23 @@ describe("mm acp: prompts", () => {
     expect(agent.invalid()).toEqual([])
   })
 
+  it("1,000 cancels sent while idle stop nothing later: the next prompt ends its turn; a live cancel still stops one", async () => {
+    const { agent, sessionId, ask } = await open()
+    harness.fake().push({ text: "after the storm" })
+    const cancel = JSON.stringify({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } })
+    agent.writeRaw(Array.from({ length: 1000 }, () => cancel).join("\n"))
+    const answer = await ask("still there?")
+    expect(answer.stopReason).toBe("end_turn")
+    expect(textOf(agent.updates, "agent_message_chunk")).toContain("after the storm")
+
+    harness.fake().push({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), chunkDelayMs: 50 })
+    const live = ask("count slowly")
+    await agent.waitFor((updates) => textOf(updates, "agent_message_chunk").includes("w0 "))
+    await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId })
+    expect((await live).stopReason).toBe("cancelled")
+    expect(agent.invalid()).toEqual([])
+  })
+
   it("a cancel kills a running tool and closes its call as failed", async () => {
     const { project, agent, sessionId, file, ask } = await open()
     harness.fake().push({

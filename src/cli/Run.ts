@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { printLayer, storeLayer, terminalAgentLayer, terminalLayer } from "../app/Layers"
 import { loadConfig, type LoadedConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
-import type { Secrets } from "../lib/Secrets"
+import { Secrets } from "../lib/Secrets"
 import { runPrint } from "../print/Print"
 import { runTerminal } from "../terminal/Repl"
 import { pickStart } from "../terminal/StartPicker"
@@ -12,15 +12,22 @@ import { DEFAULT_RUN, type RunArgs } from "./Args"
 /** The exit code mm ends with: 0 done, 1 failed, 2 bad usage, 130 cancelled. */
 export type ExitCode = number
 
+/** The credentials written in the configuration's URLs (`http://user:KEY@host`), known as secrets from the start. */
+const registerUrls = (loaded: LoadedConfig) =>
+  Effect.map(Secrets, (secrets) => {
+    secrets.registerUrl(loaded.config.model.url)
+    for (const server of Object.values(loaded.config.mcpServers)) if ("url" in server) secrets.registerUrl(server.url)
+  })
+
 /** Loads the configuration; a bad file is one line on stderr and exit code 2. */
 export const withConfig = <E, R>(
   flag: string | undefined,
   use: (loaded: LoadedConfig) => Effect.Effect<ExitCode, E, R>
-): Effect.Effect<ExitCode, E, R> =>
+): Effect.Effect<ExitCode, E, R | Secrets> =>
   loadConfig({ flag, env: process.env.AGENT_CONFIG, cwd: process.cwd() }).pipe(
     Effect.matchEffect({
       onFailure: (error) => Effect.sync(() => (process.stderr.write(`mm: ${error.message}\n`), 2)),
-      onSuccess: use
+      onSuccess: (loaded) => Effect.zipRight(registerUrls(loaded), use(loaded))
     })
   )
 

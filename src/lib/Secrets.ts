@@ -60,6 +60,25 @@ export class SecretRegistry {
     this.forms = formsOf(this.secrets)
   }
 
+  /**
+   * A URL's user part (`http://user:KEY@host/v1`) is a credential: the whole user part and
+   * its password (or a user name alone, `https://TOKEN@host`) are registered, as written and
+   * percent-decoded.
+   */
+  registerUrl(url: string): void {
+    const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(url.trim())?.[1]
+    if (userinfo === undefined) return
+    const colon = userinfo.indexOf(":")
+    for (const form of [userinfo, colon === -1 ? userinfo : userinfo.slice(colon + 1)]) {
+      this.register(form)
+      try {
+        this.register(decodeURIComponent(form))
+      } catch {
+        // not valid percent-encoding: registered as written only
+      }
+    }
+  }
+
   /** The environment variable `name` holds a secret: its value is registered, and the variable is left out of `toolEnv()`. */
   registerVariable(name: string, env: NodeJS.ProcessEnv = process.env): void {
     this.variables.add(name)

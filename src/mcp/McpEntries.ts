@@ -43,6 +43,7 @@ export const entryFromConfig = (
       }
     }
   }
+  secrets.registerUrl(config.url)
   return { ...common, target: { kind: "http", url: config.url, headers: resolved.values } }
 }
 
@@ -66,6 +67,7 @@ export const entryFromEditor = (server: EditorServer, cwd: string, secrets: Secr
   const pairs = (list: EditorServer["env"]) => Object.fromEntries((list ?? []).map((p) => [p.name, p.value]))
   const common = { name: server.name, approval: "ask" as const, enabled: true }
   if (server.url !== undefined) {
+    secrets.registerUrl(server.url)
     for (const header of server.headers ?? []) secrets.register(header.value)
     return { ...common, target: { kind: "http", url: server.url, headers: pairs(server.headers) } }
   }

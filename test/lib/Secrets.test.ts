@@ -85,3 +85,16 @@ describe("sanitize", () => {
     expect(sanitize("half \u001b[12")).toBe("half 12")
   })
 })
+
+describe("registerUrl", () => {
+  it("registers a URL's user part and its password, as written and decoded; a URL without one changes nothing", () => {
+    const secrets = new SecretRegistry()
+    secrets.registerUrl("https://example.com/v1")
+    expect(secrets.known()).toBe(false)
+    secrets.registerUrl("http://user:p%40ss-word@host:8080/v1")
+    expect(secrets.redact("at http://user:p%40ss-word@host:8080/v1")).toBe("at http://[redacted]@host:8080/v1")
+    expect(secrets.redact("the password p@ss-word")).toBe("the password [redacted]")
+    secrets.registerUrl("https://tok-12345@host/v1")
+    expect(secrets.redact("https://tok-12345@host/v1")).toBe("https://[redacted]@host/v1")
+  })
+})

@@ -54,4 +54,27 @@ describe("the API key end to end", () => {
     expect(saved).not.toContain(key)
     expect(saved).toContain("invalid key [redacted] for this server")
   })
+
+  it("a key in the URL's user part is redacted in the banner, the error and the session file", async () => {
+    const key = "sk-url-key-9876"
+    // nothing listens on port 1: the request fails with a line naming the URL
+    const project = tempProject([
+      "model:",
+      `  url: http://me:${key}@127.0.0.1:1/v1`,
+      "  name: fake-model",
+      "watchdogTimeout: 5",
+      "sessions:",
+      "  enabled: true"
+    ])
+    const run = await runMm(project, ["hello"])
+    expect(run.stderr).toContain("model fake-model at http://[redacted]@127.0.0.1:1/v1")
+    expect(run.stderr).toContain("cannot reach the model server at http://[redacted]@127.0.0.1:1/v1")
+    expect(run.all).not.toContain(key)
+    const dir = path.join(project, ".mm/sessions")
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json"))
+    expect(files).toHaveLength(1)
+    const saved = fs.readFileSync(path.join(dir, files[0]), "utf8")
+    expect(saved).toContain("[redacted]@127.0.0.1:1")
+    expect(saved).not.toContain(key)
+  })
 })

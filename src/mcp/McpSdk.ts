@@ -12,6 +12,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 
 import { firstLine } from "../lib/OneLine"
 import { forgetProcess, killProcessOnExit } from "../lib/ProcessGroups"
+import { cappedFetch, type ReplyTooLarge } from "./McpReplyCap"
 import type { McpContent } from "./McpTools"
 
 export type ServerTarget =
@@ -119,18 +120,26 @@ const stdioTransport = (target: Extract<ServerTarget, { kind: "stdio" }>) => {
   return { transport, lastStderr: () => stderrTail.trim().split("\n").pop()?.trim() ?? "" }
 }
 
-/** Streamable HTTP; a server that answers it with 404 or 405 is an old one, spoken to over SSE. */
-const httpConnect = async (client: Client, target: Extract<ServerTarget, { kind: "http" }>): Promise<Transport> => {
+/**
+ * Streamable HTTP; a server that answers it with 404 or 405 is an old one, spoken to over SSE.
+ * Either way each reply is held to the stdio limit (McpReplyCap.ts); `session.overflowed` hears of
+ * a reply cut off.
+ */
+const httpConnect = async (session: Session, target: Extract<ServerTarget, { kind: "http" }>): Promise<Transport> => {
+  const client = session.client
   const url = new URL(target.url)
   const requestInit = { headers: { ...target.headers } }
-  const streamable = new StreamableHTTPClientTransport(url, { requestInit })
+  const fetch = cappedFetch((error) => {
+    for (const listener of [...session.overflowed]) listener(error)
+  })
+  const streamable = new StreamableHTTPClientTransport(url, { requestInit, fetch })
   try {
     await client.connect(streamable)
     return streamable
   } catch (cause) {
     if (!(cause instanceof StreamableHTTPError && (cause.code === 404 || cause.code === 405))) throw cause
     await streamable.close().catch(() => undefined)
-    const sse = new SSEClientTransport(url, { requestInit })
+    const sse = new SSEClientTransport(url, { requestInit, fetch })
     await client.connect(sse)
     return sse
   }
@@ -161,6 +170,37 @@ interface Session {
   pid: number | undefined
   /** Set once `stop` began: the connection ending then is no loss. */
   closing: boolean
+  /** Told when a remote server's reply is cut off for its size: the requests waiting fail. */
+  readonly overflowed: Set<(error: ReplyTooLarge) => void>
+}
+
+/**
+ * `work` given a signal of its own, which aborts with `signal` or when a reply is cut off for its
+ * size (the SDK then forgets the request); in that case `work` fails at once with that error.
+ */
+const watchingOverflow = async <A>(
+  session: Session,
+  signal: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<A>
+): Promise<A> => {
+  const local = new AbortController()
+  const follow = () => local.abort(signal?.reason)
+  signal?.addEventListener("abort", follow, { once: true })
+  if (signal?.aborted === true) follow()
+  let listener: ((error: ReplyTooLarge) => void) | undefined
+  const overflow = new Promise<never>((_, reject) => {
+    listener = (error) => {
+      reject(error)
+      local.abort(error)
+    }
+    session.overflowed.add(listener)
+  })
+  try {
+    return await Promise.race([work(local.signal), overflow])
+  } finally {
+    session.overflowed.delete(listener!)
+    signal?.removeEventListener("abort", follow)
+  }
 }
 
 /** Sends `which` to a local server still alive; false when there is none. */
@@ -202,7 +242,7 @@ const openTransport = async (session: Session, target: ServerTarget): Promise<vo
     session.pid = stdio.transport.pid ?? session.pid
     if (session.pid !== undefined) killProcessOnExit(session.pid)
   } else {
-    await httpConnect(session.client, target as Extract<ServerTarget, { kind: "http" }>)
+    await httpConnect(session, target as Extract<ServerTarget, { kind: "http" }>)
   }
 }
 
@@ -218,7 +258,7 @@ const openAndList = async (
       () => `no answer within ${seconds(options.timeoutMs)}`,
       abortable(options.signal, async () => {
         await openTransport(session, target)
-        return listAll(session.client, options.timeoutMs)
+        return watchingOverflow(session, undefined, () => listAll(session.client, options.timeoutMs))
       })
     )
   } catch (cause) {
@@ -232,10 +272,12 @@ const openAndList = async (
 /** Calls one tool; any failure is a CallFailure saying what went wrong. */
 const callTool = (session: Session): Connection["call"] => async (tool, args, { timeoutMs, signal }) => {
   try {
-    const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
-      timeout: timeoutMs,
-      signal
-    })
+    const result = await watchingOverflow(
+      session,
+      signal,
+      (watched) =>
+        session.client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, signal: watched })
+    )
     return {
       content: (result.content ?? []) as ReadonlyArray<McpContent>,
       structuredContent: result.structuredContent,
@@ -264,7 +306,8 @@ export const connect = async (
     client: new Client({ name: "mm", version: options.version }, { capabilities: {} }),
     stdio: target.kind === "stdio" ? stdioTransport(target) : undefined,
     pid: undefined,
-    closing: false
+    closing: false,
+    overflowed: new Set()
   }
   const tools = await openAndList(session, target, options)
   const connection: Connection = {

@@ -67,6 +67,20 @@ export const makeServer = (context = {}) => {
       return { content: [{ type: "text", text: `${name}=${process.env[name] ?? "(unset)"}` }] }
     }
   )
+  // over streamable HTTP only, where startHttpServer answers its calls itself
+  if (context.flood === true) {
+    server.registerTool(
+      "flood",
+      {
+        description: "Replies with a text of that many bytes (over HTTP, streamed as it is written).",
+        inputSchema: { bytes: z.number(), json: z.boolean().optional() }
+      },
+      async ({ bytes }) => {
+        log({ tool: "flood", bytes })
+        return { content: [{ type: "text", text: "x".repeat(bytes) }] }
+      }
+    )
+  }
   server.registerTool("crash", { description: "Exits the server.", inputSchema: {} }, async () => {
     log({ tool: "crash" })
     process.stderr.write("crashing on purpose\n")
@@ -76,14 +90,49 @@ export const makeServer = (context = {}) => {
   return server
 }
 
+/**
+ * The reply to a call of `flood`, written piece by piece without ever being held whole: one
+ * server-sent event (or a JSON body with `json: true`) whose text has `bytes` bytes. Stops when
+ * the client goes away; `floods` counts the bytes it managed to write.
+ */
+const floodReply = async (res, id, { bytes, json }, floods) => {
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`
+  const tail = `"}]}}`
+  res.writeHead(200, { "content-type": json ? "application/json" : "text/event-stream" })
+  let gone = false
+  res.on("close", () => (gone = true))
+  const write = (text) => (res.write(text) || gone ? Promise.resolve() : new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done)
+      res.off("close", done)
+      resolve()
+    }
+    res.on("drain", done)
+    res.on("close", done)
+  }))
+  const piece = "x".repeat(1024 * 1024)
+  const record = { bytes: 0 }
+  floods.push(record)
+  await write(json ? head : `event: message\ndata: ${head}`)
+  for (let sent = 0; sent < bytes && !gone; sent += piece.length) {
+    await write(piece.slice(0, Math.min(piece.length, bytes - sent)))
+    record.bytes = sent
+  }
+  if (!gone) res.end(json ? tail : `${tail}\n\n`)
+}
+
 /** Streamable HTTP on 127.0.0.1 (a fresh server for each request, no session). */
 export const startHttpServer = async () => {
+  const floods = []
   const httpServer = http.createServer(async (req, res) => {
     const chunks = []
     for await (const chunk of req) chunks.push(chunk)
     const raw = Buffer.concat(chunks).toString("utf8")
     const body = raw === "" ? undefined : JSON.parse(raw)
-    const server = makeServer({ headers: req.headers })
+    if (body?.method === "tools/call" && body.params?.name === "flood") {
+      return floodReply(res, body.id, body.params.arguments ?? {}, floods)
+    }
+    const server = makeServer({ headers: req.headers, flood: true })
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     res.on("close", () => {
       void transport.close()
@@ -96,6 +145,7 @@ export const startHttpServer = async () => {
   const { port } = httpServer.address()
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    floods,
     close: () =>
       new Promise((resolve) => {
         httpServer.closeAllConnections?.()

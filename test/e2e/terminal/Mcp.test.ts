@@ -206,6 +206,48 @@ describe("MCP servers in the terminal", () => {
     }
   }, 30_000)
 
+  it(
+    "a 300 MB reply from a remote server (event stream or JSON) fails its call in one line; mm stays under 600 MB",
+    async () => {
+      const http = await startHttpServer()
+      try {
+        const project = tempProject(configFor(fake.url, ["mcpServers:", "  remote:", `    url: ${http.url}`]))
+        const bytes = 300 * 1024 * 1024
+        fake.push(
+          { toolCalls: [{ name: "mcp__remote__flood", arguments: { bytes } }] },
+          { text: "The stream was too much." },
+          { toolCalls: [{ name: "mcp__remote__flood", arguments: { bytes, json: true } }] },
+          { text: "The body was too much." }
+        )
+        const mm = new MmProcess(project)
+        mm.send("flood me")
+        await mm.waitFor("The stream was too much.", 0, 60_000)
+        mm.send("again, as JSON")
+        await mm.waitFor("The body was too much.", 0, 60_000)
+        // the highest resident set mm had, read while it still runs
+        const status = fs.readFileSync(`/proc/${mm.child.pid}/status`, "utf8")
+        const peakMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024
+        expect(await mm.end()).toBe(0)
+        expect(peakMb, `mm's peak resident set: ${peakMb} MB`).toBeLessThan(600)
+        const tooLarge = "mcp server \"remote\" failed the call: reply over 10 MiB (the MCP message limit), dropped"
+        expect(mm.stderr.split("\n").filter((line) => line === `  ✗ ${tooLarge}`), mm.stderr).toHaveLength(2)
+        // the model reads the same line as each call's result
+        const results = [1, 3].map((i) => fake.completions()[i].body.messages.at(-1))
+        for (const result of results) {
+          expect(result).toMatchObject({
+            role: "tool",
+            content: expect.stringContaining("reply over 10 MiB")
+          })
+        }
+        // mm stopped reading: neither reply was sent whole
+        expect(http.floods.map((f) => f.bytes < bytes)).toEqual([true, true])
+      } finally {
+        await http.close()
+      }
+    },
+    120_000
+  )
+
   it("at a terminal, says once every server is up, above the prompt, without waiting for a question", async () => {
     const project = tempProject(
       configFor(fake.url, [

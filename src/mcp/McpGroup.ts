@@ -7,6 +7,12 @@ import type { Connection, ServerTarget } from "./McpSdk"
 /** How long a server may take to start and list its tools. */
 export const STARTUP_TIMEOUT_MS = 10_000
 
+/**
+ * Past this many bytes of tool definitions (names, descriptions, input schemas) a server is
+ * warned about: they go with every request to the model (5,000 tools made each one 3.5 MB).
+ */
+export const TOOL_SCHEMAS_WARN_BYTES = 256 * 1024
+
 /** A server to start: its name, where it is, and whether its tools wait for approval. */
 export interface ServerEntry {
   readonly name: string
@@ -113,6 +119,24 @@ const toolsOf = (entry: ServerEntry, connection: Connection): Array<McpTool> => 
   })
 }
 
+/** The bytes a server's tools add to every request, about as the model client sends them. */
+export const schemaBytes = (tools: ReadonlyArray<McpTool>): number =>
+  tools.reduce(
+    (sum, t) =>
+      sum + Buffer.byteLength(JSON.stringify({ name: t.name, description: t.description, parameters: t.inputSchema })),
+    0
+  )
+
+const mebibytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+
+/** The line for a server whose tools weigh more than TOOL_SCHEMAS_WARN_BYTES, or undefined. */
+export const heavyToolsLine = (server: string, tools: ReadonlyArray<McpTool>): string | undefined => {
+  const bytes = schemaBytes(tools)
+  if (bytes <= TOOL_SCHEMAS_WARN_BYTES) return undefined
+  return `mcp server "${server}" declares ${tools.length} tools (${mebibytes(bytes)} of definitions), sent with ` +
+    `every request — disable it (enabled: false) or use a server with fewer tools`
+}
+
 /** Starts one server; its failure, now or later, becomes its state and one problem line. */
 const startServer = async (group: GroupState, entry: ServerEntry): Promise<void> => {
   const target = entry.target
@@ -129,7 +153,10 @@ const startServer = async (group: GroupState, entry: ServerEntry): Promise<void>
     })
     if (group.closed) return void (await connection.close())
     group.connections.set(entry.name, connection)
-    group.states.set(entry.name, { _tag: "Ready", tools: toolsOf(entry, connection) })
+    const tools = toolsOf(entry, connection)
+    group.states.set(entry.name, { _tag: "Ready", tools })
+    const heavy = heavyToolsLine(entry.name, tools)
+    if (heavy !== undefined) problem(group, heavy)
     connection.onLost = (reason) => {
       group.connections.delete(entry.name)
       group.states.set(entry.name, { _tag: "Failed", reason: `stopped: ${group.secrets.redact(reason)}` })

@@ -126,6 +126,8 @@ const answer = (run: PrintOptions, agent: Agent["Type"], conversation: Conversat
         if (json) {
           const line = printEventJson(event, usage)
           if (line !== undefined) emit(line)
+          // a notice (an MCP server that did not start, say) is for the person too: on stderr as in text
+          if (event._tag === "Notice") io.err(sanitize(event.text))
           return
         }
         switch (event._tag) {

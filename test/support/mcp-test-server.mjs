@@ -3,7 +3,8 @@
 //   startHttpServer() (imported)         streamable HTTP on 127.0.0.1, one server per request
 //   startSseServer() (imported)          the older HTTP+SSE transport only (a POST to the endpoint is 405)
 // Every tool call is appended to $MCP_TEST_LOG (one JSON line), so tests can tell whether a
-// call reached the server. MCP_TEST_START=hang|crash misbehaves at start-up.
+// call reached the server. MCP_TEST_START=hang|crash misbehaves at start-up. MCP_TEST_TOOLS=N
+// declares N more tools (wide_0 …), each with a schema of a few hundred bytes.
 import * as fs from "node:fs"
 import * as http from "node:http"
 
@@ -79,6 +80,17 @@ export const makeServer = (context = {}) => {
         log({ tool: "flood", bytes })
         return { content: [{ type: "text", text: "x".repeat(bytes) }] }
       }
+    )
+  }
+  const wide = Number(process.env.MCP_TEST_TOOLS ?? 0)
+  for (let i = 0; i < wide; i++) {
+    server.registerTool(
+      `wide_${i}`,
+      {
+        description: `Tool number ${i} of a server that declares far too many tools.`,
+        inputSchema: { query: z.string().describe("What to look up."), limit: z.number().optional() }
+      },
+      async () => ({ content: [{ type: "text", text: `wide ${i}` }] })
     )
   }
   server.registerTool("crash", { description: "Exits the server.", inputSchema: {} }, async () => {

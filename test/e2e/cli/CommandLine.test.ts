@@ -15,6 +15,7 @@ import {
   tempProject,
   withSessions
 } from "../../support/MmProcess"
+import { MCP_TEST_SERVER } from "../../support/paths"
 import { PtyMm } from "../../support/PtyMm"
 
 const asking = (lines: ReadonlyArray<string>) => lines.map((l) => (l === "permissions: allow" ? "permissions: ask" : l))
@@ -174,6 +175,36 @@ describe("mm -p: one answer for scripts", () => {
     expect(run.stderr).toContain("↳ exit code 0 · hi")
     expect(run.stderr).toContain(`session ${id}`)
   })
+
+  it(
+    "MCP servers: one that did not start is one line on stderr, text or json; one with 5,000 tools is warned about",
+    async () => {
+      const project = tempProject(
+        configFor(server.url, [
+          "mcpServers:",
+          "  missing:",
+          "    command: mm-no-such-mcp-server",
+          "  wide:",
+          `    command: ${process.execPath}`,
+          `    args: [${JSON.stringify(MCP_TEST_SERVER)}]`,
+          "    env: {MCP_TEST_TOOLS: \"5000\"}"
+        ])
+      )
+      const missing = "mcp server \"missing\" did not start: spawn mm-no-such-mcp-server ENOENT"
+      const wide =
+        /^mcp server "wide" declares 5006 tools \(\d\.\d MB of definitions\), sent with every request — disable it \(enabled: false\) or use a server with fewer tools$/
+      for (const format of ["text", "json"]) {
+        server.push({ text: "fine" })
+        const run = await mm(project, ["-p", "--output-format", format, "hi"])
+        const lines = run.stderr.trimEnd().split("\n")
+        expect(lines.filter((line) => line === missing), run.stderr).toHaveLength(1)
+        expect(lines.filter((line) => wide.test(line)), run.stderr).toHaveLength(1)
+        expect(lines, run.stderr).toHaveLength(2)
+        expect(run.code).toBe(0)
+      }
+    },
+    60_000
+  )
 
   it("--continue -p adds a turn to the latest session, and the request carries its history", async () => {
     const project = tempProject(withSessions(server.url))

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 
 import { type FileDiff, textOf } from "../changes/ChangeGroups"
 import type { ChangesShape } from "../changes/Changes"
-import type { PlannedFile } from "../changes/UndoPlan"
+import { type PlannedFile, undoActionable } from "../changes/UndoPlan"
 import type { Conversation } from "../sessions/Conversation"
 import { changesListing, leftOutsideLine, NO_CHANGES, undoneLine } from "../text/ChangesText"
 import { plain } from "../text/Style"
@@ -138,21 +138,22 @@ export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Convers
     const title = `Undo ${plan.label}`
     const locations = plan.files.map((f) => ({ path: f.file }))
     const content = plan.files.flatMap(plannedContent)
-    const actionable = plan.files.filter((f) => f.state === "ready" || f.state === "changed")
+    const { toWrite: actionable, recordOnly } = undoActionable(plan)
     const toolCall = { toolCallId, title, kind: "edit" as const, locations, content }
     yield* send(peer, [{ sessionUpdate: "tool_call", ...toolCall, status: "pending" }])
-    if (actionable.length === 0) {
+    if (actionable.length === 0 && !recordOnly) {
       yield* send(peer, [
         { sessionUpdate: "tool_call_update", toolCallId, status: "completed" },
         agentText(`Nothing to undo of ${plan.label}.`)
       ])
       return done
     }
-    const agreed = yield* ask(peer, {
+    // only files found restored by an undo stopped before it was recorded: recorded without asking
+    const agreed = recordOnly || (yield* ask(peer, {
       sessionId: peer.sessionId,
       toolCall: { ...toolCall, status: "pending" },
       options: undoOptions(plan.label)
-    })
+    }))
     if (!agreed) {
       yield* send(peer, [{
         sessionUpdate: "tool_call_update",

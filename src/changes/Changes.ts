@@ -317,7 +317,7 @@ const checkFile = (
       question: run.label
     })
     if (file.state === "same") {
-      // restored already (by an undo killed midway, say): its undo must bring it back too
+      // restored already (by an undo killed midway, say; UndoPlan.ts's foundRestored): its undo must bring it back too
       const after = file.afterHash ?? null
       return after === null || after === file.targetHash
         ? { _tag: "Skip" } as const
@@ -390,22 +390,25 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
     const left: Array<UndoReport["left"][number]> = []
     const warnings: Array<string> = []
     const todo: Array<Pending> = []
-    const already: Array<ChangeRecord> = []
+    const restored: Array<string> = []
+    const deleted: Array<string> = []
+    const entries: Array<ChangeRecord> = []
     for (const file of planned.files) {
       const checked = yield* checkFile(deps, conversation, file, confirmed, run)
       if (checked._tag === "Left") {
         left.push({ path: file.path, reason: checked.reason, ...(checked.outside ? { outside: true } : {}) })
       }
-      if (checked._tag === "Skip" && checked.entry !== undefined) already.push(checked.entry)
+      if (checked._tag === "Skip" && checked.entry !== undefined) {
+        // restored already: recorded with the rest (so an undo killed after its last write is completed)
+        entries.push(checked.entry)
+        ;(file.targetHash === null ? deleted : restored).push(file.path)
+      }
       if (checked._tag !== "Pending") continue
       if (checked.warning !== undefined) warnings.push(checked.warning)
       todo.push(checked.pending)
     }
     // recorded once the files are written: after a crash midway, the next /undo finds the
     // files already restored "the same" and restores the others (the blobs are kept first)
-    const restored: Array<string> = []
-    const deleted: Array<string> = []
-    const entries: Array<ChangeRecord> = []
     const editor = yield* editorWriter(deps.files)
     for (const { entry, planned: file } of todo) {
       const done = yield* restoreFile(editor, file)
@@ -420,8 +423,7 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
     const report = { label: planned.label, restored, deleted, left }
     const note = entries.length > 0 ? noteText(planned, report) : undefined
     if (note !== undefined) {
-      // with the files found restored already, so that the undo of this undo is complete
-      const saved = yield* recordUndo(conversation, note, [...already, ...entries])
+      const saved = yield* recordUndo(conversation, note, entries)
       if (saved !== undefined) warnings.push(saved)
     }
     return { ...report, note, warnings }

@@ -32,12 +32,33 @@ export interface PlannedFile {
   readonly outside?: string
 }
 
+/**
+ * A file found as the undo would leave it although the turn had changed it: restored by an
+ * undo that was stopped (killed) before it was recorded, or by hand. The undo records it, so
+ * that the undo of this undo brings it back too.
+ */
+export const foundRestored = (file: PlannedFile): boolean =>
+  file.state === "same" && file.afterHash !== undefined && file.afterHash !== null &&
+  file.afterHash !== file.targetHash
+
 export interface UndoPlan {
   /** `turn 3`, `turns 3, 2`, `undo of turn 3`. */
   readonly label: string
   /** Every group taken back is an agent's turn (not an undo). */
   readonly ofTurns: boolean
   readonly files: ReadonlyArray<PlannedFile>
+}
+
+/**
+ * Whether `/undo` goes ahead: some file to write, or only files found restored already (an
+ * undo killed once every file was written; recording it needs no confirmation).
+ */
+export const undoActionable = (plan: UndoPlan): {
+  readonly toWrite: ReadonlyArray<PlannedFile>
+  readonly recordOnly: boolean
+} => {
+  const toWrite = plan.files.filter((f) => f.state === "ready" || f.state === "changed")
+  return { toWrite, recordOnly: toWrite.length === 0 && plan.files.some(foundRestored) }
 }
 
 export interface UndoReport {

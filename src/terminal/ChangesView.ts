@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 
 import type { ChangesShape } from "../changes/Changes"
+import { undoActionable } from "../changes/UndoPlan"
 import type { Conversation } from "../sessions/Conversation"
 import {
   changesListing,
@@ -52,7 +53,13 @@ export const runUndo = (changes: ChangesShape, conversation: Conversation, arg: 
     const plan = yield* changes.plan(conversation, count)
     if (plan === undefined) return print.line(NO_CHANGES.replace("no file changed", "nothing to undo: no file changed"))
     print.line(undoPreview(plan, style))
-    const actionable = plan.files.filter((f) => f.state === "ready" || f.state === "changed")
+    const { toWrite: actionable, recordOnly } = undoActionable(plan)
+    if (recordOnly) {
+      // an earlier /undo wrote every file and was stopped before it was recorded: recorded now
+      const report = yield* changes.apply(conversation, plan, new Set())
+      for (const warning of report.warnings) print.line(style.yellow(warning))
+      return print.line(undoneLine(report))
+    }
     if (actionable.length === 0) return print.line(`nothing to undo of ${plan.label}`)
     const yes = (prompt: string) =>
       Effect.map(

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
 
 import { MM_BIN, stripAnsi } from "./MmProcess"
 
@@ -23,6 +24,29 @@ export class PtyMm {
     })
     this.child.stdout!.setEncoding("utf8").on("data", (d: string) => (this.out += d))
     this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)))
+  }
+  /** The pid of mm itself (a descendant of `script`), to signal it directly; undefined when not found. */
+  mmPid(): number | undefined {
+    const childrenOf = (pid: number): Array<number> => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(
+          Number
+        )
+      } catch {
+        return []
+      }
+    }
+    const queue = childrenOf(this.child.pid!)
+    while (queue.length > 0) {
+      const pid = queue.shift()!
+      try {
+        if (fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(MM_BIN)) return pid
+      } catch {
+        // gone meanwhile
+      }
+      queue.push(...childrenOf(pid))
+    }
+    return undefined
   }
   type(text: string) {
     this.child.stdin!.write(text)

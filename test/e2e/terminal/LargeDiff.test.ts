@@ -69,4 +69,25 @@ describe("a large rewrite's preview", () => {
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   }, 120_000)
+
+  for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+    it(`${signal} at a 50k-line rewrite's preview ends mm with 130; the file is unchanged`, async () => {
+      const project = askProject()
+      const before = numbered(50_000, "old")
+      fs.writeFileSync(path.join(project, "big.txt"), before)
+      server.push({
+        toolCalls: [{ name: "write_file", arguments: { path: "big.txt", content: numbered(50_000, "new") } }]
+      })
+      const mm = new PtyMm(project, {}, [], { columns: 200, rows: 50 })
+      await mm.waitFor(/> /)
+      const mark = mm.out.length
+      mm.type("rewrite it\r")
+      await mm.waitForText(/diff too large to show[\s\S]*\[t\]ell mm what to do instead: /, mark)
+      const pid = mm.mmPid()
+      expect(pid).toBeDefined()
+      process.kill(pid!, signal)
+      expect(await mm.exit()).toBe(130)
+      expect(fs.readFileSync(path.join(project, "big.txt"), "utf8")).toBe(before)
+    }, 120_000)
+  }
 })

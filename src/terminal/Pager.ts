@@ -1,10 +1,11 @@
 // A change too large for mm to diff (lib/Diff.ts), shown whole in the user's pager: the system's
 // `diff -u` (a separate process, fast on rewrites) piped into $PAGER, or the new text when there is
 // no `diff`. mm waits for the pager to close; it holds the terminal meanwhile.
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { nodeChildProcesses } from "../lib/NodeModules"
 
 /** The pager mm runs: $PAGER, else `less`. */
 export const pagerName = (env: NodeJS.ProcessEnv = process.env): string =>
@@ -25,7 +26,9 @@ export const viewInPager = (shown: string, before: string, after: string): void 
     const newFile = path.join(dir, "after")
     fs.writeFileSync(oldFile, before, { mode: 0o600 })
     fs.writeFileSync(newFile, after, { mode: 0o600 })
-    spawnSync("sh", ["-c", SCRIPT, "sh", oldFile, newFile, shown, pagerName()], { stdio: "inherit" })
+    nodeChildProcesses().spawnSync("sh", ["-c", SCRIPT, "sh", oldFile, newFile, shown, pagerName()], {
+      stdio: "inherit"
+    })
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

@@ -280,32 +280,36 @@ describe("/undo killed midway", () => {
     names.forEach((name, i) => expect(fs.readFileSync(path.join(project, name), "utf8") === after(i)).toBe(true))
   }, 120_000)
 
-  it("an undo killed after its last write, before it was recorded, is recorded by the next /undo, and its undo is complete", async () => {
-    const project = project3(server)
-    editingTurn(server)
-    const first = await runMm(project, ["make the changes"])
-    expect(first.stdout).toContain("done")
-    // what such a kill leaves: every file restored, no undo in the session
-    fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\nthree\n")
-    fs.writeFileSync(path.join(project, "b.txt"), "beta\n")
-    fs.rmSync(path.join(project, "sub/c.txt"))
-    expect(sessionOf(project).changes.filter((c: any) => c.kind === "undo")).toEqual([])
-    const again = await runMm(project, ["/resume", "/undo"])
-    expect(again.all).toContain("↩️ undid turn 1: restored a.txt, b.txt; deleted sub/c.txt")
-    const saved = sessionOf(project)
-    expect(saved.changes.filter((c: any) => c.kind === "undo").map((c: any) => c.path)).toEqual([
-      "a.txt",
-      "b.txt",
-      "sub/c.txt"
-    ])
-    expect(saved.messages.at(-1).content).toContain("the user reverted the changes of turn 1")
-    // the undo of that undo brings every file back
-    const back = await runMm(project, ["/resume", "/undo", "y"])
-    expect(back.all).toContain("↩️ undid undo of turn 1")
-    expect(read(project, "a.txt")).toBe("one\nTWO\nthree\n")
-    expect(read(project, "b.txt")).toBe("beta\nnew line\n")
-    expect(read(project, "sub/c.txt")).toBe("created\nby\nmm\n")
-  }, 60_000)
+  it(
+    "an undo killed after its last write, before it was recorded, is recorded by the next /undo, and its undo is complete",
+    async () => {
+      const project = project3(server)
+      editingTurn(server)
+      const first = await runMm(project, ["make the changes"])
+      expect(first.stdout).toContain("done")
+      // what such a kill leaves: every file restored, no undo in the session
+      fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\nthree\n")
+      fs.writeFileSync(path.join(project, "b.txt"), "beta\n")
+      fs.rmSync(path.join(project, "sub/c.txt"))
+      expect(sessionOf(project).changes.filter((c: any) => c.kind === "undo")).toEqual([])
+      const again = await runMm(project, ["/resume", "/undo"])
+      expect(again.all).toContain("↩️ undid turn 1: restored a.txt, b.txt; deleted sub/c.txt")
+      const saved = sessionOf(project)
+      expect(saved.changes.filter((c: any) => c.kind === "undo").map((c: any) => c.path)).toEqual([
+        "a.txt",
+        "b.txt",
+        "sub/c.txt"
+      ])
+      expect(saved.messages.at(-1).content).toContain("the user reverted the changes of turn 1")
+      // the undo of that undo brings every file back
+      const back = await runMm(project, ["/resume", "/undo", "y"])
+      expect(back.all).toContain("↩️ undid undo of turn 1")
+      expect(read(project, "a.txt")).toBe("one\nTWO\nthree\n")
+      expect(read(project, "b.txt")).toBe("beta\nnew line\n")
+      expect(read(project, "sub/c.txt")).toBe("created\nby\nmm\n")
+    },
+    60_000
+  )
 
   it("/undo leaves a file whose symbolic link now leads outside the project, and restores the rest", async () => {
     const project = project3(server)

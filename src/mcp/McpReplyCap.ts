@@ -13,7 +13,8 @@ export const MCP_REPLY_MAX_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE
 
 export class ReplyTooLarge extends Error {
   constructor(readonly maxBytes: number) {
-    super(`reply over ${maxBytes / 1024 / 1024} MiB (the MCP message limit), dropped`)
+    const mib = maxBytes / 1024 / 1024
+    super(`reply over ${Number.isInteger(mib) ? `${mib} MiB` : `${maxBytes} bytes`} (the MCP message limit), dropped`)
   }
 }
 

@@ -17,6 +17,8 @@ export const PROMPTS_SEEN_KEY = "mm/promptsSeen"
 
 /** Prompts whose handler has not taken their number yet (their params were refused, say) are forgotten past this many. */
 const MAX_PENDING = 1024
+/** Sessions whose last prompt is remembered (an editor's threads; ids it made up go first past this many). */
+const MAX_SESSIONS = 10_000
 
 const NEWLINE = 0x0a
 const PROMPT = Buffer.from("\"session/prompt\"")
@@ -60,7 +62,9 @@ export const makePromptOrder = (): PromptOrder => {
     if (message === undefined || params === undefined || typeof params.sessionId !== "string") return undefined
     if (message.method === "session/prompt" && "id" in message) {
       counter++
+      lastPrompt.delete(params.sessionId)
       lastPrompt.set(params.sessionId, counter)
+      if (lastPrompt.size > MAX_SESSIONS) lastPrompt.delete(lastPrompt.keys().next().value!)
       pending.set(JSON.stringify(message.id), counter)
       if (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!)
       return undefined

@@ -38,8 +38,11 @@ const lineStarts = (text: string): Array<number> => {
 const lineAt = (text: string, starts: ReadonlyArray<number>, i: number): string =>
   text.slice(starts[i], i + 1 < starts.length ? starts[i + 1] : text.length)
 
-/** The lines each side keeps once the lines both share at the start and at the end are set aside: linear. */
-export const trimmedCounts = (before: string, after: string) => {
+/**
+ * The lines both texts share at the start and at the end, found in linear time, and the lines
+ * each side keeps once they are set aside (the changed middle).
+ */
+const trim = (before: string, after: string) => {
   const a = lineStarts(before)
   const b = lineStarts(after)
   let prefix = 0
@@ -49,37 +52,49 @@ export const trimmedCounts = (before: string, after: string) => {
     suffix < a.length - prefix && suffix < b.length - prefix &&
     lineAt(before, a, a.length - 1 - suffix) === lineAt(after, b, b.length - 1 - suffix)
   ) suffix++
-  return {
-    beforeLines: a.length,
-    afterLines: b.length,
-    removed: a.length - prefix - suffix,
-    added: b.length - prefix - suffix
-  }
+  return { a, b, prefix, suffix }
 }
 
-/** The diff of `path` from `before` to `after`, within the bounds above; never slower than ~DIFF_TIMEOUT_MS plus linear work. */
+/** From line `from` (0-based) of `text` to the end of the line before `to`. */
+const slice = (text: string, starts: ReadonlyArray<number>, from: number, to: number): string =>
+  text.slice(from < starts.length ? starts[from] : text.length, to < starts.length ? starts[to] : text.length)
+
+/**
+ * The diff of `path` from `before` to `after`, within the bounds above: the lines both share at
+ * the start and the end are set aside first (linearly), so a small change in a large file costs
+ * little, and jsdiff sees only the changed middle with its context.
+ */
 export const diffTexts = (path: string, before: string, after: string, context = 3): TextDiff => {
-  if (before === after) {
-    const lines = lineStarts(before).length
-    return { diff: "", added: 0, removed: 0, beforeLines: lines, afterLines: lines, tooLarge: false }
-  }
-  const patch = structuredPatch(path, path, before, after, undefined, undefined, {
-    context,
-    maxEditLength: DIFF_MAX_EDIT_LENGTH,
-    timeout: DIFF_TIMEOUT_MS
-  })
-  const trimmed = trimmedCounts(before, after)
-  if (patch === undefined) return { ...trimmed, diff: "", tooLarge: true }
+  const { a, b, prefix, suffix } = trim(before, after)
+  const sizes = { beforeLines: a.length, afterLines: b.length }
+  if (before === after) return { diff: "", added: 0, removed: 0, ...sizes, tooLarge: false }
+  const skipStart = Math.max(0, prefix - context)
+  const skipEnd = Math.max(0, suffix - context)
+  const estimate = { removed: a.length - prefix - suffix, added: b.length - prefix - suffix }
+  // at least this many lines are added or removed: past the bound, jsdiff need not even start
+  const surely = Math.abs(estimate.added - estimate.removed) > DIFF_MAX_EDIT_LENGTH
+  const patch = surely ? undefined : structuredPatch(
+    path,
+    path,
+    slice(before, a, skipStart, a.length - skipEnd),
+    slice(after, b, skipStart, b.length - skipEnd),
+    undefined,
+    undefined,
+    { context, maxEditLength: DIFF_MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS }
+  )
+  if (patch === undefined) return { diff: "", ...estimate, ...sizes, tooLarge: true }
   let added = 0
   let removed = 0
   for (const hunk of patch.hunks) {
+    hunk.oldStart += skipStart
+    hunk.newStart += skipStart
     for (const line of hunk.lines) {
       if (line.startsWith("+")) added++
       else if (line.startsWith("-")) removed++
     }
   }
   const diff = formatPatch(patch, { includeIndex: false, includeUnderline: false, includeFileHeaders: true })
-  return { diff, added, removed, beforeLines: trimmed.beforeLines, afterLines: trimmed.afterLines, tooLarge: false }
+  return { diff, added, removed, ...sizes, tooLarge: false }
 }
 
 const lines = (n: number): string => `${n} line${n === 1 ? "" : "s"}`

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { createTwoFilesPatch } from "diff"
 
 import { diffTexts, tooLargeSummary, unifiedDiff } from "../../src/lib/Diff"
 
@@ -97,5 +98,34 @@ describe("diffTexts bounds", () => {
     expect(diff.tooLarge).toBe(false)
     expect([diff.added, diff.removed]).toEqual([1, 1])
     expect(diff.diff).toContain("@@ -24998,7 +24998,7 @@")
+  })
+
+  it("gives jsdiff's own diff, hunk numbers included, though it sets the shared start and end aside first", () => {
+    const lines = Array.from({ length: 400 }, (_, i) => `line ${i}\n`)
+    const edits: Array<(l: Array<string>) => Array<string>> = [
+      (l) => ["new first\n", ...l],
+      (l) => l.slice(1),
+      (l) => [...l, "new last\n"],
+      (l) => l.slice(0, -1),
+      (l) => [...l.slice(0, 200), "inserted\n", ...l.slice(200)],
+      (l) => [...l.slice(0, 2), "changed 2\n", ...l.slice(3, 397), "changed 397\n", ...l.slice(398)],
+      (l) => [...l.slice(0, 100), ...l.slice(110)],
+      (l) => [...l.slice(0, -1), "line 399"]
+    ]
+    for (const edit of edits) {
+      const before = lines.join("")
+      const after = edit([...lines]).join("")
+      const expected = createTwoFilesPatch("f", "f", before, after, undefined, undefined, {
+        context: 3,
+        headerOptions: { includeIndex: false, includeUnderline: false, includeFileHeaders: true }
+      })
+      expect(diffTexts("f", before, after).diff).toBe(expected)
+      expect(diffTexts("f", after, before).diff).toBe(
+        createTwoFilesPatch("f", "f", after, before, undefined, undefined, {
+          context: 3,
+          headerOptions: { includeIndex: false, includeUnderline: false, includeFileHeaders: true }
+        })
+      )
+    }
   })
 })

@@ -20,6 +20,8 @@ export interface TurnState {
   readonly base: ReadonlyArray<Message>
   /** This turn's messages so far, the question first. */
   readonly added: Array<Message>
+  /** When the question was sent (ISO), for the session's `inProgress` marker. */
+  readonly sentAt: string
   /** The text shown of the answer being streamed, kept if the turn is cancelled. */
   readonly partial: Ref.Ref<string>
 }

@@ -9,6 +9,7 @@ import { AppConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
 import { Secrets } from "../lib/Secrets"
 import type { Conversation } from "../sessions/Conversation"
+import { interruptedLine } from "../sessions/Interrupted"
 import { openOn } from "../sessions/SessionStart"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
@@ -88,6 +89,7 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
       return started.code
     }
     if (run.verbose) { for (const line of [...(run.notes ?? []), ...startedLines(started)]) io.err(line) }
+    else if (started.report?.interrupted !== undefined) io.err(sanitize(interruptedLine(started.report.interrupted)))
     const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io))
     if (run.verbose) {
       const id = yield* conversation.id

@@ -21,6 +21,8 @@ export interface ResumeReport {
   readonly messages: number
   readonly title: string
   readonly errors: number
+  /** The question of a turn mm stopped during (killed, power lost), closed on load. */
+  readonly interrupted?: string
 }
 
 /**
@@ -45,6 +47,11 @@ export interface Conversation {
   readonly archiveAndReset: Effect.Effect<string | undefined, StoreError>
   /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */
   readonly resume: (id: string | undefined) => Effect.Effect<ResumeReport | undefined, ResumeError>
+  /**
+   * The question of a turn mm stopped during, found when this conversation was loaded (then
+   * closed); given once, undefined afterwards.
+   */
+  readonly takeInterrupted: Effect.Effect<string | undefined>
   /** What the user allowed for the rest of this session ("always"), as scopes (ApprovalScope.ts). */
   readonly allowed: Ref.Ref<ReadonlyArray<Scope>>
   /** The last token usage the server reported, for compaction estimates. */

@@ -12,7 +12,7 @@ import {
   type Deps,
   idOfTyped,
   latestOther,
-  loadOwned,
+  loadClosed,
   sessionsOff,
   storeReason,
   underCurrentSystem
@@ -45,6 +45,8 @@ interface Cells {
   readonly settings: Ref.Ref<SessionSettings>
   /** The `updatedAt` of the file as this conversation last read or wrote it. */
   readonly written: Ref.Ref<string | undefined>
+  /** The question of a turn closed on load, until it is taken. */
+  readonly interrupted: Ref.Ref<string | undefined>
 }
 
 export interface Start {
@@ -54,6 +56,8 @@ export interface Start {
   readonly onDisk: boolean
   readonly status: SaveStatus
   readonly terminal?: boolean
+  /** The question of a turn mm stopped during, closed when `session` was loaded. */
+  readonly interrupted?: string
 }
 
 const makeCells = (start: Start): Effect.Effect<Cells> =>
@@ -68,7 +72,8 @@ const makeCells = (start: Start): Effect.Effect<Cells> =>
       allowed: yield* Ref.make<ReadonlyArray<Scope>>([]),
       usage: yield* Ref.make<Usage | undefined>(undefined),
       settings: yield* Ref.make<SessionSettings>(defaultSettings),
-      written: yield* Ref.make<string | undefined>(start.onDisk ? start.session.updatedAt : undefined)
+      written: yield* Ref.make<string | undefined>(start.onDisk ? start.session.updatedAt : undefined),
+      interrupted: yield* Ref.make<string | undefined>(start.interrupted)
     }
   })
 
@@ -238,12 +243,15 @@ const adopt = (deps: Deps, cells: Cells, loaded: Session) =>
     })
   )
 
-const reportOf = (loaded: Session): ResumeReport => ({
-  id: loaded.id,
-  messages: loaded.messages.filter((m) => m.role !== "system").length,
-  title: loaded.title,
-  errors: loaded.errors.length
-})
+const reportOf = (loaded: Session, interrupted: string | undefined): ResumeReport => {
+  const report: ResumeReport = {
+    id: loaded.id,
+    messages: loaded.messages.filter((m) => m.role !== "system").length,
+    title: loaded.title,
+    errors: loaded.errors.length
+  }
+  return interrupted === undefined ? report : { ...report, interrupted }
+}
 
 const resume = (deps: Deps, cells: Cells) =>
   Effect.fn("Conversation.resume")(
@@ -254,9 +262,9 @@ const resume = (deps: Deps, cells: Cells) =>
         ? yield* latestOther(deps, current.dir, cells.cwd, (yield* Ref.get(cells.state)).id)
         : yield* idOfTyped(deps, current.dir, cells.cwd, requested)
       if (id === undefined) return undefined
-      const loaded = yield* loadOwned(deps, current.dir, cells.cwd, id)
-      yield* adopt(deps, cells, loaded)
-      return reportOf(loaded)
+      const loaded = yield* loadClosed(deps, current.dir, cells.cwd, id)
+      yield* adopt(deps, cells, loaded.session)
+      return reportOf(loaded.session, loaded.interrupted)
     },
     (effect, requested) =>
       Effect.tapError(effect, (error) =>
@@ -282,6 +290,7 @@ export const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conver
       detach: detach(cells),
       archiveAndReset: archiveAndReset(deps, cells),
       resume: resume(deps, cells),
+      takeInterrupted: Ref.getAndSet(cells.interrupted, undefined),
       allowed: cells.allowed,
       usage: cells.usage,
       settings: cells.settings

@@ -131,6 +131,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     shown,
     mcpTools,
     turnNumber: before.turns + 1,
+    previous: before.messages,
     base: withSystem(before.messages, system),
     added: [{ role: "user", content: question }],
     sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
@@ -213,7 +214,7 @@ const endTurn = Effect.fn("Agent.endTurn")(function*(
   if (outcome._tag === "Left") {
     const error = outcome.left
     // the history goes back to what it was before the question
-    yield* Effect.ignore(conversation.update((session) => ({ ...withoutProgress(session), messages: state.base })))
+    yield* Effect.ignore(conversation.update((session) => ({ ...withoutProgress(session), messages: state.previous })))
     yield* warn(emit, yield* conversation.record({ kind: "generation", line: error.message, raw: error.raw, question }))
     yield* emit({ _tag: "TurnFailed", error })
     return

@@ -4,7 +4,7 @@ import type * as Ref from "effect/Ref"
 import type { Scope } from "../approvals/ApprovalScope"
 import type { SessionSettings } from "../approvals/SessionSettings"
 import type { ResumeError, StoreError } from "../domain/Errors"
-import type { Session } from "../domain/Session"
+import type { Message, Session } from "../domain/Session"
 import type { Usage } from "../model/ModelClient"
 import type { Failure } from "./ErrorLog"
 import type { SessionListing } from "./SessionStore"
@@ -39,6 +39,15 @@ export interface Conversation {
   readonly ensureFile: Effect.Effect<string | undefined>
   /** Changes the session in memory, then rewrites its file; returns a warning the first time saving fails. */
   readonly update: (change: (session: Session) => Session) => Effect.Effect<string | undefined>
+  /**
+   * A compaction: the turns it `replaced` are first written to an archive file (listed in
+   * `archives`), then the history becomes `messages` and the file is rewritten. Returns a
+   * warning when saving, or archiving, failed.
+   */
+  readonly compacted: (
+    messages: ReadonlyArray<Message>,
+    replaced: ReadonlyArray<Message>
+  ) => Effect.Effect<string | undefined>
   /** Keeps one error record beside the conversation (creating the file if needed), then saves. */
   readonly record: (failure: Failure) => Effect.Effect<string | undefined>
   /** Terminal `/new`: the file stays as it is; the next question opens a new one. */

@@ -4,7 +4,7 @@ import * as Ref from "effect/Ref"
 import type { Scope } from "../approvals/ApprovalScope"
 import { defaultSettings, type SessionSettings } from "../approvals/SessionSettings"
 import type { StoreError } from "../domain/Errors"
-import { emptySession, ERRORS_CAP, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
+import { emptySession, ERRORS_CAP, type Message, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
 import type { Usage } from "../model/ModelClient"
 import type { Conversation, ResumeReport, SaveStatus } from "./Conversation"
 import type { Failure } from "./ErrorLog"
@@ -172,6 +172,44 @@ const update = (deps: Deps, cells: Cells) =>
     return yield* saveNow(deps, cells)
   }, cells.lock.withPermits(1))
 
+/** An archive of `replaced`, the turns a compaction of `session` takes out of it. */
+const archiveOfTurns = (session: Session, replaced: ReadonlyArray<Message>, at: Date): Session => ({
+  version: SESSION_VERSION,
+  id: "",
+  cwd: session.cwd,
+  createdAt: at.toISOString(),
+  updatedAt: at.toISOString(),
+  title: session.title,
+  turns: replaced.filter((m) => m.role === "user" && m.summary !== true && m.note !== true).length,
+  archiveOf: session.id,
+  messages: replaced,
+  errors: []
+})
+
+const compacted = (deps: Deps, cells: Cells) =>
+  Effect.fn("Conversation.compacted")(
+    function*(messages: ReadonlyArray<Message>, replaced: ReadonlyArray<Message>) {
+      const current = yield* Ref.get(cells.status)
+      const session = yield* Ref.get(cells.state)
+      let archives = session.archives ?? []
+      let warning: string | undefined
+      if (current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) && replaced.length > 0) {
+        // the turns are on disk under their own id before the file stops holding them
+        const archived = yield* Effect.either(
+          deps.store.archive(current.dir, archiveOfTurns(session, replaced, yield* now))
+        )
+        if (archived._tag === "Right") archives = [...archives, archived.right.id]
+        else {warning = `the compacted turns could not be archived (${
+            storeReason(archived.left)
+          }); only the summary keeps them`}
+      }
+      const changed = yield* stamp({ ...session, messages, ...(archives.length > 0 ? { archives } : {}) })
+      yield* Ref.set(cells.state, changed)
+      return (yield* saveNow(deps, cells)) ?? warning
+    },
+    cells.lock.withPermits(1)
+  )
+
 const record = (deps: Deps, cells: Cells) =>
   Effect.fn("Conversation.record")(function*(failure: Failure) {
     const { state } = cells
@@ -286,6 +324,7 @@ export const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conver
       status: Ref.get(cells.status),
       ensureFile: ensureFile(deps, cells),
       update: update(deps, cells),
+      compacted: compacted(deps, cells),
       record: record(deps, cells),
       detach: detach(cells),
       archiveAndReset: archiveAndReset(deps, cells),

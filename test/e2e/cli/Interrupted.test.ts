@@ -32,6 +32,7 @@ const killDuring = async (dir: string, question: string, mark: string) => {
   await mm.waitFor(mark, 0, 30_000)
   mm.kill()
   await mm.exited
+  return mm.stderr
 }
 
 describe("a turn in flight is saved as it goes", () => {

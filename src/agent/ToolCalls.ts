@@ -72,7 +72,8 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
     const beforeWrite = changes.recorder(
       conversation,
       { turn: state.turnNumber, question: state.question, toolCallId: call.id },
-      (text) => Effect.sync(() => void held.push(text))
+      (text) => Effect.sync(() => void held.push(text)),
+      (text) => emit({ _tag: "Notice", text })
     )
     const result = refused === undefined
       ? yield* withFiles(

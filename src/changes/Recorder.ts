@@ -49,7 +49,9 @@ export const keep = (deps: Deps, conversation: Conversation, bytes: Uint8Array, 
 export type Recorder = (
   conversation: Conversation,
   call: { readonly turn: number; readonly question: string; readonly toolCallId: string },
-  notice: (text: string) => Effect.Effect<void>
+  notice: (text: string) => Effect.Effect<void>,
+  /** Where a failed save of the session is said (default: `notice`): at once, whatever the write does. */
+  saveNotice?: (text: string) => Effect.Effect<void>
 ) => (write: FileWrite) => Effect.Effect<void>
 
 export type Forget = (
@@ -57,7 +59,7 @@ export type Forget = (
   call: { readonly turn: number; readonly toolCallId: string }
 ) => Effect.Effect<boolean>
 
-export const recorder = (deps: Deps): Recorder => (conversation, call, notice) =>
+export const recorder = (deps: Deps): Recorder => (conversation, call, notice, saveNotice = notice) =>
   Effect.fn("Changes.recorder")(function*(write: FileWrite) {
     let current: ReturnType<typeof readCurrent>
     try {
@@ -90,7 +92,7 @@ export const recorder = (deps: Deps): Recorder => (conversation, call, notice) =
       ...session,
       changes: [...(session.changes ?? []), entry]
     }))
-    if (saved !== undefined) yield* notice(saved)
+    if (saved !== undefined) yield* saveNotice(saved)
   })
 
 /** Whether the file is still as `entry` found it before the write: the failed write left it alone. */

@@ -76,8 +76,9 @@ describe("file tools write atomically", () => {
       expect(sent.find((m: any) => m.role === "tool").content).toMatch(/no space left/)
       mm.send("/undo")
       await mm.waitFor("nothing to undo", 0, 30_000).catch(stop(mm))
-      // no line promised an undo of a change that never happened
+      // no line promised an undo of a change that never happened; the session that could not be saved was said
       expect(mm.all).not.toContain("/undo works until mm exits")
+      expect(mm.all).toMatch(/not saved \(.*no space left on device\)/)
       expect(await mm.end()).toBe(0)
       expect(fs.readFileSync(target).equals(original)).toBe(true)
     } finally {

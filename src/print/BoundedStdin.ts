@@ -7,12 +7,15 @@ import { MAX_FILE_BYTES } from "../tools/Tool"
  * `cat big.log | mm -p summarize` takes bounded memory whatever the size of the log.
  */
 
-/** About four bytes of text per token: what the context window can hold of stdin. */
+/** About four bytes of text per token. */
 const BYTES_PER_TOKEN = 4
 
-/** The most of stdin kept: the file tools' limit, or what the context window holds, whichever is smaller. */
+/** The share of the context window stdin may take: the rest is for the system prompt, the tools and the answer. */
+const WINDOW_SHARE = 0.5
+
+/** The most of stdin kept: the file tools' limit, or stdin's share of the context window, whichever is smaller. */
 export const stdinCap = (contextWindow: number): number =>
-  Math.max(4096, Math.min(MAX_FILE_BYTES, Math.floor(contextWindow * BYTES_PER_TOKEN)))
+  Math.max(4096, Math.min(MAX_FILE_BYTES, Math.floor(contextWindow * WINDOW_SHARE * BYTES_PER_TOKEN)))
 
 export interface Piped {
   /** The text kept (whole characters only). */
@@ -28,7 +31,7 @@ const megabytes = (bytes: number): string => {
   return mb >= 10 ? `${Math.round(mb)} MB` : mb >= 1 ? `${mb.toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`
 }
 
-/** The line said when stdin was cut, e.g. `stdin is 200 MB; mm read the first 128 KB`. */
+/** The line said when stdin was cut, e.g. `stdin is 200 MB; mm read the first 64 KB`. */
 export const cutLine = (piped: Piped): string =>
   `stdin is ${megabytes(piped.total)}; mm read the first ${megabytes(piped.kept)}`
 

@@ -35,15 +35,15 @@ describe("mm -p reads stdin up to a cap", () => {
     )
     const [answer, rss] = run.stdout.trim().split("\n")
     expect(answer).toBe("summarised")
-    expect(run.stderr).toBe("stdin is 200 MB; mm read the first 128 KB\n")
+    expect(run.stderr).toBe("stdin is 200 MB; mm read the first 64 KB\n")
     const kb = Number(/(\d+)$/.exec(rss)![1])
     console.log(`peak RSS with 200 MB on stdin: ${Math.round(kb / 1024)} MB`)
     expect(kb).toBeLessThan(400 * 1024)
-    // the model gets the first 128 KB (32k-token window × 4 bytes), and is told the rest was cut
+    // the model gets the first 64 KB (half of a 32k-token window, 4 bytes a token), and is told the rest was cut
     const question = server.completions().at(-1)!.body.messages.at(-1).content as string
     expect(question.startsWith("summarize\n\nxxx")).toBe(true)
-    expect(question.split("x").length - 1).toBe(128 * 1024)
-    expect(question.endsWith(`[stdin was cut: these are the first ${128 * 1024} of its ${200 * 1024 * 1024} bytes]`))
+    expect(question.split("x").length - 1).toBe(64 * 1024)
+    expect(question.endsWith(`[stdin was cut: these are the first ${64 * 1024} of its ${200 * 1024 * 1024} bytes]`))
       .toBe(true)
   }, 120_000)
 })

@@ -1,6 +1,7 @@
 // Session store budgets (the performance budget):
 //   /sessions over 10,000 files of 10 KB–5 MB ≤ 150 ms in the process;
-//   saving a 10 MB session ≤ 1.5× a bare JSON.stringify + write + fsync of the same object.
+//   saving a 10 MB session ≤ 1.5× a bare JSON.stringify + write + fsync of the same object;
+//   a turn with 10 tool calls on it (12 saves: question sent, after each call, end) ≤ 1.5× the same bare writes.
 // BENCH_SESSIONS=1000 for a quick run, BENCH_RUNS for the number of timed runs (median kept).
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -245,6 +246,59 @@ try {
       `${verdict(saveRatio <= SAVE_BUDGET)} (budget ${SAVE_BUDGET}×)`
   )
 
+  // -- a turn with 10 tool calls on that session: saved when the question is sent, after each call, at its end --
+
+  const turnStates = (() => {
+    const question: Message = { role: "user", content: "why does the test fail when the cache is warm?" }
+    const states: Array<Session> = []
+    const added: Array<Message> = [question]
+    const inProgress = { question: question.content ?? "", at: big.updatedAt, start: big.messages.length }
+    states.push({ ...big, messages: [...big.messages, ...added], inProgress })
+    for (let call = 0; call < 10; call++) {
+      added.push(pool[1 + 4 * call], { ...pool[2 + 4 * call], tool_call_id: `call_${1 + 4 * call}` })
+      states.push({ ...big, messages: [...big.messages, ...added], inProgress })
+    }
+    added.push(pool[3])
+    states.push({ ...big, messages: [...big.messages, ...added], turns: big.turns + 1 })
+    return states
+  })()
+  const bareTurn = () => {
+    for (const state of turnStates) {
+      const text = JSON.stringify(state, null, 2)
+      const fd = fs.openSync(bareFile, "w", 0o600)
+      fs.writeFileSync(fd, text)
+      fs.fsyncSync(fd)
+      fs.closeSync(fd)
+    }
+  }
+  const storeTurn = () => {
+    for (const state of turnStates) Effect.runSync(saver.save(saveDir, state))
+  }
+  const bareTurnTimes: Array<number> = []
+  const storeTurnTimes: Array<number> = []
+  const turnRuns = Math.max(3, Math.ceil(RUNS / 2))
+  for (let run = 0; run < turnRuns; run++) {
+    if (run % 2 === 0) {
+      bareTurnTimes.push(time(bareTurn))
+      storeTurnTimes.push(time(storeTurn))
+    } else {
+      storeTurnTimes.push(time(storeTurn))
+      bareTurnTimes.push(time(bareTurn))
+    }
+  }
+  const bareTurnMs = median(bareTurnTimes)
+  const storeTurnMs = median(storeTurnTimes)
+  const turnRatio = storeTurnMs / bareTurnMs
+  console.log(
+    `\na turn with 10 tool calls on that session: ${turnStates.length} saves (question sent, each call, end), ` +
+      `median of ${turnRuns} interleaved runs`
+  )
+  console.log(`  ${"the same 12 bare writes".padEnd(32)} ${ms(bareTurnMs).padStart(9)}  (baseline)`)
+  console.log(
+    `  ${"store.save × 12".padEnd(32)} ${ms(storeTurnMs).padStart(9)}  ${turnRatio.toFixed(2)}× baseline  ` +
+      `${verdict(turnRatio <= SAVE_BUDGET)} (budget ${SAVE_BUDGET}×)`
+  )
+
   console.log(
     JSON.stringify({
       bench: "sessions",
@@ -260,6 +314,9 @@ try {
       bareSaveMs: +bareMs.toFixed(1),
       storeSaveMs: +storeMs.toFixed(1),
       saveRatio: +saveRatio.toFixed(3),
+      bareTurnMs: +bareTurnMs.toFixed(1),
+      storeTurnMs: +storeTurnMs.toFixed(1),
+      turnRatio: +turnRatio.toFixed(3),
       saveBudget: SAVE_BUDGET
     })
   )

@@ -72,6 +72,9 @@ const teardownWith = (secrets: SecretRegistry): Teardown => (exit, onExit) => {
  * went away ends mm at once (the EPIPE handler in `main`).
  */
 const exitWhenDrained = (code: number): void => {
+  // a failed write whose 'error' event has not run yet (it comes on the next tick) decides now
+  const failed = process.stdout.errored as NodeJS.ErrnoException | null
+  if (failed !== null) return onStdoutError(failed)
   const pending = [process.stdout, process.stderr].filter((stream) => !stream.destroyed && stream.writableLength > 0)
   if (pending.length === 0) return process.exit(code)
   let left = pending.length
@@ -105,12 +108,35 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
   })
 })
 
+const writeErrorWords: Record<string, string> = {
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EIO: "input/output error",
+  EBADF: "it is closed",
+  EACCES: "permission denied"
+}
+
+const writeErrorText = (error: NodeJS.ErrnoException): string =>
+  (error.code !== undefined ? writeErrorWords[error.code] : undefined) ?? (error.message.split("\n")[0] ?? "")
+
+let stdoutFailed = false
+
+/**
+ * stdout failed: a reader that went away (`mm -p … | head -1`, an editor that quit) ends mm
+ * quietly; any other failed write (a full disk, `> /dev/full`) is one line and exit 1.
+ */
+const onStdoutError = (error: NodeJS.ErrnoException): void => {
+  if (error.code === "EPIPE") return process.exit(0)
+  if (stdoutFailed) return
+  stdoutFailed = true
+  process.stderr.write(`mm: cannot write to stdout: ${writeErrorText(error)}\n`, () => process.exit(1))
+}
+
 /** Runs the command line. No stack trace or Cause dump reaches the user. */
 export const main = (argv: ReadonlyArray<string>) => {
-  // a reader that went away (`mm sessions | head -1`, an editor that quit) ends mm quietly
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(0)
-  })
+  process.stdout.on("error", onStdoutError)
+  // nowhere is left to say anything: stderr's own errors never crash mm
+  process.stderr.on("error", () => undefined)
   // the program's one registry of secrets: what any layer learns is redacted everywhere, this last line included
   const secrets = new SecretRegistry()
   const program = plainWhenNoColor(programOf(argv)).pipe(Effect.provideService(Secrets, secrets))

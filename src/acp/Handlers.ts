@@ -8,6 +8,7 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
+import { interruptedLine } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
 import { AcpConnection, commandsUpdate, send } from "./Connection"
@@ -17,6 +18,7 @@ import { replayUpdates } from "./Replay"
 import { decodeCursor, listPage } from "./SessionList"
 import { attach, checkedCwd, forgetSession, holdSession, sessionNotFound } from "./Sessions"
 import { setup } from "./Settings"
+import { agentText } from "./ToolUpdates"
 
 /** The requests that open, load, list and close editor threads (prompts are in PromptTurn.ts). */
 
@@ -69,7 +71,10 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
   const session = yield* attach(params.sessionId, params.cwd)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
   const { messages } = yield* session.conversation.snapshot
-  yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), commandsUpdate])
+  const interrupted = yield* session.conversation.takeInterrupted
+  // mm stopped during the last turn: what ran is replayed above, and one message says so
+  const told = interrupted === undefined ? [] : [agentText(interruptedLine(interrupted))]
+  yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), ...told, commandsUpdate])
   return yield* setup(session.conversation)
 })
 

@@ -14,7 +14,9 @@ export const compact = Effect.fn("Agent.compact")(
     const before = yield* conversation.snapshot
     const result = yield* deps.compactor.compact(before.messages, { keepTurns: deps.config.compaction.keepTurns, hint })
     if (result._tag === "Nothing") return result
-    const warning = yield* conversation.update((session) => ({ ...session, messages: result.messages }))
+    // the turns the summary replaces: after the system prompt, the first `replaced` messages
+    const rest = before.messages[0]?.role === "system" ? before.messages.slice(1) : before.messages
+    const warning = yield* conversation.compacted(result.messages, rest.slice(0, result.replaced))
     yield* Ref.set(conversation.usage, undefined)
     return {
       _tag: "Compacted",

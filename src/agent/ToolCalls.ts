@@ -66,9 +66,13 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
     const change = refused === undefined && input !== undefined
       ? yield* withFiles(deps, fileChangeOf(call.function.name, input, conversation.cwd))
       : undefined
+    // what recording says (a checkpoint that could not be written) is said once the write is done:
+    // a write that failed and left the file alone has nothing to undo, and no line says otherwise
+    const held: Array<string> = []
     const beforeWrite = changes.recorder(
       conversation,
       { turn: state.turnNumber, question: state.question, toolCallId: call.id },
+      (text) => Effect.sync(() => void held.push(text)),
       (text) => emit({ _tag: "Notice", text })
     )
     const result = refused === undefined
@@ -83,7 +87,10 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
         })
       )
       : { output: refused, failed: true }
-    if (result.failed) yield* changes.forget(conversation, call.id)
+    const recorded = result.failed
+      ? yield* changes.forget(conversation, { turn: state.turnNumber, toolCallId: call.id })
+      : true
+    if (recorded) { for (const text of held) yield* emit({ _tag: "Notice", text }) }
     state.added.push(toolMessage(call, result))
     yield* emit(callFinished(call, result, change))
   }

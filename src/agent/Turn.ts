@@ -9,7 +9,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 
 import type { AgentConfig } from "../config/Config"
 import { GenerationError } from "../domain/Errors"
-import { type Message, titleOf, withSystem } from "../domain/Session"
+import { type Message, type Session, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
@@ -61,14 +61,17 @@ export const turn = (deps: Deps, conversation: Conversation, question: string): 
       yield* Effect.forkScoped(
         runTurn(deps, conversation, question, emit, shown).pipe(
           Effect.catchAllDefect((defect) =>
-            emit({
-              _tag: "TurnFailed",
-              error: new GenerationError({
-                reason: "malformed",
-                message: `internal error: ${String(defect)}`,
-                raw: String(defect)
+            Effect.zipRight(
+              Effect.ignore(conversation.update(withoutProgress)),
+              emit({
+                _tag: "TurnFailed",
+                error: new GenerationError({
+                  reason: "malformed",
+                  message: `internal error: ${String(defect)}`,
+                  raw: String(defect)
+                })
               })
-            })
+            )
           )
         )
       )
@@ -86,6 +89,7 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   shown: Effect.Effect<void>
 ) {
   const state = yield* prepareTurn(deps, conversation, question, emit, shown)
+  yield* saveProgress(state)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
       Effect.flatMap(Ref.get(state.partial), (text) => commit(state, closeCancelled(state.added, text), false))
@@ -127,8 +131,10 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     shown,
     mcpTools,
     turnNumber: before.turns + 1,
+    previous: before.messages,
     base: withSystem(before.messages, system),
     added: [{ role: "user", content: question }],
+    sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
     partial: yield* Ref.make("")
   }
   return state
@@ -156,15 +162,40 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       const mcpTool = state.mcpTools.find(call.function.name)
       if (mcpTool !== undefined) yield* runMcpCall(deps, state, call, mcpTool)
       else yield* runBuiltinCall(deps, state, call)
+      // what ran is on disk before anything else can stop mm
+      yield* saveProgress(state)
     }
   }
   return "max_steps" as const
 })
 
+/** The session without a turn-in-progress marker. */
+const withoutProgress = (session: Session): Session => {
+  if (session.inProgress === undefined) return session
+  const { inProgress: _done, ...rest } = session
+  return rest
+}
+
+/**
+ * The turn so far, written as in progress: when the question is sent and after each tool call,
+ * so that mm killed mid-turn loses neither the question nor what already ran (see
+ * sessions/Interrupted.ts for how the next load closes it).
+ */
+const saveProgress = (state: TurnState) =>
+  Effect.flatMap(
+    state.conversation.update((session) => ({
+      ...session,
+      messages: [...state.base, ...state.added],
+      title: session.title === "" ? titleOf(state.question) : session.title,
+      inProgress: { question: state.question, at: state.sentAt, start: state.base.length }
+    })),
+    (warning) => warn(state.emit, warning)
+  )
+
 /** The session with this turn's messages after the history it started from; a completed turn counts. */
 const commit = (state: TurnState, messages: ReadonlyArray<Message>, completed: boolean) =>
   state.conversation.update((session) => ({
-    ...session,
+    ...withoutProgress(session),
     messages: [...state.base, ...messages],
     turns: completed ? session.turns + 1 : session.turns,
     title: session.title === "" ? titleOf(state.question) : session.title
@@ -182,6 +213,8 @@ const endTurn = Effect.fn("Agent.endTurn")(function*(
   const { conversation, emit, question } = state
   if (outcome._tag === "Left") {
     const error = outcome.left
+    // the history goes back to what it was before the question
+    yield* Effect.ignore(conversation.update((session) => ({ ...withoutProgress(session), messages: state.previous })))
     yield* warn(emit, yield* conversation.record({ kind: "generation", line: error.message, raw: error.raw, question }))
     yield* emit({ _tag: "TurnFailed", error })
     return

@@ -7,12 +7,10 @@ import * as Layer from "effect/Layer"
 
 import { type ChangeRecord, type Message } from "../domain/Session"
 import { removeLeftTempsBeside } from "../lib/DurableFiles"
-import { firstLine } from "../lib/OneLine"
 import { firstLineOf } from "../lib/OneLine"
 import { projectTarget } from "../lib/RealPath"
 import type { Conversation } from "../sessions/Conversation"
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
-import type { FileWrite } from "../tools/Tool"
 import {
   type ChangeGroup,
   describeDiff,
@@ -22,18 +20,11 @@ import {
   groupOverview,
   type NetChange,
   netChanges,
-  recordedPath,
   textOf,
   TOO_LARGE
 } from "./ChangeGroups"
-import {
-  Checkpoints,
-  CheckpointsLive,
-  type CheckpointsShape,
-  hashOf,
-  MAX_CHECKPOINT_BYTES,
-  writeFileAtomic
-} from "./Checkpoints"
+import { Checkpoints, CheckpointsLive, hashOf, writeFileAtomic } from "./Checkpoints"
+import { type Deps, type Forget, forget, keep, now, persistFor, readCurrent, type Recorder, recorder } from "./Recorder"
 import { noteText, planLabel, type PlannedFile, type PlannedState, type UndoPlan, type UndoReport } from "./UndoPlan"
 
 /**
@@ -44,13 +35,12 @@ import { noteText, planLabel, type PlannedFile, type PlannedState, type UndoPlan
 
 export interface ChangesShape {
   /** The `beforeWrite` of the file tools during a turn: keeps the blobs, then the entry in the session. */
-  readonly recorder: (
-    conversation: Conversation,
-    call: { readonly turn: number; readonly question: string; readonly toolCallId: string },
-    notice: (text: string) => Effect.Effect<void>
-  ) => (write: FileWrite) => Effect.Effect<void>
-  /** Drops what a call recorded when its write failed after all. */
-  readonly forget: (conversation: Conversation, toolCallId: string) => Effect.Effect<void>
+  readonly recorder: Recorder
+  /**
+   * A call's write failed after all: drops what that call (of that turn) recorded, unless the
+   * file is no longer what it was before (the disk was touched: the record lets /undo put it back).
+   */
+  readonly forget: Forget
   /** `/changes`: every group with its files and their line counts. */
   readonly overview: (conversation: Conversation) => Effect.Effect<ReadonlyArray<GroupOverview>>
   /** `/changes N`: the diffs of turn N; undefined when that turn changed nothing. */
@@ -78,14 +68,6 @@ export class Changes extends Context.Tag("mm/Changes")<Changes, ChangesShape>() 
 const editorWriter = (files: FileAccessShape): Effect.Effect<FileAccessShape | undefined> =>
   Effect.map(files.writesDisk, (disk) => (disk ? undefined : files))
 
-const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly tooLarge: boolean } => {
-  const stat = fs.statSync(file, { throwIfNoEntry: false })
-  if (stat === undefined) return { bytes: null, tooLarge: false }
-  if (!stat.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EISDIR" })
-  if (stat.size > MAX_CHECKPOINT_BYTES) return { bytes: null, tooLarge: true }
-  return { bytes: fs.readFileSync(file), tooLarge: false }
-}
-
 /**
  * What the file holds now, as the user sees it: the editor's buffer (unsaved changes
  * included) when the editor reads files for mm, the disk otherwise. A buffer the editor
@@ -106,76 +88,8 @@ const currentContent = (
           : fromDisk))
 }
 
-/** The layer's checkpoints, and the checkpoint warnings already shown (each is said once). */
-interface Deps {
-  readonly checkpoints: CheckpointsShape
-  /** Who reads and writes the project's files: the disk, or the editor (`mm acp`). */
-  readonly files: FileAccessShape
-  readonly shownWarnings: Set<string>
-}
-
-const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms).toISOString())
-
-const persistFor = (conversation: Conversation) => Effect.map(conversation.status, (status) => status._tag !== "Off")
-
-const keep = (deps: Deps, conversation: Conversation, bytes: Uint8Array, persist: boolean) =>
-  Effect.map(deps.checkpoints.put(conversation.cwd, bytes, persist), ({ hash, warning }) => {
-    const fresh = warning !== undefined && !deps.shownWarnings.has(warning)
-    if (fresh) deps.shownWarnings.add(warning)
-    return { hash, warning: fresh ? warning : undefined }
-  })
-
 const blobOrNull = (deps: Deps, conversation: Conversation, hash: string | null) =>
   hash === null ? Effect.succeed(null) : deps.checkpoints.get(conversation.cwd, hash)
-
-// ---- recording ----
-
-const recorder = (deps: Deps): ChangesShape["recorder"] => (conversation, call, notice) =>
-  Effect.fn("Changes.recorder")(function*(write: FileWrite) {
-    let current: ReturnType<typeof readCurrent>
-    try {
-      current = readCurrent(write.file)
-    } catch {
-      return // the write will fail and say why; there is nothing to record
-    }
-    const after = Buffer.from(write.content, "utf8")
-    const at = yield* now
-    const entryOf = (before: string | null, after: string | null): ChangeRecord => ({
-      turn: call.turn,
-      at,
-      tool_call_id: call.toolCallId,
-      path: recordedPath(conversation.cwd, write.file),
-      before,
-      after,
-      question: firstLine(call.question).slice(0, 100)
-    })
-    let entry: ChangeRecord
-    if (current.tooLarge || after.length > MAX_CHECKPOINT_BYTES) {
-      entry = { ...entryOf(null, null), skipped: "too large" }
-    } else {
-      const persist = yield* persistFor(conversation)
-      const before = current.bytes === null ? undefined : yield* keep(deps, conversation, current.bytes, persist)
-      const kept = yield* keep(deps, conversation, after, persist)
-      for (const warning of [before?.warning, kept.warning]) if (warning !== undefined) yield* notice(warning)
-      entry = entryOf(before?.hash ?? null, kept.hash)
-    }
-    const saved = yield* conversation.update((session) => ({
-      ...session,
-      changes: [...(session.changes ?? []), entry]
-    }))
-    if (saved !== undefined) yield* notice(saved)
-  })
-
-const forget: ChangesShape["forget"] = Effect.fn("Changes.forget")(
-  function*(conversation: Conversation, toolCallId: string) {
-    const { changes } = yield* conversation.snapshot
-    if (!(changes ?? []).some((c) => c.tool_call_id === toolCallId)) return
-    yield* conversation.update((session) => ({
-      ...session,
-      changes: (session.changes ?? []).filter((c) => c.tool_call_id !== toolCallId)
-    }))
-  }
-)
 
 // ---- listing ----
 
@@ -437,7 +351,7 @@ export const ChangesLayer = Layer.effect(
     const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
     return {
       recorder: recorder(deps),
-      forget,
+      forget: forget(deps),
       overview: overview(deps),
       turnDiffs: turnDiffs(deps),
       plan: plan(deps),

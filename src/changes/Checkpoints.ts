@@ -7,7 +7,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
-import { fsyncDir, isTempName, STALE_TEMP_MS, tempNameOf, unlinkQuietly } from "../lib/DurableFiles"
+import { commitTemp, isTempName, STALE_TEMP_MS, tempNameFor, unlinkQuietly } from "../lib/DurableFiles"
+
+export { writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 
 /**
@@ -50,48 +52,6 @@ const errorText = (cause: unknown): string => {
     default:
       return firstLineOf(cause)
   }
-}
-
-const tempNameFor = (target: string): string => path.join(path.dirname(target), tempNameOf(path.basename(target)))
-
-/** Fills the open temporary file `fd`, syncs it and renames it over `file`; the temporary never outlives a failure. */
-const commitTemp = (fd: number, temp: string, file: string, bytes: Uint8Array, mode: number | undefined): void => {
-  try {
-    if (mode !== undefined) fs.fchmodSync(fd, mode)
-    fs.writeFileSync(fd, bytes)
-    fs.fsyncSync(fd)
-  } catch (cause) {
-    fs.closeSync(fd)
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fs.closeSync(fd)
-  try {
-    fs.renameSync(temp, file)
-  } catch (cause) {
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fsyncDir(path.dirname(file))
-}
-
-/**
- * Replaces `target` whole, atomically: a temporary file in the same directory, written and
- * fsynced, then renamed over it. A crash leaves the old content or the new, never a mix.
- * A symbolic link is followed (its target is replaced, the link stays); an existing file
- * keeps its mode, a new one gets `mode` (default 0666 less the umask).
- */
-export const writeFileAtomic = (target: string, bytes: Uint8Array, mode?: number): void => {
-  let file = target
-  try {
-    file = fs.realpathSync(target)
-  } catch {
-    // a new file: written where it was asked for
-  }
-  const existing = fs.statSync(file, { throwIfNoEntry: false })
-  const temp = tempNameFor(file)
-  const fd = fs.openSync(temp, "wx", mode ?? 0o666)
-  commitTemp(fd, temp, file, bytes, existing !== undefined ? existing.mode & 0o7777 : mode)
 }
 
 /** Creates `dir` (and `.mm` above it) with mode 0700 when missing. */

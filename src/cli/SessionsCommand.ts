@@ -7,6 +7,8 @@ import { storeLayer } from "../app/Layers"
 import { changesOverview } from "../changes/ChangeGroups"
 import { Checkpoints, CheckpointsLive } from "../changes/Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
+import type { Message } from "../domain/Session"
+import { isSessionId } from "../domain/SessionId"
 import { Keeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
 import { changesMarkdown } from "../text/ChangesText"
@@ -63,9 +65,22 @@ export const showSession = (config: string | undefined, typed: string) =>
       const cwd = process.cwd()
       const id = yield* Effect.either(keeper.resolve(cwd, typed))
       if (id._tag === "Left") return yield* fail(id.left.message, 2)
-      const session = yield* Effect.either(store.load(keeper.dirFor(cwd)!, id.right))
+      const dir = keeper.dirFor(cwd)!
+      const session = yield* Effect.either(store.load(dir, id.right))
       if (session._tag === "Left") return yield* fail(session.left.message, session.left.reason === "not-found" ? 2 : 1)
-      process.stdout.write(sanitize(sessionMarkdown(session.right)))
+      // the turns compactions replaced come first, from their archives, oldest first
+      const archived: Array<Message> = []
+      for (const archiveId of session.right.archives ?? []) {
+        const archive = yield* Effect.either(store.load(dir, archiveId))
+        if (archive._tag === "Left") {
+          process.stderr.write(`mm: ${sanitize(archive.left.message)} (an archive of ${id.right})\n`)
+          continue
+        }
+        // an archive's own summary is of turns an older archive already shows
+        archived.push(...archive.right.messages.filter((m) => m.role !== "system" && m.summary !== true))
+      }
+      const whole = { ...session.right, messages: [...archived, ...session.right.messages] }
+      process.stdout.write(sanitize(sessionMarkdown(whole)))
       const changes = session.right.changes ?? []
       if (changes.length === 0) return 0
       const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))
@@ -115,6 +130,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
       const dir = keeper.dirFor(cwd)!
       /** The checkpoints (copies kept for /undo) the sessions named use: removed with them unless another session uses them. */
       const blobs = new Set<string>()
+      const archivesOf = new Map<string, ReadonlyArray<string>>()
       for (const id of ids) {
         const exists = yield* Effect.either(store.load(dir, id))
         if (exists._tag === "Left" && exists.left.reason === "not-found") {
@@ -122,6 +138,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         }
         if (exists._tag === "Right") {
           for (const blob of blobsOf(exists.right)) blobs.add(blob)
+          archivesOf.set(id, (exists.right.archives ?? []).filter(isSessionId))
         }
       }
       if (!yes) {
@@ -135,6 +152,11 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         const removed = yield* Effect.either(store.remove(dir, id))
         if (removed._tag === "Left") return yield* fail(removed.left.message, 1)
         process.stdout.write(`deleted ${id}\n`)
+        // its archives (the turns its compactions replaced) go with it
+        for (const archiveId of archivesOf.get(id) ?? []) {
+          const gone = yield* Effect.either(store.remove(dir, archiveId))
+          if (gone._tag === "Right") process.stdout.write(`deleted ${archiveId} (an archive of ${id})\n`)
+        }
       }
       if (blobs.size === 0) return 0
       const cleaned = yield* Effect.either(checkpointsGc(cwd, blobs))

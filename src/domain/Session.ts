@@ -63,6 +63,17 @@ export const ChangeRecord = Schema.Struct({
 })
 export type ChangeRecord = typeof ChangeRecord.Type
 
+/**
+ * The turn being answered, while it is (saved when its question is sent and after each tool
+ * call): `start` is the index of its question in `messages`. Never sent to the model.
+ */
+export const InProgress = Schema.Struct({
+  question: Schema.String,
+  at: Schema.String,
+  start: Schema.Number
+})
+export type InProgress = typeof InProgress.Type
+
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200
 export const TITLE_MAX = 100
@@ -77,7 +88,13 @@ export const Session = Schema.Struct({
   turns: Schema.Number,
   messages: Schema.Array(Message),
   errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] }),
-  changes: Schema.optional(Schema.Array(ChangeRecord))
+  changes: Schema.optional(Schema.Array(ChangeRecord)),
+  /** A turn still being answered when the file was written (see `InProgress`). */
+  inProgress: Schema.optional(InProgress),
+  /** In an archive: the id of the session whose compaction moved these turns here. */
+  archiveOf: Schema.optional(Schema.String),
+  /** In a compacted session: the ids of its archives, oldest first. */
+  archives: Schema.optional(Schema.Array(Schema.String))
 })
 export type Session = typeof Session.Type
 

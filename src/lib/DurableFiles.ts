@@ -91,3 +91,52 @@ export const removeLeftTempsBeside = (files: ReadonlyArray<string>): void => {
   }
   for (const [dir, names] of byDir) removeLeftTemps(dir, names)
 }
+
+export const tempNameFor = (target: string): string =>
+  NodePath.join(NodePath.dirname(target), tempNameOf(NodePath.basename(target)))
+
+/** Fills the open temporary file `fd`, syncs it and renames it over `file`; the temporary never outlives a failure. */
+export const commitTemp = (
+  fd: number,
+  temp: string,
+  file: string,
+  bytes: Uint8Array,
+  mode: number | undefined
+): void => {
+  try {
+    if (mode !== undefined) NodeFs.fchmodSync(fd, mode)
+    NodeFs.writeFileSync(fd, bytes)
+    NodeFs.fsyncSync(fd)
+  } catch (cause) {
+    NodeFs.closeSync(fd)
+    unlinkQuietly(temp)
+    throw cause
+  }
+  NodeFs.closeSync(fd)
+  try {
+    NodeFs.renameSync(temp, file)
+  } catch (cause) {
+    unlinkQuietly(temp)
+    throw cause
+  }
+  fsyncDir(NodePath.dirname(file))
+}
+
+/**
+ * Replaces `target` whole, atomically: a temporary file in the same directory, written and
+ * fsynced, then renamed over it. A crash leaves the old content or the new, never a mix.
+ * A symbolic link is followed (its target is replaced, the link stays); an existing file
+ * keeps its mode, a new one gets `mode` (default 0666 less the umask).
+ */
+export const writeFileAtomic = (target: string, bytes: Uint8Array, mode?: number): void => {
+  let file = target
+  try {
+    file = NodeFs.realpathSync(target)
+  } catch {
+    // a new file: written where it was asked for
+  }
+  const existing = NodeFs.statSync(file, { throwIfNoEntry: false })
+  const temp = tempNameFor(file)
+  const fd = NodeFs.openSync(temp, "wx", mode ?? 0o666)
+  commitTemp(fd, temp, file, bytes, existing !== undefined ? existing.mode & 0o7777 : mode)
+}

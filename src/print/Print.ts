@@ -8,23 +8,15 @@ import { Approval, Approver } from "../approvals/Approver"
 import { AppConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
 import { Secrets } from "../lib/Secrets"
+import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
+import { interruptedLine } from "../sessions/Interrupted"
 import { openOn } from "../sessions/SessionStart"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { plain } from "../text/Style"
+import { cutLine, cutNote, readStdin, stdinCap } from "./BoundedStdin"
 import { type PrintEvent, printEventJson } from "./PrintEvents"
-
-/** Everything piped into `mm -p`, or undefined when stdin is a terminal. */
-export const readStdin = (stdin: NodeJS.ReadStream = process.stdin): Promise<string | undefined> =>
-  stdin.isTTY === true
-    ? Promise.resolve(undefined)
-    : new Promise((resolve) => {
-      const chunks: Array<Buffer> = []
-      stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
-      stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-      stdin.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    })
 
 /** The question sent: what was typed, then what came on stdin, as context. */
 export const promptOf = (question: string | undefined, piped: string | undefined): string | undefined => {
@@ -76,7 +68,10 @@ export interface PrintOptions {
 export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
   Effect.gen(function*() {
     const io = given ?? printIO((yield* Secrets).redact)
-    const piped = yield* Effect.promise(() => readStdin())
+    const window = yield* Effect.flatMap(ModelClient, (model) => model.contextWindow)
+    const read = yield* Effect.promise(() => readStdin(stdinCap(window)))
+    const piped = read === undefined || read.kept >= read.total ? read?.text : `${read.text}\n\n${cutNote(read)}`
+    if (read !== undefined && read.kept < read.total) io.err(cutLine(read))
     const prompt = promptOf(run.question, piped)
     if (prompt === undefined) {
       io.err("mm: -p needs a question, as an argument or on stdin")
@@ -88,6 +83,7 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
       return started.code
     }
     if (run.verbose) { for (const line of [...(run.notes ?? []), ...startedLines(started)]) io.err(line) }
+    else if (started.report?.interrupted !== undefined) io.err(sanitize(interruptedLine(started.report.interrupted)))
     const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io))
     if (run.verbose) {
       const id = yield* conversation.id

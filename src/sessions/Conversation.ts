@@ -4,7 +4,7 @@ import type * as Ref from "effect/Ref"
 import type { Scope } from "../approvals/ApprovalScope"
 import type { SessionSettings } from "../approvals/SessionSettings"
 import type { ResumeError, StoreError } from "../domain/Errors"
-import type { Session } from "../domain/Session"
+import type { Message, Session } from "../domain/Session"
 import type { Usage } from "../model/ModelClient"
 import type { Failure } from "./ErrorLog"
 import type { SessionListing } from "./SessionStore"
@@ -21,6 +21,8 @@ export interface ResumeReport {
   readonly messages: number
   readonly title: string
   readonly errors: number
+  /** The question of a turn mm stopped during (killed, power lost), closed on load. */
+  readonly interrupted?: string
 }
 
 /**
@@ -37,6 +39,15 @@ export interface Conversation {
   readonly ensureFile: Effect.Effect<string | undefined>
   /** Changes the session in memory, then rewrites its file; returns a warning the first time saving fails. */
   readonly update: (change: (session: Session) => Session) => Effect.Effect<string | undefined>
+  /**
+   * A compaction: the turns it `replaced` are first written to an archive file (listed in
+   * `archives`), then the history becomes `messages` and the file is rewritten. Returns a
+   * warning when saving, or archiving, failed.
+   */
+  readonly compacted: (
+    messages: ReadonlyArray<Message>,
+    replaced: ReadonlyArray<Message>
+  ) => Effect.Effect<string | undefined>
   /** Keeps one error record beside the conversation (creating the file if needed), then saves. */
   readonly record: (failure: Failure) => Effect.Effect<string | undefined>
   /** Terminal `/new`: the file stays as it is; the next question opens a new one. */
@@ -45,6 +56,11 @@ export interface Conversation {
   readonly archiveAndReset: Effect.Effect<string | undefined, StoreError>
   /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */
   readonly resume: (id: string | undefined) => Effect.Effect<ResumeReport | undefined, ResumeError>
+  /**
+   * The question of a turn mm stopped during, found when this conversation was loaded (then
+   * closed); given once, undefined afterwards.
+   */
+  readonly takeInterrupted: Effect.Effect<string | undefined>
   /** What the user allowed for the rest of this session ("always"), as scopes (ApprovalScope.ts). */
   readonly allowed: Ref.Ref<ReadonlyArray<Scope>>
   /** The last token usage the server reported, for compaction estimates. */

@@ -4,7 +4,7 @@ import * as Ref from "effect/Ref"
 import type { Scope } from "../approvals/ApprovalScope"
 import { defaultSettings, type SessionSettings } from "../approvals/SessionSettings"
 import type { StoreError } from "../domain/Errors"
-import { emptySession, ERRORS_CAP, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
+import { emptySession, ERRORS_CAP, type Message, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
 import type { Usage } from "../model/ModelClient"
 import type { Conversation, ResumeReport, SaveStatus } from "./Conversation"
 import type { Failure } from "./ErrorLog"
@@ -12,7 +12,7 @@ import {
   type Deps,
   idOfTyped,
   latestOther,
-  loadOwned,
+  loadClosed,
   sessionsOff,
   storeReason,
   underCurrentSystem
@@ -45,6 +45,8 @@ interface Cells {
   readonly settings: Ref.Ref<SessionSettings>
   /** The `updatedAt` of the file as this conversation last read or wrote it. */
   readonly written: Ref.Ref<string | undefined>
+  /** The question of a turn closed on load, until it is taken. */
+  readonly interrupted: Ref.Ref<string | undefined>
 }
 
 export interface Start {
@@ -54,6 +56,8 @@ export interface Start {
   readonly onDisk: boolean
   readonly status: SaveStatus
   readonly terminal?: boolean
+  /** The question of a turn mm stopped during, closed when `session` was loaded. */
+  readonly interrupted?: string
 }
 
 const makeCells = (start: Start): Effect.Effect<Cells> =>
@@ -68,7 +72,8 @@ const makeCells = (start: Start): Effect.Effect<Cells> =>
       allowed: yield* Ref.make<ReadonlyArray<Scope>>([]),
       usage: yield* Ref.make<Usage | undefined>(undefined),
       settings: yield* Ref.make<SessionSettings>(defaultSettings),
-      written: yield* Ref.make<string | undefined>(start.onDisk ? start.session.updatedAt : undefined)
+      written: yield* Ref.make<string | undefined>(start.onDisk ? start.session.updatedAt : undefined),
+      interrupted: yield* Ref.make<string | undefined>(start.interrupted)
     }
   })
 
@@ -167,6 +172,44 @@ const update = (deps: Deps, cells: Cells) =>
     return yield* saveNow(deps, cells)
   }, cells.lock.withPermits(1))
 
+/** An archive of `replaced`, the turns a compaction of `session` takes out of it. */
+const archiveOfTurns = (session: Session, replaced: ReadonlyArray<Message>, at: Date): Session => ({
+  version: SESSION_VERSION,
+  id: "",
+  cwd: session.cwd,
+  createdAt: at.toISOString(),
+  updatedAt: at.toISOString(),
+  title: session.title,
+  turns: replaced.filter((m) => m.role === "user" && m.summary !== true && m.note !== true).length,
+  archiveOf: session.id,
+  messages: replaced,
+  errors: []
+})
+
+const compacted = (deps: Deps, cells: Cells) =>
+  Effect.fn("Conversation.compacted")(
+    function*(messages: ReadonlyArray<Message>, replaced: ReadonlyArray<Message>) {
+      const current = yield* Ref.get(cells.status)
+      const session = yield* Ref.get(cells.state)
+      let archives = session.archives ?? []
+      let warning: string | undefined
+      if (current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) && replaced.length > 0) {
+        // the turns are on disk under their own id before the file stops holding them
+        const archived = yield* Effect.either(
+          deps.store.archive(current.dir, archiveOfTurns(session, replaced, yield* now))
+        )
+        if (archived._tag === "Right") archives = [...archives, archived.right.id]
+        else {warning = `the compacted turns could not be archived (${
+            storeReason(archived.left)
+          }); only the summary keeps them`}
+      }
+      const changed = yield* stamp({ ...session, messages, ...(archives.length > 0 ? { archives } : {}) })
+      yield* Ref.set(cells.state, changed)
+      return (yield* saveNow(deps, cells)) ?? warning
+    },
+    cells.lock.withPermits(1)
+  )
+
 const record = (deps: Deps, cells: Cells) =>
   Effect.fn("Conversation.record")(function*(failure: Failure) {
     const { state } = cells
@@ -238,12 +281,15 @@ const adopt = (deps: Deps, cells: Cells, loaded: Session) =>
     })
   )
 
-const reportOf = (loaded: Session): ResumeReport => ({
-  id: loaded.id,
-  messages: loaded.messages.filter((m) => m.role !== "system").length,
-  title: loaded.title,
-  errors: loaded.errors.length
-})
+const reportOf = (loaded: Session, interrupted: string | undefined): ResumeReport => {
+  const report: ResumeReport = {
+    id: loaded.id,
+    messages: loaded.messages.filter((m) => m.role !== "system").length,
+    title: loaded.title,
+    errors: loaded.errors.length
+  }
+  return interrupted === undefined ? report : { ...report, interrupted }
+}
 
 const resume = (deps: Deps, cells: Cells) =>
   Effect.fn("Conversation.resume")(
@@ -254,9 +300,9 @@ const resume = (deps: Deps, cells: Cells) =>
         ? yield* latestOther(deps, current.dir, cells.cwd, (yield* Ref.get(cells.state)).id)
         : yield* idOfTyped(deps, current.dir, cells.cwd, requested)
       if (id === undefined) return undefined
-      const loaded = yield* loadOwned(deps, current.dir, cells.cwd, id)
-      yield* adopt(deps, cells, loaded)
-      return reportOf(loaded)
+      const loaded = yield* loadClosed(deps, current.dir, cells.cwd, id)
+      yield* adopt(deps, cells, loaded.session)
+      return reportOf(loaded.session, loaded.interrupted)
     },
     (effect, requested) =>
       Effect.tapError(effect, (error) =>
@@ -278,10 +324,12 @@ export const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conver
       status: Ref.get(cells.status),
       ensureFile: ensureFile(deps, cells),
       update: update(deps, cells),
+      compacted: compacted(deps, cells),
       record: record(deps, cells),
       detach: detach(cells),
       archiveAndReset: archiveAndReset(deps, cells),
       resume: resume(deps, cells),
+      takeInterrupted: Ref.getAndSet(cells.interrupted, undefined),
       allowed: cells.allowed,
       usage: cells.usage,
       settings: cells.settings

@@ -199,6 +199,7 @@ const scanFields = (cursor: Cursor): HeadScan => {
       case "createdAt":
       case "updatedAt":
       case "title":
+      case "archiveOf":
         strings[key] = cursor.string()
         break
       case "errors":
@@ -213,7 +214,12 @@ const scanFields = (cursor: Cursor): HeadScan => {
         ) {
           throw unsure
         }
-        return { _tag: "Found", version, fields: { cwd, createdAt, updatedAt, title, turns, errors } }
+        const fields: HeadFields = { cwd, createdAt, updatedAt, title, turns, errors }
+        return {
+          _tag: "Found",
+          version,
+          fields: strings.archiveOf === undefined ? fields : { ...fields, archiveOf: strings.archiveOf }
+        }
       }
       default:
         cursor.skipValue()

@@ -12,7 +12,7 @@ import {
   type Deps,
   idOfTyped,
   isSharedStore,
-  loadOwned,
+  loadClosed,
   ofProject,
   sessionsDir,
   sessionsOff,
@@ -73,12 +73,13 @@ const load = (deps: Deps) =>
         raw: ""
       })
     }
-    const loaded = yield* loadOwned(deps, dir, cwd, id)
+    const loaded = yield* loadClosed(deps, dir, cwd, id)
     return yield* makeConversation(deps, {
       cwd,
-      session: underCurrentSystem(deps.config, loaded),
+      session: underCurrentSystem(deps.config, loaded.session),
       onDisk: true,
-      status: { _tag: "Saving", dir }
+      status: { _tag: "Saving", dir },
+      ...(loaded.interrupted === undefined ? {} : { interrupted: loaded.interrupted })
     })
   })
 

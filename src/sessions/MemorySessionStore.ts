@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import { StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
-import { encodeSession, FILE_SUFFIX, idOfFileName, listingOf, stampOfText } from "./SessionCodec"
+import { encodeSession, FILE_SUFFIX, idOfFileName, isArchiveListing, listingOf, stampOfText } from "./SessionCodec"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
@@ -94,7 +94,8 @@ const list = (held: Held) =>
     const listings: Array<SessionListing> = []
     for (const [name, text] of held.dirs.get(dir) ?? []) {
       const id = idOfFileName(name)
-      if (id !== undefined) listings.push(listingOf(id, text))
+      const listing = id === undefined ? undefined : listingOf(id, text)
+      if (listing !== undefined && !isArchiveListing(listing)) listings.push(listing)
     }
     const idOf = (listing: SessionListing) => (listing._tag === "Readable" ? listing.summary.id : listing.id)
     return listings.sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0))

@@ -29,9 +29,12 @@ const SUMMARY_KEYS = [
   "updatedAt",
   "title",
   "turns",
+  "archiveOf",
   "errors",
   "messages",
-  "changes"
+  "changes",
+  "archives",
+  "inProgress"
 ]
 const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "failed", "summary", "note"]
 const ERROR_KEYS = ["kind", "at", "turns", "question", "line", "raw"]
@@ -54,8 +57,9 @@ const errorFirst = knownFirst(ERROR_KEYS)
 const changeFirst = knownFirst(CHANGE_KEYS)
 
 /**
- * The file's text: summary fields, then `errors`, then `messages`, then `changes` (when there
- * are any: after `messages`, so that a listing never reads them), then any unknown field.
+ * The file's text: summary fields (with `archiveOf` in an archive), then `errors`, then
+ * `messages`, then `changes`, `archives` and `inProgress` (when there are any: after `messages`,
+ * so that a listing never reads them), then any unknown field.
  */
 export const encodeSession = (session: Session, redact: (text: string) => string = (text) => text): string => {
   const ordered: Record<string, unknown> = {
@@ -65,11 +69,15 @@ export const encodeSession = (session: Session, redact: (text: string) => string
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
     title: session.title,
-    turns: session.turns,
-    errors: (session.errors ?? []).map(errorFirst),
-    messages: session.messages.map(messageFirst)
+    turns: session.turns
   }
+  // an archive says so in the head, where a listing reads
+  if (session.archiveOf !== undefined) ordered.archiveOf = session.archiveOf
+  ordered.errors = (session.errors ?? []).map(errorFirst)
+  ordered.messages = session.messages.map(messageFirst)
   if (session.changes !== undefined && session.changes.length > 0) ordered.changes = session.changes.map(changeFirst)
+  if (session.archives !== undefined && session.archives.length > 0) ordered.archives = session.archives
+  if (session.inProgress !== undefined) ordered.inProgress = session.inProgress
   for (const key of Object.keys(session)) {
     if (!SUMMARY_KEYS.includes(key)) ordered[key] = (session as Record<string, unknown>)[key]
   }
@@ -238,15 +246,22 @@ const parseShallow = (text: string, id: string): Either.Either<Session, Rejectio
   )
 }
 
-export const summaryOf = (session: Session): SessionSummary => ({
-  id: session.id,
-  cwd: session.cwd,
-  createdAt: session.createdAt,
-  updatedAt: session.updatedAt,
-  title: session.title,
-  turns: session.turns,
-  errors: session.errors.length
-})
+export const summaryOf = (session: Session): SessionSummary => {
+  const summary: SessionSummary = {
+    id: session.id,
+    cwd: session.cwd,
+    createdAt: session.createdAt,
+    updatedAt: session.updatedAt,
+    title: session.title,
+    turns: session.turns,
+    errors: session.errors.length
+  }
+  return typeof session.archiveOf === "string" ? { ...summary, archiveOf: session.archiveOf } : summary
+}
+
+/** Whether a listing is of an archive (never listed as a conversation). */
+export const isArchiveListing = (listing: SessionListing): boolean =>
+  listing._tag === "Readable" && listing.summary.archiveOf !== undefined
 
 export const readable = (summary: SessionSummary): SessionListing => ({ _tag: "Readable", summary })
 export const unreadable = (id: string, reason: string): SessionListing => ({ _tag: "Unreadable", id, reason })

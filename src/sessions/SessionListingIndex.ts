@@ -2,7 +2,7 @@ import type * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
 import * as Durable from "../lib/DurableFiles"
-import { idOfFileName, unreadable } from "./SessionCodec"
+import { idOfFileName, isArchiveListing, unreadable } from "./SessionCodec"
 import { codeOf, type Fs, type Reader, readListing, sweepStaleTemps, writeTemp } from "./SessionFileIO"
 import type { SessionListing } from "./SessionStore"
 
@@ -53,11 +53,11 @@ const isNumber = (value: unknown): value is number => typeof value === "number"
 /**
  * One entry of `.index.json`: `[name, size, mtimeMs, ctimeMs, ino, reason]` for an unreadable
  * file, `[name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]`
- * otherwise. Checked field by field: it is a cache, and anything odd is dropped. Names are
+ * otherwise, with the compacted session's id after them for an archive. Checked field by field: it is a cache, and anything odd is dropped. Names are
  * only ever looked up from the directory's own valid `<id>.json` names.
  */
 const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
-  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11)) return undefined
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11 && value.length !== 12)) return undefined
   const name: unknown = value[0]
   const size: unknown = value[1]
   const mtimeMs: unknown = value[2]
@@ -75,9 +75,13 @@ const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
   const title: unknown = value[8]
   const turns: unknown = value[9]
   const errors: unknown = value[10]
+  const archiveOf: unknown = value[11]
   if (!isString(cwd) || !isString(createdAt) || !isString(updatedAt) || !isString(title)) return undefined
   if (!isNumber(turns) || !isNumber(errors)) return undefined
-  const summary = { id, cwd, createdAt, updatedAt, title, turns, errors }
+  if (value.length === 12 && !isString(archiveOf)) return undefined
+  const summary = isString(archiveOf)
+    ? { id, cwd, createdAt, updatedAt, title, turns, errors, archiveOf }
+    : { id, cwd, createdAt, updatedAt, title, turns, errors }
   return [name, { size, mtimeMs, ctimeMs, ino, listing: { _tag: "Readable", summary } }]
 }
 
@@ -85,8 +89,9 @@ const indexText = (entries: DirCache): string => {
   const files: Array<ReadonlyArray<unknown>> = []
   for (const [name, { size, mtimeMs, ctimeMs, ino, listing }] of entries) {
     if (listing._tag === "Readable") {
-      const { cwd, createdAt, updatedAt, title, turns, errors } = listing.summary
-      files.push([name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors])
+      const { archiveOf, cwd, createdAt, updatedAt, title, turns, errors } = listing.summary
+      const entry = [name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]
+      files.push(archiveOf === undefined ? entry : [...entry, archiveOf])
     } else {
       files.push([name, size, mtimeMs, ctimeMs, ino, listing.reason])
     }
@@ -171,14 +176,15 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
       const stat = fs.statSync(path, { throwIfNoEntry: false })
       if (stat === undefined) continue
       if (sameFile(cached, stat)) {
-        found.push(cached.listing)
+        if (!isArchiveListing(cached.listing)) found.push(cached.listing)
         kept++
         continue
       }
     }
     const fresh = readListing(index.reader, path, name.slice(0, 24))
     if (fresh === undefined) continue
-    found.push(fresh.listing)
+    // an archive is kept in the cache (it is not read again) but never listed
+    if (!isArchiveListing(fresh.listing)) found.push(fresh.listing)
     if (fresh.stat !== undefined && now - fresh.stat.mtimeMs >= RACY_MS) {
       const { size, mtimeMs, ctimeMs, ino } = fresh.stat
       entries.set(name, { size, mtimeMs, ctimeMs, ino, listing: fresh.listing })

@@ -9,6 +9,7 @@ import { type Session, withSystem } from "../domain/Session"
 import { isSessionId, validateSessionId } from "../domain/SessionId"
 import { resolveSessionRef, sessionRefProblem } from "../domain/SessionRef"
 import type { ErrorLogShape } from "./ErrorLog"
+import { closeInterrupted } from "./Interrupted"
 import type { SessionListing, SessionStoreShape } from "./SessionStore"
 
 /**
@@ -76,6 +77,28 @@ const ownedBy = (deps: Deps, cwd: string) => (session: Session): Effect.Effect<S
 
 export const loadOwned = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Session, ResumeError> =>
   deps.store.load(dir, id).pipe(Effect.mapError(resumeErrorOf), Effect.flatMap(ownedBy(deps, cwd)))
+
+/** A stored session, and the question of the turn it was answering when mm stopped, if any. */
+export interface Loaded {
+  readonly session: Session
+  readonly interrupted: string | undefined
+}
+
+/**
+ * A stored session of the project with a turn left in progress closed (Interrupted.ts), the
+ * closed version written back so that the closing is recorded once. When that write fails,
+ * the session is closed in memory only and written with the next change.
+ */
+export const loadClosed = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Loaded, ResumeError> =>
+  Effect.gen(function*() {
+    const loaded = yield* loadOwned(deps, dir, cwd, id)
+    if (loaded.inProgress === undefined) return { session: loaded, interrupted: undefined }
+    const now = new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis))
+    const closed = closeInterrupted(loaded, now)
+    const saved = yield* Effect.either(deps.store.save(dir, closed.session, loaded.updatedAt))
+    const session = saved._tag === "Right" ? closed.session : { ...closed.session, updatedAt: loaded.updatedAt }
+    return { session, interrupted: closed.question }
+  })
 
 /** A stored session continues under the agent's current system prompt. */
 export const underCurrentSystem = (config: AgentConfig, session: Session): Session => ({

@@ -14,6 +14,8 @@ export interface SessionSummary {
   readonly turns: number
   /** Number of records in its `errors` array. */
   readonly errors: number
+  /** Set in an archive (turns a compaction replaced): the id of the compacted session. Never listed. */
+  readonly archiveOf?: string
 }
 
 export type SessionListing =
@@ -42,7 +44,7 @@ export interface SessionStoreShape {
   readonly load: (dir: string, id: string) => Effect.Effect<Session, StoreError>
   /** Deletes one session's file (`mm sessions rm`); reason "not-found" when there is none. */
   readonly remove: (dir: string, id: string) => Effect.Effect<void, StoreError>
-  /** Every session of the directory, newest id first; a bad file is listed as unreadable. */
+  /** Every session of the directory, newest id first; a bad file is listed as unreadable; archives are not listed. */
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<SessionListing>, StoreError>
 }
 

@@ -5,7 +5,7 @@ import type { ChangesShape } from "../changes/Changes"
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
-import { contextListing, listingRows, resumedLine, sessionsListing } from "../text/Lines"
+import { contextListing, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
@@ -88,7 +88,7 @@ const resume: SlashCommand = {
       if (resumed.right === undefined) {
         return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
       }
-      ctx.print.line(resumedLine(resumed.right))
+      for (const line of resumedLines(resumed.right)) ctx.print.line(line)
       const recap = recapLines(
         (yield* ctx.conversation.snapshot).messages,
         ctx.cwd,
@@ -96,6 +96,8 @@ const resume: SlashCommand = {
         yield* ctx.answers.engine
       )
       if (recap.length > 0) ctx.print.line(recap.join("\n"))
+      // the question mm stopped during waits on the prompt line, to send again or edit
+      if (resumed.right.interrupted !== undefined) ctx.input.offer?.(resumed.right.interrupted)
     })
 }
 

@@ -28,6 +28,8 @@ export interface TerminalInput {
     readonly complete?: Completer
   }) => void
   readonly close: () => void
+  /** On a terminal: the next prompt starts with `text` typed (an interrupted question, given back). */
+  readonly offer?: (text: string) => void
 }
 
 /** What Tab offers for the text before the cursor: replacements of the text from `start` on. */

@@ -44,6 +44,8 @@ interface Driver {
   closed: boolean
   readonly cancelHandlers: Set<() => void>
   keyWaiter: KeyWaiter | undefined
+  /** Text the next prompt starts with (TerminalInput.offer). */
+  offered: string | undefined
 }
 
 // drawing ------------------------------------------------------------------
@@ -149,6 +151,9 @@ const question = (d: Driver, prompt: string): Promise<string | undefined> => {
   return new Promise((resolve) => {
     d.resolve = resolve
     d.state = ask(d.state, prompt)
+    const offered = d.offered
+    d.offered = undefined
+    if (offered !== undefined && d.state.text === "") d.state = { ...d.state, text: offered, cursor: offered.length }
     d.rowsAbove = 0
     draw(d)
   })
@@ -237,7 +242,8 @@ export const makeLineEditor = (
     rowsAbove: 0,
     closed: false,
     cancelHandlers: new Set(),
-    keyWaiter: undefined
+    keyWaiter: undefined,
+    offered: undefined
   }
   const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
   const onEnd = () => {
@@ -261,6 +267,7 @@ export const makeLineEditor = (
       }
       if (options.complete !== undefined) d.complete = options.complete
     },
+    offer: (text) => void (d.offered = text),
     close: () => {
       if (d.closed) return
       d.closed = true

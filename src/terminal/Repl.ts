@@ -95,6 +95,7 @@ export const runTerminal = <E, R>(
       const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)
       if (recap.length > 0) info.line(recap.join("\n"))
     }
+    if (started.report?.interrupted !== undefined) (yield* TerminalIO).input.offer?.(started.report.interrupted)
     return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(
       Effect.provide(agentLayer)
     )

@@ -4,6 +4,7 @@ import type { LoadedConfig } from "../config/Config"
 import { firstLine } from "../lib/OneLine"
 import { windowFigure } from "../model/ServerProbe"
 import type { Listing, ResumeReport, SaveStatus } from "../sessions/Conversation"
+import { interruptedLine } from "../sessions/Interrupted"
 import type { Started } from "../sessions/SessionStart"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
@@ -177,8 +178,14 @@ const cannotList = (dir: string, reason: string): string => {
 /** What the terminal and `-p --verbose` say of the session a conversation started on. */
 export const startedLines = (started: Extract<Started, { _tag: "Started" }>): ReadonlyArray<string> => [
   ...(started.note === undefined ? [] : [started.note]),
-  ...(started.report === undefined ? [] : [resumedLine(started.report)])
+  ...(started.report === undefined ? [] : resumedLines(started.report))
 ]
+
+/** The resumed line, and the interrupted question's when mm stopped during the last turn. */
+export const resumedLines = (report: ResumeReport): ReadonlyArray<string> =>
+  report.interrupted === undefined
+    ? [resumedLine(report)]
+    : [resumedLine(report), sanitize(interruptedLine(report.interrupted))]
 
 export const resumedLine = (report: ResumeReport): string =>
   `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${

@@ -3,6 +3,7 @@ import * as path from "node:path"
 
 import * as Either from "effect/Either"
 
+import { removeLeftTempsBeside, writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { MAX_FILE_BYTES } from "./Tool"
 
@@ -149,11 +150,25 @@ export const countLines = (text: string): number => splitLines(text).length
 
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
-/** Writes a whole file on disk, creating missing parent directories, or says in one line why not. */
+/** Where a write of `file` lands: a symbolic link's target, or the path itself for a new file. */
+const realOrAsked = (file: string): string => {
+  try {
+    return fs.realpathSync(file)
+  } catch {
+    return file
+  }
+}
+
+/**
+ * Writes a whole file on disk, creating missing parent directories, or says in one line why not.
+ * Atomic (DurableFiles.writeFileAtomic): a failure, a full disk among them, leaves the file as it was.
+ */
 export const writeText = (file: string, shown: string, content: string): Either.Either<void, string> => {
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(file, content)
+    // what an earlier write of this file left when mm was killed in the middle goes first
+    removeLeftTempsBeside([realOrAsked(file)])
+    writeFileAtomic(file, Buffer.from(content, "utf8"))
     return Either.right(undefined)
   } catch (cause) {
     return Either.left(fileProblem(cause, shown))

@@ -623,6 +623,33 @@ describe("FileSessionStore on disk", () => {
         expect(next.calls).toContain(`readFileSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
+    it.effect("never lists an archive: not on the first read, from the cache, nor from the index file", () =>
+      Effect.gen(function*() {
+        const { dir, store, readsSince, age } = setup()
+        yield* store.save(dir, richSession(ID_A))
+        yield* store.save(dir, { ...richSession(ID_B), archiveOf: ID_A })
+        // an archive whose head is unusual (slow path): still not listed
+        NodeFs.writeFileSync(
+          NodePath.join(dir, `${ID_C}.json`),
+          JSON.stringify({ ...richSession(ID_C), archiveOf: ID_A, messages: [], version: 1 })
+        )
+        for (const id of [ID_A, ID_B, ID_C]) age(id, 1)
+        const ids = (listing: ReadonlyArray<SessionListing>) =>
+          listing.map((l) => (l._tag === "Readable" ? l.summary.id : l.id))
+        expect(ids(yield* store.list(dir))).toEqual([ID_A])
+        const reads = readsSince()
+        expect(ids(yield* store.list(dir))).toEqual([ID_A])
+        expect(reads()).toBe(0)
+        const index = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
+        expect(index.files.find((entry: Array<unknown>) => entry[0] === `${ID_B}.json`).at(-1)).toBe(ID_A)
+        const next = setup()
+        const nextReads = next.readsSince()
+        expect(ids(yield* FileSessionStore.make({ fs: next.fs }).list(dir))).toEqual([ID_A])
+        expect(nextReads()).toBe(0)
+        // the archive itself still loads, marked
+        expect((yield* store.load(dir, ID_B)).archiveOf).toBe(ID_A)
+      }))
+
     it.effect("sees a rewrite, a same-size edit in place, a deletion and a new file", () =>
       Effect.gen(function*() {
         const { dir, store, age } = setup()

@@ -121,6 +121,26 @@ describe("edit_file changes only the bytes it replaces", () => {
       })
     }))
 
+  it.effect("write_file keeps the mode, follows a link, and removes what a killed write of the file left", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-tools-hard-")
+      fs.writeFileSync(path.join(cwd, "run.sh"), "echo old\n", { mode: 0o750 })
+      fs.symlinkSync("run.sh", path.join(cwd, "link.sh"))
+      // a writer that died (no such pid) left its temporary file; another file's is not touched
+      const left = path.join(cwd, ".run.sh.999999999.0badf00d.tmp")
+      const other = path.join(cwd, ".other.txt.999999999.0badf00d.tmp")
+      fs.writeFileSync(left, "half")
+      fs.writeFileSync(other, "half")
+      const result = yield* call("write_file", { path: "link.sh", content: "echo new\n" }, cwd)
+      expect(result.failed).toBe(false)
+      expect(fs.lstatSync(path.join(cwd, "link.sh")).isSymbolicLink()).toBe(true)
+      expect(fs.readFileSync(path.join(cwd, "run.sh"), "utf8")).toBe("echo new\n")
+      expect(fs.statSync(path.join(cwd, "run.sh")).mode & 0o777).toBe(0o750)
+      expect(fs.existsSync(left)).toBe(false)
+      expect(fs.existsSync(other)).toBe(true)
+      expect(fs.readdirSync(cwd).filter((name) => name.endsWith(".tmp"))).toEqual([".other.txt.999999999.0badf00d.tmp"])
+    }))
+
   it.effect("a file with NUL bytes is refused, its bytes unchanged", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-tools-hard-")

@@ -1,8 +1,27 @@
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import { describe, expect, it } from "@effect/vitest"
 
 import { SUMMARY_HEADER } from "../../../src/agent/Compactor"
 import { startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, runMm, tempProject } from "../../support/MmProcess"
+import { configFor, MM_BIN, readSession, runMm, sessionFiles, tempProject } from "../../support/MmProcess"
+
+/** `mm ARGS` as a command line (no stdin), its output and exit code. */
+const runCli = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
+    const child = spawn(process.execPath, [MM_BIN, ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    child.on("close", (code) => resolve({ stdout, stderr, code }))
+  })
 
 describe("/compact in the terminal", () => {
   it("compacts, then a resumed session starts from the summary", async () => {
@@ -29,4 +48,69 @@ describe("/compact in the terminal", () => {
     ])
     await server.close()
   })
+})
+
+describe("compaction keeps the turns it replaces", () => {
+  it(
+    "/compact and automatic compaction archive the turns; show prints them first; listings skip archives; rm removes them",
+    async () => {
+      const server = await startFakeModelServer()
+      const project = tempProject(
+        configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1", "  threshold: 0.5"])
+      )
+      const dir = path.join(project, ".mm", "sessions")
+      server.push({ text: "a1" }, { text: "a2" }, { text: "summary one" })
+      await runMm(project, ["q1", "q2", "/compact"])
+      // automatic: a long question takes the history over the threshold (0.5 of 32k tokens)
+      server.push({ text: "a3" }, { text: "summary two" }, { text: "a4" })
+      const auto = await runMm(project, ["/resume", "q3", `q4 ${"long ".repeat(16_000)}`])
+      expect(auto.all).toMatch(/history compacted/)
+      const files = sessionFiles(project)
+      expect(files).toHaveLength(3)
+      const sessions = files.map((f) => readSession(project, f))
+      const main = sessions.find((s) => s.archiveOf === undefined)
+      const archives = sessions.filter((s) => s.archiveOf === main.id)
+      expect(archives).toHaveLength(2)
+      expect(main.archives).toEqual(archives.map((a) => a.id).sort())
+      // the model still sees only the summary; the archives hold the turns, in the same shape
+      expect(main.messages.some((m: any) => m.content === "q1")).toBe(false)
+      const first = readSession(project, `${main.archives[0]}.json`)
+      expect(first.messages.map((m: any) => m.content)).toEqual(["q1", "a1"])
+      const second = readSession(project, `${main.archives[1]}.json`)
+      expect(second.messages.map((m: any) => m.content).slice(1)).toEqual(["q2", "a2"])
+      expect(first.cwd).toBe(main.cwd)
+
+      const env = { AGENT_CONFIG: path.join(project, "agent.yaml") }
+      const show = await runCli(project, ["sessions", "show", main.id], env)
+      expect(show.code).toBe(0)
+      const order = [
+        "> q1",
+        "a1",
+        "> q2",
+        "a2",
+        "Summary of the earlier conversation",
+        "summary two",
+        "> q3",
+        "a3",
+        "> q4"
+      ]
+      const at = order.map((text) => show.stdout.indexOf(text))
+      expect(at.every((i) => i >= 0)).toBe(true)
+      expect([...at].sort((a, b) => a - b)).toEqual(at)
+
+      // not listed: by mm sessions, /sessions, nor taken by a bare /resume
+      const listed = JSON.parse((await runCli(project, ["sessions", "--json"], env)).stdout)
+      expect(listed.sessions.map((s: any) => s.id)).toEqual([main.id])
+      const again = JSON.parse((await runCli(project, ["sessions", "--json"], env)).stdout)
+      expect(again.sessions.map((s: any) => s.id)).toEqual([main.id])
+      const inside = await runMm(project, ["/sessions"])
+      expect(inside.stdout).toContain("1 session(s)")
+
+      const removed = await runCli(project, ["sessions", "rm", main.id, "--yes"], env)
+      expect(removed.code).toBe(0)
+      expect(fs.readdirSync(dir).filter((f) => f.endsWith(".json") && !f.startsWith("."))).toEqual([])
+      await server.close()
+    },
+    60_000
+  )
 })

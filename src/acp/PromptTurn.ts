@@ -12,6 +12,8 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { Agent, type CompactReport } from "../agent/Agent"
 import { isAllowed, type Scope } from "../approvals/ApprovalScope"
+import { commandReader } from "../approvals/CommandReader"
+import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { approvalNeeded, type SessionSettings } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
@@ -34,13 +36,15 @@ const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
 const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Conversation) {
   const { config } = yield* AppConfig
   const mcpApproval = yield* mcpApprovalLookup(conversation)
+  const reader = yield* commandReader
+  const remembered = (yield* (yield* RememberedApprovals).read(conversation.cwd)).scopes
   return (allowed: ReadonlyArray<Scope>, settings: SessionSettings) =>
   (tool: string, input: Record<string, unknown>) => {
     const server = mcpApproval(tool)
     const needed = server === undefined
       ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
       : mcpApprovalNeeded(config.permissions, settings.mode, server)
-    return needed && !isAllowed(allowed, { tool, input, cwd: conversation.cwd })
+    return needed && !isAllowed([...remembered, ...allowed], { tool, input, cwd: conversation.cwd }, reader.read)
   }
 })
 

@@ -1,7 +1,5 @@
-import * as path from "node:path"
-
 import { needsApproval } from "../tools/ProjectPaths"
-import { isInside } from "./ApprovalScope"
+import { isOutsideProject } from "./ApprovalScope"
 
 /**
  * How much a session asks before a tool runs, chosen by the editor for one session (never
@@ -38,7 +36,7 @@ export const approvalNeeded = (
       return false
     case "edits":
       return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" &&
-        isInside(cwd, path.resolve(cwd, input.path)))
+        !isOutsideProject({ tool, input, cwd }))
     case "ask":
       return permissions === "ask"
   }

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import * as Either from "effect/Either"
 
 import { firstLineOf } from "../lib/OneLine"
+import { realPathOf } from "../lib/RealPath"
 import { MAX_FILE_BYTES } from "./Tool"
 
 export const resolvePath = (cwd: string, file: string): string => path.resolve(cwd, file)
@@ -63,10 +64,12 @@ export const openRegular = (
 ): Either.Either<{ readonly fd: number; readonly size: number }, string> => {
   let fd: number | undefined
   try {
-    const before = fs.statSync(file)
+    // the real target, each link followed here; opened with O_NOFOLLOW so no link swapped in since is followed
+    const real = realPathOf(file)
+    const before = fs.statSync(real)
     if (!before.isFile()) return Either.left(notRegular(before, shown))
     if (before.size > MAX_FILE_BYTES) return Either.left(tooBig(before.size, shown))
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW)
     const stat = fs.fstatSync(fd)
     if (!stat.isFile()) throw Object.assign(new Error(notRegular(stat, shown)), { shown: true })
     if (stat.size > MAX_FILE_BYTES) throw Object.assign(new Error(tooBig(stat.size, shown)), { shown: true })
@@ -152,8 +155,19 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
 /** Writes a whole file on disk, creating missing parent directories, or says in one line why not. */
 export const writeText = (file: string, shown: string, content: string): Either.Either<void, string> => {
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(file, content)
+    // written at its real target (the approval was asked for that one), never through a link swapped in since
+    const real = realPathOf(file)
+    fs.mkdirSync(path.dirname(real), { recursive: true })
+    const fd = fs.openSync(
+      real,
+      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW,
+      0o666
+    )
+    try {
+      fs.writeFileSync(fd, content)
+    } finally {
+      fs.closeSync(fd)
+    }
     return Either.right(undefined)
   } catch (cause) {
     return Either.left(fileProblem(cause, shown))

@@ -19,6 +19,7 @@ import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
+import { permissionsCommand } from "../text/PermissionsText"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
@@ -156,6 +157,12 @@ const answerOf = (
       Changes,
       (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
     )
+    : command.name === "permissions"
+    ? Effect.flatMap(RememberedApprovals, (remembered) =>
+      Effect.flatMap(
+        permissionsCommand(remembered, conversation, command.arg),
+        ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
+      ))
     : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
   return Effect.locally(program, CurrentPeer, peer)
 }

@@ -84,8 +84,10 @@ const readFileOf = (project: string): RememberedState => {
   }
   const decoded = decodeFile(text)
   if (Either.isLeft(decoded)) {
-    const detail = firstLineOf(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
-    return refused(`is not a valid permissions file (${detail})`)
+    const [issue] = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`
+    const what = issue === undefined ? "" : firstLineOf(issue.message).slice(0, 120)
+    return refused(`is not a valid permissions file (${what}${where})`)
   }
   const scopes = decoded.right.approvals as ReadonlyArray<Scope>
   if (!scopes.every(belongsTo(project))) return refused("names another project")

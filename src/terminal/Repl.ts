@@ -8,6 +8,7 @@ import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 
 import { Agent } from "../agent/Agent"
+import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
@@ -120,6 +121,7 @@ const converse = (
   Effect.gen(function*() {
     const keeper = yield* Keeper
     const changes = yield* Changes
+    const remembered = yield* RememberedApprovals
     const { config } = yield* AppConfig
     const { input, print, info, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
@@ -132,6 +134,7 @@ const converse = (
       conversation,
       keeper,
       changes,
+      remembered,
       input,
       print,
       info,

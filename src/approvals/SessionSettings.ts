@@ -10,6 +10,23 @@ export type ApprovalMode = "ask" | "edits" | "allow"
 
 export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "allow"]
 
+/** What each mode does, in words (a mode without its own words is named alone). */
+const MODE_WORDS: Partial<Record<string, string>> = {
+  ask: "commands and edits are asked (as permissions says in agent.yaml)",
+  edits: "file edits inside the project go ahead; commands and the rest are asked",
+  allow: "nothing is asked"
+}
+
+/** The mode after `mode` in `approvalModes`, round to the first. */
+export const nextMode = (mode: ApprovalMode): ApprovalMode =>
+  approvalModes[(approvalModes.indexOf(mode) + 1) % approvalModes.length]
+
+/** The status line that names a mode: `permission mode: edits — file edits … (Shift-Tab: next)`. */
+export const modeLine = (mode: ApprovalMode): string => {
+  const words = MODE_WORDS[mode]
+  return `permission mode: ${mode}${words === undefined ? "" : ` — ${words}`} (Shift-Tab: next)`
+}
+
 export const isApprovalMode = (value: string): value is ApprovalMode =>
   (approvalModes as ReadonlyArray<string>).includes(value)
 

@@ -44,6 +44,8 @@ interface Driver {
   closed: boolean
   readonly cancelHandlers: Set<() => void>
   keyWaiter: KeyWaiter | undefined
+  /** Shift-Tab: moves to the next permission mode and gives the line that names it. */
+  nextMode: (() => string) | undefined
 }
 
 // drawing ------------------------------------------------------------------
@@ -120,6 +122,8 @@ const perform = (d: Driver, effect: LineEffect) => {
       d.stdout.write("\u001b[2J\u001b[H")
       d.rowsAbove = 0
       return
+    case "NextMode":
+      return d.nextMode === undefined ? undefined : say(d, d.nextMode())
   }
 }
 
@@ -237,7 +241,8 @@ export const makeLineEditor = (
     rowsAbove: 0,
     closed: false,
     cancelHandlers: new Set(),
-    keyWaiter: undefined
+    keyWaiter: undefined,
+    nextMode: undefined
   }
   const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
   const onEnd = () => {
@@ -260,6 +265,7 @@ export const makeLineEditor = (
         d.history = makeHistory(options.historyFile)
       }
       if (options.complete !== undefined) d.complete = options.complete
+      if (options.nextMode !== undefined) d.nextMode = options.nextMode
     },
     close: () => {
       if (d.closed) return

@@ -102,4 +102,35 @@ describe("remembered approvals", () => {
     // never overwritten by a later always
     expect(fs.readFileSync(file, "utf8")).toBe("{ not json")
   })
+
+  it("Shift-Tab at the prompt cycles the permission mode for this run, and says which", async () => {
+    const project = asking(server.url)
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: edits — file edits inside the project go ahead/)
+    // in edits, a write inside the project goes ahead unasked
+    server.push({ toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "A" } }] }, { text: "wrote" })
+    let mark = mm.out.length
+    mm.type("write it\r")
+    const screen = await mm.waitForText(/wrote/, mark)
+    expect(screen).not.toMatch(ALLOW)
+    expect(fs.readFileSync(path.join(project, "a.txt"), "utf8")).toBe("A")
+    await mm.waitForText(/wrote[\s\S]*> /, mark)
+    mark = mm.out.length
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: allow — nothing is asked/, mark)
+    mark = mm.out.length
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: ask — commands and edits are asked/, mark)
+    // back in ask: the next write is asked again
+    server.push({ toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "B" } }] }, { text: "fine" })
+    mark = mm.out.length
+    mm.type("write another\r")
+    await mm.waitForText(ALLOW, mark)
+    mm.type("n")
+    await mm.waitForText(/fine/, mark)
+    mm.type("\x04")
+    await mm.exit()
+  })
 })

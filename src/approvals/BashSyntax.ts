@@ -12,9 +12,11 @@ export type SyntaxNode = NonNullable<ReturnType<Parser["parse"]>>["rootNode"]
 
 /** Where the two WebAssembly files are: beside this file once built (dist/), else in node_modules. */
 const wasmFiles = (): { readonly runtime: string; readonly grammar: string } => {
-  const here = path.join(__dirname, "tree-sitter-bash.wasm")
-  if (fs.existsSync(here)) return { runtime: path.join(__dirname, "tree-sitter.wasm"), grammar: here }
-  const require = createRequire(__filename)
+  // (a bench bundles this file as an ES module, where __dirname does not exist)
+  const dir = typeof __dirname === "string" ? __dirname : process.cwd()
+  const here = path.join(dir, "tree-sitter-bash.wasm")
+  if (fs.existsSync(here)) return { runtime: path.join(dir, "tree-sitter.wasm"), grammar: here }
+  const require = createRequire(typeof __filename === "string" ? __filename : path.join(dir, "package.json"))
   return {
     runtime: require.resolve("web-tree-sitter/tree-sitter.wasm"),
     grammar: require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")

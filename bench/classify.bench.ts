@@ -42,7 +42,9 @@ const main = async () => {
   const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6
   const syntax = await loadBashSyntax()
   const results: Record<string, number> = {}
-  console.log(`classifying a 2 KB bash command, median of ${RUNS} runs (budget < ${BUDGET_MS} ms once the parser is loaded)`)
+  console.log(
+    `classifying a 2 KB bash command, median of ${RUNS} runs (budget < ${BUDGET_MS} ms once the parser is loaded)`
+  )
   let allOk = true
   for (const [name, command] of Object.entries(commands)) {
     // warm up: the first calls compile the code paths

@@ -40,7 +40,8 @@ describe("remembered approvals", () => {
   it("an always survives a restart, applies to mm -p, is listed and revoked by /permissions", async () => {
     const project = asking(server.url)
     const file = path.join(project, ".mm/permissions.json")
-    // 1. the terminal: [a]lways on a harmless command, the preview saying what it covers
+    // 1. the terminal: [a]lways on a harmless command, the preview saying what it covers (a word
+    // prefix is offered only when the bash parser, dist/mm-bash.cjs and its .wasm files, loaded)
     const first = new PtyMm(project)
     await first.waitFor(/> /)
     server.push({ toolCalls: [{ name: "bash", arguments: { command: "echo remembered" } }] }, { text: "done one" })

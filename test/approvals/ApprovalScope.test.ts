@@ -14,6 +14,7 @@ import {
 } from "../../src/approvals/ApprovalScope"
 import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
 import { previewFrom, previewLines } from "../../src/approvals/Preview"
+import { approvalNeeded } from "../../src/approvals/SessionSettings"
 import { needsApproval } from "../../src/tools/ProjectPaths"
 
 let reader: CommandReader
@@ -149,6 +150,9 @@ describe("isAllowed for files", () => {
     expect(isAllowed(scopes, write("dangling2.txt"))).toBe(false)
     expect(isAllowed(scopes, edit("dangling2.txt"))).toBe(false)
     expect(alwaysChoices(write("dangling.txt"))).toEqual([])
+    // the edits mode lets writes inside the project through, not this one
+    expect(approvalNeeded("allow", "edits", "write_file", { path: "dangling.txt", content: "x" }, project)).toBe(true)
+    expect(approvalNeeded("allow", "edits", "write_file", { path: "inside.txt", content: "x" }, project)).toBe(false)
     // the preview names where the write would really go
     const lines = previewLines(previewFrom("write_file", { path: "dangling.txt", content: "x" }, project, undefined))
     expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${path.join(outside, "p1.txt")}` })

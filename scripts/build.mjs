@@ -2,7 +2,7 @@
 // entry that loads it through V8's code cache), and regenerates agent.schema.json.
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { resolve } from "node:path"
 
 import { build } from "esbuild"
@@ -35,16 +35,36 @@ const markdownApart = {
   }
 }
 
+// The bash parser (web-tree-sitter and tree-sitter-bash, WebAssembly) too: read the first time a
+// bash command is classified for approval; its two .wasm files are copied beside it.
+const bashApart = {
+  name: "bash-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/BashSyntax$/ }, () => ({ path: "./mm-bash.cjs", external: true }))
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
 await build({
   ...common,
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [mcpApart, markdownApart],
+  plugins: [mcpApart, markdownApart, bashApart],
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
+await build({
+  ...common,
+  entryPoints: ["src/approvals/BashSyntax.ts"],
+  outfile: "dist/mm-bash.cjs",
+  format: "cjs",
+  // web-tree-sitter asks import.meta.url for a require of its own: the bundle's file, as a URL
+  banner: { js: "const __mmBashUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
+  define: { ...common.define, "import.meta.url": "__mmBashUrl" }
+})
+copyFileSync("node_modules/web-tree-sitter/tree-sitter.wasm", "dist/tree-sitter.wasm")
+copyFileSync("node_modules/tree-sitter-bash/tree-sitter-bash.wasm", "dist/tree-sitter-bash.wasm")
 // highlight.js with the languages answers usually hold (scripts/highlight-common.cjs), not all 190;
 // two of marked-terminal's imports that mm never uses are left out (see the two scripts named)
 const markdownTrimmed = {

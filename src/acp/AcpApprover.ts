@@ -32,9 +32,9 @@ const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Pro
 export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => {
   switch (choice.scope._tag) {
     case "CommandPrefix":
-      return `Always allow ${choice.label}`
+      return `Always allow ${choice.covers}`
     case "ExactCommand":
-      return "Always allow this exact command"
+      return `Always allow ${choice.covers}`
     case "File":
       return tool === "read_file" ? `Always allow reading ${choice.label}` : `Always allow edits to ${choice.label}`
     case "Project":

@@ -8,6 +8,7 @@ import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import type { Agent } from "../agent/Agent"
+import type { RememberedApprovals } from "../approvals/RememberedApprovals"
 import type { Changes } from "../changes/Changes"
 import type { AppConfig } from "../config/Config"
 import type { Secrets } from "../lib/Secrets"
@@ -19,7 +20,15 @@ import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
-export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers | Secrets
+export type AcpServices =
+  | Agent
+  | Keeper
+  | AppConfig
+  | ModelClient
+  | Changes
+  | McpServers
+  | Secrets
+  | RememberedApprovals
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

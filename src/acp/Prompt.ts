@@ -54,6 +54,7 @@ export type SlashCommand =
   | { readonly name: "compact"; readonly hint: string | undefined }
   | { readonly name: "changes"; readonly arg: string }
   | { readonly name: "undo"; readonly arg: string }
+  | { readonly name: "permissions"; readonly arg: string }
   | { readonly name: "unknown"; readonly word: string }
 
 /**
@@ -72,6 +73,7 @@ export const parseCommand = (text: string): SlashCommand | undefined => {
     }
     case "changes":
     case "undo":
+    case "permissions":
       return { name: match[1], arg: match[2]?.trim() ?? "" }
     default:
       return { name: "unknown", word: `/${match[1]}` }
@@ -83,7 +85,8 @@ export const unknownCommandText = (word: string): string =>
   word === "/sessions" || word === "/resume"
     ? `${word} is a terminal command: here the editor lists its threads and reloads them itself. Commands: /new, /compact, /changes, /undo.`
     : `Unknown command ${word}. Commands: /new (start over, keeping this conversation on disk), /compact [hint] (summarise older turns), ` +
-      "/changes [N] (what mm changed in files, by turn), /undo [N] (take back the files changed by the last turn)."
+      "/changes [N] (what mm changed in files, by turn), /undo [N] (take back the files changed by the last turn), " +
+      "/permissions [rm N] (the approvals remembered for this project)."
 
 export const availableCommands: Array<acp.AvailableCommand> = [
   {
@@ -106,5 +109,10 @@ export const availableCommands: Array<acp.AvailableCommand> = [
     description:
       "take back the files mm's file tools changed in the last turn (or the last N turns), after showing the diffs",
     input: { hint: "how many turns to take back (optional, default 1)" }
+  },
+  {
+    name: "permissions",
+    description: "list the approvals remembered for this project (\"always\" answers); rm N revokes one",
+    input: { hint: "rm N to revoke one (optional)" }
   }
 ]

@@ -12,11 +12,14 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { Agent, type CompactReport } from "../agent/Agent"
 import { isAllowed, type Scope } from "../approvals/ApprovalScope"
+import { commandReader } from "../approvals/CommandReader"
+import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { approvalNeeded, type SessionSettings } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
+import { permissionsCommand } from "../text/PermissionsText"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
@@ -35,13 +38,15 @@ const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
 const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Conversation) {
   const { config } = yield* AppConfig
   const mcpApproval = yield* mcpApprovalLookup(conversation)
+  const reader = yield* commandReader
+  const remembered = (yield* (yield* RememberedApprovals).read(conversation.cwd)).scopes
   return (allowed: ReadonlyArray<Scope>, settings: SessionSettings) =>
   (tool: string, input: Record<string, unknown>) => {
     const server = mcpApproval(tool)
     const needed = server === undefined
       ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
       : mcpApprovalNeeded(config.permissions, settings.mode, server)
-    return needed && !isAllowed(allowed, { tool, input, cwd: conversation.cwd })
+    return needed && !isAllowed([...remembered, ...allowed], { tool, input, cwd: conversation.cwd }, reader.read)
   }
 })
 
@@ -153,6 +158,12 @@ const answerOf = (
       Changes,
       (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
     )
+    : command.name === "permissions"
+    ? Effect.flatMap(RememberedApprovals, (remembered) =>
+      Effect.flatMap(
+        permissionsCommand(remembered, conversation, command.arg),
+        ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
+      ))
     : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
   return Effect.locally(program, CurrentPeer, peer)
 }

@@ -2,7 +2,7 @@ import * as path from "node:path"
 
 import type * as acp from "@agentclientprotocol/sdk"
 
-import type { FileChange, Preview } from "../approvals/Preview"
+import { type FileChange, outsideLines, type Preview } from "../approvals/Preview"
 import { describeCall } from "../tools/Describe"
 import { isMcpToolName } from "../tools/ToolNames"
 
@@ -89,7 +89,7 @@ export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => 
       ]
     case "FileChange": {
       const warnings = [
-        ...(preview.outsideProject ? [`outside the project: ${preview.file}`] : []),
+        ...(preview.outsideProject ? outsideLines(preview).map((line) => line.text) : []),
         ...(preview.problem === undefined ? [] : [preview.problem])
       ]
       return [

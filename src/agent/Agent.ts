@@ -7,6 +7,7 @@ import * as Ref from "effect/Ref"
 import type * as Stream from "effect/Stream"
 
 import { Approver } from "../approvals/Approver"
+import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import type { CompactionError } from "../domain/Errors"
@@ -78,6 +79,7 @@ export const AgentLive = Layer.effect(
       config: (yield* AppConfig).config,
       model: yield* ModelClient,
       approver: yield* Approver,
+      remembered: yield* RememberedApprovals,
       compactor: yield* Compactor,
       changes: yield* Changes,
       mcp: yield* McpServers,

@@ -2,6 +2,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 
 import type { Approver } from "../approvals/Approver"
+import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
 import type { AgentConfig } from "../config/Config"
 import type { SecretRegistry } from "../lib/Secrets"
@@ -16,6 +17,8 @@ export interface Deps {
   readonly config: AgentConfig
   readonly model: ModelClientShape
   readonly approver: Context.Tag.Service<Approver>
+  /** The "always" answers kept for the project across runs (.mm/permissions.json). */
+  readonly remembered: RememberedApprovalsShape
   readonly compactor: CompactorShape
   readonly changes: ChangesShape
   readonly mcp: McpServersShape

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
 import { alwaysChoices, isAllowed } from "../approvals/ApprovalScope"
+import { commandReader } from "../approvals/CommandReader"
 import { type FileChange, fileChangeOf, previewOf } from "../approvals/Preview"
 import { approvalNeeded } from "../approvals/SessionSettings"
 import type { Message, ToolCall } from "../domain/Session"
@@ -37,7 +38,7 @@ export const runMcpCall = Effect.fn("Agent.runMcpCall")(
     yield* emit(callStarted(call, input, described))
     const refused = input === undefined
       ? undefined
-      : yield* approve(deps, conversation, call, input, described.title, state.shown, tool.approval)
+      : yield* approve(deps, conversation, call, input, described.title, state, tool.approval)
     const result = "error" in parsed
       ? { output: `invalid arguments for ${call.function.name}: ${parsed.error}`, failed: true }
       : refused === undefined
@@ -59,7 +60,7 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
     yield* emit(callStarted(call, input, described))
     const refused = parsed._tag === "Left"
       ? undefined
-      : yield* approve(deps, conversation, call, input, described.title, state.shown)
+      : yield* approve(deps, conversation, call, input, described.title, state)
     // the call is on the user's screen before it runs (an editor may show its terminal under it)
     if (refused === undefined) yield* state.shown
     // what a file tool changes, read just before it runs: the old text is gone after it
@@ -135,7 +136,7 @@ const approve = Effect.fn("Agent.approve")(function*(
   call: ToolCall,
   input: Record<string, unknown> | undefined,
   title: string,
-  shown: Effect.Effect<void>,
+  state: Pick<TurnState, "shown" | "emit">,
   mcpApproval?: "ask" | "allow"
 ) {
   const { config } = deps
@@ -146,8 +147,16 @@ const approve = Effect.fn("Agent.approve")(function*(
     : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
   if (!needed) return undefined
   const toApprove = { tool, input, cwd: conversation.cwd }
-  if (isAllowed(yield* Ref.get(conversation.allowed), toApprove)) return undefined
-  yield* shown
+  // the bash parser is loaded here, the first time a command needs approval
+  const reader = tool === "bash" ? yield* commandReader : undefined
+  const read = (command: string) => reader?.read(command) ?? { _tag: "Unresolved" as const, reason: "not bash" }
+  const remembered = yield* deps.remembered.read(conversation.cwd)
+  if (remembered.problem !== undefined && !deps.shownWarnings.has(remembered.problem)) {
+    deps.shownWarnings.add(remembered.problem)
+    yield* state.emit({ _tag: "Notice", text: remembered.problem })
+  }
+  if (isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], toApprove, read)) return undefined
+  yield* state.shown
   const answer = yield* deps.approver.ask({
     sessionId: yield* conversation.id,
     toolCallId: call.id,
@@ -155,14 +164,17 @@ const approve = Effect.fn("Agent.approve")(function*(
     title,
     input,
     preview: yield* withFiles(deps, previewOf(tool, input, conversation.cwd)),
-    always: alwaysChoices(toApprove)
+    always: alwaysChoices(toApprove, read)
   })
   switch (answer._tag) {
     case "Once":
       return undefined
-    case "Always":
+    case "Always": {
       yield* Ref.update(conversation.allowed, (scopes) => [...scopes, answer.scope])
+      const problem = yield* deps.remembered.add(conversation.cwd, answer.scope)
+      if (problem !== undefined) yield* state.emit({ _tag: "Notice", text: problem })
       return undefined
+    }
     case "Deny":
       return answer.instead === undefined || answer.instead.trim() === ""
         ? DENIED

@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import { AgentLive } from "../agent/Agent"
 import { CompactorLive } from "../agent/Compactor"
 import type { Approver } from "../approvals/Approver"
+import { RememberedApprovalsLive } from "../approvals/RememberedApprovals"
 import { ChangesLive } from "../changes/Changes"
 import { AppConfig, type LoadedConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
@@ -50,7 +51,8 @@ export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}
     Layer.provide(base)
   )
   // the program's secrets (Main provides them) are among the services, for a runtime built from these layers
-  return Layer.mergeAll(base, model, mcp, Layer.effect(Secrets, Secrets))
+  const remembered = RememberedApprovalsLive.pipe(Layer.provide(base))
+  return Layer.mergeAll(base, model, mcp, remembered, Layer.effect(Secrets, Secrets))
 }
 
 /** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */

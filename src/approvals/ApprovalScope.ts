@@ -1,18 +1,22 @@
-// What an "always" answer covers (docs/reference/tools.md#approvals). Pure functions: the
-// core offers the scopes with each approval request, keeps the ones chosen for the rest of
-// the conversation, and asks `isAllowed` before it asks the user again.
-import * as fs from "node:fs"
+// What an "always" answer covers (docs/how-to/approvals.md). Pure functions: the core offers
+// the scopes with each approval request, keeps the ones chosen (for the session, and in
+// .mm/permissions.json: RememberedApprovals.ts), and asks `isAllowed` before it asks again.
+// A bash command is read by a real bash parser (CommandReader.ts), passed in as `read`.
 import * as path from "node:path"
 
-/** One "always" the user gave; held per conversation, forgotten on /new and /resume. */
+import { isInsideProject, projectTargetOf } from "../lib/RealPath"
+import type { CommandReading } from "./CommandReader"
+import { riskOf } from "./RiskyOptions"
+
+/** One "always" the user gave. */
 export type Scope =
-  /** bash: every simple command whose prefix (program, first non-option argument) starts with these words. */
+  /** bash: one simple command of literal words that starts with these words, none of them risky. */
   | { readonly _tag: "CommandPrefix"; readonly words: ReadonlyArray<string> }
-  /** bash: this exact command line, for compound commands and commands that run other commands. */
+  /** bash: this exact command line (compound commands, anything not literal, programs that run programs). */
   | { readonly _tag: "ExactCommand"; readonly command: string }
-  /** edit_file / write_file on this file (an absolute path); read_file of it, for a file outside the project. */
+  /** edit_file / write_file on this file (its real path, inside the project); read_file of it, outside. */
   | { readonly _tag: "File"; readonly path: string }
-  /** edit_file / write_file anywhere inside this directory (the project). */
+  /** edit_file / write_file on any file that really lies inside this directory (the project). */
   | { readonly _tag: "Project"; readonly dir: string }
   /** Every call of this tool (tools without a finer scope, e.g. MCP tools). */
   | { readonly _tag: "Tool"; readonly name: string }
@@ -24,164 +28,49 @@ export interface CallToApprove {
   readonly cwd: string
 }
 
+/** How a command line is read: `CommandReader.read`; a test may pass its own. */
+export type ReadCommand = (command: string) => CommandReading
+
 // ---------------------------------------------------------------------------
-// Reading a bash command line
+// bash
 
 /**
- * A bash command line as far as the approval rule needs it: `Simple` is one command whose
- * words are known (quotes removed); `Compound` is anything else, with the reason.
+ * The words an "always" on this simple command covers: the program and the words after it up
+ * to its first one that is not an option (`npm test`, `git status`, `ls` for `ls -la`).
  */
-export type ParsedCommand =
-  | { readonly _tag: "Simple"; readonly words: ReadonlyArray<string> }
-  | { readonly _tag: "Compound"; readonly reason: string }
-
-const compound = (reason: string): ParsedCommand => ({ _tag: "Compound", reason })
-
-const OPERATORS: Record<string, string> = {
-  ";": "a command list (;)",
-  "&": "a background job or a list (&, &&)",
-  "|": "a pipe or a list (|, ||)",
-  "<": "a redirection or here-document (<, <<)",
-  ">": "a redirection (>)",
-  "(": "a subshell (( ))",
-  ")": "a subshell (( ))",
-  "`": "a command substitution (backticks)",
-  "\n": "several lines"
-}
-
-/** Splits a command line into words as bash would, or says why it is not one simple command. */
-export const parseCommand = (command: string): ParsedCommand => {
-  const text = command.trim()
-  if (text === "") return compound("an empty command")
-  const words: Array<string> = []
-  let word = ""
-  let inWord = false
-  const endWord = () => {
-    if (inWord) words.push(word)
-    word = ""
-    inWord = false
-  }
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (c === "\\") {
-      if (text[i + 1] === "\n") {
-        i++
-        continue
-      }
-      if (i + 1 >= text.length) return compound("a trailing backslash")
-      word += text[++i]
-      inWord = true
-      continue
-    }
-    if (c === "'") {
-      const end = text.indexOf("'", i + 1)
-      if (end === -1) return compound("an unterminated quote")
-      word += text.slice(i + 1, end)
-      inWord = true
-      i = end
-      continue
-    }
-    if (c === "\"") {
-      let j = i + 1
-      for (; j < text.length && text[j] !== "\""; j++) {
-        const d = text[j]
-        if (d === "`") return compound(OPERATORS["`"])
-        if (d === "$" && text[j + 1] === "(") return compound("a command substitution ($( ))")
-        if (d === "\\" && j + 1 < text.length && "$`\"\\\n".includes(text[j + 1])) {
-          if (text[j + 1] !== "\n") word += text[j + 1]
-          j++
-          continue
-        }
-        word += d
-      }
-      if (j >= text.length) return compound("an unterminated quote")
-      inWord = true
-      i = j
-      continue
-    }
-    if (c === " " || c === "\t") {
-      endWord()
-      continue
-    }
-    if (c === "$" && text[i + 1] === "(") return compound("a command substitution ($( ))")
-    if (OPERATORS[c] !== undefined) return compound(OPERATORS[c])
-    if (c === "#" && !inWord) return compound("a comment")
-    word += c
-    inWord = true
-  }
-  endWord()
-  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0] ?? "")) return compound("a variable assignment before the command")
-  return { _tag: "Simple", words }
-}
-
-/**
- * Programs that run another command given as their arguments: an "always" for one of them
- * covers only the exact command line, never a prefix (`timeout 5 npm test` must not allow
- * `timeout 5 rm -rf x`).
- */
-const RUNS_OTHER_COMMANDS = new Set([
-  "bash",
-  "sh",
-  "zsh",
-  "dash",
-  "fish",
-  "ksh",
-  "env",
-  "sudo",
-  "doas",
-  "su",
-  "exec",
-  "eval",
-  "command",
-  "builtin",
-  "xargs",
-  "time",
-  "timeout",
-  "nice",
-  "nohup",
-  "ionice",
-  "stdbuf",
-  "chroot",
-  "watch",
-  "strace",
-  "setsid",
-  "unbuffer",
-  "flock",
-  "source",
-  "."
-])
-
-/** Interpreters whose `-c` / `-e` runs the code given on the command line: the exact line too. */
-const INLINE_CODE = new Set(["python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "awk", "osascript"])
-const INLINE_CODE_FLAGS = new Set(["-c", "-e", "--eval", "-p", "--print", "-E"])
-
-const runsOtherCommands = (words: ReadonlyArray<string>): boolean => {
-  const program = path.basename(words[0])
-  return RUNS_OTHER_COMMANDS.has(program) || (INLINE_CODE.has(program) && words.some((w) => INLINE_CODE_FLAGS.has(w)))
-}
-
-/** The program and its first argument that is not an option (`npm test`, `git status`, `ls`). */
 export const prefixOf = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const argument = words.slice(1).find((w) => !w.startsWith("-"))
-  return argument === undefined ? words.slice(0, 1) : [words[0], argument]
+  const argument = words.findIndex((w, i) => i > 0 && !w.startsWith("-"))
+  return argument === -1 ? words.slice(0, 1) : words.slice(0, argument + 1)
 }
 
-/** The scope an "always" on this command gives: its prefix, or the exact line for a compound command. */
-export const commandScope = (command: string): Scope => {
-  const parsed = parseCommand(command)
-  if (parsed._tag === "Simple" && !runsOtherCommands(parsed.words)) {
-    return { _tag: "CommandPrefix", words: prefixOf(parsed.words) }
-  }
-  return { _tag: "ExactCommand", command: command.trim() }
+/** What the command is for the rule: words a prefix may cover, or the reason only its exact line may. */
+export type CommandClass =
+  | { readonly _tag: "Prefixable"; readonly words: ReadonlyArray<string> }
+  | { readonly _tag: "ExactOnly"; readonly reason: string }
+
+export const classifyCommand = (read: ReadCommand, command: string): CommandClass => {
+  const reading = read(command)
+  if (reading._tag === "Unresolved") return { _tag: "ExactOnly", reason: reading.reason }
+  const risk = riskOf(reading.words)
+  return risk === undefined ? { _tag: "Prefixable", words: reading.words } : { _tag: "ExactOnly", reason: risk }
 }
 
-const commandCovered = (scope: Scope, command: string): boolean => {
+/** The scope an "always" on this command gives: its word prefix, or the exact line. */
+export const commandScope = (read: ReadCommand, command: string): Scope => {
+  const own = classifyCommand(read, command)
+  return own._tag === "Prefixable"
+    ? { _tag: "CommandPrefix", words: prefixOf(own.words) }
+    : { _tag: "ExactCommand", command: command.trim() }
+}
+
+const commandCovered = (scope: Scope, read: ReadCommand, command: string): boolean => {
   switch (scope._tag) {
     case "ExactCommand":
       return command.trim() === scope.command
     case "CommandPrefix": {
-      const own = commandScope(command)
-      return own._tag === "CommandPrefix" && scope.words.every((w, i) => own.words[i] === w)
+      const own = classifyCommand(read, command)
+      return own._tag === "Prefixable" && scope.words.length <= own.words.length &&
+        scope.words.every((w, i) => own.words[i] === w)
     }
     default:
       return false
@@ -191,28 +80,6 @@ const commandCovered = (scope: Scope, command: string): boolean => {
 // ---------------------------------------------------------------------------
 // Files and the project
 
-/** The real path of `file`, following symbolic links as far as the path exists. */
-const realPath = (file: string): string => {
-  const missing: Array<string> = []
-  let at = file
-  for (;;) {
-    try {
-      return path.join(fs.realpathSync(at), ...missing.reverse())
-    } catch {
-      const parent = path.dirname(at)
-      if (parent === at) return file
-      missing.push(path.basename(at))
-      at = parent
-    }
-  }
-}
-
-/** Whether `file` (absolute) lies inside `dir`, symbolic links followed. */
-export const isInside = (dir: string, file: string): boolean => {
-  const relative = path.relative(realPath(dir), realPath(file))
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative)
-}
-
 const FILE_TOOLS = new Set(["edit_file", "write_file"])
 
 const fileOf = (call: CallToApprove): string | undefined =>
@@ -220,34 +87,41 @@ const fileOf = (call: CallToApprove): string | undefined =>
     ? path.resolve(call.cwd, call.input.path)
     : undefined
 
-/** Whether a file tool's call writes outside the project directory. */
+/**
+ * Whether a file tool's call writes outside the project directory: its real target (every
+ * symbolic link followed, dangling ones too) is outside, or it is a file with other hard links.
+ */
 export const isOutsideProject = (call: CallToApprove): boolean => {
   const file = fileOf(call)
-  return file !== undefined && !isInside(call.cwd, file)
+  return file !== undefined && !isInsideProject(call.cwd, file)
 }
+
+/** Where a file tool's (or read_file's) path really leads; undefined for other tools. */
+export const realTargetOf = (call: CallToApprove): string | undefined =>
+  typeof call.input?.path === "string" && (FILE_TOOLS.has(call.tool) || call.tool === "read_file")
+    ? projectTargetOf(call.cwd, call.input.path).real
+    : undefined
 
 // ---------------------------------------------------------------------------
 // The rule
 
 /**
  * True when one of the "always" answers given covers this call, so it runs without asking.
- * An edit or a write outside the project is never covered: it is asked every time.
+ * An edit or a write whose real target is outside the project is never covered: it is asked
+ * every time.
  */
-export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove): boolean => {
+export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, read: ReadCommand): boolean => {
   if (isOutsideProject(call)) return false
   return scopes.some((scope) => {
     if (scope._tag === "Tool") return scope.name === call.tool
     if (call.tool === "bash") {
-      return typeof call.input?.command === "string" && commandCovered(scope, call.input.command)
+      return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command)
     }
-    if (call.tool === "read_file") {
-      return scope._tag === "File" && typeof call.input?.path === "string" &&
-        scope.path === path.resolve(call.cwd, call.input.path)
-    }
+    if (call.tool === "read_file") return scope._tag === "File" && scope.path === realTargetOf(call)
     const file = fileOf(call)
     if (file === undefined) return false
-    if (scope._tag === "File") return scope.path === file
-    if (scope._tag === "Project") return isInside(scope.dir, file)
+    if (scope._tag === "File") return scope.path === realTargetOf(call)
+    if (scope._tag === "Project") return isInsideProject(scope.dir, file) && isInsideProject(call.cwd, file)
     return false
   })
 }
@@ -257,9 +131,16 @@ export interface AlwaysChoice {
   readonly scope: Scope
   /** Names what is allowed: `"npm test …"`, `this exact command`, `src/a.ts`, `every edit in this project`. */
   readonly label: string
+  /** What it covers, in a sentence a person can check: `"npm test" with any other arguments`. */
+  readonly covers: string
 }
 
 const quoteWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+
+const shownPath = (file: string, cwd: string): string => {
+  const relative = path.relative(cwd, file)
+  return relative.startsWith("..") || path.isAbsolute(relative) ? file : relative
+}
 
 /** How a scope is named to the user. */
 export const scopeLabel = (scope: Scope, cwd: string): string => {
@@ -268,12 +149,28 @@ export const scopeLabel = (scope: Scope, cwd: string): string => {
       return `"${scope.words.map(quoteWord).join(" ")} …"`
     case "ExactCommand":
       return "this exact command"
-    case "File": {
-      const relative = path.relative(cwd, scope.path)
-      return relative.startsWith("..") || path.isAbsolute(relative) ? scope.path : relative
-    }
+    case "File":
+      return shownPath(scope.path, cwd)
     case "Project":
       return "every edit in this project"
+    case "Tool":
+      return `every ${scope.name} call`
+  }
+}
+
+/** What a scope covers, in words (`reason`: why a command gets only its exact line). */
+export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string => {
+  switch (scope._tag) {
+    case "CommandPrefix": {
+      const words = scope.words.map(quoteWord).join(" ")
+      return scope.words.length === 1 ? `"${words}" with any arguments` : `"${words}" with any other arguments`
+    }
+    case "ExactCommand":
+      return `this exact command only${reason === undefined ? "" : ` (${reason})`}`
+    case "File":
+      return `${shownPath(scope.path, cwd)}, while it stays inside the project`
+    case "Project":
+      return `every edit and write inside ${scope.dir}, never a file outside it or a link that leads out`
     case "Tool":
       return `every ${scope.name} call`
   }
@@ -285,21 +182,27 @@ export const scopeLabel = (scope: Scope, cwd: string): string => {
  * project offers none: it is asked every time. read_file (asked only outside the project):
  * that file. Any other tool: the tool itself.
  */
-export const alwaysChoices = (call: CallToApprove): ReadonlyArray<AlwaysChoice> => {
-  const choice = (scope: Scope): AlwaysChoice => ({ scope, label: scopeLabel(scope, call.cwd) })
+export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyArray<AlwaysChoice> => {
+  const choice = (scope: Scope, reason?: string): AlwaysChoice => ({
+    scope,
+    label: scopeLabel(scope, call.cwd),
+    covers: scopeCovers(scope, call.cwd, reason)
+  })
   if (call.tool === "bash") {
-    return typeof call.input?.command === "string" ? [choice(commandScope(call.input.command))] : []
+    if (typeof call.input?.command !== "string") return []
+    const own = classifyCommand(read, call.input.command)
+    return [choice(commandScope(read, call.input.command), own._tag === "ExactOnly" ? own.reason : undefined)]
   }
   // a read is asked only outside the project: "always" there is for re-reading that file
   if (call.tool === "read_file") {
-    return typeof call.input?.path === "string"
-      ? [choice({ _tag: "File", path: path.resolve(call.cwd, call.input.path) })]
-      : []
+    const real = realTargetOf(call)
+    return real === undefined ? [] : [{ ...choice({ _tag: "File", path: real }), covers: `reading ${real}` }]
   }
   if (FILE_TOOLS.has(call.tool)) {
     const file = fileOf(call)
-    if (file === undefined || !isInside(call.cwd, file)) return []
-    return [choice({ _tag: "File", path: file }), choice({ _tag: "Project", dir: call.cwd })]
+    const real = realTargetOf(call)
+    if (file === undefined || real === undefined || !isInsideProject(call.cwd, file)) return []
+    return [choice({ _tag: "File", path: real }), choice({ _tag: "Project", dir: call.cwd })]
   }
   return [choice({ _tag: "Tool", name: call.tool })]
 }

@@ -7,10 +7,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 import { diffTexts, tooLargeSummary } from "../lib/Diff"
+import { projectTargetOf } from "../lib/RealPath"
 import { planEdit } from "../tools/EditFile"
 import { FileAccess } from "../tools/FileAccess"
 import { readText } from "../tools/Files"
-import { isOutsideProject } from "./ApprovalScope"
 
 /** A new file shows this many lines of its content, then how many more there are. */
 export const NEW_FILE_HEAD_LINES = 40
@@ -32,6 +32,10 @@ export type Preview =
     /** Absolute. */
     readonly file: string
     readonly outsideProject: boolean
+    /** Where the path really leads (links followed), shown when that is outside the project. */
+    readonly real?: string | undefined
+    /** Why it counts as outside (a link that leads out, other hard links), when it does. */
+    readonly outsideWhy?: string | undefined
     readonly before: string | undefined
     readonly after: string | undefined
     readonly diff: string
@@ -87,12 +91,15 @@ export const previewFrom = (
   const shown = stringArg(input, "path")
   if (shown === undefined) return { _tag: "None" }
   const file = path.resolve(cwd, shown)
+  const target = projectTargetOf(cwd, file)
   const base = {
     _tag: "FileChange",
     tool,
     path: shown,
     file,
-    outsideProject: isOutsideProject({ tool, input, cwd })
+    outsideProject: target._tag === "Outside",
+    real: target.real,
+    outsideWhy: target._tag === "Outside" ? target.why : undefined
   } as const
   const before = current !== undefined && Either.isRight(current) ? current.right : undefined
   const change = (after: string | undefined, problem: string | undefined) => {
@@ -144,6 +151,18 @@ const diffLine = (line: string): PreviewLine => {
   return { kind: "context", text: line }
 }
 
+/** `outside the project: REAL PATH`, and why when it is not plain (a link, hard links). */
+export const outsideLines = (preview: FileChange): Array<PreviewLine> => {
+  const real = preview.real ?? preview.file
+  const lines: Array<PreviewLine> = [{ kind: "warning", text: `outside the project: ${real}` }]
+  if (preview.outsideWhy !== undefined && real !== preview.file) {
+    lines.push({ kind: "warning", text: `(${preview.path} is a link: ${preview.outsideWhy})` })
+  } else if (preview.outsideWhy?.includes("hard link") === true) {
+    lines.push({ kind: "warning", text: `(${preview.outsideWhy})` })
+  }
+  return lines
+}
+
 /**
  * The preview as lines for a person (the terminal prints them above its question): the
  * whole command; a diff; or a new file's first lines and its size. Long lines are left
@@ -160,7 +179,7 @@ export const previewLines = (preview: Preview): ReadonlyArray<PreviewLine> => {
       ]
     case "FileChange": {
       const out: Array<PreviewLine> = []
-      if (preview.outsideProject) out.push({ kind: "warning", text: `outside the project: ${preview.file}` })
+      if (preview.outsideProject) out.push(...outsideLines(preview))
       if (preview.problem !== undefined) out.push({ kind: "warning", text: preview.problem })
       if (preview.after === undefined) return out
       if (preview.before === undefined) {

@@ -1,7 +1,5 @@
-import * as path from "node:path"
-
 import { needsApproval } from "../tools/ProjectPaths"
-import { isInside } from "./ApprovalScope"
+import { isOutsideProject } from "./ApprovalScope"
 
 /**
  * How much a session asks before a tool runs, chosen by the editor for one session (never
@@ -11,6 +9,23 @@ import { isInside } from "./ApprovalScope"
 export type ApprovalMode = "ask" | "edits" | "allow"
 
 export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "allow"]
+
+/** What each mode does, in words (a mode without its own words is named alone). */
+const MODE_WORDS: Partial<Record<string, string>> = {
+  ask: "commands and edits are asked (as permissions says in agent.yaml)",
+  edits: "file edits inside the project go ahead; commands and the rest are asked",
+  allow: "nothing is asked"
+}
+
+/** The mode after `mode` in `approvalModes`, round to the first. */
+export const nextMode = (mode: ApprovalMode): ApprovalMode =>
+  approvalModes[(approvalModes.indexOf(mode) + 1) % approvalModes.length]
+
+/** The status line that names a mode: `permission mode: edits — file edits … (Shift-Tab: next)`. */
+export const modeLine = (mode: ApprovalMode): string => {
+  const words = MODE_WORDS[mode]
+  return `permission mode: ${mode}${words === undefined ? "" : ` — ${words}`} (Shift-Tab: next)`
+}
 
 export const isApprovalMode = (value: string): value is ApprovalMode =>
   (approvalModes as ReadonlyArray<string>).includes(value)
@@ -38,7 +53,7 @@ export const approvalNeeded = (
       return false
     case "edits":
       return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" &&
-        isInside(cwd, path.resolve(cwd, input.path)))
+        !isOutsideProject({ tool, input, cwd }))
     case "ask":
       return permissions === "ask"
   }

@@ -63,3 +63,24 @@ export const projectTarget = (project: string, file: string): ProjectTarget => {
   }
   return { _tag: "Inside", real }
 }
+
+/**
+ * `projectTarget` that never throws: a path that cannot be resolved (a loop of links, a
+ * component that cannot be read) counts as outside, so that it is asked and never covered.
+ */
+export const projectTargetOf = (project: string, file: string): ProjectTarget => {
+  try {
+    return projectTarget(project, file)
+  } catch (cause) {
+    const resolved = path.resolve(project, file)
+    return {
+      _tag: "Outside",
+      real: resolved,
+      why: `it cannot be resolved (${cause instanceof Error ? cause.message : String(cause)})`
+    }
+  }
+}
+
+/** Whether `file` (relative to `project`) really leads inside the project: links followed, hard links refused. */
+export const isInsideProject = (project: string, file: string): boolean =>
+  projectTargetOf(project, file)._tag === "Inside"

@@ -42,16 +42,18 @@ const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "tit
 
 /** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
 export const previewBlock = (
-  request: Pick<ApprovalRequest, "preview" | "title">,
+  request: Pick<ApprovalRequest, "preview" | "title"> & Partial<Pick<ApprovalRequest, "always">>,
   style: Style,
   columns: number
 ): string => {
-  if (shownByTitle(request)) return ""
   const width = Math.max(20, columns - INDENT.length)
-  const lines = previewLines(request.preview).map((line) =>
+  // what an "always" would cover, in words (the first choice: the [a] key)
+  const always = (request.always ?? []).filter((choice) => choice.scope._tag !== "Project")
+  const coverage = always.map((choice): PreviewLine => ({ kind: "note", text: `always: ${choice.covers}` }))
+  const lines = (shownByTitle(request) ? [] : previewLines(request.preview)).map((line) =>
     viewable(request) && line.kind === "header" ? { ...line, text: `${line.text} — [v]iew in ${pagerName()}` } : line
   )
-  return lines
+  return [...lines, ...coverage]
     .flatMap((line) => wrapLine(sanitize(line.text), width).map((piece) => INDENT + paint(line, style)(piece)))
     .map((line) => `${line}\n`)
     .join("")

@@ -1,11 +1,13 @@
 import * as Effect from "effect/Effect"
 
 import type { Agent } from "../agent/Agent"
+import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
 import { contextListing, listingRows, resumedLines, sessionsListing } from "../text/Lines"
+import { permissionsCommand } from "../text/PermissionsText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
@@ -20,6 +22,8 @@ export interface CommandContext {
   readonly conversation: Conversation
   readonly keeper: KeeperShape
   readonly changes: ChangesShape
+  /** The project's remembered "always" answers (.mm/permissions.json), for /permissions. */
+  readonly remembered: RememberedApprovalsShape
   readonly input: TerminalInput
   readonly print: Printer
   readonly style: Style
@@ -183,6 +187,17 @@ const mcp: SlashCommand = {
     })
 }
 
+const permissions: SlashCommand = {
+  name: "/permissions",
+  usage: "/permissions [rm n]",
+  help: "the approvals remembered for this project ([a]lways answers); rm n revokes one",
+  run: (ctx, arg) =>
+    Effect.map(
+      permissionsCommand(ctx.remembered, ctx.conversation, arg),
+      ({ failed, text }) => failed ? ctx.red(text) : ctx.print.line(text)
+    )
+}
+
 const exit: SlashCommand = {
   name: "/exit",
   aliases: ["/quit"],
@@ -210,6 +225,7 @@ export const COMMANDS: ReadonlyArray<SlashCommand> = [
   undo,
   last,
   mcp,
+  permissions,
   exit
 ]
 

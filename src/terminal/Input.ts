@@ -26,6 +26,8 @@ export interface TerminalInput {
     readonly historyFile?: string
     readonly history?: "memory"
     readonly complete?: Completer
+    /** Shift-Tab at the prompt: moves to the next permission mode, returns the line that names it. */
+    readonly nextMode?: () => string
   }) => void
   readonly close: () => void
   /** On a terminal: the next prompt starts with `text` typed (an interrupted question, given back). */

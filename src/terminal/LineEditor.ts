@@ -46,6 +46,8 @@ interface Driver {
   keyWaiter: KeyWaiter | undefined
   /** Text the next prompt starts with (TerminalInput.offer). */
   offered: string | undefined
+  /** Shift-Tab: moves to the next permission mode and gives the line that names it. */
+  nextMode: (() => string) | undefined
 }
 
 // drawing ------------------------------------------------------------------
@@ -122,6 +124,8 @@ const perform = (d: Driver, effect: LineEffect) => {
       d.stdout.write("\u001b[2J\u001b[H")
       d.rowsAbove = 0
       return
+    case "NextMode":
+      return d.nextMode === undefined ? undefined : say(d, d.nextMode())
   }
 }
 
@@ -243,7 +247,8 @@ export const makeLineEditor = (
     closed: false,
     cancelHandlers: new Set(),
     keyWaiter: undefined,
-    offered: undefined
+    offered: undefined,
+    nextMode: undefined
   }
   const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
   const onEnd = () => {
@@ -266,6 +271,7 @@ export const makeLineEditor = (
         d.history = makeHistory(options.historyFile)
       }
       if (options.complete !== undefined) d.complete = options.complete
+      if (options.nextMode !== undefined) d.nextMode = options.nextMode
     },
     offer: (text) => void (d.offered = text),
     close: () => {

@@ -66,6 +66,8 @@ export type LineEffect =
   | { readonly _tag: "Complete"; readonly before: string }
   /** Ctrl-L: the screen is cleared (a Draw follows). */
   | { readonly _tag: "ClearScreen" }
+  /** Shift-Tab: the next permission mode (the driver asks who configured it). */
+  | { readonly _tag: "NextMode" }
 
 export interface Step {
   readonly state: LineState
@@ -341,6 +343,7 @@ const commandKey = (state: LineState, { key, now }: Press, history: ReadonlyArra
   if (key.ctrl === true && key.name === "r") {
     return drawn({ ...state, search: { query: "", at: history.length - 1, before: state.text } })
   }
+  if (key.name === "tab" && key.shift === true) return { state, effects: [{ _tag: "NextMode" }] }
   if (key.name === "tab") return { state, effects: [{ _tag: "Complete", before: state.text.slice(0, state.cursor) }] }
   return undefined
 }

@@ -4,10 +4,13 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 
 import { Agent } from "../agent/Agent"
+import { RememberedApprovals } from "../approvals/RememberedApprovals"
+import { modeLine, nextMode } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
@@ -121,6 +124,7 @@ const converse = (
   Effect.gen(function*() {
     const keeper = yield* Keeper
     const changes = yield* Changes
+    const remembered = yield* RememberedApprovals
     const { config } = yield* AppConfig
     const { input, print, info, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
@@ -133,6 +137,7 @@ const converse = (
       conversation,
       keeper,
       changes,
+      remembered,
       input,
       print,
       info,
@@ -172,7 +177,7 @@ const makeCancellable =
 
 /** The prompt's history (in the project's `.mm`, or in memory) and its Tab completion. */
 const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) => {
-  const { cwd, input, keeper } = terminal
+  const { conversation, cwd, input, keeper, style } = terminal
   const sessionsDir = keeper.dirFor(cwd)
   input.configure({
     ...(sessionsDir === undefined
@@ -183,7 +188,17 @@ const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) =
       commands: commandNames,
       sessionIds: () =>
         Runtime.runPromise(runtime)(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
-    })
+    }),
+    // Shift-Tab: the next permission mode, for this run (approvalModes in SessionSettings.ts)
+    nextMode: () =>
+      style.dim(modeLine(
+        Runtime.runSync(runtime)(
+          Ref.modify(conversation.settings, (settings) => {
+            const mode = nextMode(settings.mode)
+            return [mode, { ...settings, mode }]
+          })
+        )
+      ))
   })
 }
 

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 
 import { removeLeftTempsBeside, writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
+import { realPathOf } from "../lib/RealPath"
 import { MAX_FILE_BYTES } from "./Tool"
 
 export const resolvePath = (cwd: string, file: string): string => path.resolve(cwd, file)
@@ -64,10 +65,12 @@ export const openRegular = (
 ): Either.Either<{ readonly fd: number; readonly size: number }, string> => {
   let fd: number | undefined
   try {
-    const before = fs.statSync(file)
+    // the real target, each link followed here; opened with O_NOFOLLOW so no link swapped in since is followed
+    const real = realPathOf(file)
+    const before = fs.statSync(real)
     if (!before.isFile()) return Either.left(notRegular(before, shown))
     if (before.size > MAX_FILE_BYTES) return Either.left(tooBig(before.size, shown))
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    fd = fs.openSync(real, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW)
     const stat = fs.fstatSync(fd)
     if (!stat.isFile()) throw Object.assign(new Error(notRegular(stat, shown)), { shown: true })
     if (stat.size > MAX_FILE_BYTES) throw Object.assign(new Error(tooBig(stat.size, shown)), { shown: true })
@@ -150,25 +153,18 @@ export const countLines = (text: string): number => splitLines(text).length
 
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
-/** Where a write of `file` lands: a symbolic link's target, or the path itself for a new file. */
-const realOrAsked = (file: string): string => {
-  try {
-    return fs.realpathSync(file)
-  } catch {
-    return file
-  }
-}
-
 /**
  * Writes a whole file on disk, creating missing parent directories, or says in one line why not.
  * Atomic (DurableFiles.writeFileAtomic): a failure, a full disk among them, leaves the file as it was.
  */
 export const writeText = (file: string, shown: string, content: string): Either.Either<void, string> => {
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true })
+    // written at its real target (the approval was asked for that one), never through a link swapped in since
+    const real = realPathOf(file)
+    fs.mkdirSync(path.dirname(real), { recursive: true })
     // what an earlier write of this file left when mm was killed in the middle goes first
-    removeLeftTempsBeside([realOrAsked(file)])
-    writeFileAtomic(file, Buffer.from(content, "utf8"))
+    removeLeftTempsBeside([real])
+    writeFileAtomic(real, Buffer.from(content, "utf8"))
     return Either.right(undefined)
   } catch (cause) {
     return Either.left(fileProblem(cause, shown))

@@ -1,19 +1,11 @@
-import * as fs from "node:fs"
-import * as path from "node:path"
+import { isInsideProject } from "../lib/RealPath"
 
-const realOrResolved = (file: string): string => {
-  try {
-    return fs.realpathSync(file)
-  } catch {
-    return path.resolve(file)
-  }
-}
-
-/** Whether `file` (relative to `cwd`, symbolic links followed) lies outside the project directory `cwd`. */
-export const isOutsideProject = (cwd: string, file: string): boolean => {
-  const relative = path.relative(realOrResolved(cwd), realOrResolved(path.resolve(cwd, file)))
-  return relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)
-}
+/**
+ * Whether `file` (relative to `cwd`) really lies outside the project directory `cwd`: every
+ * symbolic link on the way followed (dangling ones too), and a file with other hard links
+ * counts as outside (lib/RealPath.ts).
+ */
+export const isOutsideProject = (cwd: string, file: string): boolean => !isInsideProject(cwd, file)
 
 /**
  * Whether a call waits for approval under `permissions: ask`: every call that changes

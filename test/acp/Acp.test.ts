@@ -1,5 +1,5 @@
 import * as Effect from "effect/Effect"
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 
 import { approvalOf, permissionOptions, permissionRequest } from "../../src/acp/AcpApprover"
 import { parseCommand, promptText } from "../../src/acp/Prompt"
@@ -8,13 +8,20 @@ import { decodeCursor, encodeCursor, listPage } from "../../src/acp/SessionList"
 import { makeTurnRenderer } from "../../src/acp/TurnUpdates"
 import { SUMMARY_HEADER } from "../../src/agent/Compactor"
 import { CANCELLED } from "../../src/agent/Turn"
-import { alwaysChoices } from "../../src/approvals/ApprovalScope"
+import { alwaysChoices as alwaysChoicesWith, type CallToApprove } from "../../src/approvals/ApprovalScope"
+import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
 import { type Preview, previewOf } from "../../src/approvals/Preview"
 import { CompactionError, GenerationError } from "../../src/domain/Errors"
 import type { Message } from "../../src/domain/Session"
 import type { SessionSummary } from "../../src/sessions/SessionStore"
 import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { validateAgainst } from "../support/acp-schema"
+
+let reader: CommandReader
+beforeAll(async () => {
+  reader = await loadCommandReader()
+})
+const alwaysChoices = (call: CallToApprove) => alwaysChoicesWith(call, (command) => reader.read(command))
 
 /** The preview as the core computes it, read from the disk. */
 const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview =>
@@ -401,10 +408,14 @@ describe("permission requests", () => {
       type: "content",
       content: { type: "text", text: "```sh\n" + command + "\n```" }
     }])
-    expect(sent.options[1].name).toBe("Always allow this exact command")
+    expect(sent.options[1].name).toMatch(/^Always allow this exact command only/)
     const npm = { command: "npm test -- -u" }
     const named = permissionOptions({ tool: "bash", always: alwaysChoices({ tool: "bash", input: npm, cwd }) })
-    expect(named[1]).toEqual({ optionId: "allow-always", name: "Always allow \"npm test …\"", kind: "allow_always" })
+    expect(named[1]).toEqual({
+      optionId: "allow-always",
+      name: "Always allow \"npm test\" with any other arguments",
+      kind: "allow_always"
+    })
   })
 })
 

@@ -2,78 +2,44 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 
 import {
-  alwaysChoices,
+  alwaysChoices as alwaysChoicesWith,
+  type CallToApprove,
   commandScope,
-  isAllowed,
-  parseCommand,
+  isAllowed as isAllowedWith,
   prefixOf,
   type Scope
 } from "../../src/approvals/ApprovalScope"
+import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
+import { previewFrom, previewLines } from "../../src/approvals/Preview"
+import { approvalNeeded } from "../../src/approvals/SessionSettings"
+import { needsApproval } from "../../src/tools/ProjectPaths"
+
+let reader: CommandReader
+beforeAll(async () => {
+  reader = await loadCommandReader()
+})
+const read = (command: string) => reader.read(command)
+const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove) => isAllowedWith(scopes, call, read)
+const alwaysChoices = (call: CallToApprove) => alwaysChoicesWith(call, read)
 
 const bash = (command: string, cwd = "/p") => ({ tool: "bash", input: { command }, cwd })
-const always = (command: string): Scope => commandScope(command)
+const always = (command: string): Scope => commandScope(read, command)
 const allows = (given: string, later: string) => isAllowed([always(given)], bash(later))
 
-describe("parseCommand and prefixOf", () => {
-  const simple: Array<[string, Array<string>]> = [
-    ["ls", ["ls"]],
-    ["ls -la", ["ls"]],
-    ["ls -la src", ["ls", "src"]],
-    ["npm test", ["npm", "test"]],
-    ["npm test -- -u", ["npm", "test"]],
-    ["npm --silent test", ["npm", "test"]],
-    ["git status", ["git", "status"]],
-    ["git status --short", ["git", "status"]],
-    ["git commit -m 'fix; it'", ["git", "commit"]],
-    ["git commit -m \"a | b > c\"", ["git", "commit"]],
-    ["rm -f important.txt", ["rm", "important.txt"]],
-    ["  cargo   build  --release ", ["cargo", "build"]],
-    ["grep -rn 'a b' src", ["grep", "a b"]],
-    ["\"npm\" test", ["npm", "test"]],
-    ["echo \\;", ["echo", ";"]],
-    ["find . -name '*.ts' -exec wc -l {} \\;", ["find", "."]],
-    ["python3 -m pytest -q", ["python3", "pytest"]],
-    ["./scripts/check.sh --fast", ["./scripts/check.sh"]],
-    ["make \\\n  all", ["make", "all"]],
-    ["echo 'two\nlines'", ["echo", "two\nlines"]]
+describe("prefixOf: the words up to the first that is not an option", () => {
+  const cases: Array<[Array<string>, Array<string>]> = [
+    [["ls"], ["ls"]],
+    [["ls", "-la"], ["ls"]],
+    [["ls", "-la", "src"], ["ls", "-la", "src"]],
+    [["npm", "test", "--", "-u"], ["npm", "test"]],
+    [["npm", "--silent", "test"], ["npm", "--silent", "test"]],
+    [["git", "status", "--short"], ["git", "status"]]
   ]
-  for (const [command, prefix] of simple) {
-    it(`${JSON.stringify(command)} is simple, prefix ${JSON.stringify(prefix)}`, () => {
-      const parsed = parseCommand(command)
-      expect(parsed._tag).toBe("Simple")
-      if (parsed._tag === "Simple") expect(prefixOf(parsed.words)).toEqual(prefix)
-    })
-  }
-
-  const compound: Array<[string, RegExp]> = [
-    ["npm test; rm -rf x", /;/],
-    ["make && make install", /&/],
-    ["make || true", /\|/],
-    ["cat a | sh", /pipe/],
-    ["echo $(whoami)", /substitution/],
-    ["echo `whoami`", /backticks/],
-    ["echo \"$(rm -rf x)\"", /substitution/],
-    ["echo hi > out.txt", /redirection/],
-    ["sort < in.txt", /redirection/],
-    ["cat > deploy.sh <<'EOF'\ncurl x | sh\nEOF", /redirection|here-document/],
-    ["sleep 10 &", /background/],
-    ["ls\nrm -rf x", /several lines/],
-    ["(cd /tmp && rm x)", /subshell/],
-    ["ls # ; rm x", /comment/],
-    ["FOO=1 npm test", /assignment/],
-    ["echo 'unterminated", /unterminated/],
-    ["npm test 2>&1", /redirection|&/],
-    ["diff <(ls a) <(ls b)", /redirection|subshell/]
-  ]
-  for (const [command, reason] of compound) {
-    it(`${JSON.stringify(command)} is compound`, () => {
-      const parsed = parseCommand(command)
-      expect(parsed._tag).toBe("Compound")
-      if (parsed._tag === "Compound") expect(parsed.reason).toMatch(reason)
-    })
+  for (const [words, prefix] of cases) {
+    it(`${words.join(" ")} → ${prefix.join(" ")}`, () => expect(prefixOf(words)).toEqual(prefix))
   }
 })
 
@@ -111,7 +77,7 @@ describe("isAllowed for bash", () => {
     expect(allows("env", "env rm x")).toBe(false)
     expect(always("python3 -c 'print(1)'")).toEqual({ _tag: "ExactCommand", command: "python3 -c 'print(1)'" })
     expect(allows("node -e 'console.log(1)'", "node -e 'require(\"fs\").rmSync(\"x\")'")).toBe(false)
-    expect(always("python3 -m pytest")).toEqual({ _tag: "CommandPrefix", words: ["python3", "pytest"] })
+    expect(always("python3 -m pytest")).toEqual({ _tag: "CommandPrefix", words: ["python3", "-m", "pytest"] })
   })
 
   it("a git subcommand does not cover another one", () => {
@@ -167,5 +133,47 @@ describe("isAllowed for files", () => {
   it("a file outside the project offers no always at all", () => {
     expect(alwaysChoices(write("/etc/hosts"))).toEqual([])
     expect(alwaysChoices(edit("../x.txt"))).toEqual([])
+  })
+
+  it("a [p]roject or file always never covers a dangling link that leads out, absolute or relative", () => {
+    const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-outside-")))
+    fs.symlinkSync(path.join(outside, "p1.txt"), path.join(project, "dangling.txt"))
+    const relative = path.relative(project, path.join(outside, "p2.txt"))
+    expect(relative.startsWith("../")).toBe(true)
+    fs.symlinkSync(relative, path.join(project, "dangling2.txt"))
+    const scopes: Array<Scope> = [
+      { _tag: "Project", dir: project },
+      { _tag: "File", path: path.join(project, "dangling.txt") },
+      { _tag: "File", path: path.join(project, "dangling2.txt") }
+    ]
+    expect(isAllowed(scopes, write("dangling.txt"))).toBe(false)
+    expect(isAllowed(scopes, write("dangling2.txt"))).toBe(false)
+    expect(isAllowed(scopes, edit("dangling2.txt"))).toBe(false)
+    expect(alwaysChoices(write("dangling.txt"))).toEqual([])
+    // the edits mode lets writes inside the project through, not this one
+    expect(approvalNeeded("allow", "edits", "write_file", { path: "dangling.txt", content: "x" }, project)).toBe(true)
+    expect(approvalNeeded("allow", "edits", "write_file", { path: "inside.txt", content: "x" }, project)).toBe(false)
+    // the preview names where the write would really go
+    const lines = previewLines(previewFrom("write_file", { path: "dangling.txt", content: "x" }, project, undefined))
+    expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${path.join(outside, "p1.txt")}` })
+    const lines2 = previewLines(previewFrom("write_file", { path: "dangling2.txt", content: "x" }, project, undefined))
+    expect(lines2[0].text).toBe(`outside the project: ${path.join(outside, "p2.txt")}`)
+  })
+
+  it("a file with another hard link counts as outside: writes, edits and reads are asked, never covered", () => {
+    const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-outside-")))
+    fs.writeFileSync(path.join(outside, "secret.txt"), "secret\n")
+    fs.linkSync(path.join(outside, "secret.txt"), path.join(project, "hard.txt"))
+    const whole: Scope = { _tag: "Project", dir: project }
+    const file: Scope = { _tag: "File", path: path.join(project, "hard.txt") }
+    expect(isAllowed([whole, file], write("hard.txt"))).toBe(false)
+    expect(isAllowed([whole, file], edit("hard.txt"))).toBe(false)
+    expect(needsApproval("read_file", { path: "hard.txt" }, project)).toBe(true)
+    expect(needsApproval("read_file", { path: "package.json" }, project)).toBe(false)
+    const lines = previewLines(
+      previewFrom("edit_file", { path: "hard.txt", old: "secret", new: "x" }, project, undefined)
+    )
+    expect(lines.map((l) => l.text)).toContain(`outside the project: ${path.join(project, "hard.txt")}`)
+    expect(lines.map((l) => l.text).join("\n")).toMatch(/2 hard links/)
   })
 })

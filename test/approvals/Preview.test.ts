@@ -2,15 +2,22 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import { previewContent } from "../../src/acp/ToolUpdates"
-import { alwaysChoices } from "../../src/approvals/ApprovalScope"
+import { alwaysChoices as alwaysChoicesWith, type CallToApprove } from "../../src/approvals/ApprovalScope"
+import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
 import { type Preview, previewLines, previewOf } from "../../src/approvals/Preview"
 import { choicesOf, previewBlock, wrapLine } from "../../src/terminal/ApprovalPrompt"
 import { colored, plain } from "../../src/text/Style"
 import { FileAccessDisk } from "../../src/tools/FileAccess"
+
+let reader: CommandReader
+beforeAll(async () => {
+  reader = await loadCommandReader()
+})
+const alwaysChoices = (call: CallToApprove) => alwaysChoicesWith(call, (command) => reader.read(command))
 
 /** The preview as the core computes it, read from the disk. */
 const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview =>

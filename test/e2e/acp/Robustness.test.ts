@@ -232,7 +232,7 @@ describe("mm acp: permissions", () => {
     await ask("go")
     expect(agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c1", "c2", "c4"])
     expect(agent.permissionRequests[1].options.find((o) => o.kind === "allow_always")?.name).toBe(
-      "Always allow \"npm test …\""
+      "Always allow \"npm test\" with any other arguments"
     )
     expect(agent.permissionRequests[1].toolCall.content).toEqual([{
       type: "content",

@@ -42,7 +42,8 @@ describe("mm acp: /changes and /undo", () => {
       "new",
       "compact",
       "changes",
-      "undo"
+      "undo",
+      "permissions"
     ])
   })
 

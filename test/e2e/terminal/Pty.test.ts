@@ -346,7 +346,7 @@ describe("approvals on a pseudo-terminal", () => {
     expect(lastToolResult()).toMatchObject({ role: "tool", content: "denied by the user: use yarn, not npm" })
   })
 
-  it("forgets the 'always' answers of the session it leaves on /resume", async () => {
+  it("keeps the project's 'always' answers across /resume (remembered per project)", async () => {
     const project = askingProject(server.url, ["sessions:", "  enabled: true"])
     server.push({ text: "earlier" })
     await runMm(project, ["an earlier topic"])
@@ -370,9 +370,8 @@ describe("approvals on a pseudo-terminal", () => {
     mm.type("/resume\r")
     await mm.waitFor(/resumed/, mark)
     mm.type("run date again\r")
-    await mm.waitFor(ALLOW, mark)
-    mm.type("y")
     await mm.waitFor(/did three/, mark)
+    expect(stripAnsi(mm.out.slice(mark))).not.toMatch(ALLOW)
     mm.type("\x04")
     expect(await mm.exited).toBe(0)
   })

@@ -1,0 +1,137 @@
+// Remembered approvals across runs: an [a]lways answered in the terminal is kept in
+// .mm/permissions.json and applies to a later `mm -p`; /permissions lists it and revokes it; a
+// hand-broken file is refused in one line and trusted in nothing.
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
+import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { runMm, stripAnsi, tempProject, withSessions } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
+
+const ALLOW = /allow\? \[y\]es[^\n]*: /
+
+/** Asks before bash; a generous watchdog, for a loaded machine. */
+const asking = (url: string) =>
+  tempProject(
+    withSessions(url).map((l) =>
+      l === "permissions: allow" ? "permissions: ask" : l.startsWith("watchdogTimeout") ? "watchdogTimeout: 60" : l
+    )
+  )
+
+describe("remembered approvals", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  const lastToolResult = (): string =>
+    server.completions().at(-1)!.body.messages.filter((m: { role: string }) => m.role === "tool").at(-1).content
+
+  /** `mm -p` asking the model's bash call `command`: what the tool returned to the model, and stderr. */
+  const printRun = async (project: string, command: string) => {
+    server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "ok" })
+    const run = await runMm(project, [], ["-p", "run it"])
+    return { result: lastToolResult(), stderr: stripAnsi(run.stderr) }
+  }
+
+  it("an always survives a restart, applies to mm -p, is listed and revoked by /permissions", async () => {
+    const project = asking(server.url)
+    const file = path.join(project, ".mm/permissions.json")
+    // 1. the terminal: [a]lways on a harmless command, the preview saying what it covers (a word
+    // prefix is offered only when the bash parser, dist/mm-bash.cjs and its .wasm files, loaded)
+    const first = new PtyMm(project)
+    await first.waitFor(/> /)
+    server.push({ toolCalls: [{ name: "bash", arguments: { command: "echo remembered" } }] }, { text: "done one" })
+    first.type("say it\r")
+    const asked = await first.waitForText(ALLOW)
+    expect(asked).toContain(`always: "echo remembered" with any other arguments`)
+    first.type("a")
+    await first.waitForText(/done one/)
+    first.type("\x04")
+    await first.exit()
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({
+      version: 1,
+      approvals: [{ _tag: "CommandPrefix", words: ["echo", "remembered"] }]
+    })
+
+    // 2. a later mm -p: covered without asking; another command is still refused
+    expect((await printRun(project, "echo remembered again")).result).toContain("remembered again")
+    expect((await printRun(project, "echo remembered > /tmp/x")).result).toMatch(/^not approved/)
+    expect((await printRun(project, "echo other")).result).toMatch(/^not approved/)
+
+    // 3. /permissions lists it; /permissions rm 1 revokes it, in the file too
+    const second = new PtyMm(project)
+    await second.waitFor(/> /)
+    second.type("/permissions\r")
+    const listed = await second.waitForText(/1\. bash: "echo remembered" with any other arguments/)
+    expect(listed).toContain(`1 remembered approval(s), in ${file} — /permissions rm N revokes one`)
+    let mark = second.out.length
+    second.type("/permissions rm 1\r")
+    await second.waitForText(/revoked 1: bash: "echo remembered" with any other arguments/, mark)
+    mark = second.out.length
+    second.type("/permissions rm 7\r")
+    await second.waitForText(/no remembered approval 7/, mark)
+    second.type("\x04")
+    await second.exit()
+    expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({ version: 1, approvals: [] })
+    expect((await printRun(project, "echo remembered again")).result).toMatch(/^not approved/)
+  })
+
+  it("a hand-broken permissions.json is refused in one line and trusted in nothing", async () => {
+    const project = asking(server.url)
+    const file = path.join(project, ".mm/permissions.json")
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    // one valid entry next to one edited in: the whole file is refused, the valid one included
+    const broken = JSON.stringify({
+      version: 1,
+      approvals: [{ _tag: "CommandPrefix", words: ["echo", "hi"] }, { _tag: "CommandPrefix", words: [] }]
+    })
+    fs.writeFileSync(file, broken)
+    const run = await printRun(project, "echo hi there")
+    expect(run.result).toMatch(/^not approved/)
+    const lines = run.stderr.split("\n").filter((l) => l.includes("permissions.json"))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(
+      /remembered approvals not used: .*permissions\.json is not a valid permissions file .*fix or delete it/
+    )
+    fs.writeFileSync(file, "{ not json")
+    expect((await printRun(project, "echo hi there")).stderr).toMatch(/is not a valid permissions file/)
+    // never overwritten by a later always
+    expect(fs.readFileSync(file, "utf8")).toBe("{ not json")
+  })
+
+  it("Shift-Tab at the prompt cycles the permission mode for this run, and says which", async () => {
+    const project = asking(server.url)
+    const mm = new PtyMm(project)
+    await mm.waitFor(/> /)
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: edits — file edits inside the project go ahead/)
+    // in edits, a write inside the project goes ahead unasked
+    server.push({ toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "A" } }] }, { text: "wrote" })
+    let mark = mm.out.length
+    mm.type("write it\r")
+    const screen = await mm.waitForText(/wrote/, mark)
+    expect(screen).not.toMatch(ALLOW)
+    expect(fs.readFileSync(path.join(project, "a.txt"), "utf8")).toBe("A")
+    await mm.waitForText(/wrote[\s\S]*> /, mark)
+    mark = mm.out.length
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: allow — nothing is asked/, mark)
+    mark = mm.out.length
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: ask — commands and edits are asked/, mark)
+    // back in ask: the next write is asked again
+    server.push({ toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "B" } }] }, { text: "fine" })
+    mark = mm.out.length
+    mm.type("write another\r")
+    await mm.waitForText(ALLOW, mark)
+    mm.type("n")
+    await mm.waitForText(/fine/, mark)
+    mm.type("\x04")
+    await mm.exit()
+  })
+})

@@ -15,11 +15,12 @@ import type { McpServers } from "../mcp/McpServers"
 import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { Keeper } from "../sessions/Keeper"
+import type { Sandbox } from "../tools/Sandbox"
 import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
-export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers | Secrets
+export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers | Secrets | Sandbox
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

@@ -22,6 +22,7 @@ import { KeeperLive } from "../sessions/Keeper"
 import type { SessionStore } from "../sessions/SessionStore"
 import { TerminalApprover, TerminalIOLive } from "../terminal/TerminalIO"
 import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
+import { SandboxLive } from "../tools/Sandbox"
 
 export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
@@ -50,7 +51,9 @@ export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}
     Layer.provide(base)
   )
   // the program's secrets (Main provides them) are among the services, for a runtime built from these layers
-  return Layer.mergeAll(base, model, mcp, Layer.effect(Secrets, Secrets))
+  // the sandbox's probe starts as the layer is built, so that nothing waits for it later
+  const sandbox = SandboxLive.pipe(Layer.provide(base))
+  return Layer.mergeAll(base, model, mcp, sandbox, Layer.effect(Secrets, Secrets))
 }
 
 /** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */

@@ -41,12 +41,17 @@ const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "tit
 
 /** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
 export const previewBlock = (
-  request: Pick<ApprovalRequest, "preview" | "title">,
+  request: Pick<ApprovalRequest, "preview" | "title" | "outsideSandbox">,
   style: Style,
   columns: number
 ): string => {
-  if (shownByTitle(request)) return ""
   const width = Math.max(20, columns - INDENT.length)
+  if (request.outsideSandbox !== undefined) {
+    return wrapLine(sanitize(`the sandbox blocked it: ${request.outsideSandbox}`), width)
+      .map((piece) => `${INDENT}${style.yellow(piece)}\n`)
+      .join("")
+  }
+  if (shownByTitle(request)) return ""
   return previewLines(request.preview)
     .flatMap((line) => wrapLine(sanitize(line.text), width).map((piece) => INDENT + paint(line, style)(piece)))
     .map((line) => `${line}\n`)
@@ -60,7 +65,8 @@ export interface Choices {
 }
 
 /** The question's line and the keys that answer it: `a` and `p` only when the request offers those scopes. */
-export const choicesOf = (request: Pick<ApprovalRequest, "always">): Choices => {
+export const choicesOf = (request: Pick<ApprovalRequest, "always" | "outsideSandbox">): Choices => {
+  if (request.outsideSandbox !== undefined) return { line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] }
   const always = request.always.find((choice) => choice.scope._tag !== "Project")
   const project = request.always.find((choice) => choice.scope._tag === "Project")
   const parts = [

@@ -1,3 +1,4 @@
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /** `auto`: confined where bubblewrap can start, else not; `on`: confined or mm does not start; `off`: never. */
@@ -31,9 +32,35 @@ const SandboxMap = Schema.Struct({
   })
 })
 
-/** `sandbox: auto | on | off`, or the map `{mode, network, writable}`; both decode to one shape. */
-export const SandboxConfig = Schema.transform(
-  Schema.Union(Mode, SandboxMap),
+const modes = ["auto", "on", "off"]
+
+/** What editors are told of the key: a word, or the map (a hand-written JSON Schema, so nothing is built at start). */
+const sandboxJsonSchema = {
+  anyOf: [
+    { type: "string", enum: modes },
+    {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        mode: { type: "string", enum: modes, description: "as the word form", default: "auto" },
+        network: { type: "boolean", description: "let confined commands reach the network", default: false },
+        writable: {
+          type: "array",
+          items: { type: "string" },
+          description: "paths confined commands may write besides the project",
+          default: []
+        }
+      }
+    }
+  ]
+}
+
+/**
+ * `sandbox: auto | on | off`, or the map `{mode, network, writable}`; both decode to one shape.
+ * The form is chosen by the value's type, so that a mistake inside the map is reported at its key.
+ */
+export const SandboxConfig = Schema.transformOrFail(
+  Schema.Unknown,
   Schema.typeSchema(
     Schema.Struct({
       mode: Schema.Literal("auto", "on", "off"),
@@ -43,10 +70,16 @@ export const SandboxConfig = Schema.transform(
   ),
   {
     strict: true,
-    decode: (input) => (typeof input === "string" ? { mode: input, network: false, writable: [] } : input),
-    encode: (settings) => settings
+    decode: (input, options) =>
+      typeof input === "string"
+        ? ParseResult.map(
+          ParseResult.decodeUnknown(Mode)(input, options),
+          (mode): SandboxSettings => ({ mode, network: false, writable: [] })
+        )
+        : ParseResult.decodeUnknown(SandboxMap)(input, options),
+    encode: (settings) => ParseResult.succeed(settings)
   }
-)
+).annotations({ jsonSchema: sandboxJsonSchema })
 
 export const defaultSandbox: SandboxSettings = { mode: "auto", network: false, writable: [] }
 

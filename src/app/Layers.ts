@@ -51,7 +51,7 @@ export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}
     Layer.provide(base)
   )
   // the program's secrets (Main provides them) are among the services, for a runtime built from these layers
-  // the sandbox's probe starts as the layer is built, so that nothing waits for it later
+  // bubblewrap is tried when the sandbox's state is first asked for, after the banner
   const sandbox = SandboxLive.pipe(Layer.provide(base))
   return Layer.mergeAll(base, model, mcp, sandbox, Layer.effect(Secrets, Secrets))
 }

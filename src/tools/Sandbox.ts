@@ -44,7 +44,7 @@ export const blockedBy = (output: string, network: boolean): string | undefined 
 export type Confine = (argv: ReadonlyArray<string>) => ReadonlyArray<string>
 
 export interface SandboxShape {
-  /** The state, once bubblewrap was tried (at most once per run, started when the layer is built). */
+  /** The state, once bubblewrap was tried (at most once per run, when first asked). */
   readonly state: Effect.Effect<SandboxState>
   /** The state if already known, without waiting (undefined while the probe runs). */
   readonly known: () => SandboxState | undefined
@@ -66,17 +66,20 @@ export const stateOf = (
     ? { _tag: "On", network: settings.network, writable: settings.writable }
     : { _tag: "Off", reason: probe.reason }
 
-/** The sandbox service for `settings`: the probe starts now unless the sandbox is off. */
+/**
+ * The sandbox service for `settings`. Unless the sandbox is off, bubblewrap is tried the first
+ * time the state is asked for (the banner's line, the first command, `mode: on` at start), not
+ * before: starting a process costs start-up time that nothing before the banner needs.
+ */
 export const makeSandbox = (
   settings: SandboxSettings,
   unset: () => ReadonlyArray<string>
 ): SandboxShape => {
   let known: SandboxState | undefined = settings.mode === "off" ? stateOf(settings, undefined) : undefined
-  const probing = known === undefined
-    ? probeBwrap().then((probe) => (known = stateOf(settings, probe)))
-    : Promise.resolve(known)
+  let probing: Promise<SandboxState> | undefined = known === undefined ? undefined : Promise.resolve(known)
+  const probe = () => (probing ??= probeBwrap().then((answer) => (known = stateOf(settings, answer))))
   return {
-    state: Effect.promise(() => probing),
+    state: Effect.promise(probe),
     known: () => known,
     confine: (state, cwd) =>
       state._tag === "Off" ? undefined : (argv) => [

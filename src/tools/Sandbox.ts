@@ -1,3 +1,4 @@
+import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Context from "effect/Context"
@@ -39,6 +40,12 @@ export const blockedBy = (output: string, network: boolean): string | undefined 
     : !network && networkBlocked.test(output)
     ? "it tried to reach the network, which the sandbox cuts off"
     : undefined
+
+/** A `sandbox.writable` entry as an absolute path: `~/` is the home directory, a relative one is in the project. */
+export const writablePath = (cwd: string, written: string): string =>
+  written === "~" || written.startsWith("~/")
+    ? path.join(os.homedir(), written.slice(1))
+    : path.resolve(cwd, written)
 
 /** Puts a command line (`bash -c …`) under the sandbox, for a command run in `cwd`. */
 export type Confine = (argv: ReadonlyArray<string>) => ReadonlyArray<string>
@@ -86,7 +93,7 @@ export const makeSandbox = (
         bwrapProgram(),
         ...bwrapArgs({
           dir: cwd,
-          writable: state.writable.map((p) => path.resolve(cwd, p)),
+          writable: state.writable.map((p) => writablePath(cwd, p)),
           network: state.network,
           unset: unset()
         }, argv)

@@ -1,8 +1,11 @@
+import * as os from "node:os"
+import * as path from "node:path"
+
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 
 import { bwrapArgs } from "../../src/lib/Bubblewrap"
-import { blockedBy, makeSandbox, sandboxLine, stateOf } from "../../src/tools/Sandbox"
+import { blockedBy, makeSandbox, sandboxLine, stateOf, writablePath } from "../../src/tools/Sandbox"
 
 describe("the sandbox", () => {
   it("confines with a read-only root, its own /dev, /proc and /tmp, the project writable, no network", () => {
@@ -33,6 +36,12 @@ describe("the sandbox", () => {
     // with the network allowed, a refused connection is the server's doing
     expect(blockedBy("bash: connect: Connection refused", true)).toBeUndefined()
     expect(blockedBy("make: *** [all] Error 2", false)).toBeUndefined()
+  })
+
+  it("sandbox.writable: ~/ is the home directory, a relative path is in the project", () => {
+    expect(writablePath("/work/p", "~/.cache")).toBe(path.join(os.homedir(), ".cache"))
+    expect(writablePath("/work/p", "build")).toBe("/work/p/build")
+    expect(writablePath("/work/p", "/opt/out")).toBe("/opt/out")
   })
 
   it("says its state in one line", () => {

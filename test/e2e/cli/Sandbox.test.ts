@@ -57,6 +57,7 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     expect(results.outside).toContain("Read-only file system")
     expect(results.outside).toContain("not run outside the sandbox: no terminal to ask")
     expect(results.outside.trimEnd().split("\n").at(-1)).toBe(BLOCKED)
+    expect(run.stderr).toContain("the sandbox blocked it (it tried to write outside the project")
 
     expect(fs.readFileSync(path.join(project, "inside.txt"), "utf8")).toBe("made-inside\n")
     expect(results.inside).toMatch(/^exit code 0\nmade-inside/)
@@ -71,6 +72,30 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     expect(fs.existsSync(fromInside)).toBe(false)
 
     expect(results.key).toContain("key=[absent]")
+  })
+
+  it("the map form: sandbox.writable and sandbox.network loosen it", async () => {
+    const outside = outsideDir()
+    const project = tempProject(
+      configFor(server.url, ["sandbox:", "  mode: on", "  network: true", `  writable: [${outside}]`])
+    )
+    server.push(
+      {
+        toolCalls: [
+          bash("outside", `touch ${outside}/x && echo touched`),
+          bash("network", `exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo reached`),
+          bash("elsewhere", "touch /var/tmp/mm-sandbox-elsewhere")
+        ]
+      },
+      { text: "done" }
+    )
+    const run = await runMm(project, [], ["-p", "try"])
+    expect(run.stdout).toBe("done\n")
+    const results = toolResults(server)
+    expect(fs.existsSync(path.join(outside, "x"))).toBe(true)
+    expect(results.outside).toMatch(/^exit code 0\ntouched/)
+    expect(results.network).toMatch(/^exit code 0\nreached/)
+    expect(results.elsewhere).toContain("Read-only file system")
   })
 
   it("sandbox: off — the same touch outside works (the control)", async () => {

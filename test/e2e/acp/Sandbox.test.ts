@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
 import * as acp from "@agentclientprotocol/sdk"
 import { beforeAll, describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, type PermissionAnswer, readSession, useAgents } from "../../support/acp-agent"
+import { configYaml, makeProject, MM, type PermissionAnswer, readSession, useAgents } from "../../support/acp-agent"
 import { outsideDir, requireSandbox } from "../../support/sandbox"
 
 const BLOCKED = "[sandbox: writes outside the project and network are blocked]"
@@ -107,6 +108,25 @@ describe("mm acp: the sandbox", () => {
     expect(agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["far"])
     expect(fs.existsSync(path.join(outside, "far.txt"))).toBe(false)
     expect(toolResults().far).toContain("denied by the user")
+  })
+
+  it("sandbox: on where bubblewrap cannot start: mm acp ends at once, one line on stderr, exit code 2", async () => {
+    const project = makeProject(configYaml({ url: harness.fake().url, extra: "sandbox: on" }))
+    const child = spawn(process.execPath, [MM, "acp"], {
+      cwd: project.dir,
+      env: { ...process.env, AGENT_CONFIG: project.config, MM_BWRAP: "/nonexistent/bwrap" },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    expect(code).toBe(2)
+    expect(stdout).toBe("")
+    expect(stderr.trimEnd().split("\n")).toEqual([
+      `mm: sandbox: on in ${project.config}, but bubblewrap not found — apt-get install bubblewrap`
+    ])
   })
 
   it("mode auto chosen by the editor behaves the same", async () => {

@@ -44,6 +44,12 @@ export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => 
   }
 }
 
+/** The options of a question to run a blocked command again outside the sandbox: once, or not. */
+const outsideOptions: Array<acp.PermissionOption> = [
+  { optionId: ALLOW_ONCE, name: "Run it outside the sandbox", kind: "allow_once" },
+  { optionId: REJECT, name: "Keep it in the sandbox", kind: "reject_once" }
+]
+
 export const permissionOptions = (request: Pick<ApprovalRequest, "always" | "tool">): Array<acp.PermissionOption> => [
   { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
   ...request.always.map(
@@ -71,11 +77,28 @@ export const permissionRequest = (
   request: ApprovalRequest
 ): acp.RequestPermissionRequest => {
   const content = previewContent(request.preview)
+  const described = describeForEditor(request.tool, request.input, peer.cwd)
+  if (request.outsideSandbox !== undefined) {
+    return {
+      sessionId: peer.sessionId,
+      toolCall: {
+        toolCallId: request.toolCallId,
+        ...described,
+        title: `Run outside the sandbox: ${described.title}`,
+        rawInput: request.input,
+        content: [{
+          type: "content",
+          content: { type: "text", text: `The sandbox blocked it: ${request.outsideSandbox}. Run it again outside?` }
+        }]
+      },
+      options: outsideOptions
+    }
+  }
   return {
     sessionId: peer.sessionId,
     toolCall: {
       toolCallId: request.toolCallId,
-      ...describeForEditor(request.tool, request.input, peer.cwd),
+      ...described,
       status: "pending",
       rawInput: request.input,
       ...(content.length === 0 ? {} : { content })

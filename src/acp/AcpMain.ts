@@ -9,6 +9,7 @@ import * as Logger from "effect/Logger"
 import type { LoadedConfig } from "../config/Config"
 import { type SecretRegistry, Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
+import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { makeAcpAgent } from "./AcpAgent"
 import { AcpApproverLive } from "./AcpApprover"
 import type { AcpServices } from "./Connection"
@@ -150,6 +151,12 @@ export const runAcp = <E, R>(
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
       const order = makePromptOrder()
+      // said once the probe answers; nothing waits for it
+      yield* Effect.forkScoped(
+        Effect.flatMap(Sandbox, (sandbox) => Effect.map(sandbox.state, (state) => log(sandboxLine(state)))).pipe(
+          Effect.provide(runtime)
+        )
+      )
       const { app, drained, shutdown } = yield* makeAcpAgent(runtime, { version: VERSION, log, order })
       const stream = acp.ndJsonStream(
         stdoutSink(process.stdout, secrets),

@@ -16,6 +16,7 @@ import type { McpServers } from "../mcp/McpServers"
 import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { Keeper } from "../sessions/Keeper"
+import type { Sandbox } from "../tools/Sandbox"
 import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
@@ -29,6 +30,7 @@ export type AcpServices =
   | McpServers
   | Secrets
   | RememberedApprovals
+  | Sandbox
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

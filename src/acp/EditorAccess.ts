@@ -8,7 +8,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 
 import { firstLineOf } from "../lib/OneLine"
-import { bashResultOf } from "../tools/Bash"
+import { bashArgv, bashResultOf } from "../tools/Bash"
 import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import { DEFAULT_BASH_TIMEOUT_SECONDS, type ToolContext, type ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
@@ -53,13 +53,14 @@ const bashInTerminal = (
   ctx: ToolContext
 ): Effect.Effect<ToolResult> => {
   const seconds = args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS
+  const [command, ...commandArgs] = bashArgv(args.command, ctx)
   return Effect.acquireUseRelease(
     Effect.tryPromise({
       try: () =>
         peer.client.createTerminal({
           sessionId: peer.sessionId,
-          command: "bash",
-          args: ["-c", args.command],
+          command,
+          args: commandArgs,
           cwd: ctx.cwd,
           outputByteLimit: ctx.maxOutput
         }),

@@ -20,6 +20,7 @@ import { AppConfig } from "../config/Config"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { permissionsCommand } from "../text/PermissionsText"
+import { Sandbox } from "../tools/Sandbox"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
@@ -37,6 +38,7 @@ const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
 /** Whether a call of `tool` waits for the user's approval, under the session's mode and what was allowed. */
 const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Conversation) {
   const { config } = yield* AppConfig
+  const sandboxed = (yield* (yield* Sandbox).state)._tag === "On"
   const mcpApproval = yield* mcpApprovalLookup(conversation)
   const reader = yield* commandReader
   const remembered = (yield* (yield* RememberedApprovals).read(conversation.cwd)).scopes
@@ -44,7 +46,7 @@ const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Con
   (tool: string, input: Record<string, unknown>) => {
     const server = mcpApproval(tool)
     const needed = server === undefined
-      ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd)
+      ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd, sandboxed)
       : mcpApprovalNeeded(config.permissions, settings.mode, server)
     return needed && !isAllowed([...remembered, ...allowed], { tool, input, cwd: conversation.cwd }, reader.read)
   }

@@ -11,6 +11,11 @@ const modeInfo: Record<ApprovalMode, { readonly name: string; readonly descripti
     name: "Edits",
     description: "File edits inside the project go ahead; commands and edits elsewhere are asked"
   },
+  auto: {
+    name: "Auto",
+    description:
+      "Commands run in the sandbox and file edits inside the project go ahead; anything else is asked (as Ask without a sandbox)"
+  },
   allow: { name: "Allow", description: "Nothing is asked" }
 }
 

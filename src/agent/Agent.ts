@@ -16,6 +16,7 @@ import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import { FileAccess } from "../tools/FileAccess"
+import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { type ToolResult } from "../tools/Tool"
 import { toolSpecs } from "../tools/ToolSpecs"
 import { compact } from "./AutoCompact"
@@ -58,6 +59,8 @@ export interface ContextReport {
   readonly contextWindow: number
   /** What the server counted for the last answer (prompt + answer), when it said. */
   readonly measured: number | undefined
+  /** Whether the model's commands run confined: the line the banner shows. */
+  readonly sandbox?: string
 }
 
 export type CompactReport =
@@ -85,6 +88,7 @@ export const AgentLive = Layer.effect(
       mcp: yield* McpServers,
       files: yield* FileAccess,
       secrets: yield* Secrets,
+      sandbox: yield* Sandbox,
       shownWarnings: new Set()
     }
     return {
@@ -119,6 +123,7 @@ const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: C
     tools,
     total: systemPrompt + skillsTokens + tools + parts.messages + parts.toolResults,
     contextWindow: yield* model.contextWindow,
-    measured: usage === undefined ? undefined : usage.promptTokens + usage.completionTokens
+    measured: usage === undefined ? undefined : usage.promptTokens + usage.completionTokens,
+    sandbox: sandboxLine(yield* deps.sandbox.state)
   }
 })

@@ -9,6 +9,7 @@ import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
 import type { FileAccessShape } from "../tools/FileAccess"
+import type { SandboxShape } from "../tools/Sandbox"
 import type { CompactorShape } from "./Compactor"
 import type { TurnEvent } from "./TurnEvent"
 
@@ -26,6 +27,8 @@ export interface Deps {
   readonly files: FileAccessShape
   /** The program's secrets: tools run without them in their environment, and their output is redacted. */
   readonly secrets: SecretRegistry
+  /** Whether the model's commands run confined, and how. */
+  readonly sandbox: SandboxShape
   readonly shownWarnings: Set<string>
 }
 

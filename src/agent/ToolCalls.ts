@@ -12,10 +12,11 @@ import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { type CallDescription, describeCall } from "../tools/Describe"
 import { FileAccess } from "../tools/FileAccess"
-import { type ToolResult } from "../tools/Tool"
+import { type ToolContext, type ToolResult } from "../tools/Tool"
 import { runTool } from "../tools/Tools"
 import { parseToolArguments } from "../tools/ToolSpecs"
 import type { Deps } from "./Deps"
+import { runConfined } from "./SandboxedBash"
 import type { TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
@@ -76,18 +77,33 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
       (text) => Effect.sync(() => void held.push(text)),
       (text) => emit({ _tag: "Notice", text })
     )
-    const result = refused === undefined
-      ? yield* withFiles(
+    const run = (confine: ToolContext["confine"]) =>
+      withFiles(
         deps,
         runTool(call.function.name, call.function.arguments, {
           cwd: conversation.cwd,
           maxOutput: config.maxOutput,
           callId: call.id,
           beforeWrite,
-          onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+          onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text })),
+          ...(confine === undefined ? {} : { confine })
         })
       )
-      : { output: refused, failed: true }
+    const stepOut = () =>
+      Effect.gen(function*() {
+        return {
+          sessionId: yield* conversation.id,
+          call,
+          input,
+          title: described.title,
+          preview: yield* withFiles(deps, previewOf(call.function.name, input, conversation.cwd))
+        }
+      })
+    const result = refused !== undefined
+      ? { output: refused, failed: true }
+      : call.function.name === "bash"
+      ? yield* runConfined(deps, conversation.cwd, stepOut, run)
+      : yield* run(undefined)
     const recorded = result.failed
       ? yield* changes.forget(conversation, { turn: state.turnNumber, toolCallId: call.id })
       : true
@@ -142,8 +158,9 @@ const approve = Effect.fn("Agent.approve")(function*(
   const { config } = deps
   const tool = call.function.name
   const { mode } = yield* Ref.get(conversation.settings)
+  const sandboxed = (yield* deps.sandbox.state)._tag === "On"
   const needed = mcpApproval === undefined
-    ? approvalNeeded(config.permissions, mode, tool, input, conversation.cwd)
+    ? approvalNeeded(config.permissions, mode, tool, input, conversation.cwd, sandboxed)
     : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
   if (!needed) return undefined
   const toApprove = { tool, input, cwd: conversation.cwd }

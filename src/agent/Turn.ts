@@ -7,6 +7,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 
+import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import type { AgentConfig } from "../config/Config"
 import { GenerationError } from "../domain/Errors"
 import { type Message, type Session, titleOf, withSystem } from "../domain/Session"
@@ -99,6 +100,20 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   yield* endTurn(deps, state, outcome)
 })
 
+/** Mode `auto` without a working sandbox asks as `ask` does: said once, at the first turn it matters. */
+const sayAutoFallsBack = Effect.fn("Agent.sayAutoFallsBack")(function*(
+  deps: Deps,
+  conversation: Conversation,
+  emit: Emit
+) {
+  const { mode } = yield* Ref.get(conversation.settings)
+  if (deps.shownWarnings.has(AUTO_FALLBACK) || (mode !== "auto" && deps.config.permissions !== "auto")) return
+  const sandboxed = (yield* deps.sandbox.state)._tag === "On"
+  if (!autoFallsBack(deps.config.permissions, mode, sandboxed)) return
+  deps.shownWarnings.add(AUTO_FALLBACK)
+  yield* emit({ _tag: "Notice", text: AUTO_FALLBACK })
+})
+
 /**
  * What comes before the first model call: the warnings not shown yet, compaction when the
  * history is near the window, the system prompt with the skills, the turn's MCP tools.
@@ -120,6 +135,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     yield* emit({ _tag: "Notice", text: warning })
   }
 
+  yield* sayAutoFallsBack(deps, conversation, emit)
   const mcpTools = yield* deps.mcp.forTurn(conversation)
   for (const notice of mcpTools.notices) yield* emit({ _tag: "Notice", text: notice })
 

@@ -23,6 +23,7 @@ import { KeeperLive } from "../sessions/Keeper"
 import type { SessionStore } from "../sessions/SessionStore"
 import { TerminalApprover, TerminalIOLive } from "../terminal/TerminalIO"
 import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
+import { SandboxLive } from "../tools/Sandbox"
 
 export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
@@ -52,7 +53,9 @@ export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}
   )
   // the program's secrets (Main provides them) are among the services, for a runtime built from these layers
   const remembered = RememberedApprovalsLive.pipe(Layer.provide(base))
-  return Layer.mergeAll(base, model, mcp, remembered, Layer.effect(Secrets, Secrets))
+  // bubblewrap is tried when the sandbox's state is first asked for, after the banner
+  const sandbox = SandboxLive.pipe(Layer.provide(base))
+  return Layer.mergeAll(base, model, mcp, remembered, sandbox, Layer.effect(Secrets, Secrets))
 }
 
 /** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */

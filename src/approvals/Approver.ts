@@ -36,6 +36,11 @@ export interface ApprovalRequest {
    * a file outside the project). A façade answers `Always` only with one of these scopes.
    */
   readonly always: ReadonlyArray<AlwaysChoice>
+  /**
+   * Set when the command already ran in the sandbox and the sandbox blocked it: why, in words.
+   * The question is then whether to run it again outside the sandbox (yes or no, never "always").
+   */
+  readonly outsideSandbox?: string
 }
 
 /**

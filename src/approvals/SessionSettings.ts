@@ -2,18 +2,20 @@ import { needsApproval } from "../tools/ProjectPaths"
 import { isOutsideProject } from "./ApprovalScope"
 
 /**
- * How much a session asks before a tool runs, chosen by the editor for one session (never
- * saved): `ask` as `permissions` says, `edits` lets file edits inside the project through and
- * asks for the rest, `allow` asks nothing.
+ * How much a session asks before a tool runs, chosen for one session (never saved): `ask` as
+ * `permissions` says, `edits` lets file edits inside the project through and asks for the rest,
+ * `auto` also lets commands through when they run in the sandbox, `allow` asks nothing.
  */
-export type ApprovalMode = "ask" | "edits" | "allow"
+export type ApprovalMode = "ask" | "edits" | "auto" | "allow"
 
-export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "allow"]
+/** The one list of modes: the editor's mode menu and the terminal's cycle read it, in this order. */
+export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "auto", "allow"]
 
 /** What each mode does, in words (a mode without its own words is named alone). */
 const MODE_WORDS: Partial<Record<string, string>> = {
   ask: "commands and edits are asked (as permissions says in agent.yaml)",
   edits: "file edits inside the project go ahead; commands and the rest are asked",
+  auto: "edits inside the project and sandboxed commands go ahead; the rest is asked",
   allow: "nothing is asked"
 }
 
@@ -39,22 +41,48 @@ export interface SessionSettings {
 
 export const defaultSettings: SessionSettings = { mode: "ask", model: undefined }
 
-/** Whether a call must be approved before it runs (before any "always" answer is counted). */
+/** The mode in force: a session's `ask` follows `permissions`; `auto` without a working sandbox is `ask`. */
+export const effectiveMode = (
+  permissions: "ask" | "auto" | "allow",
+  mode: ApprovalMode,
+  sandboxed: boolean
+): "ask" | "edits" | "auto" | "allow" => {
+  const chosen = mode === "ask" && permissions !== "ask" ? permissions : mode
+  return chosen === "auto" && !sandboxed ? "ask" : chosen
+}
+
+/** Whether mode `auto` is chosen (by the session or `permissions`) but falls back to `ask`: no working sandbox. */
+export const autoFallsBack = (permissions: "ask" | "auto" | "allow", mode: ApprovalMode, sandboxed: boolean): boolean =>
+  !sandboxed && (mode === "auto" || (mode === "ask" && permissions === "auto"))
+
+/** What is said, once, when `auto` falls back to `ask`. */
+export const AUTO_FALLBACK = "permissions auto: the sandbox is off, so mm asks as under ask"
+
+const editInside = (tool: string, input: Record<string, unknown> | undefined, cwd: string): boolean =>
+  (tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" &&
+  !isOutsideProject({ tool, input, cwd })
+
+/**
+ * Whether a call must be approved before it runs (before any "always" answer is counted).
+ * `sandboxed`: whether the model's commands run in the sandbox now.
+ */
 export const approvalNeeded = (
-  permissions: "ask" | "allow",
+  permissions: "ask" | "auto" | "allow",
   mode: ApprovalMode,
   tool: string,
   input: Record<string, unknown> | undefined,
-  cwd: string
+  cwd: string,
+  sandboxed: boolean
 ): boolean => {
   if (!needsApproval(tool, input, cwd)) return false
-  switch (mode) {
+  switch (effectiveMode(permissions, mode, sandboxed)) {
     case "allow":
       return false
+    case "auto":
+      return !(tool === "bash" || editInside(tool, input, cwd))
     case "edits":
-      return !((tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" &&
-        !isOutsideProject({ tool, input, cwd }))
+      return !editInside(tool, input, cwd)
     case "ask":
-      return permissions === "ask"
+      return true
   }
 }

@@ -15,7 +15,7 @@ import { Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { RunArgs } from "./Args"
 import { initProject } from "./Init"
-import { type ExitCode, run, withConfig } from "./Run"
+import { type ExitCode, run, withConfig, withSandbox } from "./Run"
 import { listSessions, removeSessions, showSession } from "./SessionsCommand"
 
 /**
@@ -99,11 +99,12 @@ const acp = Command.make(
   { config: configOption },
   ({ config }) =>
     exitWith(withConfig(Option.getOrUndefined(config), (loaded) =>
-      Effect.flatMap(
-        Effect.promise(() => import("../acp/AcpMain")),
-        ({ acpChoice, runAcp }) =>
-          Effect.flatMap(Secrets, (secrets) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice(secrets))), 0))
-      )))
+      withSandbox(loaded, () =>
+        Effect.flatMap(
+          Effect.promise(() => import("../acp/AcpMain")),
+          ({ acpChoice, runAcp }) =>
+            Effect.flatMap(Secrets, (secrets) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice(secrets))), 0))
+        ))))
 ).pipe(Command.withDescription("run as an Agent Client Protocol agent on stdin/stdout (for Zed and other ACP editors)"))
 
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the listing as JSON"))

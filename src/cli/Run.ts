@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { printLayer, storeLayer, terminalAgentLayer, terminalLayer } from "../app/Layers"
 import { loadConfig, type LoadedConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
+import { probeBwrap } from "../lib/Bubblewrap"
 import { Secrets } from "../lib/Secrets"
 import { runPrint } from "../print/Print"
 import { runTerminal } from "../terminal/Repl"
@@ -30,6 +31,25 @@ export const withConfig = <E, R>(
       onSuccess: (loaded) => Effect.zipRight(registerUrls(loaded), use(loaded))
     })
   )
+
+/**
+ * `sandbox: on` where bubblewrap cannot start is a configuration error: one line and exit code 2,
+ * before anything runs. Other modes do not wait here (the probe runs beside start-up).
+ */
+export const withSandbox = <E, R>(
+  loaded: LoadedConfig,
+  use: () => Effect.Effect<ExitCode, E, R>
+): Effect.Effect<ExitCode, E, R> =>
+  loaded.config.sandbox.mode !== "on"
+    ? use()
+    : Effect.flatMap(Effect.promise(probeBwrap), (probe) =>
+      probe.ok
+        ? use()
+        : Effect.sync(() => {
+          const where = loaded.file === undefined ? "" : ` in ${loaded.file}`
+          process.stderr.write(`mm: sandbox: on${where}, but ${probe.reason}\n`)
+          return 2
+        }))
 
 /** `mm`: the terminal façade in the current directory. */
 export const terminal = (configFlag: string | undefined) => run({ ...DEFAULT_RUN, config: configFlag })
@@ -68,9 +88,10 @@ const startIn = (args: RunArgs, loaded: LoadedConfig, chosen: Extract<Chosen, { 
 export const run = (args: RunArgs): Effect.Effect<ExitCode, never, Secrets> =>
   withConfig(args.config, (original) => {
     const loaded = allowAllWhen(args.yes, original)
-    return Effect.flatMap(chooseStart(args, loaded), (chosen) => {
-      if (chosen._tag === "Chosen") return startIn(args, loaded, chosen)
-      if (chosen.line !== "") process.stderr.write(`mm: ${chosen.line}\n`)
-      return Effect.succeed(chosen.code)
-    })
+    return withSandbox(loaded, () =>
+      Effect.flatMap(chooseStart(args, loaded), (chosen) => {
+        if (chosen._tag === "Chosen") return startIn(args, loaded, chosen)
+        if (chosen.line !== "") process.stderr.write(`mm: ${chosen.line}\n`)
+        return Effect.succeed(chosen.code)
+      }))
   })

@@ -10,6 +10,7 @@ import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node a
 
 import { ConfigError } from "../domain/Errors"
 import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
+import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./SandboxConfig"
 
 export const DEFAULT_SYSTEM = [
   "You are mm, a careful coding agent working in the user's project directory.",
@@ -140,6 +141,9 @@ const SkillsConfig = Schema.Struct({
 
 const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
 
+/** `permissions` in agent.yaml: ask before what changes things, ask only what the sandbox cannot hold, or never ask. */
+export type Permissions = "ask" | "auto" | "allow"
+
 export const AgentConfigSchema = Schema.Struct({
   model: Schema.optionalWith(ModelConfig, { default: decodeDefaults(ModelConfig) }),
   system: Schema.optionalWith(Schema.String, { default: () => DEFAULT_SYSTEM }),
@@ -148,13 +152,14 @@ export const AgentConfigSchema = Schema.Struct({
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
   permissions: Schema.optionalWith(
     Schema.String.pipe(
-      Schema.filter((s): s is "ask" | "allow" => s === "ask" || s === "allow", {
-        message: (issue) => `expected "ask" or "allow", got ${JSON.stringify(issue.actual)}`,
-        jsonSchema: { enum: ["ask", "allow"] }
+      Schema.filter((s): s is Permissions => s === "ask" || s === "auto" || s === "allow", {
+        message: (issue) => `expected "ask", "auto" or "allow", got ${JSON.stringify(issue.actual)}`,
+        jsonSchema: { enum: ["ask", "auto", "allow"] }
       })
     ),
     { default: () => "ask" as const }
   ),
+  sandbox: Schema.optionalWith(SandboxConfig, { default: () => defaultSandbox }),
   compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
   sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
   skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
@@ -187,7 +192,7 @@ export const keyDescriptions: Record<string, string> = {
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
   maxSteps: "Model calls allowed in one turn.",
   permissions:
-    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file outside the project directory (refused when stdin is not a terminal); allow: never ask.",
+    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file outside the project directory (refused when stdin is not a terminal); auto: commands run in the sandbox and edits inside the project go ahead, anything else is asked (as ask without a working sandbox); allow: never ask.",
   compaction: "Replacing older turns by a summary.",
   "compaction.auto": "Compact automatically before a turn when the history nears the context window.",
   "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",
@@ -197,7 +202,8 @@ export const keyDescriptions: Record<string, string> = {
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
-  ...mcpKeyDescriptions
+  ...mcpKeyDescriptions,
+  ...sandboxKeyDescriptions
 }
 
 let defaults: AgentConfig | undefined

@@ -147,6 +147,11 @@ export class SecretRegistry {
     return this.forms.some((form) => text.includes(form))
   }
 
+  /** The names of the environment variables that hold secrets (a sandbox unsets them). */
+  variableNames(): ReadonlyArray<string> {
+    return [...this.variables]
+  }
+
   /** The environment for tools: mm's own, without the variables that hold secrets. */
   toolEnv(): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {}

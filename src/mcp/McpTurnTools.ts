@@ -12,13 +12,13 @@ import { resultText } from "./McpTools"
 
 /**
  * Whether a call of an MCP tool waits for the user: as `bash` does (`permissions`, and the
- * session's mode: `allow` never asks, `edits` still asks), unless its server says `allow`.
+ * session.s mode: `allow` never asks, `edits` and `auto` still ask), unless its server says `allow`.
  */
 export const mcpApprovalNeeded = (
-  permissions: "ask" | "allow",
-  mode: "ask" | "edits" | "allow",
+  permissions: "ask" | "auto" | "allow",
+  mode: "ask" | "edits" | "auto" | "allow",
   approval: "ask" | "allow"
-): boolean => approval === "ask" && (mode === "edits" || (mode === "ask" && permissions === "ask"))
+): boolean => approval === "ask" && mode !== "allow" && !(mode === "ask" && permissions === "allow")
 
 /** The MCP tools of one turn, and how to run them. */
 export interface McpTurnTools {

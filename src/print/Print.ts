@@ -33,7 +33,13 @@ export const printApprover = (err: (line: string) => void) =>
   Layer.succeed(Approver, {
     ask: (request) =>
       Effect.sync(() => {
-        err(sanitize(`${request.tool}  ${request.title}: ${NO_TERMINAL}`))
+        err(
+          sanitize(
+            request.outsideSandbox === undefined
+              ? `${request.tool}  ${request.title}: ${NO_TERMINAL}`
+              : `${request.tool}  ${request.title}: the sandbox blocked it (${request.outsideSandbox}); not run outside it: no terminal to ask`
+          )
+        )
         return Approval.noOneToAsk
       })
   })

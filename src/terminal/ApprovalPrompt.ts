@@ -42,11 +42,16 @@ const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "tit
 
 /** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
 export const previewBlock = (
-  request: Pick<ApprovalRequest, "preview" | "title"> & Partial<Pick<ApprovalRequest, "always">>,
+  request: Pick<ApprovalRequest, "preview" | "title"> & Partial<Pick<ApprovalRequest, "always" | "outsideSandbox">>,
   style: Style,
   columns: number
 ): string => {
   const width = Math.max(20, columns - INDENT.length)
+  if (request.outsideSandbox !== undefined) {
+    return wrapLine(sanitize(`the sandbox blocked it: ${request.outsideSandbox}`), width)
+      .map((piece) => `${INDENT}${style.yellow(piece)}\n`)
+      .join("")
+  }
   // what an "always" would cover, in words (the first choice: the [a] key)
   const always = (request.always ?? []).filter((choice) => choice.scope._tag !== "Project")
   const coverage = always.map((choice): PreviewLine => ({ kind: "note", text: `always: ${choice.covers}` }))
@@ -72,8 +77,9 @@ export interface Choices {
 
 /** The question's line and the keys that answer it: `a` and `p` only when the request offers those scopes. */
 export const choicesOf = (
-  request: Pick<ApprovalRequest, "always"> & Partial<Pick<ApprovalRequest, "preview">>
+  request: Pick<ApprovalRequest, "always"> & Partial<Pick<ApprovalRequest, "preview" | "outsideSandbox">>
 ): Choices => {
+  if (request.outsideSandbox !== undefined) return { line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] }
   const always = request.always.find((choice) => choice.scope._tag !== "Project")
   const project = request.always.find((choice) => choice.scope._tag === "Project")
   const parts = [

@@ -25,6 +25,7 @@ import { startOn } from "../sessions/SessionStart"
 import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
+import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import type { TerminalInput } from "./Input"
@@ -81,6 +82,7 @@ export const runTerminal = <E, R>(
         modelNames
       })
     )
+    info.line(sandboxLine(yield* (yield* Sandbox).state))
     const warning = yield* model.takeWarning
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* McpServers

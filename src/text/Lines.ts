@@ -245,6 +245,7 @@ export const contextListing = (report: ContextReport): string => {
     ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}`),
     ...(report.measured === undefined
       ? []
-      : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`])
+      : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`]),
+    ...(report.sandbox === undefined ? [] : [report.sandbox])
   ].join("\n")
 }

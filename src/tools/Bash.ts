@@ -79,11 +79,21 @@ interface BashRun {
   spawnError: Error | undefined
 }
 
-/** Starts `bash -c command` in a process group of its own, stdin closed; Left says why it could not. */
-const spawnBash = (command: string, cwd: string, env: NodeJS.ProcessEnv): Either.Either<ChildProcess, string> => {
+/** The command line of a call: `bash -c command`, confined when the context says so. */
+export const bashArgv = (command: string, ctx: ToolContext): ReadonlyArray<string> => {
+  const argv = ["bash", "-c", command]
+  return ctx.confine === undefined ? argv : ctx.confine(argv)
+}
+
+/** Starts the command line in a process group of its own, stdin closed; Left says why it could not. */
+const spawnBash = (
+  argv: ReadonlyArray<string>,
+  cwd: string,
+  env: NodeJS.ProcessEnv
+): Either.Either<ChildProcess, string> => {
   try {
     return Either.right(
-      nodeChildProcesses().spawn("bash", ["-c", command], {
+      nodeChildProcesses().spawn(argv[0], argv.slice(1), {
         cwd,
         env,
         detached: true,
@@ -91,7 +101,7 @@ const spawnBash = (command: string, cwd: string, env: NodeJS.ProcessEnv): Either
       })
     )
   } catch (cause) {
-    return Either.left(`cannot run bash: ${(cause as Error).message}`)
+    return Either.left(`cannot run ${argv[0]}: ${(cause as Error).message}`)
   }
 }
 
@@ -211,7 +221,7 @@ export const runBash = (
       )
       return
     }
-    const spawned = spawnBash(args.command, ctx.cwd, ctx.env ?? process.env)
+    const spawned = spawnBash(bashArgv(args.command, ctx), ctx.cwd, ctx.env ?? process.env)
     if (Either.isLeft(spawned)) {
       resume(Effect.succeed({ output: spawned.left, failed: true }))
       return

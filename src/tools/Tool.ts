@@ -28,6 +28,8 @@ export interface ToolContext {
   readonly onOutput?: (text: string) => void
   /** The environment bash runs in: runTool gives mm's own without the variables that hold secrets. */
   readonly env?: NodeJS.ProcessEnv
+  /** Puts bash's command line (`["bash", "-c", command]`) in the sandbox; absent: bash runs unconfined. */
+  readonly confine?: (argv: ReadonlyArray<string>) => ReadonlyArray<string>
 }
 
 export interface ToolResult {

@@ -379,6 +379,31 @@ describe("permission requests", () => {
     expect(approvalOf({ outcome: "cancelled" }, request)).toEqual({ _tag: "Deny" })
   })
 
+  it("running a blocked command outside the sandbox: once or not, with the reason, valid on the wire", () => {
+    const input = { command: "touch /etc/x" }
+    const request = {
+      sessionId: "",
+      toolCallId: "b1",
+      tool: "bash",
+      title: "touch /etc/x",
+      input,
+      preview: previewNow("bash", input, cwd),
+      always: [],
+      outsideSandbox: "it tried to write outside the project, which the sandbox makes read-only"
+    }
+    const sent = permissionRequest({ sessionId: "20260916-101530-4f2a9c1e", cwd }, request)
+    expect(validateAgainst("RequestPermissionRequest", sent)).toEqual([])
+    expect(sent.toolCall.title).toBe("Run outside the sandbox: touch /etc/x")
+    expect(JSON.stringify(sent.toolCall.content)).toContain("The sandbox blocked it: it tried to write outside")
+    expect(sent.options.map((o) => [o.kind, o.name])).toEqual([
+      ["allow_once", "Run it outside the sandbox"],
+      ["reject_once", "Keep it in the sandbox"]
+    ])
+    const [once, reject] = sent.options.map((o) => o.optionId)
+    expect(approvalOf({ outcome: "selected", optionId: once }, request)).toEqual({ _tag: "Once" })
+    expect(approvalOf({ outcome: "selected", optionId: reject }, request)).toEqual({ _tag: "Deny" })
+  })
+
   it("a file outside the project offers no 'always' and says where it is", () => {
     const request = writeRequest({ path: "/somewhere/else.txt", content: "x" })
     const sent = permissionRequest({ sessionId: "20260916-101530-4f2a9c1e", cwd }, request)

@@ -86,12 +86,30 @@ describe("configuration", () => {
     expect(bad("colour: red\n")).toBe("/p/agent.yaml: colour (line 1, column 1): unknown key")
   })
 
+  it("sandbox: a word or a map, both decoded to one shape; anything else is one line naming the key", () => {
+    const ok = (text: string) => Either.getOrThrow(parseConfig(text, "/p/agent.yaml")).sandbox
+    expect(defaultConfig().sandbox).toEqual({ mode: "auto", network: false, writable: [] })
+    expect(defaultConfig().permissions).toBe("ask")
+    expect(ok("sandbox: off\n")).toEqual({ mode: "off", network: false, writable: [] })
+    expect(ok("sandbox:\n  network: true\n  writable: [~/.cache, build]\n")).toEqual({
+      mode: "auto",
+      network: true,
+      writable: ["~/.cache", "build"]
+    })
+    expect(ok("sandbox:\n  mode: on\n")).toMatchObject({ mode: "on" })
+    expect(Either.getOrThrow(parseConfig("permissions: auto\n", "/p/agent.yaml")).permissions).toBe("auto")
+    expect(bad("sandbox: maybe\n")).toMatch(/^\/p\/agent\.yaml: sandbox \(line 1, column 10\): .*maybe/)
+    expect(bad("sandbox:\n  mode: sometimes\n")).toMatch(/sandbox\.mode \(line 2, column 9\): .*sometimes/)
+    expect(bad("sandbox:\n  network: yes please\n")).toMatch(/sandbox\.network .*expected a boolean/)
+    expect(bad("sandbox:\n  netwrok: true\n")).toMatch(/sandbox\.netwrok \(line 2, column 3\): unknown key/)
+  })
+
   it("a wrong type or a negative number names the key path", () => {
     expect(bad("watchdogTimeout: -1\n")).toMatch(/^\/p\/agent\.yaml: watchdogTimeout \(line 1, column 18\): .*-1/)
     expect(bad("maxSteps: 0\n")).toContain("maxSteps (line 1, column 11): expected a positive whole number, got 0")
     expect(bad("maxOutput: lots\n")).toMatch(/maxOutput \(line 1, column 12\): expected/)
     expect(bad("permissions: sometimes\n")).toBe(
-      "/p/agent.yaml: permissions (line 1, column 14): expected \"ask\" or \"allow\", got \"sometimes\""
+      "/p/agent.yaml: permissions (line 1, column 14): expected \"ask\", \"auto\" or \"allow\", got \"sometimes\""
     )
     expect(bad("compaction:\n  threshold: 1.5\n")).toMatch(
       /compaction\.threshold \(line 2, column 14\): expected a fraction/
@@ -174,14 +192,20 @@ describe("the published JSON Schema", () => {
         }
       }
     }
-    const { mcpServers, ...closed } = defaultConfig()
-    walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined } }, closed, "")
+    const { mcpServers, sandbox, ...closed } = defaultConfig()
+    walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined, sandbox: undefined } }, closed, "")
+    expect(sandbox).toEqual({ mode: "auto", network: false, writable: [] })
+    expect(typeof schema.properties.sandbox.description).toBe("string")
+    const [word, map] = schema.properties.sandbox.anyOf
+    expect(word.enum).toEqual(["auto", "on", "off"])
+    expect(map.additionalProperties).toBe(false)
+    expect(Object.keys(map.properties)).toEqual(["mode", "network", "writable"])
     expect(mcpServers).toEqual({})
     expect(typeof schema.properties.mcpServers.description).toBe("string")
     expect(schema.properties.mcpServers.additionalProperties.anyOf.map((entry: any) => entry.required)).toEqual([[
       "command"
     ], ["url"]])
-    expect(schema.properties.permissions.enum).toEqual(["ask", "allow"])
+    expect(schema.properties.permissions.enum).toEqual(["ask", "auto", "allow"])
     expect(schema.properties.compaction.properties.threshold).toMatchObject({
       exclusiveMinimum: 0,
       maximum: 1,

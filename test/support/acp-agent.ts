@@ -29,7 +29,7 @@ export const makeProject = (yaml: string): { readonly dir: string; readonly conf
 
 export interface ConfigOptions {
   readonly url: string
-  readonly permissions?: "ask" | "allow"
+  readonly permissions?: "ask" | "auto" | "allow"
   readonly sessionsDir?: string
   readonly system?: string
   readonly enabled?: boolean

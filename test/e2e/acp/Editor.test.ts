@@ -13,6 +13,7 @@ import {
   textOf,
   useAgents
 } from "../../support/acp-agent"
+import { requireSandbox } from "../../support/sandbox"
 
 const harness = useAgents({ models: ["fake-model", "other-model"] })
 
@@ -201,7 +202,7 @@ describe("mm acp: the editor's terminal", () => {
   it("runs bash in a terminal the editor shows, and keeps what the terminal returned", async () => {
     const terminal = scriptedTerminal({ output: "built in the editor\n", exitCode: 3 })
     const { project, agent, sessionId, file, ask, updatesOf } = await open({
-      yaml: configYaml({ url: harness.fake().url, extra: "maxOutput: 5000" }),
+      yaml: configYaml({ url: harness.fake().url, extra: "maxOutput: 5000\nsandbox: off" }),
       capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
       editor: terminal.side
     })
@@ -244,6 +245,24 @@ describe("mm acp: the editor's terminal", () => {
     expect(JSON.stringify(again.updates)).not.toContain("term-1")
     expect(agent.invalid()).toEqual([])
     expect(again.invalid()).toEqual([])
+  })
+
+  it("with the sandbox on, the editor's terminal is given the confined command line", async () => {
+    requireSandbox()
+    const terminal = scriptedTerminal({ output: "ok\n", exitCode: 0 })
+    const { project, agent, ask } = await open({
+      yaml: configYaml({ url: harness.fake().url, extra: "sandbox: on" }),
+      capabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
+      editor: terminal.side
+    })
+    harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "make" } }] }, { text: "ok" })
+    expect((await ask("build")).stopReason).toBe("end_turn")
+    const [created] = sent(agent, "terminal/create") as Array<{ command: string; args: Array<string>; cwd: string }>
+    expect(created.command).toBe("bwrap")
+    expect(created.args.slice(-4)).toEqual(["--", "bash", "-c", "make"])
+    expect(created.args).toEqual(expect.arrayContaining(["--unshare-net", "--die-with-parent"]))
+    expect(created.args.join(" ")).toContain(`--bind ${project.dir} ${project.dir}`)
+    expect(created.cwd).toBe(project.dir)
   })
 
   it("past its timeout the command is killed in the terminal, and the result says so", async () => {
@@ -307,10 +326,10 @@ describe("mm acp: modes and config options", () => {
     })
     expect(created.modes).toMatchObject({
       currentModeId: "ask",
-      availableModes: [{ id: "ask" }, { id: "edits" }, { id: "allow" }]
+      availableModes: [{ id: "ask" }, { id: "edits" }, { id: "auto" }, { id: "allow" }]
     })
     expect(created.configOptions?.map((o: any) => [o.id, o.currentValue, o.options.map((c: any) => c.value)])).toEqual([
-      ["mode", "ask", ["ask", "edits", "allow"]],
+      ["mode", "ask", ["ask", "edits", "auto", "allow"]],
       ["model", "fake-model", ["fake-model", "other-model"]]
     ])
 

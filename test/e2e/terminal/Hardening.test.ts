@@ -138,7 +138,8 @@ describe("hardening", () => {
     expect(run.stdout).not.toContain("not JSON")
   })
 
-  const withSessions = () => tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
+  const withSessions = (extra: ReadonlyArray<string> = []) =>
+    tempProject(configFor(server.url, ["sessions:", "  enabled: true", ...extra]))
   const idLike = (n: number) => `20260101-00000${n}-0000000${n}`
 
   it("a 100,000-deep session file is refused on /resume in one red line and one record, and mm goes on", async () => {
@@ -260,8 +261,9 @@ describe("hardening", () => {
     ])
   })
 
+  // unconfined bash leads its group; test/e2e/cli/Sandbox.test.ts does the same for a confined one
   it("SIGHUP while bash runs kills its whole process group and saves the call as cancelled", async () => {
-    const project = withSessions()
+    const project = withSessions(["sandbox: off"])
     server.push({
       text: "running it",
       toolCalls: [{ name: "bash", arguments: { command: "echo $$ > group.pid; sleep 300 & sleep 300" } }]
@@ -284,7 +286,7 @@ describe("hardening", () => {
   })
 
   it("SIGKILL of mm while bash runs: the watchdog kills the command's process group", async () => {
-    const project = withSessions()
+    const project = withSessions(["sandbox: off"])
     server.push({ toolCalls: [{ name: "bash", arguments: { command: "echo $$ > group.pid; sleep 300 & sleep 300" } }] })
     const mm = new MmProcess(project)
     mm.send("start something long")

@@ -1,0 +1,81 @@
+// A bash call in the sandbox vs. the same call unconfined (the performance budget: ≤ 15 ms added).
+// Standalone: bundle with esbuild and run; prints medians, the ratio and the difference, then one JSON line.
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+
+import { probeBwrap } from "../src/lib/Bubblewrap"
+import { runBash } from "../src/tools/Bash"
+import { makeSandbox } from "../src/tools/Sandbox"
+import type { ToolContext } from "../src/tools/Tool"
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 30)
+const WARMUP = 3
+const BUDGET_MS = 15
+
+const probe = await probeBwrap()
+if (!probe.ok) {
+  console.log(`the sandbox cannot start here: ${probe.reason}`)
+  console.log("  a bash call in the sandbox: FAIL (not measured)")
+  process.exit(0)
+}
+
+const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-sandbox-")))
+const sandbox = makeSandbox({ mode: "on", network: false, writable: [] }, () => [])
+const state = await Effect.runPromise(sandbox.state)
+const confine = sandbox.confine(state, project)
+if (confine === undefined) throw new Error("the sandbox is off")
+
+const base: ToolContext = { cwd: project, maxOutput: 16000 }
+
+/** Milliseconds for one whole `bash` call of `true`, as the tool runs it (spawn, exit, result). */
+const call = async (ctx: ToolContext): Promise<number> => {
+  const started = performance.now()
+  const result = await Effect.runPromise(runBash({ command: "true" }, ctx))
+  const elapsed = performance.now() - started
+  if (result.failed) throw new Error(`the call failed: ${result.output}`)
+  return elapsed
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+for (let i = 0; i < WARMUP; i++) {
+  await call(base)
+  await call({ ...base, confine })
+}
+const plain: Array<number> = []
+const confined: Array<number> = []
+for (let i = 0; i < RUNS; i++) {
+  // alternate the order so neither side always runs second
+  if (i % 2 === 0) {
+    plain.push(await call(base))
+    confined.push(await call({ ...base, confine }))
+  } else {
+    confined.push(await call({ ...base, confine }))
+    plain.push(await call(base))
+  }
+}
+fs.rmSync(project, { recursive: true, force: true })
+
+const result = {
+  bench: "sandbox",
+  runs: RUNS,
+  plainMedianMs: +median(plain).toFixed(3),
+  confinedMedianMs: +median(confined).toFixed(3),
+  ratio: +(median(confined) / median(plain)).toFixed(3),
+  addedMs: +(median(confined) - median(plain)).toFixed(3),
+  budgetMs: BUDGET_MS
+}
+console.log(`bash call of \`true\`, median of ${RUNS} runs each, alternated (budget ≤ +${BUDGET_MS} ms)`)
+console.log(`  unconfined       ${result.plainMedianMs.toFixed(3).padStart(8)} ms  (baseline)`)
+console.log(`  in the sandbox   ${result.confinedMedianMs.toFixed(3).padStart(8)} ms  ${result.ratio}x`)
+console.log(
+  `  added by the sandbox: ${result.addedMs} ms  ${result.addedMs <= BUDGET_MS ? "PASS" : "FAIL"}`
+)
+console.log(JSON.stringify(result))

@@ -1,0 +1,57 @@
+import * as Effect from "effect/Effect"
+
+import type { ApprovalRequest } from "../approvals/Approver"
+import type { ToolCall } from "../domain/Session"
+import { blockedBy, type Confine, SANDBOX_BLOCKED } from "../tools/Sandbox"
+import type { ToolResult } from "../tools/Tool"
+import type { Deps } from "./Deps"
+
+/** What a call needs to be asked about again, outside the sandbox. */
+export interface StepOutRequest {
+  readonly sessionId: string
+  readonly call: ToolCall
+  readonly input: Record<string, unknown> | undefined
+  readonly title: string
+  readonly preview: ApprovalRequest["preview"]
+}
+
+/** Why a blocked command was not run again outside, as the model reads it. */
+const notRunOutside = (answer: { readonly _tag: string; readonly instead?: string | undefined }): string =>
+  answer._tag === "NoOneToAsk"
+    ? "not run outside the sandbox: no terminal to ask"
+    : answer.instead !== undefined && answer.instead.trim() !== ""
+    ? `not run outside the sandbox, the user says: ${answer.instead.trim()}`
+    : "not run outside the sandbox: the user said no"
+
+/**
+ * A `bash` call of the model, confined when the sandbox is on. When the confined command failed
+ * and its output shows the sandbox stopped it, the user is asked whether to run it outside
+ * (never done silently; refused when no one can answer); a result the sandbox blocked ends with
+ * SANDBOX_BLOCKED, so the model can say so instead of trying again blindly.
+ */
+export const runConfined = Effect.fn("Agent.runConfined")(function*(
+  deps: Deps,
+  cwd: string,
+  request: () => Effect.Effect<StepOutRequest>,
+  run: (confine: Confine | undefined) => Effect.Effect<ToolResult>
+) {
+  const state = yield* deps.sandbox.state
+  const confine = deps.sandbox.confine(state, cwd)
+  if (state._tag === "Off" || confine === undefined) return yield* run(undefined)
+  const confined = yield* run(confine)
+  const reason = confined.failed ? blockedBy(confined.output, state.network) : undefined
+  if (reason === undefined) return confined
+  const asked = yield* request()
+  const answer = yield* deps.approver.ask({
+    sessionId: asked.sessionId,
+    toolCallId: asked.call.id,
+    tool: asked.call.function.name,
+    title: asked.title,
+    input: asked.input,
+    preview: asked.preview,
+    always: [],
+    outsideSandbox: reason
+  })
+  if (answer._tag === "Once" || answer._tag === "Always") return yield* run(undefined)
+  return { output: `${confined.output}\n${notRunOutside(answer)}\n${SANDBOX_BLOCKED}`, failed: true }
+})

@@ -138,6 +138,19 @@ const SkillsConfig = Schema.Struct({
   })
 })
 
+/** A file name (no directory part) read as project instructions, e.g. AGENTS.md or CLAUDE.md. */
+const InstructionFileName = Schema.String.pipe(
+  Schema.filter(
+    (name) =>
+      (name.trim() !== "" && !/[/\\]/.test(name) && name !== "." && name !== "..") ||
+      `expected a file name without a directory (such as AGENTS.md), got ${JSON.stringify(name)}`,
+    { jsonSchema: { pattern: "^[^/\\\\]+$" } }
+  )
+)
+
+/** `false`, or the file names read as project instructions. */
+const InstructionsConfig = Schema.Union(Schema.Array(InstructionFileName), Schema.Literal(false))
+
 const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
 
 export const AgentConfigSchema = Schema.Struct({
@@ -158,7 +171,8 @@ export const AgentConfigSchema = Schema.Struct({
   compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
   sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
   skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
-  mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) })
+  mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) }),
+  instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
 export type AgentConfig = typeof AgentConfigSchema.Type
@@ -197,6 +211,8 @@ export const keyDescriptions: Record<string, string> = {
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
+  instructions:
+    "File names read as the project's instructions (AGENTS.md by default), at the project's root and in every folder down to the working directory, and in ~/.config/mm/; false reads none.",
   ...mcpKeyDescriptions
 }
 

@@ -225,17 +225,20 @@ export const contextListing = (report: ContextReport): string => {
   const percent = Math.round((100 * report.total) / report.contextWindow)
   const rows: Array<[string, number]> = [
     ["system prompt", report.systemPrompt],
+    [`instructions (${report.instructions.count} files)`, report.instructions.tokens],
     [`skills (${report.skills.count})`, report.skills.tokens],
+    ["environment", report.environment],
     ["tool definitions", report.tools],
     [`messages (${report.messages.count})`, report.messages.tokens],
     [`tool results (${report.toolResults.count})`, report.toolResults.tokens]
   ]
   const width = Math.max(...rows.map(([label]) => label.length))
+  const share = (tokens: number) => `${Math.round((100 * tokens) / Math.max(1, report.total))}%`.padStart(5)
   return [
     `context: about ${tokenCount(report.total)} of ${
       windowFigure(report.contextWindow)
     } tokens (${percent}%), estimated at 4 characters a token`,
-    ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}`),
+    ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}  ${share(tokens)}`),
     ...(report.measured === undefined
       ? []
       : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`])

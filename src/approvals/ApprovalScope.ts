@@ -214,6 +214,8 @@ export const isInside = (dir: string, file: string): boolean => {
 }
 
 const FILE_TOOLS = new Set(["edit_file", "write_file"])
+/** The tools that only read (asked only outside the project): "always" covers the path read. */
+const READ_TOOLS = new Set(["read_file", "grep", "glob"])
 
 const fileOf = (call: CallToApprove): string | undefined =>
   FILE_TOOLS.has(call.tool) && typeof call.input?.path === "string"
@@ -240,7 +242,7 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove): bo
     if (call.tool === "bash") {
       return typeof call.input?.command === "string" && commandCovered(scope, call.input.command)
     }
-    if (call.tool === "read_file") {
+    if (READ_TOOLS.has(call.tool)) {
       return scope._tag === "File" && typeof call.input?.path === "string" &&
         scope.path === path.resolve(call.cwd, call.input.path)
     }
@@ -290,8 +292,8 @@ export const alwaysChoices = (call: CallToApprove): ReadonlyArray<AlwaysChoice> 
   if (call.tool === "bash") {
     return typeof call.input?.command === "string" ? [choice(commandScope(call.input.command))] : []
   }
-  // a read is asked only outside the project: "always" there is for re-reading that file
-  if (call.tool === "read_file") {
+  // a read is asked only outside the project: "always" there is for reading that path again
+  if (READ_TOOLS.has(call.tool)) {
     return typeof call.input?.path === "string"
       ? [choice({ _tag: "File", path: path.resolve(call.cwd, call.input.path) })]
       : []

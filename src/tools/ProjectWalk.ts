@@ -1,0 +1,135 @@
+// The files of a folder as grep and glob see them: `.gitignore` rules respected (every
+// .gitignore from the project's root down, and .git/info/exclude), `.git/` and `.mm/` never
+// entered, symbolic links never followed, entries in name order. The walk gives the event
+// loop back every few hundred entries, so that a cancel is heard, and stops when told.
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import type { Ignore } from "ignore"
+
+import { gitRoot } from "../lib/Git"
+
+type IgnoreFactory = (options?: { ignorecase?: boolean }) => Ignore
+
+let ignoreModule: Promise<IgnoreFactory> | undefined
+
+/** The `ignore` library, loaded on the first search rather than at start-up. */
+const loadIgnore = (): Promise<
+  IgnoreFactory
+> => (ignoreModule ??= import("ignore").then((m) => (m.default ?? m) as unknown as IgnoreFactory))
+
+/** The folders never searched, whatever the ignore files say. */
+const NEVER = new Set([".git", ".mm"])
+
+/** How many entries are looked at before the event loop is given back. */
+const BATCH = 512
+
+interface Rules {
+  /** Absolute folder the patterns are relative to. */
+  readonly base: string
+  readonly ignore: Ignore
+}
+
+export interface WalkedFile {
+  /** Absolute. */
+  readonly file: string
+  /** Relative to the folder walked, with `/` between names. */
+  readonly relative: string
+}
+
+export interface WalkOptions {
+  /** The project's folder: where .gitignore files are looked for above `start` when there is no repository. */
+  readonly projectDir: string
+  /** Called for each file; returning false stops the walk. */
+  readonly onFile: (file: WalkedFile) => boolean | Promise<boolean>
+  readonly cancelled: () => boolean
+}
+
+const readRules = (make: IgnoreFactory, dir: string, file: string): Rules | undefined => {
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(dir, file), "utf8")
+  } catch {
+    return undefined
+  }
+  return { base: dir, ignore: make().add(text) }
+}
+
+const toPosix = (p: string): string => (path.sep === "/" ? p : p.split(path.sep).join("/"))
+
+/** Whether the deepest rules that say anything about `file` ignore it (git's precedence). */
+const ignoredBy = (rules: ReadonlyArray<Rules>, file: string, isDir: boolean): boolean => {
+  for (let i = rules.length - 1; i >= 0; i--) {
+    const relative = toPosix(path.relative(rules[i].base, file))
+    if (relative === "" || relative.startsWith("..")) continue
+    const result = rules[i].ignore.test(isDir ? `${relative}/` : relative)
+    if (result.ignored) return true
+    if (result.unignored) return false
+  }
+  return false
+}
+
+/**
+ * The rules that apply inside `start`: .git/info/exclude and the .gitignore files of the
+ * folders from the repository's root (else the project's folder `top`) down to `start`'s
+ * parent. A folder named although those rules ignore it is searched under its own rules only.
+ */
+const rulesAbove = (make: IgnoreFactory, start: string, top: string): Array<Rules> => {
+  const root = gitRoot(start)
+  const rules: Array<Rules> = []
+  const exclude = root === undefined ? undefined : readRules(make, path.join(root, ".git", "info"), "exclude")
+  if (root !== undefined && exclude !== undefined) rules.push({ ...exclude, base: root })
+  const highest = root ?? top
+  const inside = path.relative(highest, start)
+  if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) return rules
+  const folders: Array<string> = []
+  for (let at = path.dirname(start);; at = path.dirname(at)) {
+    folders.unshift(at)
+    if (at === highest || path.dirname(at) === at) break
+  }
+  for (const folder of folders) {
+    const found = readRules(make, folder, ".gitignore")
+    if (found !== undefined) rules.push(found)
+  }
+  return ignoredBy(rules, start, true) ? [] : rules
+}
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** Walks the files under `start` (an absolute folder); resolves with whether it went through all of them. */
+export const walkFiles = async (start: string, options: WalkOptions): Promise<boolean> => {
+  const make = await loadIgnore()
+  const stack: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [
+    { dir: start, rules: rulesAbove(make, start, options.projectDir) }
+  ]
+  let seen = 0
+  while (stack.length > 0) {
+    const { dir, rules: outer } = stack.pop()!
+    let entries: Array<fs.Dirent>
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    const own = entries.some((e) => e.name === ".gitignore") ? readRules(make, dir, ".gitignore") : undefined
+    const rules = own === undefined ? outer : [...outer, own]
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const subfolders: Array<string> = []
+    for (const entry of entries) {
+      if (++seen % BATCH === 0) {
+        await yieldToLoop()
+        if (options.cancelled()) return false
+      }
+      const file = path.join(dir, entry.name)
+      if (entry.isDirectory()) {
+        if (!NEVER.has(entry.name) && !ignoredBy(rules, file, true)) subfolders.push(file)
+      } else if (entry.isFile() && !ignoredBy(rules, file, false)) {
+        const keepGoing = await options.onFile({ file, relative: toPosix(path.relative(start, file)) })
+        if (!keepGoing) return false
+      }
+    }
+    // popped last in, so pushed in reverse: folders are walked in name order
+    for (let i = subfolders.length - 1; i >= 0; i--) stack.push({ dir: subfolders[i], rules })
+  }
+  return true
+}

@@ -62,6 +62,8 @@ export const banner = (input: {
   /** The context window in force, in tokens. */
   readonly contextWindow?: number | undefined
   readonly modelNames?: (models: ReadonlyArray<string>) => string
+  /** The instruction files read (as `findInstructionFiles` names them). */
+  readonly instructions?: ReadonlyArray<string>
 }): string =>
   [
     `${
@@ -71,8 +73,14 @@ export const banner = (input: {
     (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
     sessionsLine(input.status, input.earlier),
+    ...(input.instructions === undefined || input.instructions.length === 0
+      ? []
+      : [instructionsLine(input.instructions)]),
     ...(input.tips === true ? [input.style.dim(TIPS)] : [])
   ].join("\n")
+
+/** `instructions: AGENTS.md, src/AGENTS.md`: the instruction files the system message holds. */
+export const instructionsLine = (files: ReadonlyArray<string>): string => `instructions: ${files.join(", ")}`
 
 export const TIPS = "/help for commands · Ctrl-D to leave"
 

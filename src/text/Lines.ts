@@ -233,7 +233,10 @@ export const contextListing = (report: ContextReport): string => {
   const percent = Math.round((100 * report.total) / report.contextWindow)
   const rows: Array<[string, number]> = [
     ["system prompt", report.systemPrompt],
-    [`instructions (${report.instructions.count} files)`, report.instructions.tokens],
+    [
+      `instructions (${report.instructions.count} file${report.instructions.count === 1 ? "" : "s"})`,
+      report.instructions.tokens
+    ],
     [`skills (${report.skills.count})`, report.skills.tokens],
     ["environment", report.environment],
     ["tool definitions", report.tools],

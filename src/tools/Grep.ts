@@ -33,16 +33,37 @@ export const shownPathOf = (cwd: string, file: string): string => {
   return relative.startsWith("..") || path.isAbsolute(relative) ? file : relative.split(path.sep).join("/")
 }
 
-const readSearchable = (file: string): string | undefined => {
-  try {
-    const stat = fs.statSync(file)
-    if (!stat.isFile() || stat.size > FILE_MAX_BYTES) return undefined
-    const bytes = fs.readFileSync(file)
-    return bytes.subarray(0, BINARY_PROBE).includes(0) ? undefined : bytes.toString("utf8")
-  } catch {
-    return undefined
+/** Reads files into one buffer, reused from file to file. */
+const makeReader = () => {
+  let buffer = Buffer.allocUnsafe(64 * 1024)
+  /** The bytes of a regular text file of at most FILE_MAX_BYTES (valid until the next read), else undefined. */
+  return (file: string): Buffer | undefined => {
+    let fd: number | undefined
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+      const stat = fs.fstatSync(fd)
+      if (!stat.isFile() || stat.size > FILE_MAX_BYTES) return undefined
+      if (stat.size > buffer.length) buffer = Buffer.allocUnsafe(stat.size)
+      let filled = 0
+      while (filled < stat.size) {
+        const n = fs.readSync(fd, buffer, filled, stat.size - filled, filled)
+        if (n === 0) break
+        filled += n
+      }
+      const bytes = buffer.subarray(0, filled)
+      const probe = bytes.indexOf(0)
+      return probe !== -1 && probe < BINARY_PROBE ? undefined : bytes
+    } catch {
+      return undefined
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd)
+    }
   }
 }
+
+/** A pattern with no special character of a regular expression is looked for as bytes first. */
+const literalOf = (args: GrepArgs): Buffer | undefined =>
+  args.ignore_case !== true && !/[\\^$.|?*+()[\]{}]/.test(args.pattern) ? Buffer.from(args.pattern) : undefined
 
 interface Found {
   readonly lines: Array<string>
@@ -94,9 +115,13 @@ export const grepTool = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolRe
   }
   const found: Found = { lines: [], size: 0, matches: 0, full: false }
   const budget = Math.max(1000, ctx.maxOutput - 200)
+  const read = makeReader()
+  const literal = literalOf(args)
   const search = (file: string): boolean => {
-    const text = readSearchable(file)
-    if (text === undefined || !regex.whole.test(text)) return true
+    const bytes = read(file)
+    if (bytes === undefined || (literal !== undefined && bytes.indexOf(literal) === -1)) return true
+    const text = bytes.toString("utf8")
+    if (!regex.whole.test(text)) return true
     return searchText(text, shownPathOf(ctx.cwd, file), regex.line, found, budget)
   }
   if (!stat.isDirectory()) {

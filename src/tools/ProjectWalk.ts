@@ -41,7 +41,7 @@ export interface WalkOptions {
   /** The project's folder: where .gitignore files are looked for above `start` when there is no repository. */
   readonly projectDir: string
   /** Called for each file; returning false stops the walk. */
-  readonly onFile: (file: WalkedFile) => boolean | Promise<boolean>
+  readonly onFile: (file: WalkedFile) => boolean
   readonly cancelled: () => boolean
 }
 
@@ -63,6 +63,23 @@ const ignoredBy = (rules: ReadonlyArray<Rules>, file: string, isDir: boolean): b
     const relative = toPosix(path.relative(rules[i].base, file))
     if (relative === "" || relative.startsWith("..")) continue
     const result = rules[i].ignore.test(isDir ? `${relative}/` : relative)
+    if (result.ignored) return true
+    if (result.unignored) return false
+  }
+  return false
+}
+
+/** Rules in force in a folder, with the folder's path relative to their base ("" at the base). */
+interface ActiveRules {
+  readonly rules: Rules
+  readonly at: string
+}
+
+/** `ignoredBy` for an entry `name` of the folder the rules are active in, without computing paths anew. */
+const ignoredHere = (active: ReadonlyArray<ActiveRules>, name: string, isDir: boolean): boolean => {
+  for (let i = active.length - 1; i >= 0; i--) {
+    const relative = active[i].at === "" ? name : `${active[i].at}/${name}`
+    const result = active[i].rules.ignore.test(isDir ? `${relative}/` : relative)
     if (result.ignored) return true
     if (result.unignored) return false
   }
@@ -99,12 +116,16 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 /** Walks the files under `start` (an absolute folder); resolves with whether it went through all of them. */
 export const walkFiles = async (start: string, options: WalkOptions): Promise<boolean> => {
   const make = await loadIgnore()
-  const stack: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [
-    { dir: start, rules: rulesAbove(make, start, options.projectDir) }
+  const above = rulesAbove(make, start, options.projectDir).map((rules) => ({
+    rules,
+    at: toPosix(path.relative(rules.base, start))
+  }))
+  const stack: Array<{ dir: string; relative: string; active: ReadonlyArray<ActiveRules> }> = [
+    { dir: start, relative: "", active: above }
   ]
   let seen = 0
   while (stack.length > 0) {
-    const { dir, rules: outer } = stack.pop()!
+    const { active: outer, dir, relative } = stack.pop()!
     let entries: Array<fs.Dirent>
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true })
@@ -112,24 +133,33 @@ export const walkFiles = async (start: string, options: WalkOptions): Promise<bo
       continue
     }
     const own = entries.some((e) => e.name === ".gitignore") ? readRules(make, dir, ".gitignore") : undefined
-    const rules = own === undefined ? outer : [...outer, own]
+    const active = own === undefined ? outer : [...outer, { rules: own, at: "" }]
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const subfolders: Array<string> = []
+    const subfolders: Array<fs.Dirent> = []
     for (const entry of entries) {
       if (++seen % BATCH === 0) {
         await yieldToLoop()
         if (options.cancelled()) return false
       }
-      const file = path.join(dir, entry.name)
       if (entry.isDirectory()) {
-        if (!NEVER.has(entry.name) && !ignoredBy(rules, file, true)) subfolders.push(file)
-      } else if (entry.isFile() && !ignoredBy(rules, file, false)) {
-        const keepGoing = await options.onFile({ file, relative: toPosix(path.relative(start, file)) })
-        if (!keepGoing) return false
+        if (!NEVER.has(entry.name) && !ignoredHere(active, entry.name, true)) subfolders.push(entry)
+      } else if (entry.isFile() && !ignoredHere(active, entry.name, false)) {
+        const file = {
+          file: path.join(dir, entry.name),
+          relative: relative === "" ? entry.name : `${relative}/${entry.name}`
+        }
+        if (!options.onFile(file)) return false
       }
     }
     // popped last in, so pushed in reverse: folders are walked in name order
-    for (let i = subfolders.length - 1; i >= 0; i--) stack.push({ dir: subfolders[i], rules })
+    for (let i = subfolders.length - 1; i >= 0; i--) {
+      const name = subfolders[i].name
+      stack.push({
+        dir: path.join(dir, name),
+        relative: relative === "" ? name : `${relative}/${name}`,
+        active: active.map((a) => ({ rules: a.rules, at: a.at === "" ? name : `${a.at}/${name}` }))
+      })
+    }
   }
   return true
 }

@@ -35,16 +35,25 @@ const markdownApart = {
   }
 }
 
+// grep's and glob's libraries (ignore, picomatch) too: loaded with the first search.
+const searchApart = {
+  name: "search-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/SearchLibs$/ }, () => ({ path: "./mm-search.cjs", external: true }))
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
 await build({
   ...common,
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [mcpApart, markdownApart],
+  plugins: [mcpApart, markdownApart, searchApart],
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
 // highlight.js with the languages answers usually hold (scripts/highlight-common.cjs), not all 190;
 // two of marked-terminal's imports that mm never uses are left out (see the two scripts named)
 const markdownTrimmed = {

@@ -11,12 +11,12 @@ import { gitRoot } from "../lib/Git"
 
 type IgnoreFactory = (options?: { ignorecase?: boolean }) => Ignore
 
-let ignoreModule: Promise<IgnoreFactory> | undefined
+let searchLibs: Promise<typeof import("./SearchLibs")> | undefined
 
-/** The `ignore` library, loaded on the first search rather than at start-up. */
-const loadIgnore = (): Promise<
-  IgnoreFactory
-> => (ignoreModule ??= import("ignore").then((m) => (m.default ?? m) as unknown as IgnoreFactory))
+/** The search tools' libraries (dist/mm-search.cjs), loaded on the first search rather than at start-up. */
+export const loadSearchLibs = (): Promise<typeof import("./SearchLibs")> => (searchLibs ??= import("./SearchLibs"))
+
+const loadIgnore = (): Promise<IgnoreFactory> => loadSearchLibs().then((libs) => libs.ignore as IgnoreFactory)
 
 /** The folders never searched, whatever the ignore files say. */
 const NEVER = new Set([".git", ".mm"])

@@ -29,7 +29,12 @@ describe("mm acp: project instructions and search tools", () => {
     })
     expect(agent.stderr()).toContain(`instructions: ${path.join(project.dir, "AGENTS.md")}\n`)
     harness.fake().push(
-      { toolCalls: [{ id: "s1", name: "grep", arguments: { pattern: "needle" } }] },
+      {
+        toolCalls: [
+          { id: "s1", name: "grep", arguments: { pattern: "needle", glob: "*.txt" } },
+          { id: "s2", name: "glob", arguments: { pattern: "*.md" } }
+        ]
+      },
       { text: "found" }
     )
     const response = await agent.agent.request(acp.methods.agent.session.prompt, {
@@ -42,10 +47,13 @@ describe("mm acp: project instructions and search tools", () => {
     expect(system).toContain("# Instructions from AGENTS.md\n\nRun the tests with `make check`.")
     expect(system).toContain(`- working directory: ${project.dir}\n`)
     expect(first.body.tools.map((t: any) => t.function.name)).toEqual(expect.arrayContaining(["grep", "glob"]))
-    expect(second.body.messages.at(-1)).toMatchObject({ role: "tool", content: "notes.txt:1: the needle is here" })
+    expect(second.body.messages.slice(-2)).toMatchObject([
+      { role: "tool", content: "notes.txt:1: the needle is here" },
+      { role: "tool", content: "AGENTS.md" }
+    ])
     expect(agent.permissionRequests).toEqual([])
     const call = agent.updates.find((n) => n.update.sessionUpdate === "tool_call")?.update as any
-    expect(call).toMatchObject({ kind: "search", title: "needle" })
+    expect(call).toMatchObject({ kind: "search", title: "needle (*.txt)" })
     expect(agent.invalid()).toEqual([])
   })
 })

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 
 import { localDate } from "../../src/agent/Environment"
 import { DEFAULT_SYSTEM } from "../../src/config/Config"
-import { gitDirty } from "../../src/lib/Git"
+import { gitDirty, gitDirtyWithin } from "../../src/lib/Git"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
@@ -117,5 +117,22 @@ describe("the project's instructions and the environment in the system message",
     fs.writeFileSync(path.join(root, "new.txt"), "x\n")
     expect(await gitDirty(root)).toBe(true)
     expect(await gitDirty(tempDir("mm-nogit-"))).toBe(undefined)
+  })
+
+  it("a git status slower than the wait is not waited for: the turn goes on without it", async () => {
+    const root = tempDir("mm-git-")
+    git(root, "init", "-q")
+    // a git that answers only after it has slept, and leaves a mark when it does
+    const bin = tempDir("mm-slow-git-")
+    const mark = path.join(bin, "answered")
+    fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\nsleep 3\ntouch ${mark}\necho " M file"\n`, { mode: 0o755 })
+    const saved = process.env.PATH
+    process.env.PATH = `${bin}:${saved}`
+    try {
+      expect(await gitDirtyWithin(root, 50)).toBe(undefined)
+      expect(fs.existsSync(mark)).toBe(false)
+    } finally {
+      process.env.PATH = saved
+    }
   })
 })

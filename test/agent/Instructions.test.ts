@@ -81,6 +81,23 @@ describe("the project's instructions and the environment in the system message",
       expect(lastSystem()).not.toContain("git branch")
     }).pipe(Effect.provide(layer())))
 
+  it.live("a resumed session takes the files as they are now, not those of its first turns", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-instr-")
+      fs.writeFileSync(path.join(cwd, "AGENTS.md"), "OLD RULES\n")
+      server.push({ text: "ok" }, { text: "ok again" })
+      const first = yield* open(cwd)
+      yield* runTurn(first, "one")
+      const id = yield* first.id
+      fs.writeFileSync(path.join(cwd, "AGENTS.md"), "NEW RULES\n")
+      const resumed = yield* Effect.flatMap(Keeper, (keeper) => keeper.load(cwd, id))
+      yield* runTurn(resumed, "two")
+      const request = server.completions().at(-1)!.body
+      expect(request.messages.map((m: { content: string }) => m.content)).toContain("one")
+      expect(lastSystem()).toContain("# Instructions from AGENTS.md\n\nNEW RULES")
+      expect(JSON.stringify(request.messages)).not.toContain("OLD RULES")
+    }).pipe(Effect.provide(layer())))
+
   it.live("a 200 KB AGENTS.md is cut at 32 KB with one line saying so", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-instr-")

@@ -7,7 +7,7 @@ import { firstLineOf } from "../lib/OneLine"
 import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { shownPathOf } from "./Grep"
-import { walkFiles } from "./ProjectWalk"
+import { neverSearched, walkFiles } from "./ProjectWalk"
 import { failure, type ToolContext, type ToolResult } from "./Tool"
 
 /** Paths given back at most. */
@@ -46,6 +46,8 @@ const globResult = (found: Array<{ shown: string; mtime: number }>, budget: numb
 export const globTool = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
   const shownStart = args.path ?? "."
   const start = resolvePath(ctx.cwd, shownStart)
+  const refused = neverSearched(ctx.cwd, start, shownStart)
+  if (refused !== undefined) return Effect.succeed(failure(refused))
   try {
     if (!fs.statSync(start).isDirectory()) return Effect.succeed(failure(`${shownStart} is a file, not a folder`))
   } catch (cause) {

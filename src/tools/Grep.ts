@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import { firstLineOf } from "../lib/OneLine"
 import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
-import { walkFiles } from "./ProjectWalk"
+import { neverSearched, walkFiles } from "./ProjectWalk"
 import { failure, type ToolContext, type ToolResult } from "./Tool"
 
 /** Matching lines given back at most. */
@@ -107,6 +107,8 @@ export const grepTool = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolRe
   if (typeof regex === "string") return Effect.succeed(failure(regex))
   const shownStart = args.path ?? "."
   const start = resolvePath(ctx.cwd, shownStart)
+  const refused = neverSearched(ctx.cwd, start, shownStart)
+  if (refused !== undefined) return Effect.succeed(failure(refused))
   let stat: fs.Stats
   try {
     stat = fs.statSync(start)

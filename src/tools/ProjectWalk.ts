@@ -21,6 +21,18 @@ const loadIgnore = (): Promise<IgnoreFactory> => loadSearchLibs().then((libs) =>
 /** The folders never searched, whatever the ignore files say. */
 const NEVER = new Set([".git", ".mm"])
 
+/**
+ * Why a search may not start at `start` (relative to the project `cwd`, else whole): a
+ * path inside `.git/` or `.mm/`; undefined when it may.
+ */
+export const neverSearched = (cwd: string, start: string, shown: string): string | undefined => {
+  const relative = path.relative(cwd, start)
+  const inside = !relative.startsWith("..") && !path.isAbsolute(relative)
+  const names = (inside ? relative : start).split(path.sep)
+  const found = names.find((name) => NEVER.has(name))
+  return found === undefined ? undefined : `${shown} is inside ${found}/, which is never searched`
+}
+
 /** How many entries are looked at before the event loop is given back. */
 const BATCH = 512
 

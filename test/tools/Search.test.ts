@@ -81,6 +81,15 @@ describe("grep", () => {
       expect(bad.output).toMatch(/^invalid regular expression: /)
       const missing = yield* call("grep", { pattern: "x", path: "nowhere" }, root)
       expect(missing).toEqual({ output: "no such file or folder: nowhere", failed: true })
+      // mm's own folder and git's are never searched, even when named
+      expect(yield* call("grep", { pattern: "answer", path: ".mm/sessions" }, root)).toEqual({
+        output: ".mm/sessions is inside .mm/, which is never searched",
+        failed: true
+      })
+      expect(yield* call("glob", { pattern: "*", path: ".git" }, root)).toEqual({
+        output: ".git is inside .git/, which is never searched",
+        failed: true
+      })
     }))
 
   it.effect("stops at the cap with a line saying so", () =>

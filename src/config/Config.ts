@@ -201,7 +201,7 @@ export const keyDescriptions: Record<string, string> = {
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
   maxSteps: "Model calls allowed in one turn.",
   permissions:
-    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file outside the project directory (refused when stdin is not a terminal); allow: never ask.",
+    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file, grep or glob outside the project directory (refused when stdin is not a terminal); allow: never ask.",
   compaction: "Replacing older turns by a summary.",
   "compaction.auto": "Compact automatically before a turn when the history nears the context window.",
   "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",

@@ -44,16 +44,25 @@ const bashApart = {
   }
 }
 
+// grep's and glob's libraries (ignore, picomatch) too: loaded with the first search.
+const searchApart = {
+  name: "search-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/SearchLibs$/ }, () => ({ path: "./mm-search.cjs", external: true }))
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
 await build({
   ...common,
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [mcpApart, markdownApart, bashApart],
+  plugins: [mcpApart, markdownApart, bashApart, searchApart],
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
 await build({
   ...common,
   entryPoints: ["src/approvals/BashSyntax.ts"],

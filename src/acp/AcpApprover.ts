@@ -36,7 +36,9 @@ export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => 
     case "ExactCommand":
       return `Always allow ${choice.covers}`
     case "File":
-      return tool === "read_file" ? `Always allow reading ${choice.label}` : `Always allow edits to ${choice.label}`
+      return tool === "read_file" || tool === "grep" || tool === "glob"
+        ? `Always allow reading ${choice.label}`
+        : `Always allow edits to ${choice.label}`
     case "Project":
       return "Always allow edits in this project"
     case "Tool":

@@ -1,3 +1,5 @@
+import * as os from "node:os"
+
 import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -6,11 +8,13 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
+import { findInstructionFiles } from "../agent/Instructions"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
 import { interruptedLine } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
+import { instructionsLine } from "../text/Lines"
 import { AcpConnection, commandsUpdate, send } from "./Connection"
 import { startSessionServers, stopSessionServers } from "./McpSessions"
 import { cancelApplies } from "./PromptOrder"
@@ -49,6 +53,14 @@ export const initialize = Effect.fn("Acp.initialize")(function*(params: acp.Init
   return response
 })
 
+/** Says on the log which instruction files a thread's turns will read (none: nothing). */
+const logInstructions = Effect.fn("Acp.logInstructions")(function*(cwd: string) {
+  const { log } = yield* AcpConnection
+  const { config } = yield* AppConfig
+  const files = findInstructionFiles(config.instructions, cwd, os.homedir())
+  if (files.length > 0) log(instructionsLine(files.map((file) => file.path)))
+})
+
 /** `session/new`: a new conversation in `cwd`, with the editor's MCP servers. */
 export const newSession = Effect.fn("Acp.newSession")(function*(params: acp.NewSessionRequest) {
   const { log } = yield* AcpConnection
@@ -58,6 +70,7 @@ export const newSession = Effect.fn("Acp.newSession")(function*(params: acp.NewS
   if (status._tag === "NotSaved") log(`not saved: ${status.reason}`)
   const id = (yield* conversation.id) || newSessionId()
   yield* holdSession(id, conversation)
+  yield* logInstructions(conversation.cwd)
   yield* startSessionServers(conversation, params.mcpServers, log)
   return { sessionId: id, ...(yield* setup(conversation)) }
 })
@@ -69,6 +82,7 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
 ) {
   const { log } = yield* AcpConnection
   const session = yield* attach(params.sessionId, params.cwd)
+  yield* logInstructions(session.conversation.cwd)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
   const { messages } = yield* session.conversation.snapshot
   const interrupted = yield* session.conversation.takeInterrupted
@@ -85,6 +99,7 @@ export const resumeSession = Effect.fn("Acp.resumeSession")(function*(
 ) {
   const { log } = yield* AcpConnection
   const session = yield* attach(params.sessionId, params.cwd)
+  yield* logInstructions(session.conversation.cwd)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
   yield* send(client, session.id, [commandsUpdate])
   return yield* setup(session.conversation)

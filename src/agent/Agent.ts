@@ -1,5 +1,3 @@
-import * as os from "node:os"
-
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -22,7 +20,7 @@ import { toolSpecs } from "../tools/ToolSpecs"
 import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps } from "./Deps"
-import { loadSkills, skillsPrompt } from "./Skills"
+import { systemPromptOf } from "./SystemPrompt"
 import { runShell } from "./ToolCalls"
 import { turn } from "./Turn"
 import type { TurnEvent } from "./TurnEvent"
@@ -49,8 +47,13 @@ export interface AgentShape {
 }
 
 export interface ContextReport {
+  /** The configured `system`. */
   readonly systemPrompt: number
+  /** The project's instruction files (AGENTS.md…). */
+  readonly instructions: { readonly count: number; readonly tokens: number }
   readonly skills: { readonly count: number; readonly tokens: number }
+  /** The environment lines (working directory, date, git branch…). */
+  readonly environment: number
   readonly messages: { readonly count: number; readonly tokens: number }
   readonly toolResults: { readonly count: number; readonly tokens: number }
   /** The tool definitions sent with every request. */
@@ -105,23 +108,28 @@ export const AgentLive = Layer.effect(
 
 const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: Conversation) {
   const { config, model } = deps
-  const { skills } = yield* loadSkills(config.skills.dirs, conversation.cwd, os.homedir())
+  const system = yield* systemPromptOf(config, conversation.cwd)
   const { messages } = yield* conversation.snapshot
   const history = messages.filter((m) => m.role !== "system")
   const results = history.filter((m) => m.role === "tool")
   const others = history.filter((m) => m.role !== "tool")
   const systemPrompt = estimateTokens([{ role: "system", content: config.system }])
-  const skillsTokens = skills.length === 0 ? 0 : Math.ceil(skillsPrompt(skills).length / 4)
+  const share = (text: string) => Math.ceil(text.length / 4)
+  const instructions = share(system.parts.instructions)
+  const skillsTokens = share(system.parts.skills)
+  const environment = share(system.parts.environment)
   const tools = Math.ceil(JSON.stringify(toolSpecs).length / 4)
   const parts = { messages: estimateTokens(others), toolResults: estimateTokens(results) }
   const usage = yield* Ref.get(conversation.usage)
   return {
     systemPrompt,
-    skills: { count: skills.length, tokens: skillsTokens },
+    instructions: { count: system.instructionFiles.length, tokens: instructions },
+    skills: { count: system.skills.length, tokens: skillsTokens },
+    environment,
     messages: { count: others.length, tokens: parts.messages },
     toolResults: { count: results.length, tokens: parts.toolResults },
     tools,
-    total: systemPrompt + skillsTokens + tools + parts.messages + parts.toolResults,
+    total: systemPrompt + instructions + skillsTokens + environment + tools + parts.messages + parts.toolResults,
     contextWindow: yield* model.contextWindow,
     measured: usage === undefined ? undefined : usage.promptTokens + usage.completionTokens,
     sandbox: sandboxLine(yield* deps.sandbox.state)

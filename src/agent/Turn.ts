@@ -1,5 +1,3 @@
-import * as os from "node:os"
-
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Queue from "effect/Queue"
@@ -8,14 +6,13 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
-import type { AgentConfig } from "../config/Config"
 import { GenerationError } from "../domain/Errors"
 import { type Message, type Session, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
 import { assistantMessage, callModel, finishNotice } from "./ModelCall"
-import { loadSkills, skillsPrompt } from "./Skills"
+import { systemPromptOf } from "./SystemPrompt"
 import { runBuiltinCall, runMcpCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
@@ -116,7 +113,7 @@ const sayAutoFallsBack = Effect.fn("Agent.sayAutoFallsBack")(function*(
 
 /**
  * What comes before the first model call: the warnings not shown yet, compaction when the
- * history is near the window, the system prompt with the skills, the turn's MCP tools.
+ * history is near the window, the system prompt (instructions, skills, environment), the turn's MCP tools.
  */
 const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
@@ -128,7 +125,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   yield* warn(emit, yield* conversation.ensureFile)
   yield* warn(emit, yield* deps.model.takeWarning)
   yield* autoCompact(deps, conversation, question, emit)
-  const { system, warnings } = yield* loadSystemPrompt(deps.config, conversation.cwd)
+  const { text: system, warnings } = yield* systemPromptOf(deps.config, conversation.cwd)
   for (const warning of warnings) {
     if (deps.shownWarnings.has(warning)) continue
     deps.shownWarnings.add(warning)
@@ -155,12 +152,6 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   }
   return state
 })
-
-const loadSystemPrompt = (config: AgentConfig, cwd: string) =>
-  Effect.map(loadSkills(config.skills.dirs, cwd, os.homedir()), ({ skills, warnings }) => ({
-    system: [config.system, skillsPrompt(skills)].filter((part) => part !== "").join("\n\n"),
-    warnings
-  }))
 
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {

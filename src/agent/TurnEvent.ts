@@ -1,7 +1,7 @@
 import type { FileChange } from "../approvals/Preview"
 import type { CompactionError, GenerationError } from "../domain/Errors"
 
-export type ToolKind = "execute" | "read" | "edit" | "other"
+export type ToolKind = "execute" | "read" | "edit" | "search" | "other"
 
 /** What the core tells a façade while a turn runs; both façades render the same stream. */
 export type TurnEvent =

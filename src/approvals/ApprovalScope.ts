@@ -81,6 +81,8 @@ const commandCovered = (scope: Scope, read: ReadCommand, command: string): boole
 // Files and the project
 
 const FILE_TOOLS = new Set(["edit_file", "write_file"])
+/** The tools that only read (asked only outside the project): "always" covers the path read. */
+const READ_TOOLS = new Set(["read_file", "grep", "glob"])
 
 const fileOf = (call: CallToApprove): string | undefined =>
   FILE_TOOLS.has(call.tool) && typeof call.input?.path === "string"
@@ -98,7 +100,7 @@ export const isOutsideProject = (call: CallToApprove): boolean => {
 
 /** Where a file tool's (or read_file's) path really leads; undefined for other tools. */
 export const realTargetOf = (call: CallToApprove): string | undefined =>
-  typeof call.input?.path === "string" && (FILE_TOOLS.has(call.tool) || call.tool === "read_file")
+  typeof call.input?.path === "string" && (FILE_TOOLS.has(call.tool) || READ_TOOLS.has(call.tool))
     ? projectTargetOf(call.cwd, call.input.path).real
     : undefined
 
@@ -117,7 +119,7 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
     if (call.tool === "bash") {
       return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command)
     }
-    if (call.tool === "read_file") return scope._tag === "File" && scope.path === realTargetOf(call)
+    if (READ_TOOLS.has(call.tool)) return scope._tag === "File" && scope.path === realTargetOf(call)
     const file = fileOf(call)
     if (file === undefined) return false
     if (scope._tag === "File") return scope.path === realTargetOf(call)
@@ -193,8 +195,8 @@ export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyA
     const own = classifyCommand(read, call.input.command)
     return [choice(commandScope(read, call.input.command), own._tag === "ExactOnly" ? own.reason : undefined)]
   }
-  // a read is asked only outside the project: "always" there is for re-reading that file
-  if (call.tool === "read_file") {
+  // a read is asked only outside the project: "always" there is for reading that path again
+  if (READ_TOOLS.has(call.tool)) {
     const real = realTargetOf(call)
     return real === undefined ? [] : [{ ...choice({ _tag: "File", path: real }), covers: `reading ${real}` }]
   }

@@ -14,7 +14,7 @@ import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./Sandbox
 
 export const DEFAULT_SYSTEM = [
   "You are mm, a careful coding agent working in the user's project directory.",
-  "You can run shell commands with `bash` and read, write and edit files with `read_file`, `write_file` and `edit_file`.",
+  "You can run shell commands with `bash`, find files with `glob` and text with `grep` (both need no approval), and read, write and edit files with `read_file`, `write_file` and `edit_file`.",
   "Look before you change: read the files that matter, make the smallest change that does the job, and check it (build, tests) when you can.",
   "Paths are relative to the project directory. Answer briefly and say what you changed."
 ].join("\n")
@@ -139,6 +139,19 @@ const SkillsConfig = Schema.Struct({
   })
 })
 
+/** A file name (no directory part) read as project instructions, e.g. AGENTS.md or CLAUDE.md. */
+const InstructionFileName = Schema.String.pipe(
+  Schema.filter(
+    (name) =>
+      (name.trim() !== "" && !/[/\\]/.test(name) && name !== "." && name !== "..") ||
+      `expected a file name without a directory (such as AGENTS.md), got ${JSON.stringify(name)}`,
+    { jsonSchema: { pattern: "^[^/\\\\]+$" } }
+  )
+)
+
+/** `false`, or the file names read as project instructions. */
+const InstructionsConfig = Schema.Union(Schema.Array(InstructionFileName), Schema.Literal(false))
+
 const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
 
 /** `permissions` in agent.yaml: ask before what changes things, ask only what the sandbox cannot hold, or never ask. */
@@ -163,7 +176,8 @@ export const AgentConfigSchema = Schema.Struct({
   compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
   sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
   skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
-  mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) })
+  mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) }),
+  instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
 export type AgentConfig = typeof AgentConfigSchema.Type
@@ -192,7 +206,7 @@ export const keyDescriptions: Record<string, string> = {
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
   maxSteps: "Model calls allowed in one turn.",
   permissions:
-    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file outside the project directory (refused when stdin is not a terminal); auto: commands run in the sandbox and edits inside the project go ahead, anything else is asked (as ask without a working sandbox); allow: never ask.",
+    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file, grep or glob outside the project directory (refused when stdin is not a terminal); auto: commands run in the sandbox and edits inside the project go ahead, anything else is asked (as ask without a working sandbox); allow: never ask.",
   compaction: "Replacing older turns by a summary.",
   "compaction.auto": "Compact automatically before a turn when the history nears the context window.",
   "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",
@@ -202,6 +216,8 @@ export const keyDescriptions: Record<string, string> = {
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
+  instructions:
+    "File names read as the project's instructions (AGENTS.md by default), at the project's root and in every folder down to the working directory, and in ~/.config/mm/; false reads none.",
   ...mcpKeyDescriptions,
   ...sandboxKeyDescriptions
 }

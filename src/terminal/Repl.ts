@@ -1,3 +1,4 @@
+import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Deferred from "effect/Deferred"
@@ -11,6 +12,7 @@ import * as Stream from "effect/Stream"
 import { Agent } from "../agent/Agent"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { modeLine, nextMode } from "../approvals/SessionSettings"
+import { findInstructionFiles } from "../agent/Instructions"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
@@ -79,7 +81,10 @@ export const runTerminal = <E, R>(
         tips,
         missingFrom: server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined,
         contextWindow: yield* model.contextWindow,
-        modelNames
+        modelNames,
+        instructions: findInstructionFiles(loaded.config.instructions, cwd, os.homedir()).map((file) =>
+          sanitize(file.shown)
+        )
       })
     )
     info.line(sandboxLine(yield* (yield* Sandbox).state))

@@ -63,6 +63,8 @@ export const banner = (input: {
   /** The context window in force, in tokens. */
   readonly contextWindow?: number | undefined
   readonly modelNames?: (models: ReadonlyArray<string>) => string
+  /** The instruction files read (as `findInstructionFiles` names them). */
+  readonly instructions?: ReadonlyArray<string>
 }): string =>
   [
     `${
@@ -72,8 +74,14 @@ export const banner = (input: {
     (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
     sessionsLine(input.status, input.earlier),
+    ...(input.instructions === undefined || input.instructions.length === 0
+      ? []
+      : [instructionsLine(input.instructions)]),
     ...(input.tips === true ? [input.style.dim(TIPS)] : [])
   ].join("\n")
+
+/** `instructions: AGENTS.md, src/AGENTS.md`: the instruction files the system message holds. */
+export const instructionsLine = (files: ReadonlyArray<string>): string => `instructions: ${files.join(", ")}`
 
 export const TIPS = "/help for commands · Ctrl-D to leave"
 
@@ -232,17 +240,23 @@ export const contextListing = (report: ContextReport): string => {
   const percent = Math.round((100 * report.total) / report.contextWindow)
   const rows: Array<[string, number]> = [
     ["system prompt", report.systemPrompt],
+    [
+      `instructions (${report.instructions.count} file${report.instructions.count === 1 ? "" : "s"})`,
+      report.instructions.tokens
+    ],
     [`skills (${report.skills.count})`, report.skills.tokens],
+    ["environment", report.environment],
     ["tool definitions", report.tools],
     [`messages (${report.messages.count})`, report.messages.tokens],
     [`tool results (${report.toolResults.count})`, report.toolResults.tokens]
   ]
   const width = Math.max(...rows.map(([label]) => label.length))
+  const share = (tokens: number) => `${Math.round((100 * tokens) / Math.max(1, report.total))}%`.padStart(5)
   return [
     `context: about ${tokenCount(report.total)} of ${
       windowFigure(report.contextWindow)
     } tokens (${percent}%), estimated at 4 characters a token`,
-    ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}`),
+    ...rows.map(([label, tokens]) => `  ${label.padEnd(width)}  ${tokenCount(tokens).padStart(5)}  ${share(tokens)}`),
     ...(report.measured === undefined
       ? []
       : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`]),

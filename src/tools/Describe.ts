@@ -4,7 +4,7 @@ import { isMcpToolName, isReadOnlyMcpTool, mcpCallTitle } from "./ToolNames"
 
 export interface CallDescription {
   readonly title: string
-  readonly kind: "execute" | "read" | "edit" | "other"
+  readonly kind: "execute" | "read" | "edit" | "search" | "other"
   readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
 }
 
@@ -59,6 +59,17 @@ export const describeCall = (
       const offset = numberArg(args, "offset")
       const range = lineRange(offset, numberArg(args, "limit"))
       return { title: titled(file === undefined ? undefined : file + range), kind: "read", locations: locate(offset) }
+    }
+    case "grep":
+    case "glob": {
+      const pattern = stringArg(args, "pattern")
+      const filter = stringArg(args, "glob")
+      const detail = pattern === undefined
+        ? undefined
+        : `${firstLineTitle(pattern)}${file === undefined || file === "" ? "" : ` in ${file}`}${
+          filter === undefined || filter === "" ? "" : ` (${filter})`
+        }`
+      return { title: titled(detail), kind: "search", locations: file === undefined || file === "" ? [] : locate() }
     }
     case "write_file":
     case "edit_file":

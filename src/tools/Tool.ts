@@ -1,8 +1,8 @@
 import type * as Effect from "effect/Effect"
 
-export type ToolName = "bash" | "read_file" | "write_file" | "edit_file"
+export type ToolName = "bash" | "read_file" | "write_file" | "edit_file" | "grep" | "glob"
 
-export const toolNames: ReadonlyArray<ToolName> = ["bash", "read_file", "write_file", "edit_file"]
+export const toolNames: ReadonlyArray<ToolName> = ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]
 
 export const isToolName = (name: string): name is ToolName => (toolNames as ReadonlyArray<string>).includes(name)
 

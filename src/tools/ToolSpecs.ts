@@ -4,6 +4,8 @@ import * as Schema from "effect/Schema"
 
 import { firstLineOf } from "../lib/OneLine"
 import type { ToolSpec } from "../model/ModelClient"
+import { GLOB_MAX_PATHS } from "./Glob"
+import { GREP_MAX_MATCHES } from "./Grep"
 import { DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_READ_LIMIT, isToolName, toolNames } from "./Tool"
 
 // ---------------------------------------------------------------------------
@@ -76,6 +78,35 @@ export const toolSpecs: ReadonlyArray<ToolSpec> = [
       },
       required: ["path", "old", "new"]
     }
+  },
+  {
+    name: "grep",
+    description:
+      "Search file contents for a regular expression (JavaScript syntax); .gitignored and binary files are skipped. " +
+      `Returns up to ${GREP_MAX_MATCHES} matching lines as \`path:line: text\`.`,
+    parameters: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "regular expression" },
+        path: { type: "string", description: "folder or file to search (default: the project)" },
+        glob: { type: "string", description: "only files matching this, e.g. *.ts or src/**/*.tsx" },
+        ignore_case: { type: "boolean" }
+      },
+      required: ["pattern"]
+    }
+  },
+  {
+    name: "glob",
+    description: "Find files by path pattern; .gitignored files are skipped. `*.ts` matches at any depth, " +
+      `\`src/**/*.ts\` from the folder searched. Returns up to ${GLOB_MAX_PATHS} paths, newest first.`,
+    parameters: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "glob pattern" },
+        path: { type: "string", description: "folder to search (default: the project)" }
+      },
+      required: ["pattern"]
+    }
   }
 ]
 
@@ -109,11 +140,25 @@ export const WriteFileParams = Schema.Struct({ path: NonEmptyString("a path"), c
 
 export const EditFileParams = Schema.Struct({ path: NonEmptyString("a path"), old: Schema.String, new: Schema.String })
 
+/** Optional text parameters of the search tools: an empty string counts as not given. */
+const OptionalText = Schema.optionalWith(Schema.String, { nullable: true })
+
+export const GrepParams = Schema.Struct({
+  pattern: Schema.String.pipe(Schema.filter((s) => s !== "" || "expected a regular expression, got an empty string")),
+  path: OptionalText,
+  glob: OptionalText,
+  ignore_case: Schema.optionalWith(Schema.Boolean, { nullable: true })
+})
+
+export const GlobParams = Schema.Struct({ pattern: NonEmptyString("a glob pattern"), path: OptionalText })
+
 const paramsSchemas = {
   bash: BashParams,
   read_file: ReadFileParams,
   write_file: WriteFileParams,
-  edit_file: EditFileParams
+  edit_file: EditFileParams,
+  grep: GrepParams,
+  glob: GlobParams
 } as const
 
 const issueLine = (issue: ParseResult.ArrayFormatterIssue): string => {

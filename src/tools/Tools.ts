@@ -5,17 +5,25 @@ import { firstLineOf } from "../lib/OneLine"
 import { Secrets } from "../lib/Secrets"
 import { editFileTool } from "./EditFile"
 import { FileAccess } from "./FileAccess"
+import { globTool } from "./Glob"
+import { grepTool } from "./Grep"
 import { readFile } from "./ReadFile"
 import { failure, isToolName, type ToolContext, type ToolName, type ToolResult } from "./Tool"
 import {
   type BashParams,
   type EditFileParams,
+  type GlobParams,
+  type GrepParams,
   parseToolArguments,
   type ReadFileParams,
   type WriteFileParams
 } from "./ToolSpecs"
 import { truncateOutput } from "./Truncate"
 import { writeFileTool } from "./WriteFile"
+
+/** The arguments without the optional ones given as "" (a small model's way of leaving one out). */
+const withoutEmpty = (args: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(args).filter(([key, value]) => key === "pattern" || value !== ""))
 
 const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContext) =>
   Effect.flatMap(FileAccess, (files): Effect.Effect<ToolResult> => {
@@ -28,6 +36,10 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
         return writeFileTool(args as typeof WriteFileParams.Type, ctx, files)
       case "edit_file":
         return editFileTool(args as typeof EditFileParams.Type, ctx, files)
+      case "grep":
+        return grepTool(withoutEmpty(args) as typeof GrepParams.Type, ctx)
+      case "glob":
+        return globTool(withoutEmpty(args) as typeof GlobParams.Type, ctx)
     }
   })
 

@@ -84,7 +84,14 @@ describe("the turn loop", () => {
       expect(answer).toEqual({ role: "assistant", content: "Done: wrote out/hello.txt" })
       const third = server.completions().at(-1)!.body
       expect(third.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c2", content: result2.content })
-      expect(third.tools.map((t: any) => t.function.name)).toEqual(["bash", "read_file", "write_file", "edit_file"])
+      expect(third.tools.map((t: any) => t.function.name)).toEqual([
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "grep",
+        "glob"
+      ])
     }).pipe(Effect.provide(layer())))
 
   it.live("an edit_file with zero or two occurrences is a failed result the model sees", () =>

@@ -82,7 +82,7 @@ describe("compaction", () => {
       expect(report._tag).toBe("Compacted")
       const session = yield* conversation.snapshot
       expect(session.turns).toBe(6)
-      expect(session.messages[0]).toEqual({ role: "system", content: "sys" })
+      expect(session.messages[0]).toEqual({ role: "system", content: expect.stringMatching(/^sys\n\n# Environment\n/) })
       expect(session.messages[1]).toEqual({
         role: "user",
         content: `${SUMMARY_HEADER}\n\nThey asked six questions.`,

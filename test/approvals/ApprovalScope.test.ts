@@ -130,6 +130,16 @@ describe("isAllowed for files", () => {
     expect(isAllowed([choice.scope], write("/etc/hosts"))).toBe(false)
   })
 
+  it("a grep or glob outside the project offers that path, not every call of the tool", () => {
+    for (const tool of ["grep", "glob"]) {
+      const search = (where: string) => ({ tool, input: { pattern: "x", path: where }, cwd: project })
+      const choices = alwaysChoices(search("/etc"))
+      expect(choices.map((choice) => choice.scope)).toEqual([{ _tag: "File", path: "/etc" }])
+      expect(isAllowed([choices[0].scope], search("/etc"))).toBe(true)
+      expect(isAllowed([choices[0].scope], search("/usr"))).toBe(false)
+    }
+  })
+
   it("a file outside the project offers no always at all", () => {
     expect(alwaysChoices(write("/etc/hosts"))).toEqual([])
     expect(alwaysChoices(edit("../x.txt"))).toEqual([])

@@ -81,6 +81,19 @@ describe("configuration", () => {
     expect(message).not.toContain("\n")
   })
 
+  it("instructions: file names, false, or one clear line", () => {
+    expect(defaultConfig().instructions).toEqual(["AGENTS.md"])
+    expect(Either.getOrThrow(parseConfig("instructions: false\n", "f")).instructions).toBe(false)
+    expect(Either.getOrThrow(parseConfig("instructions: [AGENTS.md, CLAUDE.md]\n", "f")).instructions).toEqual([
+      "AGENTS.md",
+      "CLAUDE.md"
+    ])
+    expect(bad("instructions: [docs/RULES.md]\n")).toContain(
+      "instructions[0] (line 1, column 16): expected a file name without a directory (such as AGENTS.md), got \"docs/RULES.md\""
+    )
+    expect(bad("instructions: true\n")).toMatch(/^\/p\/agent\.yaml: instructions \(line 1, column 15\): /)
+  })
+
   it("an unknown key names its path and position", () => {
     expect(bad("model:\n  nmae: x\n")).toBe("/p/agent.yaml: model.nmae (line 2, column 3): unknown key")
     expect(bad("colour: red\n")).toBe("/p/agent.yaml: colour (line 1, column 1): unknown key")

@@ -19,6 +19,7 @@ export interface ConfigOverrides {
   readonly sessions?: Partial<AgentConfig["sessions"]>
   readonly skills?: Partial<AgentConfig["skills"]>
   readonly system?: string
+  readonly instructions?: AgentConfig["instructions"]
   readonly watchdogTimeout?: number
   readonly maxOutput?: number
   readonly maxSteps?: number

@@ -40,14 +40,16 @@ const waitForFile = (file: string, ms = 5000) =>
   })
 
 describe("tool specs", () => {
-  it("offers exactly the four tools with their parameters", () => {
-    expect(toolSpecs.map((spec) => spec.name)).toEqual(["bash", "read_file", "write_file", "edit_file"])
+  it("offers exactly the six tools with their parameters", () => {
+    expect(toolSpecs.map((spec) => spec.name)).toEqual(["bash", "read_file", "write_file", "edit_file", "grep", "glob"])
     const required = Object.fromEntries(toolSpecs.map((spec) => [spec.name, spec.parameters.required]))
     expect(required).toEqual({
       bash: ["command"],
       read_file: ["path"],
       write_file: ["path", "content"],
-      edit_file: ["path", "old", "new"]
+      edit_file: ["path", "old", "new"],
+      grep: ["pattern"],
+      glob: ["pattern"]
     })
     const properties = Object.fromEntries(
       toolSpecs.map((spec) => [spec.name, Object.keys(spec.parameters.properties as object)])
@@ -56,7 +58,9 @@ describe("tool specs", () => {
       bash: ["command", "timeout"],
       read_file: ["path", "offset", "limit"],
       write_file: ["path", "content"],
-      edit_file: ["path", "old", "new"]
+      edit_file: ["path", "old", "new"],
+      grep: ["pattern", "path", "glob", "ignore_case"],
+      glob: ["pattern", "path"]
     })
   })
 

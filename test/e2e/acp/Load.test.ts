@@ -130,7 +130,11 @@ describe("mm acp: a session survives the agent", () => {
     })
     expect(again.stopReason).toBe("end_turn")
     const request = harness.fake().completions()[2].body
-    expect(request.messages[0]).toEqual({ role: "system", content: "second system prompt" })
+    // the configured prompt, then the environment lines of this turn
+    expect(request.messages[0]).toEqual({
+      role: "system",
+      content: expect.stringMatching(/^second system prompt\n\n# Environment\n/)
+    })
     expect(request.messages.map((m: any) => m.role)).toEqual([
       "system",
       "user",
@@ -173,7 +177,7 @@ describe("mm acp: a session survives the agent", () => {
       prompt: [{ type: "text", text: "second question" }]
     })
     expect(harness.fake().completions()[1].body.messages.map((m: any) => m.content)).toEqual([
-      "You are a test agent.",
+      expect.stringMatching(/^You are a test agent\.\n\n# Environment\n/),
       "first question",
       "first answer",
       "second question"

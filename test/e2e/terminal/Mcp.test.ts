@@ -87,6 +87,8 @@ describe("MCP servers in the terminal", () => {
         "read_file",
         "write_file",
         "edit_file",
+        "grep",
+        "glob",
         "mcp__test__echo",
         "mcp__test__look",
         "mcp__test__fail",
@@ -94,7 +96,7 @@ describe("MCP servers in the terminal", () => {
         "mcp__test__env",
         "mcp__test__crash"
       ])
-      expect(first.body.tools[4].function).toMatchObject({
+      expect(first.body.tools[6].function).toMatchObject({
         description: "Says the text back.",
         parameters: { properties: { text: { type: "string" } } }
       })
@@ -141,7 +143,9 @@ describe("MCP servers in the terminal", () => {
         "bash",
         "read_file",
         "write_file",
-        "edit_file"
+        "edit_file",
+        "grep",
+        "glob"
       ])
       expect(await mm.end()).toBe(0)
 

@@ -46,14 +46,19 @@ describe("the terminal and the model server", () => {
       expect(stderr).toMatch(/^~\d+ in · ~\d+ out · ~\d+% of 16k context$/m)
       const context = lines.slice(lines.findIndex((l) => l.startsWith("context: about")))
       expect(context[0]).toMatch(/^context: about [\d.]+k? of 16k tokens \(\d+%\), estimated at 4 characters a token$/)
-      expect(context.slice(1, 6).map((l) => l.trim().replace(/\s+\S+$/, ""))).toEqual([
+      // each part's tokens, then its share of the whole
+      expect(context.slice(1, 8).map((l) => l.trim().replace(/\s+\S+\s+\d+%$/, ""))).toEqual([
         "system prompt",
+        "instructions (0 files)",
         "skills (0)",
+        "environment",
         "tool definitions",
         "messages (4)",
         "tool results (0)"
       ])
-      expect(context[6]).toBe("  the server counted 1.5k for the last answer (question, history and answer)")
+      expect(context[2]).toMatch(/ 0 +0%$/)
+      expect(context[4]).toMatch(/ \d+ +\d+%$/)
+      expect(context[8]).toBe("  the server counted 1.5k for the last answer (question, history and answer)")
       expect(code).toBe(0)
     }))
 

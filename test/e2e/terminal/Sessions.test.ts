@@ -35,7 +35,10 @@ describe("the terminal with persistent sessions", () => {
     const saved = readSession(project, files[0])
     expect(saved.turns).toBe(2)
     expect(saved.title).toBe("add a /new command")
-    expect(saved.messages[0]).toEqual({ role: "system", content: "old system prompt" })
+    expect(saved.messages[0]).toEqual({
+      role: "system",
+      content: expect.stringMatching(/^old system prompt\n\n# Environment\n/)
+    })
     expect(fs.statSync(path.join(sessionsDir(project), files[0])).mode & 0o777).toBe(0o600)
     expect(fs.statSync(sessionsDir(project)).mode & 0o777).toBe(0o700)
 
@@ -77,7 +80,7 @@ describe("the terminal with persistent sessions", () => {
 
     const request = server.completions().at(-1)!.body
     expect(request.messages).toEqual([
-      { role: "system", content: "new system prompt" },
+      { role: "system", content: expect.stringMatching(/^new system prompt\n\n# Environment\n/) },
       { role: "user", content: "add a /new command" },
       { role: "assistant", content: "answer one" },
       { role: "user", content: "and test it" },
@@ -88,7 +91,8 @@ describe("the terminal with persistent sessions", () => {
     const after = readSession(project, files[0])
     expect(after.turns).toBe(3)
     expect(after.messages.at(-1)).toEqual({ role: "assistant", content: "answer three" })
-    expect(after.messages[0].content).toBe("new system prompt")
+    expect(after.messages[0].content).toMatch(/^new system prompt\n\n# Environment\n/)
+    expect(after.messages[0].content).not.toContain("old system prompt")
   })
 
   it("a launch without a question leaves no file; /new starts a new file at the next question", async () => {
@@ -122,7 +126,11 @@ describe("the terminal with persistent sessions", () => {
     const [file] = sessionFiles(project)
     const session = readSession(project, file)
     expect(session.turns).toBe(1)
-    expect(session.messages.map((m: any) => m.content)).toEqual(["s", "first question", "fine"])
+    expect(session.messages.map((m: any) => m.content)).toEqual([
+      expect.stringMatching(/^s\n\n# Environment\n/),
+      "first question",
+      "fine"
+    ])
     expect(session.errors).toHaveLength(1)
     const record = session.errors[0]
     expect(Object.keys(record).sort()).toEqual(["at", "kind", "line", "question", "raw", "turns"])

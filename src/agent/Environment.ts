@@ -1,0 +1,62 @@
+// A few lines of the system message saying where the model is: the working directory, the
+// platform, today's date, the shell and, in a git repository, the branch and whether the
+// tree has uncommitted changes. Computed once per turn, cheaply.
+import * as os from "node:os"
+import * as path from "node:path"
+
+import * as Effect from "effect/Effect"
+
+import { gitBranch, gitDirtyWithin, gitRoot } from "../lib/Git"
+
+/** The longest a turn waits for `git status` before it goes on with the last answer known. */
+export const GIT_STATUS_WAIT_MS = 50
+
+export interface EnvironmentInfo {
+  readonly cwd: string
+  readonly platform: string
+  /** `YYYY-MM-DD`, local time. */
+  readonly date: string
+  readonly shell: string
+  /** Only in a git work tree: the branch, and whether it has uncommitted changes (undefined: not known in time). */
+  readonly git: { readonly branch: string | undefined; readonly dirty: boolean | undefined } | undefined
+}
+
+const pad = (n: number) => String(n).padStart(2, "0")
+
+export const localDate = (now: Date): string => `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`
+
+/** The environment of a turn run in `cwd`; waits for `git status` at most GIT_STATUS_WAIT_MS. */
+export const environmentOf = (cwd: string, now: Date = new Date()): Effect.Effect<EnvironmentInfo> =>
+  Effect.promise(async () => {
+    const root = gitRoot(cwd)
+    const shell = process.env.SHELL
+    return {
+      cwd,
+      platform: `${process.platform} ${os.arch()}`,
+      date: localDate(now),
+      shell: shell === undefined || shell === "" ? "unknown" : path.basename(shell),
+      git: root === undefined
+        ? undefined
+        : { branch: gitBranch(root), dirty: await gitDirtyWithin(root, GIT_STATUS_WAIT_MS) }
+    }
+  }).pipe(Effect.withSpan("Environment.of"))
+
+/** The section of the system message. */
+export const environmentPrompt = (env: EnvironmentInfo): string => {
+  const git = env.git === undefined
+    ? []
+    : [
+      `- git branch: ${env.git.branch ?? "unknown"}${
+        env.git.dirty === undefined ? "" : env.git.dirty ? " (uncommitted changes)" : " (clean)"
+      }`
+    ]
+  return [
+    "# Environment",
+    "",
+    `- working directory: ${env.cwd}`,
+    `- platform: ${env.platform}`,
+    `- date: ${env.date}`,
+    `- shell: ${env.shell} (the bash tool runs bash)`,
+    ...git
+  ].join("\n")
+}

@@ -1,0 +1,49 @@
+// The system message of a turn, built anew for every turn (a resumed session takes the
+// current one): the configured `system`, the project's instructions, the skills, and the
+// environment, in that order, so that what changes most often comes last.
+import * as os from "node:os"
+
+import * as Effect from "effect/Effect"
+
+import type { AgentConfig } from "../config/Config"
+import { environmentOf, environmentPrompt } from "./Environment"
+import { type InstructionFile, instructionsPrompt, loadInstructions } from "./Instructions"
+import { loadSkills, type Skill, skillsPrompt } from "./Skills"
+
+export interface SystemPrompt {
+  /** The whole system message. */
+  readonly text: string
+  /** Its parts, for `/context`: each one's text ("" when absent). */
+  readonly parts: {
+    readonly configured: string
+    readonly instructions: string
+    readonly skills: string
+    readonly environment: string
+  }
+  readonly instructionFiles: ReadonlyArray<InstructionFile>
+  readonly skills: ReadonlyArray<Skill>
+  /** Skills and instruction files skipped, each a line to show once. */
+  readonly warnings: ReadonlyArray<string>
+}
+
+export const systemPromptOf = (config: AgentConfig, cwd: string): Effect.Effect<SystemPrompt> =>
+  Effect.gen(function*() {
+    const home = os.homedir()
+    const { skills, warnings: skillWarnings } = yield* loadSkills(config.skills.dirs, cwd, home)
+    const instructions = loadInstructions(config.instructions, cwd, home)
+    const parts = {
+      configured: config.system,
+      instructions: instructionsPrompt(instructions.files),
+      skills: skillsPrompt(skills),
+      environment: environmentPrompt(yield* environmentOf(cwd))
+    }
+    return {
+      text: [parts.configured, parts.instructions, parts.skills, parts.environment]
+        .filter((part) => part !== "")
+        .join("\n\n"),
+      parts,
+      instructionFiles: instructions.files,
+      skills,
+      warnings: [...instructions.warnings, ...skillWarnings]
+    }
+  }).pipe(Effect.withSpan("SystemPrompt.of"))

@@ -1,0 +1,79 @@
+// glob: the paths of the project's files that match a pattern, newest first, capped.
+import * as fs from "node:fs"
+
+import * as Effect from "effect/Effect"
+
+import { firstLineOf } from "../lib/OneLine"
+import { fileProblem, resolvePath } from "./Files"
+import { globMatcher } from "./GlobMatch"
+import { shownPathOf } from "./Grep"
+import { neverSearched, walkFiles } from "./ProjectWalk"
+import { failure, type ToolContext, type ToolResult } from "./Tool"
+
+/** Paths given back at most. */
+export const GLOB_MAX_PATHS = 100
+
+export interface GlobArgs {
+  readonly pattern: string
+  readonly path?: string | undefined
+}
+
+const mtimeOf = (file: string): number => {
+  try {
+    return fs.lstatSync(file).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+const globResult = (found: Array<{ shown: string; mtime: number }>, budget: number): ToolResult => {
+  if (found.length === 0) return { output: "no files match", failed: false }
+  found.sort((a, b) => b.mtime - a.mtime || (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0))
+  const lines: Array<string> = []
+  let size = 0
+  for (const { shown } of found.slice(0, GLOB_MAX_PATHS)) {
+    if (size + shown.length + 1 > budget) break
+    lines.push(shown)
+    size += shown.length + 1
+  }
+  if (lines.length < found.length) {
+    lines.push(`[${lines.length} of ${found.length} files shown, newest first; narrow the pattern or the path]`)
+  }
+  return { output: lines.join("\n"), failed: false }
+}
+
+/** glob on the disk: never fails (a problem is a failed result); cancelling stops the walk. */
+export const globTool = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
+  const shownStart = args.path ?? "."
+  const start = resolvePath(ctx.cwd, shownStart)
+  const refused = neverSearched(ctx.cwd, start, shownStart)
+  if (refused !== undefined) return Effect.succeed(failure(refused))
+  try {
+    if (!fs.statSync(start).isDirectory()) return Effect.succeed(failure(`${shownStart} is a file, not a folder`))
+  } catch (cause) {
+    return Effect.succeed(failure(fileProblem(cause, shownStart).replace("no such file", "no such folder")))
+  }
+  return Effect.async<ToolResult>((resume) => {
+    let cancelled = false
+    const walk = async () => {
+      const matches = await globMatcher(args.pattern)
+      const found: Array<{ shown: string; mtime: number }> = []
+      await walkFiles(start, {
+        projectDir: ctx.cwd,
+        cancelled: () => cancelled,
+        onFile: ({ file, relative }) => {
+          if (matches(relative)) found.push({ shown: shownPathOf(ctx.cwd, file), mtime: mtimeOf(file) })
+          return true
+        }
+      })
+      return globResult(found, Math.max(1000, ctx.maxOutput - 200))
+    }
+    walk().then(
+      (result) => !cancelled && resume(Effect.succeed(result)),
+      (cause) => !cancelled && resume(Effect.succeed(failure(`glob failed: ${firstLineOf(cause)}`)))
+    )
+    return Effect.sync(() => {
+      cancelled = true
+    })
+  })
+}

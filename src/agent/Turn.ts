@@ -13,7 +13,7 @@ import { type Message, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
-import { assistantMessage, callModel, finishNotice } from "./ModelCall"
+import { assistantMessage, callModel, finishNotice, lengthLine } from "./ModelCall"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { runBuiltinCall, runMcpCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
@@ -148,7 +148,8 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
     state.added.push(assistantMessage(completed))
     yield* Ref.set(state.partial, "")
     if (calls.length === 0) {
-      const said = finishNotice(completed.finishReason, completed.content)
+      const cut = yield* lengthLine(deps, completed)
+      const said = finishNotice(completed.finishReason, completed.content, () => cut)
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
     }

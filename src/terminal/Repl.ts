@@ -56,8 +56,9 @@ export const runTerminal = <E, R>(
     const model = yield* ModelClient
     const { info, style } = yield* TerminalIO
 
-    const [server, conversation, listing] = yield* Effect.all(
-      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
+    // the banner waits a moment for what the server says of its window, not longer
+    const [server, conversation, listing, window] = yield* Effect.all(
+      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd), model.settledWindow],
       { concurrency: "unbounded" }
     )
     const earlier = earlierCount(listing, "")
@@ -74,10 +75,18 @@ export const runTerminal = <E, R>(
         style,
         tips,
         missingFrom: server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined,
-        contextWindow: yield* model.contextWindow,
-        modelNames
+        contextWindow: window,
+        modelNames,
+        serverState: server.loading === true
+          ? "loading"
+          : server.notOpenAi !== undefined
+          ? "not-openai"
+          : server.reached === true
+          ? "reached"
+          : undefined
       })
     )
+    if (server.notOpenAi !== undefined) info.line(style.yellow(sanitize(server.notOpenAi)))
     const warning = yield* model.takeWarning
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* McpServers

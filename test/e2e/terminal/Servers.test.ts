@@ -152,4 +152,57 @@ describe("the terminal and the model server", () => {
         expect(await mm.end()).toBe(0)
       }
     ))
+
+  it("llama-server's /props is waited for: the banner says the 512 it serves, not 32k", () =>
+    withServer(
+      {
+        routes: {
+          "GET /v1/models": { body: fixture("llama.cpp", "models.json") },
+          "GET /props": { body: fixture("llama.cpp", "props.json") }
+        }
+      },
+      async (server) => {
+        const { stderr } = await runMm(tempProject(configFor(server.url)), [])
+        expect(stderr.split("\n")[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 512 context`)
+      }
+    ))
+
+  it("a server still loading its model: the banner says so and guesses no window", () =>
+    withServer(
+      { routes: { "GET /v1/models": { status: 503, body: fixture("llama.cpp", "loading.json").body } } },
+      async (server) => {
+        const { stderr } = await runMm(tempProject(configFor(server.url)), [])
+        expect(stderr.split("\n")[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (loading its model)`)
+      }
+    ))
+
+  it("a web page at model.url: never `answering`, and the line says what it is", () =>
+    withServer(
+      {
+        routes: {
+          "GET /v1/models": {
+            body: "<!doctype html><html><body>Welcome</body></html>",
+            headers: { "content-type": "text/html" }
+          }
+        },
+        steps: [{
+          kind: "status",
+          status: 404,
+          body: "<html><body>Not Found</body></html>",
+          headers: { "content-type": "text/html" }
+        }]
+      },
+      async (server) => {
+        const { stderr, code } = await runMm(tempProject(configFor(server.url)), ["hello"])
+        const line = `${server.url} does not look like an OpenAI-compatible server (got text/html)`
+        expect(stderr.split("\n")[0]).toBe(
+          `mm 0.1.0 · model fake-model at ${server.url} (not an OpenAI-compatible server) · 32k context`
+        )
+        // said once after the banner, and once as the failed question's red line
+        expect(stderr.split("\n").filter((l) => l.startsWith(line))).toHaveLength(2)
+        expect(stderr).not.toContain("Not Found")
+        expect(stderr).not.toContain("(answering)")
+        expect(code).toBe(1)
+      }
+    ))
 })

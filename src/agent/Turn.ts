@@ -13,7 +13,8 @@ import { type Message, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
-import { assistantMessage, callModel, finishNotice, lengthLine } from "./ModelCall"
+import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
+import { recoverOverflow } from "./Overflow"
 import { loadSkills, skillsPrompt } from "./Skills"
 import { runBuiltinCall, runMcpCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
@@ -142,8 +143,23 @@ const loadSystemPrompt = (config: AgentConfig, cwd: string) =>
 
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
+  let compacted = false
+  // one model call; a request over the window compacts the history once and asks again
+  const call = (): Effect.Effect<Completed, GenerationError> =>
+    Effect.catchIf(
+      callModel(deps, state),
+      (error) => error.reason === "context-overflow",
+      (error) =>
+        Effect.zipRight(
+          recoverOverflow(deps, state, error, compacted),
+          Effect.suspend(() => {
+            compacted = true
+            return call()
+          })
+        )
+    )
   for (let step = 1; step <= deps.config.maxSteps; step++) {
-    const completed = yield* callModel(deps, state)
+    const completed = yield* call()
     const calls = completed.toolCalls
     state.added.push(assistantMessage(completed))
     yield* Ref.set(state.partial, "")

@@ -16,8 +16,8 @@ export interface TurnState {
   readonly mcpTools: McpTurnTools
   /** The number this turn will have in the session; its file changes are recorded under it. */
   readonly turnNumber: number
-  /** What comes before this turn's messages: the system prompt, then the history. */
-  readonly base: ReadonlyArray<Message>
+  /** What comes before this turn's messages: the system prompt, then the history (compacted on an overflow). */
+  base: ReadonlyArray<Message>
   /** This turn's messages so far, the question first. */
   readonly added: Array<Message>
   /** The text shown of the answer being streamed, kept if the turn is cancelled. */

@@ -219,6 +219,9 @@ const opening = (c: Client) =>
     function*(request: ChatRequest) {
       const auth = authorization(c)
       if (auth instanceof GenerationError) return yield* Effect.fail(auth)
+      // the first request waits a moment for what the server said of its template: tools it
+      // would drop silently go as text from the start
+      if (request.tools.length > 0) yield* settled(c)
       return withRetries(
         Effect.flatMap(open(c, request, auth), (response) => answerWithHint(c, response)),
         c.timing,

@@ -205,4 +205,64 @@ describe("the terminal and the model server", () => {
         expect(code).toBe(1)
       }
     ))
+
+  describe("a llama-server that cannot take tools: one line with the fix, and the tools as text", () => {
+    const call = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>"
+    const answeredThroughText = async (
+      server: Awaited<ReturnType<typeof startFakeModelServer>>,
+      hint: RegExp
+    ) => {
+      const project = tempProject(configFor(server.url))
+      fs.writeFileSync(path.join(project, "a.txt"), "the secret word is plum\n")
+      const { stdout, stderr, code } = await runMm(project, ["what is in a.txt?"])
+      expect(stderr.split("\n").filter((line) => hint.test(line))).toHaveLength(1)
+      expect(stdout).toContain("The word is plum.")
+      expect(code).toBe(0)
+      const asked = server.completions().filter((r) => r.body.tools === undefined)
+      // the tool's result went back as text, in the Hermes form the model was told
+      const last = asked.at(-1)?.body.messages.at(-1)
+      expect(last).toMatchObject({ role: "user" })
+      expect(last.content).toContain("<tool_response>")
+      expect(last.content).toContain("the secret word is plum")
+      expect(asked[0].body.messages[0].content).toContain("- read_file: ")
+    }
+
+    it("/props says chat_template_caps.supports_tools: false", () =>
+      withServer(
+        {
+          routes: {
+            "GET /v1/models": { body: fixture("llama.cpp", "models.json") },
+            "GET /props": { body: fixture("llama.cpp", "props-no-tools.json") }
+          },
+          steps: [{ text: call }, { text: "The word is plum." }]
+        },
+        async (server) => {
+          await answeredThroughText(
+            server,
+            /^the server's chat template cannot take tools .* start llama-server with --jinja/
+          )
+          expect(server.completions()).toHaveLength(2)
+        }
+      ))
+
+    it("the server answers `500 tools param requires --jinja flag`", () =>
+      withServer(
+        {
+          routes: { "GET /v1/models": { body: fixture("llama.cpp", "models.json") } },
+          steps: [
+            { kind: "status", status: 500, body: fixture("llama.cpp", "no-jinja.json").body },
+            { text: call },
+            { text: "The word is plum." }
+          ]
+        },
+        async (server) => {
+          await answeredThroughText(
+            server,
+            /^the model server refuses the tools parameter .* start llama-server with --jinja/
+          )
+          expect(server.completions()).toHaveLength(3)
+          expect(server.completions()[0].body.tools).toBeDefined()
+        }
+      ))
+  })
 })

@@ -6,8 +6,10 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
+import { readBlobSync } from "../changes/Checkpoints"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
+import { ModelClient } from "../model/ModelClient"
 import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
 import { AcpConnection, commandsUpdate, send } from "./Connection"
@@ -31,12 +33,15 @@ export const initialize = Effect.fn("Acp.initialize")(function*(params: acp.Init
   }
   const { capabilities, version } = yield* AcpConnection
   yield* Ref.set(capabilities, params.clientCapabilities)
-  const sessionsOn = (yield* AppConfig).config.sessions.enabled
+  const { config } = yield* AppConfig
+  const sessionsOn = config.sessions.enabled
+  // images are offered when the model can see them: model.vision, else what the server says
+  const image = config.model.vision ?? (yield* Effect.flatMap(ModelClient, (model) => model.vision)) === true
   const response: acp.InitializeResponse = {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
       loadSession: sessionsOn,
-      promptCapabilities: { embeddedContext: true },
+      promptCapabilities: { embeddedContext: true, image },
       sessionCapabilities: sessionsOn ? { list: {}, resume: {}, close: {} } : {},
       mcpCapabilities: { http: true }
     },
@@ -68,7 +73,10 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
   const session = yield* attach(params.sessionId, params.cwd)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
   const { messages } = yield* session.conversation.snapshot
-  yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), commandsUpdate])
+  yield* send(client, session.id, [
+    ...replayUpdates(messages, session.conversation.cwd, (hash) => readBlobSync(session.conversation.cwd, hash)),
+    commandsUpdate
+  ])
   return yield* setup(session.conversation)
 })
 

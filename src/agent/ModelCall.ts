@@ -3,13 +3,14 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 
 import { GenerationError } from "../domain/Errors"
-import { type Message, toWire, type WireMessage } from "../domain/Session"
+import type { Message, WireMessage } from "../domain/Session"
 import type { ModelEvent } from "../model/ModelClient"
 import { cutBy, lengthNotice } from "../model/StopReason"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
 import { toolSpecs } from "../tools/ToolSpecs"
 import { estimateTokens } from "./Compactor"
 import { type Deps, warn } from "./Deps"
+import { wireMessages } from "./Images"
 import type { TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
@@ -61,7 +62,7 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
   const { conversation, emit, partial } = state
   const { model: chosenModel } = yield* Ref.get(conversation.settings)
   const request = {
-    messages: [...state.base, ...state.added].map(toWire),
+    messages: yield* wireMessages(deps.checkpoints, conversation.cwd, [...state.base, ...state.added]),
     tools: [...toolSpecs, ...state.mcpTools.specs()],
     ...(chosenModel === undefined ? {} : { model: chosenModel })
   }

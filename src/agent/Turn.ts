@@ -9,10 +9,12 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 
 import type { AgentConfig } from "../config/Config"
 import { GenerationError } from "../domain/Errors"
+import type { ImageInput } from "../domain/Images"
 import { type Message, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
+import { questionMessage } from "./Images"
 import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
 import { recoverOverflow } from "./Overflow"
 import { loadSkills, skillsPrompt } from "./Skills"
@@ -42,7 +44,12 @@ type StopReason = Extract<TurnEvent, { _tag: "TurnFinished" }>["stopReason"]
  * The turn as a stream of events. It runs in a fiber of its own that the stream's scope
  * interrupts, so a consumer that stops pulling cancels the turn.
  */
-export const turn = (deps: Deps, conversation: Conversation, question: string): Stream.Stream<TurnEvent> =>
+export const turn = (
+  deps: Deps,
+  conversation: Conversation,
+  question: string,
+  images: ReadonlyArray<ImageInput> = []
+): Stream.Stream<TurnEvent> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const queue = yield* Queue.unbounded<TurnEvent>()
@@ -60,7 +67,7 @@ export const turn = (deps: Deps, conversation: Conversation, question: string): 
         return pulls.changes.pipe(Stream.takeUntil((count) => count >= wanted), Stream.runDrain)
       })
       yield* Effect.forkScoped(
-        runTurn(deps, conversation, question, emit, shown).pipe(
+        runTurn(deps, conversation, question, images, emit, shown).pipe(
           Effect.catchAllDefect((defect) =>
             emit({
               _tag: "TurnFailed",
@@ -83,10 +90,11 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   deps: Deps,
   conversation: Conversation,
   question: string,
+  images: ReadonlyArray<ImageInput>,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
-  const state = yield* prepareTurn(deps, conversation, question, emit, shown)
+  const state = yield* prepareTurn(deps, conversation, question, images, emit, shown)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
       Effect.flatMap(Ref.get(state.partial), (text) => commit(state, closeCancelled(state.added, text), false))
@@ -104,6 +112,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
   conversation: Conversation,
   question: string,
+  images: ReadonlyArray<ImageInput>,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
@@ -129,7 +138,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     mcpTools,
     turnNumber: before.turns + 1,
     base: withSystem(before.messages, system),
-    added: [{ role: "user", content: question }],
+    added: [yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)],
     partial: yield* Ref.make("")
   }
   return state

@@ -70,6 +70,8 @@ export interface ModelClientShape {
    * has come (waited for a moment at most); undefined while the server is still loading.
    */
   readonly settledWindow: Effect.Effect<number | undefined>
+  /** Whether the model takes images, as the server says (`/props` `modalities.vision`, Ollama `capabilities`); undefined when it did not say. */
+  readonly vision: Effect.Effect<boolean | undefined>
   /** Whether the tools go to this server as text (its template cannot take them, or it refused them). */
   readonly toolsAsText: Effect.Effect<boolean>
   /** The line about a context window smaller than it should be (with the fix): once, then undefined. */

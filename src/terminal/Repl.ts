@@ -11,6 +11,7 @@ import { Agent } from "../agent/Agent"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
+import type { ImageInput } from "../domain/Images"
 import type { ChosenStart } from "../domain/StartOn"
 import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
@@ -231,7 +232,7 @@ const handleLine = (terminal: Conversing, line: string) =>
   })
 
 /** One turn of the agent, drawn as it streams, until it ends or the user cancels it. */
-const ask = (terminal: Conversing, question: string) =>
+const ask = (terminal: Conversing, question: string, images: ReadonlyArray<ImageInput> = []) =>
   Effect.gen(function*() {
     const { agent, answers, conversation, input, print, progress, view } = terminal
     view.begin()
@@ -241,7 +242,10 @@ const ask = (terminal: Conversing, question: string) =>
       answers.flush()
     })
     answers.preload()
-    const stream = agent.turn(conversation, question).pipe(Stream.runForEach(view.render), Effect.ensuring(finish))
+    const stream = agent.turn(conversation, question, images).pipe(
+      Stream.runForEach(view.render),
+      Effect.ensuring(finish)
+    )
     const outcome = yield* terminal.cancellable(stream).pipe(Effect.ensuring(Effect.sync(view.end)))
     // on a terminal, a blank line before the next prompt: one turn is told from the next
     if (input.interactive && process.stdout.isTTY === true) {
@@ -257,7 +261,7 @@ const question = (terminal: Conversing, line: string) =>
     const attached = attachFiles(terminal.cwd, line)
     if (attached._tag === "Problem") return terminal.notice(attached.line)
     if (attached.files.length > 0) terminal.info.line(terminal.style.dim(`attached ${attached.files.join(", ")}`))
-    yield* ask(terminal, attached.text)
+    yield* ask(terminal, attached.text, attached.images)
   })
 
 /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */

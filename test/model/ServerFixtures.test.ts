@@ -731,4 +731,41 @@ describe("a real llama-server's answers", () => {
           expect(error.message).toBe(line)
         })
     ))
+
+  it.live("a server restarted with a smaller window is measured again once it answers after being lost", () =>
+    Effect.gen(function*() {
+      const props = (n_ctx: number): Route => ({ body: { default_generation_settings: { n_ctx } } })
+      const first = yield* Effect.promise(() =>
+        startFakeModelServer({ routes: { ...up, "GET /props": props(4096) }, steps: [{ text: "first" }] })
+      )
+      let second: Awaited<ReturnType<typeof startFakeModelServer>> | undefined
+      yield* Effect.gen(function*() {
+        const client = yield* ModelClient
+        expect(yield* windowBecomes(client, 4096)).toBe(4096)
+        yield* Effect.promise(() => first.close())
+        expect((yield* Effect.flip(collect(client))).reason).toBe("unreachable")
+        second = yield* Effect.promise(() =>
+          startFakeModelServer({
+            port: first.port,
+            routes: { ...up, "GET /props": props(512) },
+            steps: [{ text: "back" }]
+          })
+        )
+        expect(completedOf(yield* collect(client)).content).toBe("back")
+        expect(yield* windowBecomes(client, 512)).toBe(512)
+      }).pipe(
+        Effect.provide(
+          OpenAiClientNode.pipe(
+            Layer.provide(
+              Layer.mergeAll(
+                Layer.succeed(AppConfig, configFor(first.url, { name: "local" })),
+                quickRetries,
+                secretsLayer()
+              )
+            )
+          )
+        ),
+        Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))
+      )
+    }))
 })

@@ -5,6 +5,7 @@ import { squashed } from "../lib/OneLine"
 import { CHUNK_SHOWN_MAX, fail, serverMessage } from "./Failures"
 import type { ModelEvent, Usage } from "./ModelClient"
 import { ThinkSplitter } from "./Reasoning"
+import { cutCallLine } from "./StopReason"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -36,7 +37,7 @@ export class Completion {
   constructor(
     private readonly redact: (text: string) => string = (text) => text,
     private readonly cutCall: (tool: string, usage: Usage | undefined) => string = (tool) =>
-      `the model's output limit cut tool call "${tool}" before its arguments were complete (finish_reason: length) — set model.maxTokens higher`
+      cutCallLine("output", tool, undefined)
   ) {}
   private lastIndex = -1
   /** Ids given to calls the server sent without one: the same for the whole answer. */

@@ -247,6 +247,22 @@ const explainMissingModel = (c: Client, error: GenerationError): Effect.Effect<G
       })
     )
 
+/**
+ * An answer whose usage is beyond the window in force: the server serves more than mm knows
+ * (it was restarted larger, or answered for another slot), so what it serves is asked again.
+ */
+const usageBeyond = (c: Client) => (event: ModelEvent): Effect.Effect<void> =>
+  event._tag !== "Completed" || event.usage === undefined
+    ? Effect.void
+    : Effect.flatMap(
+      windowNow(c),
+      (window) =>
+        event.usage !== undefined && event.usage.promptTokens + event.usage.completionTokens > window &&
+          c.settings.contextWindow === undefined
+          ? Effect.zipRight(Ref.set(c.learned.lost, true), answeredAgain(c))
+          : Effect.void
+    )
+
 /** What leaves the client holds no known secret: its failures and its notices are redacted. */
 const redactedStream = (
   secrets: SecretRegistry,
@@ -289,7 +305,7 @@ export const make = Effect.gen(function*() {
   const stream = opening(c)
   const checked = check(c)
   return ModelClient.of({
-    stream: (request) => redactedStream(secrets, Stream.unwrap(stream(request))),
+    stream: (request) => redactedStream(secrets, Stream.unwrap(stream(request)).pipe(Stream.tap(usageBeyond(c)))),
     probe: Effect.map(checked, (found) => found.answering || found.reached === true),
     models: models(c),
     check: checked,

@@ -768,4 +768,22 @@ describe("a real llama-server's answers", () => {
         Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))
       )
     }))
+
+  it.live("an answer whose usage is beyond the window in force has the window asked again", () =>
+    withClient(
+      {
+        routes: {
+          ...up,
+          "GET /props": [llama("props.json"), { body: { default_generation_settings: { n_ctx: 4096 } } }]
+        },
+        steps: [{ text: "long", usage: { prompt_tokens: 900, completion_tokens: 100 } }]
+      },
+      { name: "local" },
+      (client) =>
+        Effect.gen(function*() {
+          expect(yield* windowBecomes(client, 512)).toBe(512)
+          yield* collect(client)
+          expect(yield* windowBecomes(client, 4096)).toBe(4096)
+        })
+    ))
 })

@@ -228,10 +228,13 @@ export const notOpenAiLine = (baseUrl: string, contentType: string): string =>
     contentType.split(";")[0].trim() || "a body that is not JSON"
   }) — check model.url (usually the API base, often ending in /v1)`
 
-/** Whether an answer's type and body are those of something other than an OpenAI-compatible server. */
-export const looksNotOpenAi = (contentType: string, body: string): boolean => {
+/**
+ * Whether an answer is that of something other than an OpenAI-compatible server: a web page,
+ * or a success that is not JSON. (A refusal in plain text is a server's refusal all the same.)
+ */
+export const looksNotOpenAi = (status: number, contentType: string, body: string): boolean => {
   if (/html/i.test(contentType) || /^\s*<(!doctype|html|head|body)\b/i.test(body)) return true
-  if (/json|event-stream/i.test(contentType) || body.trim() === "") return false
+  if (status >= 300 || /json|event-stream/i.test(contentType) || body.trim() === "") return false
   try {
     JSON.parse(body)
     return false

@@ -161,7 +161,7 @@ const open = (
       return response
     }
     const body = yield* errorBody(response, c.watchdogMs)
-    if (looksNotOpenAi(type, body) && response.status !== 502 && response.status !== 503) {
+    if (looksNotOpenAi(response.status, type, body) && response.status !== 502 && response.status !== 503) {
       return yield* Effect.fail(fail("http", notOpenAiLine(c.baseUrl, type), `HTTP ${response.status}: ${body}`))
     }
     if (withUsage && (response.status === 400 || response.status === 422) && /stream_options/.test(body)) {

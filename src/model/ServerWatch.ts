@@ -68,7 +68,7 @@ const listModels = (c: Client): Effect.Effect<Listing> =>
         Effect.map(response.text, (text): Listing => {
           if (response.status === 503) return { answered: true, list: undefined, loading: true }
           const type = typeof response.headers["content-type"] === "string" ? response.headers["content-type"] : ""
-          if (looksNotOpenAi(type, text)) {
+          if (looksNotOpenAi(response.status, type, text)) {
             return { answered: true, list: undefined, notOpenAi: notOpenAiLine(c.baseUrl, type) }
           }
           return {

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 
 import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
 import { GenerationError } from "../../src/domain/Errors"
+import { looksNotOpenAi } from "../../src/model/Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { retryAfterMs, retryDelayMs, type RetryTiming } from "../../src/model/Retry"
@@ -786,4 +787,13 @@ describe("a real llama-server's answers", () => {
           expect(yield* windowBecomes(client, 4096)).toBe(4096)
         })
     ))
+
+  it("what counts as not OpenAI-compatible: a web page, or a success that is not JSON — not a plain-text refusal", () => {
+    expect(looksNotOpenAi(404, "text/html; charset=utf-8", "<html></html>")).toBe(true)
+    expect(looksNotOpenAi(200, "", "<!DOCTYPE html><html>")).toBe(true)
+    expect(looksNotOpenAi(200, "text/plain", "hello")).toBe(true)
+    expect(looksNotOpenAi(500, "text/plain", "Internal Server Error")).toBe(false)
+    expect(looksNotOpenAi(404, "text/plain", "404 page not found")).toBe(false)
+    expect(looksNotOpenAi(200, "application/json", "{\"data\":[]}")).toBe(false)
+  })
 })

@@ -35,7 +35,8 @@ export const initialize = Effect.fn("Acp.initialize")(function*(params: acp.Init
   yield* Ref.set(capabilities, params.clientCapabilities)
   const { config } = yield* AppConfig
   const sessionsOn = config.sessions.enabled
-  // images are offered when the model can see them: model.vision, else what the server says
+  // images are offered when the model can see them: model.vision, else what the server has
+  // said by now (initialize is answered at once: an editor may send its next request right after)
   const image = config.model.vision ?? (yield* Effect.flatMap(ModelClient, (model) => model.vision)) === true
   const response: acp.InitializeResponse = {
     protocolVersion: acp.PROTOCOL_VERSION,

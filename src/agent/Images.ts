@@ -16,7 +16,8 @@ import type { Deps, Emit } from "./Deps"
 export const canSee = (deps: Deps): Effect.Effect<boolean> =>
   deps.config.model.vision !== undefined
     ? Effect.succeed(deps.config.model.vision)
-    : Effect.map(deps.model.vision, (said) => said === true)
+    // what the server says of the model arrives in the background: waited for a moment at most
+    : Effect.zipRight(deps.model.settledWindow, Effect.map(deps.model.vision, (said) => said === true))
 
 /** The question's message: with its images kept as blobs, or with the note that they were not sent. */
 export const questionMessage = Effect.fn("Agent.questionMessage")(function*(

@@ -70,7 +70,10 @@ export interface ModelClientShape {
    * has come (waited for a moment at most); undefined while the server is still loading.
    */
   readonly settledWindow: Effect.Effect<number | undefined>
-  /** Whether the model takes images, as the server says (`/props` `modalities.vision`, Ollama `capabilities`); undefined when it did not say. */
+  /**
+   * Whether the model takes images, as the server has said so far (`/props` `modalities.vision`,
+   * Ollama `capabilities`), without waiting; undefined when it did not say.
+   */
   readonly vision: Effect.Effect<boolean | undefined>
   /** Whether the tools go to this server as text (its template cannot take them, or it refused them). */
   readonly toolsAsText: Effect.Effect<boolean>

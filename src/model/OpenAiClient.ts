@@ -317,7 +317,7 @@ export const make = Effect.gen(function*() {
         (checked) => checked?.loading === true ? Effect.succeed(undefined) : windowNow(c)
       )
     ),
-    vision: Effect.zipRight(settled(c), Effect.map(Ref.get(c.learned.served), (served) => served?.vision)),
+    vision: Effect.map(Ref.get(c.learned.served), (served) => served?.vision),
     toolsAsText: Effect.map(Ref.get(c.learned.textTools), (why) => why !== undefined),
     takeWarning: takeWarning(c),
     url: baseUrl,

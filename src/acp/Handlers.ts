@@ -9,8 +9,10 @@ import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { findInstructionFiles } from "../agent/Instructions"
+import { readBlobSync } from "../changes/Checkpoints"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
+import { ModelClient } from "../model/ModelClient"
 import { interruptedLine } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
@@ -38,12 +40,16 @@ export const initialize = Effect.fn("Acp.initialize")(function*(params: acp.Init
   }
   const { capabilities, version } = yield* AcpConnection
   yield* Ref.set(capabilities, params.clientCapabilities)
-  const sessionsOn = (yield* AppConfig).config.sessions.enabled
+  const { config } = yield* AppConfig
+  const sessionsOn = config.sessions.enabled
+  // images are offered when the model can see them: model.vision, else what the server has
+  // said by now (initialize is answered at once: an editor may send its next request right after)
+  const image = config.model.vision ?? (yield* Effect.flatMap(ModelClient, (model) => model.vision)) === true
   const response: acp.InitializeResponse = {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
       loadSession: sessionsOn,
-      promptCapabilities: { embeddedContext: true },
+      promptCapabilities: { embeddedContext: true, image },
       sessionCapabilities: sessionsOn ? { list: {}, resume: {}, close: {} } : {},
       mcpCapabilities: { http: true }
     },
@@ -88,7 +94,11 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
   const interrupted = yield* session.conversation.takeInterrupted
   // mm stopped during the last turn: what ran is replayed above, and one message says so
   const told = interrupted === undefined ? [] : [agentText(interruptedLine(interrupted))]
-  yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), ...told, commandsUpdate])
+  yield* send(client, session.id, [
+    ...replayUpdates(messages, session.conversation.cwd, (hash) => readBlobSync(session.conversation.cwd, hash)),
+    ...told,
+    commandsUpdate
+  ])
   return yield* setup(session.conversation)
 })
 

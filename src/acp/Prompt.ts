@@ -2,6 +2,8 @@ import { fileURLToPath } from "node:url"
 
 import type * as acp from "@agentclientprotocol/sdk"
 
+import { IMAGE_MAX_BYTES, type ImageInput, isSentImageType } from "../domain/Images"
+
 /** A file URI as a path, any other URI as it is. */
 const shownUri = (uri: string): string => {
   if (!uri.startsWith("file:")) return uri
@@ -41,12 +43,32 @@ export const promptText = (blocks: ReadonlyArray<acp.ContentBlock>): string => {
         break
       }
       case "image":
+        // sent beside the text (promptImages), or said not to be
+        if (!isSentImageType(block.mimeType)) inline = glue(inline, `(image of type ${block.mimeType} not included)`)
+        break
       case "audio":
-        inline = glue(inline, `(${block.type} not included: mm reads text only)`)
+        inline = glue(inline, `(audio not included: mm reads text only)`)
         break
     }
   }
   return [inline, ...context].filter((part) => part.trim() !== "").join("\n\n")
+}
+
+/** The images of a prompt that mm sends (png, jpeg, gif, webp, within the size cap), and lines for the others. */
+export const promptImages = (
+  blocks: ReadonlyArray<acp.ContentBlock>
+): { readonly images: ReadonlyArray<ImageInput>; readonly refused: ReadonlyArray<string> } => {
+  const images: Array<ImageInput> = []
+  const refused: Array<string> = []
+  for (const [index, block] of blocks.entries()) {
+    if (block.type !== "image" || !isSentImageType(block.mimeType)) continue
+    const name = block.uri !== undefined && block.uri !== null ? shownUri(block.uri) : `image ${index + 1}`
+    const bytes = Buffer.from(block.data, "base64")
+    if (bytes.length > IMAGE_MAX_BYTES) {
+      refused.push(`${name} is ${bytes.length} bytes, more than ${IMAGE_MAX_BYTES} can be sent (not sent)`)
+    } else images.push({ name, mime: block.mimeType.toLowerCase(), bytes })
+  }
+  return { images, refused }
 }
 
 export type SlashCommand =

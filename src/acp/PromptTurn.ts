@@ -17,6 +17,7 @@ import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { approvalNeeded, type SessionSettings } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
+import type { ImageInput } from "../domain/Images"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { permissionsCommand } from "../text/PermissionsText"
@@ -24,7 +25,7 @@ import { Sandbox } from "../tools/Sandbox"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
-import { parseCommand, promptText, unknownCommandText } from "./Prompt"
+import { parseCommand, promptImages, promptText, unknownCommandText } from "./Prompt"
 import { numberPrompt } from "./PromptOrder"
 import { heldSession } from "./Sessions"
 import { agentText } from "./ToolUpdates"
@@ -53,12 +54,17 @@ const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Con
 })
 
 /** A question for the agent: its events told to the editor as they come. */
-const turn = Effect.fn("Acp.turn")(function*(peer: Peer, conversation: Conversation, question: string) {
+const turn = Effect.fn("Acp.turn")(function*(
+  peer: Peer,
+  conversation: Conversation,
+  question: string,
+  images: ReadonlyArray<ImageInput>
+) {
   const agent = yield* Agent
   const titleBefore = (yield* conversation.snapshot).title
   const renderer = makeTurnRenderer(conversation.cwd, yield* clientDisplay)
   const asks = yield* approvalAsked(conversation)
-  yield* agent.turn(conversation, question).pipe(
+  yield* agent.turn(conversation, question, images).pipe(
     Stream.runForEach((event) =>
       Effect.flatMap(
         Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]),
@@ -146,27 +152,32 @@ const answerOf = (
   blocks: ReadonlyArray<acp.ContentBlock>
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> => {
   const text = promptText(blocks)
-  const command = parseCommand(text)
-  const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> = text.trim() === ""
-    ? Effect.succeed(endTurn)
-    : command === undefined
-    ? turn(peer, conversation, text)
-    : command.name === "new"
-    ? startOver(peer, conversation)
-    : command.name === "compact"
-    ? compact(peer, conversation, command.hint)
-    : command.name === "undo" || command.name === "changes"
-    ? Effect.flatMap(
-      Changes,
-      (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
-    )
-    : command.name === "permissions"
-    ? Effect.flatMap(RememberedApprovals, (remembered) =>
-      Effect.flatMap(
-        permissionsCommand(remembered, conversation, command.arg),
-        ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
-      ))
-    : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
+  const { images, refused } = promptImages(blocks)
+  const command = images.length > 0 ? undefined : parseCommand(text)
+  const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =
+    text.trim() === "" && images.length === 0
+      ? Effect.succeed(endTurn)
+      : command === undefined
+      ? Effect.zipRight(
+        refused.length === 0 ? Effect.void : send(peer.client, peer.sessionId, refused.map((line) => agentText(line))),
+        turn(peer, conversation, text, images)
+      )
+      : command.name === "new"
+      ? startOver(peer, conversation)
+      : command.name === "compact"
+      ? compact(peer, conversation, command.hint)
+      : command.name === "undo" || command.name === "changes"
+      ? Effect.flatMap(
+        Changes,
+        (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
+      )
+      : command.name === "permissions"
+      ? Effect.flatMap(RememberedApprovals, (remembered) =>
+        Effect.flatMap(
+          permissionsCommand(remembered, conversation, command.arg),
+          ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
+        ))
+      : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
   return Effect.locally(program, CurrentPeer, peer)
 }
 

@@ -20,7 +20,12 @@ export const summaryText = (content: string): string => {
  * answers (after their reasoning, as thoughts), and each tool call once, already finished, with the input and output it had then.
  * The system prompt is not told; nothing here runs anything.
  */
-export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Array<acp.SessionUpdate> => {
+export const replayUpdates = (
+  messages: ReadonlyArray<Message>,
+  cwd: string,
+  /** The bytes of an image's blob, when it is still there. */
+  blob: (hash: string) => Buffer | undefined = () => undefined
+): Array<acp.SessionUpdate> => {
   const updates: Array<acp.SessionUpdate> = []
   const usedIds = new Set<string>()
   const uniqueId = (id: string): string => {
@@ -41,6 +46,17 @@ export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Ar
         if (message.summary === true) updates.push(agentText(summaryText(content)))
         else if (message.note === true) updates.push(agentText(content))
         else if (content !== "") updates.push(userText(content))
+        for (const image of message.images ?? []) {
+          const bytes = blob(image.blob)
+          updates.push(
+            bytes === undefined
+              ? userText(`[the image ${image.name} is no longer in .mm/checkpoints]`)
+              : {
+                sessionUpdate: "user_message_chunk",
+                content: { type: "image", data: bytes.toString("base64"), mimeType: image.mime }
+              }
+          )
+        }
         break
       case "assistant": {
         if (message.reasoning !== undefined && message.reasoning !== "") updates.push(agentThought(message.reasoning))

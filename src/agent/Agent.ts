@@ -7,8 +7,10 @@ import type * as Stream from "effect/Stream"
 import { Approver } from "../approvals/Approver"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes } from "../changes/Changes"
+import { Checkpoints } from "../changes/Checkpoints"
 import { AppConfig } from "../config/Config"
 import type { CompactionError } from "../domain/Errors"
+import type { ImageInput } from "../domain/Images"
 import { Secrets } from "../lib/Secrets"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
@@ -31,7 +33,11 @@ export interface AgentShape {
    * calls (or `maxSteps`). Interrupting the stream's consumer cancels the turn: what was
    * shown stays in the conversation, and nothing is recorded as an error.
    */
-  readonly turn: (conversation: Conversation, question: string) => Stream.Stream<TurnEvent>
+  readonly turn: (
+    conversation: Conversation,
+    question: string,
+    images?: ReadonlyArray<ImageInput>
+  ) => Stream.Stream<TurnEvent>
   /**
    * `/compact`: older turns replaced by a summary, in memory and in the file. A failure is
    * recorded in the session's `errors` and leaves the history as it was.
@@ -88,6 +94,7 @@ export const AgentLive = Layer.effect(
       remembered: yield* RememberedApprovals,
       compactor: yield* Compactor,
       changes: yield* Changes,
+      checkpoints: yield* Checkpoints,
       mcp: yield* McpServers,
       files: yield* FileAccess,
       secrets: yield* Secrets,
@@ -95,7 +102,7 @@ export const AgentLive = Layer.effect(
       shownWarnings: new Set()
     }
     return {
-      turn: (conversation, question) => turn(deps, conversation, question),
+      turn: (conversation, question, images = []) => turn(deps, conversation, question, images),
       compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
       context: (conversation) => context(deps, conversation),
       runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
@@ -113,7 +120,7 @@ const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: C
   const history = messages.filter((m) => m.role !== "system")
   const results = history.filter((m) => m.role === "tool")
   const others = history.filter((m) => m.role !== "tool")
-  const systemPrompt = estimateTokens([{ role: "system", content: config.system }])
+  const systemPrompt = estimateTokens([{ content: config.system }])
   const share = (text: string) => Math.ceil(text.length / 4)
   const instructions = share(system.parts.instructions)
   const skillsTokens = share(system.parts.skills)

@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
 import { CompactionError } from "../domain/Errors"
-import type { Message } from "../domain/Session"
+import type { Message, WireMessage } from "../domain/Session"
 import { ModelClient } from "../model/ModelClient"
 
 export const SUMMARY_HEADER = "Summary of the earlier part of this conversation (older turns were compacted):"
@@ -44,10 +44,23 @@ export const transcript = (messages: ReadonlyArray<Message>): string =>
     .join("\n\n")
 
 /** Tokens, estimated from characters (about four per token). */
-export const estimateTokens = (messages: ReadonlyArray<Message>): number => {
+/** What an image is counted as, in characters (about 768 tokens: a mid-sized image on most vision models). */
+const IMAGE_CHARS = 768 * 4
+
+/** Characters of a message's content: its text, and a fixed share per image. */
+const contentChars = (message: Pick<WireMessage, "content"> & { readonly images?: ReadonlyArray<unknown> }): number => {
+  const content = message.content
+  if (content === null) return IMAGE_CHARS * (message.images?.length ?? 0)
+  if (typeof content === "string") return content.length + IMAGE_CHARS * (message.images?.length ?? 0)
+  return content.reduce((n, part) => n + (part.type === "text" ? part.text.length : IMAGE_CHARS), 0)
+}
+
+export const estimateTokens = (
+  messages: ReadonlyArray<Pick<WireMessage, "content" | "tool_calls"> & { readonly images?: ReadonlyArray<unknown> }>
+): number => {
   let chars = 0
   for (const m of messages) {
-    chars += (m.content ?? "").length + 8
+    chars += contentChars(m) + 8
     for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length + 8
   }
   return Math.ceil(chars / 4)

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import type { Approver } from "../approvals/Approver"
 import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
+import type { CheckpointsShape } from "../changes/Checkpoints"
 import type { AgentConfig } from "../config/Config"
 import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
@@ -22,6 +23,8 @@ export interface Deps {
   readonly remembered: RememberedApprovalsShape
   readonly compactor: CompactorShape
   readonly changes: ChangesShape
+  /** Where the blobs of changed files and of attached images are kept. */
+  readonly checkpoints: CheckpointsShape
   readonly mcp: McpServersShape
   /** Who reads and writes the project's files: the disk, or the editor (`mm acp`). */
   readonly files: FileAccessShape

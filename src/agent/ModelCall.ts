@@ -3,20 +3,29 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 
 import { GenerationError } from "../domain/Errors"
-import { type Message, toWire, type WireMessage } from "../domain/Session"
+import type { Message, WireMessage } from "../domain/Session"
 import type { ModelEvent } from "../model/ModelClient"
+import { cutBy, lengthNotice } from "../model/StopReason"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
 import { toolSpecs } from "../tools/ToolSpecs"
 import { estimateTokens } from "./Compactor"
 import { type Deps, warn } from "./Deps"
+import { wireMessages } from "./Images"
 import type { TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
 export type Completed = Extract<ModelEvent, { _tag: "Completed" }>
 
-/** A line for an answer that ended otherwise than complete, or said nothing at all. */
-export const finishNotice = (finishReason: string, content: string): string | undefined => {
-  if (finishReason === "length") return "the answer was cut at the model's output limit (finish_reason: length)"
+/**
+ * A line for an answer that ended otherwise than complete, or said nothing at all. `cut`
+ * words a `finish_reason: length` (the output limit, or the window full).
+ */
+export const finishNotice = (
+  finishReason: string,
+  content: string,
+  cut: () => string = () => lengthNotice("output", undefined)
+): string | undefined => {
+  if (finishReason === "length") return cut()
   if (content.trim() !== "") return undefined
   return finishReason === "content_filter"
     ? "the model server withheld the answer (finish_reason: content_filter)"
@@ -53,12 +62,12 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
   const { conversation, emit, partial } = state
   const { model: chosenModel } = yield* Ref.get(conversation.settings)
   const request = {
-    messages: [...state.base, ...state.added].map(toWire),
+    messages: yield* wireMessages(deps.checkpoints, conversation.cwd, [...state.base, ...state.added]),
     tools: [...toolSpecs, ...state.mcpTools.specs()],
     ...(chosenModel === undefined ? {} : { model: chosenModel })
   }
   let completed: Completed | undefined
-  const held = config.model.textToolCalls ? new HeldText() : undefined
+  let held = config.model.textToolCalls || (yield* model.toolsAsText) ? new HeldText() : undefined
   const show = (text: string) =>
     text === ""
       ? Effect.void
@@ -68,6 +77,11 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
       if (event._tag === "TextDelta") return show(held === undefined ? event.text : held.push(event.text))
       if (event._tag === "ReasoningDelta") return emit({ _tag: "ReasoningDelta", text: event.text })
       if (event._tag === "Retrying") return emit({ _tag: "Notice", text: event.text, quiet: true })
+      if (event._tag === "Notice") {
+        // from this answer on, the tools go as text: the reply may hold calls written out
+        if (event.textTools === true) held ??= new HeldText()
+        return emit({ _tag: "Notice", text: event.text })
+      }
       completed = event
       if (event.usage !== undefined) return Ref.set(conversation.usage, event.usage)
       return Effect.void
@@ -91,9 +105,17 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
   }
   // the window the server serves may have become known while it answered
   yield* warn(emit, yield* model.takeWarning)
-  yield* emit(usageEvent(completed, request.messages, yield* model.contextWindow))
+  const window = yield* model.contextWindow
+  yield* emit(usageEvent(completed, request.messages, window))
   return completed
 })
+
+/** The line for an answer cut by `finish_reason: length`: the window full, or the output limit. */
+export const lengthLine = (deps: Deps, completed: Completed): Effect.Effect<string> =>
+  Effect.map(
+    deps.model.contextWindow,
+    (window) => lengthNotice(cutBy(completed.usage, window), deps.config.model.maxTokens)
+  )
 
 export const assistantMessage = (completed: Completed): Message => {
   const calls = completed.toolCalls

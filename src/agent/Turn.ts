@@ -7,11 +7,14 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import { GenerationError } from "../domain/Errors"
+import type { ImageInput } from "../domain/Images"
 import { type Message, type Session, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
-import { assistantMessage, callModel, finishNotice } from "./ModelCall"
+import { questionMessage } from "./Images"
+import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
+import { recoverOverflow } from "./Overflow"
 import { systemPromptOf } from "./SystemPrompt"
 import { runBuiltinCall, runMcpCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
@@ -39,7 +42,12 @@ type StopReason = Extract<TurnEvent, { _tag: "TurnFinished" }>["stopReason"]
  * The turn as a stream of events. It runs in a fiber of its own that the stream's scope
  * interrupts, so a consumer that stops pulling cancels the turn.
  */
-export const turn = (deps: Deps, conversation: Conversation, question: string): Stream.Stream<TurnEvent> =>
+export const turn = (
+  deps: Deps,
+  conversation: Conversation,
+  question: string,
+  images: ReadonlyArray<ImageInput> = []
+): Stream.Stream<TurnEvent> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const queue = yield* Queue.unbounded<TurnEvent>()
@@ -57,7 +65,7 @@ export const turn = (deps: Deps, conversation: Conversation, question: string): 
         return pulls.changes.pipe(Stream.takeUntil((count) => count >= wanted), Stream.runDrain)
       })
       yield* Effect.forkScoped(
-        runTurn(deps, conversation, question, emit, shown).pipe(
+        runTurn(deps, conversation, question, images, emit, shown).pipe(
           Effect.catchAllDefect((defect) =>
             Effect.zipRight(
               Effect.ignore(conversation.update(withoutProgress)),
@@ -83,10 +91,11 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   deps: Deps,
   conversation: Conversation,
   question: string,
+  images: ReadonlyArray<ImageInput>,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
-  const state = yield* prepareTurn(deps, conversation, question, emit, shown)
+  const state = yield* prepareTurn(deps, conversation, question, images, emit, shown)
   yield* saveProgress(state)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
@@ -119,6 +128,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
   conversation: Conversation,
   question: string,
+  images: ReadonlyArray<ImageInput>,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
@@ -146,7 +156,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     turnNumber: before.turns + 1,
     previous: before.messages,
     base: withSystem(before.messages, system),
-    added: [{ role: "user", content: question }],
+    added: [yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)],
     sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
     partial: yield* Ref.make("")
   }
@@ -155,13 +165,32 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
 
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
+  let compacted = false
+  // one model call; a request over the window compacts the history once and asks again
+  const call = (): Effect.Effect<Completed, GenerationError> =>
+    Effect.catchIf(
+      callModel(deps, state),
+      (error) => error.reason === "context-overflow",
+      (error) =>
+        Effect.gen(function*() {
+          // the history is compacted as it was before the question; the turn is saved again after
+          yield* Effect.ignore(
+            state.conversation.update((session) => ({ ...withoutProgress(session), messages: state.previous }))
+          )
+          yield* recoverOverflow(deps, state, error, compacted)
+          compacted = true
+          yield* saveProgress(state)
+          return yield* call()
+        })
+    )
   for (let step = 1; step <= deps.config.maxSteps; step++) {
-    const completed = yield* callModel(deps, state)
+    const completed = yield* call()
     const calls = completed.toolCalls
     state.added.push(assistantMessage(completed))
     yield* Ref.set(state.partial, "")
     if (calls.length === 0) {
-      const said = finishNotice(completed.finishReason, completed.content)
+      const cut = yield* lengthLine(deps, completed)
+      const said = finishNotice(completed.finishReason, completed.content, () => cut)
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
     }

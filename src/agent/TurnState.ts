@@ -17,9 +17,9 @@ export interface TurnState {
   /** The number this turn will have in the session; its file changes are recorded under it. */
   readonly turnNumber: number
   /** The history as it was before the question, given back if the turn fails. */
-  readonly previous: ReadonlyArray<Message>
-  /** What comes before this turn's messages: the system prompt, then the history. */
-  readonly base: ReadonlyArray<Message>
+  previous: ReadonlyArray<Message>
+  /** What comes before this turn's messages: the system prompt, then the history (compacted on an overflow). */
+  base: ReadonlyArray<Message>
   /** This turn's messages so far, the question first. */
   readonly added: Array<Message>
   /** When the question was sent (ISO), for the session's `inProgress` marker. */

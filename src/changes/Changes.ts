@@ -361,4 +361,4 @@ export const ChangesLayer = Layer.effect(
 )
 
 /** The changes of every session, over one store of checkpoints shared by the façade and the agent. */
-export const ChangesLive = ChangesLayer.pipe(Layer.provide(CheckpointsLive))
+export const ChangesLive = ChangesLayer.pipe(Layer.provideMerge(CheckpointsLive))

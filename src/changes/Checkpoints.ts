@@ -88,6 +88,17 @@ export const putBlob = (dir: string, bytes: Uint8Array, hash: string = hashOf(by
   return hash
 }
 
+/** The bytes of a blob on disk, when it is there whole (its content matches its name); else undefined. */
+export const readBlobSync = (cwd: string, hash: string): Buffer | undefined => {
+  if (!isBlobName(hash)) return undefined
+  try {
+    const bytes = fs.readFileSync(path.join(checkpointsDirOf(cwd), hash))
+    return hashOf(bytes) === hash ? bytes : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export interface CheckpointsShape {
   /**
    * Keeps `bytes` under their hash and returns it. `persist: false` (sessions off) keeps them in

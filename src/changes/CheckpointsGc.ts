@@ -13,6 +13,8 @@ export const blobsOf = (session: Session): Set<string> => {
     if (change.before !== null) names.add(change.before)
     if (change.after !== null) names.add(change.after)
   }
+  // the images sent with questions are blobs too
+  for (const message of session.messages) for (const image of message.images ?? []) names.add(image.blob)
   return names
 }
 

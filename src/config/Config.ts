@@ -81,6 +81,7 @@ const ModelConfig = Schema.Struct({
     description: "context window of the model, in tokens; by default what the server says it serves, else 32768"
   }),
   textToolCalls: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  vision: Schema.optional(Schema.Boolean),
   temperature: Schema.optional(
     Schema.Number.pipe(
       Schema.filter((n) => (n >= 0 && n <= 2) || `expected a number from 0 to 2, got ${n}`, {
@@ -192,6 +193,8 @@ export const keyDescriptions: Record<string, string> = {
     "Tokens the model can take; automatic compaction is measured against it. Unset: what the server says it serves (llama.cpp, vLLM, Ollama, LM Studio), else 32768. A server serving fewer tokens wins.",
   "model.textToolCalls":
     "Turn tool calls a model wrote as text (<tool_call>…</tool_call>, [TOOL_CALLS]…, a bare JSON call) into real calls.",
+  "model.vision":
+    "Whether the model can see images (@file.png, an editor's image blocks); unset: what the server says (llama.cpp /props, Ollama /api/show), else no.",
   "model.temperature": "Sampling temperature sent with each request (0 to 2); unset: the server's default.",
   "model.maxTokens": "Most tokens one answer may have (max_tokens); unset: the server's default.",
   "model.headers":

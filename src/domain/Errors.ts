@@ -13,7 +13,11 @@ export const GenerationReason = Schema.Literal(
   "watchdog",
   "malformed",
   "max-steps",
-  "too-large"
+  "too-large",
+  /** The request is larger than the server's context window (`exceed_context_size_error`). */
+  "context-overflow",
+  /** The answer was cut by `finish_reason: length` in the middle of a tool call. */
+  "output-limit"
 )
 export type GenerationReason = typeof GenerationReason.Type
 

@@ -15,6 +15,14 @@ export type ToolCall = typeof ToolCall.Type
  * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
  * stripped by `toWire` before a request.
  */
+/** An image the user attached to a question: its bytes are a checkpoint blob named by their sha-256. */
+export const ImageRef = Schema.Struct({
+  blob: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
+  mime: Schema.String,
+  name: Schema.String
+})
+export type ImageRef = typeof ImageRef.Type
+
 export const Message = Schema.Struct({
   role: Schema.Literal("system", "user", "assistant", "tool"),
   content: Schema.NullOr(Schema.String),
@@ -24,7 +32,9 @@ export const Message = Schema.Struct({
   summary: Schema.optional(Schema.Boolean),
   note: Schema.optional(Schema.Boolean),
   /** The model's reasoning before this assistant message; shown and replayed, never sent to the model. */
-  reasoning: Schema.optional(Schema.String)
+  reasoning: Schema.optional(Schema.String),
+  /** Images sent with a question (to a model that can see), kept as checkpoint blobs. */
+  images: Schema.optional(Schema.Array(ImageRef))
 })
 export type Message = typeof Message.Type
 
@@ -137,10 +147,15 @@ export const appendError = (
   return all.length > cap ? all.slice(all.length - cap) : all
 }
 
+/** A part of a message's content as the server receives it: text, or an image as a data URL. */
+export type WirePart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+
 /** The message as the server receives it: mm's own marks removed. */
 export interface WireMessage {
   readonly role: Message["role"]
-  readonly content: string | null
+  readonly content: string | null | ReadonlyArray<WirePart>
   readonly tool_calls?: ReadonlyArray<ToolCall>
   readonly tool_call_id?: string
 }

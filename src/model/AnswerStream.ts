@@ -15,7 +15,7 @@ import { GenerationError, rawText } from "../domain/Errors"
 import type { SecretRegistry, StreamRedactor } from "../lib/Secrets"
 import { Completion } from "./Completion"
 import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "./Failures"
-import type { ModelEvent } from "./ModelClient"
+import type { ModelEvent, Usage } from "./ModelClient"
 
 /** How an answer is read. */
 export interface Reading {
@@ -26,6 +26,8 @@ export interface Reading {
   readonly watchdogMs: number
   /** Run once the answer is whole (the client's own follow-up, after the `Completed` event). */
   readonly afterAnswer: Effect.Effect<void>
+  /** Words a tool call that `finish_reason: length` cut before its arguments were whole. */
+  readonly cutCall?: (tool: string, usage: Usage | undefined) => string
 }
 
 /**
@@ -85,7 +87,7 @@ export const wholeAnswer = (
   Stream.unwrap(
     Effect.map(readBody(response, reading.maxAnswerBytes, reading.watchdogMs), ({ text: body, whole }) => {
       if (!whole) return Stream.fail(tooLargeError(reading.maxAnswerBytes))
-      const completion = new Completion(reading.secrets.redact)
+      const completion = new Completion(reading.secrets.redact, reading.cutCall)
       const text = completion.absorb(body, "message")
       if (text instanceof GenerationError) return Stream.fail(text)
       if (!completion.finished && completion.content === "") {
@@ -181,7 +183,7 @@ export const streamedAnswer = (
 ): Stream.Stream<ModelEvent, GenerationError> =>
   Stream.suspend(() => {
     const streamed: Streamed = {
-      completion: new Completion(reading.secrets.redact),
+      completion: new Completion(reading.secrets.redact, reading.cutCall),
       redactor: reading.secrets.streamRedactor(),
       thoughtRedactor: reading.secrets.streamRedactor()
     }

@@ -5,6 +5,7 @@ import { squashed } from "../lib/OneLine"
 import { CHUNK_SHOWN_MAX, fail, serverMessage } from "./Failures"
 import type { ModelEvent, Usage } from "./ModelClient"
 import { ThinkSplitter } from "./Reasoning"
+import { cutCallLine } from "./StopReason"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -29,8 +30,15 @@ export class Completion {
   /** A server's index reused for another call, and the slot that call really has. */
   private readonly aliases = new Map<number, number>()
 
-  /** `redact` takes the known secrets out of the completed content and reasoning. */
-  constructor(private readonly redact: (text: string) => string = (text) => text) {}
+  /**
+   * `redact` takes the known secrets out of the completed content and reasoning; `cutCall`
+   * words a tool call whose arguments a `finish_reason: length` left incomplete.
+   */
+  constructor(
+    private readonly redact: (text: string) => string = (text) => text,
+    private readonly cutCall: (tool: string, usage: Usage | undefined) => string = (tool) =>
+      cutCallLine("output", tool, undefined)
+  ) {}
   private lastIndex = -1
   /** Ids given to calls the server sent without one: the same for the whole answer. */
   private readonly idBase = Math.random().toString(36).slice(2, 10)
@@ -193,6 +201,13 @@ export class Completion {
       try {
         JSON.parse(args)
       } catch (cause) {
+        if (this.finishReason === "length") {
+          return fail(
+            "output-limit",
+            this.cutCall(squashed(call.name, 40), this.usage),
+            `${rawText(cause)} in arguments of ${call.name} (finish_reason: length): ${args}`
+          )
+        }
         return fail(
           "malformed",
           `the model gave tool "${squashed(call.name, 40)}" arguments that are not JSON: ${

@@ -185,6 +185,64 @@ export interface HttpAnswer {
   readonly serverHeader: string | undefined
 }
 
+/** `4858` → `4,858`. */
+export const tokensFigure = (n: number): string => n.toLocaleString("en-US")
+
+/** A request over the server's window, as the server said it: the request's tokens (when said) and the window. */
+export interface Overflow {
+  readonly prompt: number | undefined
+  readonly window: number
+}
+
+const numberAfter = (text: string, field: string): number | undefined => {
+  const found = new RegExp(`"${field}"\\s*:\\s*(\\d+)`).exec(text)
+  return found === null ? undefined : Number(found[1])
+}
+
+/**
+ * The overflow an error body (or a failure's raw detail holding it) reports: llama.cpp's
+ * `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`, or the sentence of vLLM and
+ * OpenAI (`maximum context length is 4096 tokens … 4858 tokens`); undefined otherwise.
+ */
+export const contextOverflow = (text: string): Overflow | undefined => {
+  if (/exceed_context_size_error/.test(text)) {
+    const window = numberAfter(text, "n_ctx")
+    if (window !== undefined) return { prompt: numberAfter(text, "n_prompt_tokens"), window }
+  }
+  const sentence = /maximum context length is (\d+) tokens?\b[^\d]*(?:(\d+) (?:input )?tokens?)?/i.exec(text)
+  if (sentence !== null) {
+    return { prompt: sentence[2] === undefined ? undefined : Number(sentence[2]), window: Number(sentence[1]) }
+  }
+  return undefined
+}
+
+/** The one line for a request over the window. */
+export const overflowLine = (overflow: Overflow): string =>
+  overflow.prompt === undefined
+    ? `the request is larger than the server's window of ${tokensFigure(overflow.window)} tokens`
+    : `the request is ${tokensFigure(overflow.prompt)} tokens; the server's window is ${tokensFigure(overflow.window)}`
+
+/** A server that answered something other than the OpenAI protocol (a web page, plain text). */
+export const notOpenAiLine = (baseUrl: string, contentType: string): string =>
+  `${baseUrl} does not look like an OpenAI-compatible server (got ${
+    contentType.split(";")[0].trim() || "a body that is not JSON"
+  }) — check model.url (usually the API base, often ending in /v1)`
+
+/**
+ * Whether an answer is that of something other than an OpenAI-compatible server: a web page,
+ * or a success that is not JSON. (A refusal in plain text is a server's refusal all the same.)
+ */
+export const looksNotOpenAi = (status: number, contentType: string, body: string): boolean => {
+  if (/html/i.test(contentType) || /^\s*<(!doctype|html|head|body)\b/i.test(body)) return true
+  if (status >= 300 || /json|event-stream/i.test(contentType) || body.trim() === "") return false
+  try {
+    JSON.parse(body)
+    return false
+  } catch {
+    return true
+  }
+}
+
 /** An HTTP 4xx/5xx turned into one line, telling a missing model from other refusals. */
 export const httpError = (
   context: { readonly baseUrl: string; readonly model: string; readonly apiKeyEnv: string | undefined },
@@ -193,6 +251,8 @@ export const httpError = (
   const { baseUrl, model } = context
   const said = serverMessage(answer.body)
   const raw = `HTTP ${answer.status} from ${baseUrl}/chat/completions: ${answer.body}`
+  const overflow = answer.status === 400 || answer.status === 413 ? contextOverflow(answer.body) : undefined
+  if (overflow !== undefined) return fail("context-overflow", overflowLine(overflow), raw)
   const modelMissing = MODEL_MISSING.test(said) || MODEL_MISSING.test(answer.body)
   if (answer.status === 404 || modelMissing) {
     const ollama = looksLikeOllama(baseUrl, answer.serverHeader, answer.body)

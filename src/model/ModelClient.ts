@@ -35,6 +35,11 @@ export type ModelEvent =
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   /** The server was busy (or dropped the connection) before answering: mm waits, then asks again. */
   | { readonly _tag: "Retrying"; readonly text: string }
+  /**
+   * A line for the user about the server (said once); `textTools` when, from this answer on,
+   * the tools go to this server as text and tool calls come back written in the reply.
+   */
+  | { readonly _tag: "Notice"; readonly text: string; readonly textTools?: boolean }
   | {
     readonly _tag: "Completed"
     readonly content: string
@@ -60,6 +65,18 @@ export interface ModelClientShape {
    * background from start-up), else 32768.
    */
   readonly contextWindow: Effect.Effect<number>
+  /**
+   * The window as the banner shows it: `contextWindow` once the server's first answer about it
+   * has come (waited for a moment at most); undefined while the server is still loading.
+   */
+  readonly settledWindow: Effect.Effect<number | undefined>
+  /**
+   * Whether the model takes images, as the server has said so far (`/props` `modalities.vision`,
+   * Ollama `capabilities`), without waiting; undefined when it did not say.
+   */
+  readonly vision: Effect.Effect<boolean | undefined>
+  /** Whether the tools go to this server as text (its template cannot take them, or it refused them). */
+  readonly toolsAsText: Effect.Effect<boolean>
   /** The line about a context window smaller than it should be (with the fix): once, then undefined. */
   readonly takeWarning: Effect.Effect<string | undefined>
   readonly url: string

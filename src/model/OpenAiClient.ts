@@ -12,44 +12,47 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
-import { type AgentConfig, AppConfig, DEFAULT_CONTEXT_WINDOW } from "../config/Config"
+import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../config/Config"
 import { GenerationError, rawText } from "../domain/Errors"
 import { type SecretRegistry, Secrets } from "../lib/Secrets"
 import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "./AnswerStream"
+import { authorization, type Client, type Headers, makeLearned, type ModelSettings } from "./ClientState"
 import {
   afterAttempts,
+  contextOverflow,
+  fail,
   httpError,
   listedWithoutModel,
   looksLikeOllama,
+  looksNotOpenAi,
   maybeMissingModel,
+  notOpenAiLine,
   redactedError,
   streamCut,
   transportError,
-  unsetApiKey,
-  unsetHeaderVariables,
   watchdogError
 } from "./Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "./ModelClient"
-import { type Busy, busyIfReset, busyIfRetried, RetryTiming, type RetryTimingShape, withRetries } from "./Retry"
+import { type Busy, busyIfReset, busyIfRetried, RetryTiming, withRetries } from "./Retry"
+import { kindOf } from "./ServerProbe"
 import {
-  checkOf,
-  CONTEXT_PROBE_TIMEOUT_MS,
-  contextWarning,
-  kindOf,
-  modelIds,
-  type ModelList,
-  parseModelList,
-  probeContext,
-  probeOllamaLoaded,
-  type ServedContext,
-  type ServerCheck
-} from "./ServerProbe"
+  afterAnswer,
+  answeredAgain,
+  check,
+  learnOverflow,
+  models,
+  PROBE_TIMEOUT_MS,
+  probeServer,
+  settled,
+  takeTextToolsHint,
+  takeWarning
+} from "./ServerWatch"
+import { cutBy, cutCallLine } from "./StopReason"
+import { refusesTools, withTextTools } from "./TextToolMode"
 
-/** How long `probe` waits for any HTTP answer. */
-export const PROBE_TIMEOUT_MS = 1200
+export { PROBE_TIMEOUT_MS }
 
 /** The context window in force: the configured one, unless the server serves fewer tokens. */
 export const effectiveWindow = (configured: number | undefined, served: number | undefined): number =>
@@ -58,15 +61,6 @@ export const effectiveWindow = (configured: number | undefined, served: number |
     : served === undefined
     ? configured
     : Math.min(configured, served)
-
-type ModelSettings = AgentConfig["model"]
-
-/** `model.headers`, each `${NAME}` in a value read from the environment once, and kept secret. */
-interface Headers {
-  readonly extra: Readonly<Record<string, string>>
-  /** The variables named but not set, each with the header that wanted it. */
-  readonly missing: ReadonlyArray<string>
-}
 
 const resolveHeaders = (headers: ModelSettings["headers"], secrets: SecretRegistry): Headers => {
   const extra: Record<string, string> = {}
@@ -79,75 +73,15 @@ const resolveHeaders = (headers: ModelSettings["headers"], secrets: SecretRegist
   return { extra, missing }
 }
 
-/** What `GET {url}/models` said at start-up; `answered` is false when nothing answered in time. */
-interface Listing {
-  readonly answered: boolean
-  readonly list: ModelList | undefined
-}
-
-/** What the client learns while it runs. */
-interface Learned {
-  /** Dropped for good if the server refuses it (a few strict servers reject unknown fields). */
-  readonly askForUsage: Ref.Ref<boolean>
-  readonly listing: Deferred.Deferred<Listing>
-  readonly checked: Ref.Ref<ServerCheck | undefined>
-  readonly served: Ref.Ref<ServedContext | undefined>
-  /** The line about a too small context window, and whether it was handed out yet. */
-  readonly warning: Ref.Ref<string | undefined>
-  readonly warned: Ref.Ref<boolean>
-  /** Whether Ollama was asked again for the context once it had loaded the model. */
-  readonly askedAgain: Ref.Ref<boolean>
-}
-
-const makeLearned: Effect.Effect<Learned> = Effect.all({
-  askForUsage: Ref.make(true),
-  listing: Deferred.make<Listing>(),
-  checked: Ref.make<ServerCheck | undefined>(undefined),
-  served: Ref.make<ServedContext | undefined>(undefined),
-  warning: Ref.make<string | undefined>(undefined),
-  warned: Ref.make(false),
-  askedAgain: Ref.make(false)
-})
-
-/** Everything the client's parts share: its settings, ready to use, and what it has learned. */
-interface Client {
-  readonly http: HttpClient.HttpClient
-  readonly settings: ModelSettings
-  readonly baseUrl: string
-  readonly model: string
-  readonly apiKeyEnv: string | undefined
-  readonly completionsUrl: string
-  readonly headers: Headers
-  /** The program's secrets: the key and header values are registered there, and all that leaves is redacted. */
-  readonly secrets: SecretRegistry
-  readonly watchdogSeconds: number
-  readonly watchdogMs: number
-  readonly timing: RetryTimingShape
-  readonly learned: Learned
-  /** The layer's scope: the background probes run in it. */
-  readonly scope: Scope.Scope
-}
-
 // ---------------------------------------------------------------------------------------
 // The request
 
-/** The `authorization` header's value, or the failure of a variable that is not set. */
-const authorization = (c: Client): string | undefined | GenerationError => {
-  if (c.headers.missing.length > 0) return unsetHeaderVariables(c.headers.missing)
-  if (c.apiKeyEnv === undefined) return undefined
-  const key = process.env[c.apiKeyEnv]?.trim()
-  if (key === undefined || key === "") return unsetApiKey(c.apiKeyEnv)
-  return `Bearer ${key}`
-}
-
-/** The headers of the questions about the server: the extra ones, and the key when there is one. */
-const probeHeaders = (c: Client): Readonly<Record<string, string>> => {
-  const auth = authorization(c)
-  return typeof auth === "string" ? { ...c.headers.extra, authorization: auth } : c.headers.extra
-}
-
-const requestBody = (settings: ModelSettings, request: ChatRequest, withUsage: boolean): string => {
+/** The body; with `asText`, the tools described in the system prompt rather than sent as `tools`. */
+const requestBody = (settings: ModelSettings, asked: ChatRequest, withUsage: boolean, asText: boolean): string => {
   const { temperature, maxTokens, extraBody } = settings
+  const request = asText && asked.tools.length > 0
+    ? { ...asked, messages: withTextTools(asked.messages, asked.tools), tools: [] }
+    : asked
   return JSON.stringify({
     ...extraBody,
     model: request.model ?? settings.name,
@@ -171,12 +105,13 @@ const chatRequest = (
   c: Client,
   request: ChatRequest,
   withUsage: boolean,
-  auth: string | undefined
+  auth: string | undefined,
+  asText: boolean
 ): HttpClientRequest.HttpClientRequest => {
   const httpRequest = HttpClientRequest.post(c.completionsUrl).pipe(
     HttpClientRequest.setHeaders(c.headers.extra),
     HttpClientRequest.setHeader("accept", "text/event-stream"),
-    HttpClientRequest.bodyText(requestBody(c.settings, request, withUsage), "application/json")
+    HttpClientRequest.bodyText(requestBody(c.settings, request, withUsage, asText), "application/json")
   )
   return auth === undefined ? httpRequest : HttpClientRequest.setHeader(httpRequest, "authorization", auth)
 }
@@ -195,7 +130,11 @@ const send = (
     Effect.timeoutFail({ duration: c.watchdogMs, onTimeout: () => watchdogError(c.watchdogSeconds) }),
     Effect.catchIf(
       (error): error is HttpClientError.RequestError => error._tag === "RequestError",
-      (error) => Effect.fail(busyIfReset(transportError(c.baseUrl, error), error.cause))
+      (error) =>
+        Effect.zipRight(
+          Ref.set(c.learned.lost, true),
+          Effect.fail(busyIfReset(transportError(c.baseUrl, error), error.cause))
+        )
     ),
     Effect.catchIf(
       (error): error is HttpClientError.ResponseError => error._tag === "ResponseError",
@@ -203,7 +142,10 @@ const send = (
     )
   )
 
-/** The request sent and answered with a success; a refusal of `stream_options` is asked again without it. */
+/**
+ * The request sent and answered with a success. A refusal of `stream_options` is asked again
+ * without it; a refusal of `tools` (llama-server without `--jinja`), with the tools as text.
+ */
 const open = (
   c: Client,
   request: ChatRequest,
@@ -211,13 +153,28 @@ const open = (
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
   Effect.gen(function*() {
     const withUsage = yield* Ref.get(c.learned.askForUsage)
-    const response = yield* send(c, chatRequest(c, request, withUsage, auth))
-    if (response.status < 300) return response
+    const asText = (yield* Ref.get(c.learned.textTools)) !== undefined
+    const response = yield* send(c, chatRequest(c, request, withUsage, auth, asText))
+    const type = headerOf(response, "content-type") ?? ""
+    if (response.status < 300 && !/html/i.test(type)) {
+      yield* answeredAgain(c)
+      return response
+    }
     const body = yield* errorBody(response, c.watchdogMs)
+    if (looksNotOpenAi(response.status, type, body) && response.status !== 502 && response.status !== 503) {
+      return yield* Effect.fail(fail("http", notOpenAiLine(c.baseUrl, type), `HTTP ${response.status}: ${body}`))
+    }
     if (withUsage && (response.status === 400 || response.status === 422) && /stream_options/.test(body)) {
       yield* Ref.set(c.learned.askForUsage, false)
       return yield* open(c, request, auth)
     }
+    if (!asText && request.tools.length > 0 && refusesTools(response.status, body)) {
+      yield* Ref.set(c.learned.textTools, "jinja")
+      return yield* open(c, request, auth)
+    }
+    const overflow = contextOverflow(body)
+    if (overflow !== undefined) yield* learnOverflow(c, overflow)
+    if (response.status === 503) yield* Ref.set(c.learned.lost, true)
     const error = httpError(c, { status: response.status, body, serverHeader: headerOf(response, "server") })
     return yield* Effect.fail(busyIfRetried(error, response.status, () => headerOf(response, "retry-after")))
   })
@@ -225,19 +182,36 @@ const open = (
 /** The answer's events: SSE, or one JSON body from a server that ignored `stream: true`. */
 const answer = (
   c: Client,
-  response: HttpClientResponse.HttpClientResponse
+  response: HttpClientResponse.HttpClientResponse,
+  window: number
 ): Stream.Stream<ModelEvent, GenerationError> => {
   const reading: Reading = {
     maxAnswerBytes: c.settings.maxAnswerBytes,
     secrets: c.secrets,
     watchdogSeconds: c.watchdogSeconds,
     watchdogMs: c.watchdogMs,
-    afterAnswer: afterAnswer(c)
+    afterAnswer: afterAnswer(c),
+    cutCall: (tool, usage) => cutCallLine(cutBy(usage, window), tool, c.settings.maxTokens)
   }
   return (headerOf(response, "content-type") ?? "").includes("application/json")
     ? wholeAnswer(response, reading)
     : streamedAnswer(response, reading)
 }
+
+/** The window in force now: the configured one, unless the server serves fewer tokens. */
+const windowNow = (c: Client): Effect.Effect<number> =>
+  Effect.map(Ref.get(c.learned.served), (served) => effectiveWindow(c.settings.contextWindow, served?.tokens))
+
+/** The answer, after the notice that the tools now go as text when it is news. */
+const answerWithHint = (
+  c: Client,
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<Stream.Stream<ModelEvent, GenerationError>> =>
+  Effect.map(
+    Effect.zip(takeTextToolsHint(c), windowNow(c)),
+    ([hint, window]) =>
+      hint === undefined ? answer(c, response, window) : Stream.concat(Stream.make(hint), answer(c, response, window))
+  )
 
 /** `ModelClient.stream`: the request opened (asked again while the server is busy), then its answer. */
 const opening = (c: Client) =>
@@ -245,8 +219,11 @@ const opening = (c: Client) =>
     function*(request: ChatRequest) {
       const auth = authorization(c)
       if (auth instanceof GenerationError) return yield* Effect.fail(auth)
+      // the first request waits a moment for what the server said of its template: tools it
+      // would drop silently go as text from the start
+      if (request.tools.length > 0) yield* settled(c)
       return withRetries(
-        Effect.map(open(c, request, auth), (response) => answer(c, response)),
+        Effect.flatMap(open(c, request, auth), (response) => answerWithHint(c, response)),
         c.timing,
         (error, attempt, earlier) =>
           Effect.map(explainMissingModel(c, error), (explained) => afterAttempts(explained, attempt, earlier))
@@ -270,107 +247,21 @@ const explainMissingModel = (c: Client, error: GenerationError): Effect.Effect<G
       })
     )
 
-// ---------------------------------------------------------------------------------------
-// What the server says about itself
-
-/** What the server serves is known: the window, and the warning when it is too small. */
-const learn = (c: Client, found: ServedContext): Effect.Effect<void> =>
-  Effect.zipRight(
-    Ref.set(c.learned.served, found),
-    Ref.set(c.learned.warning, contextWarning(found, c.model, c.settings.contextWindow))
-  )
-
-/** `GET {url}/models` at start-up: for the banner, for a missing model's failure, and vLLM's window. */
-const listModels = (c: Client): Effect.Effect<void> =>
-  HttpClient.withScope(c.http)
-    .execute(HttpClientRequest.setHeaders(HttpClientRequest.get(`${c.baseUrl}/models`), probeHeaders(c)))
-    .pipe(
-      Effect.flatMap((response) =>
-        Effect.map(response.status === 200 ? response.text : Effect.succeed(""), (text): Listing => {
-          let body: unknown
-          try {
-            body = JSON.parse(text)
-          } catch {
-            body = undefined
-          }
-          return { answered: true, list: parseModelList(body, c.model) }
-        })
-      ),
-      Effect.scoped,
-      Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
-      Effect.orElseSucceed((): Listing => ({ answered: false, list: undefined })),
-      Effect.tap((found) =>
-        Effect.gen(function*() {
-          yield* Ref.set(c.learned.checked, found.answered ? checkOf(c.baseUrl, c.model, found.list) : undefined)
-          // vLLM says it in the list itself: known as soon as the banner is
-          const maxModelLen = found.list?.maxModelLen
-          if (maxModelLen !== undefined) {
-            yield* learn(c, { kind: "vllm", tokens: maxModelLen, askAgainAfterAnswer: false })
-          }
-        })
-      ),
-      Effect.flatMap((found) => Deferred.succeed(c.learned.listing, found))
-    )
-
 /**
- * What the server says about itself, asked once from start-up in the background: its
- * model list (for the banner), then the context window it really serves.
+ * An answer whose usage is beyond the window in force: the server serves more than mm knows
+ * (it was restarted larger, or answered for another slot), so what it serves is asked again.
  */
-const probeServer = (c: Client): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    yield* listModels(c)
-    const { answered, list } = yield* Deferred.await(c.learned.listing)
-    if (!answered) return
-    yield* learn(c, yield* probeContext(c.http, { baseUrl: c.baseUrl, model: c.model, list, headers: probeHeaders(c) }))
-  })
-
-/** Ollama had not loaded the model at start-up: once it has answered, `/api/ps` knows the context. */
-const afterAnswer = (c: Client): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const served = yield* Ref.get(c.learned.served)
-    if (served?.askAgainAfterAnswer !== true || (yield* Ref.getAndSet(c.learned.askedAgain, true))) return
-    const kind = served.kind
-    yield* Effect.forkIn(
-      Effect.flatMap(
-        probeOllamaLoaded(c.http, { baseUrl: c.baseUrl, model: c.model, headers: probeHeaders(c) }),
-        (tokens) => tokens === undefined ? Effect.void : learn(c, { kind, tokens, askAgainAfterAnswer: false })
-      ),
-      c.scope
+const usageBeyond = (c: Client) => (event: ModelEvent): Effect.Effect<void> =>
+  event._tag !== "Completed" || event.usage === undefined
+    ? Effect.void
+    : Effect.flatMap(
+      windowNow(c),
+      (window) =>
+        event.usage !== undefined && event.usage.promptTokens + event.usage.completionTokens > window &&
+          c.settings.contextWindow === undefined
+          ? Effect.zipRight(Ref.set(c.learned.lost, true), answeredAgain(c))
+          : Effect.void
     )
-  })
-
-const notAnswering = (): ServerCheck => ({ answering: false, models: undefined, missing: false })
-
-/** `ModelClient.check`: what the start-up listing said, waited for a moment at most. */
-const check = (c: Client): Effect.Effect<ServerCheck> =>
-  Deferred.await(c.learned.listing).pipe(
-    Effect.map(({ answered, list }): ServerCheck => answered ? checkOf(c.baseUrl, c.model, list) : notAnswering()),
-    Effect.timeout(PROBE_TIMEOUT_MS),
-    Effect.orElseSucceed(notAnswering),
-    Effect.withSpan("ModelClient.probe", { captureStackTrace: false })
-  )
-
-/** `ModelClient.models`: the server's list, asked now. */
-const models = (c: Client): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.suspend(() => {
-    const request = HttpClientRequest.setHeaders(HttpClientRequest.get(`${c.baseUrl}/models`), probeHeaders(c))
-    return HttpClient.withScope(c.http).execute(request).pipe(
-      Effect.flatMap((response) => (response.status < 300 ? response.json : Effect.succeed(undefined))),
-      Effect.scoped
-    )
-  }).pipe(
-    Effect.map(modelIds),
-    Effect.timeout(PROBE_TIMEOUT_MS * 2),
-    Effect.catchAllCause(() => Effect.succeed<ReadonlyArray<string>>([])),
-    Effect.withSpan("ModelClient.models", { captureStackTrace: false })
-  )
-
-/** `ModelClient.takeWarning`: the warning, handed out once. */
-const takeWarning = (c: Client): Effect.Effect<string | undefined> =>
-  Effect.flatMap(Ref.get(c.learned.warning), (warning) =>
-    warning === undefined
-      ? Effect.succeed(undefined)
-      : Ref.modify(c.learned.warned, (warned) => [warned ? undefined : warning, true]))
 
 /** What leaves the client holds no known secret: its failures and its notices are redacted. */
 const redactedStream = (
@@ -378,7 +269,9 @@ const redactedStream = (
   events: Stream.Stream<ModelEvent, GenerationError>
 ): Stream.Stream<ModelEvent, GenerationError> =>
   events.pipe(
-    Stream.map((event) => (event._tag === "Retrying" ? { ...event, text: secrets.redact(event.text) } : event)),
+    Stream.map((event) =>
+      event._tag === "Retrying" || event._tag === "Notice" ? { ...event, text: secrets.redact(event.text) } : event
+    ),
     Stream.mapError(redactedError(secrets.redact))
   )
 
@@ -412,14 +305,20 @@ export const make = Effect.gen(function*() {
   const stream = opening(c)
   const checked = check(c)
   return ModelClient.of({
-    stream: (request) => redactedStream(secrets, Stream.unwrap(stream(request))),
-    probe: Effect.map(checked, (found) => found.answering),
+    stream: (request) => redactedStream(secrets, Stream.unwrap(stream(request)).pipe(Stream.tap(usageBeyond(c)))),
+    probe: Effect.map(checked, (found) => found.answering || found.reached === true),
     models: models(c),
     check: checked,
-    contextWindow: Effect.map(
-      Ref.get(c.learned.served),
-      (served) => effectiveWindow(settings.contextWindow, served?.tokens)
+    contextWindow: windowNow(c),
+    settledWindow: Effect.zipRight(
+      settled(c),
+      Effect.flatMap(
+        Ref.get(c.learned.checked),
+        (checked) => checked?.loading === true ? Effect.succeed(undefined) : windowNow(c)
+      )
     ),
+    vision: Effect.map(Ref.get(c.learned.served), (served) => served?.vision),
+    toolsAsText: Effect.map(Ref.get(c.learned.textTools), (why) => why !== undefined),
     takeWarning: takeWarning(c),
     url: baseUrl,
     model: c.model

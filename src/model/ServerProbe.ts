@@ -21,7 +21,14 @@ export interface ModelList {
 
 /** What the banner says about the server. */
 export interface ServerCheck {
+  /** A model list came back (the one sign, before a completion, that an OpenAI-compatible server is there). */
   readonly answering: boolean
+  /** Something answered over HTTP, though not with a model list. */
+  readonly reached?: boolean
+  /** The server answered `503` (llama-server loading its model): asked again in the background. */
+  readonly loading?: boolean
+  /** The line for a server that is not OpenAI-compatible (it answered HTML or other non-JSON). */
+  readonly notOpenAi?: string
   /** The model ids listed by `GET {url}/models`; undefined when it did not list any. */
   readonly models: ReadonlyArray<string> | undefined
   /** The list is known and lacks `model.name` (never said of llama.cpp, which serves its one model under any name). */
@@ -35,6 +42,16 @@ export interface ServedContext {
   readonly tokens: number | undefined
   /** Ollama had not loaded the model yet: ask again once it has answered. */
   readonly askAgainAfterAnswer: boolean
+  /** The server's chat template cannot take tools (llama.cpp `chat_template_caps`, Ollama `capabilities`). */
+  readonly noToolTemplate?: boolean
+  /** The model takes images (llama.cpp `modalities.vision`, Ollama `capabilities: ["vision"]`). */
+  readonly vision?: boolean
+}
+
+/** What a server's capabilities say, where it says them. */
+export interface Capabilities {
+  readonly noToolTemplate?: boolean
+  readonly vision?: boolean
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -150,6 +167,24 @@ export const llamaCppContext = (body: unknown): number | undefined => {
   return (isRecord(settings) ? positive(settings.n_ctx) : undefined) ?? positive(body.n_ctx)
 }
 
+/** llama.cpp `GET /props`: `chat_template_caps.supports_tools` and `modalities.vision`, where it says them. */
+export const llamaCppCapabilities = (body: unknown): Capabilities => {
+  if (!isRecord(body)) return {}
+  const caps = body.chat_template_caps
+  const modalities = body.modalities
+  return {
+    ...(isRecord(caps) && caps.supports_tools === false ? { noToolTemplate: true } : {}),
+    ...(isRecord(modalities) && typeof modalities.vision === "boolean" ? { vision: modalities.vision } : {})
+  }
+}
+
+/** Ollama `POST /api/show`: `capabilities` (`completion`, `tools`, `vision`…), where it lists them. */
+export const ollamaCapabilities = (body: unknown): Capabilities => {
+  if (!isRecord(body) || !Array.isArray(body.capabilities)) return {}
+  const caps = new Set(body.capabilities.filter((c): c is string => typeof c === "string"))
+  return { ...(caps.has("tools") ? {} : { noToolTemplate: true }), vision: caps.has("vision") }
+}
+
 /** Ollama `GET /api/ps`: the context the model was loaded with, when it is loaded. */
 export const ollamaRunningContext = (body: unknown, model: string): number | undefined => {
   if (!isRecord(body) || !Array.isArray(body.models)) return undefined
@@ -253,9 +288,15 @@ const askerOf = (client: HttpClient.HttpClient, headers: Readonly<Record<string,
 /** The server's root: its API base without the `/v1`. */
 const rootOf = (baseUrl: string): string => baseUrl.replace(/\/v1$/, "")
 
-/** llama.cpp's window, from `GET /props`. */
-const llamaCppWindow = (ask: Ask, root: string): Effect.Effect<number | undefined> =>
-  Effect.map(ask(HttpClientRequest.get(`${root}/props`)), llamaCppContext)
+/** llama.cpp's window and template capabilities, from `GET /props`. */
+const llamaCppWindow = (
+  ask: Ask,
+  root: string
+): Effect.Effect<Capabilities & { readonly tokens: number | undefined }> =>
+  Effect.map(ask(HttpClientRequest.get(`${root}/props`)), (body) => ({
+    tokens: llamaCppContext(body),
+    ...llamaCppCapabilities(body)
+  }))
 
 /**
  * Ollama's window: the loaded model's, else the `num_ctx` it was made with (within its trained
@@ -265,27 +306,27 @@ const ollamaWindow = (
   ask: Ask,
   root: string,
   model: string
-): Effect.Effect<{ readonly tokens: number | undefined; readonly answered: boolean }> =>
+): Effect.Effect<Capabilities & { readonly tokens: number | undefined; readonly answered: boolean }> =>
   Effect.gen(function*() {
-    const [running, shown] = yield* Effect.all(
+    const [running, shownBody] = yield* Effect.all(
       [
         Effect.map(ask(HttpClientRequest.get(`${root}/api/ps`)), (body) => ollamaRunningContext(body, model)),
-        Effect.map(
-          ask(HttpClientRequest.post(`${root}/api/show`).pipe(HttpClientRequest.bodyUnsafeJson({ model }))),
-          ollamaShownContext
-        )
+        ask(HttpClientRequest.post(`${root}/api/show`).pipe(HttpClientRequest.bodyUnsafeJson({ model })))
       ],
       { concurrency: "unbounded" }
     )
-    if (running !== undefined) return { tokens: running, answered: true }
+    const shown = ollamaShownContext(shownBody)
+    const caps = ollamaCapabilities(shownBody)
+    if (running !== undefined) return { tokens: running, answered: true, ...caps }
     if (shown.numCtx !== undefined) {
       return {
         tokens: shown.trained !== undefined ? Math.min(shown.numCtx, shown.trained) : shown.numCtx,
-        answered: true
+        answered: true,
+        ...caps
       }
     }
     // not loaded, and no num_ctx of its own: the server's default applies, known once it has loaded the model
-    return { tokens: undefined, answered: shown.trained !== undefined }
+    return { tokens: undefined, answered: shown.trained !== undefined, ...caps }
   })
 
 /** LM Studio's window: its v0 API's, else its v1 API's (0.4+). */
@@ -305,9 +346,10 @@ const anyServerWindow = (ask: Ask, root: string, model: string): Effect.Effect<S
       concurrency: "unbounded"
     }),
     ([fromProps, fromOllama, fromLmStudio]): ServedContext => {
-      if (fromProps !== undefined) return { kind: "llama.cpp", tokens: fromProps, askAgainAfterAnswer: false }
+      if (fromProps.tokens !== undefined) return { kind: "llama.cpp", ...fromProps, askAgainAfterAnswer: false }
       if (fromOllama.answered) {
-        return { kind: "ollama", tokens: fromOllama.tokens, askAgainAfterAnswer: fromOllama.tokens === undefined }
+        const { answered: _, ...said } = fromOllama
+        return { kind: "ollama", ...said, askAgainAfterAnswer: fromOllama.tokens === undefined }
       }
       if (fromLmStudio !== undefined) return { kind: "lmstudio", tokens: fromLmStudio, askAgainAfterAnswer: false }
       return { kind: "unknown", tokens: undefined, askAgainAfterAnswer: false }
@@ -337,13 +379,13 @@ export const probeContext = (
     case "openai":
       return Effect.succeed({ kind, tokens: undefined, askAgainAfterAnswer: false })
     case "llama.cpp":
-      return Effect.map(llamaCppWindow(ask, root), (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
+      return Effect.map(llamaCppWindow(ask, root), (said) => ({ kind, ...said, askAgainAfterAnswer: false }))
     case "lmstudio":
       return Effect.map(lmStudioWindow(ask, root, model), (tokens) => ({ kind, tokens, askAgainAfterAnswer: false }))
     case "ollama":
       return Effect.map(
         ollamaWindow(ask, root, model),
-        ({ tokens }) => ({ kind, tokens, askAgainAfterAnswer: tokens === undefined })
+        ({ answered: _, ...said }) => ({ kind, ...said, askAgainAfterAnswer: said.tokens === undefined })
       )
     case "unknown":
       return anyServerWindow(ask, root, model)

@@ -1,6 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { IMAGE_MAX_BYTES, type ImageInput, imageMimeOf } from "../domain/Images"
+
 /** A file larger than this is not attached: the model is better served by read_file's ranges. */
 export const ATTACH_MAX_BYTES = 256 * 1024
 
@@ -9,7 +11,13 @@ const mentions = (question: string): Array<string> =>
   [...question.matchAll(/(?:^|\s)@(\S+)/g)].map((match) => match[1].replace(/[.,;:!?)]+$/, ""))
 
 export type Attached =
-  | { readonly _tag: "Ready"; readonly text: string; readonly files: ReadonlyArray<string> }
+  | {
+    readonly _tag: "Ready"
+    readonly text: string
+    readonly files: ReadonlyArray<string>
+    /** `@shot.png` (and jpg, gif, webp): sent as images, not as text. */
+    readonly images: ReadonlyArray<ImageInput>
+  }
   | { readonly _tag: "Problem"; readonly line: string }
 
 /**
@@ -18,20 +26,23 @@ export type Attached =
  */
 export const attachFiles = (cwd: string, question: string): Attached => {
   const files = [...new Set(mentions(question))]
-  if (files.length === 0) return { _tag: "Ready", text: question, files: [] }
+  if (files.length === 0) return { _tag: "Ready", text: question, files: [], images: [] }
   const parts: Array<string> = []
+  const images: Array<ImageInput> = []
   for (const file of files) {
     const full = path.resolve(cwd, file)
+    const mime = imageMimeOf(file)
+    const max = mime === undefined ? ATTACH_MAX_BYTES : IMAGE_MAX_BYTES
     let bytes: Buffer
     try {
       const stat = fs.statSync(full)
       if (stat.isDirectory()) {
         return { _tag: "Problem", line: `@${file} is a directory; name a file (nothing was sent)` }
       }
-      if (stat.size > ATTACH_MAX_BYTES) {
+      if (stat.size > max) {
         return {
           _tag: "Problem",
-          line: `@${file} is ${stat.size} bytes, more than ${ATTACH_MAX_BYTES} can be attached (nothing was sent)`
+          line: `@${file} is ${stat.size} bytes, more than ${max} can be attached (nothing was sent)`
         }
       }
       bytes = fs.readFileSync(full)
@@ -44,10 +55,19 @@ export const attachFiles = (cwd: string, question: string): Attached => {
         : "cannot read it"
       return { _tag: "Problem", line: `@${file}: ${why} (nothing was sent)` }
     }
+    if (mime !== undefined) {
+      images.push({ name: file, mime, bytes })
+      continue
+    }
     if (bytes.includes(0)) return { _tag: "Problem", line: `@${file} is not a text file (nothing was sent)` }
     parts.push(`<file path="${file}">\n${bytes.toString("utf8")}${bytes.at(-1) === 10 ? "" : "\n"}</file>`)
   }
-  return { _tag: "Ready", text: `${question}\n\n${parts.join("\n\n")}`, files }
+  return {
+    _tag: "Ready",
+    text: parts.length === 0 ? question : `${question}\n\n${parts.join("\n\n")}`,
+    files,
+    images
+  }
 }
 
 export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"

@@ -28,7 +28,8 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
       const content = message.content ?? ""
       // a `!command` line is drawn as typed
       const shell = content.startsWith(SHELL_CONTEXT_HEAD) ? /\n\$ (.*)/.exec(content)?.[1] : undefined
-      exchanges.push({ question: shell === undefined ? content : `!${shell}`, answer: [], tools: [] })
+      const images = (message.images ?? []).map((image) => ` [image ${image.name}]`).join("")
+      exchanges.push({ question: shell === undefined ? content + images : `!${shell}`, answer: [], tools: [] })
       continue
     }
     const current = exchanges.at(-1)

@@ -16,6 +16,7 @@ import { findInstructionFiles } from "../agent/Instructions"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
+import type { ImageInput } from "../domain/Images"
 import type { ChosenStart } from "../domain/StartOn"
 import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
@@ -62,8 +63,9 @@ export const runTerminal = <E, R>(
     const model = yield* ModelClient
     const { info, style } = yield* TerminalIO
 
-    const [server, conversation, listing] = yield* Effect.all(
-      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd)],
+    // the banner waits a moment for what the server says of its window, not longer
+    const [server, conversation, listing, window] = yield* Effect.all(
+      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd), model.settledWindow],
       { concurrency: "unbounded" }
     )
     const earlier = earlierCount(listing, "")
@@ -80,14 +82,22 @@ export const runTerminal = <E, R>(
         style,
         tips,
         missingFrom: server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined,
-        contextWindow: yield* model.contextWindow,
+        contextWindow: window,
         modelNames,
         instructions: findInstructionFiles(loaded.config.instructions, cwd, os.homedir()).map((file) =>
           sanitize(file.shown)
-        )
+        ),
+        serverState: server.loading === true
+          ? "loading"
+          : server.notOpenAi !== undefined
+          ? "not-openai"
+          : server.reached === true
+          ? "reached"
+          : undefined
       })
     )
     info.line(sandboxLine(yield* (yield* Sandbox).state))
+    if (server.notOpenAi !== undefined) info.line(style.yellow(sanitize(server.notOpenAi)))
     const warning = yield* model.takeWarning
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* McpServers
@@ -245,7 +255,7 @@ const handleLine = (terminal: Conversing, line: string) =>
   })
 
 /** One turn of the agent, drawn as it streams, until it ends or the user cancels it. */
-const ask = (terminal: Conversing, question: string) =>
+const ask = (terminal: Conversing, question: string, images: ReadonlyArray<ImageInput> = []) =>
   Effect.gen(function*() {
     const { agent, answers, conversation, input, print, progress, view } = terminal
     view.begin()
@@ -255,7 +265,10 @@ const ask = (terminal: Conversing, question: string) =>
       answers.flush()
     })
     answers.preload()
-    const stream = agent.turn(conversation, question).pipe(Stream.runForEach(view.render), Effect.ensuring(finish))
+    const stream = agent.turn(conversation, question, images).pipe(
+      Stream.runForEach(view.render),
+      Effect.ensuring(finish)
+    )
     const outcome = yield* terminal.cancellable(stream).pipe(Effect.ensuring(Effect.sync(view.end)))
     // on a terminal, a blank line before the next prompt: one turn is told from the next
     if (input.interactive && process.stdout.isTTY === true) {
@@ -271,7 +284,7 @@ const question = (terminal: Conversing, line: string) =>
     const attached = attachFiles(terminal.cwd, line)
     if (attached._tag === "Problem") return terminal.notice(attached.line)
     if (attached.files.length > 0) terminal.info.line(terminal.style.dim(`attached ${attached.files.join(", ")}`))
-    yield* ask(terminal, attached.text)
+    yield* ask(terminal, attached.text, attached.images)
   })
 
 /** `!command`: run in the project, shown, and kept in the conversation as context for the next question. */

@@ -35,15 +35,35 @@ export const sessionsLine = (status: SaveStatus, earlier: number): string => {
   }
 }
 
-/** `(answering)`, `(not answering)`, or the models there are when the configured one is not among them. */
+/** How the server stands when it did not list its models: loading, not OpenAI-compatible, or answering otherwise. */
+export type ServerState = "loading" | "not-openai" | "reached" | undefined
+
+const unlisted = (state: ServerState): string => {
+  switch (state) {
+    case "loading":
+      return "(loading its model)"
+    case "not-openai":
+      return "(not an OpenAI-compatible server)"
+    case "reached":
+      return "(reachable, but listed no models)"
+    default:
+      return "(not answering)"
+  }
+}
+
+/**
+ * `(answering)` — only when a model list came back — or how the server stands otherwise, or
+ * the models there are when the configured one is not among them.
+ */
 export const answeringPart = (
   model: string,
   answering: boolean,
   missingFrom: ReadonlyArray<string> | undefined,
   style: Style,
-  names: (models: ReadonlyArray<string>) => string = (models) => models.join(", ")
+  names: (models: ReadonlyArray<string>) => string = (models) => models.join(", "),
+  state: ServerState = undefined
 ): string => {
-  if (!answering) return style.yellow("(not answering)")
+  if (!answering) return style.yellow(unlisted(state))
   if (missingFrom === undefined) return "(answering)"
   return style.yellow(`(answering, but has no model ${model} — available: ${names(missingFrom)})`)
 }
@@ -65,12 +85,21 @@ export const banner = (input: {
   readonly modelNames?: (models: ReadonlyArray<string>) => string
   /** The instruction files read (as `findInstructionFiles` names them). */
   readonly instructions?: ReadonlyArray<string>
+  /** How the server stands when it listed no models. */
+  readonly serverState?: ServerState
 }): string =>
   [
     `${
       input.style.bold(`mm ${input.version}`)
     } · model ${input.loaded.config.model.name} at ${input.loaded.config.model.url} ` +
-    answeringPart(input.loaded.config.model.name, input.answering, input.missingFrom, input.style, input.modelNames) +
+    answeringPart(
+      input.loaded.config.model.name,
+      input.answering,
+      input.missingFrom,
+      input.style,
+      input.modelNames,
+      input.serverState
+    ) +
     (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
     sessionsLine(input.status, input.earlier),

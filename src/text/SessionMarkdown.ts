@@ -62,7 +62,13 @@ const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
           break
         }
         turn++
-        parts.push(`## ${turn}. Question\n\n${quoted(message.content ?? "")}`)
+        parts.push(
+          `## ${turn}. Question\n\n${quoted(message.content ?? "")}${
+            (message.images ?? []).map((image) => `\n\n*(image: ${image.name}, blob ${image.blob.slice(0, 12)})*`).join(
+              ""
+            )
+          }`
+        )
         break
       case "assistant": {
         if (message.summary === true) {

@@ -292,7 +292,11 @@ describe("the turn loop", () => {
       server.push({ text: "half an ans", finishReason: "length" })
       const cut = yield* runTurn(conversation, "long answer please")
       expect(cut.filter((e) => e._tag === "Notice")).toEqual([
-        { _tag: "Notice", text: "the answer was cut at the model's output limit (finish_reason: length)" }
+        {
+          _tag: "Notice",
+          text:
+            "the answer was cut at the model's output limit (finish_reason: length) — set model.maxTokens higher (the server's own output limit applies now)"
+        }
       ])
       server.push({ text: "" })
       const empty = yield* runTurn(conversation, "say nothing")
@@ -302,6 +306,22 @@ describe("the turn loop", () => {
       }])
       expect(empty.at(-1)?._tag).toBe("TurnFinished")
     }).pipe(Effect.provide(layer())))
+
+  it.live("an answer cut because the window filled up is told apart from the output limit", () =>
+    Effect.gen(function*() {
+      const conversation = yield* open(tempDir("mm-agent-"))
+      server.push({
+        text: "the files are",
+        finishReason: "length",
+        usage: { prompt_tokens: 990, completion_tokens: 10 }
+      })
+      const cut = yield* runTurn(conversation, "list them")
+      expect(cut.filter((e) => e._tag === "Notice")).toEqual([{
+        _tag: "Notice",
+        text:
+          "the answer was cut because the context window filled up (finish_reason: length) — /compact, or start the server with a larger context window"
+      }])
+    }).pipe(Effect.provide(layer({ model: { contextWindow: 1000 } }))))
 
   it.live("the tool line is shown before the approval is asked", () => {
     const log: Array<string> = []

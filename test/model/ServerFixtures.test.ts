@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 
 import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
 import { GenerationError } from "../../src/domain/Errors"
+import { looksNotOpenAi } from "../../src/model/Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { retryAfterMs, retryDelayMs, type RetryTiming } from "../../src/model/Retry"
@@ -182,7 +183,7 @@ const serverRoutes: Record<(typeof SERVERS)[number], { routes: Record<string, Ro
         "GET /v1/models": { body: json("llama.cpp", "models.json") },
         "GET /props": { body: json("llama.cpp", "props.json") }
       },
-      window: 8192,
+      window: 512,
       model: "local"
     },
     vllm: {
@@ -279,11 +280,11 @@ describe("the context window each server says it serves", () => {
   it.live("a configured window smaller than the server's stays, silently", () =>
     withClient(
       { routes: serverRoutes["llama.cpp"].routes },
-      { contextWindow: 4000 },
+      { contextWindow: 400 },
       (client) =>
         Effect.gen(function*() {
           yield* Effect.sleep("300 millis")
-          expect(yield* client.contextWindow).toBe(4000)
+          expect(yield* client.contextWindow).toBe(400)
           expect(yield* client.takeWarning).toBeUndefined()
         })
     ))
@@ -304,7 +305,7 @@ describe("the context window each server says it serves", () => {
           // the banner has what it needs while /props is still unanswered
           while (!server.requests.some((r) => r.path === "/props")) yield* Effect.sleep("10 millis")
           expect(yield* client.contextWindow).toBe(32768)
-          expect(yield* windowBecomes(client, 8192)).toBe(8192)
+          expect(yield* windowBecomes(client, 512)).toBe(512)
         })
     ))
 })
@@ -573,5 +574,226 @@ describe("request options from agent.yaml", () => {
           expect(server.completions()).toHaveLength(0)
         })
     )
+  })
+})
+
+/** What a real llama-server answered (issue 27): the bodies in test/fixtures/servers/llama.cpp. */
+describe("a real llama-server's answers", () => {
+  const llama = (file: string): Route => ({ body: json("llama.cpp", file) })
+  const loading: Route = { status: 503, body: json("llama.cpp", "loading.json").body }
+  const up = { "GET /v1/models": llama("models.json"), "GET /props": llama("props.json") }
+
+  it.live("the banner's window is the one /props says it serves (512), waited for a moment", () =>
+    withClient({ routes: up }, { name: "local" }, (client) =>
+      Effect.gen(function*() {
+        expect(yield* client.settledWindow).toBe(512)
+        expect((yield* client.check).answering).toBe(true)
+      })))
+
+  it.live("a server loading its model (503) is asked again until it serves: the window ends on 512", () =>
+    withClient(
+      { routes: { "GET /v1/models": [loading, loading, llama("models.json")], "GET /props": llama("props.json") } },
+      { name: "local" },
+      (client, server) =>
+        Effect.gen(function*() {
+          const check = yield* client.check
+          expect(check).toMatchObject({ answering: false, loading: true })
+          expect(yield* windowBecomes(client, 512)).toBe(512)
+          expect(server.answered.filter((route) => route === "GET /v1/models")).toHaveLength(3)
+        })
+    ))
+
+  it.live("the window is learnt again from an overflow's n_ctx, and the overflow says both numbers", () =>
+    withClient(
+      { routes: up, steps: [errorStep("llama.cpp")], models: ["other-model"] },
+      { name: "not-listed" },
+      (client) =>
+        Effect.gen(function*() {
+          expect(yield* windowBecomes(client, 512)).toBe(512)
+          const error = yield* Effect.flip(collect(client))
+          // a model missing from the list does not turn the overflow into "model not available"
+          expect(error.reason).toBe("context-overflow")
+          expect(error.message).toBe("the request is 4,858 tokens; the server's window is 4,096")
+          expect(yield* client.contextWindow).toBe(4096)
+        })
+    ))
+
+  it.live("a template without tools: the tools go in the system prompt, once said with the fix", () =>
+    withClient(
+      {
+        routes: { ...up, "GET /props": llama("props-no-tools.json") },
+        steps: [{ text: "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>" }, {
+          text: "done"
+        }]
+      },
+      { name: "local" },
+      (client, server) =>
+        Effect.gen(function*() {
+          yield* client.settledWindow
+          expect(yield* client.toolsAsText).toBe(true)
+          const first = yield* collect(client)
+          expect(first[0]).toEqual({
+            _tag: "Notice",
+            text:
+              "the server's chat template cannot take tools (chat_template_caps.supports_tools: false) — start llama-server with --jinja and a model or --chat-template that supports tools; meanwhile mm describes its tools in the prompt",
+            textTools: true
+          })
+          const again = yield* collect(client)
+          expect(again.some((event) => event._tag === "Notice")).toBe(false)
+          const body = server.completions()[0].body
+          expect(body.tools).toBeUndefined()
+          expect(body.messages[0].role).toBe("system")
+          expect(body.messages[0].content).toContain("- bash: run a command")
+        })
+    ))
+
+  it.live("`tools param requires --jinja flag`: asked again at once with the tools as text", () =>
+    withClient(
+      { routes: up, steps: [errorStep("llama.cpp", "no-jinja.json"), { text: "fine" }] },
+      { name: "local" },
+      (client, server) =>
+        Effect.gen(function*() {
+          const events = yield* collect(client)
+          expect(events[0]).toMatchObject({ _tag: "Notice", textTools: true })
+          expect((events[0] as { text: string }).text).toContain("start llama-server with --jinja")
+          expect(completedOf(events).content).toBe("fine")
+          const [refused, asked] = server.completions()
+          expect(refused.body.tools).toHaveLength(2)
+          expect(asked.body.tools).toBeUndefined()
+          expect(asked.body.messages[0].content).toContain("<tool_call>")
+        })
+    ))
+
+  it.live("a tool call cut by the output limit says so, and names model.maxTokens", () =>
+    withClient(
+      { routes: up, steps: [sseStep("llama.cpp", "length-cut-call.sse")] },
+      { name: "local" },
+      (client) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(collect(client))
+          expect(error.reason).toBe("output-limit")
+          expect(error.message).toBe(
+            "the model's output limit cut tool call \"write_file\" before its arguments were complete (finish_reason: length) — set model.maxTokens higher (the server's own output limit applies now)"
+          )
+        })
+    ))
+
+  it.live("a tool call cut because the window filled up says that instead", () =>
+    withClient(
+      { routes: { ...up, "GET /props": { body: { default_generation_settings: { n_ctx: 190 } } } } },
+      { name: "local" },
+      (client, server) =>
+        Effect.gen(function*() {
+          expect(yield* windowBecomes(client, 190)).toBe(190)
+          server.push(sseStep("llama.cpp", "length-cut-call.sse"))
+          const error = yield* Effect.flip(collect(client))
+          expect(error.message).toContain("the context window filled up while the model wrote tool call \"write_file\"")
+        })
+    ))
+
+  it.live("a parser failure mid-stream (a bare error event, no [DONE]) is one line", () =>
+    withClient(
+      { routes: up, steps: [sseStep("llama.cpp", "parser-error.sse")] },
+      { name: "local" },
+      (client) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(collect(client))
+          expect(error.message).toMatch(
+            /^the model server reported an error mid-answer: Failed to parse input at pos 9/
+          )
+        })
+    ))
+
+  it.live("a web page where the server should be: not an OpenAI-compatible server, on the probe and the request", () =>
+    withClient(
+      {
+        routes: {
+          "GET /v1/models": {
+            body: "<!doctype html><html><body>Welcome</body></html>",
+            headers: { "content-type": "text/html; charset=utf-8" }
+          }
+        },
+        steps: [{
+          kind: "status",
+          status: 404,
+          body: "<html><body>Not Found</body></html>",
+          headers: { "content-type": "text/html" }
+        }]
+      },
+      {},
+      (client, server) =>
+        Effect.gen(function*() {
+          const check = yield* client.check
+          expect(check.answering).toBe(false)
+          const line =
+            `${server.url} does not look like an OpenAI-compatible server (got text/html) — check model.url (usually the API base, often ending in /v1)`
+          expect(check.notOpenAi).toBe(line)
+          const error = yield* Effect.flip(collect(client))
+          expect(error.message).toBe(line)
+        })
+    ))
+
+  it.live("a server restarted with a smaller window is measured again once it answers after being lost", () =>
+    Effect.gen(function*() {
+      const props = (n_ctx: number): Route => ({ body: { default_generation_settings: { n_ctx } } })
+      const first = yield* Effect.promise(() =>
+        startFakeModelServer({ routes: { ...up, "GET /props": props(4096) }, steps: [{ text: "first" }] })
+      )
+      let second: Awaited<ReturnType<typeof startFakeModelServer>> | undefined
+      yield* Effect.gen(function*() {
+        const client = yield* ModelClient
+        expect(yield* windowBecomes(client, 4096)).toBe(4096)
+        yield* Effect.promise(() => first.close())
+        expect((yield* Effect.flip(collect(client))).reason).toBe("unreachable")
+        second = yield* Effect.promise(() =>
+          startFakeModelServer({
+            port: first.port,
+            routes: { ...up, "GET /props": props(512) },
+            steps: [{ text: "back" }]
+          })
+        )
+        expect(completedOf(yield* collect(client)).content).toBe("back")
+        expect(yield* windowBecomes(client, 512)).toBe(512)
+      }).pipe(
+        Effect.provide(
+          OpenAiClientNode.pipe(
+            Layer.provide(
+              Layer.mergeAll(
+                Layer.succeed(AppConfig, configFor(first.url, { name: "local" })),
+                quickRetries,
+                secretsLayer()
+              )
+            )
+          )
+        ),
+        Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))
+      )
+    }))
+
+  it.live("an answer whose usage is beyond the window in force has the window asked again", () =>
+    withClient(
+      {
+        routes: {
+          ...up,
+          "GET /props": [llama("props.json"), { body: { default_generation_settings: { n_ctx: 4096 } } }]
+        },
+        steps: [{ text: "long", usage: { prompt_tokens: 900, completion_tokens: 100 } }]
+      },
+      { name: "local" },
+      (client) =>
+        Effect.gen(function*() {
+          expect(yield* windowBecomes(client, 512)).toBe(512)
+          yield* collect(client)
+          expect(yield* windowBecomes(client, 4096)).toBe(4096)
+        })
+    ))
+
+  it("what counts as not OpenAI-compatible: a web page, or a success that is not JSON — not a plain-text refusal", () => {
+    expect(looksNotOpenAi(404, "text/html; charset=utf-8", "<html></html>")).toBe(true)
+    expect(looksNotOpenAi(200, "", "<!DOCTYPE html><html>")).toBe(true)
+    expect(looksNotOpenAi(200, "text/plain", "hello")).toBe(true)
+    expect(looksNotOpenAi(500, "text/plain", "Internal Server Error")).toBe(false)
+    expect(looksNotOpenAi(404, "text/plain", "404 page not found")).toBe(false)
+    expect(looksNotOpenAi(200, "application/json", "{\"data\":[]}")).toBe(false)
   })
 })

@@ -100,8 +100,11 @@ export const startFakeModelServer = async (
     readonly steps?: ReadonlyArray<Step>
     readonly ollama?: boolean
     readonly models?: ReadonlyArray<string>
-    /** Answers to other routes, by `METHOD /path` (checked first, so `GET /v1/models` may be replaced too). */
-    readonly routes?: Readonly<Record<string, Route>>
+    /**
+     * Answers to other routes, by `METHOD /path` (checked first, so `GET /v1/models` may be
+     * replaced too). A list is answered in order, its last answer repeated (a server loading, then up).
+     */
+    readonly routes?: Readonly<Record<string, Route | ReadonlyArray<Route>>>
     /** Where to listen (default: a free port); the tutorial's transcripts are taken on Ollama's 11434. */
     readonly port?: number
   } = {}
@@ -132,7 +135,12 @@ export const startFakeModelServer = async (
     requests.push({ method: req.method ?? "GET", path, headers: req.headers, body })
     if (options.ollama === true) res.setHeader("Server", "ollama")
 
-    const route = options.routes?.[`${req.method} ${path}`]
+    const key = `${req.method} ${path}`
+    const listed = options.routes?.[key]
+    const seen = answered.filter((done) => done === key).length
+    const route: Route | undefined = Array.isArray(listed)
+      ? (listed as ReadonlyArray<Route>)[Math.min(seen, listed.length - 1)]
+      : (listed as Route | undefined)
     if (route !== undefined) {
       if (route.delayMs !== undefined) await sleep(route.delayMs)
       if (res.destroyed) return

@@ -450,7 +450,8 @@ describe("mm acp: thoughts, usage and stop reasons", () => {
       {
         sessionUpdate: "notice",
         severity: "info",
-        title: "the answer was cut at the model's output limit (finish_reason: length)"
+        title:
+          "the answer was cut at the model's output limit (finish_reason: length) — set model.maxTokens higher (the server's own output limit applies now)"
       }
     ])
     // no usage reported by the server: estimated from the text

@@ -157,4 +157,117 @@ describe("the terminal and the model server", () => {
         expect(await mm.end()).toBe(0)
       }
     ))
+
+  it("llama-server's /props is waited for: the banner says the 512 it serves, not 32k", () =>
+    withServer(
+      {
+        routes: {
+          "GET /v1/models": { body: fixture("llama.cpp", "models.json") },
+          "GET /props": { body: fixture("llama.cpp", "props.json") }
+        }
+      },
+      async (server) => {
+        const { stderr } = await runMm(tempProject(configFor(server.url)), [])
+        expect(stderr.split("\n")[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 512 context`)
+      }
+    ))
+
+  it("a server still loading its model: the banner says so and guesses no window", () =>
+    withServer(
+      { routes: { "GET /v1/models": { status: 503, body: fixture("llama.cpp", "loading.json").body } } },
+      async (server) => {
+        const { stderr } = await runMm(tempProject(configFor(server.url)), [])
+        expect(stderr.split("\n")[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (loading its model)`)
+      }
+    ))
+
+  it("a web page at model.url: never `answering`, and the line says what it is", () =>
+    withServer(
+      {
+        routes: {
+          "GET /v1/models": {
+            body: "<!doctype html><html><body>Welcome</body></html>",
+            headers: { "content-type": "text/html" }
+          }
+        },
+        steps: [{
+          kind: "status",
+          status: 404,
+          body: "<html><body>Not Found</body></html>",
+          headers: { "content-type": "text/html" }
+        }]
+      },
+      async (server) => {
+        const { stderr, code } = await runMm(tempProject(configFor(server.url)), ["hello"])
+        const line = `${server.url} does not look like an OpenAI-compatible server (got text/html)`
+        expect(stderr.split("\n")[0]).toBe(
+          `mm 0.1.0 · model fake-model at ${server.url} (not an OpenAI-compatible server) · 32k context`
+        )
+        // said once after the banner, and once as the failed question's red line
+        expect(stderr.split("\n").filter((l) => l.startsWith(line))).toHaveLength(2)
+        expect(stderr).not.toContain("Not Found")
+        expect(stderr).not.toContain("(answering)")
+        expect(code).toBe(1)
+      }
+    ))
+
+  describe("a llama-server that cannot take tools: one line with the fix, and the tools as text", () => {
+    const call = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>"
+    const answeredThroughText = async (
+      server: Awaited<ReturnType<typeof startFakeModelServer>>,
+      hint: RegExp
+    ) => {
+      const project = tempProject(configFor(server.url))
+      fs.writeFileSync(path.join(project, "a.txt"), "the secret word is plum\n")
+      const { stdout, stderr, code } = await runMm(project, ["what is in a.txt?"])
+      expect(stderr.split("\n").filter((line) => hint.test(line))).toHaveLength(1)
+      expect(stdout).toContain("The word is plum.")
+      expect(code).toBe(0)
+      const asked = server.completions().filter((r) => r.body.tools === undefined)
+      // the tool's result went back as text, in the Hermes form the model was told
+      const last = asked.at(-1)?.body.messages.at(-1)
+      expect(last).toMatchObject({ role: "user" })
+      expect(last.content).toContain("<tool_response>")
+      expect(last.content).toContain("the secret word is plum")
+      expect(asked[0].body.messages[0].content).toContain("- read_file: ")
+    }
+
+    it("/props says chat_template_caps.supports_tools: false", () =>
+      withServer(
+        {
+          routes: {
+            "GET /v1/models": { body: fixture("llama.cpp", "models.json") },
+            "GET /props": { body: fixture("llama.cpp", "props-no-tools.json") }
+          },
+          steps: [{ text: call }, { text: "The word is plum." }]
+        },
+        async (server) => {
+          await answeredThroughText(
+            server,
+            /^the server's chat template cannot take tools .* start llama-server with --jinja/
+          )
+          expect(server.completions()).toHaveLength(2)
+        }
+      ))
+
+    it("the server answers `500 tools param requires --jinja flag`", () =>
+      withServer(
+        {
+          routes: { "GET /v1/models": { body: fixture("llama.cpp", "models.json") } },
+          steps: [
+            { kind: "status", status: 500, body: fixture("llama.cpp", "no-jinja.json").body },
+            { text: call },
+            { text: "The word is plum." }
+          ]
+        },
+        async (server) => {
+          await answeredThroughText(
+            server,
+            /^the model server refuses the tools parameter .* start llama-server with --jinja/
+          )
+          expect(server.completions()).toHaveLength(3)
+          expect(server.completions()[0].body.tools).toBeDefined()
+        }
+      ))
+  })
 })

@@ -1,0 +1,108 @@
+/** What the model client's parts share: its settings, ready to use, and what it learns while it runs. */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+
+import type { AgentConfig } from "../config/Config"
+import type { GenerationError } from "../domain/Errors"
+import type { SecretRegistry } from "../lib/Secrets"
+import { unsetApiKey, unsetHeaderVariables } from "./Failures"
+import type { RetryTimingShape } from "./Retry"
+import type { ModelList, ServedContext, ServerCheck } from "./ServerProbe"
+
+export type ModelSettings = AgentConfig["model"]
+
+/** `model.headers`, each `${NAME}` in a value read from the environment once, and kept secret. */
+export interface Headers {
+  readonly extra: Readonly<Record<string, string>>
+  /** The variables named but not set, each with the header that wanted it. */
+  readonly missing: ReadonlyArray<string>
+}
+
+/** What `GET {url}/models` said; `answered` is false when nothing answered in time. */
+export interface Listing {
+  readonly answered: boolean
+  readonly list: ModelList | undefined
+  /** It answered 503 (llama-server loading its model). */
+  readonly loading?: boolean
+  /** It answered something that is not JSON: the line saying so. */
+  readonly notOpenAi?: string
+}
+
+/** Why the tools go as text to this server: its template cannot take them, or it refused the parameter. */
+export type TextToolsWhy = "template" | "jinja"
+
+/** What the client learns while it runs. */
+export interface Learned {
+  /** Dropped for good if the server refuses it (a few strict servers reject unknown fields). */
+  readonly askForUsage: Ref.Ref<boolean>
+  /** The first listing, whatever it said (the banner waits for it a moment). */
+  readonly listing: Deferred.Deferred<Listing>
+  readonly checked: Ref.Ref<ServerCheck | undefined>
+  readonly served: Ref.Ref<ServedContext | undefined>
+  /** The first probe of the window is over (or gave up): the banner waits for it a moment. */
+  readonly probed: Deferred.Deferred<void>
+  /** The line about a too small context window, and whether it was handed out yet. */
+  readonly warning: Ref.Ref<string | undefined>
+  readonly warned: Ref.Ref<boolean>
+  /** Whether Ollama was asked again for the context once it had loaded the model. */
+  readonly askedAgain: Ref.Ref<boolean>
+  /** Set when the tools go to this server as text; `hinted` once the user was told. */
+  readonly textTools: Ref.Ref<TextToolsWhy | undefined>
+  readonly hinted: Ref.Ref<boolean>
+  /** The server was lost (unreachable, or loading): once it answers again, its window is asked again. */
+  readonly lost: Ref.Ref<boolean>
+  /** A probe is running: another is not started. */
+  readonly probing: Ref.Ref<boolean>
+}
+
+export const makeLearned: Effect.Effect<Learned> = Effect.all({
+  askForUsage: Ref.make(true),
+  listing: Deferred.make<Listing>(),
+  checked: Ref.make<ServerCheck | undefined>(undefined),
+  served: Ref.make<ServedContext | undefined>(undefined),
+  probed: Deferred.make<void>(),
+  warning: Ref.make<string | undefined>(undefined),
+  warned: Ref.make(false),
+  askedAgain: Ref.make(false),
+  textTools: Ref.make<TextToolsWhy | undefined>(undefined),
+  hinted: Ref.make(false),
+  lost: Ref.make(false),
+  probing: Ref.make(false)
+})
+
+/** Everything the client's parts share: its settings, ready to use, and what it has learned. */
+export interface Client {
+  readonly http: HttpClient.HttpClient
+  readonly settings: ModelSettings
+  readonly baseUrl: string
+  readonly model: string
+  readonly apiKeyEnv: string | undefined
+  readonly completionsUrl: string
+  readonly headers: Headers
+  /** The program's secrets: the key and header values are registered there, and all that leaves is redacted. */
+  readonly secrets: SecretRegistry
+  readonly watchdogSeconds: number
+  readonly watchdogMs: number
+  readonly timing: RetryTimingShape
+  readonly learned: Learned
+  /** The layer's scope: the background probes run in it. */
+  readonly scope: Scope.Scope
+}
+
+/** The `authorization` header's value, or the failure of a variable that is not set. */
+export const authorization = (c: Client): string | undefined | GenerationError => {
+  if (c.headers.missing.length > 0) return unsetHeaderVariables(c.headers.missing)
+  if (c.apiKeyEnv === undefined) return undefined
+  const key = process.env[c.apiKeyEnv]?.trim()
+  if (key === undefined || key === "") return unsetApiKey(c.apiKeyEnv)
+  return `Bearer ${key}`
+}
+
+/** The headers of the questions about the server: the extra ones, and the key when there is one. */
+export const probeHeaders = (c: Client): Readonly<Record<string, string>> => {
+  const auth = authorization(c)
+  return typeof auth === "string" ? { ...c.headers.extra, authorization: auth } : c.headers.extra
+}

@@ -4,7 +4,7 @@
  * Subcommands, `--help` and `--completions` go to @effect/cli (src/cli/Cli.ts), which declares
  * the same options for the help page. This file must stay small: it is on the start-up path.
  */
-import type { StartOn } from "../domain/StartOn"
+import { forkTarget, type StartOn } from "../domain/StartOn"
 
 export interface RunArgs {
   readonly config: string | undefined
@@ -42,7 +42,7 @@ export const USAGE = [
   "       mm init [--url URL] [--model NAME] [--force]",
   "       mm checkpoints gc",
   "       mm acp [--config PATH]",
-  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], -y/--yes, --verbose",
+  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], --fork ID[:N], -y/--yes, --verbose",
   "mm --help tells more"
 ].join("\n")
 
@@ -118,6 +118,19 @@ const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
   return undefined
 }
 
+const readFork = (option: OptionCursor, draft: Draft): Parsed | undefined => {
+  const value = option.inline ?? option.take()
+  const target = value === undefined ? undefined : forkTarget(value)
+  if (target === undefined) {
+    return {
+      _tag: "Usage",
+      message: "--fork needs a session id, with :N to keep its turns up to N (--fork 9c03be11:2)"
+    }
+  }
+  draft.start = { _tag: "Fork", ...target }
+  return undefined
+}
+
 /** Applies one top-level option to the draft; a Parsed when it ends the reading (bad usage). */
 const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | undefined => {
   switch (option.name) {
@@ -137,6 +150,8 @@ const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | u
       return void (draft.continueLatest = true)
     case "--resume":
       return readResume(option, draft)
+    case "--fork":
+      return readFork(option, draft)
     case "-y":
     case "--yes":
       return void (draft.yes = true)
@@ -150,7 +165,10 @@ const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | u
 /** The options that do not go together, then the RunArgs. */
 const finish = (draft: Draft, words: ReadonlyArray<string>): Parsed => {
   if (draft.continueLatest && draft.start._tag !== "New") {
-    return { _tag: "Usage", message: "--continue and --resume cannot be used together" }
+    return {
+      _tag: "Usage",
+      message: `--continue and --${draft.start._tag === "Fork" ? "fork" : "resume"} cannot be used together`
+    }
   }
   const start: StartOn = draft.continueLatest ? { _tag: "Latest" } : draft.start
   if (draft.outputFormat !== undefined && !draft.print) {

@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { acpLayer, storeLayer } from "../app/Layers"
-import type { StartOn } from "../domain/StartOn"
+import { forkTarget, type StartOn } from "../domain/StartOn"
 import { Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { RunArgs } from "./Args"
@@ -51,6 +51,11 @@ const rootOptions = {
     ),
     Options.optional
   ),
+  fork: Options.text("fork").pipe(
+    Options.withPseudoName("ID[:N]"),
+    Options.withDescription("go on in a new session holding that one's turns up to N (all by default)"),
+    Options.optional
+  ),
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("allow every tool without asking, for this run")
@@ -65,8 +70,11 @@ const rootOptions = {
 /** The root command; `onRun` gets the same RunArgs as the hand-written reading of src/cli/Args.ts would. */
 export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, E, R>) =>
   Command.make("mm", rootOptions, (o) => {
+    const forked = Option.isSome(o.fork) ? forkTarget(o.fork.value) : undefined
     const start: StartOn = o.continue
       ? { _tag: "Latest" }
+      : forked !== undefined
+      ? { _tag: "Fork", ...forked }
       : Option.isSome(o.resume)
       ? { _tag: "Id", id: o.resume.value }
       : { _tag: "New" }

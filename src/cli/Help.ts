@@ -26,6 +26,8 @@ const top = (): string =>
     "      --continue            go on with the latest conversation of this project",
     "      --resume [ID]         go on with that conversation (full id, unique prefix or 8-hex suffix);",
     "                            without an id, on a terminal, pick it from a list",
+    "      --fork ID[:N]         go on in a new session holding that one's turns up to N (all by default);",
+    "                            the original stays as it is",
     "  -y, --yes                 allow every tool without asking, for this run",
     "      --verbose             with -p: tool calls and the session id on stderr",
     "  -h, --help                this page",
@@ -47,7 +49,8 @@ const top = (): string =>
     "  mm \"why does the checkout test fail?\"",
     "  git diff | mm -p \"review this change\" > review.md",
     "  mm --continue -p \"and now add a test\"",
-    "  mm --resume 9c03be11"
+    "  mm --resume 9c03be11",
+    "  mm --fork 9c03be11:2 -p \"try it with a map instead\""
   ].join("\n")
 
 const sessions = (): string =>

@@ -44,6 +44,13 @@ export class ResumeError extends Schema.TaggedError<ResumeError>()("ResumeError"
   raw: Schema.String
 }) {}
 
+/** `/fork`, `/rewind`, `--fork`, `session/fork` could not start a fork: one line for people. */
+export class ForkError extends Schema.TaggedError<ForkError>()("ForkError", {
+  reason: Schema.Literal("bad-turn", "nothing", "store"),
+  message: Schema.String,
+  raw: Schema.String
+}) {}
+
 export class BadSessionId extends Schema.TaggedError<BadSessionId>()("BadSessionId", {
   id: Schema.String,
   message: Schema.String

@@ -63,6 +63,9 @@ export const ChangeRecord = Schema.Struct({
 })
 export type ChangeRecord = typeof ChangeRecord.Type
 
+/** Where a fork came from: the original session and the last turn the fork kept. */
+export const ForkedFrom = Schema.Struct({ id: Schema.String, turn: Schema.Number })
+
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200
 export const TITLE_MAX = 100
@@ -77,7 +80,9 @@ export const Session = Schema.Struct({
   turns: Schema.Number,
   messages: Schema.Array(Message),
   errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] }),
-  changes: Schema.optional(Schema.Array(ChangeRecord))
+  changes: Schema.optional(Schema.Array(ChangeRecord)),
+  /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
+  forkedFrom: Schema.optional(ForkedFrom)
 })
 export type Session = typeof Session.Type
 

@@ -156,6 +156,21 @@ class Cursor {
     }
   }
 
+  /** A `forkedFrom` object, `{id, turn}`; anything else is for the slow path. */
+  forkedFrom(): { readonly id: string; readonly turn: number } {
+    const start = this.skipWs()
+    if (start !== OPEN_BRACE) throw unsure
+    const from = this.pos
+    this.skipContainer()
+    try {
+      const value = JSON.parse(this.text.slice(from, this.pos)) as { id?: unknown; turn?: unknown }
+      if (typeof value.id === "string" && typeof value.turn === "number") return { id: value.id, turn: value.turn }
+    } catch {
+      // not JSON after all
+    }
+    throw unsure
+  }
+
   /** Counts the elements of the array at `pos`. */
   countArray(): number {
     this.expect(OPEN_BRACKET)
@@ -181,6 +196,7 @@ const scanFields = (cursor: Cursor): HeadScan => {
   let version: number | undefined
   let turns: number | undefined
   let errors: number | undefined
+  let forkedFrom: HeadFields["forkedFrom"]
   const strings: Record<string, string> = {}
   for (;;) {
     const key = cursor.string()
@@ -204,6 +220,9 @@ const scanFields = (cursor: Cursor): HeadScan => {
       case "errors":
         errors = cursor.countArray()
         break
+      case "forkedFrom":
+        forkedFrom = cursor.forkedFrom()
+        break
       case "messages": {
         if (cursor.skipWs() !== OPEN_BRACKET) throw unsure
         const { cwd, createdAt, updatedAt, title, id } = strings
@@ -213,7 +232,8 @@ const scanFields = (cursor: Cursor): HeadScan => {
         ) {
           throw unsure
         }
-        return { _tag: "Found", version, fields: { cwd, createdAt, updatedAt, title, turns, errors } }
+        const fields = { cwd, createdAt, updatedAt, title, turns, errors }
+        return { _tag: "Found", version, fields: forkedFrom === undefined ? fields : { ...fields, forkedFrom } }
       }
       default:
         cursor.skipValue()

@@ -29,6 +29,7 @@ const SUMMARY_KEYS = [
   "updatedAt",
   "title",
   "turns",
+  "forkedFrom",
   "errors",
   "messages",
   "changes"
@@ -66,6 +67,9 @@ export const encodeSession = (session: Session, redact: (text: string) => string
     updatedAt: session.updatedAt,
     title: session.title,
     turns: session.turns,
+    ...(session.forkedFrom === undefined
+      ? {}
+      : { forkedFrom: { id: session.forkedFrom.id, turn: session.forkedFrom.turn } }),
     errors: (session.errors ?? []).map(errorFirst),
     messages: session.messages.map(messageFirst)
   }
@@ -245,7 +249,8 @@ export const summaryOf = (session: Session): SessionSummary => ({
   updatedAt: session.updatedAt,
   title: session.title,
   turns: session.turns,
-  errors: session.errors.length
+  errors: session.errors.length,
+  ...(session.forkedFrom === undefined ? {} : { forkedFrom: session.forkedFrom })
 })
 
 export const readable = (summary: SessionSummary): SessionListing => ({ _tag: "Readable", summary })

@@ -53,11 +53,11 @@ const isNumber = (value: unknown): value is number => typeof value === "number"
 /**
  * One entry of `.index.json`: `[name, size, mtimeMs, ctimeMs, ino, reason]` for an unreadable
  * file, `[name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]`
- * otherwise. Checked field by field: it is a cache, and anything odd is dropped. Names are
+ * otherwise, with `forkedFromId, forkedFromTurn` after them for a fork. Checked field by field: it is a cache, and anything odd is dropped. Names are
  * only ever looked up from the directory's own valid `<id>.json` names.
  */
 const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
-  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11)) return undefined
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11 && value.length !== 13)) return undefined
   const name: unknown = value[0]
   const size: unknown = value[1]
   const mtimeMs: unknown = value[2]
@@ -77,7 +77,11 @@ const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
   const errors: unknown = value[10]
   if (!isString(cwd) || !isString(createdAt) || !isString(updatedAt) || !isString(title)) return undefined
   if (!isNumber(turns) || !isNumber(errors)) return undefined
-  const summary = { id, cwd, createdAt, updatedAt, title, turns, errors }
+  const from: unknown = value[11]
+  const fromTurn: unknown = value[12]
+  const forked = value.length === 13 && isString(from) && isNumber(fromTurn) ? { id: from, turn: fromTurn } : undefined
+  if (value.length === 13 && forked === undefined) return undefined
+  const summary = { id, cwd, createdAt, updatedAt, title, turns, errors, ...(forked ? { forkedFrom: forked } : {}) }
   return [name, { size, mtimeMs, ctimeMs, ino, listing: { _tag: "Readable", summary } }]
 }
 
@@ -85,8 +89,9 @@ const indexText = (entries: DirCache): string => {
   const files: Array<ReadonlyArray<unknown>> = []
   for (const [name, { size, mtimeMs, ctimeMs, ino, listing }] of entries) {
     if (listing._tag === "Readable") {
-      const { cwd, createdAt, updatedAt, title, turns, errors } = listing.summary
-      files.push([name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors])
+      const { cwd, createdAt, updatedAt, title, turns, errors, forkedFrom } = listing.summary
+      const fields = [name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]
+      files.push(forkedFrom === undefined ? fields : [...fields, forkedFrom.id, forkedFrom.turn])
     } else {
       files.push([name, size, mtimeMs, ctimeMs, ino, listing.reason])
     }

@@ -14,6 +14,8 @@ export interface SessionSummary {
   readonly turns: number
   /** Number of records in its `errors` array. */
   readonly errors: number
+  /** Set when the session is a fork of another. */
+  readonly forkedFrom?: { readonly id: string; readonly turn: number }
 }
 
 export type SessionListing =

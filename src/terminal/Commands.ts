@@ -5,7 +5,7 @@ import type { ChangesShape } from "../changes/Changes"
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
-import { contextListing, listingRows, resumedLine, sessionsListing } from "../text/Lines"
+import { contextListing, forkedLine, listingRows, resumedLine, sessionsListing } from "../text/Lines"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
@@ -115,6 +115,22 @@ const newConversation: SlashCommand = {
     })
 }
 
+const fork: SlashCommand = {
+  name: "/fork",
+  usage: "/fork [n]",
+  help: "go on in a new session holding this one's turns up to turn n (all by default); this one stays as it is",
+  run: (ctx, arg) =>
+    Effect.gen(function*() {
+      if (arg !== "" && !/^\d{1,6}$/.test(arg)) {
+        return ctx.print.line("usage: /fork [N] — N a turn number (default: all)")
+      }
+      const forked = yield* Effect.either(ctx.conversation.fork(arg === "" ? undefined : Number(arg)))
+      if (forked._tag === "Left") return ctx.red(forked.left.message)
+      ctx.notice(forked.right.warning)
+      ctx.print.line(forkedLine(forked.right))
+    })
+}
+
 const compact: SlashCommand = {
   name: "/compact",
   usage: "/compact [hint]",
@@ -202,6 +218,7 @@ export const COMMANDS: ReadonlyArray<SlashCommand> = [
   sessions,
   resume,
   newConversation,
+  fork,
   compact,
   context,
   changes,

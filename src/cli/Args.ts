@@ -38,7 +38,7 @@ export type Parsed =
 export const USAGE = [
   "usage: mm [options] [QUESTION]            the REPL (asking QUESTION first)",
   "       mm -p [options] [QUESTION]         answer once on stdout and exit (stdin is added as context)",
-  "       mm sessions [list | show ID | rm ID…]",
+  "       mm sessions [list | show ID | search PATTERN | rm ID…]",
   "       mm init [--url URL] [--model NAME] [--force]",
   "       mm checkpoints gc",
   "       mm acp [--config PATH]",
@@ -51,7 +51,16 @@ export const SUBCOMMANDS = ["acp", "sessions", "init", "checkpoints"] as const
 /** Options of each subcommand (its own subcommands' included), with whether they take a value. */
 const SUBCOMMAND_OPTIONS: Record<(typeof SUBCOMMANDS)[number], Record<string, boolean>> = {
   acp: { "--config": true, "-c": true },
-  sessions: { "--config": true, "-c": true, "--json": false, "--yes": false, "-y": false },
+  sessions: {
+    "--config": true,
+    "-c": true,
+    "--json": false,
+    "--yes": false,
+    "-y": false,
+    "--regex": false,
+    "--ignore-case": false,
+    "-i": false
+  },
   init: { "--url": true, "--model": true, "--force": false },
   checkpoints: { "--config": true, "-c": true }
 }

@@ -16,7 +16,7 @@ import { VERSION } from "../lib/Version"
 import type { RunArgs } from "./Args"
 import { initProject } from "./Init"
 import { type ExitCode, run, withConfig } from "./Run"
-import { listSessions, removeSessions, showSession } from "./SessionsCommand"
+import { listSessions, removeSessions, searchSessions, showSession } from "./SessionsCommand"
 
 /**
  * The whole command line as @effect/cli declares it: what `mm --help` shows, and the parser
@@ -166,15 +166,35 @@ const rm = Command.make(
   ({ config, yes, ids }) => exitWith(removeSessions(Option.getOrUndefined(config), ids, yes))
 ).pipe(Command.withDescription("delete the named conversations (asks first on a terminal; --yes for scripts)"))
 
+const search = Command.make(
+  "search",
+  {
+    config: configOption,
+    json: jsonOption,
+    regex: Options.boolean("regex").pipe(Options.withDescription("PATTERN is a JavaScript regular expression")),
+    ignoreCase: Options.boolean("ignore-case").pipe(
+      Options.withAlias("i"),
+      Options.withDescription("any case (slower: every file is decoded)")
+    ),
+    pattern: Args.text({ name: "PATTERN" })
+  },
+  ({ config, ignoreCase, json, pattern, regex }) =>
+    exitWith(searchSessions(Option.getOrUndefined(config), { pattern, regex, ignoreCase }, json))
+).pipe(
+  Command.withDescription(
+    "find the conversations (and compaction archives) whose questions, answers or tool outputs hold PATTERN, newest first"
+  )
+)
+
 const sessions = Command.make(
   "sessions",
   { config: configOption, json: jsonOption },
   ({ config, json }) => exitWith(listSessions(Option.getOrUndefined(config), json))
 ).pipe(
   Command.withDescription(
-    "this project's saved conversations: list (the default), show ID, rm ID…; an id may be a unique prefix"
+    "this project's saved conversations: list (the default), show ID, search PATTERN, rm ID…; an id may be a unique prefix"
   ),
-  Command.withSubcommands([list, show, rm])
+  Command.withSubcommands([list, show, search, rm])
 )
 
 const init = Command.make(

@@ -2,16 +2,19 @@ import * as readline from "node:readline"
 
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 import { storeLayer } from "../app/Layers"
 import { changesOverview } from "../changes/ChangeGroups"
 import { Checkpoints, CheckpointsLive } from "../changes/Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import { Keeper } from "../sessions/Keeper"
+import type { SearchQuery } from "../sessions/SessionSearch"
 import { SessionStore } from "../sessions/SessionStore"
 import { changesMarkdown } from "../text/ChangesText"
 import { sessionsListing } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
+import { searchSummary, sessionHitJson, sessionHitLines } from "../text/SearchText"
 import { sessionMarkdown } from "../text/SessionMarkdown"
 import { type ExitCode, withConfig } from "./Run"
 
@@ -78,6 +81,34 @@ export const showSession = (config: string | undefined, typed: string) =>
       }
       process.stdout.write(sanitize(`\n${changesMarkdown(overview.right)}\n`))
       return 0
+    })
+  )
+
+/**
+ * `mm sessions search PATTERN [--regex] [-i] [--json]`: each matching line as it is found,
+ * newest session first; exit 1 when nothing matched (as grep), 2 for a bad pattern.
+ */
+export const searchSessions = (config: string | undefined, query: SearchQuery, json: boolean) =>
+  withSessions(
+    config,
+    Effect.gen(function*() {
+      const keeper = yield* Keeper
+      let sessions = 0
+      let lines = 0
+      const searched = yield* keeper.search(process.cwd(), query).pipe(
+        Stream.runForEach((found) =>
+          Effect.sync(() => {
+            sessions++
+            lines += found.hits.length
+            const out = json ? sessionHitJson(found) : sessionHitLines(found)
+            process.stdout.write(`${out.join("\n")}\n`)
+          })
+        ),
+        Effect.either
+      )
+      if (searched._tag === "Left") return yield* fail(searched.left.message, searched.left.reason === "io" ? 1 : 2)
+      if (!json) process.stderr.write(`${searchSummary(query.pattern, sessions, lines)}\n`)
+      return sessions === 0 ? 1 : 0
     })
   )
 

@@ -51,6 +51,13 @@ export class ForkError extends Schema.TaggedError<ForkError>()("ForkError", {
   raw: Schema.String
 }) {}
 
+/** `mm sessions search`, `/sessions search`: nothing was searched (bad pattern, sessions off) or the listing failed. */
+export class SearchError extends Schema.TaggedError<SearchError>()("SearchError", {
+  reason: Schema.Literal("bad-pattern", "disabled", "io"),
+  message: Schema.String,
+  raw: Schema.String
+}) {}
+
 export class BadSessionId extends Schema.TaggedError<BadSessionId>()("BadSessionId", {
   id: Schema.String,
   message: Schema.String

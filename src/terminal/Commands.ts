@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 import type { Agent } from "../agent/Agent"
 import type { ChangesShape } from "../changes/Changes"
@@ -6,6 +7,7 @@ import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
 import { contextListing, forkedLine, listingRows, resumedLine, sessionsListing } from "../text/Lines"
+import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
@@ -54,12 +56,40 @@ export interface SlashCommand {
   readonly run: (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
 }
 
+/** `/sessions search [--regex] [-i] PATTERN`: the matching lines, as they are found. */
+const searchCommand = (ctx: CommandContext, arg: string) =>
+  Effect.gen(function*() {
+    const words = arg.split(/\s+/)
+    const regex = words.includes("--regex")
+    const ignoreCase = words.includes("-i")
+    const pattern = arg.replace(/^(?:(?:--regex|-i)\s+)*/, "").trim()
+    if (pattern === "") return ctx.print.line("usage: /sessions search [--regex] [-i] PATTERN")
+    let sessions = 0
+    let lines = 0
+    const run = ctx.keeper.search(ctx.cwd, { pattern, regex, ignoreCase }).pipe(
+      Stream.runForEach((found) =>
+        Effect.sync(() => {
+          sessions++
+          lines += found.hits.length
+          ctx.print.line(sessionHitLines(found).join("\n"))
+        })
+      ),
+      Effect.either
+    )
+    const outcome = yield* ctx.cancellable(run)
+    if (outcome._tag === "Cancelled") return
+    if (outcome.value._tag === "Left") return ctx.red(outcome.value.left.message)
+    ctx.print.line(searchSummary(pattern, sessions, lines))
+  })
+
 const sessions: SlashCommand = {
   name: "/sessions",
-  usage: "/sessions [word|all]",
-  help: "list this project's conversations, newest first (a word filters by title)",
+  usage: "/sessions [word|all|search PATTERN]",
+  help:
+    "list this project's conversations, newest first (a word filters by title); search finds PATTERN in what was said and what the tools printed",
   run: (ctx, arg) =>
     Effect.gen(function*() {
+      if (arg === "search" || arg.startsWith("search ")) return yield* searchCommand(ctx, arg.slice(6).trim())
       const listing = yield* ctx.keeper.list(ctx.cwd)
       const options = arg === "all" ? { all: true } : { filter: arg }
       ctx.memory.rows = listingRows(listing, options)

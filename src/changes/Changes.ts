@@ -34,6 +34,7 @@ import {
   MAX_CHECKPOINT_BYTES,
   writeFileAtomic
 } from "./Checkpoints"
+import { currentContent, editorWriter, readCurrent } from "./CurrentContent"
 import { noteText, planLabel, type PlannedFile, type PlannedState, type UndoPlan, type UndoReport } from "./UndoPlan"
 
 /**
@@ -55,6 +56,11 @@ export interface ChangesShape {
   readonly overview: (conversation: Conversation) => Effect.Effect<ReadonlyArray<GroupOverview>>
   /** `/changes N`: the diffs of turn N; undefined when that turn changed nothing. */
   readonly turnDiffs: (conversation: Conversation, turn: number) => Effect.Effect<GroupOverview | undefined>
+  /**
+   * What `/rewind` restores: every file changed since turn `turn` began (undos included) back
+   * to how it was then; `last` names the range. Undefined when nothing changed since.
+   */
+  readonly planSince: (conversation: Conversation, turn: number, last: number) => Effect.Effect<UndoPlan | undefined>
   /** What `/undo [count]` would do; undefined when nothing was changed. */
   readonly plan: (conversation: Conversation, count: number) => Effect.Effect<UndoPlan | undefined>
   /**
@@ -69,42 +75,6 @@ export interface ChangesShape {
 }
 
 export class Changes extends Context.Tag("mm/Changes")<Changes, ChangesShape>() {}
-
-/**
- * The editor's way to write files, when `/undo` runs for an editor that offers one (`mm acp`
- * with `fs/write_text_file`); undefined on the disk. Deletions and files that are not text
- * go to the disk either way: the protocol writes text only.
- */
-const editorWriter = (files: FileAccessShape): Effect.Effect<FileAccessShape | undefined> =>
-  Effect.map(files.writesDisk, (disk) => (disk ? undefined : files))
-
-const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly tooLarge: boolean } => {
-  const stat = fs.statSync(file, { throwIfNoEntry: false })
-  if (stat === undefined) return { bytes: null, tooLarge: false }
-  if (!stat.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EISDIR" })
-  if (stat.size > MAX_CHECKPOINT_BYTES) return { bytes: null, tooLarge: true }
-  return { bytes: fs.readFileSync(file), tooLarge: false }
-}
-
-/**
- * What the file holds now, as the user sees it: the editor's buffer (unsaved changes
- * included) when the editor reads files for mm, the disk otherwise. A buffer the editor
- * cannot read (a file that does not exist, say) is looked for on disk.
- */
-const currentContent = (
-  files: FileAccessShape,
-  file: string,
-  shown: string
-): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> => {
-  const fromDisk = Effect.try({ try: () => readCurrent(file), catch: (cause) => cause })
-  return Effect.flatMap(files.readsDisk, (disk) =>
-    disk
-      ? fromDisk
-      : Effect.flatMap(files.read(file, shown), (read) =>
-        read._tag === "Right"
-          ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false })
-          : fromDisk))
-}
 
 /** The layer's checkpoints, and the checkpoint warnings already shown (each is said once). */
 interface Deps {
@@ -261,20 +231,43 @@ const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
     } satisfies PlannedFile
   })
 
+/** The plan that brings every file of `entries` back to how it was before the first of them. */
+const planOf = (
+  deps: Deps,
+  conversation: Conversation,
+  entries: ReadonlyArray<ChangeRecord>,
+  label: string,
+  ofTurns: boolean
+) =>
+  Effect.gen(function*() {
+    const nets = netChanges(entries)
+    removeLeftovers(conversation.cwd, nets)
+    const files = yield* Effect.forEach(nets, (net) => planFile(deps, conversation, net))
+    return { label, ofTurns, files } satisfies UndoPlan
+  })
+
 const plan = (deps: Deps): ChangesShape["plan"] =>
   Effect.fn("Changes.plan")(function*(conversation: Conversation, count: number) {
     const groups = yield* groupsOf(conversation)
     if (groups.length === 0) return undefined
     const taken = groups.slice(-Math.max(1, count))
-    const nets = netChanges(taken.flatMap((g) => g.entries))
-    removeLeftovers(conversation.cwd, nets)
-    const files = yield* Effect.forEach(nets, (net) => planFile(deps, conversation, net))
     const newestFirst = [...taken].reverse()
-    return {
-      label: planLabel(newestFirst),
-      ofTurns: taken.every((g) => g.kind === "turn"),
-      files
-    }
+    return yield* planOf(
+      deps,
+      conversation,
+      taken.flatMap((g) => g.entries),
+      planLabel(newestFirst),
+      taken.every((g) => g.kind === "turn")
+    )
+  })
+
+const planSince = (deps: Deps): ChangesShape["planSince"] =>
+  Effect.fn("Changes.planSince")(function*(conversation: Conversation, turn: number, last: number) {
+    const changes = (yield* conversation.snapshot).changes ?? []
+    const first = changes.findIndex((change) => change.turn >= turn)
+    if (first === -1) return undefined
+    const label = last > turn ? `turns ${turn}–${last}` : `turn ${turn}`
+    return yield* planOf(deps, conversation, changes.slice(first), label, true)
   })
 
 // ---- applying an undo ----
@@ -439,6 +432,7 @@ export const ChangesLayer = Layer.effect(
       overview: overview(deps),
       turnDiffs: turnDiffs(deps),
       plan: plan(deps),
+      planSince: planSince(deps),
       apply: apply(deps)
     }
   })

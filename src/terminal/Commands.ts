@@ -13,6 +13,7 @@ import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
 import type { Answers } from "./Markdown"
 import { recapLines } from "./Recap"
+import { runRewind } from "./Rewind"
 import type { Printer } from "./TerminalIO"
 
 /** What a slash command can reach: the conversation, the printer, and what the terminal remembers between commands. */
@@ -42,6 +43,8 @@ export interface TerminalMemory {
   rows: ReadonlyArray<string> | undefined
   /** The whole output of the last tool call, for `/last`. */
   lastTool: { readonly name: string; readonly title: string; readonly output: string } | undefined
+  /** What the next prompt starts with, for editing (a rewound question); taken once. */
+  draft?: string
 }
 
 /** `"leave"` ends mm. */
@@ -203,6 +206,17 @@ const undo: SlashCommand = {
   run: (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
 }
 
+const rewind: SlashCommand = {
+  name: "/rewind",
+  usage: "/rewind n",
+  help:
+    "go back to just before turn n: the files mm's tools changed since are restored, and the conversation goes on in a fork (Esc Esc at an empty prompt picks the turn)",
+  run: (ctx, arg) =>
+    Effect.map(runRewind(ctx.changes, ctx.conversation, arg, ctx), (question) => {
+      if (question !== undefined && ctx.input.interactive) ctx.memory.draft = question
+    })
+}
+
 const last: SlashCommand = {
   name: "/last",
   usage: "/last",
@@ -253,6 +267,7 @@ export const COMMANDS: ReadonlyArray<SlashCommand> = [
   context,
   changes,
   undo,
+  rewind,
   last,
   mcp,
   exit

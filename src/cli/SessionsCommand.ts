@@ -68,7 +68,15 @@ export const showSession = (config: string | undefined, typed: string) =>
       if (id._tag === "Left") return yield* fail(id.left.message, 2)
       const session = yield* Effect.either(store.load(keeper.dirFor(cwd)!, id.right))
       if (session._tag === "Left") return yield* fail(session.left.message, session.left.reason === "not-found" ? 2 : 1)
-      process.stdout.write(sanitize(sessionMarkdown(session.right)))
+      const listing = yield* keeper.list(cwd)
+      const forks = listing._tag === "Listed"
+        ? listing.entries.flatMap((entry) =>
+          entry._tag === "Readable" && entry.summary.forkedFrom?.id === id.right
+            ? [{ id: entry.summary.id, turn: entry.summary.forkedFrom.turn }]
+            : []
+        )
+        : []
+      process.stdout.write(sanitize(sessionMarkdown(session.right, forks.reverse())))
       const changes = session.right.changes ?? []
       if (changes.length === 0) return 0
       const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))

@@ -92,6 +92,15 @@ describe("forking a conversation", () => {
     expect(forked.turns).toBe(2)
     expect(fs.readFileSync(path.join(sessionsDir(project), file))).toEqual(before)
 
+    // where it came from, and where it went, in mm sessions
+    const forkId = forkFile.slice(0, 24)
+    const original = await runMm(project, [], ["sessions", "show", id])
+    expect(original.stdout).toContain(`- ⑂ forked into \`${forkId}\` at turn 1\n`)
+    const shown = await runMm(project, [], ["sessions", "show", forkId])
+    expect(shown.stdout).toContain(`- ⑂ forked from \`${id}\` at turn 1\n`)
+    const listed = await runMm(project, [], ["sessions"])
+    expect(listed.stdout).toMatch(new RegExp(`${forkId} .* · ⑂ from ${id} at turn 1\n`))
+
     const bad = await runMm(project, [], ["--fork", "nope:x", "-p", "q"])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("--fork needs a session id")

@@ -117,6 +117,7 @@ const readOutputFormat = (format: string | undefined, draft: Draft): Parsed | un
 }
 
 const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
+  if (draft.start._tag === "Fork") return { _tag: "Usage", message: "--resume and --fork cannot be used together" }
   if (option.inline !== undefined) {
     if (option.inline === "") return { _tag: "Usage", message: "--resume= needs an id" }
     draft.start = { _tag: "Id", id: option.inline }
@@ -128,6 +129,7 @@ const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
 }
 
 const readFork = (option: OptionCursor, draft: Draft): Parsed | undefined => {
+  if (draft.start._tag !== "New") return { _tag: "Usage", message: "--resume and --fork cannot be used together" }
   const value = option.inline ?? option.take()
   const target = value === undefined ? undefined : forkTarget(value)
   if (target === undefined) {

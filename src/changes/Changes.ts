@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { type ChangeRecord, type Message } from "../domain/Session"
+import { changesSince } from "../domain/Turns"
 import { removeLeftTempsBeside } from "../lib/DurableFiles"
 import { firstLine } from "../lib/OneLine"
 import { firstLineOf } from "../lib/OneLine"
@@ -263,9 +264,10 @@ const plan = (deps: Deps): ChangesShape["plan"] =>
 
 const planSince = (deps: Deps): ChangesShape["planSince"] =>
   Effect.fn("Changes.planSince")(function*(conversation: Conversation, turn: number, last: number) {
-    const changes = (yield* conversation.snapshot).changes ?? []
-    const first = changes.findIndex((change) => change.turn >= turn)
-    if (first === -1) return undefined
+    const session = yield* conversation.snapshot
+    const changes = session.changes ?? []
+    const first = changesSince(session, turn)
+    if (first >= changes.length) return undefined
     const label = last > turn ? `turns ${turn}–${last}` : `turn ${turn}`
     return yield* planOf(deps, conversation, changes.slice(first), label, true)
   })

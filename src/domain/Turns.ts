@@ -51,6 +51,30 @@ export const turnOfMessages = (session: Pick<Session, "turns" | "messages">): Re
   return session.messages.map((message) => (isQuestion(message) ? ++turn : turn))
 }
 
+const callIds = (messages: ReadonlyArray<Message>): Set<string> =>
+  new Set(messages.flatMap((message) => (message.tool_calls ?? []).map((call) => call.id)))
+
+/**
+ * Where turn `turn` begins in the change log: the first change made by a tool call of that
+ * turn or a later one (so a cancelled turn kept in `messages`, which leaves `turns` as it was,
+ * does not shift the cut), else the first recorded with that turn number or a later one.
+ */
+export const changesSince = (session: Pick<Session, "turns" | "messages" | "changes">, turn: number): number => {
+  const changes = session.changes ?? []
+  const start = turnStarts(session).find((t) => t.turn === turn)
+  if (start === undefined && turn > lastTurn(session)) return changes.length
+  if (start !== undefined) {
+    const earlier = callIds(session.messages.slice(0, start.index))
+    const later = callIds(session.messages.slice(start.index))
+    const byCall = changes.findIndex((c) =>
+      c.tool_call_id !== undefined && later.has(c.tool_call_id) && !earlier.has(c.tool_call_id)
+    )
+    if (byCall >= 0) return byCall
+  }
+  const byTurn = changes.findIndex((change) => change.turn >= turn)
+  return byTurn === -1 ? changes.length : byTurn
+}
+
 /** Why a session cannot be cut after `turn`, or undefined when it can. */
 export const cutProblem = (session: Session, turn: number): string | undefined => {
   const last = lastTurn(session)
@@ -73,7 +97,7 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
     readonly inProgress?: unknown
     readonly archiveOf?: unknown
   }
-  const changes = (session.changes ?? []).filter((change) => change.turn <= turn)
+  const changes = (session.changes ?? []).slice(0, changesSince(session, turn + 1))
   const { changes: _changes, ...rest } = kept
   return {
     ...rest,

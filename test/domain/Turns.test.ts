@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 
 import type { ChangeRecord, Message, Session } from "../../src/domain/Session"
-import { cutProblem, forkOf, lastTurn, SHELL_CONTEXT_HEAD, turnStarts } from "../../src/domain/Turns"
+import { changesSince, cutProblem, forkOf, lastTurn, SHELL_CONTEXT_HEAD, turnStarts } from "../../src/domain/Turns"
 
 const hash = (n: number) => String(n).repeat(64).slice(0, 64)
 const change = (turn: number, file: string, kind?: "undo"): ChangeRecord => ({
@@ -82,5 +82,42 @@ describe("turns and forks", () => {
     expect("inProgress" in forked).toBe(false)
     expect(original.messages).toHaveLength(8)
     expect("changes" in forkOf(original, 0, new Date(0))).toBe(false)
+  })
+
+  it("cuts the change log by the tool calls of the turns, so a cancelled turn kept in messages does not shift it", () => {
+    const call = (id: string): Array<Message> => [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id, type: "function", function: { name: "write_file", arguments: "{}" } }]
+      },
+      { role: "tool", content: "ok", tool_call_id: id }
+    ]
+    // q2 was cancelled (kept, `turns` not counted): the retry's changes are recorded as turn 2
+    const s = session([
+      { role: "user", content: "q1" },
+      ...call("c1"),
+      { role: "assistant", content: "a1" },
+      { role: "user", content: "q2" },
+      { role: "assistant", content: "half an ans" },
+      { role: "user", content: "q2 again" },
+      ...call("c2"),
+      { role: "assistant", content: "a2" },
+      { role: "user", content: "q3" },
+      ...call("c3"),
+      { role: "assistant", content: "a3" }
+    ], {
+      turns: 3,
+      changes: [
+        { ...change(1, "a"), tool_call_id: "c1" },
+        { ...change(2, "b"), tool_call_id: "c2" },
+        { ...change(3, "a"), tool_call_id: "c3" }
+      ]
+    })
+    expect(turnStarts(s).map((t) => t.question)).toEqual(["q1", "q2", "q2 again", "q3"])
+    expect(changesSince(s, 3)).toBe(1)
+    expect(changesSince(s, 4)).toBe(2)
+    expect(changesSince(s, 5)).toBe(3)
+    expect(forkOf(s, 2, new Date(0)).changes?.map((c) => c.tool_call_id)).toEqual(["c1"])
   })
 })

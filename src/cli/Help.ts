@@ -69,7 +69,9 @@ const sessions = (): string =>
     "",
     "OPTIONS",
     "  -c, --config PATH         the agent.yaml to use",
-    "      --json                (list) print JSON",
+    "      --json                (list) print JSON; (search) one JSON object per matching line",
+    "      --regex               (search) PATTERN is a JavaScript regular expression",
+    "  -i, --ignore-case         (search) any case (slower)",
     "  -y, --yes                 (rm) delete without asking"
   ].join("\n")
 

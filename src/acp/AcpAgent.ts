@@ -18,10 +18,13 @@ import {
   cancelAll,
   cancelPrompt,
   closeSession,
+  type ForkRequest,
+  forkSession,
   initialize,
   listSessions,
   loadSession,
   newSession,
+  parseForkRequest,
   resumeSession
 } from "./Handlers"
 import type { PromptOrder } from "./PromptOrder"
@@ -94,6 +97,15 @@ const appOf = (
       })
     )
     .onRequest(acp.methods.agent.session.load, tracked(({ params, client }) => run(loadSession(params, client))))
+    .onRequest(
+      "session/fork",
+      parseForkRequest,
+      tracked(async ({ params, client }: { readonly params: ForkRequest; readonly client: acp.AgentContext }) => {
+        const response = await run(forkSession(params))
+        setImmediate(() => runLater(send(client, response.sessionId, [commandsUpdate])))
+        return response
+      })
+    )
     .onRequest(acp.methods.agent.session.resume, tracked(({ params, client }) => run(resumeSession(params, client))))
     .onRequest(acp.methods.agent.session.list, tracked(({ params }) => run(listSessions(params))))
     .onRequest(

@@ -12,6 +12,7 @@ import { findInstructionFiles } from "../agent/Instructions"
 import { readBlobSync } from "../changes/Checkpoints"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
+import { forkOf, lastTurn } from "../domain/Turns"
 import { ModelClient } from "../model/ModelClient"
 import { interruptedLine } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
@@ -50,7 +51,8 @@ export const initialize = Effect.fn("Acp.initialize")(function*(params: acp.Init
     agentCapabilities: {
       loadSession: sessionsOn,
       promptCapabilities: { embeddedContext: true, image },
-      sessionCapabilities: sessionsOn ? { list: {}, resume: {}, close: {} } : {},
+      // `fork` is not in the stable schema's type yet (ACP's session/fork is marked unstable)
+      sessionCapabilities: sessionsOn ? ({ list: {}, resume: {}, close: {}, fork: {} } as acp.SessionCapabilities) : {},
       mcpCapabilities: { http: true }
     },
     agentInfo: { name: "mm", title: "mm (mini-me)", version },
@@ -100,6 +102,45 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
     commandsUpdate
   ])
   return yield* setup(session.conversation)
+})
+
+/** The fields of ACP's (unstable) `ForkSessionRequest` that mm reads. */
+export interface ForkRequest {
+  readonly sessionId: string
+  readonly cwd: string
+  readonly mcpServers?: Array<acp.McpServer>
+}
+
+/** Checks what the SDK does not (session/fork is not in its stable schema): the shape of the params. */
+export const parseForkRequest = (params: unknown): ForkRequest => {
+  const { cwd, mcpServers, sessionId } = (params ?? {}) as Record<string, unknown>
+  if (typeof sessionId !== "string" || typeof cwd !== "string") {
+    throw acp.RequestError.invalidParams(undefined, "session/fork needs a sessionId and a cwd (strings)")
+  }
+  if (mcpServers !== undefined && mcpServers !== null && !Array.isArray(mcpServers)) {
+    throw acp.RequestError.invalidParams(undefined, "mcpServers must be an array")
+  }
+  return { sessionId, cwd, mcpServers: Array.isArray(mcpServers) ? (mcpServers as Array<acp.McpServer>) : [] }
+}
+
+/**
+ * `session/fork`: a new thread holding the whole conversation of `sessionId` so far (held by
+ * this agent or stored), with `forkedFrom` in its file; the original is not touched. Its
+ * history comes with `session/load` of the new id, as for any stored thread.
+ */
+export const forkSession = Effect.fn("Acp.forkSession")(function*(params: ForkRequest) {
+  const { log } = yield* AcpConnection
+  const source = yield* attach(params.sessionId, params.cwd)
+  const held = yield* source.conversation.snapshot
+  const conversation = yield* (yield* Keeper).open(source.conversation.cwd, { createFile: "now" })
+  const fresh = yield* conversation.snapshot
+  const forked = forkOf(held, lastTurn(held), new Date())
+  const warning = yield* conversation.update(() => ({ ...forked, id: fresh.id, createdAt: fresh.createdAt }))
+  if (warning !== undefined) log(warning)
+  const id = fresh.id || newSessionId()
+  yield* holdSession(id, conversation)
+  yield* startSessionServers(conversation, params.mcpServers ?? [], log)
+  return { sessionId: id, ...(yield* setup(conversation)) }
 })
 
 /** `session/resume`: the thread, without its history (the editor has it). */

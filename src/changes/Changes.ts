@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { type ChangeRecord, type Message } from "../domain/Session"
+import { changesSince } from "../domain/Turns"
 import { removeLeftTempsBeside } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { projectTarget } from "../lib/RealPath"
@@ -24,7 +25,8 @@ import {
   TOO_LARGE
 } from "./ChangeGroups"
 import { Checkpoints, CheckpointsLive, hashOf, writeFileAtomic } from "./Checkpoints"
-import { type Deps, type Forget, forget, keep, now, persistFor, readCurrent, type Recorder, recorder } from "./Recorder"
+import { currentContent, editorWriter } from "./CurrentContent"
+import { type Deps, type Forget, forget, keep, now, persistFor, type Recorder, recorder } from "./Recorder"
 import { noteText, planLabel, type PlannedFile, type PlannedState, type UndoPlan, type UndoReport } from "./UndoPlan"
 
 /**
@@ -45,6 +47,11 @@ export interface ChangesShape {
   readonly overview: (conversation: Conversation) => Effect.Effect<ReadonlyArray<GroupOverview>>
   /** `/changes N`: the diffs of turn N; undefined when that turn changed nothing. */
   readonly turnDiffs: (conversation: Conversation, turn: number) => Effect.Effect<GroupOverview | undefined>
+  /**
+   * What `/rewind` restores: every file changed since turn `turn` began (undos included) back
+   * to how it was then; `last` names the range. Undefined when nothing changed since.
+   */
+  readonly planSince: (conversation: Conversation, turn: number, last: number) => Effect.Effect<UndoPlan | undefined>
   /** What `/undo [count]` would do; undefined when nothing was changed. */
   readonly plan: (conversation: Conversation, count: number) => Effect.Effect<UndoPlan | undefined>
   /**
@@ -59,34 +66,6 @@ export interface ChangesShape {
 }
 
 export class Changes extends Context.Tag("mm/Changes")<Changes, ChangesShape>() {}
-
-/**
- * The editor's way to write files, when `/undo` runs for an editor that offers one (`mm acp`
- * with `fs/write_text_file`); undefined on the disk. Deletions and files that are not text
- * go to the disk either way: the protocol writes text only.
- */
-const editorWriter = (files: FileAccessShape): Effect.Effect<FileAccessShape | undefined> =>
-  Effect.map(files.writesDisk, (disk) => (disk ? undefined : files))
-
-/**
- * What the file holds now, as the user sees it: the editor's buffer (unsaved changes
- * included) when the editor reads files for mm, the disk otherwise. A buffer the editor
- * cannot read (a file that does not exist, say) is looked for on disk.
- */
-const currentContent = (
-  files: FileAccessShape,
-  file: string,
-  shown: string
-): Effect.Effect<{ readonly bytes: Buffer | null; readonly tooLarge: boolean }, unknown> => {
-  const fromDisk = Effect.try({ try: () => readCurrent(file), catch: (cause) => cause })
-  return Effect.flatMap(files.readsDisk, (disk) =>
-    disk
-      ? fromDisk
-      : Effect.flatMap(files.read(file, shown), (read) =>
-        read._tag === "Right"
-          ? Effect.succeed({ bytes: Buffer.from(read.right, "utf8"), tooLarge: false })
-          : fromDisk))
-}
 
 const blobOrNull = (deps: Deps, conversation: Conversation, hash: string | null) =>
   hash === null ? Effect.succeed(null) : deps.checkpoints.get(conversation.cwd, hash)
@@ -175,20 +154,44 @@ const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
     } satisfies PlannedFile
   })
 
+/** The plan that brings every file of `entries` back to how it was before the first of them. */
+const planOf = (
+  deps: Deps,
+  conversation: Conversation,
+  entries: ReadonlyArray<ChangeRecord>,
+  label: string,
+  ofTurns: boolean
+) =>
+  Effect.gen(function*() {
+    const nets = netChanges(entries)
+    removeLeftovers(conversation.cwd, nets)
+    const files = yield* Effect.forEach(nets, (net) => planFile(deps, conversation, net))
+    return { label, ofTurns, files } satisfies UndoPlan
+  })
+
 const plan = (deps: Deps): ChangesShape["plan"] =>
   Effect.fn("Changes.plan")(function*(conversation: Conversation, count: number) {
     const groups = yield* groupsOf(conversation)
     if (groups.length === 0) return undefined
     const taken = groups.slice(-Math.max(1, count))
-    const nets = netChanges(taken.flatMap((g) => g.entries))
-    removeLeftovers(conversation.cwd, nets)
-    const files = yield* Effect.forEach(nets, (net) => planFile(deps, conversation, net))
     const newestFirst = [...taken].reverse()
-    return {
-      label: planLabel(newestFirst),
-      ofTurns: taken.every((g) => g.kind === "turn"),
-      files
-    }
+    return yield* planOf(
+      deps,
+      conversation,
+      taken.flatMap((g) => g.entries),
+      planLabel(newestFirst),
+      taken.every((g) => g.kind === "turn")
+    )
+  })
+
+const planSince = (deps: Deps): ChangesShape["planSince"] =>
+  Effect.fn("Changes.planSince")(function*(conversation: Conversation, turn: number, last: number) {
+    const session = yield* conversation.snapshot
+    const changes = session.changes ?? []
+    const first = changesSince(session, turn)
+    if (first >= changes.length) return undefined
+    const label = last > turn ? `turns ${turn}–${last}` : `turn ${turn}`
+    return yield* planOf(deps, conversation, changes.slice(first), label, true)
   })
 
 // ---- applying an undo ----
@@ -355,6 +358,7 @@ export const ChangesLayer = Layer.effect(
       overview: overview(deps),
       turnDiffs: turnDiffs(deps),
       plan: plan(deps),
+      planSince: planSince(deps),
       apply: apply(deps)
     }
   })

@@ -1,4 +1,3 @@
-import * as fs from "node:fs"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
@@ -10,19 +9,12 @@ import type { FileAccessShape } from "../tools/FileAccess"
 import type { FileWrite } from "../tools/Tool"
 import { recordedPath } from "./ChangeGroups"
 import { type CheckpointsShape, hashOf, MAX_CHECKPOINT_BYTES } from "./Checkpoints"
+import { readCurrent } from "./CurrentContent"
 
 /**
  * Recording a file tool's change before it is made (its blobs, then its entry in the
  * session), and dropping that entry when the write failed and left the file alone.
  */
-
-export const readCurrent = (file: string): { readonly bytes: Buffer | null; readonly tooLarge: boolean } => {
-  const stat = fs.statSync(file, { throwIfNoEntry: false })
-  if (stat === undefined) return { bytes: null, tooLarge: false }
-  if (!stat.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EISDIR" })
-  if (stat.size > MAX_CHECKPOINT_BYTES) return { bytes: null, tooLarge: true }
-  return { bytes: fs.readFileSync(file), tooLarge: false }
-}
 
 /** The layer's checkpoints, and the checkpoint warnings already shown (each is said once). */
 export interface Deps {

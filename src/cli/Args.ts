@@ -4,7 +4,7 @@
  * Subcommands, `--help` and `--completions` go to @effect/cli (src/cli/Cli.ts), which declares
  * the same options for the help page. This file must stay small: it is on the start-up path.
  */
-import type { StartOn } from "../domain/StartOn"
+import { forkTarget, type StartOn } from "../domain/StartOn"
 
 export interface RunArgs {
   readonly config: string | undefined
@@ -38,11 +38,11 @@ export type Parsed =
 export const USAGE = [
   "usage: mm [options] [QUESTION]            the REPL (asking QUESTION first)",
   "       mm -p [options] [QUESTION]         answer once on stdout and exit (stdin is added as context)",
-  "       mm sessions [list | show ID | rm ID…]",
+  "       mm sessions [list | show ID | search PATTERN | rm ID…]",
   "       mm init [--url URL] [--model NAME] [--force]",
   "       mm checkpoints gc",
   "       mm acp [--config PATH]",
-  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], -y/--yes, --verbose",
+  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], --fork ID[:N], -y/--yes, --verbose",
   "mm --help tells more"
 ].join("\n")
 
@@ -51,7 +51,16 @@ export const SUBCOMMANDS = ["acp", "sessions", "init", "checkpoints"] as const
 /** Options of each subcommand (its own subcommands' included), with whether they take a value. */
 const SUBCOMMAND_OPTIONS: Record<(typeof SUBCOMMANDS)[number], Record<string, boolean>> = {
   acp: { "--config": true, "-c": true },
-  sessions: { "--config": true, "-c": true, "--json": false, "--yes": false, "-y": false },
+  sessions: {
+    "--config": true,
+    "-c": true,
+    "--json": false,
+    "--yes": false,
+    "-y": false,
+    "--regex": false,
+    "--ignore-case": false,
+    "-i": false
+  },
   init: { "--url": true, "--model": true, "--force": false },
   checkpoints: { "--config": true, "-c": true }
 }
@@ -108,6 +117,7 @@ const readOutputFormat = (format: string | undefined, draft: Draft): Parsed | un
 }
 
 const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
+  if (draft.start._tag === "Fork") return { _tag: "Usage", message: "--resume and --fork cannot be used together" }
   if (option.inline !== undefined) {
     if (option.inline === "") return { _tag: "Usage", message: "--resume= needs an id" }
     draft.start = { _tag: "Id", id: option.inline }
@@ -115,6 +125,20 @@ const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
     const next = option.peek()
     draft.start = next !== undefined && idLike.test(next) ? { _tag: "Id", id: option.take()! } : { _tag: "Pick" }
   }
+  return undefined
+}
+
+const readFork = (option: OptionCursor, draft: Draft): Parsed | undefined => {
+  if (draft.start._tag !== "New") return { _tag: "Usage", message: "--resume and --fork cannot be used together" }
+  const value = option.inline ?? option.take()
+  const target = value === undefined ? undefined : forkTarget(value)
+  if (target === undefined) {
+    return {
+      _tag: "Usage",
+      message: "--fork needs a session id, with :N to keep its turns up to N (--fork 9c03be11:2)"
+    }
+  }
+  draft.start = { _tag: "Fork", ...target }
   return undefined
 }
 
@@ -137,6 +161,8 @@ const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | u
       return void (draft.continueLatest = true)
     case "--resume":
       return readResume(option, draft)
+    case "--fork":
+      return readFork(option, draft)
     case "-y":
     case "--yes":
       return void (draft.yes = true)
@@ -150,7 +176,10 @@ const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | u
 /** The options that do not go together, then the RunArgs. */
 const finish = (draft: Draft, words: ReadonlyArray<string>): Parsed => {
   if (draft.continueLatest && draft.start._tag !== "New") {
-    return { _tag: "Usage", message: "--continue and --resume cannot be used together" }
+    return {
+      _tag: "Usage",
+      message: `--continue and --${draft.start._tag === "Fork" ? "fork" : "resume"} cannot be used together`
+    }
   }
   const start: StartOn = draft.continueLatest ? { _tag: "Latest" } : draft.start
   if (draft.outputFormat !== undefined && !draft.print) {

@@ -10,13 +10,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { acpLayer, storeLayer } from "../app/Layers"
-import type { StartOn } from "../domain/StartOn"
+import { forkTarget, type StartOn } from "../domain/StartOn"
 import { Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { RunArgs } from "./Args"
 import { initProject } from "./Init"
 import { type ExitCode, run, withConfig, withSandbox } from "./Run"
-import { listSessions, removeSessions, showSession } from "./SessionsCommand"
+import { listSessions, removeSessions, searchSessions, showSession } from "./SessionsCommand"
 
 /**
  * The whole command line as @effect/cli declares it: what `mm --help` shows, and the parser
@@ -51,6 +51,11 @@ const rootOptions = {
     ),
     Options.optional
   ),
+  fork: Options.text("fork").pipe(
+    Options.withPseudoName("ID[:N]"),
+    Options.withDescription("go on in a new session holding that one's turns up to N (all by default)"),
+    Options.optional
+  ),
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("allow every tool without asking, for this run")
@@ -65,8 +70,11 @@ const rootOptions = {
 /** The root command; `onRun` gets the same RunArgs as the hand-written reading of src/cli/Args.ts would. */
 export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, E, R>) =>
   Command.make("mm", rootOptions, (o) => {
+    const forked = Option.isSome(o.fork) ? forkTarget(o.fork.value) : undefined
     const start: StartOn = o.continue
       ? { _tag: "Latest" }
+      : forked !== undefined
+      ? { _tag: "Fork", ...forked }
       : Option.isSome(o.resume)
       ? { _tag: "Id", id: o.resume.value }
       : { _tag: "New" }
@@ -159,15 +167,35 @@ const rm = Command.make(
   ({ config, yes, ids }) => exitWith(removeSessions(Option.getOrUndefined(config), ids, yes))
 ).pipe(Command.withDescription("delete the named conversations (asks first on a terminal; --yes for scripts)"))
 
+const search = Command.make(
+  "search",
+  {
+    config: configOption,
+    json: jsonOption,
+    regex: Options.boolean("regex").pipe(Options.withDescription("PATTERN is a JavaScript regular expression")),
+    ignoreCase: Options.boolean("ignore-case").pipe(
+      Options.withAlias("i"),
+      Options.withDescription("any case (slower: every file is decoded)")
+    ),
+    pattern: Args.text({ name: "PATTERN" })
+  },
+  ({ config, ignoreCase, json, pattern, regex }) =>
+    exitWith(searchSessions(Option.getOrUndefined(config), { pattern, regex, ignoreCase }, json))
+).pipe(
+  Command.withDescription(
+    "find the conversations (and compaction archives) whose questions, answers or tool outputs hold PATTERN, newest first"
+  )
+)
+
 const sessions = Command.make(
   "sessions",
   { config: configOption, json: jsonOption },
   ({ config, json }) => exitWith(listSessions(Option.getOrUndefined(config), json))
 ).pipe(
   Command.withDescription(
-    "this project's saved conversations: list (the default), show ID, rm ID…; an id may be a unique prefix"
+    "this project's saved conversations: list (the default), show ID, search PATTERN, rm ID…; an id may be a unique prefix"
   ),
-  Command.withSubcommands([list, show, rm])
+  Command.withSubcommands([list, show, search, rm])
 )
 
 const init = Command.make(

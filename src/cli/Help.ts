@@ -14,7 +14,7 @@ const top = (): string =>
     "USAGE",
     "  mm [options] [QUESTION]          the REPL in the current directory (asking QUESTION first)",
     "  mm -p [options] [QUESTION]       answer once and exit; stdin, when piped, is added as context",
-    "  mm sessions [list|show|rm]       this project's saved conversations (mm sessions --help)",
+    "  mm sessions [list|show|search|rm]  this project's saved conversations (mm sessions --help)",
     "  mm init [--url URL] [--model NAME] [--force]   write an agent.yaml for this project",
     "  mm checkpoints gc                remove the copies kept for /undo that no session uses",
     "  mm acp [--config PATH]           an Agent Client Protocol agent on stdin/stdout (Zed…)",
@@ -26,6 +26,8 @@ const top = (): string =>
     "      --continue            go on with the latest conversation of this project",
     "      --resume [ID]         go on with that conversation (full id, unique prefix or 8-hex suffix);",
     "                            without an id, on a terminal, pick it from a list",
+    "      --fork ID[:N]         go on in a new session holding that one's turns up to N (all by default);",
+    "                            the original stays as it is",
     "  -y, --yes                 allow every tool without asking, for this run",
     "      --verbose             with -p: tool calls and the session id on stderr",
     "  -h, --help                this page",
@@ -47,7 +49,8 @@ const top = (): string =>
     "  mm \"why does the checkout test fail?\"",
     "  git diff | mm -p \"review this change\" > review.md",
     "  mm --continue -p \"and now add a test\"",
-    "  mm --resume 9c03be11"
+    "  mm --resume 9c03be11",
+    "  mm --fork 9c03be11:2 -p \"try it with a map instead\""
   ].join("\n")
 
 const sessions = (): string =>
@@ -57,6 +60,8 @@ const sessions = (): string =>
     "USAGE",
     "  mm sessions [list] [--json]      list them, newest update first (--json: for scripts)",
     "  mm sessions show ID              print one as Markdown: questions, answers, tool calls, errors",
+    "  mm sessions search PATTERN       the lines of questions, answers and tool outputs that hold PATTERN,",
+    "        [--regex] [-i] [--json]    newest session first (archives of compacted turns included)",
     "  mm sessions rm ID… [--yes]       delete exactly the ones named (asks first; --yes without asking)",
     "",
     "  ID is a full id (20261128-164210-9c03be11), a unique prefix (20261128-16) or the last 4 to 8",
@@ -64,7 +69,9 @@ const sessions = (): string =>
     "",
     "OPTIONS",
     "  -c, --config PATH         the agent.yaml to use",
-    "      --json                (list) print JSON",
+    "      --json                (list) print JSON; (search) one JSON object per matching line",
+    "      --regex               (search) PATTERN is a JavaScript regular expression",
+    "  -i, --ignore-case         (search) any case (slower)",
     "  -y, --yes                 (rm) delete without asking"
   ].join("\n")
 

@@ -2,6 +2,7 @@ import * as readline from "node:readline"
 
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 import { storeLayer } from "../app/Layers"
 import { changesOverview } from "../changes/ChangeGroups"
@@ -10,10 +11,12 @@ import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import type { Message } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
 import { Keeper } from "../sessions/Keeper"
+import type { SearchQuery } from "../sessions/SessionSearch"
 import { SessionStore } from "../sessions/SessionStore"
 import { changesMarkdown } from "../text/ChangesText"
 import { sessionsListing } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
+import { searchSummary, sessionHitJson, sessionHitLines } from "../text/SearchText"
 import { sessionMarkdown } from "../text/SessionMarkdown"
 import { type ExitCode, withConfig } from "./Run"
 
@@ -80,7 +83,15 @@ export const showSession = (config: string | undefined, typed: string) =>
         archived.push(...archive.right.messages.filter((m) => m.role !== "system" && m.summary !== true))
       }
       const whole = { ...session.right, messages: [...archived, ...session.right.messages] }
-      process.stdout.write(sanitize(sessionMarkdown(whole)))
+      const listing = yield* keeper.list(cwd)
+      const forks = listing._tag === "Listed"
+        ? listing.entries.flatMap((entry) =>
+          entry._tag === "Readable" && entry.summary.forkedFrom?.id === id.right
+            ? [{ id: entry.summary.id, turn: entry.summary.forkedFrom.turn }]
+            : []
+        )
+        : []
+      process.stdout.write(sanitize(sessionMarkdown(whole, forks.reverse())))
       const changes = session.right.changes ?? []
       if (changes.length === 0) return 0
       const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))
@@ -93,6 +104,34 @@ export const showSession = (config: string | undefined, typed: string) =>
       }
       process.stdout.write(sanitize(`\n${changesMarkdown(overview.right)}\n`))
       return 0
+    })
+  )
+
+/**
+ * `mm sessions search PATTERN [--regex] [-i] [--json]`: each matching line as it is found,
+ * newest session first; exit 1 when nothing matched (as grep), 2 for a bad pattern.
+ */
+export const searchSessions = (config: string | undefined, query: SearchQuery, json: boolean) =>
+  withSessions(
+    config,
+    Effect.gen(function*() {
+      const keeper = yield* Keeper
+      let sessions = 0
+      let lines = 0
+      const searched = yield* keeper.search(process.cwd(), query).pipe(
+        Stream.runForEach((found) =>
+          Effect.sync(() => {
+            sessions++
+            lines += found.hits.length
+            const out = json ? sessionHitJson(found) : sessionHitLines(found)
+            process.stdout.write(`${out.join("\n")}\n`)
+          })
+        ),
+        Effect.either
+      )
+      if (searched._tag === "Left") return yield* fail(searched.left.message, searched.left.reason === "io" ? 1 : 2)
+      if (!json) process.stderr.write(`${searchSummary(query.pattern, sessions, lines)}\n`)
+      return sessions === 0 ? 1 : 0
     })
   )
 
@@ -131,6 +170,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
       /** The checkpoints (copies kept for /undo) the sessions named use: removed with them unless another session uses them. */
       const blobs = new Set<string>()
       const archivesOf = new Map<string, ReadonlyArray<string>>()
+      const forkOrigins: Array<string> = []
       for (const id of ids) {
         const exists = yield* Effect.either(store.load(dir, id))
         if (exists._tag === "Left" && exists.left.reason === "not-found") {
@@ -139,6 +179,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         if (exists._tag === "Right") {
           for (const blob of blobsOf(exists.right)) blobs.add(blob)
           archivesOf.set(id, (exists.right.archives ?? []).filter(isSessionId))
+          if (exists.right.forkedFrom !== undefined) forkOrigins.push(exists.right.forkedFrom.id)
         }
       }
       if (!yes) {
@@ -148,12 +189,25 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         const ok = yield* Effect.promise(() => confirm(`delete ${ids.length} session(s): ${ids.join(", ")}? [y/N] `))
         if (!ok) return yield* Effect.sync(() => (process.stderr.write("nothing deleted\n"), 0))
       }
+      // a fork keeps its original's archives in its own list: those stay while a fork names them
+      const sharedArchives = new Set<string>()
+      const forkedFromIds = new Set(forkOrigins)
+      const listing = yield* Effect.either(store.list(dir))
+      for (const entry of listing._tag === "Right" ? listing.right : []) {
+        if (entry._tag !== "Readable" || ids.includes(entry.summary.id)) continue
+        // a remaining fork, or the session a removed fork came from
+        const related = entry.summary.forkedFrom !== undefined || forkedFromIds.has(entry.summary.id)
+        if (!related) continue
+        const fork = yield* Effect.either(store.load(dir, entry.summary.id))
+        if (fork._tag === "Right") for (const archiveId of fork.right.archives ?? []) sharedArchives.add(archiveId)
+      }
       for (const id of ids) {
         const removed = yield* Effect.either(store.remove(dir, id))
         if (removed._tag === "Left") return yield* fail(removed.left.message, 1)
         process.stdout.write(`deleted ${id}\n`)
         // its archives (the turns its compactions replaced) go with it
         for (const archiveId of archivesOf.get(id) ?? []) {
+          if (sharedArchives.has(archiveId)) continue
           const gone = yield* Effect.either(store.remove(dir, archiveId))
           if (gone._tag === "Right") process.stdout.write(`deleted ${archiveId} (an archive of ${id})\n`)
         }

@@ -48,6 +48,20 @@ export class ResumeError extends Schema.TaggedError<ResumeError>()("ResumeError"
   raw: Schema.String
 }) {}
 
+/** `/fork`, `/rewind`, `--fork`, `session/fork` could not start a fork: one line for people. */
+export class ForkError extends Schema.TaggedError<ForkError>()("ForkError", {
+  reason: Schema.Literal("bad-turn", "nothing", "store"),
+  message: Schema.String,
+  raw: Schema.String
+}) {}
+
+/** `mm sessions search`, `/sessions search`: nothing was searched (bad pattern, sessions off) or the listing failed. */
+export class SearchError extends Schema.TaggedError<SearchError>()("SearchError", {
+  reason: Schema.Literal("bad-pattern", "disabled", "io"),
+  message: Schema.String,
+  raw: Schema.String
+}) {}
+
 export class BadSessionId extends Schema.TaggedError<BadSessionId>()("BadSessionId", {
   id: Schema.String,
   message: Schema.String

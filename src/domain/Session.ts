@@ -84,6 +84,9 @@ export const InProgress = Schema.Struct({
 })
 export type InProgress = typeof InProgress.Type
 
+/** Where a fork came from: the original session and the last turn the fork kept. */
+export const ForkedFrom = Schema.Struct({ id: Schema.String, turn: Schema.Number })
+
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200
 export const TITLE_MAX = 100
@@ -104,7 +107,9 @@ export const Session = Schema.Struct({
   /** In an archive: the id of the session whose compaction moved these turns here. */
   archiveOf: Schema.optional(Schema.String),
   /** In a compacted session: the ids of its archives, oldest first. */
-  archives: Schema.optional(Schema.Array(Schema.String))
+  archives: Schema.optional(Schema.Array(Schema.String)),
+  /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
+  forkedFrom: Schema.optional(ForkedFrom)
 })
 export type Session = typeof Session.Type
 

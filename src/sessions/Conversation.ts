@@ -3,7 +3,7 @@ import type * as Ref from "effect/Ref"
 
 import type { Scope } from "../approvals/ApprovalScope"
 import type { SessionSettings } from "../approvals/SessionSettings"
-import type { ResumeError, StoreError } from "../domain/Errors"
+import type { ForkError, ResumeError, StoreError } from "../domain/Errors"
 import type { Message, Session } from "../domain/Session"
 import type { Usage } from "../model/ModelClient"
 import type { Failure } from "./ErrorLog"
@@ -23,6 +23,20 @@ export interface ResumeReport {
   readonly errors: number
   /** The question of a turn mm stopped during (killed, power lost), closed on load. */
   readonly interrupted?: string
+}
+
+/** What a fork made: the new session, what it holds, and where it came from. */
+export interface ForkReport {
+  /** The new session's id ("" when sessions are off or could not be saved). */
+  readonly id: string
+  /** The session it was forked from ("" when that one had no file). */
+  readonly from: string
+  /** The last turn the fork kept. */
+  readonly turn: number
+  /** Turns of the original that the fork leaves out. */
+  readonly left: number
+  /** A "not saved" warning, when the fork's file could not be written. */
+  readonly warning?: string
 }
 
 /**
@@ -61,6 +75,11 @@ export interface Conversation {
    * closed); given once, undefined afterwards.
    */
   readonly takeInterrupted: Effect.Effect<string | undefined>
+  /**
+   * `/fork [N]`, `/rewind`, `--fork`: this conversation goes on in a new session holding its
+   * turns up to `turn` (all by default), with `forkedFrom`; the original's file is untouched.
+   */
+  readonly fork: (turn: number | undefined) => Effect.Effect<ForkReport, ForkError>
   /** What the user allowed for the rest of this session ("always"), as scopes (ApprovalScope.ts). */
   readonly allowed: Ref.Ref<ReadonlyArray<Scope>>
   /** The last token usage the server reported, for compaction estimates. */

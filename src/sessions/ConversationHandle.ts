@@ -3,10 +3,11 @@ import * as Ref from "effect/Ref"
 
 import type { Scope } from "../approvals/ApprovalScope"
 import { defaultSettings, type SessionSettings } from "../approvals/SessionSettings"
-import type { StoreError } from "../domain/Errors"
+import { ForkError, type StoreError } from "../domain/Errors"
 import { emptySession, ERRORS_CAP, type Message, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
+import { cutProblem, forkOf, lastTurn } from "../domain/Turns"
 import type { Usage } from "../model/ModelClient"
-import type { Conversation, ResumeReport, SaveStatus } from "./Conversation"
+import type { Conversation, ForkReport, ResumeReport, SaveStatus } from "./Conversation"
 import type { Failure } from "./ErrorLog"
 import {
   type Deps,
@@ -314,6 +315,29 @@ const resume = (deps: Deps, cells: Cells) =>
         }))
   )
 
+/** The conversation goes on as a fork of itself cut after `turn`; its file (if any) stays as it is. */
+const fork = (deps: Deps, cells: Cells) =>
+  Effect.fn("Conversation.fork")(function*(requested: number | undefined) {
+    const source = yield* Ref.get(cells.state)
+    const last = lastTurn(source)
+    if (last === 0) {
+      return yield* new ForkError({ reason: "nothing", message: "nothing to fork yet: no question was asked", raw: "" })
+    }
+    const turn = requested ?? last
+    const problem = cutProblem(source, turn)
+    if (problem !== undefined) return yield* new ForkError({ reason: "bad-turn", message: problem, raw: "" })
+    const forked = forkOf(source, turn, yield* now)
+    yield* Ref.set(cells.state, forked)
+    yield* Ref.set(cells.hasFile, false)
+    yield* Ref.set(cells.written, undefined)
+    yield* Ref.set(cells.usage, undefined)
+    yield* Ref.set(cells.allowed, [])
+    const warning = yield* createNow(deps, cells)
+    const id = (yield* Ref.get(cells.state)).id
+    const report: ForkReport = { id, from: source.id, turn, left: last - turn }
+    return warning === undefined ? report : { ...report, warning }
+  }, cells.lock.withPermits(1))
+
 export const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conversation> =>
   Effect.map(
     makeCells(start),
@@ -330,6 +354,7 @@ export const makeConversation = (deps: Deps, start: Start): Effect.Effect<Conver
       archiveAndReset: archiveAndReset(deps, cells),
       resume: resume(deps, cells),
       takeInterrupted: Ref.getAndSet(cells.interrupted, undefined),
+      fork: fork(deps, cells),
       allowed: cells.allowed,
       usage: cells.usage,
       settings: cells.settings

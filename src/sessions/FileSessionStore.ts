@@ -3,12 +3,14 @@ import * as NodePath from "node:path"
 
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 
 import { rawText, StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
 import * as Durable from "../lib/DurableFiles"
 import { Secrets } from "../lib/Secrets"
+import { searchDir } from "./SearchFiles"
 import { encodeSession, FILE_SUFFIX } from "./SessionCodec"
 import {
   codeOf,
@@ -25,6 +27,7 @@ import {
   writeTemp
 } from "./SessionFileIO"
 import { listDir, type ListingIndex, makeListingIndex } from "./SessionListingIndex"
+import type { Matcher } from "./SessionSearch"
 import { SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
@@ -152,6 +155,9 @@ const remove = (store: Store) =>
     )
   })
 
+const search = (dir: string, matcher: Matcher) =>
+  Stream.fromAsyncIterable(searchDir(dir, matcher), ioError(`cannot search ${dir}`))
+
 /** A session store over one JSON file per session; see docs/reference/session-file.md. */
 export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
   const fs = options.fs ?? NodeFs
@@ -170,7 +176,8 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
     save: save(store),
     load: load(store),
     list: list(store),
-    remove: remove(store)
+    remove: remove(store),
+    search
   }
 }
 

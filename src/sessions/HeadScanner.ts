@@ -156,6 +156,21 @@ class Cursor {
     }
   }
 
+  /** A `forkedFrom` object, `{id, turn}`; anything else is for the slow path. */
+  forkedFrom(): { readonly id: string; readonly turn: number } {
+    const start = this.skipWs()
+    if (start !== OPEN_BRACE) throw unsure
+    const from = this.pos
+    this.skipContainer()
+    try {
+      const value = JSON.parse(this.text.slice(from, this.pos)) as { id?: unknown; turn?: unknown }
+      if (typeof value.id === "string" && typeof value.turn === "number") return { id: value.id, turn: value.turn }
+    } catch {
+      // not JSON after all
+    }
+    throw unsure
+  }
+
   /** Counts the elements of the array at `pos`. */
   countArray(): number {
     this.expect(OPEN_BRACKET)
@@ -181,6 +196,7 @@ const scanFields = (cursor: Cursor): HeadScan => {
   let version: number | undefined
   let turns: number | undefined
   let errors: number | undefined
+  let forkedFrom: HeadFields["forkedFrom"]
   const strings: Record<string, string> = {}
   for (;;) {
     const key = cursor.string()
@@ -205,6 +221,9 @@ const scanFields = (cursor: Cursor): HeadScan => {
       case "errors":
         errors = cursor.countArray()
         break
+      case "forkedFrom":
+        forkedFrom = cursor.forkedFrom()
+        break
       case "messages": {
         if (cursor.skipWs() !== OPEN_BRACKET) throw unsure
         const { cwd, createdAt, updatedAt, title, id } = strings
@@ -214,12 +233,9 @@ const scanFields = (cursor: Cursor): HeadScan => {
         ) {
           throw unsure
         }
-        const fields: HeadFields = { cwd, createdAt, updatedAt, title, turns, errors }
-        return {
-          _tag: "Found",
-          version,
-          fields: strings.archiveOf === undefined ? fields : { ...fields, archiveOf: strings.archiveOf }
-        }
+        const base: HeadFields = { cwd, createdAt, updatedAt, title, turns, errors }
+        const archived = strings.archiveOf === undefined ? base : { ...base, archiveOf: strings.archiveOf }
+        return { _tag: "Found", version, fields: forkedFrom === undefined ? archived : { ...archived, forkedFrom } }
       }
       default:
         cursor.skipValue()

@@ -1,9 +1,12 @@
+import * as path from "node:path"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 
 import { AppConfig } from "../config/Config"
-import { ResumeError } from "../domain/Errors"
+import { ResumeError, SearchError } from "../domain/Errors"
 import { emptySession } from "../domain/Session"
 import type { Conversation, Listing, SaveStatus } from "./Conversation"
 import { makeConversation, now } from "./ConversationHandle"
@@ -20,6 +23,7 @@ import {
   underCurrentSystem,
   validId
 } from "./SessionLookup"
+import { compileQuery, type SearchQuery, type SessionHits } from "./SessionSearch"
 import { SessionStore } from "./SessionStore"
 
 export interface KeeperShape {
@@ -32,6 +36,8 @@ export interface KeeperShape {
   readonly list: (cwd: string) => Effect.Effect<Listing>
   /** What a person typed (full id, unique prefix, unique 8-hex suffix) → the id of one of this project's sessions. */
   readonly resolve: (cwd: string, typed: string) => Effect.Effect<string, ResumeError>
+  /** This project's sessions (and archives) with lines that match, newest first, as they are found. */
+  readonly search: (cwd: string, query: SearchQuery) => Stream.Stream<SessionHits, SearchError>
 }
 
 export class Keeper extends Context.Tag("mm/Keeper")<Keeper, KeeperShape>() {}
@@ -101,6 +107,23 @@ const resolve = (deps: Deps) =>
     return yield* idOfTyped(deps, dir, cwd, typed.trim())
   })
 
+const search = (deps: Deps) => (cwd: string, query: SearchQuery): Stream.Stream<SessionHits, SearchError> => {
+  const dir = sessionsDir(deps.config, cwd)
+  if (dir === undefined) {
+    const off = sessionsOff()
+    return Stream.fail(new SearchError({ reason: "disabled", message: off.message, raw: "" }))
+  }
+  const matcher = compileQuery(query)
+  if (typeof matcher === "string") {
+    return Stream.fail(new SearchError({ reason: "bad-pattern", message: matcher, raw: "" }))
+  }
+  const mine = (hits: SessionHits) => !deps.shared || path.resolve(hits.cwd) === path.resolve(cwd)
+  return deps.store.search(dir, matcher).pipe(
+    Stream.filter(mine),
+    Stream.mapError((error) => new SearchError({ reason: "io", message: error.message, raw: error.raw }))
+  )
+}
+
 export const KeeperLive = Layer.effect(
   Keeper,
   Effect.gen(function*() {
@@ -116,7 +139,8 @@ export const KeeperLive = Layer.effect(
       open: open(deps),
       load: load(deps),
       list: list(deps),
-      resolve: resolve(deps)
+      resolve: resolve(deps),
+      search: search(deps)
     }
   })
 )

@@ -1,10 +1,22 @@
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 
 import { StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
-import { encodeSession, FILE_SUFFIX, idOfFileName, isArchiveListing, listingOf, stampOfText } from "./SessionCodec"
+import {
+  encodeSession,
+  FILE_SUFFIX,
+  idOfFileName,
+  isArchiveListing,
+  listingOf,
+  parseSession,
+  stampOfText
+} from "./SessionCodec"
+import { type Matcher, sessionHits } from "./SessionSearch"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
@@ -101,6 +113,20 @@ const list = (held: Held) =>
     return listings.sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0))
   })
 
+/** What the file store's search finds, from the texts held. */
+const search = (held: Held) => (dir: string, matcher: Matcher) =>
+  Stream.fromIterable(
+    [...(held.dirs.get(dir) ?? [])]
+      .filter(([name]) => idOfFileName(name) !== undefined)
+      .sort(([a], [b]) => (a < b ? 1 : -1))
+  ).pipe(
+    Stream.filterMap(([name, text]) => {
+      const parsed = matcher.mayMatch(Buffer.from(text, "utf8")) ? parseSession(text, name.slice(0, 24)) : undefined
+      const found = parsed !== undefined && Either.isRight(parsed) ? sessionHits(parsed.right, matcher) : undefined
+      return found === undefined ? Option.none() : Option.some(found)
+    })
+  )
+
 const storeOf = (held: Held): SessionStoreShape => ({
   prepare: Effect.fn("MemorySessionStore.prepare")(function*(dir: string) {
     yield* writable(held, dir)
@@ -125,7 +151,8 @@ const storeOf = (held: Held): SessionStoreShape => ({
     const files = yield* writable(held, dir)
     if (!files.delete(valid + FILE_SUFFIX)) return yield* notFound(dir, valid)
   }),
-  list: list(held)
+  list: list(held),
+  search: search(held)
 })
 
 const controlsOf = (held: Held): MemoryStoreControls => ({

@@ -30,6 +30,7 @@ const SUMMARY_KEYS = [
   "title",
   "turns",
   "archiveOf",
+  "forkedFrom",
   "errors",
   "messages",
   "changes",
@@ -69,7 +70,10 @@ export const encodeSession = (session: Session, redact: (text: string) => string
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
     title: session.title,
-    turns: session.turns
+    turns: session.turns,
+    ...(session.forkedFrom === undefined
+      ? {}
+      : { forkedFrom: { id: session.forkedFrom.id, turn: session.forkedFrom.turn } })
   }
   // an archive says so in the head, where a listing reads
   if (session.archiveOf !== undefined) ordered.archiveOf = session.archiveOf
@@ -256,7 +260,8 @@ export const summaryOf = (session: Session): SessionSummary => {
     turns: session.turns,
     errors: session.errors.length
   }
-  return typeof session.archiveOf === "string" ? { ...summary, archiveOf: session.archiveOf } : summary
+  const archived = typeof session.archiveOf === "string" ? { ...summary, archiveOf: session.archiveOf } : summary
+  return session.forkedFrom === undefined ? archived : { ...archived, forkedFrom: session.forkedFrom }
 }
 
 /** Whether a listing is of an archive (never listed as a conversation). */

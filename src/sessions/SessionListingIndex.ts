@@ -53,11 +53,12 @@ const isNumber = (value: unknown): value is number => typeof value === "number"
 /**
  * One entry of `.index.json`: `[name, size, mtimeMs, ctimeMs, ino, reason]` for an unreadable
  * file, `[name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]`
- * otherwise, with the compacted session's id after them for an archive. Checked field by field: it is a cache, and anything odd is dropped. Names are
+ * otherwise, with `archiveOf, forkedFromId, forkedFromTurn` after them (each null when absent) for
+ * an archive or a fork. Checked field by field: it is a cache, and anything odd is dropped. Names are
  * only ever looked up from the directory's own valid `<id>.json` names.
  */
 const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
-  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11 && value.length !== 12)) return undefined
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 11 && value.length !== 14)) return undefined
   const name: unknown = value[0]
   const size: unknown = value[1]
   const mtimeMs: unknown = value[2]
@@ -78,10 +79,22 @@ const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
   const archiveOf: unknown = value[11]
   if (!isString(cwd) || !isString(createdAt) || !isString(updatedAt) || !isString(title)) return undefined
   if (!isNumber(turns) || !isNumber(errors)) return undefined
-  if (value.length === 12 && !isString(archiveOf)) return undefined
-  const summary = isString(archiveOf)
-    ? { id, cwd, createdAt, updatedAt, title, turns, errors, archiveOf }
-    : { id, cwd, createdAt, updatedAt, title, turns, errors }
+  if (value.length === 14 && archiveOf !== null && !isString(archiveOf)) return undefined
+  const from: unknown = value[12]
+  const fromTurn: unknown = value[13]
+  const forked = isString(from) && isNumber(fromTurn) ? { id: from, turn: fromTurn } : undefined
+  if (value.length === 14 && forked === undefined && (from !== null || fromTurn !== null)) return undefined
+  const summary = {
+    id,
+    cwd,
+    createdAt,
+    updatedAt,
+    title,
+    turns,
+    errors,
+    ...(isString(archiveOf) ? { archiveOf } : {}),
+    ...(forked ? { forkedFrom: forked } : {})
+  }
   return [name, { size, mtimeMs, ctimeMs, ino, listing: { _tag: "Readable", summary } }]
 }
 
@@ -89,9 +102,13 @@ const indexText = (entries: DirCache): string => {
   const files: Array<ReadonlyArray<unknown>> = []
   for (const [name, { size, mtimeMs, ctimeMs, ino, listing }] of entries) {
     if (listing._tag === "Readable") {
-      const { archiveOf, cwd, createdAt, updatedAt, title, turns, errors } = listing.summary
-      const entry = [name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]
-      files.push(archiveOf === undefined ? entry : [...entry, archiveOf])
+      const { archiveOf, cwd, createdAt, updatedAt, title, turns, errors, forkedFrom } = listing.summary
+      const fields = [name, size, mtimeMs, ctimeMs, ino, cwd, createdAt, updatedAt, title, turns, errors]
+      files.push(
+        archiveOf === undefined && forkedFrom === undefined
+          ? fields
+          : [...fields, archiveOf ?? null, forkedFrom?.id ?? null, forkedFrom?.turn ?? null]
+      )
     } else {
       files.push([name, size, mtimeMs, ctimeMs, ino, listing.reason])
     }

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 
 import type { ChosenStart } from "../domain/StartOn"
-import { type Conversation, type ResumeReport } from "./Conversation"
+import { type Conversation, type ForkReport, type ResumeReport } from "./Conversation"
 import { Keeper } from "./Keeper"
 
 /** Where a just-opened conversation stands; the façades turn it into lines. */
@@ -13,6 +13,8 @@ export type Started =
     readonly report?: ResumeReport
     /** Said when the request was met another way (no earlier session: a new one). */
     readonly note?: string
+    /** What a `--fork` made. */
+    readonly forked?: ForkReport
   }
   /** The user's request could not be met: one line (may be empty) and the exit code. */
   | { readonly _tag: "Failed"; readonly line: string; readonly code: number }
@@ -48,6 +50,16 @@ const resumeTyped = (conversation: Conversation, cwd: string, typed: string) =>
     return { _tag: "Started", resumed: true, report: resumed.right } satisfies Started
   })
 
+/** `--fork ID[:N]`: the stored session, then a fork of it; the original is not written. */
+const forkTyped = (conversation: Conversation, cwd: string, typed: string, turn: number | undefined) =>
+  Effect.gen(function*() {
+    const started = yield* resumeTyped(conversation, cwd, typed)
+    if (started._tag === "Failed") return started
+    const forked = yield* Effect.either(conversation.fork(turn))
+    if (forked._tag === "Left") return failed(forked.left.message, forked.left.reason === "store" ? 1 : 2)
+    return { _tag: "Started", resumed: true, forked: forked.right } satisfies Started
+  })
+
 /**
  * Puts a just-opened conversation on the session the command line asked for: `--continue`
  * (the latest, as a bare `/resume`) or `--resume ID`. A wrong id is bad usage (exit 2) and
@@ -65,6 +77,8 @@ export const startOn = (
       return continueLatest(conversation, cwd)
     case "Id":
       return resumeTyped(conversation, cwd, start.id)
+    case "Fork":
+      return forkTyped(conversation, cwd, start.id, start.turn)
   }
 }
 

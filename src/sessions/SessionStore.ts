@@ -1,8 +1,10 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 
 import type { StoreError } from "../domain/Errors"
 import type { Session } from "../domain/Session"
+import type { Matcher, SessionHits } from "./SessionSearch"
 
 /** What `/sessions`, `mm sessions` and ACP `session/list` show of one session. */
 export interface SessionSummary {
@@ -16,6 +18,8 @@ export interface SessionSummary {
   readonly errors: number
   /** Set in an archive (turns a compaction replaced): the id of the compacted session. Never listed. */
   readonly archiveOf?: string
+  /** Set when the session is a fork of another. */
+  readonly forkedFrom?: { readonly id: string; readonly turn: number }
 }
 
 export type SessionListing =
@@ -46,6 +50,11 @@ export interface SessionStoreShape {
   readonly remove: (dir: string, id: string) => Effect.Effect<void, StoreError>
   /** Every session of the directory, newest id first; a bad file is listed as unreadable; archives are not listed. */
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<SessionListing>, StoreError>
+  /**
+   * Every file of the directory with lines that match (archives included), newest id first,
+   * as they are found; a file that cannot be read has none.
+   */
+  readonly search: (dir: string, matcher: Matcher) => Stream.Stream<SessionHits, StoreError>
 }
 
 export class SessionStore extends Context.Tag("mm/SessionStore")<SessionStore, SessionStoreShape>() {}

@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { IMAGE_MAX_BYTES, type ImageInput, imageMimeOf } from "../domain/Images"
+import { SHELL_CONTEXT_HEAD } from "../domain/Turns"
 
 /** A file larger than this is not attached: the model is better served by read_file's ranges. */
 export const ATTACH_MAX_BYTES = 256 * 1024
@@ -70,7 +71,7 @@ export const attachFiles = (cwd: string, question: string): Attached => {
   }
 }
 
-export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"
+export { SHELL_CONTEXT_HEAD }
 
 /** The user message that keeps a `!command` line and its output in the conversation. */
 export const shellContext = (command: string, output: string): string =>

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 import type { Agent } from "../agent/Agent"
 import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
@@ -6,13 +7,15 @@ import type { ChangesShape } from "../changes/Changes"
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
-import { contextListing, listingRows, resumedLines, sessionsListing } from "../text/Lines"
+import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { permissionsCommand } from "../text/PermissionsText"
+import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
 import type { Answers } from "./Markdown"
 import { recapLines } from "./Recap"
+import { runRewind } from "./Rewind"
 import type { Printer } from "./TerminalIO"
 
 /** What a slash command can reach: the conversation, the printer, and what the terminal remembers between commands. */
@@ -44,6 +47,8 @@ export interface TerminalMemory {
   rows: ReadonlyArray<string> | undefined
   /** The whole output of the last tool call, for `/last`. */
   lastTool: { readonly name: string; readonly title: string; readonly output: string } | undefined
+  /** What the next prompt starts with, for editing (a rewound question); taken once. */
+  draft?: string
 }
 
 /** `"leave"` ends mm. */
@@ -58,12 +63,40 @@ export interface SlashCommand {
   readonly run: (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
 }
 
+/** `/sessions search [--regex] [-i] PATTERN`: the matching lines, as they are found. */
+const searchCommand = (ctx: CommandContext, arg: string) =>
+  Effect.gen(function*() {
+    const words = arg.split(/\s+/)
+    const regex = words.includes("--regex")
+    const ignoreCase = words.includes("-i")
+    const pattern = arg.replace(/^(?:(?:--regex|-i)\s+)*/, "").trim()
+    if (pattern === "") return ctx.print.line("usage: /sessions search [--regex] [-i] PATTERN")
+    let sessions = 0
+    let lines = 0
+    const run = ctx.keeper.search(ctx.cwd, { pattern, regex, ignoreCase }).pipe(
+      Stream.runForEach((found) =>
+        Effect.sync(() => {
+          sessions++
+          lines += found.hits.length
+          ctx.print.line(sessionHitLines(found).join("\n"))
+        })
+      ),
+      Effect.either
+    )
+    const outcome = yield* ctx.cancellable(run)
+    if (outcome._tag === "Cancelled") return
+    if (outcome.value._tag === "Left") return ctx.red(outcome.value.left.message)
+    ctx.print.line(searchSummary(pattern, sessions, lines))
+  })
+
 const sessions: SlashCommand = {
   name: "/sessions",
-  usage: "/sessions [word|all]",
-  help: "list this project's conversations, newest first (a word filters by title)",
+  usage: "/sessions [word|all|search PATTERN]",
+  help:
+    "list this project's conversations, newest first (a word filters by title); search finds PATTERN in what was said and what the tools printed",
   run: (ctx, arg) =>
     Effect.gen(function*() {
+      if (arg === "search" || arg.startsWith("search ")) return yield* searchCommand(ctx, arg.slice(6).trim())
       const listing = yield* ctx.keeper.list(ctx.cwd)
       const options = arg === "all" ? { all: true } : { filter: arg }
       ctx.memory.rows = listingRows(listing, options)
@@ -121,6 +154,22 @@ const newConversation: SlashCommand = {
     })
 }
 
+const fork: SlashCommand = {
+  name: "/fork",
+  usage: "/fork [n]",
+  help: "go on in a new session holding this one's turns up to turn n (all by default); this one stays as it is",
+  run: (ctx, arg) =>
+    Effect.gen(function*() {
+      if (arg !== "" && !/^\d{1,6}$/.test(arg)) {
+        return ctx.print.line("usage: /fork [N] — N a turn number (default: all)")
+      }
+      const forked = yield* Effect.either(ctx.conversation.fork(arg === "" ? undefined : Number(arg)))
+      if (forked._tag === "Left") return ctx.red(forked.left.message)
+      ctx.notice(forked.right.warning)
+      ctx.print.line(forkedLine(forked.right))
+    })
+}
+
 const compact: SlashCommand = {
   name: "/compact",
   usage: "/compact [hint]",
@@ -161,6 +210,17 @@ const undo: SlashCommand = {
   usage: "/undo [n]",
   help: "take back the files mm's file tools changed in the last turn (or the last n), after showing the diffs",
   run: (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
+}
+
+const rewind: SlashCommand = {
+  name: "/rewind",
+  usage: "/rewind n",
+  help:
+    "go back to just before turn n: the files mm's tools changed since are restored, and the conversation goes on in a fork (Esc Esc at an empty prompt picks the turn)",
+  run: (ctx, arg) =>
+    Effect.map(runRewind(ctx.changes, ctx.conversation, arg, ctx), (question) => {
+      if (question !== undefined && ctx.input.interactive) ctx.memory.draft = question
+    })
 }
 
 const last: SlashCommand = {
@@ -219,10 +279,12 @@ export const COMMANDS: ReadonlyArray<SlashCommand> = [
   sessions,
   resume,
   newConversation,
+  fork,
   compact,
   context,
   changes,
   undo,
+  rewind,
   last,
   mcp,
   permissions,

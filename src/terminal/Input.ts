@@ -6,8 +6,14 @@ import * as readline from "node:readline"
  */
 export interface TerminalInput {
   readonly interactive: boolean
-  /** The next line, or undefined when the user leaves (Ctrl-D, Ctrl-C on an empty line, end of input). */
-  readonly question: (prompt: string) => Promise<string | undefined>
+  /**
+   * The next line, or undefined when the user leaves (Ctrl-D, Ctrl-C on an empty line, end of
+   * input); `ESC_ESC` when Esc was pressed twice at an empty prompt. On a terminal the line
+   * starts as `draft`, for editing.
+   */
+  readonly question: (prompt: string, draft?: string) => Promise<string | undefined>
+  /** On a terminal: one of `items` chosen with the arrow keys and Enter (its index); undefined when given up or piped. */
+  readonly choose: (title: string, items: ReadonlyArray<string>, at: number) => Promise<number | undefined>
   /**
    * One key among `keys` (lowercase); `CANCELLED` on Ctrl-C; undefined on Ctrl-D or end of
    * input. Other keys, Enter included, answer nothing and are ignored. What is typed in the
@@ -38,6 +44,9 @@ export interface TerminalInput {
 export type Completer = (
   before: string
 ) => Promise<{ readonly start: number; readonly items: ReadonlyArray<string> } | undefined>
+
+/** What `question` answers for Esc Esc at an empty prompt: the list of earlier questions is asked for. */
+export const ESC_ESC = "\u001b\u001b"
 
 /** What `key` answers when Ctrl-C was pressed instead: the turn is being cancelled. */
 export const CANCELLED = "\u0003"
@@ -144,6 +153,7 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
   return {
     interactive: false,
     question: () => queue.next().line,
+    choose: () => Promise.resolve(undefined),
     key,
     watchCancel,
     configure: () => undefined,

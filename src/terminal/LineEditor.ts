@@ -1,7 +1,8 @@
 import * as readline from "node:readline"
 
+import { choiceKey, choiceLines } from "./ChoiceList"
 import { type History, makeHistory } from "./History"
-import { CANCELLED, type Completer, type TerminalInput } from "./Input"
+import { CANCELLED, type Completer, ESC_ESC, type TerminalInput } from "./Input"
 import { layout, leaving, redrawing } from "./LineDrawing"
 import {
   ask,
@@ -48,6 +49,8 @@ interface Driver {
   offered: string | undefined
   /** Shift-Tab: moves to the next permission mode and gives the line that names it. */
   nextMode: (() => string) | undefined
+  /** The last key was a lone Esc at an empty prompt: another one asks for the list of questions. */
+  escaped: boolean
 }
 
 // drawing ------------------------------------------------------------------
@@ -137,14 +140,53 @@ const run = (d: Driver, next: Step) => {
 
 // keys and questions ----------------------------------------------------------
 
+/** Esc Esc at an empty prompt: the prompt is left as drawn, and `ESC_ESC` is the line. */
+const escEsc = (d: Driver, k: Key): boolean => {
+  const { prompt, search, text } = d.state
+  const atEmptyPrompt = k.name === "escape" && prompt !== undefined && text === "" && search === undefined
+  const second = atEmptyPrompt && (k.sequence === ESC_ESC || d.escaped)
+  d.escaped = atEmptyPrompt && !second
+  if (!second) return false
+  d.state = { ...d.state, prompt: undefined }
+  leaveDrawing(d, prompt!, "")
+  deliver(d, ESC_ESC)
+  return true
+}
+
 const onKey = (d: Driver, typed: string | undefined, key: Key | undefined) => {
   if (d.closed) return
   const k: Key = key ?? { sequence: typed }
   if (d.keyWaiter !== undefined && d.keyWaiter(k, typed)) return
+  if (escEsc(d, k)) return
   run(d, step(d.state, { key: k, typed, now: Date.now() }, d.history.entries()))
 }
 
-const question = (d: Driver, prompt: string): Promise<string | undefined> => {
+/** A list drawn below, chosen from with the keys of ChoiceList.ts; the chosen line stays on screen. */
+const choose = (d: Driver, title: string, items: ReadonlyArray<string>, start: number) =>
+  new Promise<number | undefined>((resolve) => {
+    let at = start
+    let rows = 0
+    const show = (lines: ReadonlyArray<string>) => {
+      d.stdout.write(`${rows > 0 ? `\u001b[${rows}A` : ""}\r\u001b[J${lines.join("\r\n")}\r\n`)
+      rows = lines.length
+    }
+    const lines = () => choiceLines(title, items, at, width(d), (line) => `\u001b[7m${line}\u001b[27m`)
+    show(lines())
+    d.keyWaiter = (key) => {
+      const next = choiceKey(at, items.length, key)
+      if (next._tag === "Move") {
+        at = next.at
+        show(lines())
+      } else if (next._tag === "Done") {
+        d.keyWaiter = undefined
+        show(next.at === undefined ? [title] : [`${title} ${items[next.at]}`])
+        resolve(next.at)
+      }
+      return true
+    }
+  })
+
+const question = (d: Driver, prompt: string, draft?: string): Promise<string | undefined> => {
   if (d.sent.length > 0) {
     // a line sent ahead is shown after its prompt, as if typed now
     const line = d.sent.shift()
@@ -155,7 +197,8 @@ const question = (d: Driver, prompt: string): Promise<string | undefined> => {
   return new Promise((resolve) => {
     d.resolve = resolve
     d.state = ask(d.state, prompt)
-    const offered = d.offered
+    // a draft given by the caller wins; else what TerminalInput.offer left for this prompt
+    const offered = draft ?? d.offered
     d.offered = undefined
     if (offered !== undefined && d.state.text === "") d.state = { ...d.state, text: offered, cursor: offered.length }
     d.rowsAbove = 0
@@ -248,7 +291,8 @@ export const makeLineEditor = (
     cancelHandlers: new Set(),
     keyWaiter: undefined,
     offered: undefined,
-    nextMode: undefined
+    nextMode: undefined,
+    escaped: false
   }
   const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
   const onEnd = () => {
@@ -260,7 +304,8 @@ export const makeLineEditor = (
 
   return {
     interactive: true,
-    question: (prompt) => question(d, prompt),
+    question: (prompt, draft) => question(d, prompt, draft),
+    choose: (title, items, at) => choose(d, title, items, at),
     key: (prompt, keys, options) => oneKey(d, prompt, keys, options),
     watchCancel: (onCancel) => {
       d.cancelHandlers.add(onCancel)

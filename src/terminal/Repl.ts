@@ -31,10 +31,11 @@ import type { Style } from "../text/Style"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
-import type { TerminalInput } from "./Input"
+import { ESC_ESC, type TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
 import { makeProgress, type Progress } from "./Progress"
 import { recapLines } from "./Recap"
+import { pickRewind } from "./Rewind"
 import { makeCompleter } from "./TabCompletion"
 import { type Printer, TerminalIO } from "./TerminalIO"
 import { makeTurnView, type TurnView } from "./TurnView"
@@ -232,10 +233,16 @@ const promptLoop = (terminal: Conversing, first: string | undefined) =>
     }
     while (true) {
       atPrompt = true
-      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "")).pipe(
+      const draft = terminal.memory.draft
+      terminal.memory.draft = undefined
+      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "", draft)).pipe(
         Effect.ensuring(Effect.sync(() => (atPrompt = false)))
       )
       if (line === undefined) break
+      if (line === ESC_ESC) {
+        yield* pickRewind(terminal)
+        continue
+      }
       if ((yield* handleLine(terminal, line)) === "leave") break
     }
   })

@@ -91,7 +91,7 @@ export const turnDiffsText = (overview: GroupOverview, style: Style): string =>
 /** A file `/undo` refuses to write because its path now leads outside the project. */
 export const leftOutsideLine = (path: string, why: string): string => sanitize(`left as it is: ${path} (${why})`)
 
-const plannedLine = (file: PlannedFile): string => {
+export const plannedLine = (file: PlannedFile): string => {
   const shown = sanitize(file.path)
   switch (file.state) {
     case "ready":

@@ -3,7 +3,7 @@ import type { TurnEvent } from "../agent/TurnEvent"
 import type { LoadedConfig } from "../config/Config"
 import { firstLine } from "../lib/OneLine"
 import { windowFigure } from "../model/ServerProbe"
-import type { Listing, ResumeReport, SaveStatus } from "../sessions/Conversation"
+import type { ForkReport, Listing, ResumeReport, SaveStatus } from "../sessions/Conversation"
 import { interruptedLine } from "../sessions/Interrupted"
 import type { Started } from "../sessions/SessionStart"
 import { sanitize } from "./Sanitize"
@@ -18,6 +18,19 @@ export const localMinute = (iso: string): string => {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${
     pad(date.getMinutes())
   }`
+}
+
+/** ` · ⑂ from 20261201-… at turn 2`: a fork's parent, on its listing row. */
+export const forkSuffix = (from: { readonly id: string; readonly turn: number } | undefined): string =>
+  from === undefined ? "" : ` · ⑂ from ${from.id} at turn ${from.turn}`
+
+/** What `/fork`, `/rewind` and `--fork` say once the fork is made. */
+export const forkedLine = (report: ForkReport): string => {
+  const kept = `${report.turn} turn(s) kept`
+  const left = report.left > 0 ? `; the ${report.left} later turn(s) stay in ${report.from}` : ""
+  if (report.id === "") return `⑂ forked at turn ${report.turn} (not saved): ${kept}${left}`
+  const from = report.from === "" ? "" : ` from ${report.from}`
+  return `⑂ forked${from} at turn ${report.turn}: this conversation continues as ${report.id} — ${kept}${left}`
 }
 
 export const errorsSuffix = (count: number): string => (count > 0 ? ` · ⚠️ ${count} error(s)` : "")
@@ -194,7 +207,7 @@ export const sessionsListing = (listing: Listing, currentId: string, options: Li
         const mark = s.id === currentId ? "*" : " "
         return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${
           relativeTime(s.updatedAt, now)
-        })  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}`
+        })  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}${forkSuffix(s.forkedFrom)}`
       })
       const unreadableRows = unreadable.map((entry) =>
         `${" ".repeat(width)}   ${entry.id}  unreadable: ${sanitize(entry.reason)}`
@@ -215,7 +228,8 @@ const cannotList = (dir: string, reason: string): string => {
 /** What the terminal and `-p --verbose` say of the session a conversation started on. */
 export const startedLines = (started: Extract<Started, { _tag: "Started" }>): ReadonlyArray<string> => [
   ...(started.note === undefined ? [] : [started.note]),
-  ...(started.report === undefined ? [] : resumedLines(started.report))
+  ...(started.report === undefined ? [] : resumedLines(started.report)),
+  ...(started.forked === undefined ? [] : [forkedLine(started.forked)])
 ]
 
 /** The resumed line, and the interrupted question's when mm stopped during the last turn. */

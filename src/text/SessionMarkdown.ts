@@ -32,17 +32,32 @@ const quoted = (text: string): string =>
  * out (it belongs to the agent); a compaction summary is shown as such. Sections are separate
  * functions so that more of the session (its changes) can be added after the messages.
  */
-export const sessionMarkdown = (session: Session): string =>
-  [header(session), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
+export const sessionMarkdown = (session: Session, forks: ReadonlyArray<ForkOf> = []): string =>
+  [header(session, forks), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
 
-const header = (session: Session): string =>
+/** A session forked from the one shown: its id and the last turn it kept. */
+export interface ForkOf {
+  readonly id: string
+  readonly turn: number
+}
+
+/** `⑂ forked from … at turn N`, then one line per fork made of it. */
+const forkLines = (session: Session, forks: ReadonlyArray<ForkOf>): Array<string> => [
+  ...(session.forkedFrom === undefined
+    ? []
+    : [`- ⑂ forked from \`${session.forkedFrom.id}\` at turn ${session.forkedFrom.turn}`]),
+  ...forks.map((fork) => `- ⑂ forked into \`${fork.id}\` at turn ${fork.turn}`)
+]
+
+const header = (session: Session, forks: ReadonlyArray<ForkOf>): string =>
   [
     `# ${session.title === "" ? "(no question yet)" : session.title}`,
     "",
     `- id: \`${session.id}\``,
     `- project: \`${session.cwd}\``,
     `- started: ${session.createdAt} · last update: ${session.updatedAt}`,
-    `- ${session.turns} turn(s)${session.errors.length > 0 ? ` · ${session.errors.length} error(s)` : ""}`
+    `- ${session.turns} turn(s)${session.errors.length > 0 ? ` · ${session.errors.length} error(s)` : ""}`,
+    ...forkLines(session, forks)
   ].join("\n")
 
 const conversation = (messages: ReadonlyArray<Message>): Array<string> => {

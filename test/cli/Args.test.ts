@@ -34,6 +34,12 @@ describe("reading the command line by hand", () => {
     expect(run(["--resume", "fix the tests"])).toMatchObject({ start: { _tag: "Pick" }, question: "fix the tests" })
     expect(run(["--resume"]).start).toEqual({ _tag: "Pick" })
     expect(run(["--", "-p", "is a question"])).toMatchObject({ print: false, question: "-p is a question" })
+    expect(run(["--fork", "9c03be11:2", "-p", "q"])).toMatchObject({
+      start: { _tag: "Fork", id: "9c03be11", turn: 2 },
+      print: true,
+      question: "q"
+    })
+    expect(run(["--fork=20261128-16"]).start).toEqual({ _tag: "Fork", id: "20261128-16" })
   })
 
   it("refuses bad usage with one line", () => {
@@ -53,6 +59,11 @@ describe("reading the command line by hand", () => {
     expect(usage(["--continue", "--resume", "abc"])).toBe("--continue and --resume cannot be used together")
     expect(usage(["-p", "--resume"])).toMatch(/^--resume needs an id with -p/)
     expect(usage(["--config"])).toBe("--config needs a path")
+    expect(usage(["--fork"])).toMatch(/^--fork needs a session id/)
+    expect(usage(["--fork", "abc:x"])).toMatch(/^--fork needs a session id/)
+    expect(usage(["--resume", "abc", "--fork", "abc"])).toBe("--resume and --fork cannot be used together")
+    expect(usage(["--fork", "abc", "--continue"])).toBe("--continue and --fork cannot be used together")
+    expect(usage(["sessions", "search", "--regex", "-i", "--json", "x"])).toBe("Delegate")
   })
 
   it("leaves subcommands and completions to @effect/cli, and answers --help itself", () => {

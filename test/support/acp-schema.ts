@@ -13,6 +13,11 @@ const require = createRequire(import.meta.url)
 const sdkRoot = path.dirname(path.dirname(path.dirname(path.dirname(require.resolve("@agentclientprotocol/sdk")))))
 export const schemaPath = path.join(sdkRoot, "schema", "v1", "schema.json")
 const root = JSON.parse(readFileSync(schemaPath, "utf8")) as { $defs: Record<string, Schema> }
+/** The methods not in the stable schema yet (`session/fork`) are checked against the unstable one. */
+const unstableRoot = JSON.parse(readFileSync(path.join(sdkRoot, "schema", "v1", "schema.unstable.json"), "utf8")) as {
+  $defs: Record<string, Schema>
+}
+let defs = root.$defs
 
 const typeOf = (value: unknown): string =>
   value === null
@@ -33,7 +38,7 @@ const deepEqual = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSO
 const resolve = (ref: string): Schema => {
   const prefix = "#/$defs/"
   if (!ref.startsWith(prefix)) throw new Error(`unsupported $ref ${ref}`)
-  const found = root.$defs[ref.slice(prefix.length)]
+  const found = defs[ref.slice(prefix.length)]
   if (found === undefined) throw new Error(`unknown $ref ${ref}`)
   return found
 }
@@ -163,6 +168,14 @@ export const validateAgentMessage = (message: any, methodOf: (id: unknown) => st
   if ("error" in message) return validateAgainst("Error", message.error)
   const method = methodOf(message.id)
   if (method === undefined) return [`response to an unknown request ${JSON.stringify(message.id)}`]
+  if (method === "session/fork") {
+    defs = unstableRoot.$defs
+    try {
+      return validateAgainst("ForkSessionResponse", message.result)
+    } finally {
+      defs = root.$defs
+    }
+  }
   const name = responseSchemaOf[method]
   return name === undefined ? [`no response schema for ${method}`] : validateAgainst(name, message.result)
 }

@@ -11,7 +11,8 @@ export interface TerminalInput {
   /**
    * One key among `keys` (lowercase); `CANCELLED` on Ctrl-C; undefined on Ctrl-D or end of
    * input. Other keys, Enter included, answer nothing and are ignored. What is typed in the
-   * same burst after the answering key (the `es⏎` of `yes⏎`) is dropped, unless the answer is
+   * same burst after the answering key (the `es⏎` of `yes⏎`) is dropped — never past the next
+   * prompt drawn, where typing is always a new line — unless the answer is
    * one of `options.thenLine`: then the typing goes on into the next line read.
    */
   readonly key: (

@@ -44,6 +44,8 @@ interface Driver {
   closed: boolean
   readonly cancelHandlers: Set<() => void>
   keyWaiter: KeyWaiter | undefined
+  /** Whether `keyWaiter` drops the rest of a one-key answer's burst (it ends when a prompt is drawn). */
+  dropping: boolean
 }
 
 // drawing ------------------------------------------------------------------
@@ -146,6 +148,8 @@ const question = (d: Driver, prompt: string): Promise<string | undefined> => {
     return Promise.resolve(line)
   }
   if (d.closed) return Promise.resolve(undefined)
+  // a one-key answer's burst ends once the next prompt is on screen: what is typed now is a new line
+  if (d.dropping) endBurst(d)
   return new Promise((resolve) => {
     d.resolve = resolve
     d.state = ask(d.state, prompt)
@@ -154,18 +158,24 @@ const question = (d: Driver, prompt: string): Promise<string | undefined> => {
   })
 }
 
-/** After a one-key answer: the typing of the same burst is dropped, until a pause or Enter. */
+const endBurst = (d: Driver) => {
+  d.keyWaiter = undefined
+  d.dropping = false
+}
+
+/** After a one-key answer: the typing of the same burst is dropped, until a pause, Enter or the next prompt. */
 const burstDropper = (d: Driver): KeyWaiter => {
   let quietUntil = Date.now() + BURST_GAP_MS
+  d.dropping = true
   return (key) => {
     const now = Date.now()
     // only typing is dropped: Ctrl-C, Ctrl-D and Esc always count
     if (now > quietUntil || key.ctrl === true || key.name === "escape") {
-      d.keyWaiter = undefined
+      endBurst(d)
       return false
     }
     // the `es⏎` of `yes⏎`: dropped, and Enter ends the burst
-    if (key.name === "return" || key.name === "enter") d.keyWaiter = undefined
+    if (key.name === "return" || key.name === "enter") endBurst(d)
     quietUntil = now + BURST_GAP_MS
     return true
   }
@@ -183,9 +193,11 @@ const oneKey = (
     const finish = (answer: string | undefined, dropBurst: boolean) => {
       // the key that answered stays on the question's line
       d.stdout.write(answer !== undefined && keys.includes(answer) ? `${answer}\n` : "\n")
+      d.dropping = false
       d.keyWaiter = dropBurst ? burstDropper(d) : undefined
       resolve(answer)
     }
+    d.dropping = false
     d.keyWaiter = (key, typed) => {
       if ((key.ctrl === true && key.name === "c") || key.name === "escape") {
         finish(CANCELLED, false)
@@ -237,7 +249,8 @@ export const makeLineEditor = (
     rowsAbove: 0,
     closed: false,
     cancelHandlers: new Set(),
-    keyWaiter: undefined
+    keyWaiter: undefined,
+    dropping: false
   }
   const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
   const onEnd = () => {

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
+import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { configFor, tempProject } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
+
+/** A project whose agent.yaml asks before tools that change things. */
+const askingProject = (url: string) =>
+  tempProject(configFor(url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
+
+const ALLOW = /allow\? \[y\]es[^\n]*: /
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const lastQuestion = (server: FakeModelServer) => server.completions().at(-1)!.body.messages.at(-1)
+
+describe("what the user types is never lost nor hidden", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("a question typed 100 ms after the prompt that follows a one-key answer reaches the model", async () => {
+    const mm = new PtyMm(askingProject(server.url))
+    await mm.waitFor(/> /)
+    server.push({ toolCalls: [{ name: "bash", arguments: { command: "touch x" } }] }, { text: "refused, fine" })
+    mm.type("make x\r")
+    await mm.waitFor(ALLOW)
+    const mark = mm.out.length
+    mm.type("n")
+    await mm.waitForText(/refused, fine[^]*\n\r?> /, mark)
+    await pause(100)
+    server.push({ text: "next answer" })
+    mm.type("next question\r")
+    await mm.waitFor(/next answer/, mark)
+    expect(lastQuestion(server)).toEqual({ role: "user", content: "next question" })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+})

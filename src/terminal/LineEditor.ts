@@ -32,6 +32,10 @@ interface Driver {
   readonly stdout: NodeJS.WriteStream
   /** How a question is drawn once sent. */
   readonly sentStyle: ((line: string) => string) | undefined
+  /** Shows what is typed ahead while no prompt is shown: the lines sent, then the line being typed. */
+  readonly typeAhead: ((lines: ReadonlyArray<string>) => void) | undefined
+  /** The type-ahead last shown, to draw it only when it changes. */
+  typedAheadShown: string
   state: LineState
   history: History
   complete: Completer | undefined
@@ -129,6 +133,19 @@ const perform = (d: Driver, effect: LineEffect) => {
 const run = (d: Driver, next: Step) => {
   d.state = next.state
   for (const effect of next.effects) perform(d, effect)
+  if (d.state.prompt === undefined && d.resolve === undefined) showTypeAhead(d)
+}
+
+/** While a turn runs: what is typed ahead, on lines of its own under the live output. */
+const showTypeAhead = (d: Driver) => {
+  if (d.typeAhead === undefined || d.closed) return
+  const lines = [...d.sent, d.state.text]
+    .filter((line): line is string => line !== undefined && line !== "")
+    .map((line) => line.replace(/\n/g, " ⏎ "))
+  const key = lines.join("\n")
+  if (key === d.typedAheadShown) return
+  d.typedAheadShown = key
+  d.typeAhead(lines)
 }
 
 // keys and questions ----------------------------------------------------------
@@ -141,6 +158,11 @@ const onKey = (d: Driver, typed: string | undefined, key: Key | undefined) => {
 }
 
 const question = (d: Driver, prompt: string): Promise<string | undefined> => {
+  // the type-ahead shown under the turn goes: it is on the prompt now
+  if (d.typedAheadShown !== "") {
+    d.typedAheadShown = ""
+    d.typeAhead?.([])
+  }
   if (d.sent.length > 0) {
     // a line sent ahead is shown after its prompt, as if typed now
     const line = d.sent.shift()
@@ -219,7 +241,7 @@ const oneKey = (
  * mm's own line editor over keypress events, for a terminal: questions of several lines
  * (a bracketed paste is one message; Alt-Enter, Ctrl-J or a line ending in `\` adds a line),
  * history kept across runs with Up/Down and Ctrl-R, Tab completion, and type-ahead: what is
- * typed while an answer streams is kept out of sight and shows on the next prompt.
+ * typed while an answer streams is shown dim under it, marked as queued, and is on the next prompt.
  * Ctrl-C or Esc cancels a running turn; Ctrl-C twice at an empty prompt, or Ctrl-D, leaves.
  * What each key does is LineState.ts; this is the terminal under it. Keys are listed in
  * docs/reference/keys.md.
@@ -230,6 +252,8 @@ export const makeLineEditor = (
   options: {
     /** How a question is drawn once sent, so that questions stand apart from answers (bold, with colours). */
     readonly sentStyle?: (line: string) => string
+    /** Shows the lines typed ahead while a turn runs (`[]`: none any more). */
+    readonly typeAhead?: (lines: ReadonlyArray<string>) => void
   } = {}
 ): TerminalInput => {
   readline.emitKeypressEvents(stdin)
@@ -241,6 +265,8 @@ export const makeLineEditor = (
     stdin,
     stdout,
     sentStyle: options.sentStyle,
+    typeAhead: options.typeAhead,
+    typedAheadShown: "",
     state: initialLineState,
     history: makeHistory(undefined),
     complete: undefined,

@@ -28,6 +28,11 @@ export interface Printer {
   readonly live: (lines: ReadonlyArray<string> | undefined) => void
   /** Keeps the live block away while a prompt waits on the screen; the returned function gives it back. */
   readonly hold: () => () => void
+  /**
+   * Lines drawn under the live block, kept there until replaced (`[]` removes them): what the
+   * user types while a turn runs. Drawn again after each line printed.
+   */
+  readonly queued: (lines: ReadonlyArray<string>) => void
 }
 
 export const makePrinter = (
@@ -43,16 +48,29 @@ export const makePrinter = (
   let atLineStart = true
   let liveRows = 0
   let holds = 0
+  let liveLines: ReadonlyArray<string> = []
+  let queuedLines: ReadonlyArray<string> = []
   const erase = () => {
     if (liveRows === 0) return
     out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}\u001b[J`)
     liveRows = 0
   }
+  const drawLive = () => {
+    erase()
+    const lines = queuedLines.length === 0 ? liveLines : [...liveLines, ...queuedLines]
+    if (lines.length === 0 || holds > 0 || !atLineStart) return
+    // one screen row each: a wrapped line would leave rows behind when erased
+    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
+    out.write(redact(lines.map((line) => clipColumns(line, width)).join("\n")))
+    liveRows = lines.length
+  }
   const write = (text: string) => {
     if (text === "") return
     erase()
+    liveLines = []
     out.write(redact(text))
     atLineStart = text.endsWith("\n")
+    if (queuedLines.length > 0) drawLive()
   }
   const endLine = () => {
     erase()
@@ -60,12 +78,13 @@ export const makePrinter = (
   }
   const live = (lines: ReadonlyArray<string> | undefined) => {
     if (options.live !== true) return
-    erase()
-    if (lines === undefined || lines.length === 0 || holds > 0 || !atLineStart) return
-    // one screen row each: a wrapped line would leave rows behind when erased
-    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
-    out.write(redact(lines.map((line) => clipColumns(line, width)).join("\n")))
-    liveRows = lines.length
+    liveLines = lines ?? []
+    drawLive()
+  }
+  const queued = (lines: ReadonlyArray<string>) => {
+    if (options.live !== true || (lines.length === 0 && queuedLines.length === 0)) return
+    queuedLines = lines
+    drawLive()
   }
   const hold = () => {
     erase()
@@ -76,7 +95,7 @@ export const makePrinter = (
       released = true
     }
   }
-  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)), live, hold }
+  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)), live, hold, queued }
 }
 
 /** `line` cut to `width` visible columns (colour codes kept, not counted). */
@@ -122,7 +141,10 @@ export const TerminalIOLive = Layer.scoped(
       const style = styleFor(process.stdout, process.env)
       return {
         input: tty
-          ? makeLineEditor(process.stdin, process.stdout, { sentStyle: style.bold })
+          ? makeLineEditor(process.stdin, process.stdout, {
+            sentStyle: style.bold,
+            typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
+          })
           : makePipedInput(process.stdin, process.stderr),
         print,
         // piped, stdout holds only the answers (`echo q | mm > answer.txt`)

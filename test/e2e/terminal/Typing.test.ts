@@ -36,4 +36,23 @@ describe("what the user types is never lost nor hidden", () => {
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   })
+
+  it("text typed while an answer streams is on screen, under it and marked as queued, before the answer ends", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    await mm.waitFor(/> /)
+    const words = ["alpha ", "beta ", "gamma ", "delta ", "epsilon ", "zeta ", "eta ", "theta"]
+    server.push({ text: words, chunkDelayMs: 250 })
+    mm.type("stream please\r")
+    await mm.waitFor(/alpha /)
+    mm.type("typed ahead")
+    const screen = await mm.waitForText(/queued › typed ahead/)
+    expect(screen).not.toContain("theta")
+    await mm.waitFor(/> (\u001b\[22m)?typed ahead/)
+    server.push({ text: "ok" })
+    mm.type(" now\r")
+    await mm.waitFor(/(J|\n)ok\r\n/)
+    expect(lastQuestion(server)).toEqual({ role: "user", content: "typed ahead now" })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
 })

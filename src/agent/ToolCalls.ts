@@ -79,10 +79,16 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
           maxOutput: config.maxOutput,
           callId: call.id,
           beforeWrite,
-          onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+          onOutput: (text) => {
+            // only the end is kept: a cancelled call's result is its last `maxOutput` characters
+            const sofar = (state.toolOutput.get(call.id) ?? "") + text
+            state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
+            Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+          }
         })
       )
       : { output: refused, failed: true }
+    state.toolOutput.delete(call.id)
     if (result.failed) yield* changes.forget(conversation, call.id)
     state.added.push(toolMessage(call, result))
     yield* emit(callFinished(call, result, change))

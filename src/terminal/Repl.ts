@@ -164,6 +164,8 @@ const makeCancellable =
       )
       if (outcome._tag === "Cancelled") {
         progress.stop()
+        // what the running command printed stays on screen, above the cancel line
+        for (const line of progress.erased()) info.line(line)
         info.line(style.dim("⏹ cancelled"))
       }
       return outcome

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, tempProject } from "../../support/MmProcess"
+import { configFor, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
 /** A project whose agent.yaml asks before tools that change things. */
@@ -52,6 +52,33 @@ describe("what the user types is never lost nor hidden", () => {
     mm.type(" now\r")
     await mm.waitFor(/(J|\n)ok\r\n/)
     expect(lastQuestion(server)).toEqual({ role: "user", content: "typed ahead now" })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
+  it("Esc on a running command keeps its live lines on screen; the model and /last get its output so far", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    await mm.waitFor(/> /)
+    const command = "echo first-line; echo second-line; sleep 30"
+    server.push({ toolCalls: [{ name: "bash", arguments: { command } }] })
+    mm.type("run it\r")
+    await mm.waitForText(/second-line/)
+    const mark = mm.out.length
+    mm.type("\x1b")
+    const cancelled = await mm.waitFor(/⏹ cancelled/, mark)
+    // after the live block's last erase, the command's lines are printed for good
+    const upToCancel = cancelled.slice(0, cancelled.indexOf("⏹ cancelled") + 11)
+    const settled = upToCancel.slice(upToCancel.lastIndexOf("\u001b[J"))
+    expect(stripAnsi(settled)).toMatch(/ {2}first-line\r?\n {2}second-line\r?\n⏹ cancelled/)
+    let next = mm.out.length
+    mm.type("/last\r")
+    expect(await mm.waitForText(/\[cancelled by the user\]/, next)).toContain("second-line")
+    server.push({ text: "saw it" })
+    next = mm.out.length
+    mm.type("what happened?\r")
+    await mm.waitFor(/saw it/, next)
+    const tool = server.completions().at(-1)!.body.messages.find((m: any) => m.role === "tool")
+    expect(tool.content).toMatch(/^first-line\nsecond-line\n\[cancelled by the user\]$/)
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   })

@@ -1,23 +1,7 @@
-/** Columns a string takes: wide East Asian characters and emoji count two. */
-const columns = (text: string): number => {
-  let width = 0
-  for (const char of text) {
-    const code = char.codePointAt(0)!
-    if (code < 32 || (code >= 0x300 && code <= 0x36f) || code === 0x200d || (code >= 0xfe00 && code <= 0xfe0f)) continue
-    width += (code >= 0x1100 && code <= 0x115f) ||
-        (code >= 0x2e80 && code <= 0xa4cf) ||
-        (code >= 0xac00 && code <= 0xd7a3) ||
-        (code >= 0xf900 && code <= 0xfaff) ||
-        (code >= 0xfe30 && code <= 0xfe4f) ||
-        (code >= 0xff00 && code <= 0xff60) ||
-        (code >= 0xffe0 && code <= 0xffe6) ||
-        (code >= 0x1f300 && code <= 0x1faff) ||
-        (code >= 0x20000 && code <= 0x3fffd)
-      ? 2
-      : 1
-  }
-  return width
-}
+import stringWidth from "string-width"
+
+/** Columns a string takes, by grapheme cluster: wide East Asian characters and emoji count two, combining marks none. */
+const columns = (text: string): number => stringWidth(text, { countAnsiEscapeCodes: true })
 
 const visible = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
 

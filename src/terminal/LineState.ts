@@ -140,6 +140,20 @@ export const shownOf = (
 
 // editing -----------------------------------------------------------------------
 
+let graphemes: Intl.Segmenter | undefined
+const segments = (text: string) =>
+  (graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" })).segment(text)
+
+/** Where the grapheme cluster before `at` starts: an emoji, a CJK character or a combining sequence is one. */
+const previousBoundary = (text: string, at: number): number => at <= 0 ? 0 : segments(text).containing(at - 1)!.index
+
+/** Where the grapheme cluster at `at` ends. */
+const nextBoundary = (text: string, at: number): number => {
+  if (at >= text.length) return text.length
+  const cluster = segments(text).containing(at)!
+  return cluster.index + cluster.segment.length
+}
+
 const insert = (state: LineState, typed: string): LineState => ({
   ...state,
   text: state.text.slice(0, state.cursor) + typed + state.text.slice(state.cursor),
@@ -189,7 +203,7 @@ const historyMove = (state: LineState, direction: -1 | 1, history: ReadonlyArray
 
 const deleteAt = (state: LineState): LineState => ({
   ...state,
-  text: state.text.slice(0, state.cursor) + state.text.slice(state.cursor + 1)
+  text: state.text.slice(0, state.cursor) + state.text.slice(nextBoundary(state.text, state.cursor))
 })
 
 /** The start of the word before the cursor (with the blanks after it), or -1. */
@@ -197,11 +211,13 @@ const wordBefore = (state: LineState) => state.text.slice(0, state.cursor).searc
 
 /** Editing keys by name (`C-` Ctrl, `M-` Alt): the new state, or undefined when nothing is done and nothing drawn. */
 const EDITS: Record<string, (state: LineState, history: ReadonlyArray<string>) => LineState | undefined> = {
-  "backspace": (s) =>
-    s.cursor > 0 ? { ...s, text: s.text.slice(0, s.cursor - 1) + s.text.slice(s.cursor), cursor: s.cursor - 1 } : s,
+  "backspace": (s) => {
+    const start = previousBoundary(s.text, s.cursor)
+    return { ...s, text: s.text.slice(0, start) + s.text.slice(s.cursor), cursor: start }
+  },
   "delete": deleteAt,
-  "left": (s) => ({ ...s, cursor: Math.max(0, s.cursor - 1) }),
-  "right": (s) => ({ ...s, cursor: Math.min(s.text.length, s.cursor + 1) }),
+  "left": (s) => ({ ...s, cursor: previousBoundary(s.text, s.cursor) }),
+  "right": (s) => ({ ...s, cursor: nextBoundary(s.text, s.cursor) }),
   "home": (s) => ({ ...s, cursor: lineStart(s) }),
   "end": (s) => ({ ...s, cursor: lineEnd(s) }),
   "C-u": (s) => ({ ...s, text: s.text.slice(0, lineStart(s)) + s.text.slice(s.cursor), cursor: lineStart(s) }),

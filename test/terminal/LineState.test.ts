@@ -109,6 +109,16 @@ describe("typing and moving", () => {
     expect(keys(at("one two three", 0), [ctrl("right"), ctrl("right"), ctrl("right")]).state.cursor).toBe(13)
   })
 
+  it("Backspace, Delete, Left and Right treat an emoji, a CJK character or a combining sequence as one", () => {
+    expect(keys(at("編集テスト😀"), [named("backspace")]).state).toMatchObject({ text: "編集テスト", cursor: 5 })
+    expect(keys(at("a👍🏽b", 1), [named("delete")]).state.text).toBe("ab")
+    const family = "👨‍👩‍👧"
+    expect(keys(at(`x${family}`), [named("left")]).state.cursor).toBe(1)
+    expect(keys(at(`x${family}`, 1), [named("right")]).state.cursor).toBe(1 + family.length)
+    expect(keys(at("cafe\u0301!", 6), [named("left"), named("backspace")]).state.text).toBe("caf!")
+    expect(keys(at("日本"), [named("left"), ctrl("h")]).state).toMatchObject({ text: "本", cursor: 0 })
+  })
+
   it("Ctrl-L clears the screen and draws again", () => {
     expect(keys(at("abc"), [ctrl("l")])).toEqual({ state: at("abc"), effects: [{ _tag: "ClearScreen" }, DRAW] })
   })

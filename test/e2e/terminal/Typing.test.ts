@@ -82,4 +82,18 @@ describe("what the user types is never lost nor hidden", () => {
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   })
+
+  it("編集テスト😀, Backspace and ' end' send 編集テスト end: Backspace takes the whole emoji", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    await mm.waitFor(/> /)
+    server.push({ text: "got it" })
+    mm.type("編集テスト😀")
+    await mm.waitFor(/😀/)
+    mm.type("\x7f")
+    mm.type(" end\r")
+    await mm.waitFor(/got it/)
+    expect(lastQuestion(server)).toEqual({ role: "user", content: "編集テスト end" })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
 })

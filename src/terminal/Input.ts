@@ -96,8 +96,16 @@ const makeCancelHandlers = () => {
   }
 }
 
-/** Piped stdin: one question per line; Ctrl-C (SIGINT) cancels a running turn. */
-export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream): TerminalInput => {
+/**
+ * Piped stdin: one question per line; Ctrl-C (SIGINT) cancels a running turn. `interactive`: a
+ * terminal that takes no escape sequence (`TERM=dumb`): the terminal edits the line itself, mm
+ * writes the prompt and asks its questions.
+ */
+export const makePipedInput = (
+  stdin: NodeJS.ReadableStream,
+  stdout: NodeJS.WritableStream,
+  options: { readonly interactive?: boolean } = {}
+): TerminalInput => {
   const queue = makeLineQueue()
   const cancel = makeCancelHandlers()
   const rl = readline.createInterface({ input: stdin, terminal: false, crlfDelay: Infinity })
@@ -138,9 +146,13 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
     }
   }
 
+  const interactive = options.interactive === true
   return {
-    interactive: false,
-    question: () => queue.next().line,
+    interactive,
+    question: (prompt) => {
+      if (interactive) stdout.write(prompt)
+      return queue.next().line
+    },
     key,
     watchCancel,
     configure: () => undefined,

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 
-import { noColor } from "../text/Style"
+import { colourFor, escapesFor, withoutColour } from "../text/Style"
 import type { MarkdownEngine } from "./MarkdownEngine"
 import type { Printer } from "./TerminalIO"
 
@@ -221,7 +221,7 @@ const warmedUp = (engine: MarkdownEngine): MarkdownEngine => {
 
 /** Where an answer's text goes, for one terminal. */
 export interface Answers {
-  /** The engine, loaded on first use when answers are rendered; `undefined` when they are not (a pipe, NO_COLOR) or it cannot load. */
+  /** The engine, loaded on first use when answers are rendered; `undefined` when they are not (a pipe, TERM=dumb) or it cannot load. */
   readonly engine: Effect.Effect<MarkdownEngine | undefined>
   /** Whether `engine` has nothing left to do (loaded, or not wanted): the streaming path skips it then. */
   readonly settled: () => boolean
@@ -236,16 +236,24 @@ export interface Answers {
   readonly flush: () => void
 }
 
+/** The engine's drawing with its colours taken out: NO_COLOR keeps the layout. */
+const colourless = (engine: MarkdownEngine): MarkdownEngine => ({
+  line: (markdown) => withoutColour(engine.line(markdown)),
+  code: (lines, language) => withoutColour(engine.code(lines, language)),
+  table: (rows) => withoutColour(engine.table(rows))
+})
+
 /**
- * Answers rendered as markdown when stdout is a terminal and NO_COLOR is not set; anywhere
- * else printed exactly as the model wrote them.
+ * Answers rendered as markdown when stdout is a terminal (not `TERM=dumb`), without colours
+ * under NO_COLOR; through a pipe printed exactly as the model wrote them.
  */
 export const makeAnswers = (
   print: Printer,
   env: NodeJS.ProcessEnv = process.env,
   stdout: NodeJS.WriteStream = process.stdout
 ): Answers => {
-  let rendering = stdout.isTTY === true && !noColor(env)
+  let rendering = escapesFor(stdout, env)
+  const colour = colourFor(stdout, env)
   let loaded: MarkdownEngine | undefined
   let answer: AnswerRenderer | undefined
   const columns = () => stdout.columns || 80
@@ -254,7 +262,7 @@ export const makeAnswers = (
       ? Effect.succeed(loaded)
       : Effect.promise(() =>
         loadMarkdownEngine(columns).then(
-          (engine) => (loaded = engine),
+          (engine) => (loaded = colour ? engine : colourless(engine)),
           () => {
             // without its engine mm still answers: raw, as through a pipe
             rendering = false

@@ -21,7 +21,7 @@ import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
 import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
-import type { Style } from "../text/Style"
+import { escapesFor, type Style } from "../text/Style"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import type { TerminalInput } from "./Input"
@@ -125,7 +125,8 @@ const converse = (
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`
-    const view = makeTurnView({ print, info, style, live: input.interactive, answers, progress, memory, waiting })
+    const live = input.interactive && escapesFor(process.stdout, process.env)
+    const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting })
     const terminal: Conversing = {
       cwd,
       agent,

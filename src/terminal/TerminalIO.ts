@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 
 import { Approval, Approver } from "../approvals/Approver"
 import { Secrets } from "../lib/Secrets"
-import { type Style, styleFor } from "../text/Style"
+import { escapesFor, type Style, styleFor } from "../text/Style"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { makeLineEditor } from "./LineEditor"
@@ -133,14 +133,18 @@ export const TerminalIOLive = Layer.scoped(
   Effect.acquireRelease(
     Effect.map(Secrets, ({ redact }) => {
       const tty = process.stdin.isTTY === true
+      // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
+      const escapes = escapesFor(process.stdout, process.env)
       const print = makePrinter(process.stdout, {
-        live: process.stdout.isTTY === true,
+        live: escapes,
         columns: () => process.stdout.columns,
         redact
       })
       const style = styleFor(process.stdout, process.env)
       return {
-        input: tty
+        input: tty && !escapes
+          ? makePipedInput(process.stdin, process.stdout, { interactive: true })
+          : tty
           ? makeLineEditor(process.stdin, process.stdout, {
             sentStyle: style.bold,
             typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))

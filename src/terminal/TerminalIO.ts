@@ -5,6 +5,7 @@ import * as Layer from "effect/Layer"
 import { Approval, Approver } from "../approvals/Approver"
 import { Secrets } from "../lib/Secrets"
 import { escapesFor, type Style, styleFor } from "../text/Style"
+import { wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { makeLineEditor } from "./LineEditor"
@@ -16,7 +17,7 @@ import { makeLineEditor } from "./LineEditor"
  */
 export interface Printer {
   readonly write: (text: string) => void
-  /** Writes a whole line, first ending any line left open by streamed text. */
+  /** Writes a whole line, first ending any line left open by streamed text; on a terminal, wrapped at word boundaries. */
   readonly line: (text: string) => void
   /** Ends a line left open by streamed text. */
   readonly endLine: () => void
@@ -95,7 +96,12 @@ export const makePrinter = (
       released = true
     }
   }
-  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)), live, hold, queued }
+  // on a terminal a line is wrapped at word boundaries, not cut by the terminal mid-word
+  const fitted = (text: string) => {
+    const columns = options.columns?.() ?? 0
+    return options.live === true && columns > 0 ? wrapText(text, Math.max(columns, 20) - 1) : text
+  }
+  return { write, endLine, line: (text) => (endLine(), write(`${fitted(text)}\n`)), live, hold, queued }
 }
 
 /** `line` cut to `width` visible columns (colour codes kept, not counted). */

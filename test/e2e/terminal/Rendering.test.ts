@@ -42,4 +42,18 @@ describe("colour and layout are separate switches", () => {
     expect(mm.out).toContain("**bold** and `code`")
     expect(mm.out).not.toContain("\u001b")
   })
+
+  it("/help at 60 columns breaks no word: every row fits, and the commands' descriptions wrap under their column", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 60, rows: 40 })
+    await mm.waitFor(/> /)
+    const mark = mm.out.length
+    mm.type("/help\r")
+    const shown = await mm.waitForText(/docs\/reference\/keys\.md\)/, mark)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    const rows = shown.replace(/\r/g, "").split("\n").slice(1)
+    for (const row of rows) expect(row.length).toBeLessThan(60)
+    expect(rows).toContain("                        newest first (a word filters by")
+    expect(rows.join(" ")).toContain("Esc or Ctrl-C cancels a running answer (docs/reference/keys.md).")
+  })
 })

@@ -227,6 +227,12 @@ export const helpText = (): string => {
   ].join("\n")
 }
 
+/** What `/` on an empty line shows: every command, as typed, and what it does, one a line. */
+export const commandMenu = (style: Style): string => {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length)) + 2
+  return COMMANDS.map((command) => `  ${command.name.padEnd(width)}${style.dim(command.help)}`).join("\n")
+}
+
 /**
  * How a typed line is read: a slash command when its first word is a known command; an
  * unknown `/word` is said to be unknown; a path such as `/etc/hosts …` is a question.

@@ -27,6 +27,8 @@ export interface TerminalInput {
     readonly historyFile?: string
     readonly history?: "memory"
     readonly complete?: Completer
+    /** What `/` typed on an empty line shows: the slash commands, one a line, with what each does. */
+    readonly commandMenu?: string
   }) => void
   readonly close: () => void
 }

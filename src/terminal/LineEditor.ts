@@ -1,5 +1,6 @@
 import * as readline from "node:readline"
 
+import { wrapText } from "../text/Wrap"
 import { type History, makeHistory } from "./History"
 import { CANCELLED, type Completer, type TerminalInput } from "./Input"
 import { layout, leaving, redrawing } from "./LineDrawing"
@@ -39,6 +40,8 @@ interface Driver {
   state: LineState
   history: History
   complete: Completer | undefined
+  /** What `/` on an empty line shows: each slash command and what it does. */
+  commandMenu: string | undefined
   /** Lines sent while no prompt was shown (type-ahead), oldest first; `undefined` is Ctrl-D. */
   readonly sent: Array<string | undefined>
   /** Who waits for the line, while the state's prompt is shown. */
@@ -75,7 +78,8 @@ const leaveDrawing = (d: Driver, prompt: string, text: string) => {
   d.rowsAbove = 0
 }
 
-const say = (d: Driver, line: string) => {
+const say = (d: Driver, said: string) => {
+  const line = d.stdout.columns > 0 ? wrapText(said, width(d) - 1) : said
   if (d.state.prompt === undefined) return void d.stdout.write(`${line}\n`)
   leaveDrawing(d, promptOf(d.state, d.history.entries()), d.state.text)
   d.stdout.write(`${line}\n`)
@@ -122,6 +126,8 @@ const perform = (d: Driver, effect: LineEffect) => {
       return cancel(d)
     case "Complete":
       return void completeNow(d, effect.before)
+    case "CommandMenu":
+      return d.commandMenu === undefined ? draw(d) : say(d, d.commandMenu)
     case "ClearScreen":
       d.stdout.write("\u001b[2J\u001b[H")
       d.rowsAbove = 0
@@ -270,6 +276,7 @@ export const makeLineEditor = (
     state: initialLineState,
     history: makeHistory(undefined),
     complete: undefined,
+    commandMenu: undefined,
     sent: [],
     resolve: undefined,
     rowsAbove: 0,
@@ -299,6 +306,7 @@ export const makeLineEditor = (
         d.history = makeHistory(options.historyFile)
       }
       if (options.complete !== undefined) d.complete = options.complete
+      if (options.commandMenu !== undefined) d.commandMenu = options.commandMenu
     },
     close: () => {
       if (d.closed) return

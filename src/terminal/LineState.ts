@@ -4,6 +4,8 @@
  * line over, cancelling a turn, asking for completions. Keys are listed in docs/reference/keys.md.
  */
 
+import { nextBoundary, previousBoundary } from "../text/Graphemes"
+
 /** A keypress as node's readline reports it. */
 export interface Key {
   readonly name?: string
@@ -42,6 +44,16 @@ export interface LineState {
   readonly search: Search | undefined
   /** When Ctrl-C was pressed at an empty prompt (ms). */
   readonly firstCtrlC: number
+  /** Tab's round through several completions; any other key ends it. */
+  readonly cycle: Cycle | undefined
+}
+
+/** Several completions of the text from `start` on, listed once; Tab puts in the next one. */
+export interface Cycle {
+  readonly start: number
+  readonly items: ReadonlyArray<string>
+  /** The one put in, ending at the cursor. */
+  readonly index: number
 }
 
 /** What the driver does after a key, in order, against the new state. */
@@ -66,6 +78,8 @@ export type LineEffect =
   | { readonly _tag: "Complete"; readonly before: string }
   /** Ctrl-L: the screen is cleared (a Draw follows). */
   | { readonly _tag: "ClearScreen" }
+  /** `/` typed on an empty line: the slash commands are shown above the prompt, each with what it does. */
+  | { readonly _tag: "CommandMenu" }
 
 export interface Step {
   readonly state: LineState
@@ -91,7 +105,8 @@ export const initialLineState: LineState = {
   historyAt: undefined,
   draftBeforeHistory: "",
   search: undefined,
-  firstCtrlC: 0
+  firstCtrlC: 0,
+  cycle: undefined
 }
 
 const DRAW: LineEffect = { _tag: "Draw" }
@@ -139,20 +154,6 @@ export const shownOf = (
 }
 
 // editing -----------------------------------------------------------------------
-
-let graphemes: Intl.Segmenter | undefined
-const segments = (text: string) =>
-  (graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" })).segment(text)
-
-/** Where the grapheme cluster before `at` starts: an emoji, a CJK character or a combining sequence is one. */
-const previousBoundary = (text: string, at: number): number => at <= 0 ? 0 : segments(text).containing(at - 1)!.index
-
-/** Where the grapheme cluster at `at` ends. */
-const nextBoundary = (text: string, at: number): number => {
-  if (at >= text.length) return text.length
-  const cluster = segments(text).containing(at)!
-  return cluster.index + cluster.segment.length
-}
 
 const insert = (state: LineState, typed: string): LineState => ({
   ...state,
@@ -362,17 +363,32 @@ const commandKey = (state: LineState, { key, now }: Press, history: ReadonlyArra
 }
 
 /** What a key does to the line, and what the driver must do then. `history` is oldest first. */
-export const step = (state: LineState, press: Press, history: ReadonlyArray<string>): Step => {
+export const step = (before: LineState, press: Press, history: ReadonlyArray<string>): Step => {
   const { key, typed } = press
+  // a Tab round lasts while Tab is pressed
+  const state = before.cycle !== undefined && key.name !== "tab" ? { ...before, cycle: undefined } : before
   if (key.name === "paste-start") return silent({ ...state, pasting: true })
   if (key.name === "paste-end") return drawn({ ...state, pasting: false })
   if (state.pasting) return pastedKey(state, press)
   if (state.search !== undefined) return searchKey(state, state.search, press, history)
+  if (key.name === "tab" && state.cycle !== undefined) return nextInCycle(state, state.cycle)
   const done = commandKey(state, press, history) ?? editingKey(state, key, history)
   if (done !== undefined) return done
   if (typed === undefined || key.ctrl === true || key.meta === true) return silent(state)
   if (/[\u0000-\u001f\u007f]/.test(typed)) return silent(state)
+  if (typed === "/" && state.text === "" && state.prompt !== undefined) {
+    return { state: insert(state, typed), effects: [{ _tag: "CommandMenu" }] }
+  }
   return drawn(insert(state, typed))
+}
+
+/** Tab again in a round: the next completion replaces the one put in (after the last, the first). */
+const nextInCycle = (state: LineState, cycle: Cycle): Step => {
+  const end = cycle.start + cycle.items[cycle.index].length
+  const index = (cycle.index + 1) % cycle.items.length
+  const item = cycle.items[index]
+  const text = state.text.slice(0, cycle.start) + item + state.text.slice(end)
+  return drawn({ ...state, text, cursor: cycle.start + item.length, cycle: { ...cycle, index } })
 }
 
 // completion ----------------------------------------------------------------------
@@ -389,8 +405,10 @@ const LISTED = 40
 
 /**
  * What Tab was offered for `before`, once it came: one item is put in (with a space after it,
- * unless it is a folder), several are completed to their common prefix, or listed when there is
- * none longer than what is typed. Nothing is done when the line changed meanwhile.
+ * unless it is a folder), several are completed to their common prefix, or, when there is none
+ * longer than what is typed, listed once and the first put in: each Tab after it puts in the
+ * next. The list is not shown for a lone `/`, whose menu is on screen already. Nothing is done
+ * when the line changed meanwhile.
  */
 export const completed = (state: LineState, before: string, offered: Offered | undefined): Step => {
   if (offered === undefined || offered.items.length === 0) return silent(state)
@@ -410,5 +428,12 @@ export const completed = (state: LineState, before: string, offered: Offered | u
   }
   const shown = offered.items.slice(0, LISTED).join("  ")
   const line = offered.items.length > LISTED ? `${shown}  … ${offered.items.length - LISTED} more` : shown
-  return { state, effects: [{ _tag: "Say", line }] }
+  const [first] = offered.items
+  const next = {
+    ...state,
+    text: before.slice(0, offered.start) + first + text.slice(cursor),
+    cursor: offered.start + first.length,
+    cycle: { start: offered.start, items: offered.items, index: 0 }
+  }
+  return { state: next, effects: before === "/" ? [DRAW] : [{ _tag: "Say", line }, DRAW] }
 }

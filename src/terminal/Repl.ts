@@ -23,7 +23,7 @@ import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "..
 import { sanitize } from "../text/Sanitize"
 import { escapesFor, type Style } from "../text/Style"
 import { attachFiles, shellContext } from "./Attachments"
-import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
+import { type CommandContext, commandMenu, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import type { TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
 import { makeProgress, type Progress } from "./Progress"
@@ -180,6 +180,7 @@ const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) =
     ...(sessionsDir === undefined
       ? { history: "memory" as const }
       : { historyFile: path.join(cwd, ".mm", "history") }),
+    commandMenu: commandMenu(terminal.style),
     complete: makeCompleter({
       cwd,
       commands: commandNames,

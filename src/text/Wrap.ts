@@ -1,5 +1,7 @@
 import stringWidth from "string-width"
 
+import { graphemesOf } from "./Graphemes"
+
 /**
  * Lines of text fitted to a terminal's width at word boundaries, as mm prints them (help,
  * banners, red lines, listings): a word is never cut when it fits on a row of its own, a path
@@ -26,16 +28,12 @@ const hangOf = (line: string, width: number): number => {
   return lead <= width / 2 ? lead : 0
 }
 
-let graphemes: Intl.Segmenter | undefined
-
 /** `word` cut into pieces of at most `room` columns: after a `/` where one is, else by characters. */
 const cutWord = (word: string, room: number): Array<string> => {
   const pieces: Array<string> = []
   let rest = word
   while (stringWidth(rest) > room) {
-    const units = [...(graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" })).segment(rest)].map((
-      s
-    ) => s.segment)
+    const units = graphemesOf(rest)
     let used = 0
     let end = 0
     let lastSlash = -1

@@ -309,14 +309,41 @@ describe("Tab completion", () => {
     expect(completed(at("see @sr"), "see @sr", { start: 5, items: ["src/"] }).state).toEqual(at("see @src/"))
   })
 
-  it("several items are completed to their common prefix, or listed when it is no longer than the text", () => {
+  it("several items are completed to their common prefix, or listed once and the first put in", () => {
     expect(completed(at("/s"), "/s", { start: 0, items: ["/sessions", "/session-id"] }).state).toEqual(at("/session"))
-    const listed = completed(at("/se"), "/se", { start: 0, items: ["/sessions", "/search"] })
-    expect(listed).toEqual({ state: at("/se"), effects: [{ _tag: "Say", line: "/sessions  /search" }] })
+    const items = ["/sessions", "/search"]
+    const listed = completed(at("/se"), "/se", { start: 0, items })
+    expect(listed).toEqual({
+      state: { ...at("/sessions"), cycle: { start: 0, items, index: 0 } },
+      effects: [{ _tag: "Say", line: "/sessions  /search" }, DRAW]
+    })
     const many = Array.from({ length: 45 }, (_, i) => `/c${i}`)
     expect(completed(at("/c"), "/c", { start: 0, items: many }).effects).toEqual([
-      { _tag: "Say", line: `${many.slice(0, 40).join("  ")}  … 5 more` }
+      { _tag: "Say", line: `${many.slice(0, 40).join("  ")}  … 5 more` },
+      DRAW
     ])
+  })
+
+  it("each Tab after a list puts in the next item, never lists again; another key ends the round", () => {
+    const items = ["/sessions", "/search"]
+    const listed = completed(at("/se tail", 3), "/se", { start: 0, items }).state
+    const second = keys(listed, [named("tab")])
+    expect(second.state).toMatchObject({ text: "/search tail", cursor: 7 })
+    expect(second.effects).toEqual([DRAW])
+    expect(keys(second.state, [named("tab")]).state).toMatchObject({ text: "/sessions tail", cursor: 9 })
+    const ended = keys(second.state, ["x", named("tab")])
+    expect(ended.state).toMatchObject({ text: "/searchx tail", cycle: undefined })
+    expect(ended.effects).toEqual([{ _tag: "Complete", before: "/searchx" }])
+  })
+
+  it("/ on an empty line shows the command menu; Tab then cycles without listing the commands again", () => {
+    expect(keys(at(""), ["/"])).toEqual({ state: at("/"), effects: [{ _tag: "CommandMenu" }] })
+    expect(keys(at("a"), ["/"]).effects).toEqual([DRAW])
+    expect(keys(ahead(""), ["/"]).effects).toEqual([DRAW])
+    expect(completed(at("/"), "/", { start: 0, items: ["/help", "/new"] })).toEqual({
+      state: { ...at("/help"), cycle: { start: 0, items: ["/help", "/new"], index: 0 } },
+      effects: [DRAW]
+    })
   })
 
   it("nothing is done when nothing is offered or the line changed meanwhile", () => {

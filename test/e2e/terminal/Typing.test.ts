@@ -96,4 +96,23 @@ describe("what the user types is never lost nor hidden", () => {
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   })
+
+  it("/ on an empty line shows the commands with what each does; Tab cycles them and never lists them twice", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 80, rows: 40 })
+    await mm.waitFor(/> /)
+    const mark = mm.out.length
+    mm.type("/")
+    const menu = await mm.waitForText(/\/exit +leave/, mark)
+    expect(menu).toMatch(/\/help +this list/)
+    expect(menu).toMatch(/\/sessions +list this project's conversations/)
+    mm.type("\t")
+    await mm.waitForText(/> \/help\r?$/, mark)
+    mm.type("\t")
+    const after = await mm.waitForText(/> \/sessions\r?$/, mark)
+    expect(after.match(/this list/g)).toHaveLength(1)
+    mm.type("\r")
+    await mm.waitForText(/session/, mm.out.length)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
 })

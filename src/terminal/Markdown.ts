@@ -16,7 +16,12 @@ export interface AnswerRenderer {
   readonly write: (text: string) => void
   /** The answer (or this part of it, before a tool call) ended: everything held is drawn. */
   readonly flush: () => void
+  /** The answer was cancelled: what is held is drawn, but a table's unfinished row is dropped and a line says the table was cut. */
+  readonly cut: () => void
 }
+
+/** Under a table an answer's cancel cut short. */
+export const TABLE_CUT = "  ⋯ table cut off here: the answer was cancelled"
 
 /** How long after a question is sent the engine is loaded, if the first words have not come yet. */
 const PRELOAD_AFTER_MS = 25
@@ -161,6 +166,17 @@ const flushAnswer = (r: Rendering) => {
   if (drawn !== "") r.out.write(drawn)
 }
 
+/** The answer was cancelled: a table held is drawn without its unfinished row, and closed with a line saying so. */
+const cutAnswer = (r: Rendering) => {
+  if (r.table === undefined) return flushAnswer(r)
+  if (/^\s{0,3}\|/.test(r.partial)) r.partial = ""
+  const rows = r.table
+  r.table = undefined
+  cancelLive(r)
+  r.out.write(`${r.engine.table(rows)}\n${TABLE_CUT}\n`)
+  flushAnswer(r)
+}
+
 export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): AnswerRenderer => {
   const r: Rendering = {
     out,
@@ -171,7 +187,7 @@ export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): A
     timer: undefined,
     liveShown: false
   }
-  return { write: (text) => writeAnswer(r, text), flush: () => flushAnswer(r) }
+  return { write: (text) => writeAnswer(r, text), flush: () => flushAnswer(r), cut: () => cutAnswer(r) }
 }
 
 let loading: Promise<MarkdownEngine> | undefined
@@ -234,6 +250,8 @@ export interface Answers {
   readonly write: (text: string) => void
   /** What the answer holds back is drawn: before anything else is printed, and when the turn ends. */
   readonly flush: () => void
+  /** The turn was cancelled: as `flush`, but a table held is closed with a line saying it was cut. */
+  readonly cut: () => void
 }
 
 /** The engine's drawing with its colours taken out: NO_COLOR keeps the layout. */
@@ -289,6 +307,10 @@ export const makeAnswers = (
     },
     flush: () => {
       answer?.flush()
+      answer = undefined
+    },
+    cut: () => {
+      answer?.cut()
       answer = undefined
     }
   }

@@ -236,7 +236,11 @@ const ask = (terminal: Conversing, question: string) =>
       answers.flush()
     })
     answers.preload()
-    const stream = agent.turn(conversation, question).pipe(Stream.runForEach(view.render), Effect.ensuring(finish))
+    const stream = agent.turn(conversation, question).pipe(
+      Stream.runForEach(view.render),
+      Effect.onInterrupt(() => Effect.sync(view.cancelled)),
+      Effect.ensuring(finish)
+    )
     const outcome = yield* terminal.cancellable(stream).pipe(Effect.ensuring(Effect.sync(view.end)))
     // on a terminal, a blank line before the next prompt: one turn is told from the next
     if (input.interactive && process.stdout.isTTY === true) {

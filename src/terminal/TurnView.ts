@@ -37,6 +37,8 @@ export interface TurnView {
   readonly begin: () => void
   /** A turn is over (finished, failed or cancelled): its usage is forgotten. */
   readonly end: () => void
+  /** The turn was cancelled: the reasoning collapses, a table cut short says so. */
+  readonly cancelled: () => void
   /** Whether the last turn failed: piped, mm then ends with exit code 1. */
   readonly failed: () => boolean
 }
@@ -64,7 +66,8 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
       print: parts.info,
       style: parts.style,
       live: parts.live,
-      columns: () => process.stdout.columns || 80
+      columns: () => process.stdout.columns || 80,
+      rows: () => process.stdout.rows || 24
     }),
     titles: new Map(),
     running: new Map(),
@@ -93,7 +96,11 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
       }
       drawing.running.clear()
     },
-    failed: () => drawing.failed
+    failed: () => drawing.failed,
+    cancelled: () => {
+      drawing.thoughts.close()
+      parts.answers.cut()
+    }
   }
 }
 

@@ -73,7 +73,8 @@ describe("the terminal on a pseudo-terminal", () => {
     const shown = await mm.waitFor(/Take the second one\./, mark)
     expect(shown).toContain("\u001b[2mweighing \u001b[22m")
     // erased back to the start of the reasoning, then the one dim line, then the answer
-    expect(shown).toMatch(/\r\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\nTake the second one\./)
+    expect(shown).toMatch(/\u001b\[2mthinking · 0 s\u001b\[22m\r?\n\u001b\[2mweighing /)
+    expect(shown).toMatch(/\r\u001b\[\d+A\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\nTake the second one\./)
     await mm.waitFor(/> /, mm.out.indexOf("Take the second one", mark))
     const dir = path.join(project, ".mm/sessions")
     const file = fs.readdirSync(dir).find((f) => f.endsWith(".json") && !f.startsWith("."))!

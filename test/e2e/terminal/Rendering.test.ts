@@ -56,4 +56,47 @@ describe("colour and layout are separate switches", () => {
     expect(rows).toContain("                        newest first (a word filters by")
     expect(rows.join(" ")).toContain("Esc or Ctrl-C cancels a running answer (docs/reference/keys.md).")
   })
+
+  it("Esc mid-table draws the rows that came and a line saying the table was cut, no half row", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 80, rows: 24 })
+    await mm.waitFor(/> /)
+    const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`
+    // the rest of the table never comes
+    server.push({
+      kind: "raw",
+      chunks: [chunk("| name | size |\n| --- | --- |\n"), chunk("| alpha | 1 |\n"), chunk("| beta")],
+      end: "hang"
+    })
+    mm.type("sizes?\r")
+    await mm.waitForText(/\| beta/)
+    const mark = mm.out.length
+    mm.type("\x1b")
+    const after = (await mm.waitForText(/⏹ cancelled/, mark)).replace(/\r/g, "")
+    expect(after).toMatch(/│ alpha │ 1 +│\n└[─┴]+┘\n {2}⋯ table cut off here: the answer was cancelled\n/)
+    expect(after).not.toMatch(/│ beta/)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
+  it("reasoning streams dim under 'thinking · N s'; Esc mid-thought collapses it to one line", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 80, rows: 24 })
+    await mm.waitFor(/> /)
+    const chunk = (delta: object) => `data: ${JSON.stringify({ choices: [{ index: 0, delta }] })}\n\n`
+    server.push({
+      kind: "raw",
+      chunkDelayMs: 300,
+      chunks: [chunk({ reasoning_content: "weighing the options" }), chunk({ reasoning_content: " at length" })],
+      end: "hang"
+    })
+    mm.type("which one?\r")
+    const thinking = await mm.waitFor(/at length/)
+    expect(thinking).toMatch(/\u001b\[2mthinking · 0 s\u001b\[22m\r?\n\u001b\[2mweighing the options/)
+    const mark = mm.out.length
+    mm.type("\x1b")
+    const after = await mm.waitFor(/⏹ cancelled/, mark)
+    // back up to the label, everything under it cleared, one dim line left
+    expect(after).toMatch(/\r\u001b\[1A\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\n/)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
 })

@@ -14,6 +14,7 @@ import { projectAboveLine } from "../config/ProjectHint"
 import type { ChosenStart } from "../domain/StartOn"
 import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
+import { missingKeyWarning } from "../model/Failures"
 import { ModelClient } from "../model/ModelClient"
 import { modelNames } from "../model/ServerProbe"
 import { type Conversation } from "../sessions/Conversation"
@@ -78,6 +79,8 @@ export const runTerminal = <E, R>(
         modelNames
       })
     )
+    const noKey = missingKeyWarning(loaded.config.model.apiKeyEnv, process.env)
+    if (noKey !== undefined) info.line(style.yellow(noKey))
     const warning = yield* model.takeWarning
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* McpServers

@@ -134,7 +134,7 @@ describe("mm -p: one answer for scripts", () => {
     expect(events[0]).toMatchObject({
       type: "turn_failed",
       kind: "http",
-      line: "model server answered HTTP 500: kaput"
+      line: "model server answered HTTP 500: kaput — check the server's log"
     })
     expect(typeof events[0].raw).toBe("string")
     expect(events[1]).toEqual({ type: "result", status: "failed", sessionId: null, answer: "", model: "fake-model" })

@@ -30,7 +30,7 @@ describe("the terminal on a pseudo-terminal", () => {
     mark = mm.out.length
     mm.type("fail please\r")
     const shown = await mm.waitFor(/kaput[^\n]*\n/, mark)
-    expect(shown).toMatch(/\u001b\[31mmodel server answered HTTP 500: kaput\u001b\[39m/)
+    expect(shown).toMatch(/\u001b\[31mmodel server answered HTTP 500: kaput — check the server's log\u001b\[39m/)
 
     mark = mm.out.length
     mm.type("\x03")
@@ -46,7 +46,7 @@ describe("the terminal on a pseudo-terminal", () => {
     expect(session.messages[2].content).toMatch(/^one two /)
     expect(session.turns).toBe(0)
     expect(session.errors.map((e: any) => e.kind)).toEqual(["generation"])
-    expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput")
+    expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput — check the server's log")
   })
 
   it("shows the model's reasoning dim while it streams, then one line 'thought for N s' above the answer", async () => {

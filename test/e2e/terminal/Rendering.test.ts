@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, stripAnsi, tempProject } from "../../support/MmProcess"
+import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
 const TABLE = "Sizes:\n\n| name | size |\n| --- | ---: |\n| alpha | 1 |\n| beta gamma | 22 |\n\nThat is all.\n"
@@ -98,5 +98,18 @@ describe("colour and layout are separate switches", () => {
     expect(after).toMatch(/\r\u001b\[1A\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\n/)
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
+  })
+
+  it("an unset API-key variable is said at start, before any question; a 500 says to check the server's log", async () => {
+    const yaml = configFor(server.url).flatMap((
+      l
+    ) => (l.startsWith("  name:") ? [l, "  apiKeyEnv: MM_TEST_NO_SUCH_KEY"] : [l]))
+    const run = await runMm(tempProject(yaml), [], [], { MM_TEST_NO_SUCH_KEY: undefined })
+    expect(run.stderr).toContain(
+      "model.apiKeyEnv names MM_TEST_NO_SUCH_KEY, which is not set — set MM_TEST_NO_SUCH_KEY (export MM_TEST_NO_SUCH_KEY=…) and start mm again"
+    )
+    server.push({ kind: "status", status: 500, body: { error: { message: "kaput" } } })
+    const failed = await runMm(tempProject(configFor(server.url)), ["hello"])
+    expect(failed.stderr).toContain("model server answered HTTP 500: kaput — check the server's log")
   })
 })

@@ -70,11 +70,16 @@ export const banner = (input: {
     answeringPart(input.loaded.config.model.name, input.answering, input.missingFrom, input.style, input.modelNames) +
     (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
+    // a first run: no configuration, and nothing answers where the defaults look
+    ...(input.loaded.file === undefined && !input.answering ? [input.style.yellow(FIRST_RUN_HINT)] : []),
     sessionsLine(input.status, input.earlier),
     ...(input.tips === true ? [input.style.dim(TIPS)] : [])
   ].join("\n")
 
 export const TIPS = "/help for commands · Ctrl-D to leave"
+
+/** Under the banner when there is no configuration and no model server answers. */
+export const FIRST_RUN_HINT = "no model server found — mm init sets one up"
 
 /** What a bare `/resume` could take: sessions with at least one turn, other than the current one. */
 export const earlierCount = (listing: Listing, currentId: string): number =>

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 
+import { defaultConfig } from "../../src/config/Config"
 import { saysMore } from "../../src/sessions/ErrorLog"
 import {
+  banner,
   errorsSuffix,
+  FIRST_RUN_HINT,
   localMinute,
   relativeTime,
   resumedLine,
@@ -118,5 +121,24 @@ describe("error records", () => {
     expect(saysMore("no session x", "no session x")).toBe(false)
     expect(saysMore("StoreError: cannot list /p: EACCES", "cannot list /p: EACCES")).toBe(false)
     expect(saysMore("ECONNREFUSED 127.0.0.1:11434", "cannot reach http://127.0.0.1:11434/v1")).toBe(true)
+  })
+})
+
+describe("the banner on a first run", () => {
+  const input = (file: string | undefined, answering: boolean) => ({
+    version: "0.1.0",
+    loaded: { config: defaultConfig(), file },
+    answering,
+    cwd: "/p",
+    status: { _tag: "Off" as const },
+    earlier: 0,
+    style: plain
+  })
+
+  it("with no configuration and no server answering, points to mm init; not otherwise", () => {
+    expect(FIRST_RUN_HINT).toBe("no model server found — mm init sets one up")
+    expect(banner(input(undefined, false)).split("\n")).toContain(FIRST_RUN_HINT)
+    expect(banner(input(undefined, true))).not.toContain(FIRST_RUN_HINT)
+    expect(banner(input("/p/agent.yaml", false))).not.toContain(FIRST_RUN_HINT)
   })
 })

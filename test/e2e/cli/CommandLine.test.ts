@@ -419,6 +419,9 @@ describe("mm on the command line", () => {
     }
     expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules\n.mm/\n")
     expect(run.stdout).toContain(`wrote ${path.join(project, "agent.yaml")}`)
+    // only known values are written, and the last line says what to run
+    expect(yaml).not.toContain("undefined")
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe("next: run mm here to start")
 
     const again = await mm(project, ["init", "--url", models.url, "--model", "other"])
     expect(again.code).toBe(2)

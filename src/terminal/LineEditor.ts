@@ -86,6 +86,15 @@ const say = (d: Driver, said: string) => {
   draw(d)
 }
 
+/** The slash commands in place of the prompt, which is drawn again under them. */
+const showMenu = (d: Driver) => {
+  if (d.commandMenu === undefined) return draw(d)
+  const menu = d.stdout.columns > 0 ? wrapText(d.commandMenu, width(d) - 1) : d.commandMenu
+  d.stdout.write(`${d.rowsAbove > 0 ? `\u001b[${d.rowsAbove}A` : ""}\r\u001b[J${menu}\n`)
+  d.rowsAbove = 0
+  draw(d)
+}
+
 // effects ------------------------------------------------------------------
 
 const cancel = (d: Driver) => {
@@ -127,7 +136,7 @@ const perform = (d: Driver, effect: LineEffect) => {
     case "Complete":
       return void completeNow(d, effect.before)
     case "CommandMenu":
-      return d.commandMenu === undefined ? draw(d) : say(d, d.commandMenu)
+      return showMenu(d)
     case "ClearScreen":
       d.stdout.write("\u001b[2J\u001b[H")
       d.rowsAbove = 0

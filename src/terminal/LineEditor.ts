@@ -1,6 +1,6 @@
 import * as readline from "node:readline"
 
-import { wrapText } from "../text/Wrap"
+import { clipToWidth, wrapText } from "../text/Wrap"
 import { type History, makeHistory } from "./History"
 import { CANCELLED, type Completer, type TerminalInput } from "./Input"
 import { layout, leaving, redrawing } from "./LineDrawing"
@@ -82,17 +82,27 @@ const say = (d: Driver, said: string) => {
   const line = d.stdout.columns > 0 ? wrapText(said, width(d) - 1) : said
   if (d.state.prompt === undefined) return void d.stdout.write(`${line}\n`)
   leaveDrawing(d, promptOf(d.state, d.history.entries()), d.state.text)
-  d.stdout.write(`${line}\n`)
+  // cleared below: the command menu may be there
+  d.stdout.write(`\u001b[J${line}\n`)
   draw(d)
 }
 
-/** The slash commands in place of the prompt, which is drawn again under them. */
+/**
+ * The slash commands under the prompt, one screen row each, the cursor put back on the
+ * prompt: the next drawing (any key) erases them, so they never stay in the scrollback.
+ */
 const showMenu = (d: Driver) => {
-  if (d.commandMenu === undefined) return draw(d)
-  const menu = d.stdout.columns > 0 ? wrapText(d.commandMenu, width(d) - 1) : d.commandMenu
-  d.stdout.write(`${d.rowsAbove > 0 ? `\u001b[${d.rowsAbove}A` : ""}\r\u001b[J${menu}\n`)
-  d.rowsAbove = 0
   draw(d)
+  if (d.commandMenu === undefined || d.state.prompt === undefined) return
+  const lines = d.commandMenu.split("\n").map((line) => clipToWidth(line, width(d) - 1))
+  const shown = shownOf(d.state, d.history.entries())
+  const { cursorCol, cursorRow, rows } = layout(shown.prompt, shown.text, shown.at, width(d))
+  const down = rows - 1 - cursorRow
+  d.stdout.write(
+    `${down > 0 ? `\u001b[${down}B` : ""}\r\n${lines.join("\r\n")}\u001b[${lines.length + down}A\r${
+      cursorCol > 0 ? `\u001b[${cursorCol}C` : ""
+    }`
+  )
 }
 
 // effects ------------------------------------------------------------------

@@ -78,7 +78,7 @@ export type LineEffect =
   | { readonly _tag: "Complete"; readonly before: string }
   /** Ctrl-L: the screen is cleared (a Draw follows). */
   | { readonly _tag: "ClearScreen" }
-  /** `/` typed on an empty line: the slash commands are shown above the prompt, each with what it does. */
+  /** `/` typed on an empty line: the slash commands are shown under the prompt, each with what it does, until the next key. */
   | { readonly _tag: "CommandMenu" }
 
 export interface Step {

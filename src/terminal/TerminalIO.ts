@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import { Approval, Approver } from "../approvals/Approver"
 import { Secrets } from "../lib/Secrets"
 import { escapesFor, type Style, styleFor } from "../text/Style"
-import { wrapText } from "../text/Wrap"
+import { clipToWidth, wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { makeLineEditor } from "./LineEditor"
@@ -62,7 +62,7 @@ export const makePrinter = (
     if (lines.length === 0 || holds > 0 || !atLineStart) return
     // one screen row each: a wrapped line would leave rows behind when erased
     const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
-    out.write(redact(lines.map((line) => clipColumns(line, width)).join("\n")))
+    out.write(redact(lines.map((line) => clipToWidth(line, width)).join("\n")))
     liveRows = lines.length
   }
   const write = (text: string) => {
@@ -102,24 +102,6 @@ export const makePrinter = (
     return options.live === true && columns > 0 ? wrapText(text, Math.max(columns, 20) - 1) : text
   }
   return { write, endLine, line: (text) => (endLine(), write(`${fitted(text)}\n`)), live, hold, queued }
-}
-
-/** `line` cut to `width` visible columns (colour codes kept, not counted). */
-const clipColumns = (line: string, width: number): string => {
-  let shown = 0
-  let out = ""
-  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
-    if (part.startsWith("\u001b[")) {
-      out += part
-      continue
-    }
-    for (const char of part) {
-      if (shown >= width) return `${out}\u001b[0m`
-      out += char
-      shown++
-    }
-  }
-  return out
 }
 
 export class TerminalIO extends Context.Tag("mm/TerminalIO")<

@@ -101,3 +101,21 @@ const wrapLine = (line: string, width: number): string => {
   rows.push(row.trimEnd())
   return rows.join("\n")
 }
+
+/** `line` cut to `width` visible columns (colour codes kept, not counted). */
+export const clipToWidth = (line: string, width: number): string => {
+  let shown = 0
+  let out = ""
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith("\u001b[")) {
+      out += part
+      continue
+    }
+    for (const char of part) {
+      if (shown >= width) return `${out}\u001b[0m`
+      out += char
+      shown++
+    }
+  }
+  return out
+}

@@ -129,7 +129,13 @@ const CompactionConfig = Schema.Struct({
 
 const SessionsConfig = Schema.Struct({
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" })
+  dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" }),
+  recap: Schema.optionalWith(
+    Schema.Int.pipe(
+      Schema.between(0, 100, { message: (i) => `expected a whole number from 0 to 100, got ${String(i.actual)}` })
+    ),
+    { default: () => 3 }
+  )
 })
 
 const SkillsConfig = Schema.Struct({
@@ -195,6 +201,8 @@ export const keyDescriptions: Record<string, string> = {
   sessions: "Persistent sessions: one JSON file per conversation.",
   "sessions.enabled": "Save every conversation, to list and resume it later.",
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
+  "sessions.recap":
+    "How many of the last exchanges the terminal draws after a resume (0: none, only the line saying what was resumed).",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
   ...mcpKeyDescriptions

@@ -1,6 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { SHELL_CONTEXT_HEAD } from "../text/UserMessages"
+
 /** A file larger than this is not attached: the model is better served by read_file's ranges. */
 export const ATTACH_MAX_BYTES = 256 * 1024
 
@@ -50,7 +52,7 @@ export const attachFiles = (cwd: string, question: string): Attached => {
   return { _tag: "Ready", text: `${question}\n\n${parts.join("\n\n")}`, files }
 }
 
-export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"
+export { SHELL_CONTEXT_HEAD }
 
 /** The user message that keeps a `!command` line and its output in the conversation. */
 export const shellContext = (command: string, output: string): string =>

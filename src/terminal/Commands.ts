@@ -33,6 +33,8 @@ export interface CommandContext {
   readonly memory: TerminalMemory
   /** How answers are drawn (rendered markdown on a terminal), for the recap after `/resume`. */
   readonly answers: Answers
+  /** How many exchanges the recap after `/resume` draws (`sessions.recap`). */
+  readonly recapExchanges: number
 }
 
 export interface TerminalMemory {
@@ -93,7 +95,8 @@ const resume: SlashCommand = {
         (yield* ctx.conversation.snapshot).messages,
         ctx.cwd,
         ctx.style,
-        yield* ctx.answers.engine
+        yield* ctx.answers.engine,
+        ctx.recapExchanges
       )
       if (recap.length > 0) ctx.print.line(recap.join("\n"))
     })

@@ -95,7 +95,13 @@ export const runTerminal = <E, R>(
     for (const line of startedLines(started)) info.line(line)
     const answers = makeAnswers((yield* TerminalIO).print)
     if (started.resumed) {
-      const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)
+      const recap = recapLines(
+        (yield* conversation.snapshot).messages,
+        cwd,
+        style,
+        yield* answers.engine,
+        loaded.config.sessions.recap
+      )
       if (recap.length > 0) info.line(recap.join("\n"))
     }
     return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(
@@ -145,6 +151,7 @@ const converse = (
       cancellable: makeCancellable(input, progress, info, style),
       memory,
       answers,
+      recapExchanges: config.sessions.recap,
       progress,
       view,
       waiting

@@ -244,9 +244,10 @@ describe("approvals on a pseudo-terminal", () => {
     mm.type("y")
     const overwrite = stripAnsi(await mm.waitFor(ALLOW, mark))
     expect(overwrite).toContain("--- notes.txt")
-    expect(overwrite).toContain("   keep me")
-    expect(overwrite).toContain("  -old line")
-    expect(overwrite).toContain("  +new line")
+    // each diff line with its number: the old file's for a removed line, the new file's otherwise
+    expect(overwrite).toContain("    1  keep me")
+    expect(overwrite).toContain("    2 -old line")
+    expect(overwrite).toContain("    2 +new line")
     mark = mm.out.length
     mm.type("y")
     await mm.waitFor(/both done/, mark)

@@ -1,3 +1,6 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
@@ -111,5 +114,29 @@ describe("colour and layout are separate switches", () => {
     server.push({ kind: "status", status: 500, body: { error: { message: "kaput" } } })
     const failed = await runMm(tempProject(configFor(server.url)), ["hello"])
     expect(failed.stderr).toContain("model server answered HTTP 500: kaput — check the server's log")
+  })
+
+  it("a diff preview numbers its lines and keeps the + marker on each row of a wrapped line", async () => {
+    const project = tempProject(configFor(server.url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
+    fs.writeFileSync(path.join(project, "notes.txt"), "one\ntwo\nthree\n")
+    const long = `three ${"and more words ".repeat(6)}end`
+    server.push(
+      { toolCalls: [{ name: "edit_file", arguments: { path: "notes.txt", old: "three", new: long } }] },
+      { text: "left alone" }
+    )
+    const mm = new PtyMm(project, {}, [], { columns: 60, rows: 30 })
+    await mm.waitFor(/> /)
+    mm.type("edit it\r")
+    const screen = (await mm.waitForText(/allow\? \[y\]es[^\n]*: /)).replace(/\r/g, "")
+    expect(screen).toContain("    2  two\n")
+    expect(screen).toContain("    3 -three\n")
+    const added = screen.split("\n").filter((row) => /^ {2}( {3}|\s*3) \+/.test(row))
+    expect(added.length).toBeGreaterThan(1)
+    expect(added[0]).toMatch(/^ {4}3 \+three and more/)
+    expect(added.map((row) => row.slice(7)).join("")).toBe(long)
+    mm.type("n")
+    await mm.waitFor(/left alone/)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
   })
 })

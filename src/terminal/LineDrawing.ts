@@ -1,9 +1,17 @@
-import stringWidth from "string-width"
+import { displayWidth } from "../text/Width"
 
 /** Columns a string takes, by grapheme cluster: wide East Asian characters and emoji count two, combining marks none. */
-const columns = (text: string): number => stringWidth(text, { countAnsiEscapeCodes: true })
+const columns = (text: string): number => displayWidth(text)
 
 const visible = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
+
+/**
+ * From the start of the cursor's row, everything to the end of the screen erased, the cursor
+ * back at that row's start. Not a bare `ESC[J` from the row's start: on the screen's top row
+ * (after Ctrl-L) that clears the whole screen, which tmux then copies into the scrollback at
+ * every keystroke. The row is erased first, then the rest from its second column.
+ */
+export const ERASE_DOWN = "\r\u001b[K\u001b[C\u001b[J\r"
 
 /** A prompt and its line laid out on the screen: the text to write, its rows, where the cursor goes. */
 export interface Layout {
@@ -50,7 +58,7 @@ export const layout = (
 /** What redraws a layout over the last drawing, `rowsAbove` rows above the cursor, and puts the cursor back. */
 export const redrawing = (rowsAbove: number, { cursorCol, cursorRow, drawn, rows }: Layout): string => {
   let out = rowsAbove > 0 ? `\u001b[${rowsAbove}A` : ""
-  out += `\r\u001b[J${drawn}`
+  out += `${ERASE_DOWN}${drawn}`
   // the cursor is after the last character drawn: back to where it belongs
   const lastRow = rows - 1
   if (lastRow > cursorRow) out += `\u001b[${lastRow - cursorRow}A`

@@ -3,7 +3,7 @@ import * as readline from "node:readline"
 import { clipToWidth, wrapText } from "../text/Wrap"
 import { type History, makeHistory } from "./History"
 import { CANCELLED, type Completer, type TerminalInput } from "./Input"
-import { layout, leaving, redrawing } from "./LineDrawing"
+import { ERASE_DOWN, layout, leaving, redrawing } from "./LineDrawing"
 import {
   ask,
   completed,
@@ -83,7 +83,7 @@ const say = (d: Driver, said: string) => {
   if (d.state.prompt === undefined) return void d.stdout.write(`${line}\n`)
   leaveDrawing(d, promptOf(d.state, d.history.entries()), d.state.text)
   // cleared below: the command menu may be there
-  d.stdout.write(`\u001b[J${line}\n`)
+  d.stdout.write(`${ERASE_DOWN}${line}\n`)
   draw(d)
 }
 

@@ -8,6 +8,7 @@ import { escapesFor, type Style, styleFor } from "../text/Style"
 import { clipToWidth, wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
+import { ERASE_DOWN } from "./LineDrawing"
 import { makeLineEditor } from "./LineEditor"
 
 /**
@@ -53,7 +54,7 @@ export const makePrinter = (
   let queuedLines: ReadonlyArray<string> = []
   const erase = () => {
     if (liveRows === 0) return
-    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}\u001b[J`)
+    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}${ERASE_DOWN}`)
     liveRows = 0
   }
   const drawLive = () => {

@@ -1,6 +1,5 @@
-import stringWidth from "string-width"
-
 import { graphemesOf } from "./Graphemes"
+import { displayWidth } from "./Width"
 
 /**
  * Lines of text fitted to a terminal's width at word boundaries, as mm prints them (help,
@@ -13,7 +12,7 @@ export const wrapText = (text: string, width: number): string => {
   if (width < 10) return text
   return text
     .split("\n")
-    .map((line) => (stringWidth(line) <= width ? line : wrapLine(line, width)))
+    .map((line) => (displayWidth(line) <= width ? line : wrapLine(line, width)))
     .join("\n")
 }
 
@@ -24,7 +23,7 @@ const hangOf = (line: string, width: number): number => {
   const plain = line.replace(SGR, "")
   const lead = /^\s*/.exec(plain)![0].length
   const column = /^\s*\S+(?: \S+)?\s{2,}(?=\S)/.exec(plain)
-  if (column !== null && stringWidth(column[0]) <= width / 2) return stringWidth(column[0])
+  if (column !== null && displayWidth(column[0]) <= width / 2) return displayWidth(column[0])
   return lead <= width / 2 ? lead : 0
 }
 
@@ -32,14 +31,14 @@ const hangOf = (line: string, width: number): number => {
 const cutWord = (word: string, room: number): Array<string> => {
   const pieces: Array<string> = []
   let rest = word
-  while (stringWidth(rest) > room) {
+  while (displayWidth(rest) > room) {
     const units = graphemesOf(rest)
     let used = 0
     let end = 0
     let lastSlash = -1
     let at = 0
     for (const unit of units) {
-      const w = stringWidth(unit)
+      const w = displayWidth(unit)
       if (used + w > room) break
       used += w
       at += unit.length
@@ -62,7 +61,7 @@ const wrapLine = (line: string, width: number): string => {
   let used = 0
   const tokens = line.split(/( +)/).filter((token) => token !== "")
   for (const [i, token] of tokens.entries()) {
-    const w = stringWidth(token)
+    const w = displayWidth(token)
     if (token.startsWith(" ")) {
       // blanks at a row's end are dropped; inside a row they stay (columns)
       if (used + w < width && i < tokens.length - 1) {
@@ -89,13 +88,13 @@ const wrapLine = (line: string, width: number): string => {
       used = hang
     }
     for (const piece of cutWord(token, width - used)) {
-      if (used + stringWidth(piece) > width) {
+      if (used + displayWidth(piece) > width) {
         rows.push(row.trimEnd())
         row = indent
         used = hang
       }
       row += piece
-      used += stringWidth(piece)
+      used += displayWidth(piece)
     }
   }
   rows.push(row.trimEnd())

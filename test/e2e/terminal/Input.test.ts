@@ -106,7 +106,7 @@ describe("typing on a terminal", () => {
     await mm.waitFor(/> (\u001b\[22m)?typed ahead/)
     server.push({ text: "ok" })
     mm.type(" now\r")
-    await mm.waitFor(/(J|\n)ok\r\n/)
+    await mm.waitFor(/(J\r?|\n)ok\r\n/)
     expect(lastQuestion(server)).toEqual({ role: "user", content: "typed ahead now" })
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)

@@ -49,8 +49,10 @@ describe("colour and layout are separate switches", () => {
   it("/help at 60 columns breaks no word: every row fits, and the commands' descriptions wrap under their column", async () => {
     const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 60, rows: 40 })
     await mm.waitFor(/> /)
+    mm.type("/help")
+    await mm.waitForText(/> \/help\r*$/)
     const mark = mm.out.length
-    mm.type("/help\r")
+    mm.type("\r")
     const shown = await mm.waitForText(/docs\/reference\/keys\.md\)/, mark)
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)

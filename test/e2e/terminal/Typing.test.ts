@@ -27,7 +27,7 @@ describe("what the user types is never lost nor hidden", () => {
     await mm.waitFor(ALLOW)
     const mark = mm.out.length
     mm.type("n")
-    await mm.waitForText(/refused, fine[^]*\n\r?> /, mark)
+    await mm.waitForText(/refused, fine[^]*\n\r*> /, mark)
     await pause(100)
     server.push({ text: "next answer" })
     mm.type("next question\r")
@@ -50,7 +50,7 @@ describe("what the user types is never lost nor hidden", () => {
     await mm.waitFor(/> (\u001b\[22m)?typed ahead/)
     server.push({ text: "ok" })
     mm.type(" now\r")
-    await mm.waitFor(/(J|\n)ok\r\n/)
+    await mm.waitFor(/(J\r?|\n)ok\r\n/)
     expect(lastQuestion(server)).toEqual({ role: "user", content: "typed ahead now" })
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)

@@ -152,6 +152,15 @@ export const AgentConfigSchema = Schema.Struct({
   watchdogTimeout: Schema.optionalWith(Seconds, { default: () => 120 }),
   maxOutput: Schema.optionalWith(PositiveInt, { default: () => 16000 }),
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
+  theme: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((s): s is "dark" | "light" | "auto" => s === "dark" || s === "light" || s === "auto", {
+        message: (issue) => `expected "dark", "light" or "auto", got ${JSON.stringify(issue.actual)}`,
+        jsonSchema: { enum: ["dark", "light", "auto"] }
+      })
+    ),
+    { default: () => "auto" as const }
+  ),
   permissions: Schema.optionalWith(
     Schema.String.pipe(
       Schema.filter((s): s is "ask" | "allow" => s === "ask" || s === "allow", {
@@ -201,6 +210,8 @@ export const keyDescriptions: Record<string, string> = {
   sessions: "Persistent sessions: one JSON file per conversation.",
   "sessions.enabled": "Save every conversation, to list and resume it later.",
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
+  theme:
+    "The terminal's colours: dark (for a dark background), light (for a light one), or auto (from COLORFGBG where the terminal sets it, else dark).",
   "sessions.recap":
     "How many of the last exchanges the terminal draws after a resume (0: none, only the line saying what was resumed).",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",

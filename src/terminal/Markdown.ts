@@ -197,10 +197,11 @@ let loading: Promise<MarkdownEngine> | undefined
  * highlight.js and the rest weigh as much as mm), so start-up never reads it.
  */
 export const loadMarkdownEngine = (
-  columns: () => number
+  columns: () => number,
+  theme: "dark" | "light" = "dark"
 ): Promise<
   MarkdownEngine
-> => (loading ??= import("./MarkdownEngine").then((module) => warmedUp(module.makeMarkdownEngine(columns))))
+> => (loading ??= import("./MarkdownEngine").then((module) => warmedUp(module.makeMarkdownEngine(columns, theme))))
 
 /** A little of everything the engine draws, the code in the languages answers hold most. */
 const WARM_UP = [
@@ -268,7 +269,8 @@ const colourless = (engine: MarkdownEngine): MarkdownEngine => ({
 export const makeAnswers = (
   print: Printer,
   env: NodeJS.ProcessEnv = process.env,
-  stdout: NodeJS.WriteStream = process.stdout
+  stdout: NodeJS.WriteStream = process.stdout,
+  theme: "dark" | "light" = "dark"
 ): Answers => {
   let rendering = escapesFor(stdout, env)
   const colour = colourFor(stdout, env)
@@ -279,7 +281,7 @@ export const makeAnswers = (
     !rendering || loaded !== undefined
       ? Effect.succeed(loaded)
       : Effect.promise(() =>
-        loadMarkdownEngine(columns).then(
+        loadMarkdownEngine(columns, theme).then(
           (engine) => (loaded = colour ? engine : colourless(engine)),
           () => {
             // without its engine mm still answers: raw, as through a pipe

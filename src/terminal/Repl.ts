@@ -22,7 +22,7 @@ import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
 import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
-import { escapesFor, type Style } from "../text/Style"
+import { escapesFor, type Style, themeOf } from "../text/Style"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandMenu, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import type { TerminalInput } from "./Input"
@@ -93,7 +93,12 @@ export const runTerminal = <E, R>(
       return started.code
     }
     for (const line of startedLines(started)) info.line(line)
-    const answers = makeAnswers((yield* TerminalIO).print)
+    const answers = makeAnswers(
+      (yield* TerminalIO).print,
+      process.env,
+      process.stdout,
+      themeOf(loaded.config.theme, process.env)
+    )
     if (started.resumed) {
       const recap = recapLines(
         (yield* conversation.snapshot).messages,

@@ -3,8 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { Approval, Approver } from "../approvals/Approver"
+import { AppConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
-import { escapesFor, type Style, styleFor } from "../text/Style"
+import { escapesFor, type Style, styleFor, themeOf } from "../text/Style"
 import { clipToWidth, wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
@@ -120,7 +121,7 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
 export const TerminalIOLive = Layer.scoped(
   TerminalIO,
   Effect.acquireRelease(
-    Effect.map(Secrets, ({ redact }) => {
+    Effect.map(Effect.all([Secrets, AppConfig]), ([{ redact }, { config }]) => {
       const tty = process.stdin.isTTY === true
       // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
       const escapes = escapesFor(process.stdout, process.env)
@@ -129,7 +130,7 @@ export const TerminalIOLive = Layer.scoped(
         columns: () => process.stdout.columns,
         redact
       })
-      const style = styleFor(process.stdout, process.env)
+      const style = styleFor(process.stdout, process.env, themeOf(config.theme, process.env))
       return {
         input: tty && !escapes
           ? makePipedInput(process.stdin, process.stdout, { interactive: true })

@@ -16,6 +16,26 @@ export const colored: Style = {
   green: wrap(32, 39)
 }
 
+/**
+ * For a light background: the 256-colour palette's darker shades, each at least 4.5:1 against
+ * white (WCAG AA) — xterm's yellow and green are not (about 1.5:1 and 2:1).
+ */
+const wrap256 = (colour: number, close: number) => (text: string) => `\u001b[38;5;${colour}m${text}\u001b[${close}m`
+export const coloredLight: Style = {
+  red: wrap256(124, 39),
+  dim: wrap256(241, 39),
+  yellow: wrap256(130, 39),
+  bold: wrap(1, 22),
+  green: wrap256(28, 39)
+}
+
+/** Which background the colours are for: `theme` from agent.yaml; `auto` reads COLORFGBG (`fg;bg`, bg 7 or 9–15 is light). */
+export const themeOf = (theme: "dark" | "light" | "auto", env: NodeJS.ProcessEnv): "dark" | "light" => {
+  if (theme !== "auto") return theme
+  const bg = Number((env.COLORFGBG ?? "").split(";").at(-1))
+  return Number.isInteger(bg) && (bg === 7 || (bg >= 9 && bg <= 15)) ? "light" : "dark"
+}
+
 const same = (text: string) => text
 export const plain: Style = { red: same, dim: same, yellow: same, bold: same, green: same }
 
@@ -34,9 +54,12 @@ export const escapesFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.Pro
 export const colourFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean =>
   escapesFor(stream, env) && !noColor(env)
 
-/** Colours only where `colourFor` says so. */
-export const styleFor = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv): Style =>
-  colourFor(stream, env) ? colored : plain
+/** Colours only where `colourFor` says so, for the theme's background. */
+export const styleFor = (
+  stream: { readonly isTTY?: boolean },
+  env: NodeJS.ProcessEnv,
+  theme: "dark" | "light" = "dark"
+): Style => (colourFor(stream, env) ? (theme === "light" ? coloredLight : colored) : plain)
 
 /** Colour codes and terminal hyperlinks taken out: what a layout without colour draws. */
 export const withoutColour = (text: string): string =>

@@ -13,7 +13,7 @@ import {
   sessionsListing,
   toolResultLine
 } from "../../src/text/Lines"
-import { colored, plain, styleFor } from "../../src/text/Style"
+import { colored, coloredLight, plain, styleFor, themeOf } from "../../src/text/Style"
 
 const summary = (
   id: string,
@@ -140,5 +140,19 @@ describe("the banner on a first run", () => {
     expect(banner(input(undefined, false)).split("\n")).toContain(FIRST_RUN_HINT)
     expect(banner(input(undefined, true))).not.toContain(FIRST_RUN_HINT)
     expect(banner(input("/p/agent.yaml", false))).not.toContain(FIRST_RUN_HINT)
+  })
+})
+
+describe("the theme", () => {
+  it("auto reads COLORFGBG's background: 7 or 9-15 is light, anything else (or nothing) dark", () => {
+    expect(themeOf("auto", { COLORFGBG: "0;15" })).toBe("light")
+    expect(themeOf("auto", { COLORFGBG: "0;default;7" })).toBe("light")
+    expect(themeOf("auto", { COLORFGBG: "15;0" })).toBe("dark")
+    expect(themeOf("auto", {})).toBe("dark")
+    expect(themeOf("dark", { COLORFGBG: "0;15" })).toBe("dark")
+    expect(themeOf("light", {})).toBe("light")
+    expect(styleFor({ isTTY: true }, {}, "light")).toBe(coloredLight)
+    expect(styleFor({ isTTY: true }, { NO_COLOR: "1" }, "light")).toBe(plain)
+    expect(styleFor({ isTTY: true }, {}, "dark")).toBe(colored)
   })
 })

@@ -141,4 +141,24 @@ describe("colour and layout are separate switches", () => {
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
   })
+
+  it("on a light background (COLORFGBG, or theme: light) colours are the palette's darker shades; theme: dark keeps xterm's", async () => {
+    const ask = async (env: Record<string, string>, extra: ReadonlyArray<string> = []) => {
+      const mm = new PtyMm(tempProject(configFor(server.url, extra)), env, [], { columns: 80, rows: 24 })
+      await mm.waitFor(/> /)
+      server.push({ text: "Run `npm test` now.\n" })
+      mm.type("how?\r")
+      await mm.waitFor(/now\./)
+      mm.type("\x04")
+      expect(await mm.exit()).toBe(0)
+      return mm.out
+    }
+    const light = await ask({ COLORFGBG: "0;15" })
+    expect(light).toContain("\u001b[38;5;130mnpm test\u001b[39m")
+    expect(light).not.toContain("\u001b[33m")
+    const dark = await ask({ COLORFGBG: "0;15" }, ["theme: dark"])
+    expect(dark).toContain("\u001b[33mnpm test\u001b[39m")
+    const chosen = await ask({}, ["theme: light"])
+    expect(chosen).toContain("\u001b[38;5;130mnpm test\u001b[39m")
+  })
 })

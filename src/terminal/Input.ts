@@ -114,6 +114,7 @@ export const makePipedInput = (
   rl.on("line", (line) => queue.push(line))
   rl.on("close", () => queue.end())
 
+  const interactive = options.interactive === true
   let abandonKey: (() => void) | undefined
   let interrupted = false
   const key = async (prompt: string, keys: ReadonlyArray<string>) => {
@@ -128,7 +129,8 @@ export const makePipedInput = (
       return CANCELLED
     }
     const answer = line?.trim().toLowerCase().slice(0, 1)
-    stdout.write(`${answer ?? ""}\n`)
+    // on a terminal the line typed is on the screen already (the terminal echoed it)
+    if (!interactive) stdout.write(`${answer ?? ""}\n`)
     return answer !== undefined && keys.includes(answer) ? answer : undefined
   }
 
@@ -148,7 +150,6 @@ export const makePipedInput = (
     }
   }
 
-  const interactive = options.interactive === true
   return {
     interactive,
     question: (prompt) => {

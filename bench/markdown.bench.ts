@@ -1,6 +1,6 @@
 // Rendering a 100 KB markdown answer streamed in 7-character pieces, against printing it raw
 // (the performance budget: ≤ 1.1×). mm runs on a pseudo-terminal (util-linux `script`) against
-// the fake model server; raw is the same run with NO_COLOR=1. Wall time from Enter to the
+// the fake model server; raw is the same run with TERM=dumb (NO_COLOR keeps the layout). Wall time from Enter to the
 // answer's last line on screen; launches alternate between the two, medians are compared.
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -79,7 +79,7 @@ const timeOne = async (raw: boolean): Promise<number> => {
   const child = spawn("script", ["-qfec", `${process.execPath} ${bin}`, "/dev/null"], {
     cwd: project,
     stdio: ["pipe", "pipe", "ignore"],
-    env: { ...process.env, TERM: "xterm", NO_COLOR: raw ? "1" : undefined, AGENT_CONFIG: undefined }
+    env: { ...process.env, TERM: raw ? "dumb" : "xterm", NO_COLOR: undefined, AGENT_CONFIG: undefined }
   })
   const screen = { text: "" }
   child.stdout!.setEncoding("utf8").on("data", (data: string) => (screen.text += data))
@@ -121,7 +121,7 @@ console.log(
     (answer.length / 1024).toFixed(0)
   } KB in ${pieces.length} pieces of ${PIECE} characters (${RUNS} alternated launches, medians)`
 )
-console.log(`  printed raw (NO_COLOR=1)   ${raw.toFixed(0)} ms`)
+console.log(`  printed raw (TERM=dumb)   ${raw.toFixed(0)} ms`)
 console.log(
   `  rendered                   ${rendered.toFixed(0)} ms  ${ratio.toFixed(2)}× raw  ${
     ratio <= BUDGET ? "PASS" : "FAIL"

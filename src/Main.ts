@@ -9,6 +9,7 @@ import { helpText } from "./cli/Help"
 import { type ExitCode, run } from "./cli/Run"
 import { firstLineOf } from "./lib/OneLine"
 import { SecretRegistry, Secrets } from "./lib/Secrets"
+import { colourFor } from "./text/Style"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
@@ -22,7 +23,7 @@ const strip = (args: ReadonlyArray<unknown>) =>
 
 /** @effect/cli colours its help and usage errors always; mm only colours a terminal without NO_COLOR. */
 const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === ""
+  colourFor(process.stdout, process.env)
     ? self
     : Console.consoleWith((console) =>
       Console.withConsole(self, {
@@ -37,8 +38,18 @@ const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
       })
     )
 
+/** `--no-color` (before any `--`) is NO_COLOR for this run, everywhere: taken out of the arguments, set in the environment. */
+const withoutNoColor = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const end = argv.indexOf("--")
+  const at = argv.indexOf("--no-color")
+  if (at === -1 || (end !== -1 && at > end)) return argv
+  process.env.NO_COLOR = "1"
+  return [...argv.slice(0, at), ...argv.slice(at + 1)]
+}
+
 /** The program a command line asks for; it resolves with the exit code. */
-const programOf = (argv: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown, Secrets> => {
+const programOf = (full: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown, Secrets> => {
+  const argv = withoutNoColor(full)
   // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
   const parsed = parseArgs(argv.slice(2))
   switch (parsed._tag) {

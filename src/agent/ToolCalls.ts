@@ -85,7 +85,12 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
           maxOutput: config.maxOutput,
           callId: call.id,
           beforeWrite,
-          onOutput: (text) => Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text })),
+          onOutput: (text) => {
+            // only the end is kept: a cancelled call's result is its last `maxOutput` characters
+            const sofar = (state.toolOutput.get(call.id) ?? "") + text
+            state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
+            Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
+          },
           ...(confine === undefined ? {} : { confine })
         })
       )
@@ -104,6 +109,7 @@ export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
       : call.function.name === "bash"
       ? yield* runConfined(deps, conversation.cwd, stepOut, run)
       : yield* run(undefined)
+    state.toolOutput.delete(call.id)
     const recorded = result.failed
       ? yield* changes.forget(conversation, { turn: state.turnNumber, toolCallId: call.id })
       : true

@@ -23,14 +23,35 @@ import type { TurnState } from "./TurnState"
 /** The result of a tool call left unanswered when the user cancelled the turn. */
 export const CANCELLED = "cancelled by the user"
 
-/** The history after a cancel: the partial answer kept, every unanswered tool call closed. */
-export const closeCancelled = (added: ReadonlyArray<Message>, partialText: string): Array<Message> => {
+/** A cancelled call's result: what it printed so far (its last `max` characters), then `[cancelled by the user]`. */
+export const cancelledResult = (output: string | undefined, max: number): string => {
+  if (output === undefined || output.trim() === "") return CANCELLED
+  const kept = output.length > max ? `…${output.slice(-max)}` : output
+  return `${kept}${kept.endsWith("\n") ? "" : "\n"}[${CANCELLED}]`
+}
+
+/**
+ * The history after a cancel: the partial answer kept, every unanswered tool call closed —
+ * with what it printed so far, when `outputs` (by call id) has it.
+ */
+export const closeCancelled = (
+  added: ReadonlyArray<Message>,
+  partialText: string,
+  outputs: ReadonlyMap<string, string> = new Map(),
+  maxOutput = 30_000
+): Array<Message> => {
   const out: Array<Message> = [...added]
   if (partialText !== "") out.push({ role: "assistant", content: partialText })
   const answered = new Set(out.filter((m) => m.role === "tool").map((m) => m.tool_call_id))
   for (const message of added) {
     for (const call of message.tool_calls ?? []) {
-      if (!answered.has(call.id)) out.push({ role: "tool", tool_call_id: call.id, content: CANCELLED, failed: true })
+      if (answered.has(call.id)) continue
+      out.push({
+        role: "tool",
+        tool_call_id: call.id,
+        content: cancelledResult(outputs.get(call.id), maxOutput),
+        failed: true
+      })
     }
   }
   return out
@@ -99,7 +120,10 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   yield* saveProgress(state)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
-      Effect.flatMap(Ref.get(state.partial), (text) => commit(state, closeCancelled(state.added, text), false))
+      Effect.flatMap(
+        Ref.get(state.partial),
+        (text) => commit(state, closeCancelled(state.added, text, state.toolOutput, deps.config.maxOutput), false)
+      )
     ),
     Effect.either
   )
@@ -158,7 +182,8 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     base: withSystem(before.messages, system),
     added: [yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)],
     sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
-    partial: yield* Ref.make("")
+    partial: yield* Ref.make(""),
+    toolOutput: new Map()
   }
   return state
 })

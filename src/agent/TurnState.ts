@@ -26,4 +26,6 @@ export interface TurnState {
   readonly sentAt: string
   /** The text shown of the answer being streamed, kept if the turn is cancelled. */
   readonly partial: Ref.Ref<string>
+  /** What each running tool call has printed so far, by call id: the model gets it if the turn is cancelled. */
+  readonly toolOutput: Map<string, string>
 }

@@ -67,7 +67,11 @@ export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
 
 /** What the terminal needs for its banner: the services and the keyboard and screen. */
 export const terminalLayer = (loaded: LoadedConfig) =>
-  Layer.mergeAll(servicesLayer(loaded), TerminalIOLive, FileAccessDisk)
+  Layer.mergeAll(
+    servicesLayer(loaded),
+    TerminalIOLive.pipe(Layer.provide(Layer.succeed(AppConfig, loaded))),
+    FileAccessDisk
+  )
 
 /** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
 export const terminalAgentLayer = agentLayer(TerminalApprover)

@@ -42,7 +42,7 @@ export const USAGE = [
   "       mm init [--url URL] [--model NAME] [--force]",
   "       mm checkpoints gc",
   "       mm acp [--config PATH]",
-  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], --fork ID[:N], -y/--yes, --verbose",
+  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], --fork ID[:N], -y/--yes, --verbose, --no-color",
   "mm --help tells more"
 ].join("\n")
 

@@ -30,6 +30,7 @@ const top = (): string =>
     "                            the original stays as it is",
     "  -y, --yes                 allow every tool without asking, for this run",
     "      --verbose             with -p: tool calls and the session id on stderr",
+    "      --no-color            no colours (as NO_COLOR=1); tables, lists and wrapping stay",
     "  -h, --help                this page",
     "  -v, --version             print mm's version",
     "      --completions SHELL   print a completion script for sh, bash, fish or zsh",

@@ -61,8 +61,8 @@ export const initYaml = (url: string, model: string): string => {
     "  # any server that speaks the OpenAI chat-completions protocol (Ollama, llama.cpp, LM Studio, vLLM…)",
     `  url: ${yamlString(url)}`,
     `  name: ${yamlString(model)}`,
-    "  # tokens the model can take in; automatic compaction starts near it",
-    `  # contextWindow: ${defaults.model.contextWindow}`,
+    // no default to show: the window is asked of the server
+    "  # contextWindow: the tokens the model takes in, when the server does not say (automatic compaction starts near it)",
     "  # for a server that wants a key: the name of the environment variable that holds it",
     "  # apiKeyEnv: OPENAI_API_KEY",
     "",
@@ -178,5 +178,11 @@ export const initProject = (
     yield* Effect.sync(() => fs.writeFileSync(target, initYaml(chosen.url, chosen.model)))
     say(`wrote ${target} — model ${chosen.model} at ${chosen.url}, sessions on`)
     if (ignoreMmDir(cwd)) say("added .mm/ to .gitignore")
+    // the last line is what to do next
+    say(
+      choices.length > 0
+        ? "next: run mm here to start"
+        : `next: start a model server at ${chosen.url}, then run mm here`
+    )
     return 0
   })

@@ -131,7 +131,13 @@ const CompactionConfig = Schema.Struct({
 
 const SessionsConfig = Schema.Struct({
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" })
+  dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" }),
+  recap: Schema.optionalWith(
+    Schema.Int.pipe(
+      Schema.between(0, 100, { message: (i) => `expected a whole number from 0 to 100, got ${String(i.actual)}` })
+    ),
+    { default: () => 3 }
+  )
 })
 
 const SkillsConfig = Schema.Struct({
@@ -164,6 +170,15 @@ export const AgentConfigSchema = Schema.Struct({
   watchdogTimeout: Schema.optionalWith(Seconds, { default: () => 120 }),
   maxOutput: Schema.optionalWith(PositiveInt, { default: () => 16000 }),
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
+  theme: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((s): s is "dark" | "light" | "auto" => s === "dark" || s === "light" || s === "auto", {
+        message: (issue) => `expected "dark", "light" or "auto", got ${JSON.stringify(issue.actual)}`,
+        jsonSchema: { enum: ["dark", "light", "auto"] }
+      })
+    ),
+    { default: () => "auto" as const }
+  ),
   permissions: Schema.optionalWith(
     Schema.String.pipe(
       Schema.filter((s): s is Permissions => s === "ask" || s === "auto" || s === "allow", {
@@ -217,6 +232,10 @@ export const keyDescriptions: Record<string, string> = {
   sessions: "Persistent sessions: one JSON file per conversation.",
   "sessions.enabled": "Save every conversation, to list and resume it later.",
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
+  theme:
+    "The terminal's colours: dark (for a dark background), light (for a light one), or auto (from COLORFGBG where the terminal sets it, else dark).",
+  "sessions.recap":
+    "How many of the last exchanges the terminal draws after a resume (0: none, only the line saying what was resumed).",
   skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
   instructions:

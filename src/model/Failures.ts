@@ -54,12 +54,18 @@ const seconds = (s: number): string => (Number.isInteger(s) ? String(s) : String
 export const watchdogError = (timeoutSeconds: number): GenerationError =>
   fail(
     "watchdog",
-    `no token from the model for ${seconds(timeoutSeconds)} s (watchdogTimeout) — the turn was given up`,
+    `no token from the model for ${
+      seconds(timeoutSeconds)
+    } s (watchdogTimeout) — the turn was given up; if the model is slow to load, raise watchdogTimeout in agent.yaml`,
     `watchdog: no byte received for ${timeoutSeconds} s`
   )
 
 export const streamCut = (raw: string): GenerationError =>
-  fail("stream-cut", "the model server closed the stream before the answer was complete", raw)
+  fail(
+    "stream-cut",
+    "the model server closed the stream before the answer was complete — check the server's log, then ask again",
+    raw
+  )
 
 /** An SSE event past the parser's limit. */
 export const eventTooLarge = (raw: string): GenerationError =>
@@ -80,6 +86,12 @@ export const unsetApiKey = (apiKeyEnv: string): GenerationError =>
     `model.apiKeyEnv names ${apiKeyEnv}, but that environment variable is not set — export it before starting mm`,
     `environment variable ${apiKeyEnv} is unset or empty`
   )
+
+/** Said at start, before any request: `model.apiKeyEnv` names a variable that is unset or empty. */
+export const missingKeyWarning = (apiKeyEnv: string | undefined, env: NodeJS.ProcessEnv): string | undefined =>
+  apiKeyEnv === undefined || (env[apiKeyEnv]?.trim() ?? "") !== ""
+    ? undefined
+    : `model.apiKeyEnv names ${apiKeyEnv}, which is not set — set ${apiKeyEnv} (export ${apiKeyEnv}=…) and start mm again`
 
 // ---------------------------------------------------------------------------------------
 // Classifying failures
@@ -275,6 +287,8 @@ export const httpError = (
     ? context.apiKeyEnv === undefined
       ? " — does this server need a key? set model.apiKeyEnv to the variable holding it"
       : ` — check the key in $${context.apiKeyEnv}`
+    : answer.status >= 500
+    ? " — check the server's log"
     : ""
   return fail("http", `model server answered HTTP ${answer.status}${said === "" ? "" : `: ${said}`}${hint}`, raw)
 }

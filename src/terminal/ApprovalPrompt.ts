@@ -40,7 +40,44 @@ const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "tit
   preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") &&
   preview.command.trim() === title
 
-/** The preview as printed above the question: indented, each line wrapped to `columns`, coloured by kind. */
+/** The old and new line numbers a diff is at, moved on by its hunk headers and lines. */
+interface Numbering {
+  old: number
+  new: number
+}
+
+const DIFF_KINDS = new Set<PreviewLine["kind"]>(["added", "removed", "context"])
+
+/** The number shown beside a diff line (the old file's for a removed line, the new file's otherwise), then moves on. */
+const numberOf = (line: PreviewLine, at: Numbering): number => {
+  if (line.kind === "removed") return at.old++
+  if (line.kind === "added") return at.new++
+  at.old++
+  return at.new++
+}
+
+/**
+ * One preview line, cut to `width`: a diff line gets its line number in a gutter, and each row
+ * it wraps to keeps its `+`/`-` marker, so a long added line still reads as added.
+ */
+const drawnLine = (line: PreviewLine, style: Style, width: number, at: Numbering, gutter: number): Array<string> => {
+  const text = sanitize(line.text)
+  if (line.kind === "hunk") {
+    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(text)
+    if (hunk !== null) {
+      at.old = Number(hunk[1])
+      at.new = Number(hunk[2])
+    }
+  }
+  if (!DIFF_KINDS.has(line.kind) || text === "") return wrapLine(text, width).map((piece) => paint(line, style)(piece))
+  const number = String(numberOf(line, at)).padStart(gutter)
+  const marker = text[0]
+  return wrapLine(text.slice(1), Math.max(10, width - gutter - 2)).map((piece, i) =>
+    `${style.dim(i === 0 ? number : " ".repeat(gutter))} ${paint(line, style)(`${marker}${piece}`)}`
+  )
+}
+
+/** The preview as printed above the question: indented, diff lines numbered, each line wrapped to `columns`, coloured by kind. */
 export const previewBlock = (
   request: Pick<ApprovalRequest, "preview" | "title"> & Partial<Pick<ApprovalRequest, "always" | "outsideSandbox">>,
   style: Style,
@@ -58,8 +95,11 @@ export const previewBlock = (
   const lines = (shownByTitle(request) ? [] : previewLines(request.preview)).map((line) =>
     viewable(request) && line.kind === "header" ? { ...line, text: `${line.text} — [v]iew in ${pagerName()}` } : line
   )
+  // a new file's lines count from 1; a diff's from its hunk headers
+  const at: Numbering = { old: 1, new: 1 }
+  const gutter = Math.max(3, String(lastLineNumber(lines)).length)
   return [...lines, ...coverage]
-    .flatMap((line) => wrapLine(sanitize(line.text), width).map((piece) => INDENT + paint(line, style)(piece)))
+    .flatMap((line) => drawnLine(line, style, width, at, gutter).map((piece) => INDENT + piece))
     .map((line) => `${line}\n`)
     .join("")
 }
@@ -68,6 +108,18 @@ export const previewBlock = (
 export const viewable = ({ preview }: Partial<Pick<ApprovalRequest, "preview">>): boolean =>
   preview?._tag === "FileChange" && preview.tooLarge !== undefined && preview.before !== undefined &&
   preview.after !== undefined
+
+/** About the largest line number a preview shows: its hunks' starts plus their lengths, or its line count. */
+const lastLineNumber = (lines: ReadonlyArray<PreviewLine>): number => {
+  let largest = lines.length
+  for (const line of lines) {
+    const hunk = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?/.exec(line.text)
+    if (hunk !== null) {
+      largest = Math.max(largest, Number(hunk[1]) + Number(hunk[2] ?? 1), Number(hunk[3]) + Number(hunk[4] ?? 1))
+    }
+  }
+  return largest
+}
 
 export interface Choices {
   /** `allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ` */

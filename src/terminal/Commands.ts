@@ -40,6 +40,8 @@ export interface CommandContext {
   readonly memory: TerminalMemory
   /** How answers are drawn (rendered markdown on a terminal), for the recap after `/resume`. */
   readonly answers: Answers
+  /** How many exchanges the recap after `/resume` draws (`sessions.recap`). */
+  readonly recapExchanges: number
 }
 
 export interface TerminalMemory {
@@ -130,7 +132,8 @@ const resume: SlashCommand = {
         (yield* ctx.conversation.snapshot).messages,
         ctx.cwd,
         ctx.style,
-        yield* ctx.answers.engine
+        yield* ctx.answers.engine,
+        ctx.recapExchanges
       )
       if (recap.length > 0) ctx.print.line(recap.join("\n"))
       // the question mm stopped during waits on the prompt line, to send again or edit
@@ -305,6 +308,12 @@ export const helpText = (): string => {
     "In a question, @path attaches that project file; a line starting with ! runs a shell command and keeps its output as context.",
     "Keys: Tab completes, Up/Down and Ctrl-R search history, Esc or Ctrl-C cancels a running answer (docs/reference/keys.md)."
   ].join("\n")
+}
+
+/** What `/` on an empty line shows: every command, as typed, and what it does, one a line. */
+export const commandMenu = (style: Style): string => {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length)) + 2
+  return COMMANDS.map((command) => `  ${command.name.padEnd(width)}${style.dim(command.help)}`).join("\n")
 }
 
 /**

@@ -17,7 +17,8 @@ export interface TerminalInput {
   /**
    * One key among `keys` (lowercase); `CANCELLED` on Ctrl-C; undefined on Ctrl-D or end of
    * input. Other keys, Enter included, answer nothing and are ignored. What is typed in the
-   * same burst after the answering key (the `es⏎` of `yes⏎`) is dropped, unless the answer is
+   * same burst after the answering key (the `es⏎` of `yes⏎`) is dropped — never past the next
+   * prompt drawn, where typing is always a new line — unless the answer is
    * one of `options.thenLine`: then the typing goes on into the next line read.
    */
   readonly key: (
@@ -34,6 +35,8 @@ export interface TerminalInput {
     readonly complete?: Completer
     /** Shift-Tab at the prompt: moves to the next permission mode, returns the line that names it. */
     readonly nextMode?: () => string
+    /** What `/` typed on an empty line shows: the slash commands, one a line, with what each does. */
+    readonly commandMenu?: string
   }) => void
   readonly close: () => void
   /** On a terminal: the next prompt starts with `text` typed (an interrupted question, given back). */
@@ -108,14 +111,23 @@ const makeCancelHandlers = () => {
   }
 }
 
-/** Piped stdin: one question per line; Ctrl-C (SIGINT) cancels a running turn. */
-export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream): TerminalInput => {
+/**
+ * Piped stdin: one question per line; Ctrl-C (SIGINT) cancels a running turn. `interactive`: a
+ * terminal that takes no escape sequence (`TERM=dumb`): the terminal edits the line itself, mm
+ * writes the prompt and asks its questions.
+ */
+export const makePipedInput = (
+  stdin: NodeJS.ReadableStream,
+  stdout: NodeJS.WritableStream,
+  options: { readonly interactive?: boolean } = {}
+): TerminalInput => {
   const queue = makeLineQueue()
   const cancel = makeCancelHandlers()
   const rl = readline.createInterface({ input: stdin, terminal: false, crlfDelay: Infinity })
   rl.on("line", (line) => queue.push(line))
   rl.on("close", () => queue.end())
 
+  const interactive = options.interactive === true
   let abandonKey: (() => void) | undefined
   let interrupted = false
   const key = async (prompt: string, keys: ReadonlyArray<string>) => {
@@ -130,7 +142,8 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
       return CANCELLED
     }
     const answer = line?.trim().toLowerCase().slice(0, 1)
-    stdout.write(`${answer ?? ""}\n`)
+    // on a terminal the line typed is on the screen already (the terminal echoed it)
+    if (!interactive) stdout.write(`${answer ?? ""}\n`)
     return answer !== undefined && keys.includes(answer) ? answer : undefined
   }
 
@@ -151,8 +164,11 @@ export const makePipedInput = (stdin: NodeJS.ReadableStream, stdout: NodeJS.Writ
   }
 
   return {
-    interactive: false,
-    question: () => queue.next().line,
+    interactive,
+    question: (prompt) => {
+      if (interactive) stdout.write(prompt)
+      return queue.next().line
+    },
     choose: () => Promise.resolve(undefined),
     key,
     watchCancel,

@@ -1,25 +1,17 @@
-/** Columns a string takes: wide East Asian characters and emoji count two. */
-const columns = (text: string): number => {
-  let width = 0
-  for (const char of text) {
-    const code = char.codePointAt(0)!
-    if (code < 32 || (code >= 0x300 && code <= 0x36f) || code === 0x200d || (code >= 0xfe00 && code <= 0xfe0f)) continue
-    width += (code >= 0x1100 && code <= 0x115f) ||
-        (code >= 0x2e80 && code <= 0xa4cf) ||
-        (code >= 0xac00 && code <= 0xd7a3) ||
-        (code >= 0xf900 && code <= 0xfaff) ||
-        (code >= 0xfe30 && code <= 0xfe4f) ||
-        (code >= 0xff00 && code <= 0xff60) ||
-        (code >= 0xffe0 && code <= 0xffe6) ||
-        (code >= 0x1f300 && code <= 0x1faff) ||
-        (code >= 0x20000 && code <= 0x3fffd)
-      ? 2
-      : 1
-  }
-  return width
-}
+import { displayWidth } from "../text/Width"
+
+/** Columns a string takes, by grapheme cluster: wide East Asian characters and emoji count two, combining marks none. */
+const columns = (text: string): number => displayWidth(text)
 
 const visible = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
+
+/**
+ * From the start of the cursor's row, everything to the end of the screen erased, the cursor
+ * back at that row's start. Not a bare `ESC[J` from the row's start: on the screen's top row
+ * (after Ctrl-L) that clears the whole screen, which tmux then copies into the scrollback at
+ * every keystroke. The row is erased first, then the rest from its second column.
+ */
+export const ERASE_DOWN = "\r\u001b[K\u001b[C\u001b[J\r"
 
 /** A prompt and its line laid out on the screen: the text to write, its rows, where the cursor goes. */
 export interface Layout {
@@ -66,7 +58,7 @@ export const layout = (
 /** What redraws a layout over the last drawing, `rowsAbove` rows above the cursor, and puts the cursor back. */
 export const redrawing = (rowsAbove: number, { cursorCol, cursorRow, drawn, rows }: Layout): string => {
   let out = rowsAbove > 0 ? `\u001b[${rowsAbove}A` : ""
-  out += `\r\u001b[J${drawn}`
+  out += `${ERASE_DOWN}${drawn}`
   // the cursor is after the last character drawn: back to where it belongs
   const lastRow = rows - 1
   if (lastRow > cursorRow) out += `\u001b[${lastRow - cursorRow}A`

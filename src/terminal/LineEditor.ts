@@ -1,9 +1,10 @@
 import * as readline from "node:readline"
 
+import { clipToWidth, wrapText } from "../text/Wrap"
 import { choiceKey, choiceLines } from "./ChoiceList"
 import { type History, makeHistory } from "./History"
 import { CANCELLED, type Completer, ESC_ESC, type TerminalInput } from "./Input"
-import { layout, leaving, redrawing } from "./LineDrawing"
+import { ERASE_DOWN, layout, leaving, redrawing } from "./LineDrawing"
 import {
   ask,
   completed,
@@ -33,9 +34,15 @@ interface Driver {
   readonly stdout: NodeJS.WriteStream
   /** How a question is drawn once sent. */
   readonly sentStyle: ((line: string) => string) | undefined
+  /** Shows what is typed ahead while no prompt is shown: the lines sent, then the line being typed. */
+  readonly typeAhead: ((lines: ReadonlyArray<string>) => void) | undefined
+  /** The type-ahead last shown, to draw it only when it changes. */
+  typedAheadShown: string
   state: LineState
   history: History
   complete: Completer | undefined
+  /** What `/` on an empty line shows: each slash command and what it does. */
+  commandMenu: string | undefined
   /** Lines sent while no prompt was shown (type-ahead), oldest first; `undefined` is Ctrl-D. */
   readonly sent: Array<string | undefined>
   /** Who waits for the line, while the state's prompt is shown. */
@@ -51,6 +58,8 @@ interface Driver {
   nextMode: (() => string) | undefined
   /** The last key was a lone Esc at an empty prompt: another one asks for the list of questions. */
   escaped: boolean
+  /** Whether `keyWaiter` drops the rest of a one-key answer's burst (it ends when a prompt is drawn). */
+  dropping: boolean
 }
 
 // drawing ------------------------------------------------------------------
@@ -76,11 +85,31 @@ const leaveDrawing = (d: Driver, prompt: string, text: string) => {
   d.rowsAbove = 0
 }
 
-const say = (d: Driver, line: string) => {
+const say = (d: Driver, said: string) => {
+  const line = d.stdout.columns > 0 ? wrapText(said, width(d) - 1) : said
   if (d.state.prompt === undefined) return void d.stdout.write(`${line}\n`)
   leaveDrawing(d, promptOf(d.state, d.history.entries()), d.state.text)
-  d.stdout.write(`${line}\n`)
+  // cleared below: the command menu may be there
+  d.stdout.write(`${ERASE_DOWN}${line}\n`)
   draw(d)
+}
+
+/**
+ * The slash commands under the prompt, one screen row each, the cursor put back on the
+ * prompt: the next drawing (any key) erases them, so they never stay in the scrollback.
+ */
+const showMenu = (d: Driver) => {
+  draw(d)
+  if (d.commandMenu === undefined || d.state.prompt === undefined) return
+  const lines = d.commandMenu.split("\n").map((line) => clipToWidth(line, width(d) - 1))
+  const shown = shownOf(d.state, d.history.entries())
+  const { cursorCol, cursorRow, rows } = layout(shown.prompt, shown.text, shown.at, width(d))
+  const down = rows - 1 - cursorRow
+  d.stdout.write(
+    `${down > 0 ? `\u001b[${down}B` : ""}\r\n${lines.join("\r\n")}\u001b[${lines.length + down}A\r${
+      cursorCol > 0 ? `\u001b[${cursorCol}C` : ""
+    }`
+  )
 }
 
 // effects ------------------------------------------------------------------
@@ -123,6 +152,8 @@ const perform = (d: Driver, effect: LineEffect) => {
       return cancel(d)
     case "Complete":
       return void completeNow(d, effect.before)
+    case "CommandMenu":
+      return showMenu(d)
     case "ClearScreen":
       d.stdout.write("\u001b[2J\u001b[H")
       d.rowsAbove = 0
@@ -136,6 +167,19 @@ const perform = (d: Driver, effect: LineEffect) => {
 const run = (d: Driver, next: Step) => {
   d.state = next.state
   for (const effect of next.effects) perform(d, effect)
+  if (d.state.prompt === undefined && d.resolve === undefined) showTypeAhead(d)
+}
+
+/** While a turn runs: what is typed ahead, on lines of its own under the live output. */
+const showTypeAhead = (d: Driver) => {
+  if (d.typeAhead === undefined || d.closed) return
+  const lines = [...d.sent, d.state.text]
+    .filter((line): line is string => line !== undefined && line !== "")
+    .map((line) => line.replace(/\n/g, " ⏎ "))
+  const key = lines.join("\n")
+  if (key === d.typedAheadShown) return
+  d.typedAheadShown = key
+  d.typeAhead(lines)
 }
 
 // keys and questions ----------------------------------------------------------
@@ -187,6 +231,11 @@ const choose = (d: Driver, title: string, items: ReadonlyArray<string>, start: n
   })
 
 const question = (d: Driver, prompt: string, draft?: string): Promise<string | undefined> => {
+  // the type-ahead shown under the turn goes: it is on the prompt now
+  if (d.typedAheadShown !== "") {
+    d.typedAheadShown = ""
+    d.typeAhead?.([])
+  }
   if (d.sent.length > 0) {
     // a line sent ahead is shown after its prompt, as if typed now
     const line = d.sent.shift()
@@ -194,6 +243,8 @@ const question = (d: Driver, prompt: string, draft?: string): Promise<string | u
     return Promise.resolve(line)
   }
   if (d.closed) return Promise.resolve(undefined)
+  // a one-key answer's burst ends once the next prompt is on screen: what is typed now is a new line
+  if (d.dropping) endBurst(d)
   return new Promise((resolve) => {
     d.resolve = resolve
     d.state = ask(d.state, prompt)
@@ -206,18 +257,24 @@ const question = (d: Driver, prompt: string, draft?: string): Promise<string | u
   })
 }
 
-/** After a one-key answer: the typing of the same burst is dropped, until a pause or Enter. */
+const endBurst = (d: Driver) => {
+  d.keyWaiter = undefined
+  d.dropping = false
+}
+
+/** After a one-key answer: the typing of the same burst is dropped, until a pause, Enter or the next prompt. */
 const burstDropper = (d: Driver): KeyWaiter => {
   let quietUntil = Date.now() + BURST_GAP_MS
+  d.dropping = true
   return (key) => {
     const now = Date.now()
     // only typing is dropped: Ctrl-C, Ctrl-D and Esc always count
     if (now > quietUntil || key.ctrl === true || key.name === "escape") {
-      d.keyWaiter = undefined
+      endBurst(d)
       return false
     }
     // the `es⏎` of `yes⏎`: dropped, and Enter ends the burst
-    if (key.name === "return" || key.name === "enter") d.keyWaiter = undefined
+    if (key.name === "return" || key.name === "enter") endBurst(d)
     quietUntil = now + BURST_GAP_MS
     return true
   }
@@ -235,9 +292,11 @@ const oneKey = (
     const finish = (answer: string | undefined, dropBurst: boolean) => {
       // the key that answered stays on the question's line
       d.stdout.write(answer !== undefined && keys.includes(answer) ? `${answer}\n` : "\n")
+      d.dropping = false
       d.keyWaiter = dropBurst ? burstDropper(d) : undefined
       resolve(answer)
     }
+    d.dropping = false
     d.keyWaiter = (key, typed) => {
       if ((key.ctrl === true && key.name === "c") || key.name === "escape") {
         finish(CANCELLED, false)
@@ -259,7 +318,7 @@ const oneKey = (
  * mm's own line editor over keypress events, for a terminal: questions of several lines
  * (a bracketed paste is one message; Alt-Enter, Ctrl-J or a line ending in `\` adds a line),
  * history kept across runs with Up/Down and Ctrl-R, Tab completion, and type-ahead: what is
- * typed while an answer streams is kept out of sight and shows on the next prompt.
+ * typed while an answer streams is shown dim under it, marked as queued, and is on the next prompt.
  * Ctrl-C or Esc cancels a running turn; Ctrl-C twice at an empty prompt, or Ctrl-D, leaves.
  * What each key does is LineState.ts; this is the terminal under it. Keys are listed in
  * docs/reference/keys.md.
@@ -270,6 +329,8 @@ export const makeLineEditor = (
   options: {
     /** How a question is drawn once sent, so that questions stand apart from answers (bold, with colours). */
     readonly sentStyle?: (line: string) => string
+    /** Shows the lines typed ahead while a turn runs (`[]`: none any more). */
+    readonly typeAhead?: (lines: ReadonlyArray<string>) => void
   } = {}
 ): TerminalInput => {
   readline.emitKeypressEvents(stdin)
@@ -281,9 +342,12 @@ export const makeLineEditor = (
     stdin,
     stdout,
     sentStyle: options.sentStyle,
+    typeAhead: options.typeAhead,
+    typedAheadShown: "",
     state: initialLineState,
     history: makeHistory(undefined),
     complete: undefined,
+    commandMenu: undefined,
     sent: [],
     resolve: undefined,
     rowsAbove: 0,
@@ -292,7 +356,8 @@ export const makeLineEditor = (
     keyWaiter: undefined,
     offered: undefined,
     nextMode: undefined,
-    escaped: false
+    escaped: false,
+    dropping: false
   }
   const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
   const onEnd = () => {
@@ -317,6 +382,7 @@ export const makeLineEditor = (
       }
       if (options.complete !== undefined) d.complete = options.complete
       if (options.nextMode !== undefined) d.nextMode = options.nextMode
+      if (options.commandMenu !== undefined) d.commandMenu = options.commandMenu
     },
     offer: (text) => void (d.offered = text),
     close: () => {

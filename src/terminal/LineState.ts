@@ -4,6 +4,8 @@
  * line over, cancelling a turn, asking for completions. Keys are listed in docs/reference/keys.md.
  */
 
+import { nextBoundary, previousBoundary } from "../text/Graphemes"
+
 /** A keypress as node's readline reports it. */
 export interface Key {
   readonly name?: string
@@ -42,6 +44,16 @@ export interface LineState {
   readonly search: Search | undefined
   /** When Ctrl-C was pressed at an empty prompt (ms). */
   readonly firstCtrlC: number
+  /** Tab's round through several completions; any other key ends it. */
+  readonly cycle: Cycle | undefined
+}
+
+/** Several completions of the text from `start` on, listed once; Tab puts in the next one. */
+export interface Cycle {
+  readonly start: number
+  readonly items: ReadonlyArray<string>
+  /** The one put in, ending at the cursor. */
+  readonly index: number
 }
 
 /** What the driver does after a key, in order, against the new state. */
@@ -68,6 +80,8 @@ export type LineEffect =
   | { readonly _tag: "ClearScreen" }
   /** Shift-Tab: the next permission mode (the driver asks who configured it). */
   | { readonly _tag: "NextMode" }
+  /** `/` typed on an empty line: the slash commands are shown under the prompt, each with what it does, until the next key. */
+  | { readonly _tag: "CommandMenu" }
 
 export interface Step {
   readonly state: LineState
@@ -93,7 +107,8 @@ export const initialLineState: LineState = {
   historyAt: undefined,
   draftBeforeHistory: "",
   search: undefined,
-  firstCtrlC: 0
+  firstCtrlC: 0,
+  cycle: undefined
 }
 
 const DRAW: LineEffect = { _tag: "Draw" }
@@ -191,7 +206,7 @@ const historyMove = (state: LineState, direction: -1 | 1, history: ReadonlyArray
 
 const deleteAt = (state: LineState): LineState => ({
   ...state,
-  text: state.text.slice(0, state.cursor) + state.text.slice(state.cursor + 1)
+  text: state.text.slice(0, state.cursor) + state.text.slice(nextBoundary(state.text, state.cursor))
 })
 
 /** The start of the word before the cursor (with the blanks after it), or -1. */
@@ -199,11 +214,13 @@ const wordBefore = (state: LineState) => state.text.slice(0, state.cursor).searc
 
 /** Editing keys by name (`C-` Ctrl, `M-` Alt): the new state, or undefined when nothing is done and nothing drawn. */
 const EDITS: Record<string, (state: LineState, history: ReadonlyArray<string>) => LineState | undefined> = {
-  "backspace": (s) =>
-    s.cursor > 0 ? { ...s, text: s.text.slice(0, s.cursor - 1) + s.text.slice(s.cursor), cursor: s.cursor - 1 } : s,
+  "backspace": (s) => {
+    const start = previousBoundary(s.text, s.cursor)
+    return { ...s, text: s.text.slice(0, start) + s.text.slice(s.cursor), cursor: start }
+  },
   "delete": deleteAt,
-  "left": (s) => ({ ...s, cursor: Math.max(0, s.cursor - 1) }),
-  "right": (s) => ({ ...s, cursor: Math.min(s.text.length, s.cursor + 1) }),
+  "left": (s) => ({ ...s, cursor: previousBoundary(s.text, s.cursor) }),
+  "right": (s) => ({ ...s, cursor: nextBoundary(s.text, s.cursor) }),
   "home": (s) => ({ ...s, cursor: lineStart(s) }),
   "end": (s) => ({ ...s, cursor: lineEnd(s) }),
   "C-u": (s) => ({ ...s, text: s.text.slice(0, lineStart(s)) + s.text.slice(s.cursor), cursor: lineStart(s) }),
@@ -349,17 +366,32 @@ const commandKey = (state: LineState, { key, now }: Press, history: ReadonlyArra
 }
 
 /** What a key does to the line, and what the driver must do then. `history` is oldest first. */
-export const step = (state: LineState, press: Press, history: ReadonlyArray<string>): Step => {
+export const step = (before: LineState, press: Press, history: ReadonlyArray<string>): Step => {
   const { key, typed } = press
+  // a Tab round lasts while Tab is pressed
+  const state = before.cycle !== undefined && key.name !== "tab" ? { ...before, cycle: undefined } : before
   if (key.name === "paste-start") return silent({ ...state, pasting: true })
   if (key.name === "paste-end") return drawn({ ...state, pasting: false })
   if (state.pasting) return pastedKey(state, press)
   if (state.search !== undefined) return searchKey(state, state.search, press, history)
+  if (key.name === "tab" && state.cycle !== undefined) return nextInCycle(state, state.cycle)
   const done = commandKey(state, press, history) ?? editingKey(state, key, history)
   if (done !== undefined) return done
   if (typed === undefined || key.ctrl === true || key.meta === true) return silent(state)
   if (/[\u0000-\u001f\u007f]/.test(typed)) return silent(state)
+  if (typed === "/" && state.text === "" && state.prompt !== undefined) {
+    return { state: insert(state, typed), effects: [{ _tag: "CommandMenu" }] }
+  }
   return drawn(insert(state, typed))
+}
+
+/** Tab again in a round: the next completion replaces the one put in (after the last, the first). */
+const nextInCycle = (state: LineState, cycle: Cycle): Step => {
+  const end = cycle.start + cycle.items[cycle.index].length
+  const index = (cycle.index + 1) % cycle.items.length
+  const item = cycle.items[index]
+  const text = state.text.slice(0, cycle.start) + item + state.text.slice(end)
+  return drawn({ ...state, text, cursor: cycle.start + item.length, cycle: { ...cycle, index } })
 }
 
 // completion ----------------------------------------------------------------------
@@ -376,8 +408,10 @@ const LISTED = 40
 
 /**
  * What Tab was offered for `before`, once it came: one item is put in (with a space after it,
- * unless it is a folder), several are completed to their common prefix, or listed when there is
- * none longer than what is typed. Nothing is done when the line changed meanwhile.
+ * unless it is a folder), several are completed to their common prefix, or, when there is none
+ * longer than what is typed, listed once and the first put in: each Tab after it puts in the
+ * next. The list is not shown for a lone `/`, whose menu is on screen already. Nothing is done
+ * when the line changed meanwhile.
  */
 export const completed = (state: LineState, before: string, offered: Offered | undefined): Step => {
   if (offered === undefined || offered.items.length === 0) return silent(state)
@@ -397,5 +431,12 @@ export const completed = (state: LineState, before: string, offered: Offered | u
   }
   const shown = offered.items.slice(0, LISTED).join("  ")
   const line = offered.items.length > LISTED ? `${shown}  … ${offered.items.length - LISTED} more` : shown
-  return { state, effects: [{ _tag: "Say", line }] }
+  const [first] = offered.items
+  const next = {
+    ...state,
+    text: before.slice(0, offered.start) + first + text.slice(cursor),
+    cursor: offered.start + first.length,
+    cycle: { start: offered.start, items: offered.items, index: 0 }
+  }
+  return { state: next, effects: before === "/" ? [DRAW] : [{ _tag: "Say", line }, DRAW] }
 }

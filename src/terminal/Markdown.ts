@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 
-import { noColor } from "../text/Style"
+import { colourFor, escapesFor, withoutColour } from "../text/Style"
 import type { MarkdownEngine } from "./MarkdownEngine"
 import type { Printer } from "./TerminalIO"
 
@@ -16,7 +16,12 @@ export interface AnswerRenderer {
   readonly write: (text: string) => void
   /** The answer (or this part of it, before a tool call) ended: everything held is drawn. */
   readonly flush: () => void
+  /** The answer was cancelled: what is held is drawn, but a table's unfinished row is dropped and a line says the table was cut. */
+  readonly cut: () => void
 }
+
+/** Under a table an answer's cancel cut short. */
+export const TABLE_CUT = "  ⋯ table cut off here: the answer was cancelled"
 
 /** How long after a question is sent the engine is loaded, if the first words have not come yet. */
 const PRELOAD_AFTER_MS = 25
@@ -161,6 +166,17 @@ const flushAnswer = (r: Rendering) => {
   if (drawn !== "") r.out.write(drawn)
 }
 
+/** The answer was cancelled: a table held is drawn without its unfinished row, and closed with a line saying so. */
+const cutAnswer = (r: Rendering) => {
+  if (r.table === undefined) return flushAnswer(r)
+  if (/^\s{0,3}\|/.test(r.partial)) r.partial = ""
+  const rows = r.table
+  r.table = undefined
+  cancelLive(r)
+  r.out.write(`${r.engine.table(rows)}\n${TABLE_CUT}\n`)
+  flushAnswer(r)
+}
+
 export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): AnswerRenderer => {
   const r: Rendering = {
     out,
@@ -171,7 +187,7 @@ export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): A
     timer: undefined,
     liveShown: false
   }
-  return { write: (text) => writeAnswer(r, text), flush: () => flushAnswer(r) }
+  return { write: (text) => writeAnswer(r, text), flush: () => flushAnswer(r), cut: () => cutAnswer(r) }
 }
 
 let loading: Promise<MarkdownEngine> | undefined
@@ -181,10 +197,11 @@ let loading: Promise<MarkdownEngine> | undefined
  * highlight.js and the rest weigh as much as mm), so start-up never reads it.
  */
 export const loadMarkdownEngine = (
-  columns: () => number
+  columns: () => number,
+  theme: "dark" | "light" = "dark"
 ): Promise<
   MarkdownEngine
-> => (loading ??= import("./MarkdownEngine").then((module) => warmedUp(module.makeMarkdownEngine(columns))))
+> => (loading ??= import("./MarkdownEngine").then((module) => warmedUp(module.makeMarkdownEngine(columns, theme))))
 
 /** A little of everything the engine draws, the code in the languages answers hold most. */
 const WARM_UP = [
@@ -221,7 +238,7 @@ const warmedUp = (engine: MarkdownEngine): MarkdownEngine => {
 
 /** Where an answer's text goes, for one terminal. */
 export interface Answers {
-  /** The engine, loaded on first use when answers are rendered; `undefined` when they are not (a pipe, NO_COLOR) or it cannot load. */
+  /** The engine, loaded on first use when answers are rendered; `undefined` when they are not (a pipe, TERM=dumb) or it cannot load. */
   readonly engine: Effect.Effect<MarkdownEngine | undefined>
   /** Whether `engine` has nothing left to do (loaded, or not wanted): the streaming path skips it then. */
   readonly settled: () => boolean
@@ -234,18 +251,29 @@ export interface Answers {
   readonly write: (text: string) => void
   /** What the answer holds back is drawn: before anything else is printed, and when the turn ends. */
   readonly flush: () => void
+  /** The turn was cancelled: as `flush`, but a table held is closed with a line saying it was cut. */
+  readonly cut: () => void
 }
 
+/** The engine's drawing with its colours taken out: NO_COLOR keeps the layout. */
+const colourless = (engine: MarkdownEngine): MarkdownEngine => ({
+  line: (markdown) => withoutColour(engine.line(markdown)),
+  code: (lines, language) => withoutColour(engine.code(lines, language)),
+  table: (rows) => withoutColour(engine.table(rows))
+})
+
 /**
- * Answers rendered as markdown when stdout is a terminal and NO_COLOR is not set; anywhere
- * else printed exactly as the model wrote them.
+ * Answers rendered as markdown when stdout is a terminal (not `TERM=dumb`), without colours
+ * under NO_COLOR; through a pipe printed exactly as the model wrote them.
  */
 export const makeAnswers = (
   print: Printer,
   env: NodeJS.ProcessEnv = process.env,
-  stdout: NodeJS.WriteStream = process.stdout
+  stdout: NodeJS.WriteStream = process.stdout,
+  theme: "dark" | "light" = "dark"
 ): Answers => {
-  let rendering = stdout.isTTY === true && !noColor(env)
+  let rendering = escapesFor(stdout, env)
+  const colour = colourFor(stdout, env)
   let loaded: MarkdownEngine | undefined
   let answer: AnswerRenderer | undefined
   const columns = () => stdout.columns || 80
@@ -253,8 +281,8 @@ export const makeAnswers = (
     !rendering || loaded !== undefined
       ? Effect.succeed(loaded)
       : Effect.promise(() =>
-        loadMarkdownEngine(columns).then(
-          (engine) => (loaded = engine),
+        loadMarkdownEngine(columns, theme).then(
+          (engine) => (loaded = colour ? engine : colourless(engine)),
           () => {
             // without its engine mm still answers: raw, as through a pipe
             rendering = false
@@ -281,6 +309,10 @@ export const makeAnswers = (
     },
     flush: () => {
       answer?.flush()
+      answer = undefined
+    },
+    cut: () => {
+      answer?.cut()
       answer = undefined
     }
   }

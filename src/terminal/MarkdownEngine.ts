@@ -35,18 +35,21 @@ const CODE_INDENT = "  "
  * themselves whether the terminal takes colours, and mm has decided already (a terminal,
  * NO_COLOR not set) before it loads this file.
  */
-const sgr = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`
+/** For a light background (`theme: light`), set when the engine is made: darker shades, each ≥ 4.5:1 on white. */
+let light = false
+const sgr = (open: number, close: number, onLight: string = String(open)) => (text: string) =>
+  `\u001b[${light ? onLight : open}m${text}\u001b[${close}m`
 const bold = sgr(1, 22)
 const dim = sgr(2, 22)
 const italic = sgr(3, 23)
 const underline = sgr(4, 24)
-const red = sgr(31, 39)
-const green = sgr(32, 39)
-const yellow = sgr(33, 39)
-const blue = sgr(34, 39)
-const magenta = sgr(35, 39)
-const cyan = sgr(36, 39)
-const gray = sgr(90, 39)
+const red = sgr(31, 39, "38;5;124")
+const green = sgr(32, 39, "38;5;28")
+const yellow = sgr(33, 39, "38;5;130")
+const blue = sgr(34, 39, "38;5;19")
+const magenta = sgr(35, 39, "38;5;90")
+const cyan = sgr(36, 39, "38;5;23")
+const gray = sgr(90, 39, "38;5;241")
 const same = (text: string) => text
 
 /** marked-terminal's styles. */
@@ -141,7 +144,8 @@ export const widthOf = (text: string): number => {
   return narrowOnly.test(plain) ? plain.length : stringWidth(plain)
 }
 
-export const makeMarkdownEngine = (columns: () => number): MarkdownEngine => {
+export const makeMarkdownEngine = (columns: () => number, theme: "dark" | "light" = "dark"): MarkdownEngine => {
+  light = theme === "light"
   const marked = new Marked(
     markedTerminal({ ...textTheme, reflowText: false, tab: 2, showSectionPrefix: false, emoji: false, width: 10_000 })
   )

@@ -13,6 +13,11 @@ export interface Progress {
   readonly output: (text: string) => void
   /** Erases the status line and the live output. */
   readonly stop: () => void
+  /**
+   * The live output the last `stop` erased, as it was shown (dim lines), then forgotten: a
+   * cancelled command's lines stay on screen with the cancel line.
+   */
+  readonly erased: () => ReadonlyArray<string>
 }
 
 /**
@@ -24,15 +29,19 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
   let since = 0
   let frame = 0
   let tail = ""
+  let erased = ""
   let timer: NodeJS.Timeout | undefined
 
-  const lines = () => {
-    const shown = tail
+  const outputLines = (text: string) =>
+    text
       .split("\n")
       .map((line) => line.replace(/\r/g, "").replace(/\t/g, "  "))
       .filter((line) => line.trim() !== "")
       .slice(-LIVE_LINES)
       .map((line) => style.dim(`  ${line}`))
+
+  const lines = () => {
+    const shown = outputLines(tail)
     const seconds = Math.floor((now() - since) / 1000)
     return [...shown, style.dim(`${FRAMES[frame % FRAMES.length]} ${label} · ${seconds} s · Esc to cancel`)]
   }
@@ -46,7 +55,10 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
   const stop = () => {
     if (timer !== undefined) clearInterval(timer)
     timer = undefined
-    if (label !== undefined) print.live(undefined)
+    if (label !== undefined) {
+      print.live(undefined)
+      erased = tail
+    }
     label = undefined
     tail = ""
   }
@@ -54,6 +66,7 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
   return {
     start: (text) => {
       stop()
+      erased = ""
       label = text
       since = now()
       draw()
@@ -66,6 +79,11 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
       tail = (tail + text).slice(-4096)
       draw()
     },
-    stop
+    stop,
+    erased: () => {
+      const shown = outputLines(erased)
+      erased = ""
+      return shown
+    }
   }
 }

@@ -1,17 +1,18 @@
 import type { Message } from "../domain/Session"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
+import { userMessageKind } from "../text/UserMessages"
 import { describeCall } from "../tools/Describe"
 import { parseToolArguments } from "../tools/ToolSpecs"
-import { SHELL_CONTEXT_HEAD } from "./Attachments"
 import type { MarkdownEngine } from "./MarkdownEngine"
 
-/** How many exchanges, and answer lines each, are drawn after a `/resume`. */
+/** How many exchanges are drawn after a `/resume` by default (`sessions.recap`), and answer lines each. */
 export const RECAP_EXCHANGES = 3
 export const RECAP_ANSWER_LINES = 3
 
 interface Exchange {
-  readonly question: string
+  /** The first line drawn: `> question`, `! command` or `(mm) note`, styled. */
+  readonly head: (style: Style) => string
   readonly answer: Array<string>
   readonly tools: Array<string>
 }
@@ -20,16 +21,23 @@ const fenceLine = /^\s{0,3}(`{3,}|~{3,})/
 const indent = (text: string) => text.replace(/^/gm, "  ")
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
+/** A question drawn bold after `> `; a shell command after `! ` and a note of mm's after `(mm) `, dim: neither was asked. */
+const headOf = (content: string, images = "") => (style: Style): string => {
+  const kind = userMessageKind(content)
+  const [first, ...rest] = sanitize(kind._tag === "Shell" ? kind.command : kind.text).split("\n")
+  const line = `${clip(first, 200)}${rest.length > 0 ? ` … (+${rest.length} line(s))` : ""}`
+  if (kind._tag === "Shell") return style.dim(`! ${line}`)
+  if (kind._tag === "Note") return style.dim(`(mm) ${line}`)
+  return style.bold(`> ${line}${sanitize(images)}`)
+}
+
 /** The stored conversation cut into exchanges: a question and what followed it. */
 const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Exchange> => {
   const exchanges: Array<Exchange> = []
   for (const message of messages) {
     if (message.role === "user" && message.summary !== true) {
-      const content = message.content ?? ""
-      // a `!command` line is drawn as typed
-      const shell = content.startsWith(SHELL_CONTEXT_HEAD) ? /\n\$ (.*)/.exec(content)?.[1] : undefined
       const images = (message.images ?? []).map((image) => ` [image ${image.name}]`).join("")
-      exchanges.push({ question: shell === undefined ? content + images : `!${shell}`, answer: [], tools: [] })
+      exchanges.push({ head: headOf(message.content ?? "", images), answer: [], tools: [] })
       continue
     }
     const current = exchanges.at(-1)
@@ -46,22 +54,24 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
 
 /**
  * The last exchanges of a resumed session, drawn compactly so the user sees where they were:
- * each question, one line per tool call, the answer cut to a few lines.
+ * each question, one line per tool call, the answer cut to a few lines; `exchanges` of them
+ * (`sessions.recap`; 0 draws nothing).
  */
 export const recapLines = (
   messages: ReadonlyArray<Message>,
   cwd: string,
   style: Style,
-  engine?: MarkdownEngine
+  engine?: MarkdownEngine,
+  exchanges: number = RECAP_EXCHANGES
 ): Array<string> => {
+  if (exchanges <= 0) return []
   const all = exchangesOf(messages, cwd)
-  const last = all.slice(-RECAP_EXCHANGES)
+  const last = all.slice(-exchanges)
   if (last.length === 0) return []
   const lines: Array<string> = []
   if (all.length > last.length) lines.push(style.dim(`… ${all.length - last.length} earlier exchange(s) not shown`))
   for (const exchange of last) {
-    const [first, ...rest] = sanitize(exchange.question).split("\n")
-    lines.push(style.bold(`> ${clip(first, 200)}${rest.length > 0 ? ` … (+${rest.length} line(s))` : ""}`))
+    lines.push(exchange.head(style))
     for (const tool of exchange.tools) lines.push(style.dim(`⚙ ${clip(sanitize(tool), 120)}`))
     // fence lines say nothing in a recap of a few lines
     const answer = sanitize(exchange.answer.join("\n"))

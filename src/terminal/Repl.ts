@@ -20,6 +20,7 @@ import type { ImageInput } from "../domain/Images"
 import type { ChosenStart } from "../domain/StartOn"
 import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
+import { missingKeyWarning } from "../model/Failures"
 import { ModelClient } from "../model/ModelClient"
 import { modelNames } from "../model/ServerProbe"
 import { type Conversation } from "../sessions/Conversation"
@@ -27,10 +28,10 @@ import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
 import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
-import type { Style } from "../text/Style"
+import { escapesFor, type Style, themeOf } from "../text/Style"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { attachFiles, shellContext } from "./Attachments"
-import { type CommandContext, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
+import { type CommandContext, commandMenu, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
 import { ESC_ESC, type TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
 import { makeProgress, type Progress } from "./Progress"
@@ -99,6 +100,8 @@ export const runTerminal = <E, R>(
     )
     info.line(sandboxLine(yield* (yield* Sandbox).state))
     if (server.notOpenAi !== undefined) info.line(style.yellow(sanitize(server.notOpenAi)))
+    const noKey = missingKeyWarning(loaded.config.model.apiKeyEnv, process.env)
+    if (noKey !== undefined) info.line(style.yellow(noKey))
     const warning = yield* model.takeWarning
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* McpServers
@@ -111,9 +114,20 @@ export const runTerminal = <E, R>(
       return started.code
     }
     for (const line of startedLines(started)) info.line(line)
-    const answers = makeAnswers((yield* TerminalIO).print)
+    const answers = makeAnswers(
+      (yield* TerminalIO).print,
+      process.env,
+      process.stdout,
+      themeOf(loaded.config.theme, process.env)
+    )
     if (started.resumed) {
-      const recap = recapLines((yield* conversation.snapshot).messages, cwd, style, yield* answers.engine)
+      const recap = recapLines(
+        (yield* conversation.snapshot).messages,
+        cwd,
+        style,
+        yield* answers.engine,
+        loaded.config.sessions.recap
+      )
       if (recap.length > 0) info.line(recap.join("\n"))
     }
     if (started.report?.interrupted !== undefined) (yield* TerminalIO).input.offer?.(started.report.interrupted)
@@ -148,7 +162,8 @@ const converse = (
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`
-    const view = makeTurnView({ print, info, style, live: input.interactive, answers, progress, memory, waiting })
+    const live = input.interactive && escapesFor(process.stdout, process.env)
+    const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting })
     const terminal: Conversing = {
       cwd,
       agent,
@@ -165,6 +180,7 @@ const converse = (
       cancellable: makeCancellable(input, progress, info, style),
       memory,
       answers,
+      recapExchanges: config.sessions.recap,
       progress,
       view,
       waiting
@@ -188,6 +204,8 @@ const makeCancellable =
       )
       if (outcome._tag === "Cancelled") {
         progress.stop()
+        // what the running command printed stays on screen, above the cancel line
+        for (const line of progress.erased()) info.line(line)
         info.line(style.dim("⏹ cancelled"))
       }
       return outcome
@@ -201,6 +219,7 @@ const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) =
     ...(sessionsDir === undefined
       ? { history: "memory" as const }
       : { historyFile: path.join(cwd, ".mm", "history") }),
+    commandMenu: commandMenu(terminal.style),
     complete: makeCompleter({
       cwd,
       commands: commandNames,
@@ -274,6 +293,7 @@ const ask = (terminal: Conversing, question: string, images: ReadonlyArray<Image
     answers.preload()
     const stream = agent.turn(conversation, question, images).pipe(
       Stream.runForEach(view.render),
+      Effect.onInterrupt(() => Effect.sync(view.cancelled)),
       Effect.ensuring(finish)
     )
     const outcome = yield* terminal.cancellable(stream).pipe(Effect.ensuring(Effect.sync(view.end)))

@@ -3,10 +3,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
+import { AppConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
-import { type Style, styleFor } from "../text/Style"
+import { escapesFor, type Style, styleFor, themeOf } from "../text/Style"
+import { clipToWidth, wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
+import { ERASE_DOWN } from "./LineDrawing"
 import { makeLineEditor } from "./LineEditor"
 import { viewInPager } from "./Pager"
 
@@ -17,7 +20,7 @@ import { viewInPager } from "./Pager"
  */
 export interface Printer {
   readonly write: (text: string) => void
-  /** Writes a whole line, first ending any line left open by streamed text. */
+  /** Writes a whole line, first ending any line left open by streamed text; on a terminal, wrapped at word boundaries. */
   readonly line: (text: string) => void
   /** Ends a line left open by streamed text. */
   readonly endLine: () => void
@@ -29,6 +32,11 @@ export interface Printer {
   readonly live: (lines: ReadonlyArray<string> | undefined) => void
   /** Keeps the live block away while a prompt waits on the screen; the returned function gives it back. */
   readonly hold: () => () => void
+  /**
+   * Lines drawn under the live block, kept there until replaced (`[]` removes them): what the
+   * user types while a turn runs. Drawn again after each line printed.
+   */
+  readonly queued: (lines: ReadonlyArray<string>) => void
 }
 
 export const makePrinter = (
@@ -44,16 +52,29 @@ export const makePrinter = (
   let atLineStart = true
   let liveRows = 0
   let holds = 0
+  let liveLines: ReadonlyArray<string> = []
+  let queuedLines: ReadonlyArray<string> = []
   const erase = () => {
     if (liveRows === 0) return
-    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}\u001b[J`)
+    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}${ERASE_DOWN}`)
     liveRows = 0
+  }
+  const drawLive = () => {
+    erase()
+    const lines = queuedLines.length === 0 ? liveLines : [...liveLines, ...queuedLines]
+    if (lines.length === 0 || holds > 0 || !atLineStart) return
+    // one screen row each: a wrapped line would leave rows behind when erased
+    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
+    out.write(redact(lines.map((line) => clipToWidth(line, width)).join("\n")))
+    liveRows = lines.length
   }
   const write = (text: string) => {
     if (text === "") return
     erase()
+    liveLines = []
     out.write(redact(text))
     atLineStart = text.endsWith("\n")
+    if (queuedLines.length > 0) drawLive()
   }
   const endLine = () => {
     erase()
@@ -61,12 +82,13 @@ export const makePrinter = (
   }
   const live = (lines: ReadonlyArray<string> | undefined) => {
     if (options.live !== true) return
-    erase()
-    if (lines === undefined || lines.length === 0 || holds > 0 || !atLineStart) return
-    // one screen row each: a wrapped line would leave rows behind when erased
-    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
-    out.write(redact(lines.map((line) => clipColumns(line, width)).join("\n")))
-    liveRows = lines.length
+    liveLines = lines ?? []
+    drawLive()
+  }
+  const queued = (lines: ReadonlyArray<string>) => {
+    if (options.live !== true || (lines.length === 0 && queuedLines.length === 0)) return
+    queuedLines = lines
+    drawLive()
   }
   const hold = () => {
     erase()
@@ -77,25 +99,12 @@ export const makePrinter = (
       released = true
     }
   }
-  return { write, endLine, line: (text) => (endLine(), write(`${text}\n`)), live, hold }
-}
-
-/** `line` cut to `width` visible columns (colour codes kept, not counted). */
-const clipColumns = (line: string, width: number): string => {
-  let shown = 0
-  let out = ""
-  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
-    if (part.startsWith("\u001b[")) {
-      out += part
-      continue
-    }
-    for (const char of part) {
-      if (shown >= width) return `${out}\u001b[0m`
-      out += char
-      shown++
-    }
+  // on a terminal a line is wrapped at word boundaries, not cut by the terminal mid-word
+  const fitted = (text: string) => {
+    const columns = options.columns?.() ?? 0
+    return options.live === true && columns > 0 ? wrapText(text, Math.max(columns, 20) - 1) : text
   }
-  return out
+  return { write, endLine, line: (text) => (endLine(), write(`${fitted(text)}\n`)), live, hold, queued }
 }
 
 export class TerminalIO extends Context.Tag("mm/TerminalIO")<
@@ -113,17 +122,24 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
 export const TerminalIOLive = Layer.scoped(
   TerminalIO,
   Effect.acquireRelease(
-    Effect.map(Secrets, ({ redact }) => {
+    Effect.map(Effect.all([Secrets, AppConfig]), ([{ redact }, { config }]) => {
       const tty = process.stdin.isTTY === true
+      // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
+      const escapes = escapesFor(process.stdout, process.env)
       const print = makePrinter(process.stdout, {
-        live: process.stdout.isTTY === true,
+        live: escapes,
         columns: () => process.stdout.columns,
         redact
       })
-      const style = styleFor(process.stdout, process.env)
+      const style = styleFor(process.stdout, process.env, themeOf(config.theme, process.env))
       return {
-        input: tty
-          ? makeLineEditor(process.stdin, process.stdout, { sentStyle: style.bold })
+        input: tty && !escapes
+          ? makePipedInput(process.stdin, process.stdout, { interactive: true })
+          : tty
+          ? makeLineEditor(process.stdin, process.stdout, {
+            sentStyle: style.bold,
+            typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
+          })
           : makePipedInput(process.stdin, process.stderr),
         print,
         // piped, stdout holds only the answers (`echo q | mm > answer.txt`)

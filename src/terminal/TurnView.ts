@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Match from "effect/Match"
 
+import { cancelledResult } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import { toolResultLine, toolStartLine, usageLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
@@ -36,9 +37,14 @@ export interface TurnView {
   readonly begin: () => void
   /** A turn is over (finished, failed or cancelled): its usage is forgotten. */
   readonly end: () => void
+  /** The turn was cancelled: the reasoning collapses, a table cut short says so. */
+  readonly cancelled: () => void
   /** Whether the last turn failed: piped, mm then ends with exit code 1. */
   readonly failed: () => boolean
 }
+
+/** How much of a running call's output is kept for `/last`, should it be cancelled. */
+const KEPT_OUTPUT = 64 * 1024
 
 type Usage = Extract<TurnEvent, { _tag: "Usage" }>
 
@@ -47,6 +53,8 @@ interface Drawing extends TurnViewParts {
   readonly thoughts: ThoughtDisplay
   /** The titles of the calls started, by call id, for `/last`. */
   readonly titles: Map<string, string>
+  /** What the calls not finished yet printed so far, by call id: `/last` shows it after a cancel. */
+  readonly running: Map<string, { readonly name: string; output: string }>
   usage: Usage | undefined
   failed: boolean
 }
@@ -58,9 +66,11 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
       print: parts.info,
       style: parts.style,
       live: parts.live,
-      columns: () => process.stdout.columns || 80
+      columns: () => process.stdout.columns || 80,
+      rows: () => process.stdout.rows || 24
     }),
     titles: new Map(),
+    running: new Map(),
     usage: undefined,
     failed: false
   }
@@ -76,15 +86,32 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     },
     end: () => {
       drawing.usage = undefined
+      // a call still running was cancelled: /last shows what it printed, as the model gets it
+      for (const [id, call] of drawing.running) {
+        drawing.memory.lastTool = {
+          name: call.name,
+          title: sanitize(drawing.titles.get(id) ?? ""),
+          output: sanitize(cancelledResult(call.output, Number.MAX_SAFE_INTEGER))
+        }
+      }
+      drawing.running.clear()
     },
-    failed: () => drawing.failed
+    failed: () => drawing.failed,
+    cancelled: () => {
+      drawing.thoughts.close()
+      parts.answers.cut()
+    }
   }
 }
 
 /** One event on the terminal, by its tag. */
 const drawEvent = (d: Drawing, event: TurnEvent): void =>
   Match.valueTags(event, {
-    ToolOutput: (e) => d.progress.output(sanitize(e.text)),
+    ToolOutput: (e) => {
+      const call = d.running.get(e.id)
+      if (call !== undefined) call.output = (call.output + e.text).slice(-KEPT_OUTPUT)
+      d.progress.output(sanitize(e.text))
+    },
     ReasoningDelta: (e) => {
       d.progress.stop()
       d.answers.flush()
@@ -122,12 +149,14 @@ const red = (d: Drawing, line: string) => d.info.line(d.style.red(sanitize(line)
 
 const toolStarted = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallStarted" }>) => {
   d.titles.set(event.id, event.title)
+  d.running.set(event.id, { name: event.name, output: "" })
   d.print.endLine()
   d.info.line(toolStartLine(sanitize(event.name), sanitize(event.title), d.style))
   d.progress.start(`running ${sanitize(event.name)}`)
 }
 
 const toolFinished = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallFinished" }>) => {
+  d.running.delete(event.id)
   d.memory.lastTool = {
     name: event.name,
     title: sanitize(d.titles.get(event.id) ?? ""),

@@ -115,6 +115,8 @@ export const banner = (input: {
     ) +
     (input.contextWindow === undefined ? "" : ` · ${windowFigure(input.contextWindow)} context`),
     `project: ${input.cwd}${input.loaded.file === undefined ? "" : ` · config: ${input.loaded.file}`}`,
+    // a first run: no configuration, and nothing answers where the defaults look
+    ...(input.loaded.file === undefined && !input.answering ? [input.style.yellow(FIRST_RUN_HINT)] : []),
     sessionsLine(input.status, input.earlier),
     ...(input.instructions === undefined || input.instructions.length === 0
       ? []
@@ -126,6 +128,9 @@ export const banner = (input: {
 export const instructionsLine = (files: ReadonlyArray<string>): string => `instructions: ${files.join(", ")}`
 
 export const TIPS = "/help for commands · Ctrl-D to leave"
+
+/** Under the banner when there is no configuration and no model server answers. */
+export const FIRST_RUN_HINT = "no model server found — mm init sets one up"
 
 /** What a bare `/resume` could take: sessions with at least one turn, other than the current one. */
 export const earlierCount = (listing: Listing, currentId: string): number =>

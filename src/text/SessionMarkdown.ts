@@ -1,4 +1,5 @@
 import type { Message, Session } from "../domain/Session"
+import { userMessageKind } from "./UserMessages"
 
 /** A fence longer than any run of backticks in `text`, so the block cannot be closed early. */
 const fence = (text: string, info = ""): string => {
@@ -60,6 +61,19 @@ const header = (session: Session, forks: ReadonlyArray<ForkOf>): string =>
     ...forkLines(session, forks)
   ].join("\n")
 
+/** A question under its numbered heading; a `!command` and a note of mm's marked as such, not numbered as questions. */
+const userPart = (content: string, nextTurn: () => number): string => {
+  const kind = userMessageKind(content)
+  if (kind._tag === "Shell") {
+    const head = `**! ${
+      kind.command.replace(/[`*]/g, "")
+    }** — a shell command the user ran; its output went to the model as context`
+    return kind.output.trim() === "" ? head : `${head}\n\n${fence(kind.output.trimEnd())}`
+  }
+  if (kind._tag === "Note") return `*(mm) ${kind.text.split("\n")[0]}*`
+  return `## ${nextTurn()}. Question\n\n${quoted(content)}`
+}
+
 const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
   const outputs = new Map<string, Message>()
   for (const message of messages) {
@@ -76,9 +90,8 @@ const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
           parts.push(`## Summary of the earlier conversation\n\n${message.content ?? ""}`)
           break
         }
-        turn++
         parts.push(
-          `## ${turn}. Question\n\n${quoted(message.content ?? "")}${
+          `${userPart(message.content ?? "", () => ++turn)}${
             (message.images ?? []).map((image) => `\n\n*(image: ${image.name}, blob ${image.blob.slice(0, 12)})*`).join(
               ""
             )

@@ -117,17 +117,30 @@ describe("a rewrite too large to diff", () => {
 })
 
 describe("the terminal's approval prompt", () => {
-  it("colours + green, - red, hunk headers dim; plain without colour", () => {
+  it("colours + green, - red, hunk headers and line numbers dim; plain without colour", () => {
     const dir = project()
     fs.writeFileSync(path.join(dir, "a.txt"), "old\n")
     const preview = previewNow("edit_file", { path: "a.txt", old: "old", new: "new" }, dir)
     const shown = previewBlock({ preview, title: "a.txt" }, colored, 80)
-    expect(shown).toContain("  \u001b[31m-old\u001b[39m\n")
-    expect(shown).toContain("  \u001b[32m+new\u001b[39m\n")
+    expect(shown).toContain("  \u001b[2m  1\u001b[22m \u001b[31m-old\u001b[39m\n")
+    expect(shown).toContain("  \u001b[2m  1\u001b[22m \u001b[32m+new\u001b[39m\n")
     expect(shown).toContain("  \u001b[2m@@ -1,1 +1,1 @@\u001b[22m\n")
     expect(previewBlock({ preview, title: "a.txt" }, plain, 80)).toBe(
-      "  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n  -old\n  +new\n"
+      "  --- a.txt\n  +++ a.txt\n  @@ -1,1 +1,1 @@\n    1 -old\n    1 +new\n"
     )
+  })
+
+  it("a diff line too long for the terminal wraps, each row keeping its marker under the line's number", () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, "a.txt"), "keep\nold\n")
+    const preview = previewNow("edit_file", { path: "a.txt", old: "old", new: "x".repeat(50) }, dir)
+    const rows = previewBlock({ preview, title: "a.txt" }, plain, 30).split("\n")
+    expect(rows).toContain("    1  keep")
+    expect(rows).toContain("    2 -old")
+    const added = rows.filter((row) => row.includes("+x"))
+    expect(added[0]).toBe(`    2 +${"x".repeat(23)}`)
+    expect(added.slice(1).every((row) => row.startsWith("      +x"))).toBe(true)
+    expect(added.map((row) => row.slice(7)).join("")).toBe("x".repeat(50))
   })
 
   it("wraps long lines, never cuts them, and removes escape sequences", () => {

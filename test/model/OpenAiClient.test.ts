@@ -420,7 +420,9 @@ describe("OpenAiClient: failures", () => {
         Effect.gen(function*() {
           const error = yield* failure(configFor(server))
           expect(error.reason).toBe("http")
-          expect(error.message).toMatch(/^model server answered HTTP 500: out of memory while loading x+…$/)
+          expect(error.message).toMatch(
+            /^model server answered HTTP 500: out of memory while loading x+… — check the server's log$/
+          )
           expect(error.message.length).toBeLessThan(260)
           expect(error.raw).toContain("x".repeat(400))
         })
@@ -460,7 +462,9 @@ describe("OpenAiClient: failures", () => {
       Effect.gen(function*() {
         const error = yield* failure(configFor(server, { watchdogTimeout: 0.3 }))
         expect(error.reason).toBe("watchdog")
-        expect(error.message).toBe("no token from the model for 0.3 s (watchdogTimeout) — the turn was given up")
+        expect(error.message).toBe(
+          "no token from the model for 0.3 s (watchdogTimeout) — the turn was given up; if the model is slow to load, raise watchdogTimeout in agent.yaml"
+        )
         expect(yield* Effect.promise(() => server.waitForAbort())).toBe(true)
       })))
 
@@ -477,7 +481,9 @@ describe("OpenAiClient: failures", () => {
       Effect.gen(function*() {
         const error = yield* failure(configFor(server))
         expect(error.reason).toBe("stream-cut")
-        expect(error.message).toBe("the model server closed the stream before the answer was complete")
+        expect(error.message).toBe(
+          "the model server closed the stream before the answer was complete — check the server's log, then ask again"
+        )
       })))
 
   it.scopedLive("a stream that ends cleanly without finish_reason or [DONE] is a stream cut", () =>

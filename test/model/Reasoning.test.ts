@@ -79,7 +79,7 @@ describe("thoughts in the terminal", () => {
     return { printer, out: () => out }
   }
 
-  it("on a terminal, streams dim and collapses to one line when the answer starts", () => {
+  it("on a terminal, streams dim under a 'thinking · N s' label and collapses to one line when the answer starts", () => {
     const { printer, out } = capture()
     let clock = 1000
     const thoughts = makeThoughtDisplay({
@@ -90,14 +90,18 @@ describe("thoughts in the terminal", () => {
       now: () => clock
     })
     thoughts.push("first line\n")
+    clock = 2200
     thoughts.push("0123456789abc")
     clock = 3500
     thoughts.close()
-    // "first line" fills one row of 10 columns, "0123456789abc" takes two: up two rows, then clear
+    // "first line" fills one row of 10 columns, "0123456789abc" takes two: the label is three rows up
     expect(rowsOf("first line\n0123456789abc", 10)).toBe(3)
     expect(out()).toBe(
-      "\u001b[2mfirst line\n\u001b[22m\u001b[2m0123456789abc\u001b[22m" +
-        "\r\u001b[2A\u001b[J\u001b[2mthought for 3 s\u001b[22m\n"
+      "\u001b[2mthinking · 0 s\u001b[22m\n" +
+        "\u001b[2mfirst line\n\u001b[22m\u001b[2m0123456789abc\u001b[22m" +
+        // a second later the label says so, rewritten in place
+        "\u001b7\u001b[3A\r\u001b[2mthinking · 1 s\u001b[22m\u001b[K\u001b8" +
+        "\r\u001b[3A\u001b[J\u001b[2mthought for 3 s\u001b[22m\n"
     )
     printer.write("The answer")
     expect(out().endsWith("thought for 3 s\u001b[22m\nThe answer")).toBe(true)

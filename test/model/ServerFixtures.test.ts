@@ -453,7 +453,7 @@ describe("retries", () => {
           )
           if (failed._tag === "Right") throw new Error("expected a failure")
           const error = failed.left
-          expect(error.message).toBe("model server answered HTTP 503: Loading model")
+          expect(error.message).toBe("model server answered HTTP 503: Loading model — check the server's log")
           expect(error.raw.split("\n").map((line) => line.slice(0, 18))).toEqual([
             "attempt 1: HTTP 50",
             "attempt 2: HTTP 50",
@@ -471,7 +471,7 @@ describe("retries", () => {
       (client, server) =>
         Effect.gen(function*() {
           const error = yield* Effect.flip(collect(client))
-          expect(error.message).toBe("model server answered HTTP 500: boom")
+          expect(error.message).toBe("model server answered HTTP 500: boom — check the server's log")
           expect(server.completions()).toHaveLength(1)
         })
     ))

@@ -109,6 +109,16 @@ describe("typing and moving", () => {
     expect(keys(at("one two three", 0), [ctrl("right"), ctrl("right"), ctrl("right")]).state.cursor).toBe(13)
   })
 
+  it("Backspace, Delete, Left and Right treat an emoji, a CJK character or a combining sequence as one", () => {
+    expect(keys(at("編集テスト😀"), [named("backspace")]).state).toMatchObject({ text: "編集テスト", cursor: 5 })
+    expect(keys(at("a👍🏽b", 1), [named("delete")]).state.text).toBe("ab")
+    const family = "👨‍👩‍👧"
+    expect(keys(at(`x${family}`), [named("left")]).state.cursor).toBe(1)
+    expect(keys(at(`x${family}`, 1), [named("right")]).state.cursor).toBe(1 + family.length)
+    expect(keys(at("cafe\u0301!", 6), [named("left"), named("backspace")]).state.text).toBe("caf!")
+    expect(keys(at("日本"), [named("left"), ctrl("h")]).state).toMatchObject({ text: "本", cursor: 0 })
+  })
+
   it("Ctrl-L clears the screen and draws again", () => {
     expect(keys(at("abc"), [ctrl("l")])).toEqual({ state: at("abc"), effects: [{ _tag: "ClearScreen" }, DRAW] })
   })
@@ -299,14 +309,41 @@ describe("Tab completion", () => {
     expect(completed(at("see @sr"), "see @sr", { start: 5, items: ["src/"] }).state).toEqual(at("see @src/"))
   })
 
-  it("several items are completed to their common prefix, or listed when it is no longer than the text", () => {
+  it("several items are completed to their common prefix, or listed once and the first put in", () => {
     expect(completed(at("/s"), "/s", { start: 0, items: ["/sessions", "/session-id"] }).state).toEqual(at("/session"))
-    const listed = completed(at("/se"), "/se", { start: 0, items: ["/sessions", "/search"] })
-    expect(listed).toEqual({ state: at("/se"), effects: [{ _tag: "Say", line: "/sessions  /search" }] })
+    const items = ["/sessions", "/search"]
+    const listed = completed(at("/se"), "/se", { start: 0, items })
+    expect(listed).toEqual({
+      state: { ...at("/sessions"), cycle: { start: 0, items, index: 0 } },
+      effects: [{ _tag: "Say", line: "/sessions  /search" }, DRAW]
+    })
     const many = Array.from({ length: 45 }, (_, i) => `/c${i}`)
     expect(completed(at("/c"), "/c", { start: 0, items: many }).effects).toEqual([
-      { _tag: "Say", line: `${many.slice(0, 40).join("  ")}  … 5 more` }
+      { _tag: "Say", line: `${many.slice(0, 40).join("  ")}  … 5 more` },
+      DRAW
     ])
+  })
+
+  it("each Tab after a list puts in the next item, never lists again; another key ends the round", () => {
+    const items = ["/sessions", "/search"]
+    const listed = completed(at("/se tail", 3), "/se", { start: 0, items }).state
+    const second = keys(listed, [named("tab")])
+    expect(second.state).toMatchObject({ text: "/search tail", cursor: 7 })
+    expect(second.effects).toEqual([DRAW])
+    expect(keys(second.state, [named("tab")]).state).toMatchObject({ text: "/sessions tail", cursor: 9 })
+    const ended = keys(second.state, ["x", named("tab")])
+    expect(ended.state).toMatchObject({ text: "/searchx tail", cycle: undefined })
+    expect(ended.effects).toEqual([{ _tag: "Complete", before: "/searchx" }])
+  })
+
+  it("/ on an empty line shows the command menu; Tab then cycles without listing the commands again", () => {
+    expect(keys(at(""), ["/"])).toEqual({ state: at("/"), effects: [{ _tag: "CommandMenu" }] })
+    expect(keys(at("a"), ["/"]).effects).toEqual([DRAW])
+    expect(keys(ahead(""), ["/"]).effects).toEqual([DRAW])
+    expect(completed(at("/"), "/", { start: 0, items: ["/help", "/new"] })).toEqual({
+      state: { ...at("/help"), cycle: { start: 0, items: ["/help", "/new"], index: 0 } },
+      effects: [DRAW]
+    })
   })
 
   it("nothing is done when nothing is offered or the line changed meanwhile", () => {

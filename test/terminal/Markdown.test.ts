@@ -177,7 +177,7 @@ describe("the markdown engine", () => {
 })
 
 describe("where answers go", () => {
-  it("through a pipe, or with NO_COLOR set, an answer is printed exactly as it came", async () => {
+  it("through a pipe, or with TERM=dumb, an answer is printed exactly as it came", async () => {
     const stream = new PassThrough()
     let printed = ""
     stream.on("data", (chunk) => (printed += chunk))
@@ -191,7 +191,7 @@ describe("where answers go", () => {
     piped.flush()
     const noColour = makeAnswers(
       makePrinter(stream),
-      { NO_COLOR: "1" },
+      { TERM: "dumb" },
       Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream
     )
     expect(await Effect.runPromise(noColour.engine)).toBeUndefined()

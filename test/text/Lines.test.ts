@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 
+import { defaultConfig } from "../../src/config/Config"
 import { saysMore } from "../../src/sessions/ErrorLog"
 import {
+  banner,
   errorsSuffix,
+  FIRST_RUN_HINT,
   localMinute,
   relativeTime,
   resumedLine,
@@ -10,7 +13,7 @@ import {
   sessionsListing,
   toolResultLine
 } from "../../src/text/Lines"
-import { colored, plain, styleFor } from "../../src/text/Style"
+import { colored, coloredLight, plain, styleFor, themeOf } from "../../src/text/Style"
 
 const summary = (
   id: string,
@@ -118,5 +121,38 @@ describe("error records", () => {
     expect(saysMore("no session x", "no session x")).toBe(false)
     expect(saysMore("StoreError: cannot list /p: EACCES", "cannot list /p: EACCES")).toBe(false)
     expect(saysMore("ECONNREFUSED 127.0.0.1:11434", "cannot reach http://127.0.0.1:11434/v1")).toBe(true)
+  })
+})
+
+describe("the banner on a first run", () => {
+  const input = (file: string | undefined, answering: boolean) => ({
+    version: "0.1.0",
+    loaded: { config: defaultConfig(), file },
+    answering,
+    cwd: "/p",
+    status: { _tag: "Off" as const },
+    earlier: 0,
+    style: plain
+  })
+
+  it("with no configuration and no server answering, points to mm init; not otherwise", () => {
+    expect(FIRST_RUN_HINT).toBe("no model server found — mm init sets one up")
+    expect(banner(input(undefined, false)).split("\n")).toContain(FIRST_RUN_HINT)
+    expect(banner(input(undefined, true))).not.toContain(FIRST_RUN_HINT)
+    expect(banner(input("/p/agent.yaml", false))).not.toContain(FIRST_RUN_HINT)
+  })
+})
+
+describe("the theme", () => {
+  it("auto reads COLORFGBG's background: 7 or 9-15 is light, anything else (or nothing) dark", () => {
+    expect(themeOf("auto", { COLORFGBG: "0;15" })).toBe("light")
+    expect(themeOf("auto", { COLORFGBG: "0;default;7" })).toBe("light")
+    expect(themeOf("auto", { COLORFGBG: "15;0" })).toBe("dark")
+    expect(themeOf("auto", {})).toBe("dark")
+    expect(themeOf("dark", { COLORFGBG: "0;15" })).toBe("dark")
+    expect(themeOf("light", {})).toBe("light")
+    expect(styleFor({ isTTY: true }, {}, "light")).toBe(coloredLight)
+    expect(styleFor({ isTTY: true }, { NO_COLOR: "1" }, "light")).toBe(plain)
+    expect(styleFor({ isTTY: true }, {}, "dark")).toBe(colored)
   })
 })

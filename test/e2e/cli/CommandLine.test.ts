@@ -135,7 +135,7 @@ describe("mm -p: one answer for scripts", () => {
     expect(events[0]).toMatchObject({
       type: "turn_failed",
       kind: "http",
-      line: "model server answered HTTP 500: kaput"
+      line: "model server answered HTTP 500: kaput — check the server's log"
     })
     expect(typeof events[0].raw).toBe("string")
     expect(events[1]).toEqual({ type: "result", status: "failed", sessionId: null, answer: "", model: "fake-model" })
@@ -450,6 +450,9 @@ describe("mm on the command line", () => {
     }
     expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules\n.mm/\n")
     expect(run.stdout).toContain(`wrote ${path.join(project, "agent.yaml")}`)
+    // only known values are written, and the last line says what to run
+    expect(yaml).not.toContain("undefined")
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe("next: run mm here to start")
 
     const again = await mm(project, ["init", "--url", models.url, "--model", "other"])
     expect(again.code).toBe(2)

@@ -82,7 +82,7 @@ describe("hardening", () => {
       const run = await runMm(project, ["first", "second"])
       const lines = run.stderr.split("\n")
       expect(lines.filter((line) => line.startsWith("model server answered HTTP 500"))).toEqual([
-        "model server answered HTTP 500: overloaded"
+        "model server answered HTTP 500: overloaded — check the server's log"
       ])
       expect(run.stdout).toBe("second answer\n")
       expect(run.stderr.length).toBeLessThan(2000)

@@ -25,7 +25,7 @@ describe("progress on a terminal", () => {
     const lastStatus = screen.lastIndexOf("waiting for")
     expect(lastStatus).toBeLessThan(text)
     // erased (back to the line start, cleared to the end of the screen) before the text is written
-    expect(screen.slice(lastStatus, text)).toContain("\r\u001b[J")
+    expect(screen.slice(lastStatus, text)).toContain("\u001b[K\u001b[C\u001b[J")
     await mm.waitFor(/late text[^]*> /, mark)
     expect(screen.slice(text)).not.toContain("waiting for")
     mm.type("\x04")

@@ -30,7 +30,7 @@ describe("the terminal on a pseudo-terminal", () => {
     mark = mm.out.length
     mm.type("fail please\r")
     const shown = await mm.waitFor(/kaput[^\n]*\n/, mark)
-    expect(shown).toMatch(/\u001b\[31mmodel server answered HTTP 500: kaput\u001b\[39m/)
+    expect(shown).toMatch(/\u001b\[31mmodel server answered HTTP 500: kaput — check the server's log\u001b\[39m/)
 
     mark = mm.out.length
     mm.type("\x03")
@@ -46,7 +46,7 @@ describe("the terminal on a pseudo-terminal", () => {
     expect(session.messages[2].content).toMatch(/^one two /)
     expect(session.turns).toBe(0)
     expect(session.errors.map((e: any) => e.kind)).toEqual(["generation"])
-    expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput")
+    expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput — check the server's log")
   })
 
   it("shows the model's reasoning dim while it streams, then one line 'thought for N s' above the answer", async () => {
@@ -73,7 +73,8 @@ describe("the terminal on a pseudo-terminal", () => {
     const shown = await mm.waitFor(/Take the second one\./, mark)
     expect(shown).toContain("\u001b[2mweighing \u001b[22m")
     // erased back to the start of the reasoning, then the one dim line, then the answer
-    expect(shown).toMatch(/\r\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\nTake the second one\./)
+    expect(shown).toMatch(/\u001b\[2mthinking · 0 s\u001b\[22m\r?\n\u001b\[2mweighing /)
+    expect(shown).toMatch(/\r\u001b\[\d+A\u001b\[J\u001b\[2mthought for \d+ s\u001b\[22m\r?\nTake the second one\./)
     await mm.waitFor(/> /, mm.out.indexOf("Take the second one", mark))
     const dir = path.join(project, ".mm/sessions")
     const file = fs.readdirSync(dir).find((f) => f.endsWith(".json") && !f.startsWith("."))!
@@ -243,9 +244,10 @@ describe("approvals on a pseudo-terminal", () => {
     mm.type("y")
     const overwrite = stripAnsi(await mm.waitFor(ALLOW, mark))
     expect(overwrite).toContain("--- notes.txt")
-    expect(overwrite).toContain("   keep me")
-    expect(overwrite).toContain("  -old line")
-    expect(overwrite).toContain("  +new line")
+    // each diff line with its number: the old file's for a removed line, the new file's otherwise
+    expect(overwrite).toContain("    1  keep me")
+    expect(overwrite).toContain("    2 -old line")
+    expect(overwrite).toContain("    2 +new line")
     mark = mm.out.length
     mm.type("y")
     await mm.waitFor(/both done/, mark)

@@ -1,0 +1,120 @@
+import { graphemesOf } from "./Graphemes"
+import { displayWidth } from "./Width"
+
+/**
+ * Lines of text fitted to a terminal's width at word boundaries, as mm prints them (help,
+ * banners, red lines, listings): a word is never cut when it fits on a row of its own, a path
+ * too long for a row breaks after a `/`, and only what has neither is cut. Colour codes take
+ * no room. A row that continues a line is indented as the line is, or, for a line laid out in
+ * two columns (`  /help   this list`), under its second column.
+ */
+export const wrapText = (text: string, width: number): string => {
+  if (width < 10) return text
+  return text
+    .split("\n")
+    .map((line) => (displayWidth(line) <= width ? line : wrapLine(line, width)))
+    .join("\n")
+}
+
+const SGR = /\u001b\[[0-9;]*m/g
+
+/** Where a row that continues `line` starts: under its second column, or at its indentation. */
+const hangOf = (line: string, width: number): number => {
+  const plain = line.replace(SGR, "")
+  const lead = /^\s*/.exec(plain)![0].length
+  const column = /^\s*\S+(?: \S+)?\s{2,}(?=\S)/.exec(plain)
+  if (column !== null && displayWidth(column[0]) <= width / 2) return displayWidth(column[0])
+  return lead <= width / 2 ? lead : 0
+}
+
+/** `word` cut into pieces of at most `room` columns: after a `/` where one is, else by characters. */
+const cutWord = (word: string, room: number): Array<string> => {
+  const pieces: Array<string> = []
+  let rest = word
+  while (displayWidth(rest) > room) {
+    const units = graphemesOf(rest)
+    let used = 0
+    let end = 0
+    let lastSlash = -1
+    let at = 0
+    for (const unit of units) {
+      const w = displayWidth(unit)
+      if (used + w > room) break
+      used += w
+      at += unit.length
+      end = at
+      if (unit === "/") lastSlash = at
+    }
+    const cut = lastSlash > 0 ? lastSlash : Math.max(end, 1)
+    pieces.push(rest.slice(0, cut))
+    rest = rest.slice(cut)
+  }
+  if (rest !== "") pieces.push(rest)
+  return pieces
+}
+
+const wrapLine = (line: string, width: number): string => {
+  const hang = hangOf(line, width)
+  const indent = " ".repeat(hang)
+  const rows: Array<string> = []
+  let row = ""
+  let used = 0
+  const tokens = line.split(/( +)/).filter((token) => token !== "")
+  for (const [i, token] of tokens.entries()) {
+    const w = displayWidth(token)
+    if (token.startsWith(" ")) {
+      // blanks at a row's end are dropped; inside a row they stay (columns)
+      if (used + w < width && i < tokens.length - 1) {
+        row += token
+        used += w
+      }
+      continue
+    }
+    if (used + w <= width) {
+      row += token
+      used += w
+      continue
+    }
+    // a word that fits on a row of its own goes to the next row; a longer one (a path) is cut from here
+    const fitsAlone = w <= width - hang
+    if (fitsAlone && (used > hang || (rows.length === 0 && used > 0))) {
+      rows.push(row.trimEnd())
+      row = indent
+      used = hang
+    }
+    if (!fitsAlone && width - used < 10) {
+      rows.push(row.trimEnd())
+      row = indent
+      used = hang
+    }
+    for (const piece of cutWord(token, width - used)) {
+      if (used + displayWidth(piece) > width) {
+        rows.push(row.trimEnd())
+        row = indent
+        used = hang
+      }
+      row += piece
+      used += displayWidth(piece)
+    }
+  }
+  rows.push(row.trimEnd())
+  return rows.join("\n")
+}
+
+/** `line` cut to `width` visible columns (colour codes kept, not counted). */
+export const clipToWidth = (line: string, width: number): string => {
+  let shown = 0
+  let out = ""
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith("\u001b[")) {
+      out += part
+      continue
+    }
+    for (const char of part) {
+      if (shown >= width) return `${out}\u001b[0m`
+      out += char
+      shown++
+    }
+  }
+  return out
+}

@@ -1,0 +1,32 @@
+import stringWidth from "string-width"
+import { describe, expect, it } from "vitest"
+
+import { helpText } from "../../src/terminal/Commands"
+import { wrapText } from "../../src/text/Wrap"
+
+const words = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "").split(/\s+/).filter((w) => w !== "")
+
+describe("wrapping at word boundaries", () => {
+  it("/help at 60 columns: no row wider, no word cut, descriptions continue under their column", () => {
+    const wrapped = wrapText(helpText(), 60)
+    for (const row of wrapped.split("\n")) expect(stringWidth(row)).toBeLessThanOrEqual(60)
+    expect(words(wrapped)).toEqual(words(helpText()))
+    const exit = wrapped.split("\n").findIndex((row) => row.startsWith("  /exit"))
+    const column = wrapped.split("\n")[exit].indexOf("leave")
+    expect(wrapped.split("\n")[exit + 1].search(/\S/)).toBe(column)
+  })
+
+  it("a long path breaks after a /, a colour code takes no room, a short line is left alone", () => {
+    const path = "/tmp/some/very/long/path/that/goes/on/and/on/forever/and/ever/project-dir"
+    const wrapped = wrapText(`project: ${path} · config: agent.yaml`, 40).split("\n")
+    for (const row of wrapped) expect(stringWidth(row)).toBeLessThanOrEqual(40)
+    expect(wrapped[0]).toMatch(/^project: \/tmp\/.*\/$/)
+    expect(wrapped[1]).toMatch(/\/$/)
+    expect(wrapped.join("").replace(/ +/g, " ")).toContain("project-dir · config: agent.yaml")
+    const red = "\u001b[31mthe server did not answer (e.g. it is loading a model) — raise watchdogTimeout\u001b[39m"
+    const rows = wrapText(red, 40).split("\n")
+    expect(rows.map((row) => stringWidth(row)).every((w) => w <= 40)).toBe(true)
+    expect(words(rows.join(" "))).toEqual(words(red))
+    expect(wrapText("short line", 40)).toBe("short line")
+  })
+})

@@ -9,17 +9,28 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import type { Agent } from "../agent/Agent"
 import type { Changes } from "../changes/Changes"
+import type { Checkpoints } from "../changes/Checkpoints"
 import type { AppConfig } from "../config/Config"
 import type { Secrets } from "../lib/Secrets"
 import type { McpServers } from "../mcp/McpServers"
 import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { Keeper } from "../sessions/Keeper"
+import type { FileAccess } from "../tools/FileAccess"
 import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
-export type AcpServices = Agent | Keeper | AppConfig | ModelClient | Changes | McpServers | Secrets
+export type AcpServices =
+  | Agent
+  | Keeper
+  | AppConfig
+  | ModelClient
+  | Changes
+  | Checkpoints
+  | FileAccess
+  | McpServers
+  | Secrets
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

@@ -12,10 +12,10 @@ import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
 import { AcpConnection, commandsUpdate, send } from "./Connection"
 import { startSessionServers, stopSessionServers } from "./McpSessions"
-import { replayUpdates } from "./Replay"
+import { replayOf, standingUpdates } from "./ReplayData"
 import { decodeCursor, listPage } from "./SessionList"
 import { attach, checkedCwd, forgetSession, holdSession, sessionNotFound } from "./Sessions"
-import { setup } from "./Settings"
+import { restoreSettings, setup } from "./Settings"
 
 /** The requests that open, load, list and close editor threads (prompts are in PromptTurn.ts). */
 
@@ -66,9 +66,9 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
 ) {
   const { log } = yield* AcpConnection
   const session = yield* attach(params.sessionId, params.cwd)
+  yield* restoreSettings(session.conversation)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
-  const { messages } = yield* session.conversation.snapshot
-  yield* send(client, session.id, [...replayUpdates(messages, session.conversation.cwd), commandsUpdate])
+  yield* send(client, session.id, [...(yield* replayOf(session.conversation)), commandsUpdate])
   return yield* setup(session.conversation)
 })
 
@@ -79,8 +79,9 @@ export const resumeSession = Effect.fn("Acp.resumeSession")(function*(
 ) {
   const { log } = yield* AcpConnection
   const session = yield* attach(params.sessionId, params.cwd)
+  yield* restoreSettings(session.conversation)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
-  yield* send(client, session.id, [commandsUpdate])
+  yield* send(client, session.id, [...(yield* standingUpdates(session.conversation)), commandsUpdate])
   return yield* setup(session.conversation)
 })
 

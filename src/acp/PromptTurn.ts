@@ -21,6 +21,7 @@ import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
 import { parseCommand, promptText, unknownCommandText } from "./Prompt"
+import { readSelections, recordBlocks } from "./PromptBlocks"
 import { heldSession } from "./Sessions"
 import { agentText } from "./ToolUpdates"
 import { compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
@@ -44,13 +45,29 @@ const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Con
   }
 })
 
+/** What the thread is told when a prompt held blocks the model cannot be given. */
+export const droppedBlocksText = (blocks: ReadonlyArray<acp.ContentBlock>): string | undefined => {
+  const dropped = [...new Set(blocks.filter((b) => b.type === "image" || b.type === "audio").map((b) => b.type))]
+  if (dropped.length === 0) return undefined
+  return `(${dropped.join(" and ")} not sent to the model: mm passes text only; the rest of the prompt was sent)`
+}
+
 /** A question for the agent: its events told to the editor as they come. */
-const turn = Effect.fn("Acp.turn")(function*(peer: Peer, conversation: Conversation, question: string) {
+const turn = Effect.fn("Acp.turn")(function*(
+  peer: Peer,
+  conversation: Conversation,
+  question: string,
+  blocks: ReadonlyArray<acp.ContentBlock>
+) {
   const agent = yield* Agent
   const titleBefore = (yield* conversation.snapshot).title
   const renderer = makeTurnRenderer(conversation.cwd, yield* clientDisplay)
   const asks = yield* approvalAsked(conversation)
-  yield* agent.turn(conversation, question).pipe(
+  const dropped = droppedBlocksText(blocks)
+  if (dropped !== undefined) yield* send(peer.client, peer.sessionId, [agentText(`${dropped}\n\n`)])
+  const status = yield* conversation.status
+  const kept = yield* recordBlocks(blocks, conversation.cwd, status._tag === "Saving")
+  yield* agent.turn(conversation, question, kept).pipe(
     Stream.runForEach((event) =>
       Effect.flatMap(
         Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]),
@@ -136,13 +153,25 @@ const answerOf = (
   peer: Peer,
   conversation: Conversation,
   blocks: ReadonlyArray<acp.ContentBlock>
+): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =>
+  Effect.locally(
+    Effect.flatMap(readSelections(blocks, conversation.cwd), (selections) =>
+      answerText(peer, conversation, blocks, promptText(blocks, selections, conversation.cwd))),
+    CurrentPeer,
+    peer
+  )
+
+const answerText = (
+  peer: Peer,
+  conversation: Conversation,
+  blocks: ReadonlyArray<acp.ContentBlock>,
+  text: string
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> => {
-  const text = promptText(blocks)
   const command = parseCommand(text)
-  const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> = text.trim() === ""
+  return text.trim() === ""
     ? Effect.succeed(endTurn)
     : command === undefined
-    ? turn(peer, conversation, text)
+    ? turn(peer, conversation, text, blocks)
     : command.name === "new"
     ? startOver(peer, conversation)
     : command.name === "compact"
@@ -153,7 +182,6 @@ const answerOf = (
       (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
     )
     : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
-  return Effect.locally(program, CurrentPeer, peer)
 }
 
 /** Resumes when the SDK aborts the request (the editor cancelled it, or went away). */

@@ -2,12 +2,25 @@ import type * as acp from "@agentclientprotocol/sdk"
 
 import { SUMMARY_HEADER } from "../agent/Compactor"
 import type { Message } from "../domain/Session"
-import { agentText, agentThought, pastToolCall, userText } from "./ToolUpdates"
+import { agentText, agentThought, pastToolCall, type ShownChange, userText } from "./ToolUpdates"
 
 export const SUMMARY_TITLE = "Summary of earlier conversation"
 
 /** Output shown for a call whose result was never recorded. */
 export const NO_RESULT = "no result was recorded for this call"
+
+/**
+ * What a replay tells beyond the messages, gathered beforehand (ReplayData.ts): the blocks an
+ * editor sent for a question (by message index), the whole-file change of each file tool call
+ * (by call id), and the call ids already told (shared across archives and the session).
+ */
+export interface Told {
+  readonly userBlocks?: ReadonlyMap<number, ReadonlyArray<acp.SessionUpdate>>
+  readonly fileChanges?: ReadonlyMap<string, ShownChange>
+  readonly usedIds?: Set<string>
+}
+
+const noneTold: Told = {}
 
 /** A compaction summary, told as the agent's text under a header that says what it is. */
 export const summaryText = (content: string): string => {
@@ -20,9 +33,13 @@ export const summaryText = (content: string): string => {
  * answers (after their reasoning, as thoughts), and each tool call once, already finished, with the input and output it had then.
  * The system prompt is not told; nothing here runs anything.
  */
-export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Array<acp.SessionUpdate> => {
+export const replayUpdates = (
+  messages: ReadonlyArray<Message>,
+  cwd: string,
+  told: Told = noneTold
+): Array<acp.SessionUpdate> => {
   const updates: Array<acp.SessionUpdate> = []
-  const usedIds = new Set<string>()
+  const usedIds = told.usedIds ?? new Set<string>()
   const uniqueId = (id: string): string => {
     let candidate = id
     for (let n = 2; usedIds.has(candidate); n++) candidate = `${id}#${n}`
@@ -40,6 +57,7 @@ export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Ar
       case "user":
         if (message.summary === true) updates.push(agentText(summaryText(content)))
         else if (message.note === true) updates.push(agentText(content))
+        else if (told.userBlocks?.has(i) === true) updates.push(...told.userBlocks.get(i)!)
         else if (content !== "") updates.push(userText(content))
         break
       case "assistant": {
@@ -61,7 +79,8 @@ export const replayUpdates = (messages: ReadonlyArray<Message>, cwd: string): Ar
                 name: call.function.name,
                 rawArguments: call.function.arguments,
                 output: result === undefined ? NO_RESULT : (result.content ?? ""),
-                failed: result === undefined || result.failed === true
+                failed: result === undefined || result.failed === true,
+                ...(told.fileChanges?.has(call.id) === true ? { change: told.fileChanges.get(call.id)! } : {})
               },
               cwd
             )

@@ -10,6 +10,7 @@ import { Approver } from "../approvals/Approver"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
 import type { CompactionError } from "../domain/Errors"
+import type { EditorBlock } from "../domain/Session"
 import { Secrets } from "../lib/Secrets"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
@@ -31,7 +32,11 @@ export interface AgentShape {
    * calls (or `maxSteps`). Interrupting the stream's consumer cancels the turn: what was
    * shown stays in the conversation, and nothing is recorded as an error.
    */
-  readonly turn: (conversation: Conversation, question: string) => Stream.Stream<TurnEvent>
+  readonly turn: (
+    conversation: Conversation,
+    question: string,
+    blocks?: ReadonlyArray<EditorBlock>
+  ) => Stream.Stream<TurnEvent>
   /**
    * `/compact`: older turns replaced by a summary, in memory and in the file. A failure is
    * recorded in the session's `errors` and leaves the history as it was.
@@ -86,7 +91,7 @@ export const AgentLive = Layer.effect(
       shownWarnings: new Set()
     }
     return {
-      turn: (conversation, question) => turn(deps, conversation, question),
+      turn: (conversation, question, blocks) => turn(deps, conversation, question, blocks),
       compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
       context: (conversation) => context(deps, conversation),
       runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)

@@ -9,7 +9,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 
 import type { AgentConfig } from "../config/Config"
 import { GenerationError } from "../domain/Errors"
-import { type Message, titleOf, withSystem } from "../domain/Session"
+import { type EditorBlock, type Message, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
@@ -41,7 +41,12 @@ type StopReason = Extract<TurnEvent, { _tag: "TurnFinished" }>["stopReason"]
  * The turn as a stream of events. It runs in a fiber of its own that the stream's scope
  * interrupts, so a consumer that stops pulling cancels the turn.
  */
-export const turn = (deps: Deps, conversation: Conversation, question: string): Stream.Stream<TurnEvent> =>
+export const turn = (
+  deps: Deps,
+  conversation: Conversation,
+  question: string,
+  blocks?: ReadonlyArray<EditorBlock>
+): Stream.Stream<TurnEvent> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const queue = yield* Queue.unbounded<TurnEvent>()
@@ -59,7 +64,7 @@ export const turn = (deps: Deps, conversation: Conversation, question: string): 
         return pulls.changes.pipe(Stream.takeUntil((count) => count >= wanted), Stream.runDrain)
       })
       yield* Effect.forkScoped(
-        runTurn(deps, conversation, question, emit, shown).pipe(
+        runTurn(deps, conversation, { question, blocks }, emit, shown).pipe(
           Effect.catchAllDefect((defect) =>
             emit({
               _tag: "TurnFailed",
@@ -78,14 +83,20 @@ export const turn = (deps: Deps, conversation: Conversation, question: string): 
     })
   )
 
+/** The question of a turn, with the blocks an editor sent for it (kept for a reload, never sent). */
+interface Asked {
+  readonly question: string
+  readonly blocks: ReadonlyArray<EditorBlock> | undefined
+}
+
 const runTurn = Effect.fn("Agent.runTurn")(function*(
   deps: Deps,
   conversation: Conversation,
-  question: string,
+  asked: Asked,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
-  const state = yield* prepareTurn(deps, conversation, question, emit, shown)
+  const state = yield* prepareTurn(deps, conversation, asked, emit, shown)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
       Effect.flatMap(Ref.get(state.partial), (text) => commit(state, closeCancelled(state.added, text), false))
@@ -102,7 +113,7 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
 const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
   conversation: Conversation,
-  question: string,
+  { blocks, question }: Asked,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
@@ -128,7 +139,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     mcpTools,
     turnNumber: before.turns + 1,
     base: withSystem(before.messages, system),
-    added: [{ role: "user", content: question }],
+    added: [{ role: "user", content: question, ...(blocks === undefined ? {} : { blocks }) }],
     partial: yield* Ref.make("")
   }
   return state

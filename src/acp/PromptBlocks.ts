@@ -28,12 +28,12 @@ export interface Selection {
   readonly end: number
 }
 
-/** The lines a `file:` link points at, as editors write them (`#L2:3`, `#L2-3`, `#L2`, `#L2:0-3:5`). */
+/** The lines a `file:` link points at, as editors write them: `#L2:3` (Zed), `#L2-3`, `#L2-L3`, `#L2`. */
 export const selectionOf = (uri: string): Selection | undefined => {
   if (!uri.startsWith("file:")) return undefined
   const hash = uri.indexOf("#")
   if (hash < 0) return undefined
-  const match = /^L(\d+)(?::\d+)?(?:[-:]L?(\d+)(?::\d+)?)?$/.exec(uri.slice(hash + 1))
+  const match = /^L(\d+)(?:[-:]L?(\d+))?$/.exec(uri.slice(hash + 1))
   if (match === null) return undefined
   let file: string
   try {

@@ -1,5 +1,8 @@
 // session/load of a 5,000-message session through `mm acp`, request to response (the performance budget: ≤ 300 ms).
 // Standalone: needs dist/mm.js (npm run build); prints medians against the budget, then one JSON line.
+// MM_BENCH_BASELINE=DIR (a dist/ built from another commit) loads the same sessions with that build too,
+// interleaved with this one, and prints the ratio of the first loads (now ÷ baseline).
+// Every edit_file call has its change record and blobs, so the replay's whole-file diffs are read too.
 //
 // Two clients drive fresh agents. The budget is checked on the wire: a lean reader writes the
 // request and timestamps the response line as it leaves the agent. The SDK's own client
@@ -7,6 +10,7 @@
 // editor sees it, but it validates every message with zod in this same process, and that
 // parsing, not the agent, is most of what it measures.
 import { spawn } from "node:child_process"
+import * as NodeCrypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -20,6 +24,9 @@ const LOADS_PER_PROCESS = Number(process.env.MM_BENCH_LOADS ?? 5)
 const BUDGET_MS = 300
 const mm = path.resolve("dist/mm.js")
 if (!fs.existsSync(mm)) throw new Error(`${mm} is missing: run npm run build first`)
+const baselineDir = process.env.MM_BENCH_BASELINE
+const baseline = baselineDir === undefined ? undefined : path.resolve(baselineDir, "mm.js")
+if (baseline !== undefined && !fs.existsSync(baseline)) throw new Error(`${baseline} is missing`)
 
 const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-acp-")))
 const sessionsDir = path.join(project, ".mm", "sessions")
@@ -61,6 +68,32 @@ const conversation = () => {
 }
 
 const messages = conversation()
+/** The change records of the edit_file calls, with their blobs under .mm/checkpoints. */
+const changes = (() => {
+  const blobs = path.join(project, ".mm", "checkpoints")
+  fs.mkdirSync(blobs, { recursive: true, mode: 0o700 })
+  const put = (text: string) => {
+    const hash = NodeCrypto.createHash("sha256").update(text).digest("hex")
+    fs.writeFileSync(path.join(blobs, hash), text, { mode: 0o600 })
+    return hash
+  }
+  const records: Array<Record<string, unknown>> = []
+  for (const [i, message] of messages.entries()) {
+    const call = (message.tool_calls as Array<any> | undefined)?.[0]
+    if (call?.function.name !== "edit_file") continue
+    const { new: after, old: before, path: file } = JSON.parse(call.function.arguments)
+    const body = `// module ${i}\n${"export const filler = 0\n".repeat(80)}`
+    records.push({
+      turn: Math.floor(i / 4) + 1,
+      at: new Date().toISOString(),
+      tool_call_id: call.id,
+      path: file,
+      before: put(`${before}\n${body}`),
+      after: put(`${after}\n${body}`)
+    })
+  }
+  return records
+})()
 const ids: Array<string> = []
 for (let i = 0; i < LOADS_PER_PROCESS; i++) {
   const id = `20260101-000000-${(0xbe0000 + i).toString(16).padStart(8, "0")}`
@@ -74,7 +107,8 @@ for (let i = 0; i < LOADS_PER_PROCESS; i++) {
     title: "bench",
     turns: MESSAGES / 4,
     messages,
-    errors: []
+    errors: [],
+    ...(process.env.MM_BENCH_NO_CHANGES === undefined ? { changes } : {})
   }
   fs.writeFileSync(path.join(sessionsDir, `${id}.json`), JSON.stringify(session, null, 2), { mode: 0o600 })
   ids.push(id)
@@ -87,16 +121,16 @@ interface Loads {
   readonly notifications: number
 }
 
-const startMm = () =>
-  spawn(process.execPath, [mm, "acp"], {
+const startMm = (program: string = mm) =>
+  spawn(process.execPath, [program, "acp"], {
     cwd: project,
     env: { ...process.env, AGENT_CONFIG: config },
     stdio: ["pipe", "pipe", "inherit"]
   })
 
 /** A lean JSON-RPC client: the response is timed as soon as its line is out of the agent. */
-const loadOnTheWire = async (): Promise<Loads> => {
-  const child = startMm()
+const loadOnTheWire = async (program: string = mm): Promise<Loads> => {
+  const child = startMm(program)
   let pending = ""
   let notifications = 0
   let awaited: { readonly id: number; readonly done: (at: number) => void } | undefined
@@ -174,7 +208,10 @@ const warm: Array<number> = []
 const sdkCold: Array<number> = []
 const sdkWarm: Array<number> = []
 let notifications = 0
+const baselineCold: Array<number> = []
+if (baseline !== undefined) await loadOnTheWire(baseline)
 for (let i = 0; i < PROCESSES; i++) {
+  if (baseline !== undefined) baselineCold.push((await loadOnTheWire(baseline)).times[0])
   const wire = await loadOnTheWire()
   cold.push(wire.times[0])
   warm.push(...wire.times.slice(1))
@@ -200,7 +237,9 @@ const result = {
   sdkClientColdMedianMs: ms(median(sdkCold)),
   sdkClientWarmMedianMs: sdkWarm.length === 0 ? null : ms(median(sdkWarm)),
   budgetMs: BUDGET_MS,
-  coldRatio: +(median(cold) / BUDGET_MS).toFixed(3)
+  coldRatio: +(median(cold) / BUDGET_MS).toFixed(3),
+  baselineColdMedianMs: baselineCold.length === 0 ? null : ms(median(baselineCold)),
+  ratioToBaseline: baselineCold.length === 0 ? null : +(median(cold) / median(baselineCold)).toFixed(3)
 }
 console.log(
   `session/load of ${MESSAGES} messages (${
@@ -213,4 +252,10 @@ console.log(
 console.log(
   `  session/load, first load: ${result.coldMedianMs} ms  ${result.coldMedianMs <= BUDGET_MS ? "PASS" : "FAIL"}`
 )
+if (result.ratioToBaseline !== null) {
+  console.log(
+    `  against ${baselineDir} in the same runs: first load ${result.baselineColdMedianMs} ms, ` +
+      `now ÷ baseline ${result.ratioToBaseline}×`
+  )
+}
 console.log(JSON.stringify(result))

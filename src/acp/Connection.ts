@@ -10,6 +10,7 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import type { Agent } from "../agent/Agent"
 import type { RememberedApprovals } from "../approvals/RememberedApprovals"
 import type { Changes } from "../changes/Changes"
+import type { Checkpoints } from "../changes/Checkpoints"
 import type { AppConfig } from "../config/Config"
 import type { Secrets } from "../lib/Secrets"
 import type { McpServers } from "../mcp/McpServers"
@@ -17,6 +18,7 @@ import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { Keeper } from "../sessions/Keeper"
 import type { Sandbox } from "../tools/Sandbox"
+import type { FileAccess } from "../tools/FileAccess"
 import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
@@ -27,6 +29,8 @@ export type AcpServices =
   | AppConfig
   | ModelClient
   | Changes
+  | Checkpoints
+  | FileAccess
   | McpServers
   | Secrets
   | RememberedApprovals

@@ -9,7 +9,6 @@ import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { findInstructionFiles } from "../agent/Instructions"
-import { readBlobSync } from "../changes/Checkpoints"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
 import { forkOf, lastTurn } from "../domain/Turns"
@@ -21,10 +20,10 @@ import { instructionsLine } from "../text/Lines"
 import { AcpConnection, commandsUpdate, send } from "./Connection"
 import { startSessionServers, stopSessionServers } from "./McpSessions"
 import { cancelApplies } from "./PromptOrder"
-import { replayUpdates } from "./Replay"
+import { replayOf, standingUpdates } from "./ReplayData"
 import { decodeCursor, listPage } from "./SessionList"
 import { attach, checkedCwd, forgetSession, holdSession, sessionNotFound } from "./Sessions"
-import { setup } from "./Settings"
+import { restoreSettings, setup } from "./Settings"
 import { agentText } from "./ToolUpdates"
 
 /** The requests that open, load, list and close editor threads (prompts are in PromptTurn.ts). */
@@ -91,16 +90,12 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
   const { log } = yield* AcpConnection
   const session = yield* attach(params.sessionId, params.cwd)
   yield* logInstructions(session.conversation.cwd)
+  yield* restoreSettings(session.conversation)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
-  const { messages } = yield* session.conversation.snapshot
   const interrupted = yield* session.conversation.takeInterrupted
   // mm stopped during the last turn: what ran is replayed above, and one message says so
   const told = interrupted === undefined ? [] : [agentText(interruptedLine(interrupted))]
-  yield* send(client, session.id, [
-    ...replayUpdates(messages, session.conversation.cwd, (hash) => readBlobSync(session.conversation.cwd, hash)),
-    ...told,
-    commandsUpdate
-  ])
+  yield* send(client, session.id, [...(yield* replayOf(session.conversation)), ...told, commandsUpdate])
   return yield* setup(session.conversation)
 })
 
@@ -151,8 +146,9 @@ export const resumeSession = Effect.fn("Acp.resumeSession")(function*(
   const { log } = yield* AcpConnection
   const session = yield* attach(params.sessionId, params.cwd)
   yield* logInstructions(session.conversation.cwd)
+  yield* restoreSettings(session.conversation)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
-  yield* send(client, session.id, [commandsUpdate])
+  yield* send(client, session.id, [...(yield* standingUpdates(session.conversation)), commandsUpdate])
   return yield* setup(session.conversation)
 })
 

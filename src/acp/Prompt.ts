@@ -3,9 +3,10 @@ import { fileURLToPath } from "node:url"
 import type * as acp from "@agentclientprotocol/sdk"
 
 import { IMAGE_MAX_BYTES, type ImageInput, isSentImageType } from "../domain/Images"
+import { selectionLabel, selectionOf } from "./PromptBlocks"
 
 /** A file URI as a path, any other URI as it is. */
-const shownUri = (uri: string): string => {
+export const shownUri = (uri: string): string => {
   if (!uri.startsWith("file:")) return uri
   try {
     return fileURLToPath(uri)
@@ -19,9 +20,14 @@ const glue = (left: string, right: string): string =>
 
 /**
  * The question a prompt asks, as one text: text blocks and links inline, the contents of
- * embedded resources after it, each in a `<context>` block naming where it came from.
+ * embedded resources and the lines of selection mentions (`selections`, by uri) after it,
+ * each in a `<context>` block naming where it came from (`path:2-3` for a selection).
  */
-export const promptText = (blocks: ReadonlyArray<acp.ContentBlock>): string => {
+export const promptText = (
+  blocks: ReadonlyArray<acp.ContentBlock>,
+  selections: ReadonlyMap<string, string> = new Map(),
+  cwd: string = process.cwd()
+): string => {
   let inline = ""
   const context: Array<string> = []
   for (const block of blocks) {
@@ -29,9 +35,18 @@ export const promptText = (blocks: ReadonlyArray<acp.ContentBlock>): string => {
       case "text":
         inline = glue(inline, block.text)
         break
-      case "resource_link":
-        inline = glue(inline, `@${shownUri(block.uri)}`)
+      case "resource_link": {
+        const selection = selectionOf(block.uri)
+        const lines = selections.get(block.uri)
+        if (selection === undefined) {
+          inline = glue(inline, `@${shownUri(block.uri)}`)
+          break
+        }
+        const label = selectionLabel(selection, cwd)
+        inline = glue(inline, `@${label}`)
+        if (lines !== undefined) context.push(`<context ref="${label}">\n${lines}\n</context>`)
         break
+      }
       case "resource": {
         const uri = shownUri(block.resource.uri)
         if ("text" in block.resource) {

@@ -17,7 +17,7 @@ import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { approvalNeeded, type SessionSettings } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
 import { AppConfig } from "../config/Config"
-import type { ImageInput } from "../domain/Images"
+import { type ImageInput, isSentImageType } from "../domain/Images"
 import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { permissionsCommand } from "../text/PermissionsText"
@@ -26,6 +26,7 @@ import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
 import { mcpApprovalLookup } from "./McpSessions"
 import { parseCommand, promptImages, promptText, unknownCommandText } from "./Prompt"
+import { readSelections, recordBlocks } from "./PromptBlocks"
 import { numberPrompt } from "./PromptOrder"
 import { heldSession } from "./Sessions"
 import { agentText } from "./ToolUpdates"
@@ -53,18 +54,36 @@ const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Con
   }
 })
 
+/** What the thread is told when a prompt held blocks the model cannot be given. */
+export const droppedBlocksText = (blocks: ReadonlyArray<acp.ContentBlock>): string | undefined => {
+  const dropped = [
+    ...new Set(
+      blocks.filter((b) => b.type === "audio" || (b.type === "image" && !isSentImageType(b.mimeType))).map((b) =>
+        b.type === "image" ? `image (${b.mimeType})` : b.type
+      )
+    )
+  ]
+  if (dropped.length === 0) return undefined
+  return `(${dropped.join(" and ")} not sent to the model: mm sends text and PNG, JPEG, GIF or WebP images; the rest of the prompt was sent)`
+}
+
 /** A question for the agent: its events told to the editor as they come. */
 const turn = Effect.fn("Acp.turn")(function*(
   peer: Peer,
   conversation: Conversation,
   question: string,
-  images: ReadonlyArray<ImageInput>
+  images: ReadonlyArray<ImageInput>,
+  blocks: ReadonlyArray<acp.ContentBlock>
 ) {
   const agent = yield* Agent
   const titleBefore = (yield* conversation.snapshot).title
   const renderer = makeTurnRenderer(conversation.cwd, yield* clientDisplay)
   const asks = yield* approvalAsked(conversation)
-  yield* agent.turn(conversation, question, images).pipe(
+  const dropped = droppedBlocksText(blocks)
+  if (dropped !== undefined) yield* send(peer.client, peer.sessionId, [agentText(`${dropped}\n\n`)])
+  const status = yield* conversation.status
+  const kept = yield* recordBlocks(blocks, conversation.cwd, status._tag === "Saving")
+  yield* agent.turn(conversation, question, images, kept).pipe(
     Stream.runForEach((event) =>
       Effect.flatMap(
         Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]),
@@ -150,8 +169,20 @@ const answerOf = (
   peer: Peer,
   conversation: Conversation,
   blocks: ReadonlyArray<acp.ContentBlock>
+): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =>
+  Effect.locally(
+    Effect.flatMap(readSelections(blocks, conversation.cwd), (selections) =>
+      answerText(peer, conversation, blocks, promptText(blocks, selections, conversation.cwd))),
+    CurrentPeer,
+    peer
+  )
+
+const answerText = (
+  peer: Peer,
+  conversation: Conversation,
+  blocks: ReadonlyArray<acp.ContentBlock>,
+  text: string
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> => {
-  const text = promptText(blocks)
   const { images, refused } = promptImages(blocks)
   const command = images.length > 0 ? undefined : parseCommand(text)
   const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =
@@ -160,7 +191,7 @@ const answerOf = (
       : command === undefined
       ? Effect.zipRight(
         refused.length === 0 ? Effect.void : send(peer.client, peer.sessionId, refused.map((line) => agentText(line))),
-        turn(peer, conversation, text, images)
+        turn(peer, conversation, text, images, blocks)
       )
       : command.name === "new"
       ? startOver(peer, conversation)
@@ -178,7 +209,7 @@ const answerOf = (
           ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
         ))
       : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
-  return Effect.locally(program, CurrentPeer, peer)
+  return program
 }
 
 /** Resumes when the SDK aborts the request (the editor cancelled it, or went away). */

@@ -2,12 +2,27 @@ import type * as acp from "@agentclientprotocol/sdk"
 
 import { SUMMARY_HEADER } from "../agent/Compactor"
 import type { Message } from "../domain/Session"
-import { agentText, agentThought, pastToolCall, userText } from "./ToolUpdates"
+import { agentText, agentThought, pastToolCall, type ShownChange, userText } from "./ToolUpdates"
 
 export const SUMMARY_TITLE = "Summary of earlier conversation"
 
 /** Output shown for a call whose result was never recorded. */
 export const NO_RESULT = "no result was recorded for this call"
+
+/**
+ * What a replay tells beyond the messages, gathered beforehand (ReplayData.ts): the blocks an
+ * editor sent for a question (by message index), the whole-file change of each file tool call
+ * (by call id), and the call ids already told (shared across archives and the session).
+ */
+export interface Told {
+  readonly userBlocks?: ReadonlyMap<number, ReadonlyArray<acp.SessionUpdate>>
+  readonly fileChanges?: ReadonlyMap<string, ShownChange>
+  readonly usedIds?: Set<string>
+  /** The bytes of an image's blob, when it is still there. */
+  readonly blob?: (hash: string) => Buffer | undefined
+}
+
+const noneTold: Told = {}
 
 /** A compaction summary, told as the agent's text under a header that says what it is. */
 export const summaryText = (content: string): string => {
@@ -23,11 +38,10 @@ export const summaryText = (content: string): string => {
 export const replayUpdates = (
   messages: ReadonlyArray<Message>,
   cwd: string,
-  /** The bytes of an image's blob, when it is still there. */
-  blob: (hash: string) => Buffer | undefined = () => undefined
+  told: Told = noneTold
 ): Array<acp.SessionUpdate> => {
   const updates: Array<acp.SessionUpdate> = []
-  const usedIds = new Set<string>()
+  const usedIds = told.usedIds ?? new Set<string>()
   const uniqueId = (id: string): string => {
     let candidate = id
     for (let n = 2; usedIds.has(candidate); n++) candidate = `${id}#${n}`
@@ -45,9 +59,11 @@ export const replayUpdates = (
       case "user":
         if (message.summary === true) updates.push(agentText(summaryText(content)))
         else if (message.note === true) updates.push(agentText(content))
+        else if (told.userBlocks?.has(i) === true) updates.push(...told.userBlocks.get(i)!)
         else if (content !== "") updates.push(userText(content))
-        for (const image of message.images ?? []) {
-          const bytes = blob(image.blob)
+        // blocks an editor sent hold their images already
+        for (const image of told.userBlocks?.has(i) === true ? [] : message.images ?? []) {
+          const bytes = told.blob?.(image.blob)
           updates.push(
             bytes === undefined
               ? userText(`[the image ${image.name} is no longer in .mm/checkpoints]`)
@@ -77,7 +93,8 @@ export const replayUpdates = (
                 name: call.function.name,
                 rawArguments: call.function.arguments,
                 output: result === undefined ? NO_RESULT : (result.content ?? ""),
-                failed: result === undefined || result.failed === true
+                failed: result === undefined || result.failed === true,
+                ...(told.fileChanges?.has(call.id) === true ? { change: told.fileChanges.get(call.id)! } : {})
               },
               cwd
             )

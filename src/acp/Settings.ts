@@ -28,17 +28,39 @@ const listedModels = Effect.gen(function*() {
     }))
 })
 
-/** The models to choose from: the configured one, then what the server's `/models` lists (asked once). */
-const models = Effect.gen(function*() {
-  const { config } = yield* AppConfig
-  return modelChoices(config.model.name, yield* listedModels)
-})
+/**
+ * The models to choose from: the configured one, then what the server's `/models` lists (asked
+ * once), and the session's own choice when the server no longer lists it.
+ */
+const models = (chosen?: string) =>
+  Effect.gen(function*() {
+    const { config } = yield* AppConfig
+    const choices = modelChoices(config.model.name, yield* listedModels)
+    return chosen === undefined || choices.includes(chosen) ? choices : [...choices, chosen]
+  })
 
 /** The modes and config options a session starts with (and shows after each change). */
 export const setup = Effect.fn("Acp.setup")(function*(conversation: Conversation) {
   const settings = yield* Ref.get(conversation.settings)
-  return { modes: modeState(settings), configOptions: configOptions(settings, yield* models) }
+  return { modes: modeState(settings), configOptions: configOptions(settings, yield* models(settings.model)) }
 })
+
+/** A loaded or resumed thread takes the mode and model its file kept (an unknown mode is ignored). */
+export const restoreSettings = Effect.fn("Acp.restoreSettings")(function*(conversation: Conversation) {
+  const kept = (yield* conversation.snapshot).settings
+  if (kept === undefined) return
+  yield* Ref.update(conversation.settings, (settings) => ({
+    mode: isApprovalMode(kept.mode) ? kept.mode : settings.mode,
+    model: kept.model
+  }))
+})
+
+/** The settings are kept in the session's file, so that a reload restores them. */
+const keepSettings = (conversation: Conversation, settings: SessionSettings) =>
+  conversation.update((session) => ({
+    ...session,
+    settings: { mode: settings.mode, ...(settings.model === undefined ? {} : { model: settings.model }) }
+  }))
 
 /** Changes a session's settings, then tells the editor what they are now. */
 const changeSettings = Effect.fn("Acp.changeSettings")(function*(
@@ -49,6 +71,8 @@ const changeSettings = Effect.fn("Acp.changeSettings")(function*(
   const before = yield* Ref.get(session.conversation.settings)
   const after = change(before)
   yield* Ref.set(session.conversation.settings, after)
+  const warning = yield* keepSettings(session.conversation, after)
+  if (warning !== undefined) (yield* AcpConnection).log(warning)
   const { configOptions: options } = yield* setup(session.conversation)
   const updates: Array<acp.SessionUpdate> = [{ sessionUpdate: "config_option_update", configOptions: options }]
   if (after.mode !== before.mode) {
@@ -87,7 +111,7 @@ export const setConfigOption = Effect.fn("Acp.setConfigOption")(function*(
     return { configOptions: yield* changeSettings(session, client, (settings) => ({ ...settings, mode: value })) }
   }
   if (params.configId === MODEL_OPTION) {
-    const choices = yield* models
+    const choices = yield* models()
     if (!choices.includes(value)) {
       return yield* Effect.fail(
         acp.RequestError.invalidParams(

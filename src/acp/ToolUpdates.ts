@@ -100,6 +100,9 @@ export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => 
   }
 }
 
+/** The whole-file change a file tool call showed: live from its preview, on replay from its change record's blobs. */
+export type ShownChange = Pick<FileChange, "file" | "before" | "after">
+
 /**
  * A replayed file call, whose old text is gone: an edit shows the piece it replaced; a
  * write shows its content as a new file only when it created one.
@@ -127,12 +130,12 @@ export const resultContent = (
   output: string,
   failed: boolean,
   cwd: string,
-  change?: FileChange
+  change?: ShownChange
 ): Array<acp.ToolCallContent> => {
   const diff = failed
     ? undefined
     : change?.after !== undefined
-    ? changeContent({ ...change, after: change.after })
+    ? diffContent(change.file, change.before, change.after)
     : diffOf(name, input, cwd, output)
   const text = textContent(output)
   return diff === undefined ? [text] : [diff, text]
@@ -162,7 +165,7 @@ export const toolCallStarted = (
 export interface FinishedCall extends StartedCall {
   readonly output: string
   readonly failed: boolean
-  readonly change?: FileChange
+  readonly change?: ShownChange
 }
 
 export const toolCallFinished = (call: FinishedCall, cwd: string): acp.SessionUpdate => ({
@@ -183,6 +186,6 @@ export const pastToolCall = (call: FinishedCall, cwd: string): acp.SessionUpdate
     status: call.failed ? "failed" : "completed",
     rawInput,
     rawOutput: call.output,
-    content: resultContent(call.name, rawInput, call.output, call.failed, cwd)
+    content: resultContent(call.name, rawInput, call.output, call.failed, cwd, call.change)
   }
 }

@@ -11,6 +11,7 @@ import { Checkpoints } from "../changes/Checkpoints"
 import { AppConfig } from "../config/Config"
 import type { CompactionError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
+import type { EditorBlock } from "../domain/Session"
 import { Secrets } from "../lib/Secrets"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
@@ -36,7 +37,8 @@ export interface AgentShape {
   readonly turn: (
     conversation: Conversation,
     question: string,
-    images?: ReadonlyArray<ImageInput>
+    images?: ReadonlyArray<ImageInput>,
+    blocks?: ReadonlyArray<EditorBlock>
   ) => Stream.Stream<TurnEvent>
   /**
    * `/compact`: older turns replaced by a summary, in memory and in the file. A failure is
@@ -102,7 +104,7 @@ export const AgentLive = Layer.effect(
       shownWarnings: new Set()
     }
     return {
-      turn: (conversation, question, images = []) => turn(deps, conversation, question, images),
+      turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
       compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
       context: (conversation) => context(deps, conversation),
       runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)

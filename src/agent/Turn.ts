@@ -8,7 +8,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import { GenerationError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
-import { type Message, type Session, titleOf, withSystem } from "../domain/Session"
+import { type EditorBlock, type Message, type Session, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
@@ -67,7 +67,8 @@ export const turn = (
   deps: Deps,
   conversation: Conversation,
   question: string,
-  images: ReadonlyArray<ImageInput> = []
+  images: ReadonlyArray<ImageInput> = [],
+  blocks?: ReadonlyArray<EditorBlock>
 ): Stream.Stream<TurnEvent> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
@@ -86,7 +87,7 @@ export const turn = (
         return pulls.changes.pipe(Stream.takeUntil((count) => count >= wanted), Stream.runDrain)
       })
       yield* Effect.forkScoped(
-        runTurn(deps, conversation, question, images, emit, shown).pipe(
+        runTurn(deps, conversation, { question, images, blocks }, emit, shown).pipe(
           Effect.catchAllDefect((defect) =>
             Effect.zipRight(
               Effect.ignore(conversation.update(withoutProgress)),
@@ -108,15 +109,21 @@ export const turn = (
     })
   )
 
+/** The question of a turn, with the blocks an editor sent for it (kept for a reload, never sent). */
+interface Asked {
+  readonly question: string
+  readonly images: ReadonlyArray<ImageInput>
+  readonly blocks: ReadonlyArray<EditorBlock> | undefined
+}
+
 const runTurn = Effect.fn("Agent.runTurn")(function*(
   deps: Deps,
   conversation: Conversation,
-  question: string,
-  images: ReadonlyArray<ImageInput>,
+  asked: Asked,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
-  const state = yield* prepareTurn(deps, conversation, question, images, emit, shown)
+  const state = yield* prepareTurn(deps, conversation, asked, emit, shown)
   yield* saveProgress(state)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
@@ -151,8 +158,7 @@ const sayAutoFallsBack = Effect.fn("Agent.sayAutoFallsBack")(function*(
 const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
   conversation: Conversation,
-  question: string,
-  images: ReadonlyArray<ImageInput>,
+  { blocks, images, question }: Asked,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
@@ -180,7 +186,10 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     turnNumber: before.turns + 1,
     previous: before.messages,
     base: withSystem(before.messages, system),
-    added: [yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)],
+    added: [{
+      ...(yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)),
+      ...(blocks === undefined ? {} : { blocks })
+    }],
     sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
     partial: yield* Ref.make(""),
     toolOutput: new Map()

@@ -11,7 +11,8 @@ import { AgentLive } from "../agent/Agent"
 import { CompactorLive } from "../agent/Compactor"
 import type { Approver } from "../approvals/Approver"
 import { RememberedApprovalsLive } from "../approvals/RememberedApprovals"
-import { ChangesLive } from "../changes/Changes"
+import { ChangesLayer } from "../changes/Changes"
+import { CheckpointsLive } from "../changes/Checkpoints"
 import { AppConfig, type LoadedConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
 import { McpServersLive } from "../mcp/McpServers"
@@ -62,7 +63,8 @@ export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}
 export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
   AgentLive.pipe(
     Layer.provide(Layer.mergeAll(CompactorLive, approver)),
-    Layer.provideMerge(ChangesLive)
+    Layer.provideMerge(ChangesLayer),
+    Layer.provideMerge(CheckpointsLive)
   )
 
 /** What the terminal needs for its banner: the services and the keyboard and screen. */

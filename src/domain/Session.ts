@@ -11,6 +11,25 @@ export const ToolCall = Schema.Struct({
 export type ToolCall = typeof ToolCall.Type
 
 /**
+ * One content block of a prompt as the editor sent it (ACP), kept so that a reload shows the
+ * question as it was asked: its type, and the uri, name, title, MIME type and range of a
+ * mention. Text is kept inline when small; a large embedded text or an image goes to a
+ * checkpoint blob named by `blob`. Never sent to the model.
+ */
+export const EditorBlock = Schema.Struct({
+  type: Schema.String,
+  text: Schema.optional(Schema.String),
+  uri: Schema.optional(Schema.String),
+  name: Schema.optional(Schema.String),
+  title: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String),
+  blob: Schema.optional(Schema.String),
+  /** An embedded resource whose blob holds bytes rather than text. */
+  binary: Schema.optional(Schema.Boolean)
+})
+export type EditorBlock = typeof EditorBlock.Type
+
+/**
  * One message the model sees. `failed` (tool results), `summary` (compaction), `note` (a
  * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
  * stripped by `toWire` before a request.
@@ -34,7 +53,9 @@ export const Message = Schema.Struct({
   /** The model's reasoning before this assistant message; shown and replayed, never sent to the model. */
   reasoning: Schema.optional(Schema.String),
   /** Images sent with a question (to a model that can see), kept as checkpoint blobs. */
-  images: Schema.optional(Schema.Array(ImageRef))
+  images: Schema.optional(Schema.Array(ImageRef)),
+  /** A question from an editor: the blocks it sent, replayed on load instead of `content`. */
+  blocks: Schema.optional(Schema.Array(EditorBlock))
 })
 export type Message = typeof Message.Type
 
@@ -109,7 +130,9 @@ export const Session = Schema.Struct({
   /** In a compacted session: the ids of its archives, oldest first. */
   archives: Schema.optional(Schema.Array(Schema.String)),
   /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
-  forkedFrom: Schema.optional(ForkedFrom)
+  forkedFrom: Schema.optional(ForkedFrom),
+  /** What an editor chose for this session (`mm acp`): restored on load and resume; the terminal ignores it. */
+  settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) })),
 })
 export type Session = typeof Session.Type
 

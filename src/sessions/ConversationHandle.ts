@@ -252,7 +252,11 @@ const archiveAndReset = (deps: Deps, cells: Cells) =>
       ) {
         archived = (yield* deps.store.archive(current.dir, session)).id
       }
-      const fresh = { ...emptySession(session.id, cells.cwd, yield* now) }
+      // the editor's mode and model stay with its thread
+      const fresh = {
+        ...emptySession(session.id, cells.cwd, yield* now),
+        ...(session.settings === undefined ? {} : { settings: session.settings })
+      }
       yield* Ref.set(cells.state, fresh)
       yield* Ref.set(cells.usage, undefined)
       yield* saveNow(deps, cells)

@@ -92,6 +92,8 @@ describe("mm acp: a session survives the agent", () => {
       "tool_call",
       "tool_call",
       "agent_message_chunk",
+      "usage_update",
+      "session_info_update",
       "available_commands_update"
     ])
     expect(textOf(updatesOf(second, sessionId), "user_message_chunk")).toBe("make a marker and a file")
@@ -169,7 +171,12 @@ describe("mm acp: a session survives the agent", () => {
     const second = start({ cwd: project.dir, config: project.config })
     await second.initialize()
     await second.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: project.dir })
-    expect(updatesOf(second, sessionId).map((n) => n.update.sessionUpdate)).toEqual(["available_commands_update"])
+    // nothing replayed; the context meter and the title as they stand
+    expect(updatesOf(second, sessionId).map((n) => n.update.sessionUpdate)).toEqual([
+      "usage_update",
+      "session_info_update",
+      "available_commands_update"
+    ])
 
     harness.fake().push({ text: "second answer" })
     await second.agent.request(acp.methods.agent.session.prompt, {
@@ -232,7 +239,10 @@ describe("mm acp: a session survives the agent", () => {
     const reloaded = start({ cwd: project.dir, config: project.config })
     await reloaded.initialize()
     await reloaded.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project.dir, mcpServers: [] })
-    expect(updatesOf(reloaded, sessionId).map((n) => n.update.sessionUpdate)).toEqual(["available_commands_update"])
+    expect(updatesOf(reloaded, sessionId).map((n) => n.update.sessionUpdate)).toEqual([
+      "usage_update",
+      "available_commands_update"
+    ])
     expect(reloaded.invalid()).toEqual([])
   })
 
@@ -270,6 +280,8 @@ describe("mm acp: a session survives the agent", () => {
       "agent_message_chunk",
       "user_message_chunk",
       "agent_message_chunk",
+      "usage_update",
+      "session_info_update",
       "available_commands_update"
     ])
     expect(replayed[0].content.text).toMatch(/^\*\*Summary of earlier conversation\*\*/)

@@ -64,7 +64,9 @@ export const droppedBlocksText = (blocks: ReadonlyArray<acp.ContentBlock>): stri
     )
   ]
   if (dropped.length === 0) return undefined
-  return `(${dropped.join(" and ")} not sent to the model: mm sends text and PNG, JPEG, GIF or WebP images; the rest of the prompt was sent)`
+  return `(${
+    dropped.join(" and ")
+  } not sent to the model: mm sends text and PNG, JPEG, GIF or WebP images; the rest of the prompt was sent)`
 }
 
 /** A question for the agent: its events told to the editor as they come. */

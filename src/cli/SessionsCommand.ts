@@ -199,7 +199,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         const related = entry.summary.forkedFrom !== undefined || forkedFromIds.has(entry.summary.id)
         if (!related) continue
         const fork = yield* Effect.either(store.load(dir, entry.summary.id))
-        if (fork._tag === "Right") for (const archiveId of fork.right.archives ?? []) sharedArchives.add(archiveId)
+        if (fork._tag === "Right") { for (const archiveId of fork.right.archives ?? []) sharedArchives.add(archiveId) }
       }
       for (const id of ids) {
         const removed = yield* Effect.either(store.remove(dir, id))

@@ -132,7 +132,7 @@ export const Session = Schema.Struct({
   /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
   forkedFrom: Schema.optional(ForkedFrom),
   /** What an editor chose for this session (`mm acp`): restored on load and resume; the terminal ignores it. */
-  settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) })),
+  settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) }))
 })
 export type Session = typeof Session.Type
 

@@ -161,8 +161,12 @@ describe("isAllowed for files", () => {
     expect(isAllowed(scopes, edit("dangling2.txt"))).toBe(false)
     expect(alwaysChoices(write("dangling.txt"))).toEqual([])
     // the edits mode lets writes inside the project through, not this one
-    expect(approvalNeeded("allow", "edits", "write_file", { path: "dangling.txt", content: "x" }, project, false)).toBe(true)
-    expect(approvalNeeded("allow", "edits", "write_file", { path: "inside.txt", content: "x" }, project, false)).toBe(false)
+    expect(approvalNeeded("allow", "edits", "write_file", { path: "dangling.txt", content: "x" }, project, false)).toBe(
+      true
+    )
+    expect(approvalNeeded("allow", "edits", "write_file", { path: "inside.txt", content: "x" }, project, false)).toBe(
+      false
+    )
     // the preview names where the write would really go
     const lines = previewLines(previewFrom("write_file", { path: "dangling.txt", content: "x" }, project, undefined))
     expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${path.join(outside, "p1.txt")}` })

@@ -1,7 +1,8 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as vm from "node:vm"
+
+import { userCacheDir } from "./lib/CacheDir"
 
 declare const MM_CORE_HASH: string | undefined
 
@@ -30,9 +31,8 @@ const cacheFile = (file: string): { readonly file: string; readonly prefix: stri
   } catch {
     return undefined
   }
-  const base = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache")
   const prefix = `core-${shortHash(file)}-`
-  return { file: path.join(base, "mm", `${prefix}${stamp}-${process.version}-${process.arch}.v8`), prefix }
+  return { file: path.join(userCacheDir(), `${prefix}${stamp}-${process.version}-${process.arch}.v8`), prefix }
 }
 
 const readCache = (file: string | undefined): Buffer | undefined => {

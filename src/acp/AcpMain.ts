@@ -9,6 +9,7 @@ import * as Logger from "effect/Logger"
 import type { LoadedConfig } from "../config/Config"
 import { type SecretRegistry, Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
+import { ModelClient } from "../model/ModelClient"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { makeAcpAgent } from "./AcpAgent"
 import { AcpApproverLive } from "./AcpApprover"
@@ -150,6 +151,8 @@ export const runAcp = <E, R>(
       if (!loaded.config.sessions.enabled) {
         log("sessions are off (sessions.enabled: false): threads are not saved, and session/load finds nothing")
       }
+      // what the server says of itself is asked now, in the background (known from the cache, its list alone)
+      yield* Effect.flatMap(ModelClient, (model) => model.askServer).pipe(Effect.provide(runtime))
       const order = makePromptOrder()
       // said once the probe answers; nothing waits for it
       yield* Effect.forkScoped(

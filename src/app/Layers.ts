@@ -17,6 +17,7 @@ import { AppConfig, type LoadedConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
 import { McpServersLive } from "../mcp/McpServers"
 import { OpenAiClientNode } from "../model/OpenAiClient"
+import { ServerCacheDisk } from "../model/ServerCache"
 import { printApprover, printIO } from "../print/Print"
 import { ErrorLogLive } from "../sessions/ErrorLog"
 import { FileSessionStoreLive } from "../sessions/FileSessionStore"
@@ -48,7 +49,8 @@ export const storeLayer = (
 /** Everything below the agent: the store and keeper, the model client, the MCP servers. */
 export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) => {
   const base = storeLayer(loaded, options.store)
-  const model = OpenAiClientNode.pipe(Layer.provide(base))
+  // what the server said of itself is kept a few minutes under the user's cache directory
+  const model = OpenAiClientNode.pipe(Layer.provide(Layer.merge(base, ServerCacheDisk)))
   const mcp = McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem }).pipe(
     Layer.provide(base)
   )

@@ -10,6 +10,7 @@ import type { GenerationError } from "../domain/Errors"
 import type { SecretRegistry } from "../lib/Secrets"
 import { unsetApiKey, unsetHeaderVariables } from "./Failures"
 import type { RetryTimingShape } from "./Retry"
+import type { ServerCacheShape, ServerMemo } from "./ServerCache"
 import type { ModelList, ServedContext, ServerCheck } from "./ServerProbe"
 
 export type ModelSettings = AgentConfig["model"]
@@ -56,22 +57,35 @@ export interface Learned {
   readonly lost: Ref.Ref<boolean>
   /** A probe is running: another is not started. */
   readonly probing: Ref.Ref<boolean>
+  /** The server was asked about itself (or is being asked) in this run: not again unless it was lost. */
+  readonly asked: Ref.Ref<boolean>
+  /** A chat request was answered (whatever the status): the server is there. */
+  readonly reached: Ref.Ref<boolean>
+  /** The model list of the last listing, kept in the cache with the window. */
+  readonly list: Ref.Ref<ModelList | undefined>
+  /** What the cache said at start-up; undefined when it had nothing fresh. */
+  readonly memo: ServerMemo | undefined
 }
 
-export const makeLearned: Effect.Effect<Learned> = Effect.all({
-  askForUsage: Ref.make(true),
-  listing: Deferred.make<Listing>(),
-  checked: Ref.make<ServerCheck | undefined>(undefined),
-  served: Ref.make<ServedContext | undefined>(undefined),
-  probed: Deferred.make<void>(),
-  warning: Ref.make<string | undefined>(undefined),
-  warned: Ref.make(false),
-  askedAgain: Ref.make(false),
-  textTools: Ref.make<TextToolsWhy | undefined>(undefined),
-  hinted: Ref.make(false),
-  lost: Ref.make(false),
-  probing: Ref.make(false)
-})
+export const makeLearned = (memo: ServerMemo | undefined): Effect.Effect<Learned> =>
+  Effect.all({
+    askForUsage: Ref.make(true),
+    listing: Deferred.make<Listing>(),
+    checked: Ref.make<ServerCheck | undefined>(undefined),
+    served: Ref.make<ServedContext | undefined>(undefined),
+    probed: Deferred.make<void>(),
+    warning: Ref.make<string | undefined>(undefined),
+    warned: Ref.make(false),
+    askedAgain: Ref.make(false),
+    textTools: Ref.make<TextToolsWhy | undefined>(undefined),
+    hinted: Ref.make(false),
+    lost: Ref.make(false),
+    probing: Ref.make(false),
+    asked: Ref.make(false),
+    reached: Ref.make(false),
+    list: Ref.make<ModelList | undefined>(memo?.list),
+    memo: Effect.succeed(memo)
+  })
 
 /** Everything the client's parts share: its settings, ready to use, and what it has learned. */
 export interface Client {
@@ -88,6 +102,8 @@ export interface Client {
   readonly watchdogMs: number
   readonly timing: RetryTimingShape
   readonly learned: Learned
+  /** Where what the server said is kept between runs. */
+  readonly cache: ServerCacheShape
   /** The layer's scope: the background probes run in it. */
   readonly scope: Scope.Scope
 }

@@ -79,6 +79,13 @@ export interface ModelClientShape {
   readonly toolsAsText: Effect.Effect<boolean>
   /** The line about a context window smaller than it should be (with the fix): once, then undefined. */
   readonly takeWarning: Effect.Effect<string | undefined>
+  /**
+   * Starts asking the server about itself in the background, once, and returns at once: its
+   * models and window, or, when they are known from the cache, its models alone (to notice a
+   * change). Without it, the server is asked when the banner needs it or once the first request
+   * has gone out.
+   */
+  readonly askServer: Effect.Effect<void>
   readonly url: string
   readonly model: string
 }

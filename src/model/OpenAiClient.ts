@@ -10,8 +10,11 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../config/Config"
@@ -36,16 +39,19 @@ import {
 } from "./Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "./ModelClient"
 import { type Busy, busyIfReset, busyIfRetried, RetryTiming, withRetries } from "./Retry"
+import { ServerCache } from "./ServerCache"
 import { kindOf } from "./ServerProbe"
 import {
   afterAnswer,
   answeredAgain,
+  askServer,
   check,
   learnOverflow,
   models,
   PROBE_TIMEOUT_MS,
-  probeServer,
   settled,
+  settledIfAnswering,
+  startFrom,
   takeTextToolsHint,
   takeWarning
 } from "./ServerWatch"
@@ -155,6 +161,9 @@ const open = (
     const withUsage = yield* Ref.get(c.learned.askForUsage)
     const asText = (yield* Ref.get(c.learned.textTools)) !== undefined
     const response = yield* send(c, chatRequest(c, request, withUsage, auth, asText))
+    // the request went out first: what the server says about itself is asked now, beside the answer
+    yield* Ref.set(c.learned.reached, true)
+    yield* askServer(c, false)
     const type = headerOf(response, "content-type") ?? ""
     if (response.status < 300 && !/html/i.test(type)) {
       yield* answeredAgain(c)
@@ -219,9 +228,6 @@ const opening = (c: Client) =>
     function*(request: ChatRequest) {
       const auth = authorization(c)
       if (auth instanceof GenerationError) return yield* Effect.fail(auth)
-      // the first request waits a moment for what the server said of its template: tools it
-      // would drop silently go as text from the start
-      if (request.tools.length > 0) yield* settled(c)
       return withRetries(
         Effect.flatMap(open(c, request, auth), (response) => answerWithHint(c, response)),
         c.timing,
@@ -235,8 +241,8 @@ const opening = (c: Client) =>
 const explainMissingModel = (c: Client, error: GenerationError): Effect.Effect<GenerationError> =>
   !maybeMissingModel(error)
     ? Effect.succeed(error)
-    // the list asked for at start-up may still be on its way
-    : Deferred.await(c.learned.listing).pipe(
+    // the list may still be on its way (or, known from the cache, not asked yet)
+    : Effect.zipRight(askServer(c, true), Deferred.await(c.learned.listing)).pipe(
       Effect.timeout(PROBE_TIMEOUT_MS),
       Effect.orElseSucceed(() => undefined),
       Effect.zipRight(Ref.get(c.learned.checked)),
@@ -285,6 +291,8 @@ export const make = Effect.gen(function*() {
   const settings = config.model
   const baseUrl = settings.url.replace(/\/+$/, "")
   const secrets = yield* Secrets
+  const cache = yield* ServerCache
+  const memo = yield* cache.read(baseUrl, settings.name)
   if (settings.apiKeyEnv !== undefined) secrets.registerVariable(settings.apiKeyEnv)
   const c: Client = {
     http,
@@ -298,10 +306,15 @@ export const make = Effect.gen(function*() {
     watchdogSeconds: config.watchdogTimeout,
     watchdogMs: Math.max(1, Math.round(config.watchdogTimeout * 1000)),
     timing: yield* RetryTiming,
-    learned: yield* makeLearned,
-    scope: yield* Effect.scope
+    learned: yield* makeLearned(memo),
+    cache,
+    // the background questions' own scope, closed after the finalizer below has waited for them
+    scope: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
   }
-  yield* Effect.forkIn(probeServer(c), c.scope)
+  if (memo !== undefined) yield* startFrom(c, memo)
+  // a run that ends while the server is still being asked waits for the answer a moment, so
+  // that the next run finds it in the cache
+  yield* Effect.addFinalizer((exit) => Exit.isSuccess(exit) ? settledIfAnswering(c) : Effect.void)
   const stream = opening(c)
   const checked = check(c)
   return ModelClient.of({
@@ -320,6 +333,7 @@ export const make = Effect.gen(function*() {
     vision: Effect.map(Ref.get(c.learned.served), (served) => served?.vision),
     toolsAsText: Effect.map(Ref.get(c.learned.textTools), (why) => why !== undefined),
     takeWarning: takeWarning(c),
+    askServer: askServer(c, true),
     url: baseUrl,
     model: c.model
   })

@@ -13,11 +13,13 @@ import * as Ref from "effect/Ref"
 import { type Client, type Listing, probeHeaders } from "./ClientState"
 import { looksNotOpenAi, notOpenAiLine, type Overflow } from "./Failures"
 import type { ModelEvent } from "./ModelClient"
+import type { ServerMemo } from "./ServerCache"
 import {
   checkOf,
   CONTEXT_PROBE_TIMEOUT_MS,
   contextWarning,
   modelIds,
+  type ModelList,
   parseModelList,
   probeContext,
   probeOllamaLoaded,
@@ -42,14 +44,24 @@ export const learn = (c: Client, found: ServedContext): Effect.Effect<void> =>
       : Effect.void
   ], { discard: true })
 
+/** What is known of the server now, kept for the next runs (in the background of this one). */
+const remember = (c: Client): Effect.Effect<void> =>
+  Effect.flatMap(
+    Effect.zip(Ref.get(c.learned.served), Ref.get(c.learned.list)),
+    ([served, list]) => served === undefined ? Effect.void : c.cache.write(c.baseUrl, c.model, { list, served })
+  )
+
 /** The window an overflow reported: the server's own word on what it serves now. */
 export const learnOverflow = (c: Client, overflow: Overflow): Effect.Effect<void> =>
   Effect.flatMap(Ref.get(c.learned.served), (served) =>
-    learn(c, {
-      ...(served ?? { kind: "llama.cpp", askAgainAfterAnswer: false }),
-      tokens: overflow.window,
-      askAgainAfterAnswer: false
-    }))
+    Effect.zipRight(
+      learn(c, {
+        ...(served ?? { kind: "llama.cpp", askAgainAfterAnswer: false }),
+        tokens: overflow.window,
+        askAgainAfterAnswer: false
+      }),
+      remember(c)
+    ))
 
 const parseJson = (text: string): unknown => {
   try {
@@ -101,6 +113,7 @@ const listUntilLoaded = (c: Client): Effect.Effect<Listing> =>
   Effect.gen(function*() {
     for (let attempt = 1;; attempt++) {
       const found = yield* listModels(c)
+      if (found.answered && found.loading !== true) yield* Ref.set(c.learned.list, found.list)
       yield* Ref.set(c.learned.checked, checkOfListing(c, found))
       yield* Deferred.succeed(c.learned.listing, found)
       if (found.loading !== true || attempt >= LOADING_TRIES) return found
@@ -109,24 +122,76 @@ const listUntilLoaded = (c: Client): Effect.Effect<Listing> =>
     }
   })
 
+/** The window the server serves, knowing its listing; kept for the next runs. */
+const probeWindow = (c: Client, found: Listing): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const maxModelLen = found.list?.maxModelLen
+    // vLLM says it in the list itself
+    if (maxModelLen !== undefined) yield* learn(c, { kind: "vllm", tokens: maxModelLen, askAgainAfterAnswer: false })
+    if (!found.answered || found.loading === true) return
+    const served = yield* probeContext(c.http, {
+      baseUrl: c.baseUrl,
+      model: c.model,
+      list: found.list,
+      headers: probeHeaders(c)
+    })
+    yield* learn(c, served)
+    yield* remember(c)
+  })
+
 /**
  * What the server says about itself: its model list, then the context window it serves.
- * The first probe runs from start-up; later ones after the server was lost and came back.
+ * The first probe runs when something needs it (or after the first request went out); later
+ * ones after the server was lost and came back.
  */
 export const probeServer = (c: Client): Effect.Effect<void> =>
   Effect.gen(function*() {
     if (yield* Ref.getAndSet(c.learned.probing, true)) return
-    const { answered, list, loading } = yield* listUntilLoaded(c)
-    const maxModelLen = list?.maxModelLen
-    // vLLM says it in the list itself
-    if (maxModelLen !== undefined) yield* learn(c, { kind: "vllm", tokens: maxModelLen, askAgainAfterAnswer: false })
-    if (!answered || loading === true) return
-    yield* learn(c, yield* probeContext(c.http, { baseUrl: c.baseUrl, model: c.model, list, headers: probeHeaders(c) }))
+    yield* Ref.set(c.learned.asked, true)
+    yield* probeWindow(c, yield* listUntilLoaded(c))
   }).pipe(
     Effect.ensuring(
       Effect.zipRight(Ref.set(c.learned.probing, false), Deferred.succeed(c.learned.probed, undefined))
     )
   )
+
+const sameStrings = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
+  a.length === b.length && a.every((item, i) => item === b[i])
+
+/** Whether two listings say the same of the server (its models, their owners, vLLM's window). */
+export const sameList = (a: ModelList | undefined, b: ModelList | undefined): boolean =>
+  a === undefined || b === undefined
+    ? a === b
+    : sameStrings(a.ids, b.ids) && sameStrings(a.ownedBy, b.ownedBy) && a.maxModelLen === b.maxModelLen
+
+/**
+ * What the cache said, checked against the server's listing: a server that lists something
+ * else now (another model, another kind) is asked its window again, and the cache rewritten.
+ */
+const confirmMemo = (c: Client, memo: ServerMemo): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const found = yield* listUntilLoaded(c)
+    if (!found.answered || found.loading === true || sameList(found.list, memo.list)) return
+    if (yield* Ref.getAndSet(c.learned.probing, true)) return
+    yield* probeWindow(c, found).pipe(Effect.ensuring(Ref.set(c.learned.probing, false)))
+  })
+
+/**
+ * Starts, once, asking the server about itself in the background: the whole probe when the
+ * cache had nothing; with `confirm`, the listing alone when it had (for the banner's line and
+ * to find out that the server changed). Returns at once.
+ */
+export const askServer = (c: Client, confirm: boolean): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const memo = c.learned.memo
+    if (memo !== undefined && !confirm) return
+    if (yield* Ref.getAndSet(c.learned.asked, true)) return
+    yield* Effect.forkIn(memo === undefined ? probeServer(c) : confirmMemo(c, memo), c.scope)
+  })
+
+/** What the cache said, known from the start: the window and the template's limits, nothing to wait for. */
+export const startFrom = (c: Client, memo: ServerMemo): Effect.Effect<void> =>
+  Effect.zipRight(learn(c, memo.served), Deferred.succeed(c.learned.probed, undefined))
 
 /** The server answered: if it had been lost, what it serves is asked again in the background. */
 export const answeredAgain = (c: Client): Effect.Effect<void> =>
@@ -143,7 +208,10 @@ export const afterAnswer = (c: Client): Effect.Effect<void> =>
     yield* Effect.forkIn(
       Effect.flatMap(
         probeOllamaLoaded(c.http, { baseUrl: c.baseUrl, model: c.model, headers: probeHeaders(c) }),
-        (tokens) => tokens === undefined ? Effect.void : learn(c, { ...served, tokens, askAgainAfterAnswer: false })
+        (tokens) =>
+          tokens === undefined
+            ? Effect.void
+            : Effect.zipRight(learn(c, { ...served, tokens, askAgainAfterAnswer: false }), remember(c))
       ),
       c.scope
     )
@@ -151,7 +219,7 @@ export const afterAnswer = (c: Client): Effect.Effect<void> =>
 
 /** `ModelClient.check`: what the start-up listing said, waited for a moment at most. */
 export const check = (c: Client): Effect.Effect<ServerCheck> =>
-  Deferred.await(c.learned.listing).pipe(
+  Effect.zipRight(askServer(c, true), Deferred.await(c.learned.listing)).pipe(
     Effect.map((found) => checkOfListing(c, found)),
     Effect.timeout(PROBE_TIMEOUT_MS),
     Effect.orElseSucceed(notAnswering),
@@ -160,7 +228,26 @@ export const check = (c: Client): Effect.Effect<ServerCheck> =>
 
 /** The first probe of the window, waited for a moment at most (the banner shows what it found). */
 export const settled = (c: Client): Effect.Effect<void> =>
-  Deferred.await(c.learned.probed).pipe(Effect.timeout(PROBE_TIMEOUT_MS), Effect.ignore)
+  Effect.zipRight(askServer(c, false), Deferred.await(c.learned.probed)).pipe(
+    Effect.timeout(PROBE_TIMEOUT_MS),
+    Effect.ignore
+  )
+
+/**
+ * At the end of a run: the questions about the server, waited for a moment at most, so that
+ * what they learn is kept for the next run; only when the server is known to answer (it listed
+ * its models, or answered a request). Interruptible, though it runs as a finalizer.
+ */
+export const settledIfAnswering = (c: Client): Effect.Effect<void> =>
+  Effect.flatMap(
+    Effect.all([Ref.get(c.learned.asked), Ref.get(c.learned.checked), Ref.get(c.learned.reached)]),
+    ([asked, checked, reached]) =>
+      asked && (checked?.answering === true || reached)
+        ? Effect.interruptible(Deferred.await(c.learned.probed).pipe(Effect.timeout(PROBE_TIMEOUT_MS))).pipe(
+          Effect.ignore
+        )
+        : Effect.void
+  )
 
 /** `ModelClient.models`: the server's list, asked now. */
 export const models = (c: Client): Effect.Effect<ReadonlyArray<string>> =>

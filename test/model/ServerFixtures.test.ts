@@ -97,6 +97,8 @@ const callsOf = (events: ReadonlyArray<ModelEvent>) =>
 /** Polls the client's context window until it is `expected` (the probe runs in the background). */
 const windowBecomes = (client: ModelClient["Type"], expected: number) =>
   Effect.gen(function*() {
+    // the server is asked about itself when something needs it (the banner, ACP's start, a first request)
+    yield* client.askServer
     for (let i = 0; i < 100; i++) {
       if ((yield* client.contextWindow) === expected) return expected
       yield* Effect.sleep("20 millis")
@@ -253,6 +255,7 @@ describe("the context window each server says it serves", () => {
       { name: "qwen2.5-coder:7b" },
       (client, server) =>
         Effect.gen(function*() {
+          yield* client.askServer
           while (!server.requests.some((r) => r.path === "/api/ps")) yield* Effect.sleep("10 millis")
           yield* Effect.sleep("50 millis")
           expect(yield* client.contextWindow).toBe(32768)
@@ -555,6 +558,7 @@ describe("request options from agent.yaml", () => {
           expect(request.headers["x-team"]).toBe("mm")
           expect(request.headers["x-token"]).toBe("Bearer tok-12345")
           // the server's own routes get the headers too
+          yield* client.check
           expect(server.requests.find((r) => r.path === "/v1/models")?.headers["x-team"]).toBe("mm")
         })
     )

@@ -295,6 +295,7 @@ describe("an Ollama serving 4096 tokens", () => {
       const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-ollama-")))
       yield* Effect.gen(function*() {
         const model = yield* ModelClient
+        yield* model.askServer
         while ((yield* model.contextWindow) !== 4096) yield* Effect.sleep("20 millis")
         const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
         const long = "z".repeat(4500)

@@ -1,0 +1,147 @@
+/**
+ * What a model server said about itself, kept for a few minutes between runs, so that a start
+ * of mm asks it nothing before its first request: the model list it gave and the context
+ * window it serves (with its kind and what its template can take). One file per server URL and
+ * model under the user's cache directory (`~/.cache/mm/server-<hash>.json`), 0600 in a 0700
+ * directory, written atomically; the URL itself is not written (it may hold a key), only its hash.
+ * A file past its lifetime, unreadable or of another shape is no answer, and asked again.
+ */
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+import { userCacheDir } from "../lib/CacheDir"
+import { tempNameFor } from "../lib/DurableFiles"
+import type { ModelList, ServedContext } from "./ServerProbe"
+
+/** How long what a server said is trusted without asking it again. */
+export const SERVER_CACHE_LIFETIME_MS = 10 * 60 * 1000
+
+/** What is kept of one server and model. */
+export interface ServerMemo {
+  readonly list: ModelList | undefined
+  readonly served: ServedContext
+}
+
+export interface ServerCacheShape {
+  /** What was kept of this server and model, when it is younger than its lifetime. Never fails. */
+  readonly read: (baseUrl: string, model: string) => Effect.Effect<ServerMemo | undefined>
+  /** Keeps it (replacing what was kept). Never fails: a cache that cannot be written only costs time. */
+  readonly write: (baseUrl: string, model: string, memo: ServerMemo) => Effect.Effect<void>
+}
+
+/** No cache: nothing kept, nothing read (the default, and what `MM_NO_SERVER_CACHE` asks for). */
+export const noServerCache: ServerCacheShape = {
+  read: () => Effect.succeed(undefined),
+  write: () => Effect.void
+}
+
+/** Where what the model servers said is kept; without a layer, nowhere. */
+export class ServerCache extends Context.Reference<ServerCache>()("mm/ServerCache", {
+  defaultValue: (): ServerCacheShape => noServerCache
+}) {}
+
+const kinds = Schema.Literal("ollama", "llama.cpp", "vllm", "lmstudio", "openai", "unknown")
+
+const MemoFile = Schema.Struct({
+  version: Schema.Literal(1),
+  savedAt: Schema.Number,
+  model: Schema.String,
+  list: Schema.NullOr(Schema.Struct({
+    ids: Schema.Array(Schema.String),
+    ownedBy: Schema.Array(Schema.String),
+    maxModelLen: Schema.NullOr(Schema.Number)
+  })),
+  served: Schema.Struct({
+    kind: kinds,
+    tokens: Schema.NullOr(Schema.Number),
+    askAgainAfterAnswer: Schema.Boolean,
+    noToolTemplate: Schema.optional(Schema.Boolean),
+    vision: Schema.optional(Schema.Boolean)
+  })
+})
+type MemoFile = typeof MemoFile.Type
+const decodeMemo = Schema.decodeUnknownOption(Schema.parseJson(MemoFile))
+
+/** The file of one server URL and model: its name is a hash, never the URL. */
+export const serverCacheFile = (dir: string, baseUrl: string, model: string): string =>
+  path.join(dir, `server-${createHash("sha256").update(`${baseUrl}\n${model}`).digest("hex").slice(0, 32)}.json`)
+
+const toFile = (model: string, memo: ServerMemo, now: number): MemoFile => ({
+  version: 1,
+  savedAt: now,
+  model,
+  list: memo.list === undefined ? null : { ...memo.list, maxModelLen: memo.list.maxModelLen ?? null },
+  served: {
+    kind: memo.served.kind,
+    tokens: memo.served.tokens ?? null,
+    askAgainAfterAnswer: memo.served.askAgainAfterAnswer,
+    ...(memo.served.noToolTemplate !== undefined ? { noToolTemplate: memo.served.noToolTemplate } : {}),
+    ...(memo.served.vision !== undefined ? { vision: memo.served.vision } : {})
+  }
+})
+
+const fromFile = (file: MemoFile): ServerMemo => ({
+  list: file.list === null ? undefined : { ...file.list, maxModelLen: file.list.maxModelLen ?? undefined },
+  served: {
+    kind: file.served.kind,
+    tokens: file.served.tokens ?? undefined,
+    askAgainAfterAnswer: file.served.askAgainAfterAnswer,
+    ...(file.served.noToolTemplate !== undefined ? { noToolTemplate: file.served.noToolTemplate } : {}),
+    ...(file.served.vision !== undefined ? { vision: file.served.vision } : {})
+  }
+})
+
+/** Reads one file; undefined when it is missing, of another shape, another model, or too old. */
+export const readMemo = (file: string, model: string, now: number): ServerMemo | undefined => {
+  let text: string
+  try {
+    text = fs.readFileSync(file, "utf8")
+  } catch {
+    return undefined
+  }
+  const decoded = decodeMemo(text)
+  if (decoded._tag === "None") return undefined
+  const age = now - decoded.value.savedAt
+  if (decoded.value.model !== model || age < 0 || age > SERVER_CACHE_LIFETIME_MS) return undefined
+  return fromFile(decoded.value)
+}
+
+/** Writes one file atomically (temporary file, fsync, rename), 0600 in a 0700 directory. */
+export const writeMemo = async (file: string, model: string, memo: ServerMemo, now: number): Promise<void> => {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+  const temp = tempNameFor(file)
+  const handle = await fs.promises.open(temp, "wx", 0o600)
+  try {
+    try {
+      await handle.writeFile(`${JSON.stringify(toFile(model, memo, now))}\n`)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await fs.promises.rename(temp, file)
+  } catch (cause) {
+    await fs.promises.rm(temp, { force: true })
+    throw cause
+  }
+}
+
+/** The cache on disk, under `dir` (the user's cache directory unless told). */
+export const diskServerCache = (dir: string, now: () => number = Date.now): ServerCacheShape => ({
+  read: (baseUrl, model) => Effect.sync(() => readMemo(serverCacheFile(dir, baseUrl, model), model, now())),
+  write: (baseUrl, model, memo) => {
+    const file = serverCacheFile(dir, baseUrl, model)
+    return Effect.promise(() => writeMemo(file, model, memo, now()).catch(() => undefined))
+  }
+})
+
+/** The cache under the user's cache directory; none with `MM_NO_SERVER_CACHE` set. */
+export const ServerCacheDisk: Layer.Layer<ServerCache> = Layer.sync(
+  ServerCache,
+  () => process.env.MM_NO_SERVER_CACHE !== undefined ? noServerCache : diskServerCache(userCacheDir())
+)

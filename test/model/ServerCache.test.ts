@@ -1,0 +1,221 @@
+// What a model server said of itself, kept between runs (src/model/ServerCache.ts), and how the
+// model client uses it: nothing asked before the first request, the window known at once.
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+
+import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
+import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
+import { OpenAiClientNode } from "../../src/model/OpenAiClient"
+import {
+  diskServerCache,
+  readMemo,
+  SERVER_CACHE_LIFETIME_MS,
+  ServerCache,
+  serverCacheFile,
+  type ServerCacheShape,
+  type ServerMemo,
+  writeMemo
+} from "../../src/model/ServerCache"
+import { type FakeModelServer, type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
+import { quickRetries, secretsLayer } from "../support/layers"
+
+const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-server-cache-")))
+
+const llamaMemo: ServerMemo = {
+  list: { ids: ["fake-model"], ownedBy: ["llamacpp"], maxModelLen: undefined },
+  served: { kind: "llama.cpp", tokens: 8192, askAgainAfterAnswer: false, noToolTemplate: true, vision: false }
+}
+
+describe("the cache file", () => {
+  it("is written 0600 in a 0700 directory, and read back the same", async () => {
+    const dir = path.join(tempDir(), "cache", "mm")
+    const file = serverCacheFile(dir, "http://127.0.0.1:8080/v1", "fake-model")
+    await writeMemo(file, "fake-model", llamaMemo, 1_000)
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+    // nothing but the file itself is left in the directory (no temporary)
+    expect(fs.readdirSync(dir)).toEqual([path.basename(file)])
+    expect(readMemo(file, "fake-model", 2_000)).toEqual(llamaMemo)
+  })
+
+  it("never holds the URL, which may carry a key", async () => {
+    const dir = tempDir()
+    const url = "http://user:sk-secret-123@127.0.0.1:8080/v1"
+    const file = serverCacheFile(dir, url, "fake-model")
+    await writeMemo(file, "fake-model", llamaMemo, 1_000)
+    expect(path.basename(file)).toMatch(/^server-[0-9a-f]{32}\.json$/)
+    expect(fs.readFileSync(file, "utf8")).not.toContain("sk-secret-123")
+    expect(fs.readFileSync(file, "utf8")).not.toContain("127.0.0.1")
+  })
+
+  it("is one file per URL and model", () => {
+    const dir = tempDir()
+    const names = new Set([
+      serverCacheFile(dir, "http://127.0.0.1:8080/v1", "a"),
+      serverCacheFile(dir, "http://127.0.0.1:8080/v1", "b"),
+      serverCacheFile(dir, "http://127.0.0.1:8081/v1", "a")
+    ])
+    expect(names.size).toBe(3)
+  })
+
+  it("is no answer once older than its lifetime, for another model, or not of its shape", async () => {
+    const dir = tempDir()
+    const file = serverCacheFile(dir, "http://127.0.0.1:8080/v1", "fake-model")
+    await writeMemo(file, "fake-model", llamaMemo, 1_000)
+    expect(readMemo(file, "fake-model", 1_000 + SERVER_CACHE_LIFETIME_MS)).toEqual(llamaMemo)
+    expect(readMemo(file, "fake-model", 1_001 + SERVER_CACHE_LIFETIME_MS)).toBeUndefined()
+    // a clock set back does not make it young forever
+    expect(readMemo(file, "fake-model", 500)).toBeUndefined()
+    expect(readMemo(file, "other-model", 2_000)).toBeUndefined()
+    fs.writeFileSync(file, "{\"version\": 1, \"savedAt\": ")
+    expect(readMemo(file, "fake-model", 2_000)).toBeUndefined()
+    expect(readMemo(path.join(dir, "missing.json"), "fake-model", 2_000)).toBeUndefined()
+  })
+
+  it.effect("a directory that cannot be written only costs the next run its questions", () =>
+    Effect.gen(function*() {
+      const blocked = path.join(tempDir(), "a-file")
+      fs.writeFileSync(blocked, "")
+      const cache = diskServerCache(path.join(blocked, "mm"))
+      yield* cache.write("http://127.0.0.1:8080/v1", "fake-model", llamaMemo)
+      expect(yield* cache.read("http://127.0.0.1:8080/v1", "fake-model")).toBeUndefined()
+    }))
+})
+
+/** A cache in memory that counts its writes. */
+const memoryCache = (start: ServerMemo | undefined) => {
+  let memo = start
+  const writes: Array<ServerMemo> = []
+  const shape: ServerCacheShape = {
+    read: () => Effect.sync(() => memo),
+    write: (_url, _model, written) =>
+      Effect.sync(() => {
+        memo = written
+        writes.push(written)
+      })
+  }
+  return { shape, writes }
+}
+
+const configFor = (url: string): LoadedConfig => ({
+  config: { ...defaultConfig(), watchdogTimeout: 5, model: { ...defaultConfig().model, url, name: "fake-model" } },
+  file: undefined
+})
+
+const tools: ChatRequest["tools"] = [
+  { name: "bash", description: "run a command", parameters: { type: "object", properties: {} } }
+]
+const question: ChatRequest = { messages: [{ role: "user", content: "hello" }], tools }
+
+const withCachedClient = <A, E>(
+  options: { readonly steps?: ReadonlyArray<Step>; readonly routes?: Readonly<Record<string, Route>> },
+  cache: ServerCacheShape,
+  use: (client: ModelClient["Type"], server: FakeModelServer) => Effect.Effect<A, E>
+) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => startFakeModelServer(options)),
+    (server) =>
+      Effect.flatMap(ModelClient, (client) => use(client, server)).pipe(
+        Effect.provide(
+          OpenAiClientNode.pipe(
+            Layer.provide(
+              Layer.mergeAll(
+                Layer.succeed(AppConfig, configFor(server.url)),
+                Layer.succeed(ServerCache, cache),
+                quickRetries,
+                secretsLayer()
+              )
+            )
+          )
+        )
+      ),
+    (server) => Effect.promise(() => server.close())
+  )
+
+const collect = (client: ModelClient["Type"]) =>
+  Effect.map(Stream.runCollect(client.stream(question)), Chunk.toReadonlyArray)
+
+const paths = (server: FakeModelServer) => server.requests.map((r) => `${r.method} ${r.path}`)
+
+const noToolsProps: Route = {
+  body: { default_generation_settings: { n_ctx: 4096 }, chat_template_caps: { supports_tools: false } }
+}
+
+describe("the model client with a cache", () => {
+  it.live("nothing cached: the request goes out first, then the server is asked, and what it said is kept", () => {
+    const { shape, writes } = memoryCache(undefined)
+    return withCachedClient(
+      { steps: [{ text: "ok" }], routes: { "GET /props": noToolsProps } },
+      shape,
+      (client, server) =>
+        Effect.gen(function*() {
+          yield* collect(client)
+          expect(paths(server)[0]).toBe("POST /v1/chat/completions")
+          // tools went as they are: nothing was known of the template yet
+          expect(server.completions()[0].body.tools).toHaveLength(1)
+          while (writes.length === 0) yield* Effect.sleep("10 millis")
+          expect(writes[0]).toEqual({
+            list: { ids: ["fake-model"], ownedBy: [], maxModelLen: undefined },
+            served: { kind: "llama.cpp", tokens: 4096, askAgainAfterAnswer: false, noToolTemplate: true }
+          })
+          expect(yield* client.contextWindow).toBe(4096)
+        })
+    )
+  })
+
+  it.live("cached: the window and the template's limits are known at once, and nothing is asked before the answer", () =>
+    withCachedClient(
+      { steps: [{ text: "ok" }] },
+      memoryCache(llamaMemo).shape,
+      (client, server) =>
+        Effect.gen(function*() {
+          expect(yield* client.contextWindow).toBe(8192)
+          expect(yield* client.settledWindow).toBe(8192)
+          expect(yield* client.toolsAsText).toBe(true)
+          yield* collect(client)
+          expect(paths(server)).toEqual(["POST /v1/chat/completions"])
+          // the tools went as text from the first request on, as the cache said
+          expect(server.completions()[0].body.tools).toBeUndefined()
+        })
+    ))
+
+  it.live("cached, and the banner asks: the listing alone, the same as kept, so no more questions", () =>
+    withCachedClient(
+      { routes: { "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } } } },
+      memoryCache(llamaMemo).shape,
+      (client, server) =>
+        Effect.gen(function*() {
+          const check = yield* client.check
+          expect(check).toMatchObject({ answering: true, missing: false })
+          yield* Effect.sleep("100 millis")
+          expect(paths(server)).toEqual(["GET /v1/models"])
+        })
+    ))
+
+  it.live("cached, but the server lists something else now: its window is asked again and the cache rewritten", () => {
+    const { shape, writes } = memoryCache(llamaMemo)
+    return withCachedClient(
+      {
+        routes: {
+          "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "vllm", max_model_len: 2048 }] } }
+        }
+      },
+      shape,
+      (client) =>
+        Effect.gen(function*() {
+          expect(yield* client.contextWindow).toBe(8192)
+          yield* client.check
+          while (writes.length === 0) yield* Effect.sleep("10 millis")
+          expect(writes[0].served).toMatchObject({ kind: "vllm", tokens: 2048 })
+          expect(yield* client.contextWindow).toBe(2048)
+        })
+    )
+  })
+})

@@ -52,13 +52,28 @@ const searchApart = {
   }
 }
 
+// @effect/platform-node's HTTP client makes an https agent at start-up: node:https (and tls)
+// are loaded only when a request goes to an https URL instead (scripts/lazy-https.cjs)
+const httpsWhenUsed = {
+  name: "https-when-used",
+  setup(build) {
+    build.onResolve(
+      { filter: /^node:https$/ },
+      (args) =>
+        /@effect[\\/]platform-node[\\/].*httpClient\.js$/.test(args.importer)
+          ? { path: resolve("scripts/lazy-https.cjs") }
+          : undefined
+    )
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
 await build({
   ...common,
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [mcpApart, markdownApart, bashApart, searchApart],
+  plugins: [mcpApart, markdownApart, bashApart, searchApart, httpsWhenUsed],
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })

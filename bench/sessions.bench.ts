@@ -1,5 +1,6 @@
 // Session store budgets (the performance budget):
-//   /sessions over 10,000 files of 10 KB–5 MB ≤ 150 ms in the process;
+//   /sessions over 10,000 files of 10 KB–5 MB, over start-up (in the process): cold (no index)
+//   ≤ 150 ms, warm (the index file of an earlier run, or the process's own cache) ≤ 60 ms;
 //   saving a 10 MB session ≤ 1.5× a bare JSON.stringify + write + fsync of the same object;
 //   a turn with 10 tool calls on it (12 saves: question sent, after each call, end) ≤ 1.5× the same bare writes.
 // BENCH_SESSIONS=1000 for a quick run, BENCH_RUNS for the number of timed runs (median kept).
@@ -17,6 +18,7 @@ import { encodeSession } from "../src/sessions/SessionCodec"
 const COUNT = Number(process.env.BENCH_SESSIONS ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 7)
 const LIST_BUDGET_MS = 150
+const WARM_LIST_BUDGET_MS = 60
 const SAVE_BUDGET = 1.5
 const KB = 1024
 const MB = 1024 * KB
@@ -182,20 +184,21 @@ try {
   const indexBytes = fs.statSync(indexPath).size
 
   const base = median(baseline)
-  const rows: ReadonlyArray<[string, number]> = [
-    ["cold (no cache, no index)", median(cold)],
-    ["new process (index file)", median(fromIndex)],
-    ["warm (in-process cache)", median(warm)],
-    ["warm, one file just saved", median(afterSave)]
+  const rows: ReadonlyArray<[string, number, number]> = [
+    ["cold (no cache, no index)", median(cold), LIST_BUDGET_MS],
+    ["warm: new process, index", median(fromIndex), WARM_LIST_BUDGET_MS],
+    ["warm (in-process cache)", median(warm), WARM_LIST_BUDGET_MS],
+    ["warm, one file just saved", median(afterSave), WARM_LIST_BUDGET_MS]
   ]
   console.log(
-    `\nlisting ${COUNT} sessions, median of ${RUNS} runs (budget ≤ ${LIST_BUDGET_MS} ms; file cache of the OS warm)`
+    `\nlisting ${COUNT} sessions, median of ${RUNS} runs, over start-up (budget: cold ≤ ${LIST_BUDGET_MS} ms, ` +
+      `warm ≤ ${WARM_LIST_BUDGET_MS} ms; file cache of the OS warm)`
   )
   console.log(`  ${"bare readdir + stat".padEnd(28)} ${ms(base).padStart(9)}  (baseline)`)
-  for (const [name, value] of rows) {
+  for (const [name, value, budget] of rows) {
     console.log(
       `  ${name.padEnd(28)} ${ms(value).padStart(9)}  ${(value / base).toFixed(2)}× baseline  ` +
-        `${verdict(value <= LIST_BUDGET_MS)}`
+        `${verdict(value <= budget)} (≤ ${budget} ms)`
     )
   }
   console.log(`  index file: ${(indexBytes / KB).toFixed(0)} KB`)
@@ -310,6 +313,7 @@ try {
       warmListMs: +median(warm).toFixed(1),
       warmAfterSaveListMs: +median(afterSave).toFixed(1),
       listBudgetMs: LIST_BUDGET_MS,
+      warmListBudgetMs: WARM_LIST_BUDGET_MS,
       saveBytes: bigBytes,
       bareSaveMs: +bareMs.toFixed(1),
       storeSaveMs: +storeMs.toFixed(1),

@@ -35,20 +35,52 @@ const cacheFile = (file: string): { readonly file: string; readonly prefix: stri
   return { file: path.join(userCacheDir(), `${prefix}${stamp}-${process.version}-${process.arch}.v8`), prefix }
 }
 
-const readCache = (file: string | undefined): Buffer | undefined => {
+/**
+ * The kind of run, as far as compiled code goes: each compiles functions the others never call
+ * (a turn's in print mode, the banner's on the terminal), and V8's cache holds only what the
+ * run that wrote it had compiled. So the cache records the kinds it has seen, and a run of a
+ * new kind writes it again at exit, with this run's functions added to those it was given.
+ */
+export const runKind = (argv: ReadonlyArray<string>): string => {
+  const args = argv.slice(2)
+  const end = args.indexOf("--")
+  const options = end === -1 ? args : args.slice(0, end)
+  if (options.some((arg) => arg === "--print" || /^-[a-z]*p[a-z]*$/.test(arg))) return "print"
+  if (args[0] === "acp") return "acp"
+  if (args[0] !== undefined && /^[a-z]+$/.test(args[0]) && ["sessions", "init", "checkpoints"].includes(args[0])) {
+    return "command"
+  }
+  return "terminal"
+}
+
+/** The cache file: one line naming the kinds of run it holds the code of, then V8's data. */
+const HEADER = "mm-code-cache 1 "
+
+interface Cached {
+  readonly data: Buffer
+  readonly kinds: ReadonlyArray<string>
+}
+
+const readCache = (file: string | undefined): Cached | undefined => {
   if (file === undefined) return undefined
   try {
-    return fs.readFileSync(file)
+    const bytes = fs.readFileSync(file)
+    const end = bytes.indexOf(0x0a)
+    const header = end === -1 ? "" : bytes.subarray(0, end).toString("latin1")
+    if (!header.startsWith(HEADER)) return undefined
+    return { data: bytes.subarray(end + 1), kinds: header.slice(HEADER.length).split(",") }
   } catch {
     return undefined
   }
 }
 
-const writeCache = (file: string, prefix: string, data: Buffer): void => {
+const writeCache = (file: string, prefix: string, cached: Cached): void => {
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
     const temp = `${file}.${process.pid}.tmp`
-    fs.writeFileSync(temp, data, { mode: 0o600 })
+    fs.writeFileSync(temp, Buffer.concat([Buffer.from(`${HEADER}${cached.kinds.join(",")}\n`), cached.data]), {
+      mode: 0o600
+    })
     fs.renameSync(temp, file)
     // this checkout's caches of other builds or Node versions are of no use any more
     for (const name of fs.readdirSync(path.dirname(file))) {
@@ -71,14 +103,19 @@ export const loadCore = (): { main: (argv: ReadonlyArray<string>) => void } => {
   const here = __dirname
   const file = path.join(here, "mm-core.cjs")
   const cache = cacheFile(file)
-  const cachedData = readCache(cache?.file)
+  const cached = readCache(cache?.file)
   const source = fs.readFileSync(file, "utf8")
   const wrapper = "(function (exports, require, module, __filename, __dirname) {" + source + "\n})"
-  const script = new vm.Script(wrapper, { filename: file, cachedData })
+  const script = new vm.Script(wrapper, { filename: file, cachedData: cached?.data })
   const module = { exports: {} as { main: (argv: ReadonlyArray<string>) => void } }
   script.runInThisContext()(module.exports, require, module, file, here)
-  if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-    process.once("exit", () => writeCache(cache.file, cache.prefix, script.createCachedData()))
+  const kind = runKind(process.argv)
+  const kept = cached === undefined || script.cachedDataRejected === true ? [] : cached.kinds
+  if (cache !== undefined && !kept.includes(kind)) {
+    process.once(
+      "exit",
+      () => writeCache(cache.file, cache.prefix, { data: script.createCachedData(), kinds: [...kept, kind] })
+    )
   }
   return module.exports
 }

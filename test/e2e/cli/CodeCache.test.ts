@@ -18,8 +18,8 @@ const checkout = (change?: string): string => {
 }
 
 /** What mm printed on stderr: piped, the banner is there. */
-const run = (bin: string, cache: string, cwd: string): string =>
-  spawnSync(process.execPath, [path.join(bin, "mm.js")], {
+const run = (bin: string, cache: string, cwd: string, args: ReadonlyArray<string> = []): string =>
+  spawnSync(process.execPath, [path.join(bin, "mm.js"), ...args], {
     cwd,
     input: "/exit\n",
     encoding: "utf8",
@@ -49,5 +49,35 @@ describe("the V8 code cache", () => {
     const afterChange = fs.readdirSync(path.join(cache, "mm")).sort()
     expect(afterChange).toHaveLength(2)
     expect(afterChange).not.toContain(afterA[0])
+  })
+
+  it("holds the code of each kind of run it has seen: a run of a new kind writes it again, with its own code added", () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "mm-cache-"))
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-project-"))
+    fs.writeFileSync(path.join(project, "agent.yaml"), "model:\n  url: http://127.0.0.1:9/v1\n")
+    const bin = checkout()
+    const only = () => {
+      const names = fs.readdirSync(path.join(cache, "mm")).filter((name) => name.endsWith(".v8"))
+      expect(names).toHaveLength(1)
+      const file = path.join(cache, "mm", names[0])
+      const bytes = fs.readFileSync(file)
+      return {
+        header: bytes.subarray(0, bytes.indexOf(0x0a)).toString(),
+        size: bytes.length,
+        mtime: fs.statSync(file).mtimeMs
+      }
+    }
+    run(bin, cache, project)
+    const terminal = only()
+    expect(terminal.header).toBe("mm-code-cache 1 terminal")
+    // print mode runs code the terminal's banner never did (nothing answers here: it fails at once, and says so)
+    expect(run(bin, cache, project, ["-p", "hello"])).toContain("cannot reach the model server")
+    const both = only()
+    expect(both.header).toBe("mm-code-cache 1 terminal,print")
+    expect(both.size).toBeGreaterThan(terminal.size)
+    // a kind already held writes nothing
+    run(bin, cache, project, ["-p", "hello"])
+    run(bin, cache, project)
+    expect(only()).toEqual(both)
   })
 })

@@ -5,7 +5,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 
 import { parseArgs, USAGE } from "./cli/Args"
-import { helpText } from "./cli/Help"
 import { type ExitCode, run } from "./cli/Run"
 import { firstLineOf } from "./lib/OneLine"
 import { SecretRegistry, Secrets } from "./lib/Secrets"
@@ -56,7 +55,10 @@ const programOf = (full: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown
     case "Run":
       return run(parsed.run)
     case "Help":
-      return Effect.sync(() => (process.stdout.write(`${helpText(parsed.topic)}\n`), 0))
+      return Effect.map(
+        Effect.promise(() => import("./cli/Help")),
+        ({ helpText }) => (process.stdout.write(`${helpText(parsed.topic)}\n`), 0)
+      )
     case "Usage":
       return Effect.sync(() => (process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`), 2))
     case "Delegate":

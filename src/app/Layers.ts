@@ -18,12 +18,10 @@ import { Secrets } from "../lib/Secrets"
 import { McpServersLive } from "../mcp/McpServers"
 import { OpenAiClientNode } from "../model/OpenAiClient"
 import { ServerCacheDisk } from "../model/ServerCache"
-import { printApprover, printIO } from "../print/Print"
 import { ErrorLogLive } from "../sessions/ErrorLog"
 import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import { KeeperLive } from "../sessions/Keeper"
 import type { SessionStore } from "../sessions/SessionStore"
-import { TerminalApprover, TerminalIOLive } from "../terminal/TerminalIO"
 import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
 import { SandboxLive } from "../tools/Sandbox"
 
@@ -69,22 +67,34 @@ export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
     Layer.provideMerge(CheckpointsLive)
   )
 
+// Each façade's own modules are initialised only on its path (`import()` keeps them out of the
+// bundle's eager graph): `mm -p` never evaluates the terminal's, the terminal never print mode's.
+const terminalIO = () => import("../terminal/TerminalIO")
+
 /** What the terminal needs for its banner: the services and the keyboard and screen. */
 export const terminalLayer = (loaded: LoadedConfig) =>
-  Layer.mergeAll(
-    servicesLayer(loaded),
-    TerminalIOLive.pipe(Layer.provide(Layer.succeed(AppConfig, loaded))),
-    FileAccessDisk
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(terminalIO), ({ TerminalIOLive }) =>
+      Layer.mergeAll(
+        servicesLayer(loaded),
+        TerminalIOLive.pipe(Layer.provide(Layer.succeed(AppConfig, loaded))),
+        FileAccessDisk
+      ))
   )
 
 /** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
-export const terminalAgentLayer = agentLayer(TerminalApprover)
+export const terminalAgentLayer = Layer.unwrapEffect(
+  Effect.map(Effect.promise(terminalIO), ({ TerminalApprover }) => agentLayer(TerminalApprover))
+)
 
 /** `mm -p`: the services and the agent, with nobody to ask (a call that needs approval is refused). */
 export const printLayer = (loaded: LoadedConfig) =>
-  Layer.unwrapEffect(Effect.map(Secrets, ({ redact }) => agentLayer(printApprover(printIO(redact).err)))).pipe(
-    Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded), FileAccessDisk))
-  )
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.zip(Secrets, Effect.promise(() => import("../print/Print"))),
+      ([{ redact }, { printApprover, printIO }]) => agentLayer(printApprover(printIO(redact).err))
+    )
+  ).pipe(Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded), FileAccessDisk)))
 
 /**
  * `mm acp`: the services and the agent, with the approver and file access the ACP façade

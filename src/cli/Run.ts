@@ -5,9 +5,6 @@ import { loadConfig, type LoadedConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
 import { probeBwrap } from "../lib/Bubblewrap"
 import { Secrets } from "../lib/Secrets"
-import { runPrint } from "../print/Print"
-import { runTerminal } from "../terminal/Repl"
-import { pickStart } from "../terminal/StartPicker"
 import { DEFAULT_RUN, type RunArgs } from "./Args"
 
 /** The exit code mm ends with: 0 done, 1 failed, 2 bad usage, 130 cancelled. */
@@ -66,7 +63,10 @@ type Chosen =
 const chooseStart = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<Chosen, never, Secrets> =>
   args.start._tag !== "Pick"
     ? Effect.succeed({ _tag: "Chosen", start: args.start, lines: [] })
-    : pickStart(process.cwd()).pipe(
+    : Effect.flatMap(
+      Effect.promise(() => import("../terminal/StartPicker")),
+      ({ pickStart }) => pickStart(process.cwd())
+    ).pipe(
       Effect.map((picked): Chosen =>
         picked._tag === "Failed" ? picked : { _tag: "Chosen", start: picked.start, lines: picked.lines }
       ),
@@ -76,11 +76,19 @@ const chooseStart = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<Chosen,
 const startIn = (args: RunArgs, loaded: LoadedConfig, chosen: Extract<Chosen, { _tag: "Chosen" }>) => {
   if (args.print) {
     const options = { ...args, start: chosen.start, notes: chosen.lines }
-    return runPrint(options, process.cwd()).pipe(Effect.provide(printLayer(loaded)))
+    // each façade's modules are initialised on its own path only
+    return Effect.flatMap(
+      Effect.promise(() => import("../print/Print")),
+      ({ runPrint }) => runPrint(options, process.cwd()).pipe(Effect.provide(printLayer(loaded)))
+    )
   }
   for (const line of chosen.lines) process.stdout.write(`${line}\n`)
-  return runTerminal(process.cwd(), terminalAgentLayer, { start: chosen.start, question: args.question }).pipe(
-    Effect.provide(terminalLayer(loaded))
+  return Effect.flatMap(
+    Effect.promise(() => import("../terminal/Repl")),
+    ({ runTerminal }) =>
+      runTerminal(process.cwd(), terminalAgentLayer, { start: chosen.start, question: args.question }).pipe(
+        Effect.provide(terminalLayer(loaded))
+      )
   )
 }
 

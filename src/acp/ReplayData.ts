@@ -33,18 +33,17 @@ const blobText = (cwd: string, hash: string | null) =>
       (read) => (Either.isRight(read) ? textOf(read.right) : undefined)
     )
 
-/** The change each file tool call made, by call id, read back from its blobs. */
+/** The changes file tool calls made, by call id in the order recorded, read back from their blobs. */
 const fileChanges = (changes: ReadonlyArray<ChangeRecord>, cwd: string) =>
   Effect.gen(function*() {
-    const shown = new Map<string, ShownChange>()
+    const shown = new Map<string, Array<ShownChange>>()
     for (const record of changes) {
       const id = record.tool_call_id
-      if (id === undefined || record.kind === "undo" || record.skipped !== undefined || shown.has(id)) continue
-      if (record.after === null) continue
+      if (id === undefined || record.kind === "undo" || record.skipped !== undefined || record.after === null) continue
       const after = yield* blobText(cwd, record.after)
       const before = yield* blobText(cwd, record.before)
       if (after === undefined || (record.before !== null && before === undefined)) continue
-      shown.set(id, { file: path.resolve(cwd, record.path), before, after })
+      shown.set(id, [...(shown.get(id) ?? []), { file: path.resolve(cwd, record.path), before, after }])
     }
     return shown
   })
@@ -60,12 +59,20 @@ const userBlocks = (session: Session, cwd: string) =>
     return told
   })
 
-/** One stored conversation's updates, sharing `usedIds` with the others of the same replay. */
-const conversationUpdates = (session: Session, cwd: string, usedIds: Set<string>) =>
+/**
+ * One stored conversation's updates, sharing `usedIds` with the others of the same replay.
+ * `changes`: the change log (an archive has none of its own: the compacted session keeps it).
+ */
+const conversationUpdates = (
+  session: Session,
+  cwd: string,
+  usedIds: Set<string>,
+  changes: ReadonlyArray<ChangeRecord> = session.changes ?? []
+) =>
   Effect.gen(function*() {
     const told: Told = {
       userBlocks: yield* userBlocks(session, cwd),
-      fileChanges: yield* fileChanges(session.changes ?? [], cwd),
+      fileChanges: yield* fileChanges(changes, cwd),
       usedIds,
       blob: (hash) => readBlobSync(cwd, hash)
     }
@@ -83,7 +90,7 @@ const archiveUpdates = (session: Session, cwd: string, usedIds: Set<string>) =>
         updates.push(agentText(`(the turns archived as ${id} cannot be shown: ${loaded.left.message})\n\n`))
         continue
       }
-      updates.push(...(yield* conversationUpdates(loaded.right, cwd, usedIds)))
+      updates.push(...(yield* conversationUpdates(loaded.right, cwd, usedIds, session.changes ?? [])))
     }
     if (updates.length > 0) updates.push(agentText(`\n\n${COMPACTED_HERE}\n\n`))
     return updates

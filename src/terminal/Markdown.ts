@@ -35,8 +35,11 @@ const tableRow = /^\s{0,3}\|.*\|\s*$/
 export interface AnswerOutput {
   /** Rendered lines, each ending with a newline. */
   readonly write: (text: string) => void
-  /** The raw rows not complete yet, drawn under everything; `undefined` erases them. */
-  readonly live: (rows: ReadonlyArray<string> | undefined) => void
+  /**
+   * The raw rows not complete yet, drawn under everything; `undefined` erases them. They are
+   * given as a function, asked again when the terminal is resized: they are cut at its width.
+   */
+  readonly live: (rows: (() => ReadonlyArray<string>) | undefined) => void
   readonly columns: () => number
   readonly rows: () => number
 }
@@ -124,9 +127,8 @@ const showPending = (r: Rendering) => {
     r.liveShown = false
     r.out.write(code)
   }
-  const rows = pendingRows(r)
-  r.liveShown = rows.length > 0
-  r.out.live(rows.length > 0 ? rows : undefined)
+  r.liveShown = r.partial !== "" || r.table !== undefined || (r.fence?.lines.length ?? 0) > 0
+  r.out.live(r.liveShown ? () => pendingRows(r) : undefined)
 }
 
 const schedule = (r: Rendering) => {

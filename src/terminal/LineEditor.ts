@@ -49,6 +49,8 @@ interface Driver {
   resolve: ((line: string | undefined) => void) | undefined
   /** Rows of the last drawing above the cursor, to go back to its first row. */
   rowsAbove: number
+  /** Whether the terminal re-wraps its rows on a resize (most do). */
+  readonly rewraps: boolean
   /** What the last drawing laid out, and at which width: after a resize, its rows are counted again. */
   drawn: { readonly prompt: string; readonly text: string; readonly at: number; readonly columns: number } | undefined
   closed: boolean
@@ -74,7 +76,7 @@ const width = (d: Driver) => (d.stdout.columns > 0 ? d.stdout.columns : 80)
  */
 const rowsAboveNow = (d: Driver): number => {
   const last = d.drawn
-  if (last === undefined || last.columns === width(d)) return d.rowsAbove
+  if (last === undefined || last.columns === width(d) || !d.rewraps) return d.rowsAbove
   return layout(last.prompt, last.text, last.at, width(d)).cursorRow
 }
 
@@ -350,6 +352,8 @@ export const makeLineEditor = (
     readonly sentStyle?: (line: string) => string
     /** Shows the lines typed ahead while a turn runs (`[]`: none any more). */
     readonly typeAhead?: (lines: ReadonlyArray<string>) => void
+    /** Whether the terminal re-wraps its rows on a resize (`rewrapsOnResize`; yes unless told). */
+    readonly rewraps?: boolean
   } = {}
 ): TerminalInput => {
   readline.emitKeypressEvents(stdin)
@@ -370,6 +374,7 @@ export const makeLineEditor = (
     sent: [],
     resolve: undefined,
     rowsAbove: 0,
+    rewraps: options.rewraps !== false,
     drawn: undefined,
     closed: false,
     cancelHandlers: new Set(),

@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
 import { AppConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
-import { escapesFor, type Style, styleFor, themeOf } from "../text/Style"
+import { escapesFor, rewrapsOnResize, type Style, styleFor, themeOf } from "../text/Style"
 import { displayWidth } from "../text/Width"
 import { clipToWidth, wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
@@ -64,6 +64,8 @@ export const makePrinter = (
     readonly columns?: () => number
     /** Takes the known secrets out of what is printed (the terminal's printers use the program's). */
     readonly redact?: (text: string) => string
+    /** Whether the terminal re-wraps its rows on a resize (`rewrapsOnResize`; yes unless told). */
+    readonly rewraps?: boolean
   } = {}
 ): Printer => {
   const redact = options.redact ?? ((text: string) => text)
@@ -76,7 +78,9 @@ export const makePrinter = (
   let drawn: { readonly widths: ReadonlyArray<number>; readonly columns: number } | undefined
   const erase = () => {
     if (drawn === undefined) return
-    const rows = rowsAfterResize(drawn.widths, drawn.columns, columns())
+    const rows = options.rewraps === false
+      ? drawn.widths.length
+      : rowsAfterResize(drawn.widths, drawn.columns, columns())
     out.write(`\r${rows > 1 ? `\u001b[${rows - 1}A` : ""}${ERASE_DOWN}`)
     drawn = undefined
   }
@@ -152,10 +156,12 @@ export const TerminalIOLive = Layer.scoped(
       const tty = process.stdin.isTTY === true
       // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
       const escapes = escapesFor(process.stdout, process.env)
+      const rewraps = rewrapsOnResize(process.env)
       const print = makePrinter(process.stdout, {
         live: escapes,
         columns: () => process.stdout.columns,
-        redact
+        redact,
+        rewraps
       })
       const style = styleFor(process.stdout, process.env, themeOf(config.theme, process.env))
       // the live block (status line, an answer's rows not complete yet) is drawn again at the new width
@@ -166,6 +172,7 @@ export const TerminalIOLive = Layer.scoped(
           : tty
           ? makeLineEditor(process.stdin, process.stdout, {
             sentStyle: style.bold,
+            rewraps,
             typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
           })
           : makePipedInput(process.stdin, process.stderr),

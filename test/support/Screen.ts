@@ -3,8 +3,9 @@
  * carriage return, line feed, cursor moves, erasing; colours and modes ignored) onto rows of
  * one column per character, wrapping at the width as xterm does. `resize` re-wraps the rows as
  * most terminals do today (tmux, VTE, kitty, iTerm2): a line that had wrapped is joined again,
- * every line wrapped at the new width, the cursor kept on the character it was on. The
- * scrollback is kept: `lines` is everything, top to bottom.
+ * every line wrapped at the new width, the cursor kept on the character it was on; or, told
+ * `rewraps: false`, as xterm does: each row cut at the new width. The scrollback is kept:
+ * `lines` is everything, top to bottom.
  */
 export class Screen {
   /** Each row's characters, and whether the row ran on into the next (a soft wrap). */
@@ -13,7 +14,11 @@ export class Screen {
   private y = 0
   private pendingWrap = false
 
-  constructor(private width: number, private readonly height: number) {}
+  constructor(
+    private width: number,
+    private readonly height: number,
+    private readonly options: { readonly rewraps?: boolean } = {}
+  ) {}
 
   /** Plays `output` (what the pseudo-terminal gave, escape sequences included). */
   play(output: string): void {
@@ -26,6 +31,13 @@ export class Screen {
 
   /** The terminal is now `width` columns wide: its lines re-wrapped, as a reflowing terminal does. */
   resize(width: number): void {
+    if (this.options.rewraps === false) {
+      for (const row of this.rows) row.cells.length = Math.min(row.cells.length, width)
+      this.width = width
+      this.x = Math.min(this.x, width - 1)
+      this.pendingWrap = false
+      return
+    }
     const lines: Array<Array<string>> = []
     let cursor = { line: 0, offset: 0 }
     let current: Array<string> = []

@@ -10,10 +10,17 @@ const chunk = (delta: object, finish: string | null = null) =>
 const text = (content: string) => chunk({ content })
 const row = (name: string) => `| ${name} | ${"a long description of the part ".repeat(2)}and more |\n`
 const RAW_ROW = /\|\s*\S.*\|/
+/** A terminal that re-wraps its rows on a resize, whatever runs the tests. */
+const REWRAPS = { XTERM_VERSION: undefined, TMUX: undefined }
 
 /** Where a terminal, resized at `at` (a position in mm's output) to `columns`, leaves everything. */
-const screenOf = (out: string, at: number, columns: { readonly before: number; readonly after: number }) => {
-  const screen = new Screen(columns.before, 30)
+const screenOf = (
+  out: string,
+  at: number,
+  columns: { readonly before: number; readonly after: number },
+  rewraps = true
+) => {
+  const screen = new Screen(columns.before, 30, { rewraps })
   screen.play(out.slice(0, at))
   screen.resize(columns.after)
   screen.play(out.slice(at))
@@ -27,7 +34,8 @@ describe("a terminal resized while mm draws", () => {
   })
   afterAll(() => server.close())
 
-  it("from 100 to 60 columns while a table streams: the table is drawn at 60, no raw row is left", async () => {
+  /** A table streams at 100 columns, the terminal goes to 60 between its rows: what it leaves, top to bottom. */
+  const tableResized = async (env: Record<string, string | undefined>, rewraps: boolean) => {
     let release = () => {}
     const gate = new Promise<void>((resolve) => (release = resolve))
     server.push({
@@ -43,7 +51,7 @@ describe("a terminal resized while mm draws", () => {
         "data: [DONE]\n\n"
       ]
     })
-    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 100, rows: 30 })
+    const mm = new PtyMm(tempProject(configFor(server.url)), env, [], { columns: 100, rows: 30 })
     await mm.waitFor(/> /)
     mm.type("parts?\r")
     // the rows so far, raw in the live block under the answer
@@ -55,17 +63,29 @@ describe("a terminal resized while mm draws", () => {
     await mm.waitForText(/That is all\.[^]*> /, at)
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
-    const lines = screenOf(mm.out, at, { before: 100, after: 60 })
+    return screenOf(mm.out, at, { before: 100, after: 60 }, rewraps)
+  }
+
+  const expectTableAt60 = (lines: ReadonlyArray<string>) => {
     expect(lines.filter((line) => RAW_ROW.test(line))).toEqual([])
     const table = lines.filter((line) => /^[┌│├└]/.test(line))
     expect(table.length).toBeGreaterThan(6)
     for (const line of table) expect(line).toMatch(/^(┌.*┐|│.*│|├.*┤|└.*┘)$/)
     for (const line of table) expect(line.length).toBeLessThan(60)
     expect(lines.filter((line) => line.includes("parts?"))).toHaveLength(1)
+    expect(lines).toContain("Parts:")
+  }
+
+  it("from 100 to 60 columns while a table streams: the table is drawn at 60, no raw row is left", async () => {
+    expectTableAt60(await tableResized(REWRAPS, true))
+  })
+
+  it("the same on a terminal that cuts its rows rather than re-wrapping them (xterm): nothing above is erased", async () => {
+    expectTableAt60(await tableResized({ XTERM_VERSION: "XTerm(390)", TMUX: undefined }, false))
   })
 
   it("from 100 to 60 columns with a long line at the prompt: the line is drawn again at 60, once", async () => {
-    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 100, rows: 30 })
+    const mm = new PtyMm(tempProject(configFor(server.url)), REWRAPS, [], { columns: 100, rows: 30 })
     await mm.waitFor(/> /)
     const typed = `${"word ".repeat(16)}end`
     mm.type(typed)
@@ -85,7 +105,7 @@ describe("a terminal resized while mm draws", () => {
     let release = () => {}
     const gate = new Promise<void>((resolve) => (release = resolve))
     server.push({ kind: "raw", chunks: [gate, text("hello there\n"), chunk({}, "stop"), "data: [DONE]\n\n"] })
-    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 100, rows: 30 })
+    const mm = new PtyMm(tempProject(configFor(server.url)), REWRAPS, [], { columns: 100, rows: 30 })
     await mm.waitFor(/> /)
     mm.type("hi\r")
     await mm.waitForText(/waiting for fake-model · 0 s · Esc to cancel/)

@@ -36,16 +36,26 @@ const blobText = (cwd: string, hash: string | null) =>
 /** The changes file tool calls made, by call id in the order recorded, read back from their blobs. */
 const fileChanges = (changes: ReadonlyArray<ChangeRecord>, cwd: string) =>
   Effect.gen(function*() {
-    const shown = new Map<string, Array<ShownChange>>()
-    for (const record of changes) {
-      const id = record.tool_call_id
-      if (id === undefined || record.kind === "undo" || record.skipped !== undefined || record.after === null) continue
-      const after = yield* blobText(cwd, record.after)
-      const before = yield* blobText(cwd, record.before)
+    const shown = (record: ChangeRecord) =>
+      record.tool_call_id !== undefined && record.kind !== "undo" && record.skipped === undefined &&
+      record.after !== null
+    const records = changes.filter(shown)
+    // each blob read once (a file edited again starts from the last edit's blob), several at a time
+    const hashes = [...new Set(records.flatMap((r) => [r.before, r.after].filter((h): h is string => h !== null)))]
+    const texts = new Map(
+      yield* Effect.forEach(hashes, (hash) => Effect.map(blobText(cwd, hash), (text) => [hash, text] as const), {
+        concurrency: 16
+      })
+    )
+    const byCall = new Map<string, Array<ShownChange>>()
+    for (const record of records) {
+      const after = texts.get(record.after!)
+      const before = record.before === null ? undefined : texts.get(record.before)
       if (after === undefined || (record.before !== null && before === undefined)) continue
-      shown.set(id, [...(shown.get(id) ?? []), { file: path.resolve(cwd, record.path), before, after }])
+      const id = record.tool_call_id!
+      byCall.set(id, [...(byCall.get(id) ?? []), { file: path.resolve(cwd, record.path), before, after }])
     }
-    return shown
+    return byCall
   })
 
 /** The questions asked from an editor, as the blocks it sent, by message index. */

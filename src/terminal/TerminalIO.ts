@@ -47,15 +47,13 @@ export interface Printer {
 export type LiveLines = ReadonlyArray<string> | (() => ReadonlyArray<string>)
 
 /**
- * Rows that lines, drawn one row each on a terminal `before` columns wide, take once it is
- * `after` wide. Most terminals (tmux, VTE, kitty, iTerm2…) re-wrap their rows on a resize: a
- * line wider than the new width now takes several rows, and erasing only as many rows as
- * were drawn would leave the top of the block behind.
+ * Screen rows that lines of these widths take on a terminal `columns` wide. The live block is
+ * drawn one row a line, but most terminals (tmux, VTE, kitty, iTerm2…) re-wrap their rows when
+ * resized: made narrower, a line wider than the new width takes several rows, and erasing
+ * only as many rows as were drawn would leave the top of the block behind.
  */
-export const rowsAfterResize = (widths: ReadonlyArray<number>, before: number, after: number): number =>
-  before === after || after <= 0
-    ? widths.length
-    : widths.reduce((rows, w) => rows + Math.max(1, Math.ceil(w / after)), 0)
+export const rowsAt = (widths: ReadonlyArray<number>, columns: number): number =>
+  widths.reduce((rows, w) => rows + Math.max(1, Math.ceil(w / Math.max(1, columns))), 0)
 
 export const makePrinter = (
   out: NodeJS.WritableStream,
@@ -78,9 +76,8 @@ export const makePrinter = (
   let drawn: { readonly widths: ReadonlyArray<number>; readonly columns: number } | undefined
   const erase = () => {
     if (drawn === undefined) return
-    const rows = options.rewraps === false
-      ? drawn.widths.length
-      : rowsAfterResize(drawn.widths, drawn.columns, columns())
+    // a terminal that cuts its rows (xterm) holds them as they were drawn
+    const rows = rowsAt(drawn.widths, options.rewraps === false ? drawn.columns : columns())
     out.write(`\r${rows > 1 ? `\u001b[${rows - 1}A` : ""}${ERASE_DOWN}`)
     drawn = undefined
   }

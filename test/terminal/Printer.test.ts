@@ -3,7 +3,7 @@ import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 
 import { ERASE_DOWN } from "../../src/terminal/LineDrawing"
-import { makePrinter, rowsAfterResize } from "../../src/terminal/TerminalIO"
+import { makePrinter, rowsAt } from "../../src/terminal/TerminalIO"
 
 /** A printer on a terminal whose width the test sets, and what it wrote since the last look. */
 const printerOn = (rewraps: boolean) => {
@@ -22,9 +22,9 @@ const printerOn = (rewraps: boolean) => {
 
 describe("the live block when the terminal is resized", () => {
   it("counts the rows a re-wrapping terminal now holds: a row wider than the new width takes several", () => {
-    expect(rowsAfterResize([90, 10, 99], 100, 60)).toBe(5)
-    expect(rowsAfterResize([90, 10, 99], 100, 100)).toBe(3)
-    expect(rowsAfterResize([50, 10], 60, 100)).toBe(2)
+    expect(rowsAt([90, 10, 99], 60)).toBe(5)
+    expect(rowsAt([90, 10, 99], 100)).toBe(3)
+    expect(rowsAt([50, 0], 100)).toBe(2)
   })
 
   it("erases the block as the terminal re-wrapped it, then draws it again at the new width from the lines' source", () => {

@@ -47,4 +47,13 @@ describe("the live block when the terminal is resized", () => {
     print.resized()
     expect(taken()).toMatch(new RegExp(`^\\r\\u001b\\[1A${ERASE_DOWN.replace(/[[\\]/g, "\\$&")}y{59}`))
   })
+
+  it("a line of wide characters, two columns each, that the terminal wrapped is erased with its second row", () => {
+    const { print, size, taken } = printerOn(true)
+    size.columns = 60
+    print.live(["編".repeat(50)])
+    taken()
+    print.live(undefined)
+    expect(taken()).toBe(`\r\u001b[1A${ERASE_DOWN}`)
+  })
 })

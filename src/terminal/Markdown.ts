@@ -9,8 +9,8 @@ import type { Printer } from "./TerminalIO"
  * line by line, a fenced block's lines highlighted together (when the block closes, or those
  * come so far at the next redraw), a table once its last row has come (its columns need every
  * row). What is not complete yet — the line being written, the rows of a table so far — is
- * shown raw in the printer's live block, redrawn at most every `LIVE_MS`, and replaced by its
- * rendering. Nothing here reaches a pipe: there the answer is printed as it came.
+ * shown raw in the printer's live block, redrawn at most every `LIVE_MS` (and at once, cut at
+ * the new width, when the terminal is resized), and replaced by its rendering. Nothing here reaches a pipe: there the answer is printed as it came.
  */
 export interface AnswerRenderer {
   readonly write: (text: string) => void

@@ -84,7 +84,9 @@ const turn = Effect.fn("Acp.turn")(function*(
   const dropped = droppedBlocksText(blocks)
   if (dropped !== undefined) yield* send(peer.client, peer.sessionId, [agentText(`${dropped}\n\n`)])
   const status = yield* conversation.status
-  const kept = yield* recordBlocks(blocks, conversation.cwd, status._tag === "Saving")
+  // a prompt of one text block is its question as it stands: nothing more to keep
+  const plain = blocks.length === 1 && blocks[0].type === "text" && blocks[0].text === question
+  const kept = plain ? undefined : yield* recordBlocks(blocks, conversation.cwd, status._tag === "Saving")
   yield* agent.turn(conversation, question, images, kept).pipe(
     Stream.runForEach((event) =>
       Effect.flatMap(

@@ -16,13 +16,31 @@ export const NO_RESULT = "no result was recorded for this call"
  */
 export interface Told {
   readonly userBlocks?: ReadonlyMap<number, ReadonlyArray<acp.SessionUpdate>>
-  readonly fileChanges?: ReadonlyMap<string, ShownChange>
+  /** By call id, in the order recorded: servers that number calls `call_0`… in every answer reuse ids. */
+  readonly fileChanges?: ReadonlyMap<string, ReadonlyArray<ShownChange>>
   readonly usedIds?: Set<string>
   /** The bytes of an image's blob, when it is still there. */
   readonly blob?: (hash: string) => Buffer | undefined
 }
 
 const noneTold: Told = {}
+
+const parsedInput = (raw: string): Record<string, unknown> => {
+  try {
+    const parsed: unknown = JSON.parse(raw)
+    return typeof parsed === "object" && parsed !== null ? parsed as Record<string, unknown> : {}
+  } catch {
+    return {}
+  }
+}
+
+/** Whether a file tool call with `input` could have made `change`: its content written, or its new text in the file. */
+const couldMake = (change: ShownChange, input: Record<string, unknown>): boolean =>
+  typeof input.content === "string"
+    ? change.after === input.content
+    : typeof input.new === "string"
+    ? change.after?.includes(input.new) === true
+    : true
 
 /** A compaction summary, told as the agent's text under a header that says what it is. */
 export const summaryText = (content: string): string => {
@@ -41,6 +59,15 @@ export const replayUpdates = (
   told: Told = noneTold
 ): Array<acp.SessionUpdate> => {
   const updates: Array<acp.SessionUpdate> = []
+  const taken = new Set<ShownChange>()
+  // the first change recorded for this call id that this call could have made, each used once
+  const changeOf = (id: string, rawArguments: string): { change?: ShownChange } => {
+    const input = parsedInput(rawArguments)
+    const found = (told.fileChanges?.get(id) ?? []).find((change) => !taken.has(change) && couldMake(change, input))
+    if (found === undefined) return {}
+    taken.add(found)
+    return { change: found }
+  }
   const usedIds = told.usedIds ?? new Set<string>()
   const uniqueId = (id: string): string => {
     let candidate = id
@@ -94,7 +121,7 @@ export const replayUpdates = (
                 rawArguments: call.function.arguments,
                 output: result === undefined ? NO_RESULT : (result.content ?? ""),
                 failed: result === undefined || result.failed === true,
-                ...(told.fileChanges?.has(call.id) === true ? { change: told.fileChanges.get(call.id)! } : {})
+                ...changeOf(call.id, call.function.arguments)
               },
               cwd
             )

@@ -33,20 +33,29 @@ const blobText = (cwd: string, hash: string | null) =>
       (read) => (Either.isRight(read) ? textOf(read.right) : undefined)
     )
 
-/** The change each file tool call made, by call id, read back from its blobs. */
+/** The changes file tool calls made, by call id in the order recorded, read back from their blobs. */
 const fileChanges = (changes: ReadonlyArray<ChangeRecord>, cwd: string) =>
   Effect.gen(function*() {
-    const shown = new Map<string, ShownChange>()
-    for (const record of changes) {
-      const id = record.tool_call_id
-      if (id === undefined || record.kind === "undo" || record.skipped !== undefined || shown.has(id)) continue
-      if (record.after === null) continue
-      const after = yield* blobText(cwd, record.after)
-      const before = yield* blobText(cwd, record.before)
+    const shown = (record: ChangeRecord) =>
+      record.tool_call_id !== undefined && record.kind !== "undo" && record.skipped === undefined &&
+      record.after !== null
+    const records = changes.filter(shown)
+    // each blob read once (a file edited again starts from the last edit's blob), several at a time
+    const hashes = [...new Set(records.flatMap((r) => [r.before, r.after].filter((h): h is string => h !== null)))]
+    const texts = new Map(
+      yield* Effect.forEach(hashes, (hash) => Effect.map(blobText(cwd, hash), (text) => [hash, text] as const), {
+        concurrency: 16
+      })
+    )
+    const byCall = new Map<string, Array<ShownChange>>()
+    for (const record of records) {
+      const after = texts.get(record.after!)
+      const before = record.before === null ? undefined : texts.get(record.before)
       if (after === undefined || (record.before !== null && before === undefined)) continue
-      shown.set(id, { file: path.resolve(cwd, record.path), before, after })
+      const id = record.tool_call_id!
+      byCall.set(id, [...(byCall.get(id) ?? []), { file: path.resolve(cwd, record.path), before, after }])
     }
-    return shown
+    return byCall
   })
 
 /** The questions asked from an editor, as the blocks it sent, by message index. */
@@ -60,12 +69,20 @@ const userBlocks = (session: Session, cwd: string) =>
     return told
   })
 
-/** One stored conversation's updates, sharing `usedIds` with the others of the same replay. */
-const conversationUpdates = (session: Session, cwd: string, usedIds: Set<string>) =>
+/**
+ * One stored conversation's updates, sharing `usedIds` with the others of the same replay.
+ * `changes`: the change log (an archive has none of its own: the compacted session keeps it).
+ */
+const conversationUpdates = (
+  session: Session,
+  cwd: string,
+  usedIds: Set<string>,
+  changes: ReadonlyArray<ChangeRecord> = session.changes ?? []
+) =>
   Effect.gen(function*() {
     const told: Told = {
       userBlocks: yield* userBlocks(session, cwd),
-      fileChanges: yield* fileChanges(session.changes ?? [], cwd),
+      fileChanges: yield* fileChanges(changes, cwd),
       usedIds,
       blob: (hash) => readBlobSync(cwd, hash)
     }
@@ -83,7 +100,7 @@ const archiveUpdates = (session: Session, cwd: string, usedIds: Set<string>) =>
         updates.push(agentText(`(the turns archived as ${id} cannot be shown: ${loaded.left.message})\n\n`))
         continue
       }
-      updates.push(...(yield* conversationUpdates(loaded.right, cwd, usedIds)))
+      updates.push(...(yield* conversationUpdates(loaded.right, cwd, usedIds, session.changes ?? [])))
     }
     if (updates.length > 0) updates.push(agentText(`\n\n${COMPACTED_HERE}\n\n`))
     return updates

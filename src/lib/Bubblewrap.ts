@@ -20,13 +20,8 @@ export interface Confinement {
   readonly unset: ReadonlyArray<string>
 }
 
-/**
- * The arguments that put `argv` under bwrap: the root read-only, `/dev`, `/proc` and `/tmp` of
- * its own, `dir` (and `writable`) writable, no network unless allowed, and killed with the process
- * that started it. Process ids stay the system's, so that the caller's process-group handling
- * reaches every process inside (bwrap leads the group).
- */
-export const bwrapArgs = (confinement: Confinement, argv: ReadonlyArray<string>): Array<string> => [
+/** What every confined program sees: the system read-only, and its own `/dev`, `/proc` and `/tmp`. */
+const SYSTEM_VIEW = [
   "--ro-bind",
   "/",
   "/",
@@ -35,7 +30,17 @@ export const bwrapArgs = (confinement: Confinement, argv: ReadonlyArray<string>)
   "--proc",
   "/proc",
   "--tmpfs",
-  "/tmp",
+  "/tmp"
+]
+
+/**
+ * The arguments that put `argv` under bwrap: the root read-only, `/dev`, `/proc` and `/tmp` of
+ * its own, `dir` (and `writable`) writable, no network unless allowed, and killed with the process
+ * that started it. Process ids stay the system's, so that the caller's process-group handling
+ * reaches every process inside (bwrap leads the group).
+ */
+export const bwrapArgs = (confinement: Confinement, argv: ReadonlyArray<string>): Array<string> => [
+  ...SYSTEM_VIEW,
   ...confinement.writable.flatMap((p) => ["--bind-try", p, p]),
   "--bind",
   confinement.dir,
@@ -50,15 +55,7 @@ export const bwrapArgs = (confinement: Confinement, argv: ReadonlyArray<string>)
 ]
 
 const probeArgs = [
-  "--ro-bind",
-  "/",
-  "/",
-  "--dev",
-  "/dev",
-  "--proc",
-  "/proc",
-  "--tmpfs",
-  "/tmp",
+  ...SYSTEM_VIEW,
   "--unshare-net",
   "--die-with-parent",
   "true"

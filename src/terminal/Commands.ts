@@ -93,9 +93,9 @@ const searchCommand = (ctx: CommandContext, arg: string) =>
 
 const sessions: SlashCommand = {
   name: "/sessions",
-  usage: "/sessions [word|all|search PATTERN]",
+  usage: "/sessions [word|all]",
   help:
-    "list this project's conversations, newest first (a word filters by title); search finds PATTERN in what was said and what the tools printed",
+    "list this project's conversations, newest first (a word filters by title; search PATTERN finds it in what was said and what the tools printed)",
   run: (ctx, arg) =>
     Effect.gen(function*() {
       if (arg === "search" || arg.startsWith("search ")) return yield* searchCommand(ctx, arg.slice(6).trim())

@@ -49,6 +49,10 @@ interface Driver {
   resolve: ((line: string | undefined) => void) | undefined
   /** Rows of the last drawing above the cursor, to go back to its first row. */
   rowsAbove: number
+  /** Whether the terminal re-wraps its rows on a resize (most do). */
+  readonly rewraps: boolean
+  /** What the last drawing laid out, and at which width: after a resize, its rows are counted again. */
+  drawn: { readonly prompt: string; readonly text: string; readonly at: number; readonly columns: number } | undefined
   closed: boolean
   readonly cancelHandlers: Set<() => void>
   keyWaiter: KeyWaiter | undefined
@@ -66,11 +70,28 @@ interface Driver {
 
 const width = (d: Driver) => (d.stdout.columns > 0 ? d.stdout.columns : 80)
 
+/**
+ * Rows above the cursor in the last drawing, as the terminal holds them now. Resized, most
+ * terminals re-wrap their rows: the line now takes the rows it would take drawn at the new width.
+ */
+const rowsAboveNow = (d: Driver): number => {
+  const last = d.drawn
+  if (last === undefined || last.columns === width(d) || !d.rewraps) return d.rowsAbove
+  return layout(last.prompt, last.text, last.at, width(d)).cursorRow
+}
+
+/** Nothing drawn to go back to: the cursor is on a fresh line. */
+const forgetDrawing = (d: Driver) => {
+  d.rowsAbove = 0
+  d.drawn = undefined
+}
+
 /** Draws `prompt` and `text` over the last drawing, the cursor at `at`. */
 const paint = (d: Driver, prompt: string, text: string, at: number, style?: (line: string) => string) => {
   const laidOut = layout(prompt, text, at, width(d), style)
-  d.stdout.write(redrawing(d.rowsAbove, laidOut))
+  d.stdout.write(redrawing(rowsAboveNow(d), laidOut))
   d.rowsAbove = laidOut.cursorRow
+  d.drawn = { prompt, text, at, columns: width(d) }
 }
 
 const draw = (d: Driver) => {
@@ -81,8 +102,8 @@ const draw = (d: Driver) => {
 
 /** Below what is drawn, the cursor on a fresh line: the prompt is left as the transcript shows it. */
 const leaveDrawing = (d: Driver, prompt: string, text: string) => {
-  d.stdout.write(leaving(d.rowsAbove, layout(prompt, text, text.length, width(d))))
-  d.rowsAbove = 0
+  d.stdout.write(leaving(rowsAboveNow(d), layout(prompt, text, text.length, width(d))))
+  forgetDrawing(d)
 }
 
 const say = (d: Driver, said: string) => {
@@ -156,7 +177,7 @@ const perform = (d: Driver, effect: LineEffect) => {
       return showMenu(d)
     case "ClearScreen":
       d.stdout.write("\u001b[2J\u001b[H")
-      d.rowsAbove = 0
+      forgetDrawing(d)
       return
     case "NextMode":
       return d.nextMode === undefined ? undefined : say(d, d.nextMode())
@@ -252,7 +273,7 @@ const question = (d: Driver, prompt: string, draft?: string): Promise<string | u
     const offered = draft ?? d.offered
     d.offered = undefined
     if (offered !== undefined && d.state.text === "") d.state = { ...d.state, text: offered, cursor: offered.length }
-    d.rowsAbove = 0
+    forgetDrawing(d)
     draw(d)
   })
 }
@@ -331,6 +352,8 @@ export const makeLineEditor = (
     readonly sentStyle?: (line: string) => string
     /** Shows the lines typed ahead while a turn runs (`[]`: none any more). */
     readonly typeAhead?: (lines: ReadonlyArray<string>) => void
+    /** Whether the terminal re-wraps its rows on a resize (`rewrapsOnResize`; yes unless told). */
+    readonly rewraps?: boolean
   } = {}
 ): TerminalInput => {
   readline.emitKeypressEvents(stdin)
@@ -351,6 +374,8 @@ export const makeLineEditor = (
     sent: [],
     resolve: undefined,
     rowsAbove: 0,
+    rewraps: options.rewraps !== false,
+    drawn: undefined,
     closed: false,
     cancelHandlers: new Set(),
     keyWaiter: undefined,
@@ -364,8 +389,11 @@ export const makeLineEditor = (
     if (d.closed) return
     run(d, leave(d.state, d.history.entries()))
   }
+  // the line being edited drawn again at the terminal's new width
+  const onResize = () => draw(d)
   stdin.on("keypress", keypress)
   stdin.on("end", onEnd)
+  stdout.on("resize", onResize)
 
   return {
     interactive: true,
@@ -390,6 +418,7 @@ export const makeLineEditor = (
       d.closed = true
       stdin.off("keypress", keypress)
       stdin.off("end", onEnd)
+      stdout.off("resize", onResize)
       stdout.write(BRACKETED_PASTE_OFF)
       if (stdin.isTTY) stdin.setRawMode(false)
       stdin.pause()

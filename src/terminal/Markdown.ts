@@ -9,8 +9,8 @@ import type { Printer } from "./TerminalIO"
  * line by line, a fenced block's lines highlighted together (when the block closes, or those
  * come so far at the next redraw), a table once its last row has come (its columns need every
  * row). What is not complete yet — the line being written, the rows of a table so far — is
- * shown raw in the printer's live block, redrawn at most every `LIVE_MS`, and replaced by its
- * rendering. Nothing here reaches a pipe: there the answer is printed as it came.
+ * shown raw in the printer's live block, redrawn at most every `LIVE_MS` (and at once, cut at
+ * the new width, when the terminal is resized), and replaced by its rendering. Nothing here reaches a pipe: there the answer is printed as it came.
  */
 export interface AnswerRenderer {
   readonly write: (text: string) => void
@@ -35,8 +35,11 @@ const tableRow = /^\s{0,3}\|.*\|\s*$/
 export interface AnswerOutput {
   /** Rendered lines, each ending with a newline. */
   readonly write: (text: string) => void
-  /** The raw rows not complete yet, drawn under everything; `undefined` erases them. */
-  readonly live: (rows: ReadonlyArray<string> | undefined) => void
+  /**
+   * The raw rows not complete yet, drawn under everything; `undefined` erases them. They are
+   * given as a function, asked again when the terminal is resized: they are cut at its width.
+   */
+  readonly live: (rows: (() => ReadonlyArray<string>) | undefined) => void
   readonly columns: () => number
   readonly rows: () => number
 }
@@ -124,9 +127,8 @@ const showPending = (r: Rendering) => {
     r.liveShown = false
     r.out.write(code)
   }
-  const rows = pendingRows(r)
-  r.liveShown = rows.length > 0
-  r.out.live(rows.length > 0 ? rows : undefined)
+  r.liveShown = r.partial !== "" || r.table !== undefined || (r.fence?.lines.length ?? 0) > 0
+  r.out.live(r.liveShown ? () => pendingRows(r) : undefined)
 }
 
 const schedule = (r: Rendering) => {

@@ -4,6 +4,7 @@ import { markedTerminal } from "marked-terminal"
 import stringWidth from "string-width"
 import wrapAnsi from "wrap-ansi"
 
+import { cutWord } from "../text/Wrap"
 import { fitColumns } from "./TableFit"
 
 /**
@@ -144,6 +145,22 @@ export const widthOf = (text: string): number => {
   return narrowOnly.test(plain) ? plain.length : stringWidth(plain)
 }
 
+/**
+ * `text` with each path wider than `room` cut into pieces that fit, after a `/` where one is
+ * (Wrap.ts's rule for mm's own lines), a space between them: wrap-ansi then breaks the path
+ * there rather than at the row's last column. Each piece is as wide as a row allows, so two
+ * never share a row and the space falls at a row's end, where it is trimmed.
+ */
+const breakPaths = (text: string, room: number): string =>
+  text.includes("/")
+    ? text.split(" ").map((word) => (word.includes("/") && widthOf(word) > room ? cutWord(word, room).join(" ") : word))
+      .join(" ")
+    : text
+
+/** `text` wrapped at word boundaries to `room` columns, colours carried over each break; a path breaks after a `/`. */
+const wrapRows = (text: string, room: number): string =>
+  wrapAnsi(breakPaths(text, room), room, { hard: true, trim: true })
+
 export const makeMarkdownEngine = (columns: () => number, theme: "dark" | "light" = "dark"): MarkdownEngine => {
   light = theme === "light"
   const marked = new Marked(
@@ -162,7 +179,7 @@ export const makeMarkdownEngine = (columns: () => number, theme: "dark" | "light
   const wrap = (text: string, lead = "", rest = " ".repeat(widthOf(lead))): string => {
     const room = width() - widthOf(lead)
     if (widthOf(text) <= room) return lead + text
-    const rows = wrapAnsi(text, Math.max(10, room), { hard: true, trim: true }).split("\n")
+    const rows = wrapRows(text, Math.max(10, room)).split("\n")
     return rows.map((row, i) => (i === 0 ? lead : rest) + row).join("\n")
   }
 
@@ -231,7 +248,7 @@ const drawTable = (
   const border = (left: string, middle: string, right: string) =>
     dim(left + widths.map((w) => "─".repeat(w)).join(middle) + right)
   const fit = (text: string, room: number): Array<string> =>
-    widthOf(text) <= room ? [text] : wrapAnsi(text, Math.max(1, room), { hard: true, trim: true }).split("\n")
+    widthOf(text) <= room ? [text] : wrapRows(text, Math.max(1, room)).split("\n")
   const pad = (text: string, room: number, how: "left" | "right" | "center" | null) => {
     const space = Math.max(0, room - widthOf(text))
     if (how === "right") return " ".repeat(space) + text

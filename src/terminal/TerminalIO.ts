@@ -5,7 +5,8 @@ import * as Layer from "effect/Layer"
 import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
 import { AppConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
-import { escapesFor, type Style, styleFor, themeOf } from "../text/Style"
+import { escapesFor, rewrapsOnResize, type Style, styleFor, themeOf } from "../text/Style"
+import { displayWidth } from "../text/Width"
 import { clipToWidth, wrapText } from "../text/Wrap"
 import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
@@ -27,9 +28,12 @@ export interface Printer {
   /**
    * A block of lines under everything printed (a status line, live tool output), redrawn in
    * place; `undefined` erases it. Any other output erases it first. Drawn only on a terminal,
-   * and only while nobody holds the screen.
+   * and only while nobody holds the screen. Given as a function, the lines are asked for again
+   * when the terminal is resized (they depend on its width).
    */
-  readonly live: (lines: ReadonlyArray<string> | undefined) => void
+  readonly live: (lines: LiveLines | undefined) => void
+  /** The terminal was resized: the live block is erased as the terminal now holds it, and drawn again at the new width. */
+  readonly resized: () => void
   /** Keeps the live block away while a prompt waits on the screen; the returned function gives it back. */
   readonly hold: () => () => void
   /**
@@ -39,6 +43,18 @@ export interface Printer {
   readonly queued: (lines: ReadonlyArray<string>) => void
 }
 
+/** The live block's lines, or what gives them at the terminal's width of the moment. */
+export type LiveLines = ReadonlyArray<string> | (() => ReadonlyArray<string>)
+
+/**
+ * Screen rows that lines of these widths take on a terminal `columns` wide. The live block is
+ * drawn one row a line, but most terminals (tmux, VTE, kitty, iTerm2…) re-wrap their rows when
+ * resized: made narrower, a line wider than the new width takes several rows, and erasing
+ * only as many rows as were drawn would leave the top of the block behind.
+ */
+export const rowsAt = (widths: ReadonlyArray<number>, columns: number): number =>
+  widths.reduce((rows, w) => rows + Math.max(1, Math.ceil(w / Math.max(1, columns))), 0)
+
 export const makePrinter = (
   out: NodeJS.WritableStream,
   options: {
@@ -46,27 +62,35 @@ export const makePrinter = (
     readonly columns?: () => number
     /** Takes the known secrets out of what is printed (the terminal's printers use the program's). */
     readonly redact?: (text: string) => string
+    /** Whether the terminal re-wraps its rows on a resize (`rewrapsOnResize`; yes unless told). */
+    readonly rewraps?: boolean
   } = {}
 ): Printer => {
   const redact = options.redact ?? ((text: string) => text)
+  const columns = () => (options.columns?.() ?? 80) || 80
   let atLineStart = true
-  let liveRows = 0
   let holds = 0
-  let liveLines: ReadonlyArray<string> = []
+  let liveLines: LiveLines = []
   let queuedLines: ReadonlyArray<string> = []
+  /** The live block on the screen: each row's width, and the terminal's width then. */
+  let drawn: { readonly widths: ReadonlyArray<number>; readonly columns: number } | undefined
   const erase = () => {
-    if (liveRows === 0) return
-    out.write(`\r${liveRows > 1 ? `\u001b[${liveRows - 1}A` : ""}${ERASE_DOWN}`)
-    liveRows = 0
+    if (drawn === undefined) return
+    // a terminal that cuts its rows (xterm) holds them as they were drawn
+    const rows = rowsAt(drawn.widths, options.rewraps === false ? drawn.columns : columns())
+    out.write(`\r${rows > 1 ? `\u001b[${rows - 1}A` : ""}${ERASE_DOWN}`)
+    drawn = undefined
   }
   const drawLive = () => {
     erase()
-    const lines = queuedLines.length === 0 ? liveLines : [...liveLines, ...queuedLines]
+    const live = typeof liveLines === "function" ? liveLines() : liveLines
+    const lines = queuedLines.length === 0 ? live : [...live, ...queuedLines]
     if (lines.length === 0 || holds > 0 || !atLineStart) return
     // one screen row each: a wrapped line would leave rows behind when erased
-    const width = Math.max((options.columns?.() ?? 80) || 80, 20) - 1
-    out.write(redact(lines.map((line) => clipToWidth(line, width)).join("\n")))
-    liveRows = lines.length
+    const width = Math.max(columns(), 20) - 1
+    const clipped = lines.map((line) => clipToWidth(line, width))
+    out.write(redact(clipped.join("\n")))
+    drawn = { widths: clipped.map(displayWidth), columns: columns() }
   }
   const write = (text: string) => {
     if (text === "") return
@@ -80,7 +104,7 @@ export const makePrinter = (
     erase()
     if (!atLineStart) write("\n")
   }
-  const live = (lines: ReadonlyArray<string> | undefined) => {
+  const live = (lines: LiveLines | undefined) => {
     if (options.live !== true) return
     liveLines = lines ?? []
     drawLive()
@@ -104,7 +128,10 @@ export const makePrinter = (
     const columns = options.columns?.() ?? 0
     return options.live === true && columns > 0 ? wrapText(text, Math.max(columns, 20) - 1) : text
   }
-  return { write, endLine, line: (text) => (endLine(), write(`${fitted(text)}\n`)), live, hold, queued }
+  const resized = () => {
+    if (options.live === true) drawLive()
+  }
+  return { write, endLine, line: (text) => (endLine(), write(`${fitted(text)}\n`)), live, hold, queued, resized }
 }
 
 export class TerminalIO extends Context.Tag("mm/TerminalIO")<
@@ -126,18 +153,23 @@ export const TerminalIOLive = Layer.scoped(
       const tty = process.stdin.isTTY === true
       // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
       const escapes = escapesFor(process.stdout, process.env)
+      const rewraps = rewrapsOnResize(process.env)
       const print = makePrinter(process.stdout, {
         live: escapes,
         columns: () => process.stdout.columns,
-        redact
+        redact,
+        rewraps
       })
       const style = styleFor(process.stdout, process.env, themeOf(config.theme, process.env))
+      // the live block (status line, an answer's rows not complete yet) is drawn again at the new width
+      process.stdout.on("resize", print.resized)
       return {
         input: tty && !escapes
           ? makePipedInput(process.stdin, process.stdout, { interactive: true })
           : tty
           ? makeLineEditor(process.stdin, process.stdout, {
             sentStyle: style.bold,
+            rewraps,
             typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
           })
           : makePipedInput(process.stdin, process.stderr),
@@ -147,7 +179,11 @@ export const TerminalIOLive = Layer.scoped(
         style
       }
     }),
-    (io) => Effect.sync(() => io.input.close())
+    (io) =>
+      Effect.sync(() => {
+        process.stdout.off("resize", io.print.resized)
+        io.input.close()
+      })
   )
 )
 

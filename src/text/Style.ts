@@ -64,3 +64,12 @@ export const styleFor = (
 /** Colour codes and terminal hyperlinks taken out: what a layout without colour draws. */
 export const withoutColour = (text: string): string =>
   text.includes("\u001b") ? text.replace(/\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\)/g, "") : text
+
+/**
+ * Whether the terminal re-wraps its rows when resized, as most do (tmux, VTE, kitty, iTerm2,
+ * Windows Terminal): a row wider than the new width then takes several. xterm and rxvt cut it
+ * instead; xterm says so by setting XTERM_VERSION (kept inside tmux, which re-wraps whatever
+ * runs it).
+ */
+export const rewrapsOnResize = (env: NodeJS.ProcessEnv): boolean =>
+  env.TMUX !== undefined || (env.XTERM_VERSION === undefined && !/^rxvt/.test(env.TERM ?? ""))

@@ -27,12 +27,24 @@ const hangOf = (line: string, width: number): number => {
   return lead <= width / 2 ? lead : 0
 }
 
-/** `word` cut into pieces of at most `room` columns: after a `/` where one is, else by characters. */
-const cutWord = (word: string, room: number): Array<string> => {
+/** Colour codes and hyperlinks: each one unit, no room on the screen. */
+const ESCAPE = /(\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\))/
+
+/** What a word is cut between: grapheme clusters, and escape sequences kept whole. */
+const unitsOf = (text: string): Array<string> =>
+  text.includes("\u001b")
+    ? text.split(ESCAPE).flatMap((part, i) => (i % 2 === 1 ? [part] : graphemesOf(part)))
+    : graphemesOf(text)
+
+/**
+ * `word` cut into pieces of at most `room` columns: after a `/` where one is, else by
+ * characters. Colour codes stay whole and take no room.
+ */
+export const cutWord = (word: string, room: number): Array<string> => {
   const pieces: Array<string> = []
   let rest = word
   while (displayWidth(rest) > room) {
-    const units = graphemesOf(rest)
+    const units = unitsOf(rest)
     let used = 0
     let end = 0
     let lastSlash = -1

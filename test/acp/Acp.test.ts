@@ -122,6 +122,37 @@ describe("replayUpdates", () => {
     }])
   })
 
+  it("a call id reused by a later turn gets the change that call made, not the first one", () => {
+    const twice: Array<Message> = [
+      { role: "user", content: "first" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [call("call_0", "write_file", { path: "a.txt", content: "one\n" })]
+      },
+      { role: "tool", tool_call_id: "call_0", content: "created a.txt" },
+      { role: "user", content: "second" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [call("call_0", "write_file", { path: "a.txt", content: "two\n" })]
+      },
+      { role: "tool", tool_call_id: "call_0", content: "overwrote a.txt" }
+    ]
+    const file = `${cwd}/a.txt`
+    const fileChanges = new Map([["call_0", [
+      { file, before: undefined, after: "one\n" },
+      { file, before: "one\n", after: "two\n" }
+    ]]])
+    const calls = replayUpdates(twice, cwd, { fileChanges }).filter((u) => u.sessionUpdate === "tool_call") as Array<
+      any
+    >
+    expect(calls.map((c) => c.content[0])).toEqual([
+      { type: "diff", path: file, newText: "one\n" },
+      { type: "diff", path: file, oldText: "one\n", newText: "two\n" }
+    ])
+  })
+
   it("tells a compaction summary as an agent message under a clear header", () => {
     const summarised = replayUpdates(
       [

@@ -45,13 +45,17 @@ describe("selection mentions", () => {
 
   it("says in the thread which blocks the model did not get", () => {
     expect(droppedBlocksText([{ type: "text", text: "hi" }])).toBeUndefined()
-    expect(droppedBlocksText([{ type: "image", data: "", mimeType: "image/png" }])).toMatch(/^\(image not sent/)
+    // a PNG is sent (or said not to be, by the turn, when the model cannot see)
+    expect(droppedBlocksText([{ type: "image", data: "", mimeType: "image/png" }])).toBeUndefined()
+    expect(droppedBlocksText([{ type: "image", data: "", mimeType: "image/tiff" }])).toMatch(
+      /^\(image \(image\/tiff\) not sent/
+    )
     expect(
       droppedBlocksText([{ type: "audio", data: "", mimeType: "audio/wav" }, {
         type: "image",
         data: "",
-        mimeType: "image/png"
+        mimeType: "image/bmp"
       }])
-    ).toMatch(/^\(audio and image not sent/)
+    ).toMatch(/^\(audio and image \(image\/bmp\) not sent/)
   })
 })

@@ -217,6 +217,11 @@ describe("compaction", () => {
       expect(session.messages[1].summary).toBe(true)
       expect(session.messages.at(-1)).toEqual({ role: "assistant", content: "answer 3" })
       expect(session.errors).toEqual([])
+      // the question being answered (already saved in progress) is neither summarised nor doubled
+      const summarised = server.completions()[before + 1].body.messages.map((m: { content: string }) => m.content)
+      expect(summarised.join("\n")).not.toContain("question 3")
+      expect(session.messages.filter((m) => m.content === "question 3")).toHaveLength(1)
+      expect(session.inProgress).toBeUndefined()
       // the retried request carried the summary, not the first turn
       const retried = server.completions().at(-1)?.body
       expect(retried.messages.map((m: { content: string }) => m.content)).not.toContain("question 1")

@@ -641,7 +641,7 @@ describe("FileSessionStore on disk", () => {
         expect(ids(yield* store.list(dir))).toEqual([ID_A])
         expect(reads()).toBe(0)
         const index = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
-        expect(index.files.find((entry: Array<unknown>) => entry[0] === `${ID_B}.json`).at(-1)).toBe(ID_A)
+        expect(index.files.find((entry: Array<unknown>) => entry[0] === `${ID_B}.json`)[11]).toBe(ID_A)
         const next = setup()
         const nextReads = next.readsSince()
         expect(ids(yield* FileSessionStore.make({ fs: next.fs }).list(dir))).toEqual([ID_A])

@@ -37,12 +37,13 @@ export type Step =
   /**
    * Send exactly these chunks (SSE text written as is), one write each, then end as told:
    * `end` (default) ends the response, `destroy` cuts the socket, `hang` says nothing more.
+   * A promise among the chunks holds the ones after it until it settles (the test says when).
    */
   | {
     readonly kind: "raw"
     readonly status?: number
     readonly headers?: Readonly<Record<string, string>>
-    readonly chunks: ReadonlyArray<string>
+    readonly chunks: ReadonlyArray<string | Promise<unknown>>
     readonly chunkDelayMs?: number
     readonly end?: "end" | "destroy" | "hang"
   }
@@ -191,6 +192,10 @@ export const startFakeModelServer = async (
     if (step.kind === "raw") {
       res.writeHead(step.status ?? 200, { "content-type": "text/event-stream", ...step.headers })
       for (const chunk of step.chunks) {
+        if (typeof chunk !== "string") {
+          await chunk
+          continue
+        }
         if (step.chunkDelayMs !== undefined) await sleep(step.chunkDelayMs)
         if (res.destroyed || res.writableEnded) return
         res.write(chunk)

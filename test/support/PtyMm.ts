@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 
 import { MM_BIN, stripAnsi } from "./MmProcess"
@@ -47,6 +47,18 @@ export class PtyMm {
       queue.push(...childrenOf(pid))
     }
     return undefined
+  }
+  /**
+   * The terminal resized to `columns` × `rows`, as when its window is: the pseudo-terminal's
+   * size is set (`stty` on it), and the kernel sends mm SIGWINCH. Returns where `out` stood.
+   */
+  resize(columns: number, rows: number): number {
+    const pid = this.mmPid()
+    if (pid === undefined) throw new Error("mm's process not found")
+    const tty = fs.readlinkSync(`/proc/${pid}/fd/1`)
+    const mark = this.out.length
+    execFileSync("stty", ["-F", tty, "cols", String(columns), "rows", String(rows)])
+    return mark
   }
   type(text: string) {
     this.child.stdin!.write(text)

@@ -28,7 +28,7 @@ const recorder = (columns = 80) => {
   const live: Array<ReadonlyArray<string> | undefined> = []
   const out: AnswerOutput = {
     write: (text) => written.push(text),
-    live: (rows) => live.push(rows),
+    live: (rows) => live.push(rows?.()),
     columns: () => columns,
     rows: () => 24
   }

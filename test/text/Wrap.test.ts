@@ -2,7 +2,7 @@ import stringWidth from "string-width"
 import { describe, expect, it } from "vitest"
 
 import { helpText } from "../../src/terminal/Commands"
-import { wrapText } from "../../src/text/Wrap"
+import { cutWord, wrapText } from "../../src/text/Wrap"
 
 const words = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "").split(/\s+/).filter((w) => w !== "")
 
@@ -28,5 +28,11 @@ describe("wrapping at word boundaries", () => {
     expect(rows.map((row) => stringWidth(row)).every((w) => w <= 40)).toBe(true)
     expect(words(rows.join(" "))).toEqual(words(red))
     expect(wrapText("short line", 40)).toBe("short line")
+  })
+
+  it("a coloured path is cut after a /, its colour codes whole and taking no room", () => {
+    const path = "\u001b[33msrc/components/dashboard/widgets/charts/renderers/LineChart.tsx\u001b[39m"
+    const pieces = cutWord(path, 40)
+    expect(pieces).toEqual(["\u001b[33msrc/components/dashboard/widgets/charts/", "renderers/LineChart.tsx\u001b[39m"])
   })
 })

@@ -276,7 +276,11 @@ describe("mm acp: a session survives the agent", () => {
     await reloaded.initialize()
     await reloaded.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project.dir, mcpServers: [] })
     const replayed = updatesOf(reloaded, sessionId).map((n) => n.update) as Array<any>
+    // the turns the compaction replaced come first, from the archive, then where it compacted
     expect(replayed.map((u) => u.sessionUpdate)).toEqual([
+      "user_message_chunk",
+      "agent_message_chunk",
+      "agent_message_chunk",
       "agent_message_chunk",
       "user_message_chunk",
       "agent_message_chunk",
@@ -284,9 +288,10 @@ describe("mm acp: a session survives the agent", () => {
       "session_info_update",
       "available_commands_update"
     ])
-    expect(replayed[0].content.text).toMatch(/^\*\*Summary of earlier conversation\*\*/)
-    expect(replayed[0].content.text).toContain("The user asked a first question")
-    expect(replayed[1].content.text).toBe("second question")
+    expect(replayed[2].content.text).toContain("compacted here")
+    expect(replayed[3].content.text).toMatch(/^\*\*Summary of earlier conversation\*\*/)
+    expect(replayed[3].content.text).toContain("The user asked a first question")
+    expect(replayed[4].content.text).toBe("second question")
     expect(JSON.stringify(replayed)).not.toContain("no summaries today")
     expect(reloaded.invalid()).toEqual([])
   })

@@ -103,9 +103,9 @@ describe("mm acp: a reload shows what the thread showed", () => {
     expect(asked).toContain("@a.txt:2-3")
     expect(asked).toContain("<context ref=\"a.txt:2-3\">\nTWO\nthree\n</context>")
     expect(third.body.model).toBe("m2")
-    // the image was not sent, and the thread said so
-    expect(textOf(live.map((update) => ({ sessionId: "", update })), "agent_message_chunk")).toContain(
-      "image not sent to the model"
+    // the image was not sent (this model cannot see), and the thread said so
+    expect(textOf(live.map((update) => ({ sessionId: "", update })), "agent_message_chunk")).toMatch(
+      /: not sent — fake-model cannot see images/
     )
 
     const liveByCall = liveCalls(live)

@@ -71,7 +71,8 @@ describe("compaction keeps the turns it replaces", () => {
       const main = sessions.find((s) => s.archiveOf === undefined)
       const archives = sessions.filter((s) => s.archiveOf === main.id)
       expect(archives).toHaveLength(2)
-      expect(main.archives).toEqual(archives.map((a) => a.id).sort())
+      // ids made in the same second do not sort by time: the order is checked by content below
+      expect([...main.archives].sort()).toEqual(archives.map((a) => a.id).sort())
       // the model still sees only the summary; the archives hold the turns, in the same shape
       expect(main.messages.some((m: any) => m.content === "q1")).toBe(false)
       const first = readSession(project, `${main.archives[0]}.json`)
@@ -113,4 +114,37 @@ describe("compaction keeps the turns it replaces", () => {
     },
     60_000
   )
+})
+
+describe("a fork shares its original's archives", () => {
+  it("rm of either side keeps the archive while the other still lists it", async () => {
+    const server = await startFakeModelServer()
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
+    )
+    const env = { AGENT_CONFIG: path.join(project, "agent.yaml") }
+    server.push({ text: "a1" }, { text: "a2" }, { text: "summary one" })
+    await runMm(project, ["q1", "q2", "/compact"])
+    const forked = await runMm(project, ["/resume", "/fork"])
+    expect(forked.code).toBe(0)
+    const sessions = sessionFiles(project).map((f) => readSession(project, f))
+    const archive = sessions.find((s) => s.archiveOf !== undefined)
+    const original = sessions.find((s) => s.archiveOf === undefined && s.forkedFrom === undefined)
+    const fork = sessions.find((s) => s.forkedFrom !== undefined)
+    expect(fork.archives).toEqual([archive.id])
+    expect(original.archives).toEqual([archive.id])
+
+    const removed = await runCli(project, ["sessions", "rm", original.id, "--yes"], env)
+    expect(removed.code).toBe(0)
+    expect(removed.stdout).not.toContain(archive.id)
+    expect(sessionFiles(project)).toContain(`${archive.id}.json`)
+    // the fork still shows the archived turns
+    const show = await runCli(project, ["sessions", "show", fork.id], env)
+    expect(show.stdout).toContain("> q1")
+
+    const last = await runCli(project, ["sessions", "rm", fork.id, "--yes"], env)
+    expect(last.stdout).toContain(`deleted ${archive.id} (an archive of ${fork.id})`)
+    expect(sessionFiles(project)).toEqual([])
+    await server.close()
+  }, 60_000)
 })

@@ -120,6 +120,9 @@ describe("remembered approvals", () => {
     await mm.waitForText(/wrote[\s\S]*> /, mark)
     mark = mm.out.length
     mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: auto — edits inside the project and sandboxed commands go ahead/, mark)
+    mark = mm.out.length
+    mm.type("\u001b[Z")
     await mm.waitForText(/permission mode: allow — nothing is asked/, mark)
     mark = mm.out.length
     mm.type("\u001b[Z")

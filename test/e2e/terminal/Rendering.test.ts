@@ -62,6 +62,24 @@ describe("colour and layout are separate switches", () => {
     expect(rows.join(" ")).toContain("Esc or Ctrl-C cancels a running answer (docs/reference/keys.md).")
   })
 
+  it("a long path in an answer's paragraph breaks after a `/` at 60 columns, not at the row's last column", async () => {
+    const file = "src/components/dashboard/widgets/charts/timeseries/renderers/LineChartRendererFactory1.tsx"
+    expect(file).toHaveLength(90)
+    const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 60, rows: 24 })
+    await mm.waitFor(/> /)
+    server.push({ text: `The chart is drawn by ${file} when it loads.\n` })
+    mm.type("where?\r")
+    const mark = mm.out.length
+    const shown = await mm.waitForText(/it loads\./, mark)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    const rows = shown.replace(/\r/g, "").split("\n")
+    expect(rows).toContain("src/components/dashboard/widgets/charts/timeseries/")
+    const at = rows.indexOf("src/components/dashboard/widgets/charts/timeseries/")
+    expect(rows[at - 1]).toMatch(/The chart is drawn by$/)
+    expect(rows[at + 1]).toBe("renderers/LineChartRendererFactory1.tsx when it loads.")
+  })
+
   it("Esc mid-table draws the rows that came and a line saying the table was cut, no half row", async () => {
     const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], { columns: 80, rows: 24 })
     await mm.waitFor(/> /)

@@ -17,12 +17,36 @@ const shortHash = (text: string): string => {
 }
 
 /**
+ * The kind of run, as far as compiled code goes: each compiles functions the others never call
+ * (a turn's in print mode, the banner's on the terminal), and V8's cache holds only what the
+ * run that wrote it had compiled. So each kind has a cache of its own: a run reads only the
+ * code it will use, and never the (larger) union of every kind's.
+ */
+export const runKind = (argv: ReadonlyArray<string>): string => {
+  const args = argv.slice(2)
+  const end = args.indexOf("--")
+  const options = end === -1 ? args : args.slice(0, end)
+  if (options.some((arg) => arg === "--print" || /^-[a-z]*p[a-z]*$/.test(arg))) return "print"
+  if (args[0] === "acp") return "acp"
+  if (args[0] !== undefined && ["sessions", "init", "checkpoints"].includes(args[0])) return "command"
+  return "terminal"
+}
+
+interface CacheFile {
+  readonly file: string
+  /** Every cache file of this checkout starts so. */
+  readonly checkout: string
+  /** Every cache file of this checkout, build and Node version starts so (one per kind of run). */
+  readonly build: string
+}
+
+/**
  * Where V8's compiled code for this build of mm is kept between runs: under the user's
  * cache directory, one file per checkout (the bundle's path), build (its content hash, size
- * and modification time, so a bundle rebuilt or changed in place never meets old code) and
- * Node version. Two checkouts of different code never share, nor evict, each other's file.
+ * and modification time, so a bundle rebuilt or changed in place never meets old code), Node
+ * version and kind of run. Two checkouts of different code never share, nor evict, each other's file.
  */
-const cacheFile = (file: string): { readonly file: string; readonly prefix: string } | undefined => {
+const cacheFile = (file: string, kind: string): CacheFile | undefined => {
   if (process.env.MM_NO_CODE_CACHE !== undefined || typeof MM_CORE_HASH !== "string") return undefined
   let stamp: string
   try {
@@ -31,63 +55,33 @@ const cacheFile = (file: string): { readonly file: string; readonly prefix: stri
   } catch {
     return undefined
   }
-  const prefix = `core-${shortHash(file)}-`
-  return { file: path.join(userCacheDir(), `${prefix}${stamp}-${process.version}-${process.arch}.v8`), prefix }
+  const checkout = `core-${shortHash(file)}-`
+  const build = `${checkout}${stamp}-${process.version}-${process.arch}`
+  return { file: path.join(userCacheDir(), `${build}-${kind}.v8`), checkout, build }
 }
 
-/**
- * The kind of run, as far as compiled code goes: each compiles functions the others never call
- * (a turn's in print mode, the banner's on the terminal), and V8's cache holds only what the
- * run that wrote it had compiled. So the cache records the kinds it has seen, and a run of a
- * new kind writes it again at exit, with this run's functions added to those it was given.
- */
-export const runKind = (argv: ReadonlyArray<string>): string => {
-  const args = argv.slice(2)
-  const end = args.indexOf("--")
-  const options = end === -1 ? args : args.slice(0, end)
-  if (options.some((arg) => arg === "--print" || /^-[a-z]*p[a-z]*$/.test(arg))) return "print"
-  if (args[0] === "acp") return "acp"
-  if (args[0] !== undefined && /^[a-z]+$/.test(args[0]) && ["sessions", "init", "checkpoints"].includes(args[0])) {
-    return "command"
-  }
-  return "terminal"
-}
-
-/** The cache file: one line naming the kinds of run it holds the code of, then V8's data. */
-const HEADER = "mm-code-cache 1 "
-
-interface Cached {
-  readonly data: Buffer
-  readonly kinds: ReadonlyArray<string>
-}
-
-const readCache = (file: string | undefined): Cached | undefined => {
+const readCache = (file: string | undefined): Buffer | undefined => {
   if (file === undefined) return undefined
   try {
-    const bytes = fs.readFileSync(file)
-    const end = bytes.indexOf(0x0a)
-    const header = end === -1 ? "" : bytes.subarray(0, end).toString("latin1")
-    if (!header.startsWith(HEADER)) return undefined
-    return { data: bytes.subarray(end + 1), kinds: header.slice(HEADER.length).split(",") }
+    return fs.readFileSync(file)
   } catch {
     return undefined
   }
 }
 
-const writeCache = (file: string, prefix: string, cached: Cached): void => {
+const writeCache = (cache: CacheFile, data: Buffer): void => {
+  const dir = path.dirname(cache.file)
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-    const temp = `${file}.${process.pid}.tmp`
-    fs.writeFileSync(temp, Buffer.concat([Buffer.from(`${HEADER}${cached.kinds.join(",")}\n`), cached.data]), {
-      mode: 0o600
-    })
-    fs.renameSync(temp, file)
-    // this checkout's caches of other builds or Node versions are of no use any more
-    for (const name of fs.readdirSync(path.dirname(file))) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const temp = `${cache.file}.${process.pid}.tmp`
+    fs.writeFileSync(temp, data, { mode: 0o600 })
+    fs.renameSync(temp, cache.file)
+    // this checkout's caches of other builds or Node versions are of no use any more (its
+    // other kinds of run, of this build, are)
+    for (const name of fs.readdirSync(dir)) {
       const earlierFormat = /^core-[0-9a-f]{16}-v/.test(name)
-      if ((name.startsWith(prefix) || earlierFormat) && name.endsWith(".v8") && name !== path.basename(file)) {
-        fs.rmSync(path.join(path.dirname(file), name), { force: true })
-      }
+      const otherBuild = name.startsWith(cache.checkout) && !name.startsWith(`${cache.build}-`)
+      if ((otherBuild || earlierFormat) && name.endsWith(".v8")) fs.rmSync(path.join(dir, name), { force: true })
     }
   } catch {
     // a cache that cannot be written only costs start-up time
@@ -102,20 +96,15 @@ const writeCache = (file: string, prefix: string, cached: Cached): void => {
 export const loadCore = (): { main: (argv: ReadonlyArray<string>) => void } => {
   const here = __dirname
   const file = path.join(here, "mm-core.cjs")
-  const cache = cacheFile(file)
-  const cached = readCache(cache?.file)
+  const cache = cacheFile(file, runKind(process.argv))
+  const cachedData = readCache(cache?.file)
   const source = fs.readFileSync(file, "utf8")
   const wrapper = "(function (exports, require, module, __filename, __dirname) {" + source + "\n})"
-  const script = new vm.Script(wrapper, { filename: file, cachedData: cached?.data })
+  const script = new vm.Script(wrapper, { filename: file, cachedData })
   const module = { exports: {} as { main: (argv: ReadonlyArray<string>) => void } }
   script.runInThisContext()(module.exports, require, module, file, here)
-  const kind = runKind(process.argv)
-  const kept = cached === undefined || script.cachedDataRejected === true ? [] : cached.kinds
-  if (cache !== undefined && !kept.includes(kind)) {
-    process.once(
-      "exit",
-      () => writeCache(cache.file, cache.prefix, { data: script.createCachedData(), kinds: [...kept, kind] })
-    )
+  if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+    process.once("exit", () => writeCache(cache, script.createCachedData()))
   }
   return module.exports
 }

@@ -48,15 +48,15 @@ export const storeLayer = (
 export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) => {
   const base = storeLayer(loaded, options.store)
   // what the server said of itself is kept a few minutes under the user's cache directory
-  const model = OpenAiClientNode.pipe(Layer.provide(Layer.merge(base, ServerCacheDisk)))
-  const mcp = McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem }).pipe(
-    Layer.provide(base)
+  const model = OpenAiClientNode.pipe(Layer.provide(ServerCacheDisk))
+  const mcp = McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
+  // bubblewrap is tried when the sandbox's state is first asked for, after the banner; the
+  // program's secrets (Main provides them) are among the services, for a runtime built from
+  // these layers. The store is provided to them all at once: each layer of the graph costs
+  // start-up time (Effect builds every node in a fiber of its own)
+  return Layer.mergeAll(model, mcp, RememberedApprovalsLive, SandboxLive, Layer.effect(Secrets, Secrets)).pipe(
+    Layer.provideMerge(base)
   )
-  // the program's secrets (Main provides them) are among the services, for a runtime built from these layers
-  const remembered = RememberedApprovalsLive.pipe(Layer.provide(base))
-  // bubblewrap is tried when the sandbox's state is first asked for, after the banner
-  const sandbox = SandboxLive.pipe(Layer.provide(base))
-  return Layer.mergeAll(base, model, mcp, remembered, sandbox, Layer.effect(Secrets, Secrets))
 }
 
 /** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 
 import type { ChangeRecord, Message, Session } from "../../src/domain/Session"
 import { changesSince, cutProblem, forkOf, lastTurn, SHELL_CONTEXT_HEAD, turnStarts } from "../../src/domain/Turns"
+import { sessionOf } from "../support/store-fixtures"
 
 const hash = (n: number) => String(n).repeat(64).slice(0, 64)
 const change = (turn: number, file: string, kind?: "undo"): ChangeRecord => ({
@@ -13,18 +14,7 @@ const change = (turn: number, file: string, kind?: "undo"): ChangeRecord => ({
   ...(kind === undefined ? {} : { kind })
 })
 
-const session = (messages: ReadonlyArray<Message>, extra: Partial<Session> = {}): Session => ({
-  version: 1,
-  id: "20261203-101530-4f2a9c1e",
-  cwd: "/p",
-  createdAt: "2026-12-03T10:15:30.000Z",
-  updatedAt: "2026-12-03T10:20:00.000Z",
-  title: "q1",
-  turns: messages.filter((m) => m.role === "user").length,
-  messages,
-  errors: [],
-  ...extra
-})
+const session = sessionOf
 
 const turnsOf = (n: number): Array<Message> =>
   Array.from({ length: n }, (_, i) => [

@@ -6,23 +6,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
-import type { Message, Session } from "../../src/domain/Session"
+import type { Session } from "../../src/domain/Session"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { compileQuery, excerpt, type Matcher } from "../../src/sessions/SessionSearch"
+import { sessionOf } from "../support/store-fixtures"
 
-const session = (messages: ReadonlyArray<Message>, extra: Partial<Session> = {}): Session => ({
-  version: 1,
-  id: "20261203-101530-4f2a9c1e",
-  cwd: "/p",
-  createdAt: "2026-12-03T10:15:30.000Z",
-  updatedAt: "2026-12-03T10:20:00.000Z",
-  title: "q1",
-  turns: messages.filter((m) => m.role === "user").length,
-  messages,
-  errors: [],
-  ...extra
-})
+const session = sessionOf
 
 const matcher = (pattern: string, options: { regex?: boolean; ignoreCase?: boolean } = {}): Matcher => {
   const compiled = compileQuery({ pattern, regex: options.regex ?? false, ignoreCase: options.ignoreCase })

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -14,3 +15,15 @@ export const isAlive = (pid: number): boolean => {
 
 /** A new empty directory under the system's temporary one, by its real path (no symbolic link in it). */
 export const tempDir = (prefix = "mm-test-"): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+
+/** A shell line run by bash in `cwd`: its stdout, stderr and exit code, once both streams have ended ("close"). */
+export const runShell = (cwd: string, line: string): Promise<{ stdout: string; stderr: string; code: number | null }> =>
+  new Promise((resolve, reject) => {
+    const shell = spawn("bash", ["-c", line], { cwd, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    shell.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    shell.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    shell.on("error", reject)
+    shell.on("close", (code) => resolve({ stdout, stderr, code }))
+  })

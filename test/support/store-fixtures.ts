@@ -1,4 +1,4 @@
-import type { Session } from "../../src/domain/Session"
+import type { Message, Session } from "../../src/domain/Session"
 
 /** A session using every part of the format, with fields mm does not know at each level. */
 export const richSession = (id: string, cwd = "/work/project"): Session =>
@@ -63,3 +63,17 @@ export const crashSession = (id: string, seq: number): Session =>
     errors: [],
     seq
   }) as unknown as Session
+
+/** A session holding `messages` (a turn per user message), with `extra` fields over it. */
+export const sessionOf = (messages: ReadonlyArray<Message>, extra: Partial<Session> = {}): Session => ({
+  version: 1,
+  id: "20261203-101530-4f2a9c1e",
+  cwd: "/p",
+  createdAt: "2026-12-03T10:15:30.000Z",
+  updatedAt: "2026-12-03T10:20:00.000Z",
+  title: "q1",
+  turns: messages.filter((m) => m.role === "user").length,
+  messages,
+  errors: [],
+  ...extra
+})

@@ -1,21 +1,8 @@
-import { spawn } from "node:child_process"
-
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MM_BIN, tempProject } from "../../support/MmProcess"
-
-/** A shell line in `cwd`: its stdout, stderr and exit code, once both streams have ended. */
-const runShell = (cwd: string, line: string): Promise<{ stdout: string; stderr: string; code: number | null }> =>
-  new Promise((resolve, reject) => {
-    const shell = spawn("bash", ["-c", line], { cwd, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    shell.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    shell.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    shell.on("error", reject)
-    shell.on("close", (code) => resolve({ stdout, stderr, code }))
-  })
+import { runShell } from "../../support/processes"
 
 describe("mm -p reads stdin up to a cap", () => {
   let server: FakeModelServer

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -6,22 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MM_BIN, tempProject } from "../../support/MmProcess"
+import { runShell } from "../../support/processes"
 
 /** Runs a shell pipeline in `cwd`; resolves with what it printed on stdout. */
 const pipeline = (cwd: string, line: string): Promise<string> => runShell(cwd, line).then((r) => r.stdout)
-
-/** Runs a shell pipeline in `cwd`: its stdout, stderr and exit code. */
-const runShell = (cwd: string, line: string): Promise<{ stdout: string; stderr: string; code: number | null }> =>
-  new Promise((resolve, reject) => {
-    const shell = spawn("bash", ["-c", line], { cwd, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    shell.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    shell.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    shell.on("error", reject)
-    // "close": the exit code and every byte of both streams
-    shell.on("close", (code) => resolve({ stdout, stderr, code }))
-  })
 
 /** `count` session files of the project, written as mm writes them, with titles long enough to fill a pipe many times. */
 const manySessions = (project: string, count: number) => {

@@ -107,7 +107,14 @@ await build({
   format: "cjs",
   plugins: [markdownTrimmed]
 })
-const coreHash = createHash("sha256").update(readFileSync("dist/mm-core.cjs")).digest("hex").slice(0, 16)
+// dist/mm.js reads the core as latin1, which is right only for ASCII: esbuild's default escapes
+// every other character, and this says so if that ever changes
+const core = readFileSync("dist/mm-core.cjs")
+const nonAscii = core.findIndex((byte) => byte > 0x7f)
+if (nonAscii !== -1) {
+  throw new Error(`dist/mm-core.cjs holds a non-ASCII byte at ${nonAscii}: the entry reads it as latin1`)
+}
+const coreHash = createHash("sha256").update(core).digest("hex").slice(0, 16)
 await build({
   ...common,
   entryPoints: ["src/bin.ts"],

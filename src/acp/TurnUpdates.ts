@@ -1,10 +1,9 @@
-import * as NodeCrypto from "node:crypto"
-
 import type * as acp from "@agentclientprotocol/sdk"
 
 import { CANCELLED } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import type { GenerationError } from "../domain/Errors"
+import { quickRandomHex } from "../lib/QuickIds"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
 
 export interface TurnRenderer {
@@ -30,7 +29,7 @@ export interface ClientDisplay {
 export const plainDisplay: ClientDisplay = { notices: false, compaction: false }
 
 /** An id for one compaction, unique in this process (so within any session) without a counter to keep. */
-export const newCompactionId = (): string => `compaction-${NodeCrypto.randomUUID()}`
+export const newCompactionId = (): string => `compaction-${quickRandomHex(16)}`
 
 /** A finished compaction, told as a `compaction_update` to an editor that shows them. */
 export const compactionUpdate = (

@@ -1,4 +1,3 @@
-import * as NodeCrypto from "node:crypto"
 import * as path from "node:path"
 
 import * as acp from "@agentclientprotocol/sdk"
@@ -7,6 +6,7 @@ import * as Effect from "effect/Effect"
 import { type FileDiff, textOf } from "../changes/ChangeGroups"
 import type { ChangesShape } from "../changes/Changes"
 import { type PlannedFile, undoActionable } from "../changes/UndoPlan"
+import { quickRandomHex } from "../lib/QuickIds"
 import type { Conversation } from "../sessions/Conversation"
 import { changesListing, leftOutsideLine, NO_CHANGES, undoneLine } from "../text/ChangesText"
 import { plain } from "../text/Style"
@@ -134,7 +134,7 @@ export const acpUndo = (changes: ChangesShape, peer: Peer, conversation: Convers
       yield* send(peer, [agentText(`Nothing to undo: ${NO_CHANGES}.`)])
       return done
     }
-    const toolCallId = `undo-${NodeCrypto.randomBytes(4).toString("hex")}`
+    const toolCallId = `undo-${quickRandomHex(4)}`
     const title = `Undo ${plan.label}`
     const locations = plan.files.map((f) => ({ path: f.file }))
     const content = plan.files.flatMap(plannedContent)
@@ -202,7 +202,7 @@ export const acpChanges = (changes: ChangesShape, peer: Peer, conversation: Conv
     yield* send(peer, [
       {
         sessionUpdate: "tool_call",
-        toolCallId: `changes-${NodeCrypto.randomBytes(4).toString("hex")}`,
+        toolCallId: `changes-${quickRandomHex(4)}`,
         title: `Changes of turn ${turn}`,
         kind: "read",
         status: "completed",

@@ -1,4 +1,3 @@
-import * as NodeCrypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -8,6 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
 import { commitTemp, isTempName, STALE_TEMP_MS, tempNameFor, unlinkQuietly } from "../lib/DurableFiles"
+import { nodeCrypto } from "../lib/NodeModules"
 
 export { writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
@@ -25,7 +25,7 @@ export const GC_GRACE_MS = 60 * 1000
 
 export const checkpointsDirOf = (cwd: string): string => path.join(cwd, CHECKPOINTS_DIR)
 
-export const hashOf = (bytes: Uint8Array): string => NodeCrypto.createHash("sha256").update(bytes).digest("hex")
+export const hashOf = (bytes: Uint8Array): string => nodeCrypto().createHash("sha256").update(bytes).digest("hex")
 
 export const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name)
 

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 
+import { quickRandomBytes } from "../lib/QuickIds"
 import { BadSessionId } from "./Errors"
 
 export const sessionIdPattern = /^\d{8}-\d{6}-[0-9a-f]{8}$/
@@ -17,8 +18,7 @@ export const makeSessionId = (now: Date, random: Uint8Array): string => {
   return `${stamp}-${hex}`
 }
 
-export const newSessionId = (now: Date = new Date()): string =>
-  makeSessionId(now, crypto.getRandomValues(new Uint8Array(4)))
+export const newSessionId = (now: Date = new Date()): string => makeSessionId(now, quickRandomBytes(4))
 
 const describe = (value: unknown): string => {
   if (typeof value !== "string") return `a ${typeof value}`

@@ -1,6 +1,7 @@
-import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+
+import { quickRandomHex } from "./QuickIds"
 
 /**
  * What every durable write of mm shares (sessions, checkpoint blobs, restored files): how its
@@ -10,8 +11,7 @@ import * as NodePath from "node:path"
  */
 
 /** `.<name>.<pid>.<8 hex>.tmp`, beside the file it becomes: hidden, and unique per writer. */
-export const tempNameOf = (name: string): string =>
-  `.${name}.${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}.tmp`
+export const tempNameOf = (name: string): string => `.${name}.${process.pid}.${quickRandomHex(4)}.tmp`
 
 const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
 

@@ -6,7 +6,6 @@
  * directory, written atomically; the URL itself is not written (it may hold a key), only its hash.
  * A file past its lifetime, unreadable or of another shape is no answer, and asked again.
  */
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -17,6 +16,7 @@ import * as Schema from "effect/Schema"
 
 import { userCacheDir } from "../lib/CacheDir"
 import { tempNameFor } from "../lib/DurableFiles"
+import { nameHash } from "../lib/QuickIds"
 import type { ModelList, ServedContext } from "./ServerProbe"
 
 /** How long what a server said is trusted without asking it again. */
@@ -70,7 +70,7 @@ const decodeMemo = Schema.decodeUnknownOption(Schema.parseJson(MemoFile))
 
 /** The file of one server URL and model: its name is a hash, never the URL. */
 export const serverCacheFile = (dir: string, baseUrl: string, model: string): string =>
-  path.join(dir, `server-${createHash("sha256").update(`${baseUrl}\n${model}`).digest("hex").slice(0, 32)}.json`)
+  path.join(dir, `server-${nameHash(`${baseUrl}\n${model}`)}.json`)
 
 const toFile = (model: string, memo: ServerMemo, now: number): MemoFile => ({
   version: 1,

@@ -15,7 +15,7 @@ import { openOn } from "../sessions/SessionStart"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { plain } from "../text/Style"
-import { cutLine, cutNote, readStdin, stdinCap } from "./BoundedStdin"
+import { cutLine, cutNote, readOwnStdin, stdinCap } from "./BoundedStdin"
 import { type PrintEvent, printEventJson } from "./PrintEvents"
 
 /** The question sent: what was typed, then what came on stdin, as context. */
@@ -75,7 +75,7 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
   Effect.gen(function*() {
     const io = given ?? printIO((yield* Secrets).redact)
     const window = yield* Effect.flatMap(ModelClient, (model) => model.contextWindow)
-    const read = yield* Effect.promise(() => readStdin(stdinCap(window)))
+    const read = yield* Effect.promise(() => readOwnStdin(stdinCap(window)))
     const piped = read === undefined || read.kept >= read.total ? read?.text : `${read.text}\n\n${cutNote(read)}`
     if (read !== undefined && read.kept < read.total) io.err(cutLine(read))
     const prompt = promptOf(run.question, piped)

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto"
-
+import { nodeCrypto } from "../lib/NodeModules"
 import { squashed } from "../lib/OneLine"
 
 /** Longest tool name the OpenAI-style APIs accept. */
@@ -19,7 +18,7 @@ const clean = (part: string): string => part.replace(/[^A-Za-z0-9_-]/g, "_")
 export const mcpToolName = (server: string, tool: string): string => {
   const full = `${MCP_PREFIX}${clean(server)}__${clean(tool)}`
   if (full.length <= MAX_TOOL_NAME) return full
-  const suffix = createHash("sha256").update(`${server}\u0000${tool}`).digest("hex").slice(0, 8)
+  const suffix = nodeCrypto().createHash("sha256").update(`${server}\u0000${tool}`).digest("hex").slice(0, 8)
   return `${full.slice(0, MAX_TOOL_NAME - suffix.length - 1)}_${suffix}`
 }
 

@@ -67,13 +67,30 @@ const httpsWhenUsed = {
   }
 }
 
+// Effect's Utils module formats a stack trace as it loads, to learn whether function names
+// survive bundling (here they do: the name it looks for is a property key, which no minifier
+// renames). The first stack trace formatted in a script makes V8 index the lines of its whole
+// source, about 2.3 ms of every start for mm-core.cjs: the answer is written in instead, and the
+// build fails if Effect changes that line.
+const effectUtilsAnswered = {
+  name: "effect-utils-answered",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]Utils\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      const probe = `standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true`
+      if (!source.includes(probe)) throw new Error(`${args.path} no longer holds the probe scripts/build.mjs answers`)
+      return { contents: source.replace(probe, "true"), loader: "js" }
+    })
+  }
+}
+
 rmSync("dist", { recursive: true, force: true })
 await build({
   ...common,
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [mcpApart, markdownApart, bashApart, searchApart, httpsWhenUsed],
+  plugins: [mcpApart, markdownApart, bashApart, searchApart, httpsWhenUsed, effectUtilsAnswered],
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
@@ -107,13 +124,10 @@ await build({
   format: "cjs",
   plugins: [markdownTrimmed]
 })
-// dist/mm.js reads the core as latin1, which is right only for ASCII: esbuild's default escapes
-// every other character, and this says so if that ever changes
+// a core of ASCII alone (esbuild escapes the rest in a minified build; comments kept by
+// MM_NO_MINIFY may not be) is read by dist/mm.js as latin1, which skips UTF-8 decoding
 const core = readFileSync("dist/mm-core.cjs")
-const nonAscii = core.findIndex((byte) => byte > 0x7f)
-if (nonAscii !== -1) {
-  throw new Error(`dist/mm-core.cjs holds a non-ASCII byte at ${nonAscii}: the entry reads it as latin1`)
-}
+const coreEncoding = core.some((byte) => byte > 0x7f) ? "utf8" : "latin1"
 const coreHash = createHash("sha256").update(core).digest("hex").slice(0, 16)
 await build({
   ...common,
@@ -121,7 +135,7 @@ await build({
   outfile: "dist/mm.js",
   format: "cjs",
   banner: { js: "#!/usr/bin/env node" },
-  define: { ...common.define, MM_CORE_HASH: JSON.stringify(coreHash) }
+  define: { ...common.define, MM_CORE_HASH: JSON.stringify(coreHash), MM_CORE_ENCODING: JSON.stringify(coreEncoding) }
 })
 
 // CommonJS starts faster than an ES module entry; this marks dist/*.js as such.

@@ -5,6 +5,8 @@ import * as vm from "node:vm"
 import { userCacheDir } from "./lib/CacheDir"
 
 declare const MM_CORE_HASH: string | undefined
+/** How the build found the core: "latin1" when it is ASCII alone. */
+declare const MM_CORE_ENCODING: "latin1" | "utf8" | undefined
 
 /** FNV-1a of a string, as 8 hex digits: enough to tell apart the checkouts on one machine. */
 const shortHash = (text: string): string => {
@@ -98,9 +100,9 @@ export const loadCore = (): { main: (argv: ReadonlyArray<string>) => void } => {
   const file = path.join(here, "mm-core.cjs")
   const cache = cacheFile(file, runKind(process.argv))
   const cachedData = readCache(cache?.file)
-  // the bundle is ASCII (esbuild escapes the rest; the build checks it): read as latin1, which
-  // skips UTF-8 decoding, about 2 ms of every start for a file of 1 MB
-  const source = fs.readFileSync(file, "latin1")
+  // an ASCII bundle (the build says so) is read as latin1, which skips UTF-8 decoding: about
+  // 2 ms of every start for a file of 1 MB
+  const source = fs.readFileSync(file, typeof MM_CORE_ENCODING === "string" ? MM_CORE_ENCODING : "utf8")
   const wrapper = "(function (exports, require, module, __filename, __dirname) {" + source + "\n})"
   const script = new vm.Script(wrapper, { filename: file, cachedData })
   const module = { exports: {} as { main: (argv: ReadonlyArray<string>) => void } }

@@ -60,6 +60,11 @@ export interface ModelClientShape {
   /** `probe`, with the models the server lists and whether `model.name` is among them. */
   readonly check: Effect.Effect<ServerCheck>
   /**
+   * What `check` found in a run of the last minutes, kept in the user's cache directory, without
+   * asking the server; undefined when nothing was kept (or the cache is off).
+   */
+  readonly known: ServerCheck | undefined
+  /**
    * The context window in force now, without waiting: `model.contextWindow`, or what the
    * server says it serves when that is smaller or nothing is configured (asked in the
    * background from start-up), else 32768.

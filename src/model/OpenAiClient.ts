@@ -46,6 +46,7 @@ import {
   answeredAgain,
   askServer,
   check,
+  checkOfListing,
   learnOverflow,
   models,
   PROBE_TIMEOUT_MS,
@@ -322,6 +323,7 @@ export const make = Effect.gen(function*() {
     probe: Effect.map(checked, (found) => found.answering || found.reached === true),
     models: models(c),
     check: checked,
+    known: memo === undefined ? undefined : checkOfListing(c, { answered: true, list: memo.list }),
     contextWindow: windowNow(c),
     settledWindow: Effect.zipRight(
       settled(c),

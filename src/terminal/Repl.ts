@@ -22,11 +22,19 @@ import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
 import { missingKeyWarning } from "../model/Failures"
 import { ModelClient } from "../model/ModelClient"
-import { modelNames } from "../model/ServerProbe"
+import { modelNames, type ServerCheck } from "../model/ServerProbe"
 import { type Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
-import { banner, earlierCount, goodbyeLine, listingRows, startedLines } from "../text/Lines"
+import {
+  answeringPart,
+  banner,
+  earlierCount,
+  goodbyeLine,
+  listingRows,
+  type ServerState,
+  startedLines
+} from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { escapesFor, type Style, themeOf } from "../text/Style"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
@@ -65,9 +73,15 @@ export const runTerminal = <E, R>(
     const model = yield* ModelClient
     const { info, style } = yield* TerminalIO
 
-    // the banner waits a moment for what the server says of its window, not longer
+    // the banner waits a moment for what the server says of itself, not longer, and not at all
+    // when a run of the last minutes kept it (the server is asked all the same, after)
     const [server, conversation, listing, window] = yield* Effect.all(
-      [model.check, keeper.open(cwd, { createFile: "later" }), keeper.list(cwd), model.settledWindow],
+      [
+        model.known === undefined ? model.check : Effect.succeed(model.known),
+        keeper.open(cwd, { createFile: "later" }),
+        keeper.list(cwd),
+        model.settledWindow
+      ],
       { concurrency: "unbounded" }
     )
     const earlier = earlierCount(listing, "")
@@ -83,19 +97,13 @@ export const runTerminal = <E, R>(
         earlier,
         style,
         tips,
-        missingFrom: server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined,
+        missingFrom: missingFrom(server),
         contextWindow: window,
         modelNames,
         instructions: findInstructionFiles(loaded.config.instructions, cwd, os.homedir()).map((file) =>
           sanitize(file.shown)
         ),
-        serverState: server.loading === true
-          ? "loading"
-          : server.notOpenAi !== undefined
-          ? "not-openai"
-          : server.reached === true
-          ? "reached"
-          : undefined
+        serverState: serverState(server)
       })
     )
     info.line(sandboxLine(yield* (yield* Sandbox).state))
@@ -239,6 +247,46 @@ const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) =
   })
 }
 
+const missingFrom = (server: ServerCheck): ReadonlyArray<string> | undefined =>
+  server.missing && server.models !== undefined ? server.models.map(sanitize) : undefined
+
+const serverState = (server: ServerCheck): ServerState =>
+  server.loading === true
+    ? "loading"
+    : server.notOpenAi !== undefined
+    ? "not-openai"
+    : server.reached === true
+    ? "reached"
+    : undefined
+
+/** How the banner tells the server's state: `(answering)`, `(not answering)`… */
+const serverPart = (model: string, server: ServerCheck, style: Style): string =>
+  answeringPart(model, server.answering, missingFrom(server), style, modelNames, serverState(server))
+
+/**
+ * A banner drawn from what a run of the last minutes kept of the server: the server is asked
+ * all the same, and when it says otherwise now (it no longer answers, or lost the model), the
+ * banner's word on it is said again as it stands, above the prompt if mm is waiting at it.
+ */
+const tellServerWhenChecked = (idle: () => boolean, prompt: string) =>
+  Effect.gen(function*() {
+    const model = yield* ModelClient
+    const known = model.known
+    if (known === undefined) return
+    const { print, style } = yield* TerminalIO
+    const { config } = yield* AppConfig
+    const before = serverPart(config.model.name, known, style)
+    yield* Effect.fork(Effect.flatMap(model.check, (now) =>
+      Effect.sync(() => {
+        const part = serverPart(config.model.name, now, style)
+        if (part === before || !idle()) return
+        print.write("\r\u001b[K")
+        print.line(`model ${config.model.name} at ${sanitize(config.model.url)} ${part}`)
+        if (now.notOpenAi !== undefined) print.line(style.yellow(sanitize(now.notOpenAi)))
+        print.write(prompt)
+      })))
+  })
+
 /** The first question, then a line at a time until the input ends or a command leaves. */
 const promptLoop = (terminal: Conversing, first: string | undefined) =>
   Effect.gen(function*() {
@@ -246,6 +294,7 @@ const promptLoop = (terminal: Conversing, first: string | undefined) =>
     const prompt = style.bold("> ")
     let atPrompt = false
     yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
+    yield* tellServerWhenChecked(() => atPrompt && input.interactive, prompt)
     if (first !== undefined) {
       if (input.interactive) print.line(`${prompt}${first}`)
       yield* ask(terminal, first)

@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer"
 import type * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
@@ -113,13 +114,24 @@ const indexText = (entries: DirCache): string => {
       files.push([name, size, mtimeMs, ctimeMs, ino, listing.reason])
     }
   }
-  return JSON.stringify({ version: INDEX_VERSION, files })
+  // written as ASCII alone (other characters as \u escapes), so that it is read as latin1, which
+  // is faster than decoding UTF-8: about 2 ms of every listing of 10,000 sessions
+  return JSON.stringify({ version: INDEX_VERSION, files }).replace(
+    /[\u0080-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
+}
+
+/** The index's text: latin1 when it is ASCII alone (as mm writes it), UTF-8 otherwise. */
+const readIndexText = (fs: Fs, file: string): string => {
+  const bytes = fs.readFileSync(file)
+  return bytes.toString(isAscii(bytes) ? "latin1" : "utf8")
 }
 
 const readIndexFile = (fs: Fs, dir: string): DirCache => {
   const entries: DirCache = new Map()
   try {
-    const json = JSON.parse(fs.readFileSync(NodePath.join(dir, INDEX_FILE), "utf8")) as unknown
+    const json = JSON.parse(readIndexText(fs, NodePath.join(dir, INDEX_FILE))) as unknown
     const { version, files } = (json ?? {}) as { version?: unknown; files?: unknown }
     if (version !== INDEX_VERSION || !Array.isArray(files)) return entries
     for (const value of files) {

@@ -623,6 +623,30 @@ describe("FileSessionStore on disk", () => {
         expect(next.calls).toContain(`readFileSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
+    it.effect("the index file is ASCII alone, and a title in any script reads back the same from it", () =>
+      Effect.gen(function*() {
+        const { dir, store, age } = setup()
+        const title = "répare la liste – 日本語 😀"
+        yield* store.save(dir, { ...richSession(ID_A), title })
+        age(ID_A, 1)
+        const cold = yield* store.list(dir)
+        expect(titles(cold)).toEqual([`${ID_A} ${title} 2`])
+        const bytes = NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE))
+        expect(bytes.every((byte) => byte < 0x80)).toBe(true)
+        const next = setup()
+        const nextReads = next.readsSince()
+        expect(yield* FileSessionStore.make({ fs: next.fs }).list(dir)).toEqual(cold)
+        expect(nextReads()).toBe(0)
+        // an index an earlier mm wrote in UTF-8 is read as such
+        const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
+        NodeFs.writeFileSync(indexPath, JSON.stringify(JSON.parse(bytes.toString("latin1"))))
+        expect(NodeFs.readFileSync(indexPath).some((byte) => byte >= 0x80)).toBe(true)
+        const third = setup()
+        const thirdReads = third.readsSince()
+        expect(yield* FileSessionStore.make({ fs: third.fs }).list(dir)).toEqual(cold)
+        expect(thirdReads()).toBe(0)
+      }))
+
     it.effect("never lists an archive: not on the first read, from the cache, nor from the index file", () =>
       Effect.gen(function*() {
         const { dir, store, readsSince, age } = setup()

@@ -77,7 +77,8 @@ const effectUtilsAnswered = {
   setup(build) {
     build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]Utils\.js$/ }, (args) => {
       const source = readFileSync(args.path, "utf8")
-      const probe = `standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true`
+      const probe =
+        `standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true`
       if (!source.includes(probe)) throw new Error(`${args.path} no longer holds the probe scripts/build.mjs answers`)
       return { contents: source.replace(probe, "true"), loader: "js" }
     })
@@ -87,7 +88,8 @@ const effectUtilsAnswered = {
 // esbuild gives every module that does `import * as fs from "node:fs"` a copy of the builtin's
 // exports of its own (a getter made per export and per importer): 33 copies of node:fs's 104
 // exports, 46 of node:path's and more were some 9 ms of every start. Each builtin is reached
-// through one module of the bundle instead, whose namespace every importer shares.
+// through one module of the bundle instead, whose namespace every importer shares; its default
+// export (`import readline from "node:readline"`, as @clack/core does) is the module itself.
 const builtinsShared = {
   name: "builtins-shared",
   setup(build) {
@@ -96,7 +98,7 @@ const builtinsShared = {
       (args) => (args.namespace === "builtin" ? undefined : { path: args.path, namespace: "builtin" })
     )
     build.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({
-      contents: `export * from ${JSON.stringify(args.path)}\n`,
+      contents: `export * from ${JSON.stringify(args.path)}\nexport default require(${JSON.stringify(args.path)})\n`,
       loader: "js",
       resolveDir: process.cwd()
     }))

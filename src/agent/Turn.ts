@@ -162,7 +162,6 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
-  yield* warn(emit, yield* conversation.ensureFile)
   yield* warn(emit, yield* deps.model.takeWarning)
   yield* autoCompact(deps, conversation, question, emit)
   const { text: system, warnings } = yield* systemPromptOf(deps.config, conversation.cwd)
@@ -260,6 +259,10 @@ const saveProgress = (state: TurnState) =>
       inProgress: { question: state.question, at: state.sentAt, start: state.base.length }
     })),
     (warning) => warn(state.emit, warning)
+  ).pipe(
+    // a conversation with no file yet (the terminal's and mm -p's first question) gets it now,
+    // holding the question: one durable write rather than an empty file and then a rewrite
+    Effect.zipRight(Effect.flatMap(state.conversation.ensureFile, (warning) => warn(state.emit, warning)))
   )
 
 /** The session with this turn's messages after the history it started from; a completed turn counts. */

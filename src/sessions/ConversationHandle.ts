@@ -103,13 +103,13 @@ const resolveConflict = (deps: Deps, cells: Cells, dir: string) =>
     const { state, written } = cells
     const session = yield* Ref.get(state)
     if (cells.terminal) {
-      const forked = yield* deps.store.archive(dir, session)
+      const forked = yield* deps.store.saveAsNew(dir, session)
       yield* Ref.set(state, forked)
       yield* Ref.set(written, forked.updatedAt)
       return `session ${session.id} was changed by another mm; this conversation continues as ${forked.id}`
     }
     const theirs = yield* deps.store.load(dir, session.id)
-    const kept = yield* deps.store.archive(dir, theirs)
+    const kept = yield* deps.store.saveAsNew(dir, theirs)
     yield* deps.store.save(dir, session)
     yield* Ref.set(written, session.updatedAt)
     return `session ${session.id} was changed by another mm; that version was kept as ${kept.id}`
@@ -129,7 +129,7 @@ const saveNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> =>
     }
     if (saved.left.reason === "newer-version" && cells.terminal && session.version <= SESSION_VERSION) {
       // a newer mm rewrote the file meanwhile: this mm cannot write it any more, so it goes on elsewhere
-      const forked = yield* Effect.either(deps.store.archive(current.dir, session))
+      const forked = yield* Effect.either(deps.store.saveAsNew(current.dir, session))
       if (forked._tag === "Left") return yield* failed(cells, current.dir, forked.left)
       yield* Ref.set(state, forked.right)
       yield* Ref.set(written, forked.right.updatedAt)
@@ -151,17 +151,20 @@ const createNow = (deps: Deps, cells: Cells): Effect.Effect<string | undefined> 
     const current = yield* Ref.get(cells.status)
     if (current._tag === "Off" || (yield* Ref.get(cells.hasFile))) return undefined
     if (current._tag === "NotSaved" && !cells.terminal) return undefined
-    const created = yield* Effect.either(deps.store.createNew(current.dir, cells.cwd))
+    // what happened before the file could be made (the first question, a failure) is its first
+    // content: one durable write, not an empty file and then a rewrite
+    const held = yield* Ref.get(state)
+    const created = yield* Effect.either(
+      held.messages.length + held.errors.length === 0
+        ? deps.store.createNew(current.dir, cells.cwd)
+        : deps.store.saveAsNew(current.dir, held)
+    )
     if (created._tag === "Left") return yield* failed(cells, current.dir, created.left)
     const session = yield* Ref.get(state)
     yield* Ref.set(state, { ...session, id: created.right.id, createdAt: created.right.createdAt })
     yield* Ref.set(cells.written, created.right.updatedAt)
     yield* Ref.set(cells.hasFile, true)
-    const again = yield* succeeded(cells, current.dir)
-    // what happened before the file could be made is written now
-    const held = yield* Ref.get(state)
-    if (held.messages.length + held.errors.length === 0) return again
-    return (yield* saveNow(deps, cells)) ?? again
+    return yield* succeeded(cells, current.dir)
   })
 
 const ensureFile = (deps: Deps, cells: Cells) => cells.lock.withPermits(1)(createNow(deps, cells))
@@ -197,7 +200,7 @@ const compacted = (deps: Deps, cells: Cells) =>
       if (current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) && replaced.length > 0) {
         // the turns are on disk under their own id before the file stops holding them
         const archived = yield* Effect.either(
-          deps.store.archive(current.dir, archiveOfTurns(session, replaced, yield* now))
+          deps.store.saveAsNew(current.dir, archiveOfTurns(session, replaced, yield* now))
         )
         if (archived._tag === "Right") archives = [...archives, archived.right.id]
         else {warning = `the compacted turns could not be archived (${
@@ -250,7 +253,7 @@ const archiveAndReset = (deps: Deps, cells: Cells) =>
         current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) &&
         session.messages.length + session.errors.length > 0
       ) {
-        archived = (yield* deps.store.archive(current.dir, session)).id
+        archived = (yield* deps.store.saveAsNew(current.dir, session)).id
       }
       // the editor's mode and model stay with its thread
       const fresh = {

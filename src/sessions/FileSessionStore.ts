@@ -97,8 +97,8 @@ const createNew = (store: Store) =>
     return yield* createExclusively(store, dir, (id) => emptySession(id, cwd, now))
   })
 
-const archive = (store: Store) =>
-  Effect.fn("FileSessionStore.archive")(function*(dir: string, session: Session) {
+const saveAsNew = (store: Store) =>
+  Effect.fn("FileSessionStore.saveAsNew")(function*(dir: string, session: Session) {
     yield* refuseNewer(session)
     return yield* createExclusively(store, dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
   })
@@ -172,7 +172,7 @@ export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
   return {
     prepare: prepare(store),
     createNew: createNew(store),
-    archive: archive(store),
+    saveAsNew: saveAsNew(store),
     save: save(store),
     load: load(store),
     list: list(store),

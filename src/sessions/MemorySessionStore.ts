@@ -135,7 +135,7 @@ const storeOf = (held: Held): SessionStoreShape => ({
     const now = new Date()
     return yield* createExclusively(held, dir, (id) => emptySession(id, cwd, now))
   }),
-  archive: Effect.fn("MemorySessionStore.archive")(function*(dir: string, session: Session) {
+  saveAsNew: Effect.fn("MemorySessionStore.saveAsNew")(function*(dir: string, session: Session) {
     yield* refuseNewer(session)
     return yield* createExclusively(held, dir, (id) => ({ ...session, version: SESSION_VERSION, id }))
   }),

@@ -36,8 +36,11 @@ export interface SessionStoreShape {
   readonly prepare: (dir: string) => Effect.Effect<void, StoreError>
   /** A new empty session under a fresh id, its file created exclusively (never overwrites). */
   readonly createNew: (dir: string, cwd: string) => Effect.Effect<Session, StoreError>
-  /** Writes `session` under a fresh id (exclusively) and returns the copy with that id. */
-  readonly archive: (dir: string, session: Session) => Effect.Effect<Session, StoreError>
+  /**
+   * Writes `session` under a fresh id (exclusively) and returns the copy with that id: a
+   * compaction's archive, a fork, the first file of a conversation that already holds its question.
+   */
+  readonly saveAsNew: (dir: string, session: Session) => Effect.Effect<Session, StoreError>
   /**
    * Rewrites the whole file atomically; refuses to overwrite a file of a newer version. With
    * `expectedUpdatedAt`, also refuses (reason "conflict") when the file on disk no longer carries

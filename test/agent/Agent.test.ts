@@ -10,8 +10,10 @@ import * as Stream from "effect/Stream"
 import { Agent } from "../../src/agent/Agent"
 import { DENIED, NO_TERMINAL } from "../../src/agent/ToolCalls"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
+import type { Session } from "../../src/domain/Session"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
+import { SessionStore } from "../../src/sessions/SessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "../support/layers"
 import { isAlive, tempDir } from "../support/processes"
@@ -31,6 +33,44 @@ describe("the turn loop", () => {
     )
 
   const open = (cwd: string) => Effect.flatMap(Keeper, (keeper) => keeper.open(cwd, { createFile: "later" }))
+
+  it.live("a first question makes the session's file holding it: one write, then one per tool call and one at the end", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-agent-")
+      const memory = MemorySessionStore.make()
+      const writes: Array<string> = []
+      const said = (session: Session) =>
+        `${session.messages.filter((m) => m.role === "user").length} question(s)${
+          session.inProgress ? ", in progress" : ""
+        }`
+      const spied = Layer.succeed(SessionStore, {
+        ...memory.store,
+        createNew: (dir, cwd) =>
+          Effect.zipRight(Effect.sync(() => writes.push("createNew: empty")), memory.store.createNew(dir, cwd)),
+        saveAsNew: (dir, session) =>
+          Effect.zipRight(
+            Effect.sync(() => writes.push(`saveAsNew: ${said(session)}`)),
+            memory.store.saveAsNew(dir, session)
+          ),
+        save: (dir, session, expected) =>
+          Effect.zipRight(
+            Effect.sync(() => writes.push(`save: ${said(session)}`)),
+            memory.store.save(dir, session, expected)
+          )
+      })
+      server.push({ toolCalls: [{ id: "c1", name: "bash", arguments: { command: "true" } }] }, { text: "done" })
+      yield* Effect.gen(function*() {
+        const conversation = yield* open(cwd)
+        yield* runTurn(conversation, "run true")
+      }).pipe(
+        Effect.provide(coreLayer(testConfig(server.url, { sessions: { enabled: true } }), spied, scriptedApprover([])))
+      )
+      expect(writes).toEqual([
+        "saveAsNew: 1 question(s), in progress",
+        "save: 1 question(s), in progress",
+        "save: 1 question(s)"
+      ])
+    }))
 
   it.live("runs bash, then write_file, then answers; the history holds every call and result", () =>
     Effect.gen(function*() {

@@ -215,7 +215,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
         Effect.gen(function*() {
           yield* store.save(h.dir, richSession(ID_A))
           h.writeRaw(`${ID_B}.json`, "taken")
-          const archived = yield* store.archive(h.dir, richSession(ID_A))
+          const archived = yield* store.saveAsNew(h.dir, richSession(ID_A))
           expect(archived.id).toBe(ID_C)
           expect(archived).toEqual({ ...richSession(ID_A), id: ID_C })
           expect(yield* store.load(h.dir, ID_C)).toEqual(archived)
@@ -455,7 +455,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           const failures = [
             yield* Effect.flip(store.prepare(h.unwritable)),
             yield* Effect.flip(store.createNew(h.unwritable, "/p")),
-            yield* Effect.flip(store.archive(h.unwritable, richSession(ID_A))),
+            yield* Effect.flip(store.saveAsNew(h.unwritable, richSession(ID_A))),
             yield* Effect.flip(store.save(h.unwritable, richSession(ID_A)))
           ]
           for (const error of failures) {
@@ -485,7 +485,7 @@ describe("FileSessionStore on disk", () => {
         yield* store.prepare(dir)
         const created = yield* store.createNew(dir, "/p")
         yield* store.save(dir, richSession(ID_A))
-        const archived = yield* store.archive(dir, richSession(ID_A))
+        const archived = yield* store.saveAsNew(dir, richSession(ID_A))
         NodeFs.utimesSync(NodePath.join(dir, `${ID_A}.json`), new Date(0), new Date(0))
         yield* store.list(dir)
         expect(modeOf(dir)).toBe(0o700)

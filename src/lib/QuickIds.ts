@@ -21,8 +21,9 @@ const FNV128_PRIME = 0x0000000001000000000000000000013bn
 const MASK128 = (1n << 128n) - 1n
 
 /**
- * FNV-1a over the UTF-8 bytes of `text`, 128 bits as 32 hex digits: a file name that says
- * nothing of the text (a URL that may hold a key) and does not collide by chance.
+ * FNV-1a over the UTF-8 bytes of `text`, 128 bits as 32 hex digits: a file name that does not
+ * collide by chance. A fast hash keeps no secret (a short one could be found back from it):
+ * what is hashed must hold none (model/ServerCache.ts leaves a URL's keys out).
  */
 export const nameHash = (text: string): string => {
   let hash = FNV128_OFFSET

@@ -3,7 +3,8 @@
  * of mm asks it nothing before its first request: the model list it gave and the context
  * window it serves (with its kind and what its template can take). One file per server URL and
  * model under the user's cache directory (`~/.cache/mm/server-<hash>.json`), 0600 in a 0700
- * directory, written atomically; the URL itself is not written (it may hold a key), only its hash.
+ * directory, written atomically; the URL itself is not written (it may hold a key), and its name
+ * is a hash of the URL without the parts that may hold one.
  * A file past its lifetime, unreadable or of another shape is no answer, and asked again.
  */
 import * as fs from "node:fs"
@@ -68,9 +69,17 @@ const MemoFile = Schema.Struct({
 type MemoFile = typeof MemoFile.Type
 const decodeMemo = Schema.decodeUnknownOption(Schema.parseJson(MemoFile))
 
+/**
+ * The URL's scheme, host, port and path: its user part and query, which may carry a key, are
+ * left out, since the fast hash of the file name is no place for a secret (a key of modest
+ * length could be found back from it). Two URLs that differ there are the same server.
+ */
+export const publicPartOf = (baseUrl: string): string =>
+  baseUrl.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, "$1").replace(/[?#].*$/s, "")
+
 /** The file of one server URL and model: its name is a hash, never the URL. */
 export const serverCacheFile = (dir: string, baseUrl: string, model: string): string =>
-  path.join(dir, `server-${nameHash(`${baseUrl}\n${model}`)}.json`)
+  path.join(dir, `server-${nameHash(`${publicPartOf(baseUrl)}\n${model}`)}.json`)
 
 const toFile = (model: string, memo: ServerMemo, now: number): MemoFile => ({
   version: 1,

@@ -11,10 +11,12 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
 import { AppConfig, defaultConfig, type LoadedConfig } from "../../src/config/Config"
+import { nameHash } from "../../src/lib/QuickIds"
 import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import {
   diskServerCache,
+  publicPartOf,
   readMemo,
   SERVER_CACHE_LIFETIME_MS,
   ServerCache,
@@ -53,6 +55,17 @@ describe("the cache file", () => {
     expect(path.basename(file)).toMatch(/^server-[0-9a-f]{32}\.json$/)
     expect(fs.readFileSync(file, "utf8")).not.toContain("sk-secret-123")
     expect(fs.readFileSync(file, "utf8")).not.toContain("127.0.0.1")
+  })
+
+  it("names the file by a hash of the URL without its user part and query, which may carry a key", () => {
+    expect(publicPartOf("http://user:sk-secret-123@127.0.0.1:8080/v1")).toBe("http://127.0.0.1:8080/v1")
+    expect(publicPartOf("https://TOKEN@host/v1?api-key=sk-1#x")).toBe("https://host/v1")
+    expect(publicPartOf(" http://127.0.0.1:8080/v1 ")).toBe("http://127.0.0.1:8080/v1")
+    const dir = tempDir()
+    const bare = serverCacheFile(dir, "http://127.0.0.1:8080/v1", "m")
+    expect(serverCacheFile(dir, "http://user:sk-secret-123@127.0.0.1:8080/v1", "m")).toBe(bare)
+    expect(serverCacheFile(dir, "http://127.0.0.1:8080/v1?key=sk-secret-123", "m")).toBe(bare)
+    expect(path.basename(bare)).toBe(`server-${nameHash("http://127.0.0.1:8080/v1\nm")}.json`)
   })
 
   it("is one file per URL and model", () => {

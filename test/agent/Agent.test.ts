@@ -16,7 +16,7 @@ import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { SessionStore } from "../../src/sessions/SessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "../support/layers"
-import { isAlive, tempDir } from "../support/processes"
+import { tempDir, waitUntilGone } from "../support/processes"
 
 describe("the turn loop", () => {
   let server: FakeModelServer
@@ -194,8 +194,7 @@ describe("the turn loop", () => {
       const finished = events.find((e) => e._tag === "ToolCallFinished")
       expect(finished?._tag === "ToolCallFinished" && finished.failed).toBe(true)
       const pid = Number(fs.readFileSync(path.join(cwd, "child.pid"), "utf8"))
-      yield* Effect.sleep("200 millis")
-      expect(isAlive(pid)).toBe(false)
+      expect(yield* Effect.promise(() => waitUntilGone(pid))).toBe(true)
     }).pipe(Effect.provide(layer())))
 
   it.live("maxSteps stops a model that calls tools forever, with a clear line", () =>
@@ -436,7 +435,8 @@ describe("the turn loop", () => {
       while (!started || !fs.existsSync(path.join(cwd, "sleeper.pid"))) yield* Effect.sleep("20 millis")
       yield* Effect.sleep("100 millis")
       yield* Fiber.interrupt(second)
-      expect(isAlive(Number(fs.readFileSync(path.join(cwd, "sleeper.pid"), "utf8")))).toBe(false)
+      const sleeper = Number(fs.readFileSync(path.join(cwd, "sleeper.pid"), "utf8"))
+      expect(yield* Effect.promise(() => waitUntilGone(sleeper))).toBe(true)
       const after = yield* conversation.snapshot
       expect(after.messages.at(-1)).toEqual({
         role: "tool",

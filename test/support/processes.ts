@@ -13,6 +13,16 @@ export const isAlive = (pid: number): boolean => {
   }
 }
 
+/**
+ * Whether the process is gone within `ms`: a kill is a signal, and the process dies a moment
+ * after it is sent (longer on a loaded machine), so a test waits for it rather than looking once.
+ */
+export const waitUntilGone = async (pid: number, ms = 3000): Promise<boolean> => {
+  const deadline = Date.now() + ms
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  return !isAlive(pid)
+}
+
 /** A new empty directory under the system's temporary one, by its real path (no symbolic link in it). */
 export const tempDir = (prefix = "mm-test-"): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
 

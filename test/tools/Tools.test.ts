@@ -13,19 +13,12 @@ import { runTool } from "../../src/tools/Tools"
 import { parseToolArguments, toolSpecs } from "../../src/tools/ToolSpecs"
 import { truncateOutput } from "../../src/tools/Truncate"
 import { toolServices } from "../support/layers"
-import { isAlive, tempDir } from "../support/processes"
+import { isAlive, tempDir, waitUntilGone } from "../support/processes"
 
 const context = (cwd = tempDir("mm-tools-"), maxOutput = 16000) => ({ cwd, maxOutput })
 
 const call = (name: string, args: unknown, ctx = context()) =>
   runTool(name, typeof args === "string" ? args : JSON.stringify(args), ctx).pipe(Effect.provide(toolServices()))
-
-const waitUntilGone = (pid: number, ms = 3000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + ms
-    while (isAlive(pid) && Date.now() < deadline) yield* Effect.sleep(Duration.millis(20))
-    return !isAlive(pid)
-  })
 
 const waitForFile = (file: string, ms = 5000) =>
   Effect.gen(function*() {
@@ -162,7 +155,7 @@ describe("bash", () => {
       expect(result.failed).toBe(true)
       const [status, pid] = result.output.split("\n")
       expect(status).toBe("killed after 1 s (timeout)")
-      expect(yield* waitUntilGone(Number(pid))).toBe(true)
+      expect(yield* Effect.promise(() => waitUntilGone(Number(pid)))).toBe(true)
     }))
 
   it.live("interrupting a running command kills its process group at once", () =>
@@ -174,7 +167,7 @@ describe("bash", () => {
       const started = Date.now()
       yield* Fiber.interrupt(fiber)
       expect(Date.now() - started).toBeLessThan(2000)
-      expect(yield* waitUntilGone(pid)).toBe(true)
+      expect(yield* Effect.promise(() => waitUntilGone(pid))).toBe(true)
     }))
 
   it.live("does not wait for background processes that keep the output open", () =>

@@ -9,7 +9,7 @@ import { type FakeModelServer, startFakeModelServer } from "../../support/FakeMo
 import { startHttpServer } from "../../support/mcp-test-server.mjs"
 import { configFor, MM_BIN, MmProcess, stripAnsi, tempProject } from "../../support/MmProcess"
 import { MCP_TEST_SERVER } from "../../support/paths"
-import { isAlive } from "../../support/processes"
+import { isAlive, waitUntilGone } from "../../support/processes"
 
 const SERVER = MCP_TEST_SERVER
 
@@ -163,7 +163,7 @@ describe("MCP servers in the terminal", () => {
       )
       const started = fs.readFileSync(pids, "utf8").trim().split("\n").map(Number)
       expect(started).toHaveLength(1)
-      expect(isAlive(started[0])).toBe(false)
+      expect(await waitUntilGone(started[0])).toBe(true)
     },
     60_000
   )
@@ -198,7 +198,7 @@ describe("MCP servers in the terminal", () => {
       const [local] = fs.readFileSync(pids, "utf8").trim().split("\n").map(Number)
       expect(isAlive(local)).toBe(true)
       expect(await mm.end()).toBe(0)
-      expect(isAlive(local)).toBe(false)
+      expect(await waitUntilGone(local)).toBe(true)
       expect(lines(log)).toEqual([{ tool: "echo", text: "over http", authorization: "Bearer tok-9f8e7d6c5b4a" }])
       expect(mm.stderr).toContain("⚙ mcp__remote__echo  over http\n  ↳ echo: over http\n")
       const files = filesUnder(project)

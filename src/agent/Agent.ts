@@ -86,31 +86,31 @@ export type CompactReport =
 
 export class Agent extends Context.Tag("mm/Agent")<Agent, AgentShape>() {}
 
-export const AgentLive = Layer.effect(
-  Agent,
-  Effect.gen(function*() {
-    const deps: Deps = {
-      config: (yield* AppConfig).config,
-      model: yield* ModelClient,
-      approver: yield* Approver,
-      remembered: yield* RememberedApprovals,
-      compactor: yield* Compactor,
-      changes: yield* Changes,
-      checkpoints: yield* Checkpoints,
-      mcp: yield* McpServers,
-      files: yield* FileAccess,
-      secrets: yield* Secrets,
-      sandbox: yield* Sandbox,
-      shownWarnings: new Set()
-    }
-    return {
-      turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
-      compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
-      context: (conversation) => context(deps, conversation),
-      runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
-    } satisfies AgentShape
-  })
-)
+/** The agent, made from the services it uses (`AgentLive` is its layer; `app/Layers.ts` makes it in sequence). */
+export const makeAgent = Effect.gen(function*() {
+  const deps: Deps = {
+    config: (yield* AppConfig).config,
+    model: yield* ModelClient,
+    approver: yield* Approver,
+    remembered: yield* RememberedApprovals,
+    compactor: yield* Compactor,
+    changes: yield* Changes,
+    checkpoints: yield* Checkpoints,
+    mcp: yield* McpServers,
+    files: yield* FileAccess,
+    secrets: yield* Secrets,
+    sandbox: yield* Sandbox,
+    shownWarnings: new Set()
+  }
+  return {
+    turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
+    compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
+    context: (conversation) => context(deps, conversation),
+    runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
+  } satisfies AgentShape
+})
+
+export const AgentLive = Layer.effect(Agent, makeAgent)
 
 // ---------------------------------------------------------------------------
 // /context

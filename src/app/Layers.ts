@@ -4,26 +4,30 @@
  * writes the project's files (`FileAccess`). The tests build the same graph through
  * `servicesLayer` and `agentLayer`, with a store of their choosing.
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { AgentLive } from "../agent/Agent"
-import { CompactorLive } from "../agent/Compactor"
+import { Agent, makeAgent } from "../agent/Agent"
+import { Compactor, makeCompactor } from "../agent/Compactor"
 import type { Approver } from "../approvals/Approver"
-import { RememberedApprovalsLive } from "../approvals/RememberedApprovals"
-import { ChangesLayer } from "../changes/Changes"
-import { CheckpointsLive } from "../changes/Checkpoints"
+import { makeRememberedApprovals, RememberedApprovals } from "../approvals/RememberedApprovals"
+import { Changes, makeChanges } from "../changes/Changes"
+import { Checkpoints, makeCheckpoints } from "../changes/Checkpoints"
 import { AppConfig, type LoadedConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
-import { McpServersLive } from "../mcp/McpServers"
-import { OpenAiClientNode } from "../model/OpenAiClient"
-import { ServerCacheDisk } from "../model/ServerCache"
-import { ErrorLogLive } from "../sessions/ErrorLog"
-import { FileSessionStoreLive } from "../sessions/FileSessionStore"
-import { KeeperLive } from "../sessions/Keeper"
-import type { SessionStore } from "../sessions/SessionStore"
-import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
-import { SandboxLive } from "../tools/Sandbox"
+import { makeMcpServers, McpServers } from "../mcp/McpServers"
+import { ModelClient } from "../model/ModelClient"
+import { make as makeModelClient } from "../model/OpenAiClient"
+import { makeServerCache, ServerCache } from "../model/ServerCache"
+import { ErrorLog, errorLog } from "../sessions/ErrorLog"
+import { fileSessionStore } from "../sessions/FileSessionStore"
+import { Keeper, makeKeeper } from "../sessions/Keeper"
+import { SessionStore } from "../sessions/SessionStore"
+import type { TerminalIO } from "../terminal/TerminalIO"
+import { diskFileAccess, FileAccess } from "../tools/FileAccess"
+import { configuredSandbox, Sandbox } from "../tools/Sandbox"
+import { built, inSequence, made, type Step } from "./Sequence"
 
 export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
@@ -34,38 +38,61 @@ export interface ServiceOptions {
   readonly onMcpProblem?: (line: string) => void
 }
 
+/** What `mm sessions` needs: the configuration, the session store, the error log and the keeper. */
+export type StoreServices = AppConfig | SessionStore | ErrorLog | Keeper
+
+/** Everything below the agent. */
+export type Services = StoreServices | ModelClient | McpServers | RememberedApprovals | Sandbox | Secrets
+
+/** The agent and what it keeps of the project's files. */
+export type AgentServices = Agent | Changes | Checkpoints
+
+const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>): ReadonlyArray<Step> => [
+  made(AppConfig, Effect.succeed(loaded)),
+  store === undefined ? made(SessionStore, fileSessionStore) : built(store),
+  made(ErrorLog, Effect.succeed(errorLog)),
+  made(Keeper, makeKeeper)
+]
+
+const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}): ReadonlyArray<Step> => [
+  ...storeSteps(loaded, options.store),
+  // what the server said of itself is kept a few minutes under the user's cache directory
+  made(ServerCache, makeServerCache),
+  built(NodeHttpClient.layer),
+  made(ModelClient, makeModelClient),
+  made(
+    McpServers,
+    makeMcpServers({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
+  ),
+  made(RememberedApprovals, makeRememberedApprovals),
+  // bubblewrap is tried when the sandbox's state is first asked for, after the banner
+  made(Sandbox, configuredSandbox),
+  // the program's secrets (Main provides them) are among the services, for a runtime built from these
+  made(Secrets, Secrets)
+]
+
+/** The agent over the services, asking `approver` before a tool acts, and its change log. */
+const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>): ReadonlyArray<Step> => [
+  made(Checkpoints, Effect.sync(makeCheckpoints)),
+  made(Changes, makeChanges),
+  made(Compactor, makeCompactor),
+  built(approver),
+  made(Agent, makeAgent)
+]
+
+const diskFiles = made(FileAccess, Effect.succeed(diskFileAccess))
+
 /** The configuration, the session store, the error log and the keeper: all `mm sessions` needs. */
-export const storeLayer = (
-  loaded: LoadedConfig,
-  store: Layer.Layer<SessionStore, never, Secrets> = FileSessionStoreLive
-) =>
-  KeeperLive.pipe(
-    Layer.provideMerge(Layer.mergeAll(store, ErrorLogLive)),
-    Layer.provideMerge(Layer.succeed(AppConfig, loaded))
-  )
+export const storeLayer = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
+  inSequence<StoreServices, never, Secrets>(storeSteps(loaded, store))
 
 /** Everything below the agent: the store and keeper, the model client, the MCP servers. */
-export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) => {
-  const base = storeLayer(loaded, options.store)
-  // what the server said of itself is kept a few minutes under the user's cache directory
-  const model = OpenAiClientNode.pipe(Layer.provide(ServerCacheDisk))
-  const mcp = McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
-  // bubblewrap is tried when the sandbox's state is first asked for, after the banner; the
-  // program's secrets (Main provides them) are among the services, for a runtime built from
-  // these layers. The store is provided to them all at once: each layer of the graph costs
-  // start-up time (Effect builds every node in a fiber of its own)
-  return Layer.mergeAll(model, mcp, RememberedApprovalsLive, SandboxLive, Layer.effect(Secrets, Secrets)).pipe(
-    Layer.provideMerge(base)
-  )
-}
+export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
+  inSequence<Services, never, Secrets>(serviceSteps(loaded, options))
 
-/** The agent, its compactor and its change log, over the services, asking `approver` before a tool acts. */
+/** The agent, its compactor and its change log, over the services and file access, asking `approver` before a tool acts. */
 export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
-  AgentLive.pipe(
-    Layer.provide(Layer.mergeAll(CompactorLive, approver)),
-    Layer.provideMerge(ChangesLayer),
-    Layer.provideMerge(CheckpointsLive)
-  )
+  inSequence<AgentServices, E, R | Exclude<Services, Secrets> | FileAccess | Secrets>(agentSteps(approver))
 
 // Each façade's own modules are initialised only on its path (`import()` keeps them out of the
 // bundle's eager graph): `mm -p` never evaluates the terminal's, the terminal never print mode's.
@@ -74,14 +101,16 @@ const terminalIO = () => import("../terminal/TerminalIO")
 /** What the terminal needs for its banner: the services and the keyboard and screen. */
 export const terminalLayer = (loaded: LoadedConfig) =>
   Layer.unwrapEffect(
-    Effect.map(Effect.promise(terminalIO), ({ TerminalIOLive }) =>
-      Layer.mergeAll(
-        servicesLayer(loaded),
-        TerminalIOLive.pipe(Layer.provide(Layer.succeed(AppConfig, loaded))),
-        FileAccessDisk
-      ))
+    Effect.map(
+      Effect.promise(terminalIO),
+      (terminal) =>
+        inSequence<Services | FileAccess | TerminalIO, never, Secrets>([
+          ...serviceSteps(loaded),
+          made(terminal.TerminalIO, terminal.makeTerminalIO),
+          diskFiles
+        ])
+    )
   )
-
 /** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
 export const terminalAgentLayer = Layer.unwrapEffect(
   Effect.map(Effect.promise(terminalIO), ({ TerminalApprover }) => agentLayer(TerminalApprover))
@@ -92,9 +121,14 @@ export const printLayer = (loaded: LoadedConfig) =>
   Layer.unwrapEffect(
     Effect.map(
       Effect.zip(Secrets, Effect.promise(() => import("../print/Print"))),
-      ([{ redact }, { printApprover, printIO }]) => agentLayer(printApprover(printIO(redact).err))
+      ([{ redact }, { printApprover, printIO }]) =>
+        inSequence<Services | FileAccess | AgentServices, never, Secrets>([
+          ...serviceSteps(loaded),
+          diskFiles,
+          ...agentSteps(printApprover(printIO(redact).err))
+        ])
     )
-  ).pipe(Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded), FileAccessDisk)))
+  )
 
 /**
  * `mm acp`: the services and the agent, with the approver and file access the ACP façade
@@ -110,7 +144,8 @@ export const acpLayer = <RA>(
     readonly log: (line: string) => void
   }
 ) =>
-  agentLayer(choice.approver).pipe(
-    Layer.provideMerge(Layer.mergeAll(servicesLayer(loaded, { onMcpProblem: choice.log }), choice.files)),
-    Layer.provideMerge(choice.extra)
-  )
+  inSequence<Services | FileAccess | AgentServices, never, Secrets | Exclude<RA, Services | FileAccess>>([
+    ...serviceSteps(loaded, { onMcpProblem: choice.log }),
+    built(choice.files),
+    ...agentSteps(choice.approver)
+  ]).pipe(Layer.provideMerge(choice.extra))

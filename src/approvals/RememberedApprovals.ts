@@ -178,7 +178,9 @@ const inMemory = (): RememberedApprovalsShape => {
 }
 
 /** On disk with sessions on (`sessions.enabled`), in memory otherwise. */
-export const RememberedApprovalsLive = Layer.effect(
-  RememberedApprovals,
-  Effect.map(AppConfig, ({ config }) => (config.sessions.enabled ? onDisk() : inMemory()))
+export const makeRememberedApprovals = Effect.map(
+  AppConfig,
+  ({ config }) => (config.sessions.enabled ? onDisk() : inMemory())
 )
+
+export const RememberedApprovalsLive = Layer.effect(RememberedApprovals, makeRememberedApprovals)

@@ -348,21 +348,21 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
 
 // ---- the layer ----
 
-export const ChangesLayer = Layer.effect(
-  Changes,
-  Effect.gen(function*() {
-    const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
-    return {
-      recorder: recorder(deps),
-      forget: forget(deps),
-      overview: overview(deps),
-      turnDiffs: turnDiffs(deps),
-      plan: plan(deps),
-      planSince: planSince(deps),
-      apply: apply(deps)
-    }
-  })
-)
+/** The change log over the checkpoints and the file access. */
+export const makeChanges = Effect.gen(function*() {
+  const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
+  return {
+    recorder: recorder(deps),
+    forget: forget(deps),
+    overview: overview(deps),
+    turnDiffs: turnDiffs(deps),
+    plan: plan(deps),
+    planSince: planSince(deps),
+    apply: apply(deps)
+  }
+})
+
+export const ChangesLayer = Layer.effect(Changes, makeChanges)
 
 /** The changes of every session, over one store of checkpoints shared by the façade and the agent. */
 export const ChangesLive = ChangesLayer.pipe(Layer.provideMerge(CheckpointsLive))

@@ -60,63 +60,64 @@ export const serversListing = (groups: ReadonlyArray<McpGroup>): string => {
     .join("\n")
 }
 
-export const McpServersLive = (options: {
+/** The configured MCP servers, started beside the start-up and closed with the scope. */
+export const makeMcpServers = (options: {
   readonly projectDir: string
   readonly timeoutMs?: number
   /** Told each failure as it happens (ACP logs it on stderr). */
   readonly onProblem?: (line: string) => void
 }) =>
-  Layer.scoped(
-    McpServers,
-    Effect.gen(function*() {
-      const { config } = yield* AppConfig
-      const secrets = yield* Secrets
-      const entries = Object.entries(config.mcpServers).map(([name, server]) =>
-        entryFromConfig(name, server, options.projectDir, secrets)
-      )
-      const configured = entries.length === 0
-        ? undefined
-        : startGroup(entries, { secrets, timeoutMs: options.timeoutMs, onProblem: options.onProblem })
-      const attachedGroups = new WeakMap<Conversation, McpGroup>()
-      const live = new Set<McpGroup>(configured === undefined ? [] : [configured])
-      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((g) => g.close()))))
-      const groupsOf = (conversation: Conversation) => {
-        const own = attachedGroups.get(conversation)
-        return [configured, own].filter((g): g is McpGroup => g !== undefined)
-      }
-      return {
-        configured,
-        attach: (conversation, group) =>
-          Effect.sync(() => {
-            attachedGroups.set(conversation, group)
-            live.add(group)
-          }),
-        attached: (conversation) => attachedGroups.get(conversation),
-        approvalOf: (conversation, tool) => {
-          if (!isMcpToolName(tool)) return undefined
-          for (const group of groupsOf(conversation)) {
-            for (const server of group.servers()) {
-              const found = server.state._tag === "Ready" ? server.state.tools.find((t) => t.name === tool) : undefined
-              if (found !== undefined) return found.approval
-            }
+  Effect.gen(function*() {
+    const { config } = yield* AppConfig
+    const secrets = yield* Secrets
+    const entries = Object.entries(config.mcpServers).map(([name, server]) =>
+      entryFromConfig(name, server, options.projectDir, secrets)
+    )
+    const configured = entries.length === 0
+      ? undefined
+      : startGroup(entries, { secrets, timeoutMs: options.timeoutMs, onProblem: options.onProblem })
+    const attachedGroups = new WeakMap<Conversation, McpGroup>()
+    const live = new Set<McpGroup>(configured === undefined ? [] : [configured])
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((g) => g.close()))))
+    const groupsOf = (conversation: Conversation) => {
+      const own = attachedGroups.get(conversation)
+      return [configured, own].filter((g): g is McpGroup => g !== undefined)
+    }
+    return McpServers.of({
+      configured,
+      attach: (conversation, group) =>
+        Effect.sync(() => {
+          attachedGroups.set(conversation, group)
+          live.add(group)
+        }),
+      attached: (conversation) => attachedGroups.get(conversation),
+      approvalOf: (conversation, tool) => {
+        if (!isMcpToolName(tool)) return undefined
+        for (const group of groupsOf(conversation)) {
+          for (const server of group.servers()) {
+            const found = server.state._tag === "Ready" ? server.state.tools.find((t) => t.name === tool) : undefined
+            if (found !== undefined) return found.approval
           }
-          return undefined
-        },
-        detach: (conversation) =>
-          Effect.suspend(() => {
-            const group = attachedGroups.get(conversation)
-            if (group === undefined) return Effect.void
-            attachedGroups.delete(conversation)
-            live.delete(group)
-            return Effect.promise(() => group.close())
-          }),
-        forTurn: (conversation) =>
-          Effect.gen(function*() {
-            const groups = groupsOf(conversation)
-            if (groups.length === 0) return noMcpTools
-            yield* Effect.promise(() => Promise.all(groups.map((g) => g.ready)))
-            return turnTools(groups, secrets)
-          })
-      }
+        }
+        return undefined
+      },
+      detach: (conversation) =>
+        Effect.suspend(() => {
+          const group = attachedGroups.get(conversation)
+          if (group === undefined) return Effect.void
+          attachedGroups.delete(conversation)
+          live.delete(group)
+          return Effect.promise(() => group.close())
+        }),
+      forTurn: (conversation) =>
+        Effect.gen(function*() {
+          const groups = groupsOf(conversation)
+          if (groups.length === 0) return noMcpTools
+          yield* Effect.promise(() => Promise.all(groups.map((g) => g.ready)))
+          return turnTools(groups, secrets)
+        })
     })
-  )
+  })
+
+export const McpServersLive = (options: Parameters<typeof makeMcpServers>[0]) =>
+  Layer.scoped(McpServers, makeMcpServers(options))

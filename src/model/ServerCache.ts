@@ -150,7 +150,8 @@ export const diskServerCache = (dir: string, now: () => number = Date.now): Serv
 })
 
 /** The cache under the user's cache directory; none with `MM_NO_SERVER_CACHE` set. */
-export const ServerCacheDisk: Layer.Layer<ServerCache> = Layer.sync(
-  ServerCache,
-  () => process.env.MM_NO_SERVER_CACHE !== undefined ? noServerCache : diskServerCache(userCacheDir())
+export const makeServerCache = Effect.sync(() =>
+  process.env.MM_NO_SERVER_CACHE !== undefined ? noServerCache : diskServerCache(userCacheDir())
 )
+
+export const ServerCacheDisk: Layer.Layer<ServerCache> = Layer.effect(ServerCache, makeServerCache)

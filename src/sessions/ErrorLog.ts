@@ -39,10 +39,13 @@ export const saysMore = (raw: string, line: string): boolean => {
   return core !== "" && !line.includes(core)
 }
 
-export const ErrorLogLive = Layer.succeed(ErrorLog, {
+/** Appends a failure to a session's capped `errors`. */
+export const errorLog = ErrorLog.of({
   append: (session, failure) =>
     Effect.map(Clock.currentTimeMillis, (now) => ({
       ...session,
       errors: appendError(session.errors, makeRecord(session, failure, new Date(now)))
     }))
 })
+
+export const ErrorLogLive = Layer.succeed(ErrorLog, errorLog)

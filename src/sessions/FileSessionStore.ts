@@ -188,7 +188,9 @@ export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> 
 export const layer: Layer.Layer<SessionStore> = layerWith({})
 
 /** The production store: no known secret reaches a session file. */
+export const fileSessionStore = Effect.map(Secrets, (secrets) => make({ redact: secrets.redact }))
+
 export const FileSessionStoreLive: Layer.Layer<SessionStore, never, Secrets> = Layer.effect(
   SessionStore,
-  Effect.map(Secrets, (secrets) => make({ redact: secrets.redact }))
+  fileSessionStore
 )

@@ -124,23 +124,23 @@ const search = (deps: Deps) => (cwd: string, query: SearchQuery): Stream.Stream<
   )
 }
 
-export const KeeperLive = Layer.effect(
-  Keeper,
-  Effect.gen(function*() {
-    const { config } = yield* AppConfig
-    const deps: Deps = {
-      config,
-      store: yield* SessionStore,
-      errorLog: yield* ErrorLog,
-      shared: isSharedStore(config)
-    }
-    return {
-      dirFor: (cwd) => sessionsDir(config, cwd),
-      open: open(deps),
-      load: load(deps),
-      list: list(deps),
-      resolve: resolve(deps),
-      search: search(deps)
-    }
+/** The keeper over the store and the error log. */
+export const makeKeeper = Effect.gen(function*() {
+  const { config } = yield* AppConfig
+  const deps: Deps = {
+    config,
+    store: yield* SessionStore,
+    errorLog: yield* ErrorLog,
+    shared: isSharedStore(config)
+  }
+  return Keeper.of({
+    dirFor: (cwd) => sessionsDir(config, cwd),
+    open: open(deps),
+    load: load(deps),
+    list: list(deps),
+    resolve: resolve(deps),
+    search: search(deps)
   })
-)
+})
+
+export const KeeperLive = Layer.effect(Keeper, makeKeeper)

@@ -146,46 +146,46 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
   }
 >() {}
 
-export const TerminalIOLive = Layer.scoped(
-  TerminalIO,
-  Effect.acquireRelease(
-    Effect.map(Effect.all([Secrets, AppConfig]), ([{ redact }, { config }]) => {
-      const tty = process.stdin.isTTY === true
-      // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
-      const escapes = escapesFor(process.stdout, process.env)
-      const rewraps = rewrapsOnResize(process.env)
-      const print = makePrinter(process.stdout, {
-        live: escapes,
-        columns: () => process.stdout.columns,
-        redact,
-        rewraps
-      })
-      const style = styleFor(process.stdout, process.env, themeOf(config.theme, process.env))
-      // the live block (status line, an answer's rows not complete yet) is drawn again at the new width
-      process.stdout.on("resize", print.resized)
-      return {
-        input: tty && !escapes
-          ? makePipedInput(process.stdin, process.stdout, { interactive: true })
-          : tty
-          ? makeLineEditor(process.stdin, process.stdout, {
-            sentStyle: style.bold,
-            rewraps,
-            typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
-          })
-          : makePipedInput(process.stdin, process.stderr),
-        print,
-        // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
-        info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),
-        style
-      }
-    }),
-    (io) =>
-      Effect.sync(() => {
-        process.stdout.off("resize", io.print.resized)
-        io.input.close()
-      })
-  )
+/** The keyboard and the screen, released (the input closed) with the scope. */
+export const makeTerminalIO = Effect.acquireRelease(
+  Effect.map(Effect.all([Secrets, AppConfig]), ([{ redact }, { config }]) => {
+    const tty = process.stdin.isTTY === true
+    // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
+    const escapes = escapesFor(process.stdout, process.env)
+    const rewraps = rewrapsOnResize(process.env)
+    const print = makePrinter(process.stdout, {
+      live: escapes,
+      columns: () => process.stdout.columns,
+      redact,
+      rewraps
+    })
+    const style = styleFor(process.stdout, process.env, themeOf(config.theme, process.env))
+    // the live block (status line, an answer's rows not complete yet) is drawn again at the new width
+    process.stdout.on("resize", print.resized)
+    return {
+      input: tty && !escapes
+        ? makePipedInput(process.stdin, process.stdout, { interactive: true })
+        : tty
+        ? makeLineEditor(process.stdin, process.stdout, {
+          sentStyle: style.bold,
+          rewraps,
+          typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
+        })
+        : makePipedInput(process.stdin, process.stderr),
+      print,
+      // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
+      info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),
+      style
+    }
+  }),
+  (io) =>
+    Effect.sync(() => {
+      process.stdout.off("resize", io.print.resized)
+      io.input.close()
+    })
 )
+
+export const TerminalIOLive = Layer.scoped(TerminalIO, makeTerminalIO)
 
 /** `v`: the change too large to diff, whole in the pager; then the question again. */
 const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) => Effect.Effect<Approval>) =>

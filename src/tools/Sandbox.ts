@@ -102,10 +102,9 @@ export const makeSandbox = (
 }
 
 /** The sandbox of the configuration in force; API keys and other secret variables are unset inside. */
-export const SandboxLive = Layer.effect(
-  Sandbox,
-  Effect.map(
-    Effect.all([AppConfig, Secrets]),
-    ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.variableNames())
-  )
+export const configuredSandbox = Effect.map(
+  Effect.all([AppConfig, Secrets]),
+  ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.variableNames())
 )
+
+export const SandboxLive = Layer.effect(Sandbox, configuredSandbox)

@@ -1,3 +1,5 @@
+import * as tty from "node:tty"
+
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -146,10 +148,31 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
   }
 >() {}
 
+/**
+ * An input made when it is first used, after the banner: reading stdin (Node's stream for it,
+ * the line editor's raw mode) costs some 3 ms that the banner need not wait for. Keys typed
+ * meanwhile wait in the terminal or the pipe, as they would have.
+ */
+const madeAtFirstUse = (interactive: boolean, make: () => TerminalInput): TerminalInput => {
+  let made: TerminalInput | undefined
+  const input = () => (made ??= make())
+  return {
+    interactive,
+    question: (prompt, draft) => input().question(prompt, draft),
+    choose: (title, items, at) => input().choose(title, items, at),
+    key: (prompt, keys, options) => input().key(prompt, keys, options),
+    watchCancel: (onCancel) => input().watchCancel(onCancel),
+    configure: (options) => input().configure(options),
+    close: () => made?.close(),
+    offer: (text) => input().offer?.(text)
+  }
+}
+
 /** The keyboard and the screen, released (the input closed) with the scope. */
 export const makeTerminalIO = Effect.acquireRelease(
   Effect.map(Effect.all([Secrets, AppConfig]), ([{ redact }, { config }]) => {
-    const tty = process.stdin.isTTY === true
+    // stdin's own stream is made at first use (`process.stdin` makes it): a file descriptor is asked instead
+    const onTty = tty.isatty(0)
     // TERM=dumb: not one escape sequence — no line editor, no live status line, no colour
     const escapes = escapesFor(process.stdout, process.env)
     const rewraps = rewrapsOnResize(process.env)
@@ -163,18 +186,19 @@ export const makeTerminalIO = Effect.acquireRelease(
     // the live block (status line, an answer's rows not complete yet) is drawn again at the new width
     process.stdout.on("resize", print.resized)
     return {
-      input: tty && !escapes
-        ? makePipedInput(process.stdin, process.stdout, { interactive: true })
-        : tty
-        ? makeLineEditor(process.stdin, process.stdout, {
-          sentStyle: style.bold,
-          rewraps,
-          typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
-        })
-        : makePipedInput(process.stdin, process.stderr),
+      input: madeAtFirstUse(onTty, () =>
+        onTty && !escapes
+          ? makePipedInput(process.stdin, process.stdout, { interactive: true })
+          : onTty
+          ? makeLineEditor(process.stdin, process.stdout, {
+            sentStyle: style.bold,
+            rewraps,
+            typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
+          })
+          : makePipedInput(process.stdin, process.stderr)),
       print,
       // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
-      info: tty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),
+      info: onTty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),
       style
     }
   }),

@@ -85,6 +85,29 @@ const effectUtilsAnswered = {
   }
 }
 
+// Effect's clock reads `performance.now()` once as it loads, to fix its origin; Node's
+// `performance` global is a getter that loads perf_hooks and a dozen modules behind it (about
+// 1 ms of every start). Where process.hrtime exists Effect's origin is Date.now() in nanoseconds
+// less hrtime, which is what the clock is given here; the build fails if Effect changes that code.
+const effectClockOnHrtime = {
+  name: "effect-clock-on-hrtime",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]clock\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      const start = source.indexOf("const performanceNowNanos = ")
+      const endMark = "return () => origin + processHrtime.bigint();\n}();\n"
+      const end = source.indexOf(endMark)
+      if (start === -1 || end === -1 || !source.slice(start, end).includes("performanceNowNanos() - ")) {
+        throw new Error(`${args.path} no longer holds the clock origin scripts/build.mjs replaces`)
+      }
+      const clock = "const processOrPerformanceNow = (() => {\n" +
+        "  const origin = BigInt(Date.now()) * BigInt(1000000) - process.hrtime.bigint();\n" +
+        "  return () => origin + process.hrtime.bigint();\n})();\n"
+      return { contents: source.slice(0, start) + clock + source.slice(end + endMark.length), loader: "js" }
+    })
+  }
+}
+
 // esbuild gives every module that does `import * as fs from "node:fs"` a copy of the builtin's
 // exports of its own (a getter made per export and per importer): 33 copies of node:fs's 104
 // exports, 46 of node:path's and more were some 9 ms of every start. Each builtin is reached
@@ -111,7 +134,16 @@ await build({
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [mcpApart, markdownApart, bashApart, searchApart, httpsWhenUsed, effectUtilsAnswered, builtinsShared],
+  plugins: [
+    mcpApart,
+    markdownApart,
+    bashApart,
+    searchApart,
+    httpsWhenUsed,
+    effectUtilsAnswered,
+    effectClockOnHrtime,
+    builtinsShared
+  ],
   supported: { "dynamic-import": false }
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })

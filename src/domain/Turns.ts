@@ -1,4 +1,4 @@
-import type { ForkedFrom as ForkedFromSchema, Message, Session } from "./Session"
+import type { ForkedFrom, Message, Session } from "./Session"
 
 /**
  * A conversation's turns as a person counts them: turn N begins with the N-th question. What
@@ -7,9 +7,6 @@ import type { ForkedFrom as ForkedFromSchema, Message, Session } from "./Session
 
 /** A `!command` line kept as context: a user message that is not a question. */
 export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"
-
-/** Where a session was forked from: the session's id and the last turn the fork kept. */
-export type ForkedFrom = typeof ForkedFromSchema.Type
 
 /** A question asked by the person (not an undo's note, a compaction summary or a `!command`'s output). */
 export const isQuestion = (message: Message): boolean =>

@@ -1,5 +1,6 @@
 import type * as ChildProcesses from "node:child_process"
 import type * as Crypto from "node:crypto"
+import type * as Readline from "node:readline"
 
 /**
  * Node's `child_process`, loaded when the first command runs rather than at start-up: loading
@@ -18,3 +19,11 @@ export const nodeChildProcesses =
 let crypto: typeof Crypto | undefined
 
 export const nodeCrypto = (): typeof Crypto => (crypto ??= require("node:crypto") as typeof Crypto)
+
+/**
+ * Node's `readline`, loaded when the terminal first reads a key or a line, after the banner
+ * (with its own modules, about 0.5 ms).
+ */
+let readline: typeof Readline | undefined
+
+export const nodeReadline = (): typeof Readline => (readline ??= require("node:readline") as typeof Readline)

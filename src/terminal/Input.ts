@@ -1,4 +1,4 @@
-import * as readline from "node:readline"
+import { nodeReadline } from "../lib/NodeModules"
 
 /**
  * The keyboard side of the terminal: questions, one-key answers, and Ctrl-C while a turn
@@ -123,7 +123,7 @@ export const makePipedInput = (
 ): TerminalInput => {
   const queue = makeLineQueue()
   const cancel = makeCancelHandlers()
-  const rl = readline.createInterface({ input: stdin, terminal: false, crlfDelay: Infinity })
+  const rl = nodeReadline().createInterface({ input: stdin, terminal: false, crlfDelay: Infinity })
   rl.on("line", (line) => queue.push(line))
   rl.on("close", () => queue.end())
 

@@ -1,5 +1,4 @@
-import * as readline from "node:readline"
-
+import { nodeReadline } from "../lib/NodeModules"
 import { clipToWidth, wrapText } from "../text/Wrap"
 import { choiceKey, choiceLines } from "./ChoiceList"
 import { type History, makeHistory } from "./History"
@@ -356,7 +355,7 @@ export const makeLineEditor = (
     readonly rewraps?: boolean
   } = {}
 ): TerminalInput => {
-  readline.emitKeypressEvents(stdin)
+  nodeReadline().emitKeypressEvents(stdin)
   stdin.setRawMode(true)
   stdin.resume()
   stdout.write(BRACKETED_PASTE_ON)

@@ -12,6 +12,23 @@ describe("QuickIds", () => {
     expect(nameHash("é")).not.toBe(nameHash("\u00e9\u0000"))
   })
 
+  it("nameHash in 16-bit limbs gives what the BigInt definition gives, for texts of every length up to 300", () => {
+    const reference = (text: string): string => {
+      let hash = 0x6c62272e07bb014262b821756295c58dn
+      for (const byte of new TextEncoder().encode(text)) {
+        hash = ((hash ^ BigInt(byte)) * 0x0000000001000000000000000000013bn) & ((1n << 128n) - 1n)
+      }
+      return hash.toString(16).padStart(32, "0")
+    }
+    const alphabet = "abcXYZ019 /:.\n\u00e9\u4e2d\u{1f600}"
+    let text = ""
+    for (let length = 0; length <= 300; length++) {
+      expect(nameHash(text)).toBe(reference(text))
+      text += [...alphabet][(length * 7) % [...alphabet].length]
+    }
+    expect(nameHash("\u00ff".repeat(64))).toBe(reference("\u00ff".repeat(64)))
+  })
+
   it("random bytes and hex have the length asked and do not repeat", () => {
     expect(quickRandomBytes(4)).toHaveLength(4)
     expect(quickRandomHex(4)).toMatch(/^[0-9a-f]{8}$/)

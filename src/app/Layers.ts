@@ -24,10 +24,9 @@ import { ErrorLog, errorLog } from "../sessions/ErrorLog"
 import { fileSessionStore } from "../sessions/FileSessionStore"
 import { Keeper, makeKeeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
-import type { TerminalIO } from "../terminal/TerminalIO"
 import { diskFileAccess, FileAccess } from "../tools/FileAccess"
 import { configuredSandbox, Sandbox } from "../tools/Sandbox"
-import { built, inSequence, made, type Step } from "./Sequence"
+import { built, inSequence, made } from "./Sequence"
 
 export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
@@ -47,52 +46,54 @@ export type Services = StoreServices | ModelClient | McpServers | RememberedAppr
 /** The agent and what it keeps of the project's files. */
 export type AgentServices = Agent | Changes | Checkpoints
 
-const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>): ReadonlyArray<Step> => [
-  made(AppConfig, Effect.succeed(loaded)),
-  store === undefined ? made(SessionStore, fileSessionStore) : built(store),
-  made(ErrorLog, Effect.succeed(errorLog)),
-  made(Keeper, makeKeeper)
-]
+const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
+  [
+    made(AppConfig, Effect.succeed(loaded)),
+    store === undefined ? made(SessionStore, fileSessionStore) : built(store),
+    made(ErrorLog, Effect.succeed(errorLog)),
+    made(Keeper, makeKeeper)
+  ] as const
 
-const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}): ReadonlyArray<Step> => [
-  ...storeSteps(loaded, options.store),
-  // what the server said of itself is kept a few minutes under the user's cache directory
-  made(ServerCache, makeServerCache),
-  built(NodeHttpClient.layer),
-  made(ModelClient, makeModelClient),
-  made(
-    McpServers,
-    makeMcpServers({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
-  ),
-  made(RememberedApprovals, makeRememberedApprovals),
-  // bubblewrap is tried when the sandbox's state is first asked for, after the banner
-  made(Sandbox, configuredSandbox),
-  // the program's secrets (Main provides them) are among the services, for a runtime built from these
-  made(Secrets, Secrets)
-]
+const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
+  [
+    ...storeSteps(loaded, options.store),
+    // what the server said of itself is kept a few minutes under the user's cache directory
+    made(ServerCache, makeServerCache),
+    built(NodeHttpClient.layer),
+    made(ModelClient, makeModelClient),
+    made(
+      McpServers,
+      makeMcpServers({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
+    ),
+    made(RememberedApprovals, makeRememberedApprovals),
+    // bubblewrap is tried when the sandbox's state is first asked for, after the banner
+    made(Sandbox, configuredSandbox),
+    // the program's secrets (Main provides them) are among the services, for a runtime built from these
+    made(Secrets, Secrets)
+  ] as const
 
 /** The agent over the services, asking `approver` before a tool acts, and its change log. */
-const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>): ReadonlyArray<Step> => [
-  made(Checkpoints, Effect.sync(makeCheckpoints)),
-  made(Changes, makeChanges),
-  made(Compactor, makeCompactor),
-  built(approver),
-  made(Agent, makeAgent)
-]
+const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
+  [
+    made(Checkpoints, Effect.sync(makeCheckpoints)),
+    made(Changes, makeChanges),
+    made(Compactor, makeCompactor),
+    built(approver),
+    made(Agent, makeAgent)
+  ] as const
 
 const diskFiles = made(FileAccess, Effect.succeed(diskFileAccess))
 
 /** The configuration, the session store, the error log and the keeper: all `mm sessions` needs. */
 export const storeLayer = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
-  inSequence<StoreServices, never, Secrets>(storeSteps(loaded, store))
+  inSequence(storeSteps(loaded, store))
 
 /** Everything below the agent: the store and keeper, the model client, the MCP servers. */
 export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
-  inSequence<Services, never, Secrets>(serviceSteps(loaded, options))
+  inSequence(serviceSteps(loaded, options))
 
 /** The agent, its compactor and its change log, over the services and file access, asking `approver` before a tool acts. */
-export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
-  inSequence<AgentServices, E, R | Exclude<Services, Secrets> | FileAccess | Secrets>(agentSteps(approver))
+export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) => inSequence(agentSteps(approver))
 
 // Each façade's own modules are initialised only on its path (`import()` keeps them out of the
 // bundle's eager graph): `mm -p` never evaluates the terminal's, the terminal never print mode's.
@@ -104,11 +105,13 @@ export const terminalLayer = (loaded: LoadedConfig) =>
     Effect.map(
       Effect.promise(terminalIO),
       (terminal) =>
-        inSequence<Services | FileAccess | TerminalIO, never, Secrets>([
-          ...serviceSteps(loaded),
-          made(terminal.TerminalIO, terminal.makeTerminalIO),
-          diskFiles
-        ])
+        inSequence(
+          [
+            ...serviceSteps(loaded),
+            made(terminal.TerminalIO, terminal.makeTerminalIO),
+            diskFiles
+          ] as const
+        )
     )
   )
 /** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
@@ -122,11 +125,13 @@ export const printLayer = (loaded: LoadedConfig) =>
     Effect.map(
       Effect.zip(Secrets, Effect.promise(() => import("../print/Print"))),
       ([{ redact }, { printApprover, printIO }]) =>
-        inSequence<Services | FileAccess | AgentServices, never, Secrets>([
-          ...serviceSteps(loaded),
-          diskFiles,
-          ...agentSteps(printApprover(printIO(redact).err))
-        ])
+        inSequence(
+          [
+            ...serviceSteps(loaded),
+            diskFiles,
+            ...agentSteps(printApprover(printIO(redact).err))
+          ] as const
+        )
     )
   )
 
@@ -144,8 +149,10 @@ export const acpLayer = <RA>(
     readonly log: (line: string) => void
   }
 ) =>
-  inSequence<Services | FileAccess | AgentServices, never, Secrets | Exclude<RA, Services | FileAccess>>([
-    ...serviceSteps(loaded, { onMcpProblem: choice.log }),
-    built(choice.files),
-    ...agentSteps(choice.approver)
-  ]).pipe(Layer.provideMerge(choice.extra))
+  inSequence(
+    [
+      ...serviceSteps(loaded, { onMcpProblem: choice.log }),
+      built(choice.files),
+      ...agentSteps(choice.approver)
+    ] as const
+  ).pipe(Layer.provideMerge(choice.extra))

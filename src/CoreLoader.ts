@@ -90,6 +90,9 @@ const writeCache = (cache: CacheFile, data: Buffer): void => {
   }
 }
 
+/** The core's entry (`Main.main`): the command line, and what to call once start-up is over. */
+type Main = (argv: ReadonlyArray<string>, hooks: { readonly startedUp: () => void }) => void
+
 /**
  * Loads `mm-core.cjs` beside this file. Node 20 has no compile cache for modules, so the
  * bundle is compiled as a script with V8's cached data, which skips most of the parsing
@@ -105,10 +108,16 @@ export const loadCore = (): { main: (argv: ReadonlyArray<string>) => void } => {
   const source = fs.readFileSync(file, typeof MM_CORE_ENCODING === "string" ? MM_CORE_ENCODING : "utf8")
   const wrapper = "(function (exports, require, module, __filename, __dirname) {" + source + "\n})"
   const script = new vm.Script(wrapper, { filename: file, cachedData })
-  const module = { exports: {} as { main: (argv: ReadonlyArray<string>) => void } }
+  const module = { exports: {} as { main: Main } }
   script.runInThisContext()(module.exports, require, module, file, here)
-  if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-    process.once("exit", () => writeCache(cache, script.createCachedData()))
+  // the first run of a build keeps what it compiled once its start-up is over (lib/StartedUp.ts
+  // says when), or at exit for a run that never says so
+  let keep = cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
+  const keepNow = () => {
+    if (!keep || cache === undefined) return
+    keep = false
+    writeCache(cache, script.createCachedData())
   }
-  return module.exports
+  if (keep) process.once("exit", keepNow)
+  return { main: (argv) => module.exports.main(argv, { startedUp: keepNow }) }
 }

@@ -8,6 +8,7 @@ import { parseArgs, USAGE } from "./cli/Args"
 import { type ExitCode, run } from "./cli/Run"
 import { firstLineOf } from "./lib/OneLine"
 import { SecretRegistry, Secrets } from "./lib/Secrets"
+import { onStartedUp } from "./lib/StartedUp"
 import { colourFor } from "./text/Style"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
@@ -145,8 +146,12 @@ const onStdoutError = (error: NodeJS.ErrnoException): void => {
   process.stderr.write(`mm: cannot write to stdout: ${writeErrorText(error)}\n`, () => process.exit(1))
 }
 
-/** Runs the command line. No stack trace or Cause dump reaches the user. */
-export const main = (argv: ReadonlyArray<string>) => {
+/**
+ * Runs the command line. No stack trace or Cause dump reaches the user. `startedUp` is called
+ * once the run's start-up is over (see lib/StartedUp.ts).
+ */
+export const main = (argv: ReadonlyArray<string>, hooks: { readonly startedUp?: () => void } = {}) => {
+  onStartedUp(hooks.startedUp)
   process.stdout.on("error", onStdoutError)
   // nowhere is left to say anything: stderr's own errors never crash mm
   process.stderr.on("error", () => undefined)

@@ -6,6 +6,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 
 import { firstLine } from "../lib/OneLine"
+import { startedUp } from "../lib/StartedUp"
 import {
   AcpConnection,
   type AcpServices,
@@ -87,7 +88,15 @@ const appOf = (
     void run(program).catch(() => undefined)
   return acp
     .agent({ name: "mm" })
-    .onRequest(acp.methods.agent.initialize, tracked(({ params }) => run(initialize(params))))
+    .onRequest(
+      acp.methods.agent.initialize,
+      tracked(async ({ params }) => {
+        const answer = await run(initialize(params))
+        // start-up is over once the editor is answered
+        setImmediate(startedUp)
+        return answer
+      })
+    )
     .onRequest(
       acp.methods.agent.session.new,
       tracked(async ({ params, client }) => {

@@ -8,6 +8,7 @@ import { Approval, Approver } from "../approvals/Approver"
 import { AppConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
 import { Secrets } from "../lib/Secrets"
+import { startedUp } from "../lib/StartedUp"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import { interruptedLine } from "../sessions/Interrupted"
@@ -112,6 +113,8 @@ const answer = (run: PrintOptions, agent: Agent["Type"], conversation: Conversat
 
     const onEvent = (event: TurnEvent) =>
       Effect.gen(function*() {
+        // start-up is over once the answer has begun
+        startedUp()
         if (event._tag === "TurnFailed") failed = true
         if (event._tag === "TextDelta") {
           // answers of several steps (around tool calls) are kept apart by a line end

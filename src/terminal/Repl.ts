@@ -18,6 +18,7 @@ import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
 import type { ImageInput } from "../domain/Images"
 import type { ChosenStart } from "../domain/StartOn"
+import { startedUp } from "../lib/StartedUp"
 import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
 import { missingKeyWarning } from "../model/Failures"
@@ -295,6 +296,8 @@ const promptLoop = (terminal: Conversing, first: string | undefined) =>
     let atPrompt = false
     yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
     yield* tellServerWhenChecked(() => atPrompt && input.interactive, prompt)
+    // start-up is over once the first prompt is drawn (or the first question sent)
+    setImmediate(startedUp)
     if (first !== undefined) {
       if (input.interactive) print.line(`${prompt}${first}`)
       yield* ask(terminal, first)

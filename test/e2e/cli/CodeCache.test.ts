@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -75,5 +75,31 @@ describe("the V8 code cache", () => {
     run(bin, cache, project, ["-p", "hello"])
     run(bin, cache, project)
     expect(files()).toEqual(both)
+  })
+
+  it("is written once start-up is over, not at exit: a terminal left open at its prompt has it already", async () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "mm-cache-"))
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-project-"))
+    fs.writeFileSync(path.join(project, "agent.yaml"), "model:\n  url: http://127.0.0.1:9/v1\n")
+    const bin = checkout()
+    const child = spawn(process.execPath, [path.join(bin, "mm.js")], {
+      cwd: project,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, XDG_CACHE_HOME: cache, MM_NO_CODE_CACHE: undefined, AGENT_CONFIG: undefined }
+    })
+    const ended = new Promise<number | null>((resolve) => child.on("close", resolve))
+    const kept = () => {
+      const dir = path.join(cache, "mm")
+      return fs.existsSync(dir) ? fs.readdirSync(dir).filter((name) => name.endsWith("-terminal.v8")) : []
+    }
+    // stdin stays open: mm waits at its prompt, and the cache is there meanwhile
+    while (kept().length === 0 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(child.exitCode).toBeNull()
+    expect(kept()).toHaveLength(1)
+    const written = fs.statSync(path.join(cache, "mm", kept()[0])).mtimeMs
+    child.stdin.end("/exit\n")
+    expect(await ended).toBe(0)
+    // not written again at exit
+    expect(fs.statSync(path.join(cache, "mm", kept()[0])).mtimeMs).toBe(written)
   })
 })

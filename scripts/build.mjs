@@ -52,16 +52,17 @@ const searchApart = {
   }
 }
 
-// @effect/platform-node's HTTP client makes an https agent at start-up: node:https (and tls)
-// are loaded only when a request goes to an https URL instead (scripts/lazy-https.cjs)
-const httpsWhenUsed = {
-  name: "https-when-used",
+// @effect/platform-node's HTTP client makes an http and an https agent with the services:
+// node:https (and tls) are loaded only when a request goes to an https URL instead
+// (scripts/lazy-https.cjs), node:http when the first request goes out (scripts/lazy-http.cjs)
+const httpWhenUsed = {
+  name: "http-when-used",
   setup(build) {
     build.onResolve(
-      { filter: /^node:https$/ },
+      { filter: /^node:https?$/ },
       (args) =>
         /@effect[\\/]platform-node[\\/].*httpClient\.js$/.test(args.importer)
-          ? { path: resolve("scripts/lazy-https.cjs") }
+          ? { path: resolve(args.path === "node:https" ? "scripts/lazy-https.cjs" : "scripts/lazy-http.cjs") }
           : undefined
     )
   }
@@ -139,7 +140,7 @@ await build({
     markdownApart,
     bashApart,
     searchApart,
-    httpsWhenUsed,
+    httpWhenUsed,
     effectUtilsAnswered,
     effectClockOnHrtime,
     builtinsShared

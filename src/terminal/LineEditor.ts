@@ -277,6 +277,30 @@ const question = (d: Driver, prompt: string, draft?: string): Promise<string | u
   })
 }
 
+/** How soon after the editor is made its first read can only hold what was typed before it. */
+const TYPED_BEFORE_MS = 500
+
+/**
+ * The editor's keypress listener, listening. Keys typed before raw mode was set come in the
+ * first read, at once, their Enter a line feed (the terminal's line discipline turned \r into
+ * \n, which the editor takes for a new line in the question): there it sends the line, as the
+ * Enter it was. A Ctrl-J typed later is not taken for it.
+ */
+const listenForKeys = (d: Driver, stdin: NodeJS.ReadStream) => {
+  let firstRead = true
+  const madeAt = Date.now()
+  const keypress = (typed: string | undefined, key: Key | undefined) =>
+    onKey(
+      d,
+      typed,
+      firstRead && key?.name === "enter" && Date.now() - madeAt < TYPED_BEFORE_MS ? { ...key, name: "return" } : key
+    )
+  stdin.on("keypress", keypress)
+  // after the keypress events of the first read (their listener came with the "keypress" one)
+  stdin.once("data", () => (firstRead = false))
+  return keypress
+}
+
 const endBurst = (d: Driver) => {
   d.keyWaiter = undefined
   d.dropping = false
@@ -383,14 +407,13 @@ export const makeLineEditor = (
     escaped: false,
     dropping: false
   }
-  const keypress = (typed: string | undefined, key: Key | undefined) => onKey(d, typed, key)
+  const keypress = listenForKeys(d, stdin)
   const onEnd = () => {
     if (d.closed) return
     run(d, leave(d.state, d.history.entries()))
   }
   // the line being edited drawn again at the terminal's new width
   const onResize = () => draw(d)
-  stdin.on("keypress", keypress)
   stdin.on("end", onEnd)
   stdout.on("resize", onResize)
 

@@ -149,8 +149,8 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
 >() {}
 
 /**
- * An input made when it is first used, after the banner: reading stdin (Node's stream for it,
- * the line editor's raw mode) costs some 3 ms that the banner need not wait for. Keys typed
+ * An input made after the banner (`open`, or its first use): reading stdin (Node's stream for
+ * it, the line editor's raw mode) costs some 3 ms that the banner need not wait for. Keys typed
  * meanwhile wait in the terminal or the pipe, as they would have.
  */
 const madeAtFirstUse = (interactive: boolean, make: () => TerminalInput): TerminalInput => {
@@ -164,6 +164,7 @@ const madeAtFirstUse = (interactive: boolean, make: () => TerminalInput): Termin
     watchCancel: (onCancel) => input().watchCancel(onCancel),
     configure: (options) => input().configure(options),
     close: () => made?.close(),
+    open: () => void input(),
     offer: (text) => input().offer?.(text)
   }
 }

@@ -37,6 +37,29 @@ describe("what the user types is never lost nor hidden", () => {
     expect(await mm.exit()).toBe(0)
   })
 
+  it("a question typed with its Enter as the banner's last lines show, before the prompt, is sent", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    server.push({ text: "answered early" })
+    // the keyboard is read from the banner on: the line editor is made as it is written, not at the prompt
+    await mm.waitForText(/Ctrl-D to leave/)
+    mm.type("early question\r")
+    await mm.waitFor(/answered early/)
+    expect(lastQuestion(server)).toEqual({ role: "user", content: "early question" })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
+  it("a question typed with its Enter before mm has drawn anything is sent, not taken for a new line", async () => {
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    server.push({ text: "answered at once" })
+    // typed before the line editor exists: the terminal's own line buffer turns Enter into a line feed
+    mm.type("typed first\r")
+    await mm.waitFor(/answered at once/)
+    expect(lastQuestion(server)).toEqual({ role: "user", content: "typed first" })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
   it("text typed while an answer streams is on screen, under it and marked as queued, before the answer ends", async () => {
     const mm = new PtyMm(tempProject(configFor(server.url)))
     await mm.waitFor(/> /)

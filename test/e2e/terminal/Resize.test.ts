@@ -91,6 +91,9 @@ describe("a terminal resized while mm draws", () => {
     mm.type(typed)
     await mm.waitForText(/word end\r*$/)
     const at = mm.resize(60, 30)
+    // the line drawn again at 60 first: keys sent at once could reach mm before its SIGWINCH
+    // does (on a loaded machine), and be drawn at the width it still knows
+    await mm.waitForText(/word end\r*$/, at)
     mm.type(" more")
     await mm.waitForText(/ more\r*$/, at)
     const lines = screenOf(mm.out, at, { before: 100, after: 60 })

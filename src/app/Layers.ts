@@ -4,6 +4,7 @@
  * writes the project's files (`FileAccess`). The tests build the same graph through
  * `servicesLayer` and `agentLayer`, with a store of their choosing.
  */
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -59,7 +60,9 @@ const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
     ...storeSteps(loaded, options.store),
     // what the server said of itself is kept a few minutes under the user's cache directory
     made(ServerCache, makeServerCache),
-    built(NodeHttpClient.layer),
+    // NodeHttpClient.layer's two services, made as its layers make them
+    made(NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent()),
+    made(HttpClient.HttpClient, NodeHttpClient.make),
     made(ModelClient, makeModelClient),
     made(
       McpServers,

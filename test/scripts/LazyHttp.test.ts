@@ -1,34 +1,45 @@
-// scripts/lazy-http.cjs stands in for node:http in the HTTP client of the bundle: node:http is
-// not loaded until the first request goes out, and then the real agent is used.
+// scripts/lazy-http.cjs and scripts/lazy-https.cjs stand in for node:http and node:https in the
+// HTTP client of the bundle: neither module (nor tls) is loaded until a request goes out, and
+// then the real module and a real agent are used.
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
 
-const shim = path.resolve(__dirname, "../../scripts/lazy-http.cjs")
+const runNode = (shim: string, code: string): string =>
+  execFileSync(process.execPath, ["-e", code], {
+    encoding: "utf8",
+    env: { ...process.env, SHIM: path.resolve(__dirname, "../../scripts", shim) }
+  })
 
-const runNode = (code: string): string =>
-  execFileSync(process.execPath, ["-e", code], { encoding: "utf8", env: { ...process.env, SHIM: shim } })
-
-describe("the http stand-in", () => {
-  it("does not load http when an agent is made and destroyed unused", () => {
-    const out = runNode(`
+describe.each([
+  { shim: "lazy-http.cjs", module: "http", modules: /^NativeModule http$/ },
+  { shim: "lazy-https.cjs", module: "https", modules: /^NativeModule (https|tls)$/ }
+])("the $module stand-in", ({ module, modules, shim }) => {
+  it("loads nothing of the module when an agent is made and destroyed unused", () => {
+    const out = runNode(
+      shim,
+      `
       const { Agent } = require(process.env.SHIM)
       new Agent({ keepAlive: false }).destroy()
-      process.stdout.write(JSON.stringify(process.moduleLoadList.includes("NativeModule http")))
-    `)
-    expect(JSON.parse(out)).toBe(false)
+      const loaded = process.moduleLoadList.filter((m) => ${modules}.test(m))
+      process.stdout.write(JSON.stringify(loaded))
+    `
+    )
+    expect(JSON.parse(out)).toEqual([])
   })
 
   it("a request goes through the real module with a real agent made of the same options", () => {
-    const out = runNode(`
+    const out = runNode(
+      shim,
+      `
       const { Agent, request } = require(process.env.SHIM)
       const agent = new Agent({ maxSockets: 3 })
-      const req = request(new URL("http://127.0.0.1:9/"), { agent, method: "GET" })
-      const http = require("node:http")
+      const req = request(new URL("${module}://127.0.0.1:9/"), { agent, method: "GET" })
+      const real = require("node:${module}")
       req.on("error", (e) => {
         process.stdout.write(JSON.stringify({
-          real: agent.agent instanceof http.Agent,
+          real: agent.agent instanceof real.Agent,
           same: req.agent === agent.agent,
           maxSockets: agent.agent.maxSockets,
           code: e.code
@@ -36,7 +47,8 @@ describe("the http stand-in", () => {
         agent.destroy()
       })
       req.end()
-    `)
+    `
+    )
     expect(JSON.parse(out)).toEqual({ real: true, same: true, maxSockets: 3, code: "ECONNREFUSED" })
   })
 })

@@ -117,6 +117,7 @@ export const terminalLayer = (loaded: LoadedConfig) =>
         )
     )
   )
+
 /** The terminal's agent, asking approvals on the terminal; built once the banner is out. */
 export const terminalAgentLayer = Layer.unwrapEffect(
   Effect.map(Effect.promise(terminalIO), ({ TerminalApprover }) => agentLayer(TerminalApprover))

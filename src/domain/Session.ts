@@ -29,11 +29,6 @@ const makeMessageSchemas = () => {
     binary: Schema.optional(Schema.Boolean)
   })
 
-  /**
-   * One message the model sees. `failed` (tool results), `summary` (compaction), `note` (a
-   * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
-   * stripped by `toWire` before a request.
-   */
   /** An image the user attached to a question: its bytes are a checkpoint blob named by their sha-256. */
   const ImageRef = Schema.Struct({
     blob: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
@@ -41,6 +36,11 @@ const makeMessageSchemas = () => {
     name: Schema.String
   })
 
+  /**
+   * One message the model sees. `failed` (tool results), `summary` (compaction), `note` (a
+   * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
+   * stripped by `toWire` before a request.
+   */
   const Message = Schema.Struct({
     role: Schema.Literal("system", "user", "assistant", "tool"),
     content: Schema.NullOr(Schema.String),
@@ -153,6 +153,7 @@ let schemas: SessionSchemas | undefined
 
 export const sessionSchemas = (): SessionSchemas => (schemas ??= makeSessionSchemas())
 
+// the session file's types: what each is, beside its schema in `makeMessageSchemas` and `makeSessionSchemas`
 export type ToolCall = SessionSchemas["ToolCall"]["Type"]
 export type EditorBlock = SessionSchemas["EditorBlock"]["Type"]
 export type ImageRef = SessionSchemas["ImageRef"]["Type"]

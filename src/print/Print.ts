@@ -113,7 +113,7 @@ const answer = (run: PrintOptions, agent: Agent["Type"], conversation: Conversat
 
     const onEvent = (event: TurnEvent) =>
       Effect.gen(function*() {
-        // start-up is over once the answer has begun
+        // start-up is over once the answer has begun (only the first call counts)
         startedUp()
         if (event._tag === "TurnFailed") failed = true
         if (event._tag === "TextDelta") {

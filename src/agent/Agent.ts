@@ -24,7 +24,7 @@ import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps } from "./Deps"
 import { systemPromptOf } from "./SystemPrompt"
-import { runShell } from "./ToolCalls"
+import { toolCalls } from "./ToolCallsLoader"
 import { turn } from "./Turn"
 import type { TurnEvent } from "./TurnEvent"
 
@@ -106,7 +106,8 @@ export const makeAgent = Effect.gen(function*() {
     turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
     compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
     context: (conversation) => context(deps, conversation),
-    runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
+    runShell: (command, cwd, onOutput) =>
+      Effect.flatMap(toolCalls, ({ runShell }) => runShell(deps, command, cwd, onOutput))
   } satisfies AgentShape
 })
 

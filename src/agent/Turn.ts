@@ -16,7 +16,7 @@ import { questionMessage } from "./Images"
 import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
 import { recoverOverflow } from "./Overflow"
 import { systemPromptOf } from "./SystemPrompt"
-import { runBuiltinCall, runMcpCall } from "./ToolCalls"
+import { toolCalls } from "./ToolCallsLoader"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
@@ -227,6 +227,7 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
     }
+    const { runBuiltinCall, runMcpCall } = yield* toolCalls
     for (const call of calls) {
       const mcpTool = state.mcpTools.find(call.function.name)
       if (mcpTool !== undefined) yield* runMcpCall(deps, state, call, mcpTool)

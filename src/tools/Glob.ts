@@ -8,10 +8,7 @@ import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { shownPathOf } from "./Grep"
 import { neverSearched, walkFiles } from "./ProjectWalk"
-import { failure, type ToolContext, type ToolResult } from "./Tool"
-
-/** Paths given back at most. */
-export const GLOB_MAX_PATHS = 100
+import { failure, GLOB_MAX_PATHS, type ToolContext, type ToolResult } from "./Tool"
 
 export interface GlobArgs {
   readonly pattern: string

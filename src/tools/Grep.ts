@@ -9,10 +9,8 @@ import { firstLineOf } from "../lib/OneLine"
 import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { neverSearched, walkFiles } from "./ProjectWalk"
-import { failure, type ToolContext, type ToolResult } from "./Tool"
+import { failure, GREP_MAX_MATCHES, type ToolContext, type ToolResult } from "./Tool"
 
-/** Matching lines given back at most. */
-export const GREP_MAX_MATCHES = 100
 /** Characters of one matching line shown. */
 const LINE_MAX = 200
 /** Files larger than this are not searched. */

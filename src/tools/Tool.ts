@@ -10,6 +10,10 @@ export const DEFAULT_BASH_TIMEOUT_SECONDS = 120
 export const DEFAULT_READ_LIMIT = 2000
 /** Files larger than this are refused by read_file and edit_file (bash's head/sed/grep do better). */
 export const MAX_FILE_BYTES = 32 * 1024 * 1024
+/** Paths glob gives back at most. */
+export const GLOB_MAX_PATHS = 100
+/** Matching lines grep gives back at most. */
+export const GREP_MAX_MATCHES = 100
 
 /** A file a file tool is about to write, whole: its absolute path and its new content. */
 export interface FileWrite {

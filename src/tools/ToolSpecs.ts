@@ -4,9 +4,14 @@ import * as Schema from "effect/Schema"
 
 import { firstLineOf } from "../lib/OneLine"
 import type { ToolSpec } from "../model/ModelClient"
-import { GLOB_MAX_PATHS } from "./Glob"
-import { GREP_MAX_MATCHES } from "./Grep"
-import { DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_READ_LIMIT, isToolName, toolNames } from "./Tool"
+import {
+  DEFAULT_BASH_TIMEOUT_SECONDS,
+  DEFAULT_READ_LIMIT,
+  GLOB_MAX_PATHS,
+  GREP_MAX_MATCHES,
+  isToolName,
+  toolNames
+} from "./Tool"
 
 // ---------------------------------------------------------------------------
 // What the model is told

@@ -1,0 +1,60 @@
+import { build } from "esbuild"
+import { describe, expect, it } from "vitest"
+
+import { REPO_ROOT } from "../support/paths"
+
+/**
+ * What each way of running mm evaluates at start: the modules reached from its entries by
+ * static imports (esbuild's own reading, after TypeScript's type-only imports are gone), not
+ * through `import()`, which the bundle evaluates only when it runs.
+ */
+const eagerFrom = async (entries: ReadonlyArray<string>): Promise<Set<string>> => {
+  const result = await build({
+    absWorkingDir: REPO_ROOT,
+    entryPoints: ["src/Main.ts"],
+    bundle: true,
+    write: false,
+    metafile: true,
+    packages: "external",
+    platform: "node",
+    format: "cjs",
+    logLevel: "silent"
+  })
+  const inputs = result.metafile.inputs
+  const seen = new Set<string>()
+  const visit = (file: string): void => {
+    if (seen.has(file) || !file.startsWith("src/")) return
+    seen.add(file)
+    for (const imported of inputs[file]?.imports ?? []) {
+      if (imported.kind !== "dynamic-import") visit(imported.path)
+    }
+  }
+  for (const entry of entries) {
+    expect(inputs[entry], `${entry} is in the bundle`).toBeDefined()
+    visit(entry)
+  }
+  return seen
+}
+
+const under = (modules: Set<string>, dir: string) => [...modules].filter((file) => file.startsWith(dir))
+
+/** What runs a tool call: loaded at the first call (agent/ToolCallsLoader.ts), never at start. */
+const TOOL_CALLS = ["src/agent/ToolCalls.ts", "src/tools/Tools.ts", "src/approvals/CommandReader.ts"]
+
+describe("what each façade evaluates at start (the bundle's eager graph)", () => {
+  it("mm -p: none of the terminal's or the editor's modules, nor the code that runs tool calls", async () => {
+    const eager = await eagerFrom(["src/Main.ts", "src/print/Print.ts"])
+    expect(eager.has("src/agent/Turn.ts")).toBe(true)
+    expect(under(eager, "src/terminal/")).toEqual([])
+    expect(under(eager, "src/acp/")).toEqual([])
+    for (const file of TOOL_CALLS) expect(eager.has(file), file).toBe(false)
+  }, 60_000)
+
+  it("the terminal: none of print mode's or the editor's modules, nor the code that runs tool calls", async () => {
+    const eager = await eagerFrom(["src/Main.ts", "src/terminal/Repl.ts", "src/terminal/TerminalIO.ts"])
+    expect(eager.has("src/agent/Turn.ts")).toBe(true)
+    expect(under(eager, "src/print/")).toEqual([])
+    expect(under(eager, "src/acp/")).toEqual([])
+    for (const file of TOOL_CALLS) expect(eager.has(file), file).toBe(false)
+  }, 60_000)
+})

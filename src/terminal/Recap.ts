@@ -3,7 +3,7 @@ import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import { userMessageKind } from "../text/UserMessages"
 import { describeCall } from "../tools/Describe"
-import { parseToolArguments } from "../tools/ToolSpecs"
+import { parseToolArguments } from "../tools/ToolArguments"
 import type { MarkdownEngine } from "./MarkdownEngine"
 
 /** How many exchanges are drawn after a `/resume` by default (`sessions.recap`), and answer lines each. */

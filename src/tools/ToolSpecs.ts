@@ -1,21 +1,10 @@
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
-
-import { firstLineOf } from "../lib/OneLine"
 import type { ToolSpec } from "../model/ModelClient"
-import {
-  DEFAULT_BASH_TIMEOUT_SECONDS,
-  DEFAULT_READ_LIMIT,
-  GLOB_MAX_PATHS,
-  GREP_MAX_MATCHES,
-  isToolName,
-  toolNames
-} from "./Tool"
+import { DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_READ_LIMIT, GLOB_MAX_PATHS, GREP_MAX_MATCHES } from "./Tool"
 
-// ---------------------------------------------------------------------------
-// What the model is told
-
+/**
+ * What the model is told of the built-in tools (sent with every request). Decoding the
+ * arguments of a call is `ToolArguments.ts`, loaded only with the code that runs calls.
+ */
 export const toolSpecs: ReadonlyArray<ToolSpec> = [
   {
     name: "bash",
@@ -114,87 +103,3 @@ export const toolSpecs: ReadonlyArray<ToolSpec> = [
     }
   }
 ]
-
-// ---------------------------------------------------------------------------
-// Arguments
-
-const NonEmptyString = (what: string) =>
-  Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || `expected ${what}, got an empty string`))
-
-const PositiveSeconds = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isFinite(n) && n > 0) || `expected a number of seconds above 0, got ${n}`)
-)
-
-const LineCount = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number of 1 or more, got ${n}`)
-)
-
-/** Optional parameters accept an explicit `null` as "not given": small models often send one. */
-export const BashParams = Schema.Struct({
-  command: NonEmptyString("a command"),
-  timeout: Schema.optionalWith(PositiveSeconds, { nullable: true })
-})
-
-export const ReadFileParams = Schema.Struct({
-  path: NonEmptyString("a path"),
-  offset: Schema.optionalWith(LineCount, { nullable: true }),
-  limit: Schema.optionalWith(LineCount, { nullable: true })
-})
-
-export const WriteFileParams = Schema.Struct({ path: NonEmptyString("a path"), content: Schema.String })
-
-export const EditFileParams = Schema.Struct({ path: NonEmptyString("a path"), old: Schema.String, new: Schema.String })
-
-/** Optional text parameters of the search tools: an empty string counts as not given. */
-const OptionalText = Schema.optionalWith(Schema.String, { nullable: true })
-
-export const GrepParams = Schema.Struct({
-  pattern: Schema.String.pipe(Schema.filter((s) => s !== "" || "expected a regular expression, got an empty string")),
-  path: OptionalText,
-  glob: OptionalText,
-  ignore_case: Schema.optionalWith(Schema.Boolean, { nullable: true })
-})
-
-export const GlobParams = Schema.Struct({ pattern: NonEmptyString("a glob pattern"), path: OptionalText })
-
-const paramsSchemas = {
-  bash: BashParams,
-  read_file: ReadFileParams,
-  write_file: WriteFileParams,
-  edit_file: EditFileParams,
-  grep: GrepParams,
-  glob: GlobParams
-} as const
-
-const issueLine = (issue: ParseResult.ArrayFormatterIssue): string => {
-  const key = issue.path.length === 0 ? undefined : issue.path.map(String).join(".")
-  if (key === undefined) return "arguments must be a JSON object"
-  if (issue._tag === "Missing") return `missing required parameter "${key}"`
-  const text = issue.message
-    .replace(/^Expected /, "expected ")
-    .replace(/, actual /, ", got ")
-    .replace(/\s+/g, " ")
-  return `parameter "${key}": ${text}`
-}
-
-const decodeParams = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, string> =>
-  Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(value).pipe(
-    Either.mapLeft((error) => ParseResult.ArrayFormatter.formatErrorSync(error).map(issueLine).join("; "))
-  )
-
-const unknownTool = (name: string): string => `unknown tool "${name}"; the tools are ${toolNames.join(", ")}`
-
-/** JSON-parses and validates the arguments of one call; Left is a one-line reason. */
-export const parseToolArguments = (name: string, raw: string): Either.Either<Record<string, unknown>, string> => {
-  if (!isToolName(name)) return Either.left(unknownTool(name))
-  let value: unknown
-  try {
-    value = raw.trim() === "" ? {} : JSON.parse(raw)
-  } catch (cause) {
-    return Either.left(`arguments are not valid JSON (${firstLineOf(cause)})`)
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Either.left("arguments must be a JSON object")
-  }
-  return decodeParams(paramsSchemas[name] as unknown as Schema.Schema<Record<string, unknown>, unknown>, value)
-}

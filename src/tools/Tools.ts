@@ -9,15 +9,7 @@ import { globTool } from "./Glob"
 import { grepTool } from "./Grep"
 import { readFile } from "./ReadFile"
 import { failure, isToolName, type ToolContext, type ToolName, type ToolResult } from "./Tool"
-import {
-  type BashParams,
-  type EditFileParams,
-  type GlobParams,
-  type GrepParams,
-  parseToolArguments,
-  type ReadFileParams,
-  type WriteFileParams
-} from "./ToolSpecs"
+import { parseToolArguments, type ToolArgs } from "./ToolArguments"
 import { truncateOutput } from "./Truncate"
 import { writeFileTool } from "./WriteFile"
 
@@ -29,17 +21,17 @@ const dispatch = (name: ToolName, args: Record<string, unknown>, ctx: ToolContex
   Effect.flatMap(FileAccess, (files): Effect.Effect<ToolResult> => {
     switch (name) {
       case "bash":
-        return files.bash(args as typeof BashParams.Type, ctx)
+        return files.bash(args as ToolArgs["bash"], ctx)
       case "read_file":
-        return readFile(args as typeof ReadFileParams.Type, ctx, files)
+        return readFile(args as ToolArgs["read_file"], ctx, files)
       case "write_file":
-        return writeFileTool(args as typeof WriteFileParams.Type, ctx, files)
+        return writeFileTool(args as ToolArgs["write_file"], ctx, files)
       case "edit_file":
-        return editFileTool(args as typeof EditFileParams.Type, ctx, files)
+        return editFileTool(args as ToolArgs["edit_file"], ctx, files)
       case "grep":
-        return grepTool(withoutEmpty(args) as typeof GrepParams.Type, ctx)
+        return grepTool(withoutEmpty(args) as ToolArgs["grep"], ctx)
       case "glob":
-        return globTool(withoutEmpty(args) as typeof GlobParams.Type, ctx)
+        return globTool(withoutEmpty(args) as ToolArgs["glob"], ctx)
     }
   })
 

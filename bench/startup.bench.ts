@@ -134,7 +134,8 @@ const median = (xs: ReadonlyArray<number>) => {
   return sorted[Math.floor(sorted.length / 2)]
 }
 const base = median(samples["node -e 0"])
-const results: Record<string, { ms: number; ratio: number; budget?: number; before?: number }> = {}
+const results: Record<string, { ms: number; ratio: number; budget?: number; before?: number; pairedRatio?: number }> =
+  {}
 console.log(`startup (${RUNS} interleaved runs, medians)`)
 console.log(`  ${"node -e 0".padEnd(34)}  ${base.toFixed(1).padStart(6)} ms  (baseline)`)
 for (const name of [...Object.keys(BUDGETS), "mm -p to request, server not kept"]) {
@@ -147,16 +148,26 @@ for (const name of [...Object.keys(BUDGETS), "mm -p to request, server not kept"
     : `${ratio <= budget ? "PASS" : "FAIL"} (budget ${budget}×)`
   console.log(`  ${name.padEnd(34)}  ${ms.toFixed(1).padStart(6)} ms  ${ratio.toFixed(2)}× baseline  ${verdict}`)
 }
+/** The value below which `share` of `xs` lie (nearest rank). */
+const quantile = (xs: ReadonlyArray<number>, share: number) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]
+}
 if (baselineBin !== undefined) {
   console.log(`  against the build in ${baselineDir}, same runs:`)
   for (const name of Object.keys(BUDGETS)) {
     const now = median(samples[name])
     const before = median(samples[`before: ${name}`])
+    // each round's two runs are seconds apart: their ratio leaves out the machine's drift
+    // between rounds, which the medians of the whole run keep
+    const paired = samples[name].map((ms, round) => ms / samples[`before: ${name}`][round])
     results[name].before = before
+    results[name].pairedRatio = median(paired)
     console.log(
       `  ${name.padEnd(34)}  ${now.toFixed(1)} ms now, ${before.toFixed(1)} ms before (${
         (before / base).toFixed(2)
-      }× baseline): ${(now / before).toFixed(2)}× before`
+      }× baseline): ${(now / before).toFixed(2)}× before; round by round ${median(paired).toFixed(2)}× ` +
+        `(middle half ${quantile(paired, 0.25).toFixed(2)}–${quantile(paired, 0.75).toFixed(2)})`
     )
   }
 }

@@ -122,8 +122,14 @@ for (const mm of baselineBin === undefined ? [bin] : [bin, baselineBin]) {
   await warmUp(mm, ["-p", "hello"], "")
 }
 for (const run of Object.values(contenders)) await run()
+// each round starts one contender further on: a run's place in the round (which one came just
+// before it) is not the same contender's every time
+const entries = Object.entries(contenders)
 for (let i = 0; i < RUNS; i++) {
-  for (const [name, run] of Object.entries(contenders)) samples[name].push(await run())
+  for (let k = 0; k < entries.length; k++) {
+    const [name, run] = entries[(i + k) % entries.length]
+    samples[name].push(await run())
+  }
 }
 await server.close()
 fs.rmSync(project, { recursive: true, force: true })

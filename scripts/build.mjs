@@ -2,7 +2,7 @@
 // entry that loads it through V8's code cache), and regenerates agent.schema.json.
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { resolve } from "node:path"
 
 import { build } from "esbuild"
@@ -129,9 +129,18 @@ const builtinsShared = {
   }
 }
 
+// what a decoded agent.yaml depends on (src/config/ and the locked versions of yaml and Effect):
+// a memo of decoded configurations is trusted only by the build of the same stamp (src/config/ConfigMemo.ts)
+const configStamp = createHash("sha256")
+for (const name of readdirSync("src/config").filter((name) => name.endsWith(".ts")).sort()) {
+  configStamp.update(`${name}\0`).update(readFileSync(`src/config/${name}`)).update("\0")
+}
+configStamp.update(readFileSync("package-lock.json"))
+
 rmSync("dist", { recursive: true, force: true })
 await build({
   ...common,
+  define: { ...common.define, MM_CONFIG_STAMP: JSON.stringify(configStamp.digest("hex").slice(0, 16)) },
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",

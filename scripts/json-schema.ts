@@ -1,6 +1,6 @@
 import * as JSONSchema from "effect/JSONSchema"
 
-import { AgentConfigSchema, defaultConfig, keyDescriptions } from "../src/config/Config"
+import { AgentConfigSchema, defaultConfig, keyDescriptions } from "../src/config/ConfigSchema"
 
 type Node = { properties?: Record<string, Node>; description?: string; default?: unknown; [key: string]: unknown }
 

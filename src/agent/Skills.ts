@@ -3,9 +3,6 @@ import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { LineCounter, parseDocument } from "yaml"
-
-import { yamlProblem } from "../config/Config"
 
 export interface Skill {
   readonly name: string
@@ -25,47 +22,22 @@ export const SKILL_FILE = "SKILL.md"
 export const resolveSkillsDir = (dir: string, cwd: string, home: string): string =>
   dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : path.resolve(cwd, dir)
 
-const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/
-
-const requiredString = (value: Record<string, unknown>, key: string): Either.Either<string, string> => {
-  const field = value[key]
-  if (field === undefined || field === null) return Either.left(`front matter has no "${key}"`)
-  if (typeof field !== "string") return Either.left(`"${key}" in the front matter must be a string`)
-  const text = field.replace(/\s+/g, " ").trim()
-  return text === "" ? Either.left(`"${key}" in the front matter is empty`) : Either.right(text)
-}
-
-/** The `name` and `description` of a SKILL.md, or one line saying what is wrong with it. */
-export const parseSkillFile = (text: string): Either.Either<{ name: string; description: string }, string> => {
-  const match = FRONT_MATTER.exec(text)
-  if (match === null) {
-    return Either.left("no front matter (the file must start with a --- line, and a second --- line must close it)")
-  }
-  const counter = new LineCounter()
-  const doc = parseDocument(match[1] ?? "", { lineCounter: counter, prettyErrors: false })
-  const error = doc.errors[0]
-  if (error !== undefined) {
-    const pos = counter.linePos(error.pos[0])
-    const detail = yamlProblem(error)
-    return Either.left(`front matter is not valid YAML (line ${pos.line + 1}, column ${pos.col}): ${detail}`)
-  }
-  const value: unknown = doc.toJS()
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Either.left("front matter must be a YAML mapping with name and description")
-  }
-  return Either.all({
-    name: requiredString(value as Record<string, unknown>, "name"),
-    description: requiredString(value as Record<string, unknown>, "description")
-  })
-}
-
 /** Parsed SKILL.md files by path, reused while their mtime and size stay the same. */
 const cache = new Map<
   string,
   { mtimeMs: number; size: number; parsed: Either.Either<{ name: string; description: string }, string> }
 >()
 
-const readSkillFile = (file: string, stat: fs.Stats): Either.Either<{ name: string; description: string }, string> => {
+type ParseSkillFile = typeof import("./SkillFile").parseSkillFile
+
+/** The front matter's reader (and the YAML parser), loaded only when there is a skill file to read. */
+const skillFileReader = Effect.promise(() => import("./SkillFile"))
+
+const readSkillFile = (
+  parseSkillFile: ParseSkillFile,
+  file: string,
+  stat: fs.Stats
+): Either.Either<{ name: string; description: string }, string> => {
   const cached = cache.get(file)
   if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.parsed
   let parsed: Either.Either<{ name: string; description: string }, string>
@@ -108,6 +80,44 @@ const skillFilesIn = (dir: string, warnings: Array<string>): Array<{ file: strin
   return found
 }
 
+/** The SKILL.md files of every directory, each directory once, in the order given. */
+const skillFilesOf = (dirs: ReadonlyArray<string>, warnings: Array<string>) => {
+  const seenDirs = new Set<string>()
+  const found: Array<{ file: string; stat: fs.Stats }> = []
+  for (const dir of dirs) {
+    if (seenDirs.has(dir)) continue
+    seenDirs.add(dir)
+    found.push(...skillFilesIn(dir, warnings))
+  }
+  return found
+}
+
+/** The skills of the files found (the first file wins on a duplicate name). */
+const skillsOf = (
+  parseSkillFile: ParseSkillFile,
+  files: ReadonlyArray<{ file: string; stat: fs.Stats }>,
+  warnings: Array<string>
+): Array<Skill> => {
+  const skills: Array<Skill> = []
+  const byName = new Map<string, Skill>()
+  for (const { file, stat } of files) {
+    const parsed = readSkillFile(parseSkillFile, file, stat)
+    if (Either.isLeft(parsed)) {
+      warnings.push(`skipped skill ${file}: ${parsed.left}`)
+      continue
+    }
+    const earlier = byName.get(parsed.right.name)
+    if (earlier !== undefined) {
+      warnings.push(`skipped skill ${file}: the name "${parsed.right.name}" is already used by ${earlier.path}`)
+      continue
+    }
+    const skill: Skill = { ...parsed.right, path: file }
+    byName.set(skill.name, skill)
+    skills.push(skill)
+  }
+  return skills
+}
+
 /**
  * Lists the skills of `dirs` (first directory wins on a duplicate name). Never fails:
  * a malformed skill or an unreadable directory becomes a one-line warning.
@@ -117,31 +127,14 @@ export const loadSkills = (
   cwd: string,
   home: string
 ): Effect.Effect<LoadedSkills> =>
-  Effect.sync(() => {
-    const skills: Array<Skill> = []
+  Effect.suspend(() => {
     const warnings: Array<string> = []
-    const byName = new Map<string, Skill>()
-    const seenDirs = new Set<string>()
-    for (const dir of dirs.map((d) => resolveSkillsDir(d, cwd, home))) {
-      if (seenDirs.has(dir)) continue
-      seenDirs.add(dir)
-      for (const { file, stat } of skillFilesIn(dir, warnings)) {
-        const parsed = readSkillFile(file, stat)
-        if (Either.isLeft(parsed)) {
-          warnings.push(`skipped skill ${file}: ${parsed.left}`)
-          continue
-        }
-        const earlier = byName.get(parsed.right.name)
-        if (earlier !== undefined) {
-          warnings.push(`skipped skill ${file}: the name "${parsed.right.name}" is already used by ${earlier.path}`)
-          continue
-        }
-        const skill: Skill = { ...parsed.right, path: file }
-        byName.set(skill.name, skill)
-        skills.push(skill)
-      }
-    }
-    return { skills, warnings }
+    const files = skillFilesOf(dirs.map((d) => resolveSkillsDir(d, cwd, home)), warnings)
+    if (files.length === 0) return Effect.succeed({ skills: [], warnings })
+    return Effect.map(skillFileReader, ({ parseSkillFile }) => ({
+      skills: skillsOf(parseSkillFile, files, warnings),
+      warnings
+    }))
   }).pipe(Effect.withSpan("Skills.load"))
 
 /** A section for the end of the system prompt (join it with a blank line); "" when there is no skill. */

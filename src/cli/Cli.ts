@@ -14,7 +14,6 @@ import { forkTarget, type StartOn } from "../domain/StartOn"
 import { Secrets } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
 import type { RunArgs } from "./Args"
-import { initProject } from "./Init"
 import { type ExitCode, run, withConfig, withSandbox } from "./Run"
 import { listSessions, removeSessions, searchSessions, showSession } from "./SessionsCommand"
 
@@ -214,7 +213,14 @@ const init = Command.make(
     force: Options.boolean("force").pipe(Options.withDescription("replace an existing agent.yaml"))
   },
   ({ url, model, force }) =>
-    exitWith(initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force }))
+    exitWith(
+      // `mm init` alone needs the configuration's defaults and the model picker: loaded here, not at every start
+      Effect.flatMap(
+        Effect.promise(() => import("./Init")),
+        ({ initProject }) =>
+          initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force })
+      )
+    )
 ).pipe(
   Command.withDescription("write a commented agent.yaml for this project, with the model server found on this machine")
 )

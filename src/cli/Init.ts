@@ -3,7 +3,7 @@ import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
 
-import { defaultConfig } from "../config/Config"
+import { defaultConfig } from "../config/ConfigSchema"
 import { listedModels } from "../model/ServerProbe"
 import type { ExitCode } from "./Run"
 

@@ -4,250 +4,21 @@ import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node as YamlNode, parseDocument } from "yaml"
 
 import { ConfigError } from "../domain/Errors"
-import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
-import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./SandboxConfig"
+import { buildStamp, recall, remember } from "./ConfigMemo"
+import type { AgentConfig } from "./ConfigSchema"
 
-export const DEFAULT_SYSTEM = [
-  "You are mm, a careful coding agent working in the user's project directory.",
-  "You can run shell commands with `bash`, find files with `glob` and text with `grep` (both need no approval), and read, write and edit files with `read_file`, `write_file` and `edit_file`.",
-  "Look before you change: read the files that matter, make the smallest change that does the job, and check it (build, tests) when you can.",
-  "Paths are relative to the project directory. Answer briefly and say what you changed."
-].join("\n")
+/**
+ * The configuration in force: where it is found, how it is read, and the one service that
+ * holds it. Its schema (ConfigSchema.ts) and its reading (ConfigParse.ts) are loaded only when
+ * a text must be decoded: one seen before comes from the memo (ConfigMemo.ts).
+ */
 
-const unitSeconds: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 }
-
-const durationPattern = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/
-
-/** Seconds, written as a number or as a string such as "90s", "2m", "1h", "500ms". */
-export const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
-  strict: true,
-  decode: (input, _, ast) => {
-    const match = typeof input === "string" ? durationPattern.exec(input) : null
-    const seconds = typeof input === "number"
-      ? input
-      : match === null
-      ? Number.NaN
-      : Number(match[1]) * unitSeconds[match[2] ?? "s"]
-    return Number.isFinite(seconds) && seconds > 0
-      ? ParseResult.succeed(seconds)
-      : ParseResult.fail(
-        new ParseResult.Type(
-          ast,
-          input,
-          `expected a positive duration such as 90, "90s" or "2m", got ${JSON.stringify(input)}`
-        )
-      )
-  },
-  encode: (seconds) => ParseResult.succeed(seconds)
-}).annotations({
-  jsonSchema: {
-    anyOf: [
-      { type: "number", exclusiveMinimum: 0 },
-      { type: "string", pattern: "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$" }
-    ]
-  }
-})
-
-const PositiveInt = Schema.Int.pipe(
-  Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` })
-)
-
-const ModelConfig = Schema.Struct({
-  url: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.filter(
-        (url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`,
-        {
-          jsonSchema: { pattern: "^https?://[^\\s/]+" }
-        }
-      )
-    ),
-    { default: () => "http://127.0.0.1:11434/v1" }
-  ).annotations({
-    description: "base URL of an OpenAI-compatible server; /chat/completions is appended"
-  }),
-  name: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "qwen2.5-coder:7b" }).annotations({
-    description: "model id sent with each request"
-  }),
-  apiKeyEnv: Schema.optional(Schema.NonEmptyTrimmedString).annotations({
-    description: "name of the environment variable that holds the bearer token"
-  }),
-  contextWindow: Schema.optional(PositiveInt).annotations({
-    description: "context window of the model, in tokens; by default what the server says it serves, else 32768"
-  }),
-  textToolCalls: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  vision: Schema.optional(Schema.Boolean),
-  temperature: Schema.optional(
-    Schema.Number.pipe(
-      Schema.filter((n) => (n >= 0 && n <= 2) || `expected a number from 0 to 2, got ${n}`, {
-        jsonSchema: { minimum: 0, maximum: 2 }
-      })
-    )
-  ),
-  maxTokens: Schema.optional(PositiveInt),
-  headers: Schema.optional(
-    Schema.Record({
-      key: Schema.String.pipe(
-        Schema.filter((name) =>
-          /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || `expected an HTTP header name, got ${JSON.stringify(name)}`
-        )
-      ),
-      value: Schema.String.pipe(
-        Schema.filter((value) => !/[\r\n]/.test(value) || "expected a header value on one line")
-      )
-    })
-  ),
-  extraBody: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  maxAnswerBytes: Schema.optionalWith(PositiveInt, { default: () => 4 * 1024 * 1024 }).annotations({
-    description: "bytes of text (answer and tool-call arguments) one model call may stream before the turn fails"
-  })
-})
+export type { AgentConfig, Permissions } from "./ConfigSchema"
 
 /** The context window assumed when neither agent.yaml nor the server says it. */
 export const DEFAULT_CONTEXT_WINDOW = 32768
-
-const CompactionConfig = Schema.Struct({
-  auto: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  threshold: Schema.optionalWith(
-    Schema.Number.pipe(
-      Schema.filter((n) => (n > 0 && n <= 1) || `expected a fraction above 0 and at most 1, got ${n}`, {
-        jsonSchema: { exclusiveMinimum: 0, maximum: 1 }
-      })
-    ),
-    { default: () => 0.8 }
-  ),
-  keepTurns: Schema.optionalWith(
-    Schema.Int.pipe(
-      Schema.nonNegative({ message: (i) => `expected a whole number of 0 or more, got ${String(i.actual)}` })
-    ),
-    { default: () => 2 }
-  )
-})
-
-const SessionsConfig = Schema.Struct({
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" }),
-  recap: Schema.optionalWith(
-    Schema.Int.pipe(
-      Schema.between(0, 100, { message: (i) => `expected a whole number from 0 to 100, got ${String(i.actual)}` })
-    ),
-    { default: () => 3 }
-  )
-})
-
-const SkillsConfig = Schema.Struct({
-  dirs: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), {
-    default: () => [".mm/skills", "~/.mm/skills"]
-  })
-})
-
-/** A file name (no directory part) read as project instructions, e.g. AGENTS.md or CLAUDE.md. */
-const InstructionFileName = Schema.String.pipe(
-  Schema.filter(
-    (name) =>
-      (name.trim() !== "" && !/[/\\]/.test(name) && name !== "." && name !== "..") ||
-      `expected a file name without a directory (such as AGENTS.md), got ${JSON.stringify(name)}`,
-    { jsonSchema: { pattern: "^[^/\\\\]+$" } }
-  )
-)
-
-/** `false`, or the file names read as project instructions. */
-const InstructionsConfig = Schema.Union(Schema.Array(InstructionFileName), Schema.Literal(false))
-
-const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
-
-/** `permissions` in agent.yaml: ask before what changes things, ask only what the sandbox cannot hold, or never ask. */
-export type Permissions = "ask" | "auto" | "allow"
-
-export const AgentConfigSchema = Schema.Struct({
-  model: Schema.optionalWith(ModelConfig, { default: decodeDefaults(ModelConfig) }),
-  system: Schema.optionalWith(Schema.String, { default: () => DEFAULT_SYSTEM }),
-  watchdogTimeout: Schema.optionalWith(Seconds, { default: () => 120 }),
-  maxOutput: Schema.optionalWith(PositiveInt, { default: () => 16000 }),
-  maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
-  theme: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.filter((s): s is "dark" | "light" | "auto" => s === "dark" || s === "light" || s === "auto", {
-        message: (issue) => `expected "dark", "light" or "auto", got ${JSON.stringify(issue.actual)}`,
-        jsonSchema: { enum: ["dark", "light", "auto"] }
-      })
-    ),
-    { default: () => "auto" as const }
-  ),
-  permissions: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.filter((s): s is Permissions => s === "ask" || s === "auto" || s === "allow", {
-        message: (issue) => `expected "ask", "auto" or "allow", got ${JSON.stringify(issue.actual)}`,
-        jsonSchema: { enum: ["ask", "auto", "allow"] }
-      })
-    ),
-    { default: () => "ask" as const }
-  ),
-  sandbox: Schema.optionalWith(SandboxConfig, { default: () => defaultSandbox }),
-  compaction: Schema.optionalWith(CompactionConfig, { default: decodeDefaults(CompactionConfig) }),
-  sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
-  skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
-  mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) }),
-  instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] })
-}).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
-
-export type AgentConfig = typeof AgentConfigSchema.Type
-
-/** What each key means, for the published JSON Schema (editors show it on hover). */
-export const keyDescriptions: Record<string, string> = {
-  model: "The model server and the model mm talks to.",
-  "model.url": "Base URL of an OpenAI-compatible server; mm appends /chat/completions.",
-  "model.name": "Model id sent with each request.",
-  "model.apiKeyEnv": "Name of the environment variable holding the bearer token (the key never goes in this file).",
-  "model.contextWindow":
-    "Tokens the model can take; automatic compaction is measured against it. Unset: what the server says it serves (llama.cpp, vLLM, Ollama, LM Studio), else 32768. A server serving fewer tokens wins.",
-  "model.textToolCalls":
-    "Turn tool calls a model wrote as text (<tool_call>…</tool_call>, [TOOL_CALLS]…, a bare JSON call) into real calls.",
-  "model.vision":
-    "Whether the model can see images (@file.png, an editor's image blocks); unset: what the server says (llama.cpp /props, Ollama /api/show), else no.",
-  "model.temperature": "Sampling temperature sent with each request (0 to 2); unset: the server's default.",
-  "model.maxTokens": "Most tokens one answer may have (max_tokens); unset: the server's default.",
-  "model.headers":
-    "Extra HTTP headers sent to the model server; a value may name environment variables as ${NAME} (kept secret).",
-  "model.extraBody":
-    "Fields merged into every request body, for server-specific options (e.g. Ollama's options.num_ctx, vLLM's top_k).",
-  "model.maxAnswerBytes":
-    "Bytes of text (answer and tool-call arguments) one model call may stream; past it the turn fails as a generation error, so a server that never stops cannot fill the memory.",
-  system: "The system prompt. A resumed or reloaded session continues under the one configured now.",
-  watchdogTimeout:
-    "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
-  maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
-  maxSteps: "Model calls allowed in one turn.",
-  permissions:
-    "ask: bash, write_file and edit_file show a preview and wait for approval, and so does read_file, grep or glob outside the project directory (refused when stdin is not a terminal); auto: commands run in the sandbox and edits inside the project go ahead, anything else is asked (as ask without a working sandbox); allow: never ask.",
-  compaction: "Replacing older turns by a summary.",
-  "compaction.auto": "Compact automatically before a turn when the history nears the context window.",
-  "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",
-  "compaction.keepTurns": "Most recent turns kept word for word after a compaction.",
-  sessions: "Persistent sessions: one JSON file per conversation.",
-  "sessions.enabled": "Save every conversation, to list and resume it later.",
-  "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
-  theme:
-    "The terminal's colours: dark (for a dark background), light (for a light one), or auto (from COLORFGBG where the terminal sets it, else dark).",
-  "sessions.recap":
-    "How many of the last exchanges the terminal draws after a resume (0: none, only the line saying what was resumed).",
-  skills: "Skills: folders holding a SKILL.md, listed in the system prompt.",
-  "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
-  instructions:
-    "File names read as the project's instructions (AGENTS.md by default), at the project's root and in every folder down to the working directory, and in ~/.config/mm/; false reads none.",
-  ...mcpKeyDescriptions,
-  ...sandboxKeyDescriptions
-}
-
-let defaults: AgentConfig | undefined
-
-/** Every key at its default; made on first use, since building a decoder costs start-up time. */
-export const defaultConfig = (): AgentConfig => (defaults ??= Schema.decodeUnknownSync(AgentConfigSchema)({}))
 
 export interface LoadedConfig {
   readonly config: AgentConfig
@@ -257,94 +28,6 @@ export interface LoadedConfig {
 
 /** The configuration in force, provided once at the edge of the program. */
 export class AppConfig extends Context.Tag("mm/AppConfig")<AppConfig, LoadedConfig>() {}
-
-const nodeAt = (doc: Document, keys: ReadonlyArray<PropertyKey>): { node?: YamlNode; key?: YamlNode } => {
-  let current: unknown = doc.contents
-  let keyNode: YamlNode | undefined
-  for (const [index, key] of keys.entries()) {
-    const last = index === keys.length - 1
-    if (isSeq(current) && typeof key === "number") {
-      current = current.items[key]
-      if (last) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
-      continue
-    }
-    if (!isMap(current)) break
-    const pair = current.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key)
-    if (pair === undefined) break
-    keyNode = pair.key as YamlNode
-    current = pair.value
-    if (last) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
-  }
-  return { key: keyNode }
-}
-
-const where = (doc: Document, counter: LineCounter, keys: ReadonlyArray<PropertyKey>, atKey: boolean): string => {
-  const { node, key } = nodeAt(doc, keys)
-  const range = atKey ? key?.range : (node?.range ?? key?.range)
-  if (range === undefined || range === null) return ""
-  const pos = counter.linePos(range[0])
-  return ` (line ${pos.line}, column ${pos.col})`
-}
-
-/** Schema's names for what was expected, in words a person reading agent.yaml uses. */
-const expectedWords = (expected: string): string => {
-  if (expected.startsWith("Struct") || expected.startsWith("{")) return "a mapping of keys"
-  if (expected.startsWith("ReadonlyArray<")) return "a list of strings"
-  if (expected === "NonEmptyTrimmedString" || expected === "string") return "a string"
-  if (expected === "Int") return "a whole number"
-  if (expected === "number" || expected === "boolean") return `a ${expected}`
-  return expected
-}
-
-const issueText = (issue: ParseResult.ArrayFormatterIssue): string => {
-  if (issue._tag === "Unexpected") return "unknown key"
-  if (issue._tag === "Missing") return "missing value"
-  const plain = /^Expected (.*), actual (.*)$/s.exec(issue.message)
-  if (plain !== null) return `expected ${expectedWords(plain[1])}, got ${plain[2]}`.replace(/\s+/g, " ")
-  return issue.message.replace(/\s+/g, " ")
-}
-
-/** A YAML parser's error as one line, without the position it repeats (the caller says where). */
-export const yamlProblem = (error: { readonly message: string }): string =>
-  error.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")
-
-/** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
-export const parseConfig = (text: string, file: string): Either.Either<AgentConfig, ConfigError> => {
-  const counter = new LineCounter()
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true })
-  const yamlError = doc.errors[0]
-  if (yamlError !== undefined) {
-    const pos = counter.linePos(yamlError.pos[0])
-    const detail = yamlProblem(yamlError)
-    return Either.left(
-      new ConfigError({ message: `${file}:${pos.line}:${pos.col}: YAML syntax error: ${detail}` })
-    )
-  }
-  const value = doc.toJS() ?? {}
-  if (typeof value !== "object" || Array.isArray(value)) {
-    return Either.left(new ConfigError({ message: `${file}: expected a mapping of keys at the top level` }))
-  }
-  return Schema.decodeUnknownEither(AgentConfigSchema, { onExcessProperty: "error", errors: "first" })(value).pipe(
-    Either.mapLeft((error) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      const keys = issue?.path ?? []
-      const keyPath = keys.length === 0
-        ? "(top level)"
-        : keys.reduce<string>(
-          (
-            acc,
-            key
-          ) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-          ""
-        )
-      return new ConfigError({
-        message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${
-          issue === undefined ? "invalid" : issueText(issue)
-        }`
-      })
-    })
-  )
-}
 
 export interface ConfigLookup {
   readonly flag: string | undefined
@@ -406,19 +89,37 @@ const readConfigText = (file: string): Either.Either<string, string> => {
   }
 }
 
+/** The schema and the YAML reader, loaded the first time a text is decoded. */
+const parsing = Effect.promise(() => import("./ConfigParse"))
+
+/** Every key at its default (the schema loaded for it). */
+export const loadDefaultConfig: Effect.Effect<AgentConfig> = Effect.map(
+  Effect.promise(() => import("./ConfigSchema")),
+  (schema) => schema.defaultConfig()
+)
+
+/** The text decoded, from the memo when this build decoded the same text before. */
+const decode = (text: string | undefined, file: string): Effect.Effect<AgentConfig, ConfigError> => {
+  const stamp = buildStamp()
+  const known = stamp === undefined ? undefined : recall(text, stamp)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.flatMap(parsing, (parse) => {
+    const decoded = text === undefined ? Either.right(parse.defaultConfig()) : parse.parseConfig(text, file)
+    if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
+    if (stamp !== undefined) remember(text, stamp, decoded.right)
+    return Effect.succeed(decoded.right)
+  })
+}
+
 export const loadConfig = (lookup: ConfigLookup): Effect.Effect<LoadedConfig, ConfigError> =>
   Effect.suspend((): Effect.Effect<LoadedConfig, ConfigError> => {
     const found = findConfigFile(lookup)
-    if (found === undefined) return Effect.succeed({ config: defaultConfig(), file: undefined })
+    if (found === undefined) return Effect.map(decode(undefined, ""), (config) => ({ config, file: undefined }))
     const read = readConfigText(found.file)
     if (Either.isLeft(read)) {
       return Effect.fail(
         new ConfigError({ message: `${found.file}: cannot read the configuration: ${read.left}` })
       )
     }
-    const text = read.right
-    return Either.match(parseConfig(text, found.file), {
-      onLeft: (error) => Effect.fail(error),
-      onRight: (config) => Effect.succeed({ config, file: found.file })
-    })
+    return Effect.map(decode(read.right, found.file), (config) => ({ config, file: found.file }))
   })

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import { localDate } from "../../src/agent/Environment"
-import { DEFAULT_SYSTEM } from "../../src/config/Config"
+import { DEFAULT_SYSTEM } from "../../src/config/ConfigSchema"
 import { gitDirty, gitDirtyWithin } from "../../src/lib/Git"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"

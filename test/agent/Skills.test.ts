@@ -5,7 +5,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
-import { loadSkills, parseSkillFile, skillsPrompt } from "../../src/agent/Skills"
+import { parseSkillFile } from "../../src/agent/SkillFile"
+import { loadSkills, skillsPrompt } from "../../src/agent/Skills"
 import { tempDir } from "../support/processes"
 
 const writeSkill = (dir: string, folder: string, text: string): string => {

@@ -9,7 +9,8 @@ import * as Layer from "effect/Layer"
 
 import type { Scope } from "../../src/approvals/ApprovalScope"
 import { RememberedApprovals, RememberedApprovalsLive } from "../../src/approvals/RememberedApprovals"
-import { AppConfig, defaultConfig } from "../../src/config/Config"
+import { AppConfig } from "../../src/config/Config"
+import { defaultConfig } from "../../src/config/ConfigSchema"
 
 const layer = (sessions: boolean) =>
   RememberedApprovalsLive.pipe(

@@ -7,7 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
-import { defaultConfig, findConfigFile, loadConfig, MAX_CONFIG_BYTES, parseConfig } from "../../src/config/Config"
+import { findConfigFile, loadConfig, MAX_CONFIG_BYTES } from "../../src/config/Config"
+import { parseConfig } from "../../src/config/ConfigParse"
+import { defaultConfig } from "../../src/config/ConfigSchema"
 import { REPO_ROOT } from "../support/paths"
 
 const bad = (text: string) => {

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { afterEach, describe, expect, it } from "vitest"
 
-import { parseConfig } from "../../src/config/Config"
+import { parseConfig } from "../../src/config/ConfigParse"
 import { SecretRegistry } from "../../src/lib/Secrets"
 import { entryFromConfig, entryFromEditor } from "../../src/mcp/McpEntries"
 import { type McpGroup, startGroup } from "../../src/mcp/McpGroup"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 
-import { defaultConfig } from "../../src/config/Config"
+import { defaultConfig } from "../../src/config/ConfigSchema"
 import { saysMore } from "../../src/sessions/ErrorLog"
 import {
   banner,

@@ -4,7 +4,7 @@ import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
-import { parseConfig } from "../../../src/config/Config"
+import { parseConfig } from "../../../src/config/ConfigParse"
 import { closedPort, type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import {
   configFor,

@@ -1,0 +1,98 @@
+/**
+ * Reading an agent.yaml: YAML first, then the schema, each failure one line naming the file,
+ * the key and where it is. Loaded only when a configuration has to be decoded (Config.ts).
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node as YamlNode, parseDocument } from "yaml"
+
+import { ConfigError } from "../domain/Errors"
+import { yamlProblem } from "../lib/YamlErrors"
+import { type AgentConfig, AgentConfigSchema } from "./ConfigSchema"
+
+const nodeAt = (doc: Document, keys: ReadonlyArray<PropertyKey>): { node?: YamlNode; key?: YamlNode } => {
+  let current: unknown = doc.contents
+  let keyNode: YamlNode | undefined
+  for (const [index, key] of keys.entries()) {
+    const last = index === keys.length - 1
+    if (isSeq(current) && typeof key === "number") {
+      current = current.items[key]
+      if (last) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
+      continue
+    }
+    if (!isMap(current)) break
+    const pair = current.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key)
+    if (pair === undefined) break
+    keyNode = pair.key as YamlNode
+    current = pair.value
+    if (last) return { node: (current ?? undefined) as YamlNode | undefined, key: keyNode }
+  }
+  return { key: keyNode }
+}
+
+const where = (doc: Document, counter: LineCounter, keys: ReadonlyArray<PropertyKey>, atKey: boolean): string => {
+  const { node, key } = nodeAt(doc, keys)
+  const range = atKey ? key?.range : (node?.range ?? key?.range)
+  if (range === undefined || range === null) return ""
+  const pos = counter.linePos(range[0])
+  return ` (line ${pos.line}, column ${pos.col})`
+}
+
+/** Schema's names for what was expected, in words a person reading agent.yaml uses. */
+const expectedWords = (expected: string): string => {
+  if (expected.startsWith("Struct") || expected.startsWith("{")) return "a mapping of keys"
+  if (expected.startsWith("ReadonlyArray<")) return "a list of strings"
+  if (expected === "NonEmptyTrimmedString" || expected === "string") return "a string"
+  if (expected === "Int") return "a whole number"
+  if (expected === "number" || expected === "boolean") return `a ${expected}`
+  return expected
+}
+
+const issueText = (issue: ParseResult.ArrayFormatterIssue): string => {
+  if (issue._tag === "Unexpected") return "unknown key"
+  if (issue._tag === "Missing") return "missing value"
+  const plain = /^Expected (.*), actual (.*)$/s.exec(issue.message)
+  if (plain !== null) return `expected ${expectedWords(plain[1])}, got ${plain[2]}`.replace(/\s+/g, " ")
+  return issue.message.replace(/\s+/g, " ")
+}
+
+/** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
+export const parseConfig = (text: string, file: string): Either.Either<AgentConfig, ConfigError> => {
+  const counter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true })
+  const yamlError = doc.errors[0]
+  if (yamlError !== undefined) {
+    const pos = counter.linePos(yamlError.pos[0])
+    const detail = yamlProblem(yamlError)
+    return Either.left(
+      new ConfigError({ message: `${file}:${pos.line}:${pos.col}: YAML syntax error: ${detail}` })
+    )
+  }
+  const value = doc.toJS() ?? {}
+  if (typeof value !== "object" || Array.isArray(value)) {
+    return Either.left(new ConfigError({ message: `${file}: expected a mapping of keys at the top level` }))
+  }
+  return Schema.decodeUnknownEither(AgentConfigSchema, { onExcessProperty: "error", errors: "first" })(value).pipe(
+    Either.mapLeft((error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const keys = issue?.path ?? []
+      const keyPath = keys.length === 0
+        ? "(top level)"
+        : keys.reduce<string>(
+          (
+            acc,
+            key
+          ) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+          ""
+        )
+      return new ConfigError({
+        message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${
+          issue === undefined ? "invalid" : issueText(issue)
+        }`
+      })
+    })
+  )
+}
+
+export { defaultConfig } from "./ConfigSchema"

@@ -10,7 +10,8 @@ import type { SessionListing } from "./SessionStore"
 /**
  * The fast listing of a session directory: each file's listing is kept with the stat it was
  * read under, in memory per directory and in `<dir>/.index.json` across processes, so that a
- * file is read again only when its stat changed.
+ * file is read again only when its stat changed. The index file is written once the listing
+ * is returned (`writeSoon`), not on its way.
  */
 
 export const INDEX_FILE = ".index.json"
@@ -35,12 +36,15 @@ export interface ListingIndex {
   /** Keep the cache in `<dir>/.index.json` across processes. */
   readonly persist: boolean
   readonly caches: Map<string, DirCache>
+  /** The directories whose index file is to be written (see `writeSoon`). */
+  readonly unwritten: Set<string>
 }
 
 export const makeListingIndex = (reader: Reader, persist: boolean): ListingIndex => ({
   reader,
   persist,
-  caches: new Map()
+  caches: new Map(),
+  unwritten: new Set()
 })
 
 const sameFile = (entry: CacheEntry, stat: NodeFs.Stats): boolean =>
@@ -161,6 +165,44 @@ const writeIndexFile = (fs: Fs, dir: string, entries: DirCache): void => {
   }
 }
 
+/** Writes the index files still to be written of one store. */
+const writeUnwritten = (index: ListingIndex): void => {
+  for (const dir of index.unwritten) {
+    const entries = index.caches.get(dir)
+    if (entries !== undefined) writeIndexFile(index.reader.fs, dir, entries)
+  }
+  index.unwritten.clear()
+}
+
+/** The stores with an index file still to be written, for the process's exit. */
+const waiting = new Set<ListingIndex>()
+let exitHooked = false
+
+const writeAllUnwritten = (): void => {
+  for (const index of waiting) writeUnwritten(index)
+  waiting.clear()
+}
+
+/**
+ * Has `dir`'s index file written once the listing is in the caller's hands: after the current
+ * turn of the event loop (a terminal or an editor shows the listing first), or at the process's
+ * exit if that comes sooner. Building and writing it (about 15 ms for 10,000 sessions) is then
+ * off the way of the listing; a process killed before it loses only a cache.
+ */
+const writeSoon = (index: ListingIndex, dir: string): void => {
+  index.unwritten.add(dir)
+  if (waiting.has(index)) return
+  waiting.add(index)
+  if (!exitHooked) {
+    exitHooked = true
+    process.once("exit", writeAllUnwritten)
+  }
+  setImmediate(() => {
+    if (!waiting.delete(index)) return
+    writeUnwritten(index)
+  })
+}
+
 const cacheOf = (index: ListingIndex, dir: string): DirCache => {
   let cache = index.caches.get(dir)
   if (cache === undefined) {
@@ -228,7 +270,7 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
     }
   }
   if (entries.size > kept && forgetRemoved(entries, sessions)) changed = true
-  if (changed && index.persist) writeIndexFile(fs, dir, entries)
+  if (changed && index.persist) writeSoon(index, dir)
   sweepStaleTemps(fs, prefix, names, now)
   return found
 }

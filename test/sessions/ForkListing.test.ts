@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 
 import type { Session } from "../../src/domain/Session"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
+import { indexWritten } from "../support/store-fixtures"
 
 const fork: Session = {
   version: 1,
@@ -35,6 +36,7 @@ describe("a fork in the listing", () => {
       fs.utimesSync(file, new Date(2020, 0, 1), new Date(2020, 0, 1))
       const fresh = yield* FileSessionStore.make().list(dir)
       expect(fresh).toEqual([{ _tag: "Readable", summary: expect.objectContaining({ forkedFrom: fork.forkedFrom }) }])
+      yield* indexWritten
       const index = JSON.parse(fs.readFileSync(path.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
       expect(index.files[0].slice(-2)).toEqual([fork.forkedFrom!.id, 2])
       const fromIndex = yield* FileSessionStore.make().list(dir)

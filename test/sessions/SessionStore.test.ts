@@ -13,7 +13,7 @@ import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { encodeSession } from "../../src/sessions/SessionCodec"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "../../src/sessions/SessionStore"
-import { richSession } from "../support/store-fixtures"
+import { indexWritten, richSession } from "../support/store-fixtures"
 
 const root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "mm-store-"))
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
@@ -488,6 +488,7 @@ describe("FileSessionStore on disk", () => {
         const archived = yield* store.saveAsNew(dir, richSession(ID_A))
         NodeFs.utimesSync(NodePath.join(dir, `${ID_A}.json`), new Date(0), new Date(0))
         yield* store.list(dir)
+        yield* indexWritten
         expect(modeOf(dir)).toBe(0o700)
         for (const name of [`${created.id}.json`, `${ID_A}.json`, `${archived.id}.json`, FileSessionStore.INDEX_FILE]) {
           expect(modeOf(NodePath.join(dir, name))).toBe(0o600)
@@ -612,6 +613,7 @@ describe("FileSessionStore on disk", () => {
         expect(reads()).toBe(3)
         expect(yield* store.list(dir)).toEqual(cold)
         expect(reads()).toBe(3)
+        yield* indexWritten
         const index = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
         expect(index.files.map((entry: ReadonlyArray<unknown>) => entry[0]).sort()).toEqual(
           [ID_C, ID_A, ID_B].map((id) => `${id}.json`)
@@ -623,6 +625,35 @@ describe("FileSessionStore on disk", () => {
         expect(next.calls).toContain(`readFileSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
+    it.effect("writes the index file once the listing is returned, once for the listings of one turn", () =>
+      Effect.gen(function*() {
+        const { dir, store, calls, age } = setup()
+        for (const id of [ID_A, ID_B]) {
+          yield* store.save(dir, richSession(id))
+          age(id, 1)
+        }
+        const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
+        // the index's temporary file renamed over it
+        const indexWrites = () =>
+          calls.filter((call) => call.startsWith(`renameSync ${NodePath.join(dir, ".index.")}`)).length
+        const listing = yield* store.list(dir)
+        // not on the listing's way: the caller has it first
+        expect(NodeFs.existsSync(indexPath)).toBe(false)
+        // a second listing in the same turn (a file gone meanwhile) does not write it again
+        NodeFs.unlinkSync(NodePath.join(dir, `${ID_B}.json`))
+        expect(yield* store.list(dir)).toEqual(
+          listing.filter((entry) => entry._tag === "Readable" && entry.summary.id !== ID_B)
+        )
+        yield* indexWritten
+        expect(indexWrites()).toBe(1)
+        const index = JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))
+        expect(index.files.map((entry: ReadonlyArray<unknown>) => entry[0])).toEqual([`${ID_A}.json`])
+        // nothing new: nothing written
+        yield* store.list(dir)
+        yield* indexWritten
+        expect(indexWrites()).toBe(1)
+      }))
+
     it.effect("the index file is ASCII alone, and a title in any script reads back the same from it", () =>
       Effect.gen(function*() {
         const { dir, store, age } = setup()
@@ -631,6 +662,7 @@ describe("FileSessionStore on disk", () => {
         age(ID_A, 1)
         const cold = yield* store.list(dir)
         expect(titles(cold)).toEqual([`${ID_A} ${title} 2`])
+        yield* indexWritten
         const bytes = NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE))
         expect(bytes.every((byte) => byte < 0x80)).toBe(true)
         const next = setup()
@@ -664,6 +696,7 @@ describe("FileSessionStore on disk", () => {
         const reads = readsSince()
         expect(ids(yield* store.list(dir))).toEqual([ID_A])
         expect(reads()).toBe(0)
+        yield* indexWritten
         const index = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
         expect(index.files.find((entry: Array<unknown>) => entry[0] === `${ID_B}.json`)[11]).toBe(ID_A)
         const next = setup()

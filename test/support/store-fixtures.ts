@@ -1,4 +1,12 @@
+import * as Effect from "effect/Effect"
+
 import type { Message, Session } from "../../src/domain/Session"
+
+/**
+ * Waits for a listing's index file: the store writes it once the listing is returned, after the
+ * current turn of the event loop (src/sessions/SessionListingIndex.ts, `writeSoon`).
+ */
+export const indexWritten = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 /** A session using every part of the format, with fields mm does not know at each level. */
 export const richSession = (id: string, cwd = "/work/project"): Session =>

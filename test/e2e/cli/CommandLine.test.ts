@@ -11,6 +11,7 @@ import {
   MM_BIN,
   readSession,
   sessionFiles,
+  sessionsDir,
   stripAnsi,
   tempProject,
   withSessions
@@ -371,6 +372,25 @@ describe("mm on the command line", () => {
     expect(sessionFiles(project)).toEqual([keep])
     const listing = await mm(project, ["sessions"])
     expect(listing.stdout.split("\n")[0]).toMatch(/^1 session\(s\) in .* — mm --resume <id> to continue one$/)
+  })
+
+  it("mm sessions leaves the listing's index behind, written after the listing was printed", async () => {
+    const project = tempProject(withSessions(server.url))
+    server.push({ text: "a" }, { text: "b" })
+    await mm(project, ["-p", "first"])
+    await mm(project, ["-p", "second"])
+    const files = sessionFiles(project)
+    // files changed in the last two seconds are never cached: these are older
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    for (const file of files) fs.utimesSync(path.join(sessionsDir(project), file), hourAgo, hourAgo)
+    const index = path.join(sessionsDir(project), ".index.json")
+    fs.rmSync(index, { force: true })
+    const listing = await mm(project, ["sessions"])
+    expect(listing.code).toBe(0)
+    expect(listing.stdout.split("\n")[0]).toMatch(/^2 session\(s\) in /)
+    const kept = JSON.parse(fs.readFileSync(index, "utf8"))
+    expect(kept.files.map((entry: ReadonlyArray<unknown>) => entry[0]).sort()).toEqual(files)
+    expect(fs.statSync(index).mode & 0o777).toBe(0o600)
   })
 
   it("mm sessions rm takes with it the checkpoints no other session uses", async () => {

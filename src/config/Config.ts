@@ -92,12 +92,6 @@ const readConfigText = (file: string): Either.Either<string, string> => {
 /** The schema and the YAML reader, loaded the first time a text is decoded. */
 const parsing = Effect.promise(() => import("./ConfigParse"))
 
-/** Every key at its default (the schema loaded for it). */
-export const loadDefaultConfig: Effect.Effect<AgentConfig> = Effect.map(
-  Effect.promise(() => import("./ConfigSchema")),
-  (schema) => schema.defaultConfig()
-)
-
 /** The text decoded, from the memo when this build decoded the same text before. */
 const decode = (text: string | undefined, file: string): Effect.Effect<AgentConfig, ConfigError> => {
   const stamp = buildStamp()

@@ -48,11 +48,12 @@ interface MemoEntry {
 
 const memoPath = (dir: string) => path.join(dir, MEMO_FILE)
 
+/** An entry's shape; its configuration is looked into only when it is the one asked for (`recall`). */
 const isEntry = (entry: unknown): entry is MemoEntry => {
   if (typeof entry !== "object" || entry === null) return false
   const { config, key, stamp } = entry as Record<string, unknown>
   return typeof stamp === "string" && typeof key === "string" && typeof config === "object" && config !== null &&
-    !Array.isArray(config) && isPlainData(config)
+    !Array.isArray(config)
 }
 
 /** The entries of the memo file, of every build; none when it is missing, damaged or of another version. */
@@ -105,7 +106,8 @@ export const mayHoldCredential = (config: AgentConfig): boolean =>
 /** The configuration decoded before from this text by this build, if it was kept. Never fails. */
 export const recall = (text: string | undefined, stamp: string, dir = userCacheDir()): AgentConfig | undefined => {
   const key = keyOf(text)
-  return readEntries(dir).find((entry) => entry.stamp === stamp && entry.key === key)?.config
+  const config = readEntries(dir).find((entry) => entry.stamp === stamp && entry.key === key)?.config
+  return config !== undefined && isPlainData(config) ? config : undefined
 }
 
 /** Keeps a configuration just decoded from `text`, first of the file; never fails (a memo not written costs time only). */

@@ -104,7 +104,9 @@ describe("ConfigMemo", () => {
       JSON.stringify({ version: 1, entries: "all" }),
       JSON.stringify({ version: 1, entries: [{ stamp: "stamp-a", key: keyOf(yaml), config: "not an object" }] }),
       JSON.stringify({ version: 1, entries: [{ stamp: "stamp-a", key: 7, config: decoded(yaml) }] }),
-      JSON.stringify({ version: 1, entries: [{ key: keyOf(yaml), config: decoded(yaml) }] })
+      JSON.stringify({ version: 1, entries: [{ key: keyOf(yaml), config: decoded(yaml) }] }),
+      // what JSON.parse makes an own property, and an object would take as its prototype
+      `{"version":1,"entries":[{"stamp":"stamp-a","key":"${keyOf(yaml)}","config":{"__proto__":{"model":{}}}}]}`
     ]
     for (const body of damaged) {
       fs.writeFileSync(file, body)

@@ -1,3 +1,8 @@
+/**
+ * The configuration in force: where it is found, how it is read, and the one service that
+ * holds it. Its schema (ConfigSchema.ts) and its reading (ConfigParse.ts) are loaded only when
+ * a text must be decoded: one seen before comes from the memo (ConfigMemo.ts).
+ */
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -8,12 +13,6 @@ import * as Either from "effect/Either"
 import { ConfigError } from "../domain/Errors"
 import { buildStamp, recall, remember } from "./ConfigMemo"
 import type { AgentConfig } from "./ConfigSchema"
-
-/**
- * The configuration in force: where it is found, how it is read, and the one service that
- * holds it. Its schema (ConfigSchema.ts) and its reading (ConfigParse.ts) are loaded only when
- * a text must be decoded: one seen before comes from the memo (ConfigMemo.ts).
- */
 
 export type { AgentConfig, Permissions } from "./ConfigSchema"
 

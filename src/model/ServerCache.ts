@@ -13,12 +13,11 @@ import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 
 import { userCacheDir } from "../lib/CacheDir"
 import { tempNameFor } from "../lib/DurableFiles"
 import { nameHash } from "../lib/QuickIds"
-import type { ModelList, ServedContext } from "./ServerProbe"
+import type { ModelList, ServedContext, ServerKind } from "./ServerProbe"
 
 /** How long what a server said is trusted without asking it again. */
 export const SERVER_CACHE_LIFETIME_MS = 10 * 60 * 1000
@@ -47,27 +46,58 @@ export class ServerCache extends Context.Reference<ServerCache>()("mm/ServerCach
   defaultValue: (): ServerCacheShape => noServerCache
 }) {}
 
-const kinds = Schema.Literal("ollama", "llama.cpp", "vllm", "lmstudio", "openai", "unknown")
+/** One file, as written. */
+interface MemoFile {
+  readonly version: 1
+  readonly savedAt: number
+  readonly model: string
+  readonly list: {
+    readonly ids: ReadonlyArray<string>
+    readonly ownedBy: ReadonlyArray<string>
+    readonly maxModelLen: number | null
+  } | null
+  readonly served: {
+    readonly kind: ServerKind
+    readonly tokens: number | null
+    readonly askAgainAfterAnswer: boolean
+    readonly noToolTemplate?: boolean
+    readonly vision?: boolean
+  }
+}
 
-const MemoFile = Schema.Struct({
-  version: Schema.Literal(1),
-  savedAt: Schema.Number,
-  model: Schema.String,
-  list: Schema.NullOr(Schema.Struct({
-    ids: Schema.Array(Schema.String),
-    ownedBy: Schema.Array(Schema.String),
-    maxModelLen: Schema.NullOr(Schema.Number)
-  })),
-  served: Schema.Struct({
-    kind: kinds,
-    tokens: Schema.NullOr(Schema.Number),
-    askAgainAfterAnswer: Schema.Boolean,
-    noToolTemplate: Schema.optional(Schema.Boolean),
-    vision: Schema.optional(Schema.Boolean)
-  })
-})
-type MemoFile = typeof MemoFile.Type
-const decodeMemo = Schema.decodeUnknownOption(Schema.parseJson(MemoFile))
+const KINDS: ReadonlySet<string> = new Set<ServerKind>(["ollama", "llama.cpp", "vllm", "lmstudio", "openai", "unknown"])
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+const isStrings = (value: unknown): boolean => Array.isArray(value) && value.every((item) => typeof item === "string")
+const isNumberOrNull = (value: unknown): boolean => value === null || typeof value === "number"
+const isBooleanOrAbsent = (value: unknown): boolean => value === undefined || typeof value === "boolean"
+
+const isList = (list: unknown): boolean =>
+  list === null ||
+  (isRecord(list) && isStrings(list.ids) && isStrings(list.ownedBy) && isNumberOrNull(list.maxModelLen))
+
+const isServed = (served: unknown): boolean =>
+  isRecord(served) && typeof served.kind === "string" && KINDS.has(served.kind) && isNumberOrNull(served.tokens) &&
+  typeof served.askAgainAfterAnswer === "boolean" && isBooleanOrAbsent(served.noToolTemplate) &&
+  isBooleanOrAbsent(served.vision)
+
+/**
+ * A file's text as a memo, or undefined when it is not JSON of that shape. Checked field by
+ * field rather than by a Schema: the file is read on every start, and a Schema made and run for
+ * it was about a millisecond of each (fromFile below copies only the fields it knows).
+ */
+const decodeMemo = (text: string): MemoFile | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (!isRecord(value) || value.version !== 1 || typeof value.savedAt !== "number") return undefined
+  if (typeof value.model !== "string" || !isList(value.list) || !isServed(value.served)) return undefined
+  return value as unknown as MemoFile
+}
 
 /**
  * The URL's scheme, host, port and path: its user part and query, which may carry a key, are
@@ -115,10 +145,10 @@ export const readMemo = (file: string, model: string, now: number): ServerMemo |
     return undefined
   }
   const decoded = decodeMemo(text)
-  if (decoded._tag === "None") return undefined
-  const age = now - decoded.value.savedAt
-  if (decoded.value.model !== model || age < 0 || age > SERVER_CACHE_LIFETIME_MS) return undefined
-  return fromFile(decoded.value)
+  if (decoded === undefined) return undefined
+  const age = now - decoded.savedAt
+  if (decoded.model !== model || age < 0 || age > SERVER_CACHE_LIFETIME_MS) return undefined
+  return fromFile(decoded)
 }
 
 /** Writes one file atomically (temporary file, fsync, rename), 0600 in a 0700 directory. */

@@ -90,6 +90,32 @@ describe("the cache file", () => {
     expect(readMemo(file, "other-model", 2_000)).toBeUndefined()
     fs.writeFileSync(file, "{\"version\": 1, \"savedAt\": ")
     expect(readMemo(file, "fake-model", 2_000)).toBeUndefined()
+    // each field checked: a file of another shape is no answer
+    const written = JSON.parse(JSON.stringify({
+      version: 1,
+      savedAt: 1_000,
+      model: "fake-model",
+      list: { ids: ["fake-model"], ownedBy: ["llamacpp"], maxModelLen: null },
+      served: { kind: "llama.cpp", tokens: 8192, askAgainAfterAnswer: false, noToolTemplate: true, vision: false }
+    }))
+    const reshaped = [
+      { ...written, version: 2 },
+      { ...written, savedAt: "1000" },
+      { ...written, list: { ...written.list, ids: [7] } },
+      { ...written, list: { ...written.list, maxModelLen: "4096" } },
+      { ...written, served: { ...written.served, kind: "mainframe" } },
+      { ...written, served: { ...written.served, tokens: "8192" } },
+      { ...written, served: { ...written.served, askAgainAfterAnswer: undefined } },
+      { ...written, served: { ...written.served, vision: "no" } },
+      [written]
+    ]
+    for (const shape of reshaped) {
+      fs.writeFileSync(file, JSON.stringify(shape))
+      expect(readMemo(file, "fake-model", 2_000), JSON.stringify(shape)).toBeUndefined()
+    }
+    // fields it does not know are left out of what it gives
+    fs.writeFileSync(file, JSON.stringify({ ...written, extra: 1, served: { ...written.served, extra: 2 } }))
+    expect(readMemo(file, "fake-model", 2_000)).toEqual(llamaMemo)
     expect(readMemo(path.join(dir, "missing.json"), "fake-model", 2_000)).toBeUndefined()
   })
 

@@ -350,12 +350,17 @@ describe("mm on the command line", () => {
     expect(md.indexOf("## Files changed")).toBeGreaterThan(md.indexOf("Done."))
   })
 
-  it("mm sessions rm ID --yes removes exactly that file; without a terminal or --yes nothing is deleted", async () => {
+  /** A project with sessions on and two conversations saved, one question each. */
+  const projectWithTwoSessions = async () => {
     const project = tempProject(withSessions(server.url))
     server.push({ text: "a" }, { text: "b" })
     await mm(project, ["-p", "first"])
     await mm(project, ["-p", "second"])
-    const files = sessionFiles(project)
+    return { project, files: sessionFiles(project) }
+  }
+
+  it("mm sessions rm ID --yes removes exactly that file; without a terminal or --yes nothing is deleted", async () => {
+    const { files, project } = await projectWithTwoSessions()
     expect(files).toHaveLength(2)
     const [keep, remove] = files
     const refused = await mm(project, ["sessions", "rm", remove.slice(0, -5)])
@@ -374,12 +379,8 @@ describe("mm on the command line", () => {
     expect(listing.stdout.split("\n")[0]).toMatch(/^1 session\(s\) in .* — mm --resume <id> to continue one$/)
   })
 
-  it("mm sessions leaves the listing's index behind, written after the listing was printed", async () => {
-    const project = tempProject(withSessions(server.url))
-    server.push({ text: "a" }, { text: "b" })
-    await mm(project, ["-p", "first"])
-    await mm(project, ["-p", "second"])
-    const files = sessionFiles(project)
+  it("mm sessions leaves the listing's index behind when it exits", async () => {
+    const { files, project } = await projectWithTwoSessions()
     // files changed in the last two seconds are never cached: these are older
     const hourAgo = new Date(Date.now() - 3_600_000)
     for (const file of files) fs.utimesSync(path.join(sessionsDir(project), file), hourAgo, hourAgo)

@@ -21,6 +21,7 @@ import * as path from "node:path"
 
 import { userCacheDir } from "../lib/CacheDir"
 import { writeFileAtomic } from "../lib/DurableFiles"
+import { isRecord } from "../lib/Guards"
 import { nameHash } from "../lib/QuickIds"
 import type { AgentConfig } from "./ConfigSchema"
 
@@ -49,21 +50,15 @@ interface MemoEntry {
 const memoPath = (dir: string) => path.join(dir, MEMO_FILE)
 
 /** An entry's shape; its configuration is looked into only when it is the one asked for (`recall`). */
-const isEntry = (entry: unknown): entry is MemoEntry => {
-  if (typeof entry !== "object" || entry === null) return false
-  const { config, key, stamp } = entry as Record<string, unknown>
-  return typeof stamp === "string" && typeof key === "string" && typeof config === "object" && config !== null &&
-    !Array.isArray(config)
-}
+const isEntry = (entry: unknown): entry is MemoEntry =>
+  isRecord(entry) && typeof entry.stamp === "string" && typeof entry.key === "string" && isRecord(entry.config)
 
 /** The entries of the memo file, of every build; none when it is missing, damaged or of another version. */
 const readEntries = (dir: string): Array<MemoEntry> => {
   try {
     const parsed = JSON.parse(fs.readFileSync(memoPath(dir), "utf8")) as unknown
-    if (typeof parsed !== "object" || parsed === null) return []
-    const { entries, version } = parsed as Record<string, unknown>
-    if (version !== MEMO_VERSION || !Array.isArray(entries)) return []
-    return entries.filter(isEntry)
+    if (!isRecord(parsed) || parsed.version !== MEMO_VERSION || !Array.isArray(parsed.entries)) return []
+    return parsed.entries.filter(isEntry)
   } catch {
     return []
   }

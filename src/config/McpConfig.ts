@@ -1,6 +1,8 @@
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
+import { isRecord } from "../lib/Guards"
+
 const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
 
 const Approval = Schema.String.pipe(
@@ -99,9 +101,6 @@ const serverJsonSchema = {
 }
 
 const AnyServer = Schema.Union(McpStdioServer, McpHttpServer)
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * One server: an entry with `url` (and no `command`) is remote, any other a local command,

@@ -1,13 +1,12 @@
 /** The answer as it streams in: text, reasoning and tool calls assembled from their deltas. */
 import { type GenerationError, rawText } from "../domain/Errors"
 import type { ToolCall } from "../domain/Session"
+import { isRecord } from "../lib/Guards"
 import { squashed } from "../lib/OneLine"
 import { CHUNK_SHOWN_MAX, fail, serverMessage } from "./Failures"
 import type { ModelEvent, Usage } from "./ModelClient"
 import { ThinkSplitter } from "./Reasoning"
 import { cutCallLine } from "./StopReason"
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 interface PendingCall {
   id: string | undefined

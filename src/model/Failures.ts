@@ -6,6 +6,7 @@
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 
 import { GenerationError, type GenerationReason, rawText } from "../domain/Errors"
+import { isRecord } from "../lib/Guards"
 import { squashed } from "../lib/OneLine"
 import { modelNames, portOf } from "./ServerProbe"
 
@@ -46,8 +47,6 @@ export const tooLargeError = (maxBytes: number): GenerationError =>
     `the answer passed model.maxAnswerBytes (${maxBytes} bytes) — the turn was given up`,
     `more than ${maxBytes} bytes of answer text streamed in one model call`
   )
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const seconds = (s: number): string => (Number.isInteger(s) ? String(s) : String(Math.round(s * 1000) / 1000))
 

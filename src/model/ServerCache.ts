@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 
 import { userCacheDir } from "../lib/CacheDir"
 import { tempNameFor } from "../lib/DurableFiles"
+import { isRecord } from "../lib/Guards"
 import { nameHash } from "../lib/QuickIds"
 import type { ModelList, ServedContext, ServerKind } from "./ServerProbe"
 
@@ -67,8 +68,6 @@ interface MemoFile {
 
 const KINDS: ReadonlySet<string> = new Set<ServerKind>(["ollama", "llama.cpp", "vllm", "lmstudio", "openai", "unknown"])
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 const isStrings = (value: unknown): boolean => Array.isArray(value) && value.every((item) => typeof item === "string")
 const isNumberOrNull = (value: unknown): boolean => value === null || typeof value === "number"
 const isBooleanOrAbsent = (value: unknown): boolean => value === undefined || typeof value === "boolean"

@@ -9,6 +9,8 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 
+import { isRecord } from "../lib/Guards"
+
 export type ServerKind = "ollama" | "llama.cpp" | "vllm" | "lmstudio" | "openai" | "unknown"
 
 /** `GET {url}/models`, read. */
@@ -53,8 +55,6 @@ export interface Capabilities {
   readonly noToolTemplate?: boolean
   readonly vision?: boolean
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const positive = (u: unknown): number | undefined =>
   typeof u === "number" && Number.isFinite(u) && u > 0 ? Math.floor(u) : undefined

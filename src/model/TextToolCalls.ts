@@ -12,14 +12,13 @@
  * after prose or in a fence. Only a call naming a known tool counts; anything else stays text.
  */
 import type { ToolCall } from "../domain/Session"
+import { isRecord } from "../lib/Guards"
 
 export interface TextCalls {
   /** The text before the calls: what stays as the answer. */
   readonly content: string
   readonly calls: ReadonlyArray<ToolCall>
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const parse = (text: string): unknown => {
   try {

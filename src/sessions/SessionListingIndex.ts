@@ -186,7 +186,7 @@ const writeAllUnwritten = (): void => {
 /**
  * Has `dir`'s index file written once the listing is in the caller's hands: after the current
  * turn of the event loop (a terminal or an editor shows the listing first), or at the process's
- * exit if that comes sooner. Building and writing it (about 15 ms for 10,000 sessions) is then
+ * exit if that comes sooner. Building and writing it (15–40 ms for 10,000 sessions) is then
  * off the way of the listing; a process killed before it loses only a cache.
  */
 const writeSoon = (index: ListingIndex, dir: string): void => {

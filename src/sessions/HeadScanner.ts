@@ -246,11 +246,52 @@ const scanFields = (cursor: Cursor): HeadScan => {
   }
 }
 
+// ---- the layout mm writes, in one match ----
+
+/** A string without an escape or a line break in it (anything else is for `scanFields`). */
+const PLAIN_STRING = String.raw`"([^"\\\n]*)"`
+/** A whole number as JSON writes it. */
+const COUNT = String.raw`(0|[1-9]\d*)`
+
+/**
+ * The head of a file exactly as mm writes it (`JSON.stringify` with a two-space indent, the
+ * summary fields in their order, no error recorded), up to the opening of `messages`.
+ */
+const LAYOUT = new RegExp(
+  String.raw`^\{\n  "version": ${COUNT},\n  "id": ${PLAIN_STRING},\n  "cwd": ${PLAIN_STRING},` +
+    String.raw`\n  "createdAt": ${PLAIN_STRING},\n  "updatedAt": ${PLAIN_STRING},\n  "title": ${PLAIN_STRING},` +
+    String
+      .raw`\n  "turns": ${COUNT},(?:\n  "forkedFrom": \{\n    "id": ${PLAIN_STRING},\n    "turn": ${COUNT}\n  \},)?` +
+    String.raw`(?:\n  "archiveOf": ${PLAIN_STRING},)?\n  "errors": \[\],\n  "messages": \[`
+)
+
+/**
+ * The summary of a head in mm's own layout, found by one regular expression in about a third
+ * of the time `scanFields` takes; `undefined` for any other text, which `scanFields` then reads.
+ * Where it answers, it answers what `scanFields` would (a property the tests hold it to).
+ */
+export const scanLayout = (head: string): HeadScan | undefined => {
+  const match = LAYOUT.exec(head)
+  if (match === null) return undefined
+  const [, version, , cwd, createdAt, updatedAt, title, turns, fromId, fromTurn, archiveOf] = match
+  const base: HeadFields = { cwd, createdAt, updatedAt, title, turns: Number(turns), errors: 0 }
+  const archived = archiveOf === undefined ? base : { ...base, archiveOf }
+  return {
+    _tag: "Found",
+    version: Number(version),
+    fields: fromId === undefined ? archived : { ...archived, forkedFrom: { id: fromId, turn: Number(fromTurn) } }
+  }
+}
+
 /**
  * Reads the summary fields from `head`, the first bytes of a file (`complete` when it is the
  * whole file). `NeedMore`: the fields go on past the head; `Unsure`: parse the whole file.
  */
-export const scanHead = (head: string, complete: boolean): HeadScan => {
+export const scanHead = (head: string, complete: boolean): HeadScan =>
+  scanLayout(head) ?? scanHeadByField(head, complete)
+
+/** `scanHead` without its one-match path: each field read in turn, in any order and layout. */
+export const scanHeadByField = (head: string, complete: boolean): HeadScan => {
   try {
     return scanFields(new Cursor(head, complete))
   } catch (stop) {

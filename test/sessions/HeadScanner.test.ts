@@ -1,0 +1,128 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+
+import type { Session } from "../../src/domain/Session"
+import { scanHead, scanHeadByField, scanLayout } from "../../src/sessions/HeadScanner"
+import { encodeSession } from "../../src/sessions/SessionCodec"
+
+// The listing reads each file's head with one regular expression when the file is laid out as
+// mm writes it, and field by field otherwise: both must always tell the same.
+
+const text = fc.string({
+  unit: fc.constantFrom("a", "é", "\"", "\\", "\n", "\t", " ", "/", "{", "]", "😀"),
+  maxLength: 12
+})
+const plainText = fc.string({ unit: fc.constantFrom("a", "b", "é", " ", "/", "-", ":", "😀"), maxLength: 24 })
+
+const session = (strings: fc.Arbitrary<string>): fc.Arbitrary<Session> =>
+  fc.record({
+    cwd: strings,
+    createdAt: strings,
+    updatedAt: strings,
+    title: strings,
+    turns: fc.nat(1000),
+    errorCount: fc.nat(2),
+    forkedFrom: fc.option(fc.record({ id: strings, turn: fc.nat(50) }), { nil: undefined }),
+    archiveOf: fc.option(strings, { nil: undefined }),
+    extra: fc.option(strings, { nil: undefined })
+  }).map(({ archiveOf, errorCount, extra, forkedFrom, ...fields }) => ({
+    version: 1,
+    id: "20261203-101530-4f2a9c1e",
+    ...fields,
+    messages: [{ role: "user" as const, content: "hello" }],
+    errors: Array.from({ length: errorCount }, (_, turns) => ({
+      kind: "generation" as const,
+      at: fields.createdAt,
+      turns,
+      question: fields.title,
+      line: "the model server stopped answering"
+    })),
+    ...(forkedFrom === undefined ? {} : { forkedFrom }),
+    ...(archiveOf === undefined ? {} : { archiveOf }),
+    ...(extra === undefined ? {} : { note: extra })
+  }))
+
+/** The one-match path answers only what the field-by-field scan answers. */
+const agrees = (head: string, complete: boolean): void => {
+  const fast = scanLayout(head)
+  if (fast !== undefined) expect(fast).toStrictEqual(scanHeadByField(head, complete))
+}
+
+describe("the head of a session file", () => {
+  it("is read in one match for every file mm writes with plain strings and no error", () => {
+    fc.assert(
+      fc.property(session(plainText), (written) => {
+        const head = encodeSession({ ...written, errors: [] })
+        const fast = scanLayout(head)
+        expect(fast).toBeDefined()
+        expect(fast).toStrictEqual(scanHeadByField(head, true))
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("tells what the field-by-field scan tells, for any session mm writes, whole or cut short", () => {
+    fc.assert(
+      fc.property(session(text), fc.nat(), (written, cut) => {
+        const whole = encodeSession(written)
+        agrees(whole, true)
+        expect(scanHead(whole, true)).toStrictEqual(scanHeadByField(whole, true))
+        const head = whole.slice(0, cut % (whole.length + 1))
+        agrees(head, false)
+        expect(scanHead(head, false)).toStrictEqual(scanHeadByField(head, false))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("tells what the field-by-field scan tells when the file was edited by hand", () => {
+    const edit = fc.record({
+      at: fc.nat(),
+      length: fc.nat(3),
+      insert: fc.string({
+        unit: fc.constantFrom("\"", "\\", "\n", " ", "{", "}", "[", "]", ",", ":", "0", "1", "-", "e", "a"),
+        maxLength: 3
+      })
+    })
+    fc.assert(
+      fc.property(session(plainText), fc.array(edit, { minLength: 1, maxLength: 3 }), (written, edits) => {
+        let head = encodeSession({ ...written, errors: [] })
+        for (const { at, insert, length } of edits) {
+          const from = at % (head.length + 1)
+          head = head.slice(0, from) + insert + head.slice(from + length)
+        }
+        agrees(head, true)
+        agrees(head, false)
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("leaves a number JSON would not write, an escape or another order to the field-by-field scan", () => {
+    const head = encodeSession({
+      version: 1,
+      id: "20261203-101530-4f2a9c1e",
+      cwd: "/p",
+      createdAt: "c",
+      updatedAt: "u",
+      title: "t",
+      turns: 3,
+      messages: [],
+      errors: []
+    })
+    expect(scanLayout(head)).toBeDefined()
+    expect(scanLayout(head.replace("\"turns\": 3", "\"turns\": 03"))).toBeUndefined()
+    expect(scanHead(head.replace("\"turns\": 3", "\"turns\": 03"), true)._tag).toBe("Unsure")
+    expect(scanLayout(head.replace("\"title\": \"t\"", "\"title\": \"t\\u0041\""))).toBeUndefined()
+    expect(scanHead(head.replace("\"title\": \"t\"", "\"title\": \"t\\u0041\""), true)).toMatchObject({
+      _tag: "Found",
+      fields: { title: "tA" }
+    })
+    const reordered = head.replace("  \"cwd\": \"/p\",\n", "").replace(
+      "\"turns\": 3,",
+      "\"turns\": 3,\n  \"cwd\": \"/p\","
+    )
+    expect(scanLayout(reordered)).toBeUndefined()
+    expect(scanHead(reordered, true)).toStrictEqual(scanLayout(head))
+  })
+})

@@ -38,7 +38,7 @@ describe("a fork in the listing", () => {
       expect(fresh).toEqual([{ _tag: "Readable", summary: expect.objectContaining({ forkedFrom: fork.forkedFrom }) }])
       yield* indexWritten
       const index = JSON.parse(fs.readFileSync(path.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
-      expect(index.files[0].slice(-2)).toEqual([fork.forkedFrom!.id, 2])
+      expect(index.others[0].slice(-2)).toEqual([fork.forkedFrom!.id, 2])
       const fromIndex = yield* FileSessionStore.make().list(dir)
       expect(fromIndex).toEqual(fresh)
       expect(yield* FileSessionStore.make().load(dir, fork.id)).toMatchObject({ forkedFrom: fork.forkedFrom })

@@ -13,7 +13,7 @@ import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { encodeSession } from "../../src/sessions/SessionCodec"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "../../src/sessions/SessionStore"
-import { indexWritten, richSession } from "../support/store-fixtures"
+import { indexedNames, indexWritten, richSession } from "../support/store-fixtures"
 
 const root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "mm-store-"))
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
@@ -615,9 +615,8 @@ describe("FileSessionStore on disk", () => {
         expect(reads()).toBe(3)
         yield* indexWritten
         const index = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
-        expect(index.files.map((entry: ReadonlyArray<unknown>) => entry[0]).sort()).toEqual(
-          [ID_C, ID_A, ID_B].map((id) => `${id}.json`)
-        )
+        // newest id first: the order a listing takes them in
+        expect(indexedNames(index)).toEqual([ID_C, ID_A, ID_B].sort().reverse().map((id) => `${id}.json`))
         const next = setup()
         const nextReads = next.readsSince()
         expect(yield* FileSessionStore.make({ fs: next.fs }).list(dir)).toEqual(cold)
@@ -647,7 +646,7 @@ describe("FileSessionStore on disk", () => {
         yield* indexWritten
         expect(indexWrites()).toBe(1)
         const index = JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))
-        expect(index.files.map((entry: ReadonlyArray<unknown>) => entry[0])).toEqual([`${ID_A}.json`])
+        expect(indexedNames(index)).toEqual([`${ID_A}.json`])
         // nothing new: nothing written
         yield* store.list(dir)
         yield* indexWritten
@@ -698,7 +697,7 @@ describe("FileSessionStore on disk", () => {
         expect(reads()).toBe(0)
         yield* indexWritten
         const index = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
-        expect(index.files.find((entry: Array<unknown>) => entry[0] === `${ID_B}.json`)[11]).toBe(ID_A)
+        expect(index.others.find((entry: Array<unknown>) => entry[0] === `${ID_B}.json`)[11]).toBe(ID_A)
         const next = setup()
         const nextReads = next.readsSince()
         expect(ids(yield* FileSessionStore.make({ fs: next.fs }).list(dir))).toEqual([ID_A])
@@ -741,29 +740,100 @@ describe("FileSessionStore on disk", () => {
         expect(titles(yield* store.list(dir))).toEqual([`${ID_A} !`, `${ID_C} newcomer 2`])
       }))
 
-    it.effect("ignores a damaged or forged index", () =>
+    it.effect("ignores a damaged, forged or older index", () =>
       Effect.gen(function*() {
         const { dir, store, age } = setup()
         yield* store.save(dir, richSession(ID_A))
         age(ID_A, 1)
         const good = yield* store.list(dir)
+        yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
+        const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
+        expect(written).toMatchObject({ version: 2, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
+        const stat = NodeFs.statSync(NodePath.join(dir, `${ID_A}.json`))
+        const row = [`${ID_A}.json`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, "/", "a", "b", "forged", 1, 0]
         const forged = [
           "{ not json",
           "[]",
-          JSON.stringify({ version: 1, files: { [`${ID_A}.json`]: [1, 2, 3, 4, "x"] } }),
-          JSON.stringify({ version: 1, files: [[`${ID_A}.json`, "1", 2, 3, 4, "x"]] }),
-          JSON.stringify({ version: 1, files: [[`${ID_A}.json`, 1, 2, 3, 4, "/", "a", "b", "t", "two", 0]] }),
-          JSON.stringify({ version: 1, files: [["../x.json", 1, 2, 3, 4, "x"], null, 7] })
+          "null",
+          // an earlier mm's index, of one array per file
+          JSON.stringify({ version: 1, files: [row] }),
+          JSON.stringify({ ...written, version: 3, title: ["forged"] }),
+          // columns of other lengths, or not arrays
+          JSON.stringify({ ...written, title: ["forged", "x"] }),
+          JSON.stringify({ ...written, turns: 2 }),
+          // a row with a field of another type, or a project directory not in `cwds`
+          JSON.stringify({ ...written, title: [7] }),
+          JSON.stringify({ ...written, size: [String(stat.size)] }),
+          JSON.stringify({ ...written, cwd: [1] }),
+          JSON.stringify({ ...written, cwds: "/work/project" }),
+          // a stale row: another inode
+          JSON.stringify({ ...written, ino: [stat.ino + 1], title: ["stale"] }),
+          // other entries that are not entries, one for a name no file has
+          JSON.stringify({
+            ...written,
+            id: [],
+            others: [[`${ID_A}.json`, "1", 2, 3, 4, "x"], null, 7, ["../x.json", 1, 2, 3, 4, "x"]]
+          })
         ]
         for (const damage of forged) {
           NodeFs.writeFileSync(indexPath, damage)
           expect(yield* FileSessionStore.make().list(dir)).toEqual(good)
+          yield* indexWritten
+          // the damaged index is replaced by a good one
+          expect(JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))).toEqual(written)
         }
-        const stat = NodeFs.statSync(NodePath.join(dir, `${ID_A}.json`))
-        const stale = [`${ID_A}.json`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino + 1, "stale"]
-        NodeFs.writeFileSync(indexPath, JSON.stringify({ version: 1, files: [stale] }))
+      }))
+
+    it.effect("takes each row of the index for its file, and reads a file its index has no row for", () =>
+      Effect.gen(function*() {
+        const { age, dir, store } = setup()
+        for (const id of [ID_A, ID_B, ID_C]) {
+          yield* store.save(dir, { ...richSession(id), title: `title of ${id}` })
+          age(id, 1)
+        }
+        const good = yield* store.list(dir)
+        yield* indexWritten
+        const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
+        const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
+        // the middle row gone from every column: only its file is read
+        const without = (column: ReadonlyArray<unknown>) => column.filter((_, k) => k !== 1)
+        const keys = [
+          "id",
+          "size",
+          "mtimeMs",
+          "ctimeMs",
+          "ino",
+          "cwd",
+          "createdAt",
+          "updatedAt",
+          "title",
+          "turns",
+          "errors"
+        ]
+        NodeFs.writeFileSync(
+          indexPath,
+          JSON.stringify({ ...written, ...Object.fromEntries(keys.map((key) => [key, without(written[key])])) })
+        )
+        const next = setup()
+        const reads = next.readsSince()
+        expect(yield* FileSessionStore.make({ fs: next.fs }).list(dir)).toEqual(good)
+        expect(reads()).toBe(1)
+        yield* indexWritten
+        expect(JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))).toEqual(written)
+        // an index whose rows are out of order costs reads, never a wrong listing
+        const reversed = Object.fromEntries(keys.map((key) => [key, [...written[key]].reverse()]))
+        NodeFs.writeFileSync(indexPath, JSON.stringify({ ...written, ...reversed }))
         expect(yield* FileSessionStore.make().list(dir)).toEqual(good)
+        // a file gone since the index was written: the index is written again without it
+        NodeFs.unlinkSync(NodePath.join(dir, `${ID_C}.json`))
+        yield* indexWritten
+        const after = yield* FileSessionStore.make().list(dir)
+        expect(after).toEqual(good.filter((entry) => entry._tag === "Readable" && entry.summary.id !== ID_C))
+        yield* indexWritten
+        expect(indexedNames(JSON.parse(NodeFs.readFileSync(indexPath, "latin1")))).toEqual(
+          [ID_A, ID_B].sort().reverse().map((id) => `${id}.json`)
+        )
       }))
 
     it.effect("does not trust an entry for a file changed in the last moments", () =>

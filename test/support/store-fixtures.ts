@@ -85,3 +85,12 @@ export const sessionOf = (messages: ReadonlyArray<Message>, extra: Partial<Sessi
   errors: [],
   ...extra
 })
+
+/**
+ * The file names a listing's index (`.index.json`, parsed) has an entry for, in its order: the
+ * usual sessions' rows of its columns, then its other entries (see SessionListingIndex.ts).
+ */
+export const indexedNames = (index: { id: ReadonlyArray<string>; others: ReadonlyArray<ReadonlyArray<unknown>> }) => [
+  ...index.id.map((id) => `${id}.json`),
+  ...index.others.map((entry) => entry[0] as string)
+]

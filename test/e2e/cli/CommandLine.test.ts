@@ -18,6 +18,7 @@ import {
 } from "../../support/MmProcess"
 import { MCP_TEST_SERVER } from "../../support/paths"
 import { PtyMm } from "../../support/PtyMm"
+import { indexedNames } from "../../support/store-fixtures"
 
 const asking = (lines: ReadonlyArray<string>) => lines.map((l) => (l === "permissions: allow" ? "permissions: ask" : l))
 
@@ -390,7 +391,7 @@ describe("mm on the command line", () => {
     expect(listing.code).toBe(0)
     expect(listing.stdout.split("\n")[0]).toMatch(/^2 session\(s\) in /)
     const kept = JSON.parse(fs.readFileSync(index, "utf8"))
-    expect(kept.files.map((entry: ReadonlyArray<unknown>) => entry[0]).sort()).toEqual(files)
+    expect(indexedNames(kept).sort()).toEqual(files)
     expect(fs.statSync(index).mode & 0o777).toBe(0o600)
   })
 

@@ -32,7 +32,7 @@ import { SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
 export type { Fs } from "./SessionFileIO"
-export { INDEX_FILE } from "./SessionListingIndex"
+export { INDEX_COLUMNS, INDEX_FILE } from "./SessionListingIndex"
 
 export interface FileStoreOptions {
   /** The file system calls, replaceable to count or to fail them in tests. */

@@ -104,7 +104,7 @@ const entryOfIndex = (value: unknown): [string, CacheEntry] | undefined => {
 }
 
 /** The columns of `.index.json`: one array per field, a row per usual session. */
-const COLUMNS = [
+export const INDEX_COLUMNS = [
   "id",
   "size",
   "mtimeMs",
@@ -117,7 +117,8 @@ const COLUMNS = [
   "turns",
   "errors"
 ] as const
-type Columns = Record<(typeof COLUMNS)[number], ReadonlyArray<unknown>>
+type Column = (typeof INDEX_COLUMNS)[number]
+type Columns = Record<Column, ReadonlyArray<unknown>>
 
 /**
  * What `.index.json` holds, for the first listing of a directory in this process: its
@@ -138,8 +139,8 @@ interface IndexTable {
 const columnsOf = (json: Record<string, unknown>): Columns | undefined => {
   const ids = json.id
   if (!Array.isArray(ids)) return undefined
-  const columns: Partial<Record<(typeof COLUMNS)[number], ReadonlyArray<unknown>>> = {}
-  for (const key of COLUMNS) {
+  const columns: Partial<Columns> = {}
+  for (const key of INDEX_COLUMNS) {
     const column = json[key]
     if (!Array.isArray(column) || column.length !== ids.length) return undefined
     columns[key] = column
@@ -223,7 +224,7 @@ const otherEntry = (name: string, { ctimeMs, ino, listing, mtimeMs, size }: Cach
 const indexText = (entries: DirCache): string => {
   const cwds: Array<string> = []
   const cwdAt = new Map<string, number>()
-  const columns: Record<(typeof COLUMNS)[number], Array<unknown>> = {
+  const columns: Record<Column, Array<unknown>> = {
     id: [],
     size: [],
     mtimeMs: [],

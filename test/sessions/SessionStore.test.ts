@@ -798,19 +798,7 @@ describe("FileSessionStore on disk", () => {
         const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
         // the middle row gone from every column: only its file is read
         const without = (column: ReadonlyArray<unknown>) => column.filter((_, k) => k !== 1)
-        const keys = [
-          "id",
-          "size",
-          "mtimeMs",
-          "ctimeMs",
-          "ino",
-          "cwd",
-          "createdAt",
-          "updatedAt",
-          "title",
-          "turns",
-          "errors"
-        ]
+        const keys = FileSessionStore.INDEX_COLUMNS
         NodeFs.writeFileSync(
           indexPath,
           JSON.stringify({ ...written, ...Object.fromEntries(keys.map((key) => [key, without(written[key])])) })

@@ -332,6 +332,18 @@ export const scanStamp = (head: string): Stamp => {
 /** The top-level `version` of a file, when its head says it plainly. */
 export const scanVersion = (head: string): number | undefined => scanStamp(head).version
 
+/**
+ * `endsLikeObject` of the first `length` bytes of `bytes` (UTF-8), read as bytes while they are
+ * ASCII, which spares decoding them; from a byte of another character on, the text decides.
+ */
+export const bytesEndLikeObject = (bytes: Uint8Array, length: number): boolean => {
+  let end = length - 1
+  // the ASCII characters `\s` matches: tab, line feed, vertical tab, form feed, return, space
+  while (end >= 0 && (bytes[end] === 32 || (bytes[end] >= 9 && bytes[end] <= 13))) end--
+  if (end >= 0 && bytes[end] >= 0x80) return endsLikeObject(new TextDecoder().decode(bytes.subarray(0, length)))
+  return end >= 1 && bytes[end] === CLOSE_BRACE && bytes[end - 1] === 10
+}
+
 /** Whether the text ends like a JSON object (a file cut short does not). */
 export const endsLikeObject = (tail: string): boolean => {
   let end = tail.length - 1

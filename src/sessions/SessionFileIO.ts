@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 
 import { rawText, StoreError } from "../domain/Errors"
 import * as Durable from "../lib/DurableFiles"
-import { endsLikeObject, scanHead, scanStamp, type Stamp } from "./HeadScanner"
+import { bytesEndLikeObject, type HeadScan, scanHead, scanLayout, scanStamp, type Stamp } from "./HeadScanner"
 import { listingOf, listingOfScan, listingOfText, stampOfText, unreadable } from "./SessionCodec"
 import type { SessionListing } from "./SessionStore"
 
@@ -292,6 +292,22 @@ export const stampOnDisk = ({ fs, head }: Reader, path: string): Stamp | undefin
 }
 
 /**
+ * The head of a file as mm writes it (`scanLayout`) fits in this many bytes unless its title or
+ * its project's path is long; decoded at once, without looking for `messages` first. Not more:
+ * the fields found keep the decoded text alive (they are slices of it), and 1 KB made the cold
+ * listing of 10,000 sessions slower than looking for `messages` (512 bytes: 2.5 ms faster).
+ */
+const LAYOUT_BYTES = 512
+
+/** The head's fields read one by one, from the first `n` bytes of `buffer`, decoded up to a little past `messages`. */
+const scanBounded = (buffer: Buffer, n: number): HeadScan => {
+  const messages = buffer.indexOf(MESSAGES_KEY)
+  const first = messages < 0 || messages + 64 > n ? n : messages + 64
+  const scan = scanHead(buffer.toString("utf8", 0, first), false)
+  return scan._tag === "NeedMore" && first < n ? scanHead(buffer.toString("utf8", 0, n), false) : scan
+}
+
+/**
  * The listing of one file from its head (its tail checked too), or from a full parse when the
  * head is unusual, with the stat of what was read. `undefined` when the file has gone.
  */
@@ -315,13 +331,10 @@ export const readListing = (
       const buffer = want <= HEAD_BYTES ? head : Buffer.allocUnsafe(Math.min(want, size))
       const n = readFully(fs, fd, buffer, Math.min(want, size), 0)
       if (n >= size) return { listing: listingOf(id, buffer.toString("utf8", 0, n)), stat }
-      const messages = buffer.indexOf(MESSAGES_KEY)
-      const first = messages < 0 || messages + 64 > n ? n : messages + 64
-      let scan = scanHead(buffer.toString("utf8", 0, first), false)
-      if (scan._tag === "NeedMore" && first < n) scan = scanHead(buffer.toString("utf8", 0, n), false)
+      const scan = scanLayout(buffer.toString("utf8", 0, Math.min(n, LAYOUT_BYTES))) ?? scanBounded(buffer, n)
       if (scan._tag === "Found") {
         const end = readFully(fs, fd, tail, TAIL_BYTES, size - TAIL_BYTES)
-        const listing = endsLikeObject(tail.toString("utf8", 0, end)) ? listingOfScan(id, scan) : undefined
+        const listing = bytesEndLikeObject(tail, end) ? listingOfScan(id, scan) : undefined
         if (listing !== undefined) return { listing, stat }
       }
       if (scan._tag !== "NeedMore" || want >= MAX_HEAD_BYTES) {

@@ -2,7 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 
 import type { Session } from "../../src/domain/Session"
-import { scanHead, scanHeadByField, scanLayout } from "../../src/sessions/HeadScanner"
+import {
+  bytesEndLikeObject,
+  endsLikeObject,
+  scanHead,
+  scanHeadByField,
+  scanLayout
+} from "../../src/sessions/HeadScanner"
 import { encodeSession } from "../../src/sessions/SessionCodec"
 
 // The listing reads each file's head with one regular expression when the file is laid out as
@@ -124,5 +130,38 @@ describe("the head of a session file", () => {
     )
     expect(scanLayout(reordered)).toBeUndefined()
     expect(scanHead(reordered, true)).toStrictEqual(scanLayout(head))
+  })
+
+  it("ends like an object read from its bytes exactly when it does read from its text", () => {
+    // whitespace of both kinds, the bytes of characters beyond ASCII (a no-break space, a line
+    // separator, a cut one) and what a file ends with
+    const piece = fc.constantFrom(
+      " ",
+      "\n",
+      "\r",
+      "\t",
+      "\v",
+      "\f",
+      "}",
+      "]",
+      "\"",
+      "a",
+      "\u00a0",
+      "\u2028",
+      "\ufeff",
+      "é"
+    )
+    const bytes = fc.tuple(fc.array(piece, { maxLength: 12 }), fc.nat(3)).map(([pieces, cut]) =>
+      Buffer.from(pieces.join("")).subarray(cut)
+    )
+    fc.assert(
+      fc.property(bytes, (tail) => {
+        expect(bytesEndLikeObject(tail, tail.length)).toBe(endsLikeObject(tail.toString("utf8")))
+      }),
+      { numRuns: 3000 }
+    )
+    expect(bytesEndLikeObject(Buffer.from("  ]\n}\n"), 6)).toBe(true)
+    expect(bytesEndLikeObject(Buffer.from("  ]\n}\u00a0\n"), 8)).toBe(true)
+    expect(bytesEndLikeObject(Buffer.from("  ]\n  }\n"), 8)).toBe(false)
   })
 })

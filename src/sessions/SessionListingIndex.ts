@@ -396,8 +396,11 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
     const path = prefix + name
     const id = name.slice(0, 24)
     let cached = entries.get(name)
-    const fromTable = cached === undefined && table !== undefined
-    if (fromTable) cached = takeFromTable(table!, name, id)
+    let fromTable = false
+    if (cached === undefined && table !== undefined) {
+      cached = takeFromTable(table, name, id)
+      fromTable = true
+    }
     if (cached !== undefined) {
       const stat = fs.statSync(path, { throwIfNoEntry: false })
       if (stat === undefined) continue

@@ -7,7 +7,8 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 
 import { probeBwrap } from "../src/lib/Bubblewrap"
-import { runBash } from "../src/tools/Bash"
+import { bashTool } from "../src/tools/Bash"
+import { FileAccessDisk } from "../src/tools/FileAccess"
 import { makeSandbox } from "../src/tools/Sandbox"
 import type { ToolContext } from "../src/tools/Tool"
 
@@ -33,7 +34,9 @@ const base: ToolContext = { cwd: project, maxOutput: 16000 }
 /** Milliseconds for one whole `bash` call of `true`, as the tool runs it (spawn, exit, result). */
 const call = async (ctx: ToolContext): Promise<number> => {
   const started = performance.now()
-  const result = await Effect.runPromise(runBash({ command: "true" }, ctx))
+  const prepared = bashTool.prepare(JSON.stringify({ command: "true" }))
+  if (prepared._tag === "Left") throw new Error(prepared.left)
+  const result = await Effect.runPromise(prepared.right.run(ctx).pipe(Effect.provide(FileAccessDisk)))
   const elapsed = performance.now() - started
   if (result.failed) throw new Error(`the call failed: ${result.output}`)
   return elapsed

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 
 import { SecretRegistry, Secrets } from "../src/lib/Secrets"
 import { FileAccessDisk } from "../src/tools/FileAccess"
+import { builtinRegistry } from "../src/tools/Registry"
 import { runTool } from "../src/tools/Tools"
 
 const FILES = Number(process.env.BENCH_FILES ?? 50_000)
@@ -69,7 +70,11 @@ const bareWalk = (pattern: RegExp): number => {
 const services = Layer.mergeAll(FileAccessDisk, Layer.sync(Secrets, () => new SecretRegistry()))
 
 const tool = (name: string, args: object) =>
-  Effect.runPromise(runTool(name, JSON.stringify(args), { cwd: root, maxOutput: 16000 }).pipe(Effect.provide(services)))
+  Effect.runPromise(
+    runTool(builtinRegistry.find(name)!, JSON.stringify(args), { cwd: root, maxOutput: 16000 }).pipe(
+      Effect.provide(services)
+    )
+  )
 
 const time = async (run: () => unknown): Promise<number> => {
   const started = performance.now()

@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 
 import type { AlwaysChoice } from "../approvals/ApprovalScope"
 import { Approval, type ApprovalRequest, Approver } from "../approvals/Approver"
-import { describeForEditor, previewContent } from "./ToolUpdates"
+import { forEditor, previewContent } from "./ToolUpdates"
 
 /** The editor thread a prompt runs for: where approvals are asked and updates sent. */
 export interface Peer {
@@ -29,14 +29,14 @@ export const REJECT = "reject"
 const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Project" ? ALLOW_PROJECT : ALLOW_ALWAYS)
 
 /** The option's name states what "always" covers: `Always allow "npm test …"`, `Always allow edits to src/a.ts`. */
-export const alwaysOptionName = (choice: AlwaysChoice, tool: string): string => {
+export const alwaysOptionName = (choice: AlwaysChoice, access: ApprovalRequest["access"]): string => {
   switch (choice.scope._tag) {
     case "CommandPrefix":
       return `Always allow ${choice.covers}`
     case "ExactCommand":
       return `Always allow ${choice.covers}`
     case "File":
-      return tool === "read_file" || tool === "grep" || tool === "glob"
+      return access === "read"
         ? `Always allow reading ${choice.label}`
         : `Always allow edits to ${choice.label}`
     case "Project":
@@ -52,12 +52,12 @@ const outsideOptions: Array<acp.PermissionOption> = [
   { optionId: REJECT, name: "Keep it in the sandbox", kind: "reject_once" }
 ]
 
-export const permissionOptions = (request: Pick<ApprovalRequest, "always" | "tool">): Array<acp.PermissionOption> => [
+export const permissionOptions = (request: Pick<ApprovalRequest, "always" | "access">): Array<acp.PermissionOption> => [
   { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
   ...request.always.map(
     (choice): acp.PermissionOption => ({
       optionId: optionIdOf(choice),
-      name: alwaysOptionName(choice, request.tool),
+      name: alwaysOptionName(choice, request.access),
       kind: "allow_always"
     })
   ),
@@ -79,7 +79,7 @@ export const permissionRequest = (
   request: ApprovalRequest
 ): acp.RequestPermissionRequest => {
   const content = previewContent(request.preview)
-  const described = describeForEditor(request.tool, request.input, peer.cwd)
+  const described = forEditor(request.tool, request, peer.cwd)
   if (request.outsideSandbox !== undefined) {
     return {
       sessionId: peer.sessionId,

@@ -18,6 +18,7 @@ import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { Keeper } from "../sessions/Keeper"
 import type { FileAccess } from "../tools/FileAccess"
+import type { ToolRegistry } from "../tools/Registry"
 import type { Sandbox } from "../tools/Sandbox"
 import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
@@ -35,6 +36,7 @@ export type AcpServices =
   | Secrets
   | RememberedApprovals
   | Sandbox
+  | ToolRegistry
 
 /** The prompt running in a thread: it answers the `session/prompt` request. */
 export type PromptFiber = Fiber.RuntimeFiber<acp.PromptResponse, acp.RequestError>

@@ -8,9 +8,9 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 
 import { firstLineOf } from "../lib/OneLine"
-import { bashArgv, bashResultOf } from "../tools/Bash"
+import { commandResultOf } from "../tools/CommandProcess"
 import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileAccess"
-import { DEFAULT_BASH_TIMEOUT_SECONDS, type ToolContext, type ToolResult } from "../tools/Tool"
+import type { CommandLine, ToolContext, ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 
 /** `fs/read_text_file`: the editor's text of the file, unsaved changes included. */
@@ -43,17 +43,13 @@ const writeInEditor = (peer: Peer, file: string, shown: string, content: string)
 const quietly = (work: () => Promise<unknown>) => Effect.promise(() => work().then(() => undefined, () => undefined))
 
 /**
- * `bash` in the editor's terminal: `terminal/create` (shown live under the call),
+ * A command in the editor's terminal: `terminal/create` (shown live under the call),
  * `terminal/wait_for_exit` (with the call's timeout), `terminal/kill` on timeout or cancel, and
  * `terminal/release` always. The result is told as mm tells its own runs.
  */
-const bashInTerminal = (
-  peer: Peer,
-  args: { readonly command: string; readonly timeout?: number | undefined },
-  ctx: ToolContext
-): Effect.Effect<ToolResult> => {
-  const seconds = args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS
-  const [command, ...commandArgs] = bashArgv(args.command, ctx)
+const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.Effect<ToolResult> => {
+  const { seconds } = line
+  const [command, ...commandArgs] = line.argv
   return Effect.acquireUseRelease(
     Effect.tryPromise({
       try: () =>
@@ -94,7 +90,7 @@ const bashInTerminal = (
         const text = output.truncated
           ? `… [earlier output cut by the editor's terminal] …\n${output.output}`
           : output.output
-        return bashResultOf({
+        return commandResultOf({
           timedOut,
           seconds,
           code: status.exitCode ?? null,
@@ -106,7 +102,7 @@ const bashInTerminal = (
     (terminal) => quietly(() => terminal.release())
   ).pipe(
     Effect.catchAll((why) =>
-      Effect.succeed<ToolResult>({ output: `cannot run bash in the editor's terminal: ${why}`, failed: true })
+      Effect.succeed<ToolResult>({ output: `cannot run ${line.name} in the editor's terminal: ${why}`, failed: true })
     )
   )
 }
@@ -125,12 +121,8 @@ export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
       peer !== undefined && caps?.fs?.writeTextFile === true
         ? writeInEditor(peer, file, shown, content)
         : diskFileAccess.write(file, shown, content),
-    bash: (
-      args,
-      ctx
-    ) => (peer !== undefined && caps?.terminal === true
-      ? bashInTerminal(peer, args, ctx)
-      : diskFileAccess.bash(args, ctx))
+    run: (line, ctx) =>
+      peer !== undefined && caps?.terminal === true ? runInTerminal(peer, line, ctx) : diskFileAccess.run(line, ctx)
   }
 }
 
@@ -141,5 +133,5 @@ export const EditorAccessLive = Layer.succeed(FileAccess, {
   writesDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).writesDisk),
   write: (file, shown, content) =>
     Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
-  bash: (args, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).bash(args, ctx))
+  run: (line, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).run(line, ctx))
 })

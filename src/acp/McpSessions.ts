@@ -35,7 +35,3 @@ export const startSessionServers = (
 /** `session/close`: the conversation's own servers are stopped. */
 export const stopSessionServers = (conversation: Conversation) =>
   Effect.flatMap(McpServers, (mcp) => mcp.detach(conversation))
-
-/** The `approval` of the server behind an MCP tool of this conversation; undefined for any other tool. */
-export const mcpApprovalLookup = (conversation: Conversation) =>
-  Effect.map(McpServers, (mcp) => (tool: string): "ask" | "allow" | undefined => mcp.approvalOf(conversation, tool))

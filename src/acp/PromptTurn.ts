@@ -11,20 +11,14 @@ import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { Agent, type CompactReport } from "../agent/Agent"
-import { isAllowed, type Scope } from "../approvals/ApprovalScope"
-import { commandReader } from "../approvals/CommandReader"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
-import { approvalNeeded, type SessionSettings } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
-import { AppConfig } from "../config/Config"
 import { type ImageInput, isSentImageType } from "../domain/Images"
-import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
 import { permissionsCommand } from "../text/PermissionsText"
-import { Sandbox } from "../tools/Sandbox"
+import { ToolRegistry } from "../tools/Registry"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
-import { mcpApprovalLookup } from "./McpSessions"
 import { parseCommand, promptImages, promptText, unknownCommandText } from "./Prompt"
 import { readSelections, recordBlocks } from "./PromptBlocks"
 import { numberPrompt } from "./PromptOrder"
@@ -36,23 +30,6 @@ import { acpChanges, acpUndo } from "./Undo"
 /** `session/prompt`: a turn of the agent, or a slash command, run until it ends or is cancelled. */
 
 const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
-
-/** Whether a call of `tool` waits for the user's approval, under the session's mode and what was allowed. */
-const approvalAsked = Effect.fn("Acp.approvalAsked")(function*(conversation: Conversation) {
-  const { config } = yield* AppConfig
-  const sandboxed = (yield* (yield* Sandbox).state)._tag === "On"
-  const mcpApproval = yield* mcpApprovalLookup(conversation)
-  const reader = yield* commandReader
-  const remembered = (yield* (yield* RememberedApprovals).read(conversation.cwd)).scopes
-  return (allowed: ReadonlyArray<Scope>, settings: SessionSettings) =>
-  (tool: string, input: Record<string, unknown>) => {
-    const server = mcpApproval(tool)
-    const needed = server === undefined
-      ? approvalNeeded(config.permissions, settings.mode, tool, input, conversation.cwd, sandboxed)
-      : mcpApprovalNeeded(config.permissions, settings.mode, server)
-    return needed && !isAllowed([...remembered, ...allowed], { tool, input, cwd: conversation.cwd }, reader.read)
-  }
-})
 
 /** What the thread is told when a prompt held blocks the model cannot be given. */
 export const droppedBlocksText = (blocks: ReadonlyArray<acp.ContentBlock>): string | undefined => {
@@ -79,8 +56,7 @@ const turn = Effect.fn("Acp.turn")(function*(
 ) {
   const agent = yield* Agent
   const titleBefore = (yield* conversation.snapshot).title
-  const renderer = makeTurnRenderer(conversation.cwd, yield* clientDisplay)
-  const asks = yield* approvalAsked(conversation)
+  const renderer = makeTurnRenderer(conversation.cwd, yield* clientDisplay, yield* ToolRegistry)
   const dropped = droppedBlocksText(blocks)
   if (dropped !== undefined) yield* send(peer.client, peer.sessionId, [agentText(`${dropped}\n\n`)])
   const status = yield* conversation.status
@@ -88,12 +64,7 @@ const turn = Effect.fn("Acp.turn")(function*(
   const plain = blocks.length === 1 && blocks[0].type === "text" && blocks[0].text === question
   const kept = plain ? undefined : yield* recordBlocks(blocks, conversation.cwd, status._tag === "Saving")
   yield* agent.turn(conversation, question, images, kept).pipe(
-    Stream.runForEach((event) =>
-      Effect.flatMap(
-        Effect.all([Ref.get(conversation.allowed), Ref.get(conversation.settings)]),
-        ([allowed, settings]) => send(peer.client, peer.sessionId, renderer.render(event, asks(allowed, settings)))
-      )
-    ),
+    Stream.runForEach((event) => send(peer.client, peer.sessionId, renderer.render(event))),
     Effect.onInterrupt(() => send(peer.client, peer.sessionId, renderer.closeOpenCalls()))
   )
   const after = yield* conversation.snapshot

@@ -2,6 +2,7 @@ import type * as acp from "@agentclientprotocol/sdk"
 
 import { SUMMARY_HEADER } from "../agent/Compactor"
 import type { Message } from "../domain/Session"
+import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { agentText, agentThought, pastToolCall, type ShownChange, userText } from "./ToolUpdates"
 
 export const SUMMARY_TITLE = "Summary of earlier conversation"
@@ -21,6 +22,8 @@ export interface Told {
   readonly usedIds?: Set<string>
   /** The bytes of an image's blob, when it is still there. */
   readonly blob?: (hash: string) => Buffer | undefined
+  /** How the calls are described: the registry of the tools the agent has (the built-in ones by default). */
+  readonly tools?: Pick<ToolRegistryShape, "find" | "describe">
 }
 
 const noneTold: Told = {}
@@ -123,7 +126,8 @@ export const replayUpdates = (
                 failed: result === undefined || result.failed === true,
                 ...changeOf(call.id, call.function.arguments)
               },
-              cwd
+              cwd,
+              told.tools ?? builtinRegistry
             )
           )
         }

@@ -10,6 +10,7 @@ import { Checkpoints, readBlobSync } from "../changes/Checkpoints"
 import type { ChangeRecord, Session } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
+import { ToolRegistry } from "../tools/Registry"
 import { replayBlocks } from "./PromptBlocks"
 import { replayUpdates, type Told } from "./Replay"
 import { agentText, type ShownChange } from "./ToolUpdates"
@@ -84,7 +85,8 @@ const conversationUpdates = (
       userBlocks: yield* userBlocks(session, cwd),
       fileChanges: yield* fileChanges(changes, cwd),
       usedIds,
-      blob: (hash) => readBlobSync(cwd, hash)
+      blob: (hash) => readBlobSync(cwd, hash),
+      tools: yield* ToolRegistry
     }
     return replayUpdates(session.messages, cwd, told)
   })

@@ -2,9 +2,11 @@ import * as path from "node:path"
 
 import type * as acp from "@agentclientprotocol/sdk"
 
-import { type FileChange, outsideLines, type Preview } from "../approvals/Preview"
-import { describeCall } from "../tools/Describe"
+import { outsideLines } from "../approvals/PreviewLines"
+import type { FileChange, Preview } from "../tools/Preview"
+import type { ToolRegistryShape } from "../tools/Registry"
 import { isMcpToolName } from "../tools/ToolNames"
+import type { CallDescription, ToolRecord } from "../tools/ToolRecord"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
 export const parseInput = (raw: string): unknown => {
@@ -35,19 +37,18 @@ export const userText = (text: string): acp.SessionUpdate => ({
   content: textBlock(text)
 })
 
-/** Title, kind and absolute locations of a call, as the terminal describes it. */
-export const describeForEditor = (name: string, input: unknown, cwd: string) => {
-  const described = describeCall(name, asRecord(input), cwd)
-  return {
-    // an MCP tool's call is named, since its kind alone does not say which tool it is
-    title: isMcpToolName(name) && described.title !== name ? `${name}: ${described.title}` : described.title,
-    kind: described.kind,
-    locations: described.locations.map((l) => ({
-      path: path.resolve(cwd, l.path),
-      ...(l.line === undefined ? {} : { line: l.line })
-    }))
-  }
-}
+/**
+ * A call's title, kind and absolute locations for an editor, as the core describes it; an MCP
+ * tool's call is named, since its kind alone does not say which tool it is.
+ */
+export const forEditor = (name: string, described: CallDescription, cwd: string) => ({
+  title: isMcpToolName(name) && described.title !== name ? `${name}: ${described.title}` : described.title,
+  kind: described.kind,
+  locations: described.locations.map((l) => ({
+    path: path.resolve(cwd, l.path),
+    ...(l.line === undefined ? {} : { line: l.line })
+  }))
+})
 
 /** A fence longer than any run of backticks in `text`, so the command shows verbatim. */
 const fenced = (text: string, info: string): string => {
@@ -104,20 +105,19 @@ export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => 
 export type ShownChange = Pick<FileChange, "file" | "before" | "after">
 
 /**
- * A replayed file call, whose old text is gone: an edit shows the piece it replaced; a
- * write shows its content as a new file only when it created one.
+ * The change a stored file call made, as far as its arguments tell (its record says how: an
+ * edit shows the piece it replaced; a write shows its content as a new file only when it made one).
  */
-export const diffOf = (name: string, input: unknown, cwd: string, output = ""): acp.ToolCallContent | undefined => {
+export const diffOf = (
+  tool: ToolRecord | undefined,
+  input: unknown,
+  cwd: string,
+  output = ""
+): acp.ToolCallContent | undefined => {
   const args = asRecord(input)
-  if (typeof args?.path !== "string") return undefined
-  const file = path.resolve(cwd, args.path)
-  if (name === "write_file" && typeof args.content === "string" && !output.startsWith("overwrote ")) {
-    return diffContent(file, undefined, args.content)
-  }
-  if (name === "edit_file" && typeof args.old === "string" && typeof args.new === "string") {
-    return diffContent(file, args.old, args.new)
-  }
-  return undefined
+  if (tool?.changeFromArguments === undefined || args === undefined || typeof args.path !== "string") return undefined
+  const change = tool.changeFromArguments(args, output)
+  return change === undefined ? undefined : diffContent(path.resolve(cwd, args.path), change.before, change.after)
 }
 
 /**
@@ -125,7 +125,7 @@ export const diffOf = (name: string, input: unknown, cwd: string, output = ""): 
  * and after, when the core read it before the call ran), then the output the model read.
  */
 export const resultContent = (
-  name: string,
+  tool: ToolRecord | undefined,
   input: unknown,
   output: string,
   failed: boolean,
@@ -136,7 +136,7 @@ export const resultContent = (
     ? undefined
     : change?.after !== undefined
     ? diffContent(change.file, change.before, change.after)
-    : diffOf(name, input, cwd, output)
+    : diffOf(tool, input, cwd, output)
   const text = textContent(output)
   return diff === undefined ? [text] : [diff, text]
 }
@@ -147,20 +147,18 @@ export interface StartedCall {
   readonly rawArguments: string
 }
 
+/** A call as it starts: `pending` when it waits for the user's approval. */
 export const toolCallStarted = (
-  call: StartedCall,
+  call: StartedCall & CallDescription,
   status: "pending" | "in_progress",
   cwd: string
-): acp.SessionUpdate => {
-  const rawInput = parseInput(call.rawArguments)
-  return {
-    sessionUpdate: "tool_call",
-    toolCallId: call.id,
-    ...describeForEditor(call.name, rawInput, cwd),
-    status,
-    rawInput
-  }
-}
+): acp.SessionUpdate => ({
+  sessionUpdate: "tool_call",
+  toolCallId: call.id,
+  ...forEditor(call.name, call, cwd),
+  status,
+  rawInput: parseInput(call.rawArguments)
+})
 
 export interface FinishedCall extends StartedCall {
   readonly output: string
@@ -168,24 +166,39 @@ export interface FinishedCall extends StartedCall {
   readonly change?: ShownChange
 }
 
-export const toolCallFinished = (call: FinishedCall, cwd: string): acp.SessionUpdate => ({
+export const toolCallFinished = (
+  call: FinishedCall,
+  cwd: string,
+  tools: Pick<ToolRegistryShape, "find">
+): acp.SessionUpdate => ({
   sessionUpdate: "tool_call_update",
   toolCallId: call.id,
   status: call.failed ? "failed" : "completed",
   rawOutput: call.output,
-  content: resultContent(call.name, parseInput(call.rawArguments), call.output, call.failed, cwd, call.change)
+  content: resultContent(
+    tools.find(call.name),
+    parseInput(call.rawArguments),
+    call.output,
+    call.failed,
+    cwd,
+    call.change
+  )
 })
 
 /** A call of an earlier turn, told in one notification: already finished, with its input and output. */
-export const pastToolCall = (call: FinishedCall, cwd: string): acp.SessionUpdate => {
+export const pastToolCall = (
+  call: FinishedCall,
+  cwd: string,
+  tools: Pick<ToolRegistryShape, "find" | "describe">
+): acp.SessionUpdate => {
   const rawInput = parseInput(call.rawArguments)
   return {
     sessionUpdate: "tool_call",
     toolCallId: call.id,
-    ...describeForEditor(call.name, rawInput, cwd),
+    ...forEditor(call.name, tools.describe(call.name, asRecord(rawInput), cwd), cwd),
     status: call.failed ? "failed" : "completed",
     rawInput,
     rawOutput: call.output,
-    content: resultContent(call.name, rawInput, call.output, call.failed, cwd, call.change)
+    content: resultContent(tools.find(call.name), rawInput, call.output, call.failed, cwd, call.change)
   }
 }

@@ -4,14 +4,12 @@ import { CANCELLED } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import type { GenerationError } from "../domain/Errors"
 import { quickRandomHex } from "../lib/QuickIds"
+import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
 
 export interface TurnRenderer {
-  /** The notifications one event of the turn becomes. `asks` says whether this call waits for the user's approval. */
-  readonly render: (
-    event: TurnEvent,
-    asks: (tool: string, input: Record<string, unknown>) => boolean
-  ) => ReadonlyArray<acp.SessionUpdate>
+  /** The notifications one event of the turn becomes. */
+  readonly render: (event: TurnEvent) => ReadonlyArray<acp.SessionUpdate>
   /** After a cancel: every call that started and never finished, closed as failed. */
   readonly closeOpenCalls: () => ReadonlyArray<acp.SessionUpdate>
   /** The stop reason the turn ended with; undefined while it runs, and for a failed one. */
@@ -50,8 +48,15 @@ export const noticeUpdate = (text: string, severity: "info" | "warning" | "error
   title: text
 })
 
-/** Turns the core's events into `session/update` payloads, remembering what it needs across events. */
-export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisplay): TurnRenderer => {
+/**
+ * Turns the core's events into `session/update` payloads, remembering what it needs across
+ * events; `tools` says how a finished file call's change is read from its arguments.
+ */
+export const makeTurnRenderer = (
+  cwd: string,
+  display: ClientDisplay = plainDisplay,
+  tools: Pick<ToolRegistryShape, "find"> = builtinRegistry
+): TurnRenderer => {
   const open = new Map<string, StartedCall>()
   let atLineStart = true
   let stop: acp.StopReason | undefined
@@ -64,7 +69,7 @@ export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisp
   /** A line of its own among the answer's text (a notice, an error). */
   const line = (content: string): acp.SessionUpdate => text(`${atLineStart ? "" : "\n\n"}${content}\n\n`)
 
-  const render: TurnRenderer["render"] = (event, asks) => {
+  const render: TurnRenderer["render"] = (event) => {
     switch (event._tag) {
       case "TextDelta":
         return event.text === "" ? [] : [text(event.text)]
@@ -83,18 +88,14 @@ export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisp
         const call = { id: event.id, name: event.name, rawArguments: event.rawArguments }
         open.set(event.id, call)
         atLineStart = true
-        return [
-          toolCallStarted(
-            call,
-            event.input !== undefined && asks(event.name, event.input) ? "pending" : "in_progress",
-            cwd
-          )
-        ]
+        return [toolCallStarted({ ...call, ...event }, event.asks ? "pending" : "in_progress", cwd)]
       }
       case "ToolCallFinished": {
         const call = open.get(event.id) ?? { id: event.id, name: event.name, rawArguments: "" }
         open.delete(event.id)
-        return [toolCallFinished({ ...call, output: event.output, failed: event.failed, change: event.change }, cwd)]
+        return [
+          toolCallFinished({ ...call, output: event.output, failed: event.failed, change: event.change }, cwd, tools)
+        ]
       }
       case "Notice":
         if (event.about === "compaction" && display.compaction) return [compactionUpdate({ summary: event.text })]
@@ -112,7 +113,9 @@ export const makeTurnRenderer = (cwd: string, display: ClientDisplay = plainDisp
   }
 
   const closeOpenCalls = () => {
-    const closed = [...open.values()].map((call) => toolCallFinished({ ...call, output: CANCELLED, failed: true }, cwd))
+    const closed = [...open.values()].map((call) =>
+      toolCallFinished({ ...call, output: CANCELLED, failed: true }, cwd, tools)
+    )
     open.clear()
     return closed
   }

@@ -17,14 +17,14 @@ import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import { FileAccess } from "../tools/FileAccess"
+import { ToolRegistry } from "../tools/Registry"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { type ToolResult } from "../tools/Tool"
-import { toolSpecs } from "../tools/ToolSpecs"
 import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps } from "./Deps"
 import { systemPromptOf } from "./SystemPrompt"
-import { toolCalls } from "./ToolCallsLoader"
+import { runShell } from "./ToolCalls"
 import { turn } from "./Turn"
 import type { TurnEvent } from "./TurnEvent"
 
@@ -51,7 +51,11 @@ export interface AgentShape {
    * `!command` in the terminal: the user's own shell line, run in `cwd` by the bash tool (same
    * output limit, its output passed to `onOutput` as it comes), without approval.
    */
-  readonly runShell: (command: string, cwd: string, onOutput: (text: string) => void) => Effect.Effect<ToolResult>
+  readonly runShell: (
+    command: string,
+    cwd: string,
+    onOutput: (text: string) => Effect.Effect<void>
+  ) => Effect.Effect<ToolResult>
 }
 
 export interface ContextReport {
@@ -97,6 +101,7 @@ export const makeAgent = Effect.gen(function*() {
     changes: yield* Changes,
     checkpoints: yield* Checkpoints,
     mcp: yield* McpServers,
+    tools: yield* ToolRegistry,
     files: yield* FileAccess,
     secrets: yield* Secrets,
     sandbox: yield* Sandbox,
@@ -106,8 +111,7 @@ export const makeAgent = Effect.gen(function*() {
     turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
     compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
     context: (conversation) => context(deps, conversation),
-    runShell: (command, cwd, onOutput) =>
-      Effect.flatMap(toolCalls, ({ runShell }) => runShell(deps, command, cwd, onOutput))
+    runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
   } satisfies AgentShape
 })
 
@@ -118,17 +122,17 @@ export const AgentLive = Layer.effect(Agent, makeAgent)
 
 const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: Conversation) {
   const { config, model } = deps
-  const system = yield* systemPromptOf(config, conversation.cwd)
+  const system = yield* systemPromptOf(config, deps.tools, conversation.cwd)
   const { messages } = yield* conversation.snapshot
   const history = messages.filter((m) => m.role !== "system")
   const results = history.filter((m) => m.role === "tool")
   const others = history.filter((m) => m.role !== "tool")
-  const systemPrompt = estimateTokens([{ content: config.system }])
+  const systemPrompt = estimateTokens([{ content: system.parts.configured }])
   const share = (text: string) => Math.ceil(text.length / 4)
   const instructions = share(system.parts.instructions)
   const skillsTokens = share(system.parts.skills)
   const environment = share(system.parts.environment)
-  const tools = Math.ceil(JSON.stringify(toolSpecs).length / 4)
+  const tools = Math.ceil(JSON.stringify(deps.tools.specs).length / 4)
   const parts = { messages: estimateTokens(others), toolResults: estimateTokens(results) }
   const usage = yield* Ref.get(conversation.usage)
   return {

@@ -10,6 +10,7 @@ import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
 import type { FileAccessShape } from "../tools/FileAccess"
+import type { ToolRegistryShape } from "../tools/Registry"
 import type { SandboxShape } from "../tools/Sandbox"
 import type { CompactorShape } from "./Compactor"
 import type { TurnEvent } from "./TurnEvent"
@@ -26,6 +27,8 @@ export interface Deps {
   /** Where the blobs of changed files and of attached images are kept. */
   readonly checkpoints: CheckpointsShape
   readonly mcp: McpServersShape
+  /** The tools the model is given (with the MCP servers' of each turn). */
+  readonly tools: ToolRegistryShape
   /** Who reads and writes the project's files: the disk, or the editor (`mm acp`). */
   readonly files: FileAccessShape
   /** The program's secrets: tools run without them in their environment, and their output is redacted. */

@@ -7,7 +7,7 @@ import type { Message, WireMessage } from "../domain/Session"
 import type { ModelEvent } from "../model/ModelClient"
 import { cutBy, lengthNotice } from "../model/StopReason"
 import { HeldText, textToolCalls } from "../model/TextToolCalls"
-import { toolSpecs } from "../tools/ToolSpecs"
+import { specOf } from "../tools/Registry"
 import { estimateTokens } from "./Compactor"
 import { type Deps, warn } from "./Deps"
 import { wireMessages } from "./Images"
@@ -63,7 +63,7 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
   const { model: chosenModel } = yield* Ref.get(conversation.settings)
   const request = {
     messages: yield* wireMessages(deps.checkpoints, conversation.cwd, [...state.base, ...state.added]),
-    tools: [...toolSpecs, ...state.mcpTools.specs()],
+    tools: [...deps.tools.specs, ...state.mcpTools.tools().map(specOf)],
     ...(chosenModel === undefined ? {} : { model: chosenModel })
   }
   let completed: Completed | undefined

@@ -4,14 +4,16 @@ import type { ApprovalRequest } from "../approvals/Approver"
 import type { ToolCall } from "../domain/Session"
 import { blockedBy, type Confine, SANDBOX_BLOCKED } from "../tools/Sandbox"
 import type { ToolResult } from "../tools/Tool"
+import type { CallDescription, ToolRecord } from "../tools/ToolRecord"
 import type { Deps } from "./Deps"
 
 /** What a call needs to be asked about again, outside the sandbox. */
 export interface StepOutRequest {
   readonly sessionId: string
   readonly call: ToolCall
+  readonly tool: ToolRecord
   readonly input: Record<string, unknown> | undefined
-  readonly title: string
+  readonly described: CallDescription
   readonly preview: ApprovalRequest["preview"]
 }
 
@@ -24,7 +26,7 @@ const notRunOutside = (answer: { readonly _tag: string; readonly instead?: strin
     : "not run outside the sandbox: the user said no"
 
 /**
- * A `bash` call of the model, confined when the sandbox is on. When the confined command failed
+ * A command the model runs, confined when the sandbox is on. When the confined command failed
  * and its output shows the sandbox stopped it, the user is asked whether to run it outside
  * (never done silently; refused when no one can answer); a result the sandbox blocked ends with
  * SANDBOX_BLOCKED, so the model can say so instead of trying again blindly.
@@ -45,8 +47,11 @@ export const runConfined = Effect.fn("Agent.runConfined")(function*(
   const answer = yield* deps.approver.ask({
     sessionId: asked.sessionId,
     toolCallId: asked.call.id,
-    tool: asked.call.function.name,
-    title: asked.title,
+    tool: asked.tool.name,
+    access: asked.tool.access,
+    title: asked.described.title,
+    kind: asked.described.kind,
+    locations: asked.described.locations,
     input: asked.input,
     preview: asked.preview,
     always: [],

@@ -1,11 +1,14 @@
 // The system message of a turn, built anew for every turn (a resumed session takes the
-// current one): the configured `system`, the project's instructions, the skills, and the
-// environment, in that order, so that what changes most often comes last.
+// current one): the configured `system` (mm's own names the tools, from their registry), the
+// project's instructions, the skills, and the environment, in that order, so that what
+// changes most often comes last.
 import * as os from "node:os"
 
 import * as Effect from "effect/Effect"
 
 import type { AgentConfig } from "../config/Config"
+import { DEFAULT_SYSTEM } from "../config/DefaultSystem"
+import type { ToolRegistryShape } from "../tools/Registry"
 import { environmentOf, environmentPrompt } from "./Environment"
 import { type InstructionFile, instructionsPrompt, loadInstructions } from "./Instructions"
 import { loadSkills, type Skill, skillsPrompt } from "./Skills"
@@ -26,13 +29,24 @@ export interface SystemPrompt {
   readonly warnings: ReadonlyArray<string>
 }
 
-export const systemPromptOf = (config: AgentConfig, cwd: string): Effect.Effect<SystemPrompt> =>
+/** The configured prompt as sent: mm's own with the tools' sentence after its first line; anyone else's as written. */
+export const configuredSystem = (system: string, toolSentence: string): string => {
+  if (system !== DEFAULT_SYSTEM || toolSentence === "") return system
+  const [first, ...rest] = system.split("\n")
+  return [first, toolSentence, ...rest].join("\n")
+}
+
+export const systemPromptOf = (
+  config: AgentConfig,
+  tools: Pick<ToolRegistryShape, "sentence">,
+  cwd: string
+): Effect.Effect<SystemPrompt> =>
   Effect.gen(function*() {
     const home = os.homedir()
     const { skills, warnings: skillWarnings } = yield* loadSkills(config.skills.dirs, cwd, home)
     const instructions = loadInstructions(config.instructions, cwd, home)
     const parts = {
-      configured: config.system,
+      configured: configuredSystem(config.system, tools.sentence),
       instructions: instructionsPrompt(instructions.files),
       skills: skillsPrompt(skills),
       environment: environmentPrompt(yield* environmentOf(cwd))

@@ -1,20 +1,18 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
-import { alwaysChoices, isAllowed } from "../approvals/ApprovalScope"
+import { alwaysChoices, type CallToApprove, isAllowed, type ReadCommand } from "../approvals/ApprovalScope"
 import { commandReader } from "../approvals/CommandReader"
-import { type FileChange, fileChangeOf, previewOf } from "../approvals/Preview"
 import { approvalNeeded } from "../approvals/SessionSettings"
 import type { Message, ToolCall } from "../domain/Session"
 import { Secrets } from "../lib/Secrets"
-import { type McpTool } from "../mcp/McpGroup"
-import { mcpApprovalNeeded } from "../mcp/McpTurnTools"
-import type { Conversation } from "../sessions/Conversation"
-import { type CallDescription, describeCall } from "../tools/Describe"
+import { bashTool } from "../tools/Bash"
 import { FileAccess } from "../tools/FileAccess"
-import { type ToolContext, type ToolResult } from "../tools/Tool"
-import { parseToolArguments } from "../tools/ToolArguments"
-import { runTool } from "../tools/Tools"
+import type { FileChange, Preview } from "../tools/Preview"
+import { failure, type ToolContext, type ToolResult } from "../tools/Tool"
+import { type CallDescription, describeCall, type PreparedCall, type ToolRecord } from "../tools/ToolRecord"
+import { runPrepared, runTool } from "../tools/Tools"
+import { unknownToolRecord } from "../tools/UnknownTool"
 import type { Deps } from "./Deps"
 import { runConfined } from "./SandboxedBash"
 import type { TurnEvent } from "./TurnEvent"
@@ -28,101 +26,124 @@ export const NO_TERMINAL = "not approved: no terminal to ask (set permissions: a
 const withFiles = <A, E>(deps: Deps, effect: Effect.Effect<A, E, FileAccess | Secrets>) =>
   effect.pipe(Effect.provideService(FileAccess, deps.files), Effect.provideService(Secrets, deps.secrets))
 
-/** One call of an MCP tool: shown, approved unless its server allows it, run, and its result added. */
-export const runMcpCall = Effect.fn("Agent.runMcpCall")(
-  function*(deps: Deps, state: TurnState, call: ToolCall, tool: McpTool) {
-    const { config } = deps
-    const { conversation, emit, mcpTools } = state
-    const parsed = mcpTools.parse(call.function.arguments)
-    const input = "args" in parsed ? parsed.args : undefined
-    const described = describeCall(call.function.name, input, conversation.cwd)
-    yield* emit(callStarted(call, input, described))
-    const refused = input === undefined
-      ? undefined
-      : yield* approve(deps, conversation, call, input, described.title, state, tool.approval)
-    const result = "error" in parsed
-      ? { output: `invalid arguments for ${call.function.name}: ${parsed.error}`, failed: true }
-      : refused === undefined
-      ? yield* mcpTools.run(tool, parsed.args, { maxOutput: config.maxOutput, timeoutSeconds: config.watchdogTimeout })
-      : { output: refused, failed: true }
-    state.added.push(toolMessage(call, result))
-    yield* emit(callFinished(call, result))
-  }
-)
+/** The tool a call names: a tool of the registry, or of the turn's MCP servers. */
+const toolOf = (deps: Deps, state: TurnState, name: string): ToolRecord | undefined =>
+  deps.tools.find(name) ?? state.mcpTools.find(name)
 
-/** One call of a built-in tool: shown, approved if it must be, run with its file changes recorded, and its result added. */
-export const runBuiltinCall = Effect.fn("Agent.runBuiltinCall")(
-  function*(deps: Deps, state: TurnState, call: ToolCall) {
-    const { changes, config } = deps
-    const { conversation, emit } = state
-    const parsed = parseToolArguments(call.function.name, call.function.arguments)
-    const input = parsed._tag === "Right" ? parsed.right : undefined
-    const described = describeCall(call.function.name, input, conversation.cwd)
-    yield* emit(callStarted(call, input, described))
-    const refused = parsed._tag === "Left"
-      ? undefined
-      : yield* approve(deps, conversation, call, input, described.title, state)
-    // the call is on the user's screen before it runs (an editor may show its terminal under it)
-    if (refused === undefined) yield* state.shown
-    // what a file tool changes, read just before it runs: the old text is gone after it
-    const change = refused === undefined && input !== undefined
-      ? yield* withFiles(deps, fileChangeOf(call.function.name, input, conversation.cwd))
-      : undefined
-    // what recording says (a checkpoint that could not be written) is said once the write is done:
-    // a write that failed and left the file alone has nothing to undo, and no line says otherwise
-    const held: Array<string> = []
-    const beforeWrite = changes.recorder(
+/** The result of a call of a tool mm does not have. */
+const unknownTool = (deps: Deps, state: TurnState, name: string): ToolResult =>
+  failure(
+    `unknown tool "${name}"; the tools are ${
+      [...deps.tools.tools, ...state.mcpTools.tools()].map((tool) => tool.name).join(", ")
+    }`
+  )
+
+/**
+ * One call of the model: shown, approved if it must be, run (a command in the sandbox when it
+ * is on, a file tool with its change recorded for /undo), and its result added.
+ */
+export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: TurnState, call: ToolCall) {
+  const { conversation, emit } = state
+  const name = call.function.name
+  const tool = toolOf(deps, state, name)
+  if (tool === undefined) {
+    const described = describeCall(unknownToolRecord(name), undefined, conversation.cwd)
+    yield* emit(callStarted(call, undefined, described, false))
+    return yield* finish(state, call, unknownTool(deps, state, name))
+  }
+  const prepared = tool.prepare(call.function.arguments)
+  if (prepared._tag === "Left") {
+    yield* emit(callStarted(call, undefined, describeCall(tool, undefined, conversation.cwd), false))
+    return yield* finish(state, call, failure(`invalid arguments for ${name}: ${prepared.left}`))
+  }
+  const { input } = prepared.right
+  const described = describeCall(tool, input, conversation.cwd)
+  const question = yield* awaitsApproval(deps, state, tool, input)
+  yield* emit(callStarted(call, input, described, question !== undefined))
+  const refused = question === undefined ? undefined : yield* ask(deps, state, call, tool, described, question)
+  if (refused !== undefined) return yield* finish(state, call, failure(refused))
+  // the call is on the user's screen before it runs (an editor may show its terminal under it)
+  yield* state.shown
+  // what a file tool changes, read just before it runs: the old text is gone after it
+  const preview = yield* withFiles(deps, tool.preview(input, conversation.cwd))
+  const result = yield* runApproved(deps, state, call, tool, prepared.right, described)
+  yield* finish(state, call, result, preview._tag === "FileChange" && !result.failed ? preview : undefined)
+})
+
+/** The call's result added to the turn and told. `change`: what a file tool changed, when it succeeded. */
+const finish = (state: TurnState, call: ToolCall, result: ToolResult, change?: FileChange) =>
+  Effect.suspend(() => {
+    state.toolOutput.delete(call.id)
+    state.added.push(toolMessage(call, result))
+    return state.emit(callFinished(call, result, change))
+  })
+
+/** Runs a call that may run: a command confined when the sandbox is on; a file tool's writes recorded. */
+const runApproved = Effect.fn("Agent.runApproved")(function*(
+  deps: Deps,
+  state: TurnState,
+  call: ToolCall,
+  tool: ToolRecord,
+  prepared: PreparedCall,
+  described: CallDescription
+) {
+  const { changes, config } = deps
+  const { conversation, emit } = state
+  // what recording says (a checkpoint that could not be written) is said once the write is done:
+  // a write that failed and left the file alone has nothing to undo, and no line says otherwise
+  const held: Array<string> = []
+  const records = tool.access === "write"
+  const beforeWrite = records
+    ? changes.recorder(
       conversation,
       { turn: state.turnNumber, question: state.question, toolCallId: call.id },
       (text) => Effect.sync(() => void held.push(text)),
       (text) => emit({ _tag: "Notice", text })
     )
-    const run = (confine: ToolContext["confine"]) =>
-      withFiles(
-        deps,
-        runTool(call.function.name, call.function.arguments, {
-          cwd: conversation.cwd,
-          maxOutput: config.maxOutput,
-          callId: call.id,
-          beforeWrite,
-          onOutput: (text) => {
-            // only the end is kept: a cancelled call's result is its last `maxOutput` characters
-            const sofar = (state.toolOutput.get(call.id) ?? "") + text
-            state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
-            Effect.runSync(emit({ _tag: "ToolOutput", id: call.id, text }))
-          },
-          ...(confine === undefined ? {} : { confine })
-        })
-      )
-    const stepOut = () =>
-      Effect.gen(function*() {
-        return {
-          sessionId: yield* conversation.id,
-          call,
-          input,
-          title: described.title,
-          preview: yield* withFiles(deps, previewOf(call.function.name, input, conversation.cwd))
-        }
+    : undefined
+  const ctx: ToolContext = {
+    cwd: conversation.cwd,
+    maxOutput: config.maxOutput,
+    timeoutSeconds: config.watchdogTimeout,
+    callId: call.id,
+    ...(beforeWrite === undefined ? {} : { beforeWrite }),
+    onOutput: (text) =>
+      Effect.suspend(() => {
+        // only the end is kept: a cancelled call's result is its last `maxOutput` characters
+        const sofar = (state.toolOutput.get(call.id) ?? "") + text
+        state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
+        return emit({ _tag: "ToolOutput", id: call.id, text })
       })
-    const result = refused !== undefined
-      ? { output: refused, failed: true }
-      : call.function.name === "bash"
-      ? yield* runConfined(deps, conversation.cwd, stepOut, run)
-      : yield* run(undefined)
-    state.toolOutput.delete(call.id)
-    const recorded = result.failed
-      ? yield* changes.forget(conversation, { turn: state.turnNumber, toolCallId: call.id })
-      : true
-    if (recorded) { for (const text of held) yield* emit({ _tag: "Notice", text }) }
-    state.added.push(toolMessage(call, result))
-    yield* emit(callFinished(call, result, change))
   }
-)
+  const run = (confine: ToolContext["confine"]) =>
+    withFiles(deps, runPrepared(tool, prepared, confine === undefined ? ctx : { ...ctx, confine }))
+  const stepOut = () =>
+    Effect.gen(function*() {
+      return {
+        sessionId: yield* conversation.id,
+        call,
+        tool,
+        input: prepared.input,
+        described,
+        preview: yield* withFiles(deps, tool.preview(prepared.input, conversation.cwd))
+      }
+    })
+  const result = tool.access === "command"
+    ? yield* runConfined(deps, conversation.cwd, stepOut, run)
+    : yield* run(undefined)
+  if (!records) return result
+  const recorded = result.failed
+    ? yield* changes.forget(conversation, { turn: state.turnNumber, toolCallId: call.id })
+    : true
+  if (recorded) { for (const text of held) yield* emit({ _tag: "Notice", text }) }
+  return result
+})
 
 const callStarted = (
   call: ToolCall,
   input: Record<string, unknown> | undefined,
-  described: CallDescription
+  described: CallDescription,
+  asks: boolean
 ): TurnEvent => ({
   _tag: "ToolCallStarted",
   id: call.id,
@@ -131,7 +152,8 @@ const callStarted = (
   rawArguments: call.function.arguments,
   title: described.title,
   kind: described.kind,
-  locations: described.locations
+  locations: described.locations,
+  asks
 })
 
 /** `change`: what a file tool changed, shown only when it succeeded. */
@@ -141,7 +163,7 @@ const callFinished = (call: ToolCall, result: ToolResult, change?: FileChange): 
   name: call.function.name,
   output: result.output,
   failed: result.failed,
-  ...(change !== undefined && !result.failed ? { change } : {})
+  ...(change !== undefined ? { change } : {})
 })
 
 const toolMessage = (call: ToolCall, result: ToolResult): Message => ({
@@ -151,43 +173,68 @@ const toolMessage = (call: ToolCall, result: ToolResult): Message => ({
   ...(result.failed ? { failed: true } : {})
 })
 
-/** undefined when the call may run; else the result the model gets instead. */
-const approve = Effect.fn("Agent.approve")(function*(
+/** How a command line is read for the approval rule: the bash parser, loaded the first time a command needs it. */
+const readerFor = (tool: ToolRecord): Effect.Effect<ReadCommand> =>
+  tool.access === "command"
+    ? Effect.map(commandReader, (reader) => reader.read)
+    : Effect.succeed(() => ({ _tag: "Unresolved" as const, reason: "not a command" }))
+
+/** What asking about a call needs: the call as the rule sees it, and how its command is read. */
+interface Question {
+  readonly call: CallToApprove
+  readonly read: ReadCommand
+}
+
+/**
+ * Whether a call waits for the user: the mode says it must be approved, and no "always" given
+ * (in this conversation, or remembered for the project) covers it. Undefined when it may run.
+ */
+const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
   deps: Deps,
-  conversation: Conversation,
-  call: ToolCall,
-  input: Record<string, unknown> | undefined,
-  title: string,
-  state: Pick<TurnState, "shown" | "emit">,
-  mcpApproval?: "ask" | "allow"
+  state: Pick<TurnState, "conversation" | "emit">,
+  tool: ToolRecord,
+  input: Record<string, unknown>
 ) {
-  const { config } = deps
-  const tool = call.function.name
+  const { conversation } = state
   const { mode } = yield* Ref.get(conversation.settings)
   const sandboxed = (yield* deps.sandbox.state)._tag === "On"
-  const needed = mcpApproval === undefined
-    ? approvalNeeded(config.permissions, mode, tool, input, conversation.cwd, sandboxed)
-    : mcpApprovalNeeded(config.permissions, mode, mcpApproval)
-  if (!needed) return undefined
-  const toApprove = { tool, input, cwd: conversation.cwd }
-  // the bash parser is loaded here, the first time a command needs approval
-  const reader = tool === "bash" ? yield* commandReader : undefined
-  const read = (command: string) => reader?.read(command) ?? { _tag: "Unresolved" as const, reason: "not bash" }
+  if (!approvalNeeded(deps.config.permissions, mode, tool, input, conversation.cwd, sandboxed)) return undefined
+  const read = yield* readerFor(tool)
   const remembered = yield* deps.remembered.read(conversation.cwd)
   if (remembered.problem !== undefined && !deps.shownWarnings.has(remembered.problem)) {
     deps.shownWarnings.add(remembered.problem)
     yield* state.emit({ _tag: "Notice", text: remembered.problem })
   }
-  if (isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], toApprove, read)) return undefined
+  const call: CallToApprove = { tool: tool.name, access: tool.access, input, cwd: conversation.cwd }
+  if (isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], call, read)) return undefined
+  const question: Question = { call, read }
+  return question
+})
+
+/** Asks the user about a call; undefined when it may run, else the result the model gets instead. */
+const ask = Effect.fn("Agent.ask")(function*(
+  deps: Deps,
+  state: Pick<TurnState, "conversation" | "shown" | "emit">,
+  call: ToolCall,
+  tool: ToolRecord,
+  described: CallDescription,
+  question: Question
+) {
+  const { conversation } = state
+  const input = question.call.input
   yield* state.shown
+  const preview: Preview = yield* withFiles(deps, tool.preview(input, conversation.cwd))
   const answer = yield* deps.approver.ask({
     sessionId: yield* conversation.id,
     toolCallId: call.id,
-    tool,
-    title,
+    tool: tool.name,
+    access: tool.access,
+    title: described.title,
+    kind: described.kind,
+    locations: described.locations,
     input,
-    preview: yield* withFiles(deps, previewOf(tool, input, conversation.cwd)),
-    always: alwaysChoices(toApprove, read)
+    preview,
+    always: alwaysChoices(question.call, question.read)
   })
   switch (answer._tag) {
     case "Once":
@@ -215,10 +262,10 @@ export const runShell = Effect.fn("Agent.runShell")(function*(
   deps: Deps,
   command: string,
   cwd: string,
-  onOutput: (text: string) => void
+  onOutput: (text: string) => Effect.Effect<void>
 ) {
   return yield* withFiles(
     deps,
-    runTool("bash", JSON.stringify({ command }), { cwd, maxOutput: deps.config.maxOutput, onOutput })
+    runTool(bashTool, JSON.stringify({ command }), { cwd, maxOutput: deps.config.maxOutput, onOutput })
   )
 })

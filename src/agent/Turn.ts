@@ -16,7 +16,7 @@ import { questionMessage } from "./Images"
 import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
 import { recoverOverflow } from "./Overflow"
 import { systemPromptOf } from "./SystemPrompt"
-import { toolCalls } from "./ToolCallsLoader"
+import { runCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
@@ -164,7 +164,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
 ) {
   yield* warn(emit, yield* deps.model.takeWarning)
   yield* autoCompact(deps, conversation, question, emit)
-  const { text: system, warnings } = yield* systemPromptOf(deps.config, conversation.cwd)
+  const { text: system, warnings } = yield* systemPromptOf(deps.config, deps.tools, conversation.cwd)
   for (const warning of warnings) {
     if (deps.shownWarnings.has(warning)) continue
     deps.shownWarnings.add(warning)
@@ -227,11 +227,8 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
     }
-    const { runBuiltinCall, runMcpCall } = yield* toolCalls
     for (const call of calls) {
-      const mcpTool = state.mcpTools.find(call.function.name)
-      if (mcpTool !== undefined) yield* runMcpCall(deps, state, call, mcpTool)
-      else yield* runBuiltinCall(deps, state, call)
+      yield* runCall(deps, state, call)
       // what ran is on disk before anything else can stop mm
       yield* saveProgress(state)
     }

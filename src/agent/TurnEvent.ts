@@ -1,7 +1,6 @@
-import type { FileChange } from "../approvals/Preview"
 import type { CompactionError, GenerationError } from "../domain/Errors"
-
-export type ToolKind = "execute" | "read" | "edit" | "search" | "other"
+import type { FileChange } from "../tools/Preview"
+import type { CallLocation, ToolKind } from "../tools/ToolRecord"
 
 /** What the core tells a façade while a turn runs; both façades render the same stream. */
 export type TurnEvent =
@@ -16,7 +15,9 @@ export type TurnEvent =
     readonly rawArguments: string
     readonly title: string
     readonly kind: ToolKind
-    readonly locations: ReadonlyArray<{ readonly path: string; readonly line?: number }>
+    readonly locations: ReadonlyArray<CallLocation>
+    /** Whether the call waits for the user's approval before it runs (an editor shows it pending). */
+    readonly asks: boolean
   }
   | {
     readonly _tag: "ToolCallFinished"

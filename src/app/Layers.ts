@@ -26,6 +26,7 @@ import { fileSessionStore } from "../sessions/FileSessionStore"
 import { Keeper, makeKeeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
 import { diskFileAccess, FileAccess } from "../tools/FileAccess"
+import { builtinRegistry, ToolRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { configuredSandbox, Sandbox } from "../tools/Sandbox"
 import { built, inSequence, made } from "./Sequence"
 
@@ -36,13 +37,22 @@ export interface ServiceOptions {
   readonly projectDir?: string
   /** Told each MCP server's failure as it happens (ACP logs it on stderr). */
   readonly onMcpProblem?: (line: string) => void
+  /** The tools the model is given: the built-in ones unless a test adds its own. */
+  readonly tools?: ToolRegistryShape
 }
 
 /** What `mm sessions` needs: the configuration, the session store, the error log and the keeper. */
 export type StoreServices = AppConfig | SessionStore | ErrorLog | Keeper
 
 /** Everything below the agent. */
-export type Services = StoreServices | ModelClient | McpServers | RememberedApprovals | Sandbox | Secrets
+export type Services =
+  | StoreServices
+  | ModelClient
+  | McpServers
+  | RememberedApprovals
+  | Sandbox
+  | Secrets
+  | ToolRegistry
 
 /** The agent and what it keeps of the project's files. */
 export type AgentServices = Agent | Changes | Checkpoints
@@ -69,6 +79,8 @@ const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
       makeMcpServers({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
     ),
     made(RememberedApprovals, makeRememberedApprovals),
+    // the tools the model is given: the built-in ones unless a test says otherwise
+    made(ToolRegistry, Effect.succeed(options.tools ?? builtinRegistry)),
     // bubblewrap is tried when the sandbox's state is first asked for, after the banner
     made(Sandbox, configuredSandbox),
     // the program's secrets (Main provides them) are among the services, for a runtime built from these

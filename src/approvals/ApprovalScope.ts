@@ -5,25 +5,27 @@
 import * as path from "node:path"
 
 import { isInsideProject, projectTargetOf } from "../lib/RealPath"
+import type { ToolAccess } from "../tools/ToolRecord"
 import type { CommandReading } from "./CommandReader"
 import { riskOf } from "./RiskyOptions"
 
 /** One "always" the user gave. */
 export type Scope =
-  /** bash: one simple command of literal words that starts with these words, none of them risky. */
+  /** A command: one simple command of literal words that starts with these words, none of them risky. */
   | { readonly _tag: "CommandPrefix"; readonly words: ReadonlyArray<string> }
-  /** bash: this exact command line (compound commands, anything not literal, programs that run programs). */
+  /** A command: this exact command line (compound commands, anything not literal, programs that run programs). */
   | { readonly _tag: "ExactCommand"; readonly command: string }
-  /** edit_file / write_file on this file (its real path, inside the project); read_file of it, outside. */
+  /** A file tool's writes to this file (its real path, inside the project); a reading tool's reads of it, outside. */
   | { readonly _tag: "File"; readonly path: string }
-  /** edit_file / write_file on any file that really lies inside this directory (the project). */
+  /** A file tool's writes to any file that really lies inside this directory (the project). */
   | { readonly _tag: "Project"; readonly dir: string }
   /** Every call of this tool (tools without a finer scope, e.g. MCP tools). */
   | { readonly _tag: "Tool"; readonly name: string }
 
-/** A call as the approval rule sees it: the tool's name, its parsed arguments, the project directory. */
+/** A call as the approval rule sees it: the tool's name and access, its parsed arguments, the project directory. */
 export interface CallToApprove {
   readonly tool: string
+  readonly access: ToolAccess
   readonly input: Record<string, unknown> | undefined
   readonly cwd: string
 }
@@ -32,7 +34,7 @@ export interface CallToApprove {
 export type ReadCommand = (command: string) => CommandReading
 
 // ---------------------------------------------------------------------------
-// bash
+// Commands
 
 /**
  * The words an "always" on this simple command covers: the program and the words after it up
@@ -80,12 +82,8 @@ const commandCovered = (scope: Scope, read: ReadCommand, command: string): boole
 // ---------------------------------------------------------------------------
 // Files and the project
 
-const FILE_TOOLS = new Set(["edit_file", "write_file"])
-/** The tools that only read (asked only outside the project): "always" covers the path read. */
-const READ_TOOLS = new Set(["read_file", "grep", "glob"])
-
 const fileOf = (call: CallToApprove): string | undefined =>
-  FILE_TOOLS.has(call.tool) && typeof call.input?.path === "string"
+  call.access === "write" && typeof call.input?.path === "string"
     ? path.resolve(call.cwd, call.input.path)
     : undefined
 
@@ -98,9 +96,9 @@ export const isOutsideProject = (call: CallToApprove): boolean => {
   return file !== undefined && !isInsideProject(call.cwd, file)
 }
 
-/** Where a file tool's (or read_file's) path really leads; undefined for other tools. */
+/** Where a file or reading tool's path really leads; undefined for other tools. */
 export const realTargetOf = (call: CallToApprove): string | undefined =>
-  typeof call.input?.path === "string" && (FILE_TOOLS.has(call.tool) || READ_TOOLS.has(call.tool))
+  typeof call.input?.path === "string" && (call.access === "write" || call.access === "read")
     ? projectTargetOf(call.cwd, call.input.path).real
     : undefined
 
@@ -116,10 +114,10 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
   if (isOutsideProject(call)) return false
   return scopes.some((scope) => {
     if (scope._tag === "Tool") return scope.name === call.tool
-    if (call.tool === "bash") {
+    if (call.access === "command") {
       return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command)
     }
-    if (READ_TOOLS.has(call.tool)) return scope._tag === "File" && scope.path === realTargetOf(call)
+    if (call.access === "read") return scope._tag === "File" && scope.path === realTargetOf(call)
     const file = fileOf(call)
     if (file === undefined) return false
     if (scope._tag === "File") return scope.path === realTargetOf(call)
@@ -179,10 +177,10 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
 }
 
 /**
- * The "always" choices a call offers, most specific first: bash its prefix (or the exact
+ * The "always" choices a call offers, most specific first: a command its prefix (or the exact
  * line), a file tool its file and then the whole project. An edit or write outside the
- * project offers none: it is asked every time. read_file (asked only outside the project):
- * that file. Any other tool: the tool itself.
+ * project offers none: it is asked every time. A reading tool (asked only outside the
+ * project): that file. Any other tool: the tool itself.
  */
 export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyArray<AlwaysChoice> => {
   const choice = (scope: Scope, reason?: string): AlwaysChoice => ({
@@ -190,17 +188,17 @@ export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyA
     label: scopeLabel(scope, call.cwd),
     covers: scopeCovers(scope, call.cwd, reason)
   })
-  if (call.tool === "bash") {
+  if (call.access === "command") {
     if (typeof call.input?.command !== "string") return []
     const own = classifyCommand(read, call.input.command)
     return [choice(commandScope(read, call.input.command), own._tag === "ExactOnly" ? own.reason : undefined)]
   }
   // a read is asked only outside the project: "always" there is for reading that path again
-  if (READ_TOOLS.has(call.tool)) {
+  if (call.access === "read") {
     const real = realTargetOf(call)
     return real === undefined ? [] : [{ ...choice({ _tag: "File", path: real }), covers: `reading ${real}` }]
   }
-  if (FILE_TOOLS.has(call.tool)) {
+  if (call.access === "write") {
     const file = fileOf(call)
     const real = realTargetOf(call)
     if (file === undefined || real === undefined || !isInsideProject(call.cwd, file)) return []

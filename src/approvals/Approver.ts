@@ -1,8 +1,9 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 
+import type { Preview } from "../tools/Preview"
+import type { CallLocation, ToolAccess, ToolKind } from "../tools/ToolRecord"
 import type { AlwaysChoice, Scope } from "./ApprovalScope"
-import type { Preview } from "./Preview"
 
 /**
  * The user's answer. `Always` carries one of the scopes the request offered (`always`);
@@ -27,7 +28,12 @@ export interface ApprovalRequest {
   readonly sessionId: string
   readonly toolCallId: string
   readonly tool: string
+  /** What the tool reaches (the editor words its "always" answers by it). */
+  readonly access: ToolAccess
+  /** How the call is shown: what it works on, its kind, where. */
   readonly title: string
+  readonly kind: ToolKind
+  readonly locations: ReadonlyArray<CallLocation>
   readonly input: Record<string, unknown> | undefined
   /** What the call will do, computed by the core: both façades show this. */
   readonly preview: Preview

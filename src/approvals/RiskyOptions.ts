@@ -22,6 +22,9 @@ interface Row {
   readonly check?: (args: ReadonlyArray<string>) => string | undefined
 }
 
+/** The words of a list written as one text, split at spaces. */
+const words = (text: string): ReadonlyArray<string> => text.split(" ")
+
 const RUNS = "runs the program it is given"
 const runs = (what = RUNS): Row => ({ runs: what })
 
@@ -73,66 +76,13 @@ const makeVariable = (args: ReadonlyArray<string>): string | undefined => {
 }
 
 /** git subcommands that are git's own (not aliases, which may run anything) and run no other program. */
-const GIT_OWN = new Set([
-  "add",
-  "am",
-  "apply",
-  "blame",
-  "branch",
-  "cat-file",
-  "checkout",
-  "cherry-pick",
-  "clean",
-  "clone",
-  "commit",
-  "count-objects",
-  "describe",
-  "diff",
-  "diff-files",
-  "diff-index",
-  "diff-tree",
-  "fetch",
-  "for-each-ref",
-  "format-patch",
-  "fsck",
-  "gc",
-  "grep",
-  "help",
-  "init",
-  "log",
-  "ls-files",
-  "ls-remote",
-  "ls-tree",
-  "merge",
-  "merge-base",
-  "mv",
-  "notes",
-  "prune",
-  "pull",
-  "push",
-  "range-diff",
-  "rebase",
-  "reflog",
-  "remote",
-  "reset",
-  "restore",
-  "rev-list",
-  "rev-parse",
-  "revert",
-  "rm",
-  "shortlog",
-  "show",
-  "show-ref",
-  "sparse-checkout",
-  "stash",
-  "status",
-  "switch",
-  "symbolic-ref",
-  "tag",
-  "version",
-  "whatchanged",
-  "worktree"
-])
+const GIT_OWN = new Set(words(
+  "add am apply blame branch cat-file checkout cherry-pick clean clone commit count-objects describe diff " +
+    "diff-files diff-index diff-tree fetch for-each-ref format-patch fsck gc grep help init log ls-files ls-remote " +
+    "ls-tree merge merge-base mv notes prune pull push range-diff rebase reflog remote reset restore rev-list " +
+    "rev-parse revert rm shortlog show show-ref sparse-checkout stash status switch symbolic-ref tag version " +
+    "whatchanged worktree"
+))
 
 const gitSubcommand = (args: ReadonlyArray<string>): string | undefined => {
   const sub = args.find((arg) => !arg.startsWith("-"))
@@ -156,65 +106,12 @@ const INTO_DIRECTORY: Row = { short: "t", long: ["target-directory"] }
 export const RISKY: Readonly<Record<string, Row>> = {
   // shells and programs that run the command in their arguments
   ...Object.fromEntries(
-    [
-      "sh",
-      "bash",
-      "zsh",
-      "dash",
-      "fish",
-      "ksh",
-      "mksh",
-      "csh",
-      "tcsh",
-      "busybox",
-      "env",
-      "sudo",
-      "doas",
-      "su",
-      "runuser",
-      "pkexec",
-      "exec",
-      "eval",
-      "command",
-      "builtin",
-      "xargs",
-      "parallel",
-      "time",
-      "timeout",
-      "nice",
-      "nohup",
-      "ionice",
-      "stdbuf",
-      "chroot",
-      "watch",
-      "strace",
-      "ltrace",
-      "setsid",
-      "unbuffer",
-      "flock",
-      "source",
-      ".",
-      "npx",
-      "pnpx",
-      "bunx",
-      "uvx",
-      "ssh",
-      "script",
-      "gdb",
-      "valgrind",
-      "taskset",
-      "chrt",
-      "systemd-run",
-      "firejail",
-      "trap",
-      "sg",
-      "coproc",
-      "vim",
-      "vi",
-      "nvim",
-      "ex",
-      "emacs"
-    ].map((name) => [name, runs()])
+    words(
+      "sh bash zsh dash fish ksh mksh csh tcsh busybox env sudo doas su runuser pkexec exec eval command " +
+        "builtin xargs parallel time timeout nice nohup ionice stdbuf chroot watch strace ltrace setsid " +
+        "unbuffer flock source . npx pnpx bunx uvx ssh script gdb valgrind taskset chrt systemd-run firejail " +
+        "trap sg coproc vim vi nvim ex emacs"
+    ).map((name) => [name, runs()])
   ),
   python: PYTHON,
   pypy: PYTHON,

@@ -1,4 +1,5 @@
 import { needsApproval } from "../tools/ProjectPaths"
+import type { ToolRecord } from "../tools/ToolRecord"
 import { isOutsideProject } from "./ApprovalScope"
 
 /**
@@ -58,28 +59,30 @@ export const autoFallsBack = (permissions: "ask" | "auto" | "allow", mode: Appro
 /** What is said, once, when `auto` falls back to `ask`. */
 export const AUTO_FALLBACK = "permissions auto: the sandbox is off, so mm asks as under ask"
 
-const editInside = (tool: string, input: Record<string, unknown> | undefined, cwd: string): boolean =>
-  (tool === "write_file" || tool === "edit_file") && typeof input?.path === "string" &&
-  !isOutsideProject({ tool, input, cwd })
+/** A file tool's write inside the project. */
+const editInside = (tool: ToolRecord, input: Record<string, unknown> | undefined, cwd: string): boolean =>
+  tool.access === "write" && typeof input?.path === "string" &&
+  !isOutsideProject({ tool: tool.name, access: tool.access, input, cwd })
 
 /**
  * Whether a call must be approved before it runs (before any "always" answer is counted).
- * `sandboxed`: whether the model's commands run in the sandbox now.
+ * `sandboxed`: whether the model's commands run in the sandbox now. A tool whose
+ * configuration lets every call through (an MCP server's `approval: allow`) never waits.
  */
 export const approvalNeeded = (
   permissions: "ask" | "auto" | "allow",
   mode: ApprovalMode,
-  tool: string,
+  tool: ToolRecord,
   input: Record<string, unknown> | undefined,
   cwd: string,
   sandboxed: boolean
 ): boolean => {
-  if (!needsApproval(tool, input, cwd)) return false
+  if (tool.preapproved === true || !needsApproval(tool.access, input, cwd)) return false
   switch (effectiveMode(permissions, mode, sandboxed)) {
     case "allow":
       return false
     case "auto":
-      return !(tool === "bash" || editInside(tool, input, cwd))
+      return !(tool.access === "command" || editInside(tool, input, cwd))
     case "edits":
       return !editInside(tool, input, cwd)
     case "ask":

@@ -7,15 +7,9 @@
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
+import { DEFAULT_SYSTEM } from "./DefaultSystem"
 import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
 import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./SandboxConfig"
-
-export const DEFAULT_SYSTEM = [
-  "You are mm, a careful coding agent working in the user's project directory.",
-  "You can run shell commands with `bash`, find files with `glob` and text with `grep` (both need no approval), and read, write and edit files with `read_file`, `write_file` and `edit_file`.",
-  "Look before you change: read the files that matter, make the smallest change that does the job, and check it (build, tests) when you can.",
-  "Paths are relative to the project directory. Answer briefly and say what you changed."
-].join("\n")
 
 const unitSeconds: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 }
 

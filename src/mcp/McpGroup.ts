@@ -1,7 +1,7 @@
 import { messageOf } from "../lib/OneLine"
 import type { SecretRegistry } from "../lib/Secrets"
 import { VERSION } from "../lib/Version"
-import { markReadOnly, mcpToolName } from "../tools/ToolNames"
+import { mcpToolName } from "../tools/ToolNames"
 import type { Connection, ServerTarget } from "./McpSdk"
 
 /** How long a server may take to start and list its tools. */
@@ -106,7 +106,6 @@ const toolsOf = (entry: ServerEntry, connection: Connection): Array<McpTool> => 
     let name = mcpToolName(entry.name, tool.name)
     if (taken.has(name)) name = mcpToolName(entry.name, `${tool.name}\u0000${taken.size}`)
     taken.add(name)
-    markReadOnly(name, tool.readOnly)
     return {
       name,
       server: entry.name,

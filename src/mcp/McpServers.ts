@@ -5,7 +5,6 @@ import * as Layer from "effect/Layer"
 import { AppConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
 import type { Conversation } from "../sessions/Conversation"
-import { isMcpToolName } from "../tools/ToolNames"
 import { entryFromConfig } from "./McpEntries"
 import { type McpGroup, startGroup } from "./McpGroup"
 import { type McpTurnTools, noMcpTools, turnTools } from "./McpTurnTools"
@@ -16,8 +15,6 @@ export interface McpServersShape {
   /** Starts an editor's servers for one conversation; they stop with mm. */
   readonly attach: (conversation: Conversation, group: McpGroup) => Effect.Effect<void>
   readonly attached: (conversation: Conversation) => McpGroup | undefined
-  /** The `approval` of the server of an MCP tool the conversation has; undefined for other names. */
-  readonly approvalOf: (conversation: Conversation, tool: string) => "ask" | "allow" | undefined
   /** Stops the servers attached to a conversation (ACP `session/close`). */
   readonly detach: (conversation: Conversation) => Effect.Effect<void>
   /** Waits (up to the start-up timeout) for the conversation's servers, then gives their tools. */
@@ -91,16 +88,6 @@ export const makeMcpServers = (options: {
           live.add(group)
         }),
       attached: (conversation) => attachedGroups.get(conversation),
-      approvalOf: (conversation, tool) => {
-        if (!isMcpToolName(tool)) return undefined
-        for (const group of groupsOf(conversation)) {
-          for (const server of group.servers()) {
-            const found = server.state._tag === "Ready" ? server.state.tools.find((t) => t.name === tool) : undefined
-            if (found !== undefined) return found.approval
-          }
-        }
-        return undefined
-      },
       detach: (conversation) =>
         Effect.suspend(() => {
           const group = attachedGroups.get(conversation)

@@ -1,7 +1,7 @@
 // The terminal's approval prompt: the core's preview, coloured and wrapped, then one line of
 // one-key choices (docs/how-to/approvals.md).
 import type { ApprovalRequest } from "../approvals/Approver"
-import { type PreviewLine, previewLines } from "../approvals/Preview"
+import { type PreviewLine, previewLines } from "../approvals/PreviewLines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import { pagerName } from "./Pager"

@@ -2,8 +2,8 @@ import type { Message } from "../domain/Session"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import { userMessageKind } from "../text/UserMessages"
-import { describeCall } from "../tools/Describe"
-import { parseToolArguments } from "../tools/ToolArguments"
+import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
+import { parseArguments } from "../tools/ToolArguments"
 import type { MarkdownEngine } from "./MarkdownEngine"
 
 /** How many exchanges are drawn after a `/resume` by default (`sessions.recap`), and answer lines each. */
@@ -32,7 +32,11 @@ const headOf = (content: string, images = "") => (style: Style): string => {
 }
 
 /** The stored conversation cut into exchanges: a question and what followed it. */
-const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Exchange> => {
+const exchangesOf = (
+  messages: ReadonlyArray<Message>,
+  cwd: string,
+  tools: Pick<ToolRegistryShape, "describe">
+): Array<Exchange> => {
   const exchanges: Array<Exchange> = []
   for (const message of messages) {
     if (message.role === "user" && message.summary !== true) {
@@ -44,8 +48,8 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
     if (current === undefined || message.role !== "assistant") continue
     if (message.content !== null && message.content.trim() !== "") current.answer.push(message.content.trim())
     for (const call of message.tool_calls ?? []) {
-      const parsed = parseToolArguments(call.function.name, call.function.arguments)
-      const title = describeCall(call.function.name, parsed._tag === "Right" ? parsed.right : undefined, cwd).title
+      const parsed = parseArguments(call.function.arguments)
+      const title = tools.describe(call.function.name, parsed._tag === "Right" ? parsed.right : undefined, cwd).title
       current.tools.push(`${call.function.name}  ${title}`)
     }
   }
@@ -55,17 +59,18 @@ const exchangesOf = (messages: ReadonlyArray<Message>, cwd: string): Array<Excha
 /**
  * The last exchanges of a resumed session, drawn compactly so the user sees where they were:
  * each question, one line per tool call, the answer cut to a few lines; `exchanges` of them
- * (`sessions.recap`; 0 draws nothing).
+ * (`sessions.recap`; 0 draws nothing). A call is titled as its tool's record says (`tools`).
  */
 export const recapLines = (
   messages: ReadonlyArray<Message>,
   cwd: string,
   style: Style,
   engine?: MarkdownEngine,
-  exchanges: number = RECAP_EXCHANGES
+  exchanges: number = RECAP_EXCHANGES,
+  tools: Pick<ToolRegistryShape, "describe"> = builtinRegistry
 ): Array<string> => {
   if (exchanges <= 0) return []
-  const all = exchangesOf(messages, cwd)
+  const all = exchangesOf(messages, cwd, tools)
   const last = all.slice(-exchanges)
   if (last.length === 0) return []
   const lines: Array<string> = []

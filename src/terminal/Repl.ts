@@ -38,6 +38,7 @@ import {
 } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import { escapesFor, type Style, themeOf } from "../text/Style"
+import { bashTool } from "../tools/Bash"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { attachFiles, shellContext } from "./Attachments"
 import { type CommandContext, commandMenu, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
@@ -373,11 +374,11 @@ const shellLine = (terminal: Conversing, command: string) =>
   Effect.gen(function*() {
     const { agent, conversation, cwd, memory, print, progress, style } = terminal
     progress.start(`running ${command.split(/\s+/)[0]}`)
-    const run = agent.runShell(command, cwd, (text) => progress.output(sanitize(text)))
+    const run = agent.runShell(command, cwd, (text) => Effect.sync(() => progress.output(sanitize(text))))
     const outcome = yield* terminal.cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
     if (outcome._tag === "Cancelled") return
     const output = sanitize(outcome.value.output)
-    memory.lastTool = { name: "bash", title: command, output }
+    memory.lastTool = { name: bashTool.name, title: command, output }
     print.line(outcome.value.failed ? style.yellow(output) : output)
     terminal.notice(
       yield* conversation.update((session) => ({

@@ -8,10 +8,11 @@ const fence = (text: string, info = ""): string => {
   return `${ticks}${info}\n${text.replace(/\n$/, "")}\n${ticks}`
 }
 
-const inputOf = (name: string, raw: string): string => {
+const inputOf = (raw: string): string => {
   try {
     const parsed = JSON.parse(raw) as Record<string, unknown>
-    if (name === "bash" && typeof parsed.command === "string" && Object.keys(parsed).length === 1) {
+    // a call whose one argument is a command line shows it as a shell block
+    if (typeof parsed.command === "string" && Object.keys(parsed).length === 1) {
       return fence(parsed.command, "sh")
     }
     return fence(JSON.stringify(parsed, null, 2), "json")
@@ -110,7 +111,7 @@ const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
           parts.push(
             [
               `**Tool call \`${call.function.name}\`** (${status})`,
-              inputOf(call.function.name, call.function.arguments),
+              inputOf(call.function.arguments),
               ...(result === undefined ? [] : ["Output:", fence(result.content ?? "", "text")])
             ].join("\n\n")
           )

@@ -1,275 +1,46 @@
-import type { ChildProcess } from "node:child_process"
-import * as fs from "node:fs"
-import { StringDecoder } from "node:string_decoder"
-
+// bash: a command line run with `bash -c` in the project directory, through FileAccess (a local
+// process group, CommandProcess.ts, or an editor's terminal under `mm acp`).
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
-import { nodeChildProcesses } from "../lib/NodeModules"
-import { forgetGroup, killGroup, killGroupOnExit } from "../lib/ProcessGroups"
-import { DEFAULT_BASH_TIMEOUT_SECONDS, type ToolContext, type ToolResult } from "./Tool"
-import { type Collector, makeCollector, truncateOutput } from "./Truncate"
+import { firstLineTitle, stringArg } from "./Describe"
+import { FileAccess } from "./FileAccess"
+import type { Preview } from "./Preview"
+import { DEFAULT_BASH_TIMEOUT_SECONDS } from "./Tool"
+import { NonBlankText, optional, Seconds } from "./ToolArguments"
+import { defineTool } from "./ToolRecord"
 
-/** After a timeout, the group gets SIGTERM, then SIGKILL this much later. */
-const KILL_GRACE_MS = 2000
-/** After bash exits, how long background processes that still hold its output may keep the result waiting. */
-const PIPE_GRACE_MS = 200
-
-/**
- * A tiny process that outlives mm: it waits on a pipe only mm holds, and when the pipe closes
- * (mm ended, even by SIGKILL) it kills the command's process group. mm kills it first when
- * the command ends on its own, so what the command left running in the background stays.
- */
-const startWatchdog = (pid: number): ChildProcess | undefined => {
-  try {
-    const watchdog = nodeChildProcesses().spawn("sh", [
-      "-c",
-      "read _ ; kill -9 -\"$1\" 2>/dev/null",
-      "mm-watchdog",
-      String(pid)
-    ], {
-      detached: true,
-      stdio: ["pipe", "ignore", "ignore"]
+export const bashTool = defineTool({
+  name: "bash",
+  description: "Run a shell command with `bash -c` in the project directory. stdin is closed, so nothing can prompt. " +
+    "The result starts with a status line (`exit code N`, or `killed after N s (timeout)`) followed by stdout and stderr interleaved. " +
+    "Long output keeps its beginning and its end. The command and everything it started are killed on timeout. " +
+    "To leave a process running in the background, redirect its output: `cmd > log 2>&1 &`.",
+  parameters: Schema.Struct({
+    command: NonBlankText("a command", "the command line, run by bash -c"),
+    timeout: optional(Seconds(`seconds before the command is killed (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`))
+  }),
+  access: "command",
+  kind: "execute",
+  purpose: "run shell commands with `bash`",
+  describe: (args) => {
+    const command = stringArg(args, "command")
+    return { title: command === undefined ? "" : firstLineTitle(command), locations: [] }
+  },
+  preview: (input) => {
+    const command = stringArg(input, "command")
+    const preview: Preview = command === undefined
+      ? { _tag: "None" }
+      : { _tag: "Command", command, timeout: typeof input?.timeout === "number" ? input.timeout : undefined }
+    return Effect.succeed(preview)
+  },
+  run: (args, ctx) =>
+    Effect.flatMap(FileAccess, (files) => {
+      const argv = ["bash", "-c", args.command]
+      return files.run({
+        argv: ctx.confine === undefined ? argv : ctx.confine(argv),
+        seconds: args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS,
+        name: "bash"
+      }, ctx)
     })
-    watchdog.on("error", () => {})
-    watchdog.stdin?.on("error", () => {})
-    watchdog.unref()
-    ;(watchdog.stdin as { unref?: () => void } | null)?.unref?.()
-    return watchdog
-  } catch {
-    return undefined // no sh: the exit hook and the signal handlers still end the group
-  }
-}
-
-const stopWatchdog = (watchdog: ChildProcess | undefined): void => {
-  if (watchdog?.pid === undefined || watchdog.exitCode !== null) return
-  try {
-    process.kill(watchdog.pid, "SIGKILL")
-  } catch {
-    // gone already
-  }
-}
-
-const isDirectory = (dir: string): boolean => {
-  try {
-    return fs.statSync(dir).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-const formatSeconds = (seconds: number): string => (Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1))
-
-type Exit = { code: number | null; signal: NodeJS.Signals | null }
-
-/** One running command and what is learned of it until its result is given. */
-interface BashRun {
-  readonly child: ChildProcess
-  readonly pid: number | undefined
-  readonly seconds: number
-  readonly output: Collector
-  readonly watchdog: ChildProcess | undefined
-  /** Stops collecting its output. */
-  readonly detachStreams: () => void
-  timer: NodeJS.Timeout | undefined
-  pipeGrace: NodeJS.Timeout | undefined
-  settled: boolean
-  timedOut: boolean
-  exit: Exit | undefined
-  spawnError: Error | undefined
-}
-
-/** The command line of a call: `bash -c command`, confined when the context says so. */
-export const bashArgv = (command: string, ctx: ToolContext): ReadonlyArray<string> => {
-  const argv = ["bash", "-c", command]
-  return ctx.confine === undefined ? argv : ctx.confine(argv)
-}
-
-/** Starts the command line in a process group of its own, stdin closed; Left says why it could not. */
-const spawnBash = (
-  argv: ReadonlyArray<string>,
-  cwd: string,
-  env: NodeJS.ProcessEnv
-): Either.Either<ChildProcess, string> => {
-  try {
-    return Either.right(
-      nodeChildProcesses().spawn(argv[0], argv.slice(1), {
-        cwd,
-        env,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-    )
-  } catch (cause) {
-    return Either.left(`cannot run ${argv[0]}: ${(cause as Error).message}`)
-  }
-}
-
-/**
- * Collects stdout and stderr into `output` (and hands them to `onOutput` as they come);
- * returns what stops collecting.
- */
-const collectOutput = (child: ChildProcess, output: Collector, onOutput?: (text: string) => void): () => void => {
-  const streams = [child.stdout!, child.stderr!]
-  const decoders = streams.map((stream) => {
-    const decoder = new StringDecoder("utf8")
-    stream.on("data", (chunk: Buffer) => {
-      const text = decoder.write(chunk)
-      output.push(text)
-      if (text !== "") onOutput?.(text)
-    })
-    return decoder
-  })
-  /** Stops collecting; background processes that still hold the pipes may go on writing into the void. */
-  return () => {
-    for (const [i, stream] of streams.entries()) {
-      stream.removeAllListeners("data")
-      output.push(decoders[i].end())
-      stream.on("data", () => {})
-      stream.on("error", () => {})
-      ;(stream as { unref?: () => void }).unref?.()
-    }
-  }
-}
-
-/** On timeout the group gets SIGTERM, then SIGKILL KILL_GRACE_MS later. */
-const startTimeout = (run: BashRun): NodeJS.Timeout =>
-  setTimeout(
-    () => {
-      run.timedOut = true
-      killGroup(run.pid, "SIGTERM")
-      setTimeout(() => killGroup(run.pid, "SIGKILL"), KILL_GRACE_MS).unref()
-    },
-    Math.min(run.seconds * 1000, 2 ** 31 - 1)
-  )
-
-/** Watches a started command: its group killed if mm goes, its output collected, its timeout running. */
-const startRun = (child: ChildProcess, seconds: number, ctx: ToolContext): BashRun => {
-  const output = makeCollector(Math.max(ctx.maxOutput, 1024))
-  const pid = child.pid
-  let watchdog: ChildProcess | undefined
-  if (pid !== undefined) {
-    killGroupOnExit(pid)
-    watchdog = startWatchdog(pid)
-  }
-  const detachStreams = collectOutput(child, output, ctx.onOutput)
-  const run: BashRun = {
-    child,
-    pid,
-    seconds,
-    output,
-    watchdog,
-    detachStreams,
-    timer: undefined,
-    pipeGrace: undefined,
-    settled: false,
-    timedOut: false,
-    exit: undefined,
-    spawnError: undefined
-  }
-  run.timer = startTimeout(run)
-  return run
-}
-
-/** Stops watching: no watchdog, no timers, no collecting, no kill on exit. */
-const settle = (run: BashRun): void => {
-  stopWatchdog(run.watchdog)
-  clearTimeout(run.timer)
-  clearTimeout(run.pipeGrace)
-  if (run.pid !== undefined) forgetGroup(run.pid)
-  run.detachStreams()
-}
-
-/** Calls `finish` once the command is done: closed, or exited and PIPE_GRACE_MS later, or never started. */
-const onDone = (run: BashRun, finish: () => void): void => {
-  run.child.on("error", (error) => {
-    run.spawnError = error
-    finish()
-  })
-  run.child.on("exit", (code, signal) => {
-    run.exit = { code, signal }
-    run.pipeGrace = setTimeout(finish, PIPE_GRACE_MS)
-  })
-  run.child.on("close", finish)
-}
-
-/** Interrupting a call: the group is killed at once, and the command waited for (a second at most). */
-const interrupt = (run: BashRun): Effect.Effect<void> =>
-  Effect.async<void>((done) => {
-    killGroup(run.pid, "SIGKILL")
-    const running = !run.settled && run.exit === undefined && run.pid !== undefined
-    if (!run.settled) {
-      run.settled = true
-      settle(run)
-    }
-    if (!running) return done(Effect.void)
-    const fallback = setTimeout(() => done(Effect.void), 1000)
-    run.child.once("exit", () => {
-      clearTimeout(fallback)
-      done(Effect.void)
-    })
-  })
-
-export const runBash = (
-  args: { readonly command: string; readonly timeout?: number | undefined },
-  ctx: ToolContext
-): Effect.Effect<ToolResult> =>
-  Effect.async<ToolResult>((resume) => {
-    if (!isDirectory(ctx.cwd)) {
-      resume(
-        Effect.succeed({ output: `cannot run bash: the project directory ${ctx.cwd} does not exist`, failed: true })
-      )
-      return
-    }
-    const spawned = spawnBash(bashArgv(args.command, ctx), ctx.cwd, ctx.env ?? process.env)
-    if (Either.isLeft(spawned)) {
-      resume(Effect.succeed({ output: spawned.left, failed: true }))
-      return
-    }
-    const run = startRun(spawned.right, args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS, ctx)
-    onDone(run, () => {
-      if (run.settled) return
-      run.settled = true
-      settle(run)
-      resume(Effect.succeed(bashResult({ ...run, max: ctx.maxOutput })))
-    })
-    return interrupt(run)
-  })
-
-const bashResult = (run: {
-  readonly timedOut: boolean
-  readonly seconds: number
-  readonly exit: Exit | undefined
-  readonly spawnError: Error | undefined
-  readonly output: Collector
-  readonly max: number
-}): ToolResult => {
-  if (run.spawnError !== undefined && run.exit === undefined) {
-    return { output: `cannot run bash: ${run.spawnError.message}`, failed: true }
-  }
-  const status = bashStatus(run.timedOut, run.seconds, run.exit?.code ?? null, run.exit?.signal ?? null)
-  const body = run.output.isEmpty() ? "(no output)" : run.output.render(Math.max(0, run.max - status.length - 1))
-  return { output: `${status}\n${body}`, failed: run.timedOut || run.exit?.code !== 0 }
-}
-
-/** The first line of a bash result: `exit code N`, `killed after N s (timeout)` or `killed by signal S`. */
-export const bashStatus = (timedOut: boolean, seconds: number, code: number | null, signal: string | null): string =>
-  timedOut
-    ? `killed after ${formatSeconds(seconds)} s (timeout)`
-    : code !== null
-    ? `exit code ${code}`
-    : `killed by signal ${signal ?? "unknown"}`
-
-/** A bash result from a finished command's whole output (the editor's terminal gives it so). */
-export const bashResultOf = (run: {
-  readonly timedOut: boolean
-  readonly seconds: number
-  readonly code: number | null
-  readonly signal: string | null
-  readonly output: string
-  readonly max: number
-}): ToolResult => {
-  const status = bashStatus(run.timedOut, run.seconds, run.code, run.signal)
-  const body = run.output === "" ? "(no output)" : truncateOutput(run.output, Math.max(0, run.max - status.length - 1))
-  return { output: `${status}\n${body}`, failed: run.timedOut || run.code !== 0 }
-}
+})

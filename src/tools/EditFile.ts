@@ -2,10 +2,15 @@ import * as fs from "node:fs"
 
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
-import type { FileAccessShape } from "./FileAccess"
+import { pathLocation, stringArg } from "./Describe"
+import { FileAccess } from "./FileAccess"
 import { countLines, plural, readText, resolvePath } from "./Files"
+import { filePreview, type PlanWrite } from "./Preview"
 import { failure, type ToolContext, type ToolResult } from "./Tool"
+import { NonBlankText } from "./ToolArguments"
+import { defineTool } from "./ToolRecord"
 
 const occurrences = (text: string, part: string): Array<number> => {
   const found: Array<number> = []
@@ -57,12 +62,12 @@ export const planEdit = (
   })
 }
 
-export const editFileTool = (
+const editFile = (
   args: { readonly path: string; readonly old: string; readonly new: string },
-  ctx: ToolContext,
-  files: FileAccessShape
-): Effect.Effect<ToolResult> =>
+  ctx: ToolContext
+): Effect.Effect<ToolResult, never, FileAccess> =>
   Effect.gen(function*() {
+    const files = yield* FileAccess
     if (args.old === "") return failure("old text is empty; to create or replace a whole file use write_file")
     const file = resolvePath(ctx.cwd, args.path)
     // what is on the disk decides whether the file can be edited byte for byte
@@ -90,3 +95,37 @@ export const editFileTool = (
       failed: false
     }
   })
+
+/** What the edit will leave in the file, or why it will fail. */
+const planned = (shown: string, old: string, replacement: string): PlanWrite => (current) => {
+  if (current === undefined) return { problem: `no such file: ${shown}; this edit will fail` }
+  if (Either.isLeft(current)) return { problem: `${current.left}; this edit will fail` }
+  const plan = planEdit(current.right, { path: shown, old, new: replacement })
+  return Either.isLeft(plan) ? { problem: `this edit will fail: ${plan.left}` } : { after: plan.right.after }
+}
+
+export const editFileTool = defineTool({
+  name: "edit_file",
+  description:
+    "Replace one exact piece of text in a file. `old` must occur exactly once in the file, whitespace and indentation included; " +
+    "if it occurs several times, include more surrounding lines to make it unique.",
+  parameters: Schema.Struct({
+    path: NonBlankText("a path", "file path, relative to the project directory or absolute"),
+    old: Schema.String.annotations({ description: "the exact text to replace; must occur exactly once" }),
+    new: Schema.String.annotations({ description: "the text to put in its place" })
+  }),
+  access: "write",
+  kind: "edit",
+  purpose: "edit files with `edit_file`",
+  describe: (args, cwd) => ({ title: stringArg(args, "path") ?? "", locations: pathLocation(args, cwd) }),
+  preview: (input, cwd) => {
+    const [shown, old, replacement] = [stringArg(input, "path"), stringArg(input, "old"), stringArg(input, "new")]
+    if (shown === undefined || old === undefined || replacement === undefined) return Effect.succeed({ _tag: "None" })
+    // edit_file changes only files that are UTF-8 text on the disk, as it will say
+    return filePreview("edit_file", input, cwd, planned(shown, old, replacement), readText)
+  },
+  // a stored edit shows the piece it replaced (the file's old text is gone)
+  changeFromArguments: (args) =>
+    typeof args.old === "string" && typeof args.new === "string" ? { before: args.old, after: args.new } : undefined,
+  run: editFile
+})

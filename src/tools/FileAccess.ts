@@ -3,9 +3,9 @@ import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 
-import { runBash } from "./Bash"
+import { runCommand } from "./CommandProcess"
 import { readTextLossy, writeText } from "./Files"
-import type { ToolContext, ToolResult } from "./Tool"
+import type { CommandLine, ToolContext, ToolResult } from "./Tool"
 
 /**
  * Where the tools read and write files and run commands: the disk and a local `bash` by
@@ -21,24 +21,21 @@ export interface FileAccessShape {
   readonly readsDisk: Effect.Effect<boolean>
   /** Whether `write` is the disk's: otherwise `/undo` restores text files through it too, so the editor shows them. */
   readonly writesDisk: Effect.Effect<boolean>
-  /** Runs a `bash` call; never fails (a problem is a failed result). */
-  readonly bash: (
-    args: { readonly command: string; readonly timeout?: number | undefined },
-    ctx: ToolContext
-  ) => Effect.Effect<ToolResult>
+  /** Runs a command line; never fails (a problem is a failed result). */
+  readonly run: (command: CommandLine, ctx: ToolContext) => Effect.Effect<ToolResult>
 }
 
 /** Who reads and writes the project's files and runs commands: the disk (`FileAccessDisk`), or an editor (`mm acp`). Required: app/Layers.ts provides one to every façade. */
 export class FileAccess extends Context.Tag("mm/FileAccess")<FileAccess, FileAccessShape>() {}
 
-/** The disk and a local bash: what the tools use unless an editor offers its own. */
+/** The disk and local processes: what the tools use unless an editor offers its own. */
 export const diskFileAccess: FileAccessShape = {
   read: (file, shown) => Effect.sync(() => readTextLossy(file, shown)),
   readsDisk: Effect.succeed(true),
   writesDisk: Effect.succeed(true),
   write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
-  bash: (args, ctx) => runBash(args, ctx)
+  run: runCommand
 }
 
-/** FileAccess provided as the disk and a local bash. */
+/** FileAccess provided as the disk and local processes. */
 export const FileAccessDisk = Layer.succeed(FileAccess, diskFileAccess)

@@ -2,15 +2,19 @@
 import * as fs from "node:fs"
 
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { firstLineOf } from "../lib/OneLine"
+import { searchDescription } from "./Describe"
 import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { shownPathOf } from "./Grep"
 import { neverSearched, walkFiles } from "./ProjectWalk"
 import { failure, GLOB_MAX_PATHS, type ToolContext, type ToolResult } from "./Tool"
+import { NonBlankText, optional, withoutEmptyText } from "./ToolArguments"
+import { defineTool } from "./ToolRecord"
 
-export interface GlobArgs {
+interface GlobArgs {
   readonly pattern: string
   readonly path?: string | undefined
 }
@@ -40,7 +44,7 @@ const globResult = (found: Array<{ shown: string; mtime: number }>, budget: numb
 }
 
 /** glob on the disk: never fails (a problem is a failed result); cancelling stops the walk. */
-export const globTool = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
+const glob = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
   const shownStart = args.path ?? "."
   const start = resolvePath(ctx.cwd, shownStart)
   const refused = neverSearched(ctx.cwd, start, shownStart)
@@ -74,3 +78,19 @@ export const globTool = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolRe
     })
   })
 }
+
+export const globTool = defineTool({
+  name: "glob",
+  description: "Find files by path pattern; .gitignored files are skipped. `*.ts` matches at any depth, " +
+    `\`src/**/*.ts\` from the folder searched. Returns up to ${GLOB_MAX_PATHS} paths, newest first.`,
+  parameters: Schema.Struct({
+    pattern: NonBlankText("a glob pattern", "glob pattern"),
+    path: optional(Schema.String.annotations({ description: "folder to search (default: the project)" }))
+  }),
+  access: "read",
+  kind: "search",
+  purpose: "find files with `glob`",
+  tidy: withoutEmptyText,
+  describe: searchDescription,
+  run: glob
+})

@@ -4,12 +4,16 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { firstLineOf } from "../lib/OneLine"
+import { searchDescription } from "./Describe"
 import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { neverSearched, walkFiles } from "./ProjectWalk"
 import { failure, GREP_MAX_MATCHES, type ToolContext, type ToolResult } from "./Tool"
+import { optional, withoutEmptyText } from "./ToolArguments"
+import { defineTool } from "./ToolRecord"
 
 /** Characters of one matching line shown. */
 const LINE_MAX = 200
@@ -18,7 +22,7 @@ const FILE_MAX_BYTES = 8 * 1024 * 1024
 /** Bytes looked at for a NUL, which marks a binary file. */
 const BINARY_PROBE = 8000
 
-export interface GrepArgs {
+interface GrepArgs {
   readonly pattern: string
   readonly path?: string | undefined
   readonly glob?: string | undefined
@@ -100,7 +104,7 @@ const compile = (args: GrepArgs): { line: RegExp; whole: RegExp } | string => {
 }
 
 /** grep on the disk: never fails (a problem is a failed result); cancelling stops the walk. */
-export const grepTool = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
+const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
   const regex = compile(args)
   if (typeof regex === "string") return Effect.succeed(failure(regex))
   const shownStart = args.path ?? "."
@@ -160,3 +164,24 @@ const grepResult = (found: Found): ToolResult => {
     : []
   return { output: [...found.lines, ...more].join("\n"), failed: false }
 }
+
+export const grepTool = defineTool({
+  name: "grep",
+  description:
+    "Search file contents for a regular expression (JavaScript syntax); .gitignored and binary files are skipped. " +
+    `Returns up to ${GREP_MAX_MATCHES} matching lines as \`path:line: text\`.`,
+  parameters: Schema.Struct({
+    pattern: Schema.String.annotations({ description: "regular expression" }).pipe(
+      Schema.filter((s) => s !== "" || "expected a regular expression, got an empty string")
+    ),
+    path: optional(Schema.String.annotations({ description: "folder or file to search (default: the project)" })),
+    glob: optional(Schema.String.annotations({ description: "only files matching this, e.g. *.ts or src/**/*.tsx" })),
+    ignore_case: optional(Schema.Boolean)
+  }),
+  access: "read",
+  kind: "search",
+  purpose: "find text with `grep`",
+  tidy: withoutEmptyText,
+  describe: (args, cwd) => searchDescription(args, cwd, typeof args?.glob === "string" ? args.glob : undefined),
+  run: grep
+})

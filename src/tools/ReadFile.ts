@@ -3,10 +3,14 @@ import { StringDecoder } from "node:string_decoder"
 
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
-import type { FileAccessShape } from "./FileAccess"
+import { numberArg, pathLocation, stringArg } from "./Describe"
+import { FileAccess, type FileAccessShape } from "./FileAccess"
 import { binary, fileProblem, notRegularOnDisk, openRegular, resolvePath, splitLines, tooBig } from "./Files"
 import { DEFAULT_READ_LIMIT, failure, MAX_FILE_BYTES, type ToolContext, type ToolResult } from "./Tool"
+import { Count, NonBlankText, optional } from "./ToolArguments"
+import { defineTool } from "./ToolRecord"
 
 type ReadArgs = { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined }
 
@@ -69,7 +73,7 @@ const makeLineWindow = (first: number, wanted: number, budget: number) => {
   }
 }
 
-const readFileTool = (
+const readResult = (
   args: ReadArgs,
   ctx: ToolContext,
   text: Either.Either<string, string>
@@ -164,7 +168,7 @@ const windowResult = (
 }
 
 /** read_file: from the disk a piece at a time, or through `files` (an editor's buffer may be newer). */
-export const readFile = (read: ReadArgs, ctx: ToolContext, files: FileAccessShape): Effect.Effect<ToolResult> =>
+const readFile = (read: ReadArgs, ctx: ToolContext, files: FileAccessShape): Effect.Effect<ToolResult> =>
   Effect.flatMap(files.readsDisk, (fromDisk) => {
     if (fromDisk) return readFileFromDisk(read, ctx)
     // an editor may hold an unsaved buffer for the path; what is on the disk must still be a regular file
@@ -172,6 +176,38 @@ export const readFile = (read: ReadArgs, ctx: ToolContext, files: FileAccessShap
     if (problem !== undefined) return Effect.succeed(failure(problem))
     return Effect.map(
       files.read(resolvePath(ctx.cwd, read.path), read.path),
-      (text) => readFileTool(read, ctx, text)
+      (text) => readResult(read, ctx, text)
     )
   })
+
+const lineRange = (offset: number | undefined, limit: number | undefined): string =>
+  offset === undefined && limit === undefined
+    ? ""
+    : limit === undefined
+    ? ` (from line ${offset})`
+    : ` (lines ${offset ?? 1}-${(offset ?? 1) + limit - 1})`
+
+export const readFileTool = defineTool({
+  name: "read_file",
+  description:
+    "Read a text file, relative to the project directory (absolute paths work too). Returns the lines as they are, without line numbers. " +
+    `At most ${DEFAULT_READ_LIMIT} lines (and what fits in the output limit) come back at once; ` +
+    "a partial read ends with a line in brackets saying which lines were shown and the offset to read on from.",
+  parameters: Schema.Struct({
+    path: NonBlankText("a path", "file path, relative to the project directory or absolute"),
+    offset: optional(Count("1-based number of the first line to read (default 1)")),
+    limit: optional(Count(`how many lines to read at most (default ${DEFAULT_READ_LIMIT})`))
+  }),
+  access: "read",
+  kind: "read",
+  purpose: "read files with `read_file`",
+  describe: (args, cwd) => {
+    const file = stringArg(args, "path")
+    const offset = numberArg(args, "offset")
+    return {
+      title: file === undefined ? "" : file + lineRange(offset, numberArg(args, "limit")),
+      locations: pathLocation(args, cwd, offset)
+    }
+  },
+  run: (args, ctx) => Effect.flatMap(FileAccess, (files) => readFile(args, ctx, files))
+})

@@ -1,10 +1,7 @@
 import type * as Effect from "effect/Effect"
 
-export type ToolName = "bash" | "read_file" | "write_file" | "edit_file" | "grep" | "glob"
-
-export const toolNames: ReadonlyArray<ToolName> = ["bash", "read_file", "write_file", "edit_file", "grep", "glob"]
-
-export const isToolName = (name: string): name is ToolName => (toolNames as ReadonlyArray<string>).includes(name)
+// What every tool shares: the context a call runs in, its result, and the limits the tools apply.
+// A tool itself is a record (ToolRecord.ts).
 
 export const DEFAULT_BASH_TIMEOUT_SECONDS = 120
 export const DEFAULT_READ_LIMIT = 2000
@@ -24,16 +21,26 @@ export interface FileWrite {
 export interface ToolContext {
   readonly cwd: string
   readonly maxOutput: number
+  /** How long a call may wait on what runs it when the tool sets no limit of its own (an MCP server). */
+  readonly timeoutSeconds?: number
   /** The id of the call being run (an editor shows a terminal under it). */
   readonly callId?: string
-  /** Runs before write_file or edit_file writes a file (mm records the change there, for /undo). */
+  /** Runs before a file tool writes a file (mm records the change there, for /undo). */
   readonly beforeWrite?: (write: FileWrite) => Effect.Effect<void>
-  /** Output of a running bash as it comes (the terminal shows its latest lines live). */
-  readonly onOutput?: (text: string) => void
-  /** The environment bash runs in: runTool gives mm's own without the variables that hold secrets. */
+  /** Output of a running command as it comes (the terminal shows its latest lines live). */
+  readonly onOutput?: (text: string) => Effect.Effect<void>
+  /** The environment a command runs in: runCall gives mm's own without the variables that hold secrets. */
   readonly env?: NodeJS.ProcessEnv
-  /** Puts bash's command line (`["bash", "-c", command]`) in the sandbox; absent: bash runs unconfined. */
+  /** Puts a command's argv in the sandbox; absent: the command runs unconfined. */
   readonly confine?: (argv: ReadonlyArray<string>) => ReadonlyArray<string>
+}
+
+/** A command to run: its argv (confined by the sandbox when it is on), its timeout, and how to name it in a problem. */
+export interface CommandLine {
+  readonly argv: ReadonlyArray<string>
+  readonly seconds: number
+  /** What a problem calls it: `cannot run NAME: …`. */
+  readonly name: string
 }
 
 export interface ToolResult {

@@ -3,60 +3,24 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 import { firstLineOf } from "../lib/OneLine"
-import { isToolName, toolNames } from "./Tool"
 
-// The arguments of a built-in tool's call: JSON-parsed and validated, every problem said in
-// one line the model can act on.
+// The arguments of a call: JSON-parsed, then checked against the tool's schema, every problem
+// said in one line the model can act on. Small models leave optional parameters out as `null`
+// or `""`: the schemas below accept both as "not given".
 
-/** The schemas of each tool's arguments, made at the first call decoded (see `paramsSchemas`). */
-const makeParamsSchemas = () => {
-  const NonEmptyString = (what: string) =>
-    Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || `expected ${what}, got an empty string`))
-  const PositiveSeconds = Schema.Number.pipe(
-    Schema.filter((n) => (Number.isFinite(n) && n > 0) || `expected a number of seconds above 0, got ${n}`)
-  )
-  const LineCount = Schema.Number.pipe(
-    Schema.filter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number of 1 or more, got ${n}`)
-  )
-  // optional parameters accept an explicit `null` as "not given": small models often send one;
-  // the search tools' optional text parameters also take "" so (Tools.ts drops them)
-  const OptionalText = Schema.optionalWith(Schema.String, { nullable: true })
-  return {
-    bash: Schema.Struct({
-      command: NonEmptyString("a command"),
-      timeout: Schema.optionalWith(PositiveSeconds, { nullable: true })
-    }),
-    read_file: Schema.Struct({
-      path: NonEmptyString("a path"),
-      offset: Schema.optionalWith(LineCount, { nullable: true }),
-      limit: Schema.optionalWith(LineCount, { nullable: true })
-    }),
-    write_file: Schema.Struct({ path: NonEmptyString("a path"), content: Schema.String }),
-    edit_file: Schema.Struct({ path: NonEmptyString("a path"), old: Schema.String, new: Schema.String }),
-    grep: Schema.Struct({
-      pattern: Schema.String.pipe(
-        Schema.filter((s) => s !== "" || "expected a regular expression, got an empty string")
-      ),
-      path: OptionalText,
-      glob: OptionalText,
-      ignore_case: Schema.optionalWith(Schema.Boolean, { nullable: true })
-    }),
-    glob: Schema.Struct({ pattern: NonEmptyString("a glob pattern"), path: OptionalText })
-  } as const
+/** The arguments' JSON text as an object; Left says in one line why it is not one. */
+export const parseArguments = (raw: string): Either.Either<Record<string, unknown>, string> => {
+  let value: unknown
+  try {
+    value = raw.trim() === "" ? {} : JSON.parse(raw)
+  } catch (cause) {
+    return Either.left(`arguments are not valid JSON (${firstLineOf(cause)})`)
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left("arguments must be a JSON object")
+  }
+  return Either.right(value as Record<string, unknown>)
 }
-
-type ParamsSchemas = ReturnType<typeof makeParamsSchemas>
-
-/** The arguments of each tool, as decoded. */
-export type ToolArgs = { readonly [Name in keyof ParamsSchemas]: ParamsSchemas[Name]["Type"] }
-
-let made: ParamsSchemas | undefined
-
-/**
- * Made at the first call decoded rather than as the module loads: the terminal's recap of a
- * resumed session imports this module, and a session without tool calls never needs them.
- */
-const paramsSchemas = (): ParamsSchemas => (made ??= makeParamsSchemas())
 
 const issueLine = (issue: ParseResult.ArrayFormatterIssue): string => {
   const key = issue.path.length === 0 ? undefined : issue.path.map(String).join(".")
@@ -69,24 +33,42 @@ const issueLine = (issue: ParseResult.ArrayFormatterIssue): string => {
   return `parameter "${key}": ${text}`
 }
 
-const decodeParams = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, string> =>
-  Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(value).pipe(
-    Either.mapLeft((error) => ParseResult.ArrayFormatter.formatErrorSync(error).map(issueLine).join("; "))
+/** A decoder of arguments against `schema`: every problem in one line, unknown parameters ignored. */
+export const decodeArguments = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })
+  return (value: unknown): Either.Either<A, string> =>
+    Either.mapLeft(
+      decode(value),
+      (error) => ParseResult.ArrayFormatter.formatErrorSync(error).map(issueLine).join("; ")
+    )
+}
+
+// The kinds of parameter the built-in tools take, each with the description the model reads
+// (put on the schema before its check, where the JSON Schema keeps it).
+
+/** Text that may not be blank: `what` names it in the error ("a path"). */
+export const NonBlankText = (what: string, description: string) =>
+  Schema.String.annotations({ description }).pipe(
+    Schema.filter((s) => s.trim() !== "" || `expected ${what}, got an empty string`)
   )
 
-const unknownTool = (name: string): string => `unknown tool "${name}"; the tools are ${toolNames.join(", ")}`
+/** A number of seconds above 0. */
+export const Seconds = (description: string) =>
+  Schema.Number.annotations({ description }).pipe(
+    Schema.filter((n) => (Number.isFinite(n) && n > 0) || `expected a number of seconds above 0, got ${n}`)
+  )
 
-/** JSON-parses and validates the arguments of one call; Left is a one-line reason. */
-export const parseToolArguments = (name: string, raw: string): Either.Either<Record<string, unknown>, string> => {
-  if (!isToolName(name)) return Either.left(unknownTool(name))
-  let value: unknown
-  try {
-    value = raw.trim() === "" ? {} : JSON.parse(raw)
-  } catch (cause) {
-    return Either.left(`arguments are not valid JSON (${firstLineOf(cause)})`)
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Either.left("arguments must be a JSON object")
-  }
-  return decodeParams(paramsSchemas()[name] as unknown as Schema.Schema<Record<string, unknown>, unknown>, value)
-}
+/** A whole number of 1 or more (the model is told an integer with a minimum of 1). */
+export const Count = (description: string) =>
+  Schema.Number.pipe(
+    Schema.filter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number of 1 or more, got ${n}`, {
+      jsonSchema: { type: "integer", minimum: 1, description }
+    })
+  )
+
+/** A parameter that may be left out, or given as `null`. */
+export const optional = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optionalWith(schema, { nullable: true })
+
+/** The optional parameters given as "" dropped (a small model's way of leaving one out). */
+export const withoutEmptyText = <A extends object>(args: A): A =>
+  Object.fromEntries(Object.entries(args).filter(([, value]) => value !== "")) as A

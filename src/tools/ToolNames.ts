@@ -22,16 +22,6 @@ export const mcpToolName = (server: string, tool: string): string => {
   return `${full.slice(0, MAX_TOOL_NAME - suffix.length - 1)}_${suffix}`
 }
 
-/** Tools whose server says they only read (`annotations.readOnlyHint`): shown to editors as `read`. */
-const readOnly = new Set<string>()
-
-export const markReadOnly = (name: string, isReadOnly: boolean): void => {
-  if (isReadOnly) readOnly.add(name)
-  else readOnly.delete(name)
-}
-
-export const isReadOnlyMcpTool = (name: string): boolean => readOnly.has(name)
-
 const TITLE_MAX = 120
 
 /** What a call works on, in one line: its first string argument, else its arguments as JSON. */

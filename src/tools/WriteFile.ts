@@ -2,17 +2,19 @@ import * as fs from "node:fs"
 
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
-import type { FileAccessShape } from "./FileAccess"
+import { pathLocation, stringArg } from "./Describe"
+import { FileAccess } from "./FileAccess"
 import { countLines, plural, readText, resolvePath } from "./Files"
+import { filePreview } from "./Preview"
 import { failure, type ToolContext } from "./Tool"
+import { NonBlankText } from "./ToolArguments"
+import { defineTool } from "./ToolRecord"
 
-export const writeFileTool = (
-  args: { readonly path: string; readonly content: string },
-  ctx: ToolContext,
-  files: FileAccessShape
-) =>
+const writeFile = (args: { readonly path: string; readonly content: string }, ctx: ToolContext) =>
   Effect.gen(function*() {
+    const files = yield* FileAccess
     const file = resolvePath(ctx.cwd, args.path)
     const existed = fs.existsSync(file)
     // a file edit_file would refuse (not UTF-8, NUL bytes) is replaced whole: the result says so
@@ -32,3 +34,26 @@ export const writeFileTool = (
       failed: false
     }
   })
+
+export const writeFileTool = defineTool({
+  name: "write_file",
+  description: "Create a file or overwrite it whole with the given content, creating missing parent directories. " +
+    "To change part of an existing file, prefer edit_file.",
+  parameters: Schema.Struct({
+    path: NonBlankText("a path", "file path, relative to the project directory or absolute"),
+    content: Schema.String.annotations({ description: "the complete new content of the file" })
+  }),
+  access: "write",
+  kind: "edit",
+  purpose: "write files with `write_file`",
+  describe: (args, cwd) => ({ title: stringArg(args, "path") ?? "", locations: pathLocation(args, cwd) }),
+  preview: (input, cwd) =>
+    filePreview("write_file", input, cwd, (current) =>
+      current === undefined || Either.isRight(current)
+        ? { after: stringArg(input, "content") ?? "" }
+        : { problem: `${current.left}: this write will fail or replace what cannot be shown` }),
+  // a stored write shows its content as a new file only when it created one
+  changeFromArguments: (args, output) =>
+    typeof args.content === "string" && !output.startsWith("overwrote ") ? { after: args.content } : undefined,
+  run: writeFile
+})

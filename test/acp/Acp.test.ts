@@ -1,4 +1,3 @@
-import * as Effect from "effect/Effect"
 import { beforeAll, describe, expect, it } from "vitest"
 
 import { approvalOf, permissionOptions, permissionRequest } from "../../src/acp/AcpApprover"
@@ -10,22 +9,17 @@ import { SUMMARY_HEADER } from "../../src/agent/Compactor"
 import { CANCELLED } from "../../src/agent/Turn"
 import { alwaysChoices as alwaysChoicesWith, type CallToApprove } from "../../src/approvals/ApprovalScope"
 import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
-import { type Preview, previewOf } from "../../src/approvals/Preview"
 import { CompactionError, GenerationError } from "../../src/domain/Errors"
 import type { Message } from "../../src/domain/Session"
 import type { SessionSummary } from "../../src/sessions/SessionStore"
-import { FileAccessDisk } from "../../src/tools/FileAccess"
 import { validateAgainst } from "../support/acp-schema"
+import { callOf, previewNow, requestFields } from "../support/tools"
 
 let reader: CommandReader
 beforeAll(async () => {
   reader = await loadCommandReader()
 })
 const alwaysChoices = (call: CallToApprove) => alwaysChoicesWith(call, (command) => reader.read(command))
-
-/** The preview as the core computes it, read from the disk. */
-const previewNow = (tool: string, input: Record<string, unknown>, cwd: string): Preview =>
-  Effect.runSync(previewOf(tool, input, cwd).pipe(Effect.provide(FileAccessDisk)))
 
 const cwd = "/work/project"
 
@@ -229,22 +223,23 @@ describe("makeTurnRenderer", () => {
     rawArguments: JSON.stringify({ path: "a.txt", old: "x", new: "y" }),
     title: "a.txt",
     kind: "edit" as const,
-    locations: [{ path: "a.txt" }]
+    locations: [{ path: "a.txt" }],
+    asks: true
   }
 
   it("streams text, opens a call (pending when it will ask) and finishes it with a diff", () => {
     const renderer = makeTurnRenderer(cwd)
     const out = [
-      ...renderer.render({ _tag: "TextDelta", text: "Hi" }, () => false),
-      ...renderer.render(started, () => true),
+      ...renderer.render({ _tag: "TextDelta", text: "Hi" }),
+      ...renderer.render(started),
       ...renderer.render({
         _tag: "ToolCallFinished",
         id: "t1",
         name: "edit_file",
         output: "edited a.txt",
         failed: false
-      }, () => true),
-      ...renderer.render({ _tag: "TurnFinished", stopReason: "max_steps" }, () => false)
+      }),
+      ...renderer.render({ _tag: "TurnFinished", stopReason: "max_steps" })
     ] as Array<any>
     expect(out[0]).toMatchObject({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hi" } })
     expect(out[1]).toMatchObject({
@@ -269,13 +264,13 @@ describe("makeTurnRenderer", () => {
 
   it("tells a failed generation as one line of the agent, and keeps it as the prompt's failure", () => {
     const renderer = makeTurnRenderer(cwd)
-    renderer.render({ _tag: "TextDelta", text: "partial" }, () => false)
+    renderer.render({ _tag: "TextDelta", text: "partial" })
     const error = new GenerationError({
       reason: "http",
       message: "the model server answered HTTP 500: boom",
       raw: "500"
     })
-    const [line] = renderer.render({ _tag: "TurnFailed", error }, () => false) as Array<any>
+    const [line] = renderer.render({ _tag: "TurnFailed", error }) as Array<any>
     expect(line.content.text).toBe("\n\nthe model server answered HTTP 500: boom\n\n")
     expect(renderer.stopReason()).toBeUndefined()
     expect(renderer.failure()).toBe(error)
@@ -284,16 +279,16 @@ describe("makeTurnRenderer", () => {
   it("tells thoughts, usage and a cut answer as ACP has them", () => {
     const renderer = makeTurnRenderer(cwd)
     const updates = [
-      ...renderer.render({ _tag: "ReasoningDelta", text: "let me think" }, () => false),
-      ...renderer.render({ _tag: "TextDelta", text: "answer" }, () => false),
+      ...renderer.render({ _tag: "ReasoningDelta", text: "let me think" }),
+      ...renderer.render({ _tag: "TextDelta", text: "answer" }),
       ...renderer.render({
         _tag: "Usage",
         promptTokens: 120,
         completionTokens: 30,
         contextWindow: 8192,
         estimated: false
-      }, () => false),
-      ...renderer.render({ _tag: "TurnFinished", stopReason: "max_tokens" }, () => false)
+      }),
+      ...renderer.render({ _tag: "TurnFinished", stopReason: "max_tokens" })
     ]
     expect(updates).toEqual([
       { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "let me think" } },
@@ -306,18 +301,15 @@ describe("makeTurnRenderer", () => {
 
   it("tells notices and compactions as their own updates to an editor that shows them", () => {
     const plain = makeTurnRenderer(cwd)
-    expect(plain.render({ _tag: "Notice", text: "a skill was skipped" }, () => false)).toEqual([
+    expect(plain.render({ _tag: "Notice", text: "a skill was skipped" })).toEqual([
       { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a skill was skipped\n\n" } }
     ])
     const rich = makeTurnRenderer(cwd, { notices: true, compaction: true })
     const error = new CompactionError({ reason: "empty", message: "compaction failed: the summary was empty", raw: "" })
     const updates = [
-      ...rich.render({ _tag: "Notice", text: "a skill was skipped" }, () => false),
-      ...rich.render(
-        { _tag: "Notice", about: "compaction", text: "history compacted: 4 older message(s) replaced" },
-        () => false
-      ),
-      ...rich.render({ _tag: "CompactionFailed", error }, () => false)
+      ...rich.render({ _tag: "Notice", text: "a skill was skipped" }),
+      ...rich.render({ _tag: "Notice", about: "compaction", text: "history compacted: 4 older message(s) replaced" }),
+      ...rich.render({ _tag: "CompactionFailed", error })
     ] as Array<any>
     expect(updates.map((u) => u.sessionUpdate)).toEqual(["notice", "compaction_update", "compaction_update"])
     expect(updates[0]).toEqual({ sessionUpdate: "notice", severity: "info", title: "a skill was skipped" })
@@ -332,7 +324,7 @@ describe("makeTurnRenderer", () => {
 
   it("closes calls left open by a cancel as failed", () => {
     const renderer = makeTurnRenderer(cwd)
-    renderer.render({ ...started, id: "t2", name: "bash", rawArguments: "{\"command\":\"sleep 9\"}" }, () => false)
+    renderer.render({ ...started, id: "t2", name: "bash", rawArguments: "{\"command\":\"sleep 9\"}" })
     const closed = renderer.closeOpenCalls() as Array<any>
     expect(closed).toEqual([
       expect.objectContaining({
@@ -372,12 +364,11 @@ describe("prompt text and commands", () => {
 
 describe("permission requests", () => {
   const writeRequest = (input: Record<string, unknown>, project = cwd) => {
-    const call = { tool: "write_file", input, cwd: project }
+    const call = callOf("write_file", input, project)
     return {
       sessionId: "",
       toolCallId: "w1",
-      tool: "write_file",
-      title: String(input.path),
+      ...requestFields("write_file", input, project),
       input,
       preview: previewNow("write_file", input, project),
       always: alwaysChoices(call)
@@ -415,8 +406,7 @@ describe("permission requests", () => {
     const request = {
       sessionId: "",
       toolCallId: "b1",
-      tool: "bash",
-      title: "touch /etc/x",
+      ...requestFields("bash", input, cwd),
       input,
       preview: previewNow("bash", input, cwd),
       always: [],
@@ -453,11 +443,10 @@ describe("permission requests", () => {
     const request = {
       sessionId: "",
       toolCallId: "b1",
-      tool: "bash",
-      title: "cat > deploy.sh <<'EOF' …",
+      ...requestFields("bash", input, cwd),
       input,
       preview: previewNow("bash", input, cwd),
-      always: alwaysChoices({ tool: "bash", input, cwd })
+      always: alwaysChoices(callOf("bash", input, cwd))
     }
     const sent = permissionRequest({ sessionId: "20260916-101530-4f2a9c1e", cwd }, request)
     expect(sent.toolCall.content).toEqual([{
@@ -466,7 +455,7 @@ describe("permission requests", () => {
     }])
     expect(sent.options[1].name).toMatch(/^Always allow this exact command only/)
     const npm = { command: "npm test -- -u" }
-    const named = permissionOptions({ tool: "bash", always: alwaysChoices({ tool: "bash", input: npm, cwd }) })
+    const named = permissionOptions({ access: "command", always: alwaysChoices(callOf("bash", npm, cwd)) })
     expect(named[1]).toEqual({
       optionId: "allow-always",
       name: "Always allow \"npm test\" with any other arguments",

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import type { ApprovalRequest } from "../../src/approvals/Approver"
-import { previewLines } from "../../src/approvals/Preview"
+import { previewLines } from "../../src/approvals/PreviewLines"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"

@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import { localDate } from "../../src/agent/Environment"
-import { DEFAULT_SYSTEM } from "../../src/config/ConfigSchema"
+import { configuredSystem } from "../../src/agent/SystemPrompt"
+import { DEFAULT_SYSTEM } from "../../src/config/DefaultSystem"
 import { gitDirty, gitDirtyWithin } from "../../src/lib/Git"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
+import { builtinRegistry } from "../../src/tools/Registry"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
 import { tempDir } from "../support/processes"
@@ -47,7 +49,9 @@ describe("the project's instructions and the environment in the system message",
       server.push({ text: "ok" })
       yield* runTurn(yield* open(cwd), "hi")
       const system = lastSystem()
-      expect(system.startsWith(DEFAULT_SYSTEM)).toBe(true)
+      // mm's own prompt, naming the tools after its first line
+      expect(system.startsWith(configuredSystem(DEFAULT_SYSTEM, builtinRegistry.sentence))).toBe(true)
+      expect(system.split("\n")[1]).toBe(builtinRegistry.sentence)
       const at = (text: string) => system.indexOf(text)
       expect(at(`# Instructions from ~/`)).toBe(-1) // XDG_CONFIG_HOME is not under the home: shown whole
       expect(at(`# Instructions from ${path.join(userConfig, "mm", "AGENTS.md")}\n\nUSER RULES`)).toBeGreaterThan(0)

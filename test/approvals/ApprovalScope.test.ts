@@ -13,9 +13,10 @@ import {
   type Scope
 } from "../../src/approvals/ApprovalScope"
 import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
-import { previewFrom, previewLines } from "../../src/approvals/Preview"
+import { previewLines } from "../../src/approvals/PreviewLines"
 import { approvalNeeded } from "../../src/approvals/SessionSettings"
 import { needsApproval } from "../../src/tools/ProjectPaths"
+import { callOf, previewNow, toolNamed } from "../support/tools"
 
 let reader: CommandReader
 beforeAll(async () => {
@@ -25,7 +26,7 @@ const read = (command: string) => reader.read(command)
 const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove) => isAllowedWith(scopes, call, read)
 const alwaysChoices = (call: CallToApprove) => alwaysChoicesWith(call, read)
 
-const bash = (command: string, cwd = "/p") => ({ tool: "bash", input: { command }, cwd })
+const bash = (command: string, cwd = "/p") => callOf("bash", { command }, cwd)
 const always = (command: string): Scope => commandScope(read, command)
 const allows = (given: string, later: string) => isAllowed([always(given)], bash(later))
 
@@ -88,15 +89,15 @@ describe("isAllowed for bash", () => {
 
   it("a Tool scope covers every call of that tool and nothing else", () => {
     const scopes: Array<Scope> = [{ _tag: "Tool", name: "mcp__github__list_issues" }]
-    expect(isAllowed(scopes, { tool: "mcp__github__list_issues", input: {}, cwd: "/p" })).toBe(true)
+    expect(isAllowed(scopes, callOf("mcp__github__list_issues", {}, "/p"))).toBe(true)
     expect(isAllowed(scopes, bash("ls"))).toBe(false)
   })
 })
 
 describe("isAllowed for files", () => {
   const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-")))
-  const edit = (file: string) => ({ tool: "edit_file", input: { path: file, old: "a", new: "b" }, cwd: project })
-  const write = (file: string) => ({ tool: "write_file", input: { path: file, content: "x" }, cwd: project })
+  const edit = (file: string) => callOf("edit_file", { path: file, old: "a", new: "b" }, project)
+  const write = (file: string) => callOf("write_file", { path: file, content: "x" }, project)
 
   it("always for src/a.ts does not cover src/b.ts", () => {
     const [file] = alwaysChoices(edit("src/a.ts"))
@@ -122,7 +123,7 @@ describe("isAllowed for files", () => {
   })
 
   it("a read outside the project offers that file; it covers re-reading it, never writing it", () => {
-    const read = (file: string) => ({ tool: "read_file", input: { path: file }, cwd: project })
+    const read = (file: string) => callOf("read_file", { path: file }, project)
     const [choice] = alwaysChoices(read("/etc/hosts"))
     expect(choice.scope).toEqual({ _tag: "File", path: "/etc/hosts" })
     expect(isAllowed([choice.scope], read("/etc/hosts"))).toBe(true)
@@ -132,7 +133,7 @@ describe("isAllowed for files", () => {
 
   it("a grep or glob outside the project offers that path, not every call of the tool", () => {
     for (const tool of ["grep", "glob"]) {
-      const search = (where: string) => ({ tool, input: { pattern: "x", path: where }, cwd: project })
+      const search = (where: string) => callOf(tool, { pattern: "x", path: where }, project)
       const choices = alwaysChoices(search("/etc"))
       expect(choices.map((choice) => choice.scope)).toEqual([{ _tag: "File", path: "/etc" }])
       expect(isAllowed([choices[0].scope], search("/etc"))).toBe(true)
@@ -161,16 +162,20 @@ describe("isAllowed for files", () => {
     expect(isAllowed(scopes, edit("dangling2.txt"))).toBe(false)
     expect(alwaysChoices(write("dangling.txt"))).toEqual([])
     // the edits mode lets writes inside the project through, not this one
-    expect(approvalNeeded("allow", "edits", "write_file", { path: "dangling.txt", content: "x" }, project, false)).toBe(
+    expect(
+      approvalNeeded("allow", "edits", toolNamed("write_file"), { path: "dangling.txt", content: "x" }, project, false)
+    ).toBe(
       true
     )
-    expect(approvalNeeded("allow", "edits", "write_file", { path: "inside.txt", content: "x" }, project, false)).toBe(
+    expect(
+      approvalNeeded("allow", "edits", toolNamed("write_file"), { path: "inside.txt", content: "x" }, project, false)
+    ).toBe(
       false
     )
     // the preview names where the write would really go
-    const lines = previewLines(previewFrom("write_file", { path: "dangling.txt", content: "x" }, project, undefined))
+    const lines = previewLines(previewNow("write_file", { path: "dangling.txt", content: "x" }, project))
     expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${path.join(outside, "p1.txt")}` })
-    const lines2 = previewLines(previewFrom("write_file", { path: "dangling2.txt", content: "x" }, project, undefined))
+    const lines2 = previewLines(previewNow("write_file", { path: "dangling2.txt", content: "x" }, project))
     expect(lines2[0].text).toBe(`outside the project: ${path.join(outside, "p2.txt")}`)
   })
 
@@ -182,10 +187,10 @@ describe("isAllowed for files", () => {
     const file: Scope = { _tag: "File", path: path.join(project, "hard.txt") }
     expect(isAllowed([whole, file], write("hard.txt"))).toBe(false)
     expect(isAllowed([whole, file], edit("hard.txt"))).toBe(false)
-    expect(needsApproval("read_file", { path: "hard.txt" }, project)).toBe(true)
-    expect(needsApproval("read_file", { path: "package.json" }, project)).toBe(false)
+    expect(needsApproval("read", { path: "hard.txt" }, project)).toBe(true)
+    expect(needsApproval("read", { path: "package.json" }, project)).toBe(false)
     const lines = previewLines(
-      previewFrom("edit_file", { path: "hard.txt", old: "secret", new: "x" }, project, undefined)
+      previewNow("edit_file", { path: "hard.txt", old: "secret", new: "x" }, project)
     )
     expect(lines.map((l) => l.text)).toContain(`outside the project: ${path.join(project, "hard.txt")}`)
     expect(lines.map((l) => l.text).join("\n")).toMatch(/2 hard links/)

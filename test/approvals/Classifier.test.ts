@@ -303,7 +303,8 @@ describe("the classifier against a table of commands", () => {
       if (own._tag === "ExactOnly") {
         const words = command.trim().split(/\s+/)
         const prefixes: Array<Scope> = words.map((_, i) => ({ _tag: "CommandPrefix", words: words.slice(0, i + 1) }))
-        expect(isAllowed(prefixes, { tool: "bash", input: { command }, cwd: "/p" }, reader.read)).toBe(false)
+        expect(isAllowed(prefixes, { tool: "bash", access: "command", input: { command }, cwd: "/p" }, reader.read))
+          .toBe(false)
         expect(commandScope(reader.read, command)).toEqual({ _tag: "ExactCommand", command: command.trim() })
       }
     })

@@ -3,17 +3,21 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { afterEach, describe, expect, it } from "vitest"
 
 import { parseConfig } from "../../src/config/ConfigParse"
-import { SecretRegistry } from "../../src/lib/Secrets"
+import { SecretRegistry, Secrets } from "../../src/lib/Secrets"
 import { entryFromConfig, entryFromEditor } from "../../src/mcp/McpEntries"
 import { type McpGroup, startGroup } from "../../src/mcp/McpGroup"
 import { serversListing, summaryLine } from "../../src/mcp/McpServers"
 import { resultText } from "../../src/mcp/McpTools"
-import { turnTools } from "../../src/mcp/McpTurnTools"
-import { describeCall } from "../../src/tools/Describe"
+import { type McpTurnTools, turnTools } from "../../src/mcp/McpTurnTools"
+import { FileAccessDisk } from "../../src/tools/FileAccess"
+import { specOf } from "../../src/tools/Registry"
 import { mcpToolName } from "../../src/tools/ToolNames"
+import { describeCall } from "../../src/tools/ToolRecord"
+import { runTool } from "../../src/tools/Tools"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"
 import { isAlive } from "../support/processes"
@@ -26,6 +30,22 @@ afterEach(async () => {
   for (const group of groups.splice(0)) await group.close()
   secrets = new SecretRegistry()
 })
+
+/** One call of a turn's MCP tool, run as the agent runs a call (its output redacted and cut to `maxOutput`). */
+const runCall = (
+  tools: McpTurnTools,
+  name: string,
+  args: Record<string, unknown>,
+  options: { readonly maxOutput: number; readonly timeoutSeconds: number }
+) =>
+  Effect.runPromise(
+    runTool(tools.find(name)!, JSON.stringify(args), { cwd: os.tmpdir(), ...options }).pipe(
+      Effect.provide(Layer.merge(FileAccessDisk, Layer.succeed(Secrets, secrets)))
+    )
+  )
+
+/** What the model is told of a turn's MCP tools. */
+const specsOf = (tools: McpTurnTools) => tools.tools().map(specOf)
 
 /** Whether the process runs (a zombie waiting to be reaped does not). */
 const stdio = (name: string, env: Record<string, string> = {}, command = process.execPath) => ({
@@ -151,7 +171,7 @@ describe("a stdio server", () => {
     const group = await started(stdio("test"))
     expect(summaryLine(group)).toBe("mcp: 1 server, 6 tools")
     const tools = turnTools([group], secrets)
-    expect(tools.specs().map((s) => s.name)).toEqual([
+    expect(specsOf(tools).map((s) => s.name)).toEqual([
       "mcp__test__echo",
       "mcp__test__look",
       "mcp__test__fail",
@@ -159,18 +179,18 @@ describe("a stdio server", () => {
       "mcp__test__env",
       "mcp__test__crash"
     ])
-    expect(tools.specs()[0]).toMatchObject({
+    expect(specsOf(tools)[0]).toMatchObject({
       description: "Says the text back.",
       parameters: { type: "object", properties: { text: { type: "string" } } }
     })
-    expect(describeCall("mcp__test__look", { what: "the sky" })).toEqual({
+    expect(describeCall(tools.find("mcp__test__look")!, { what: "the sky" })).toEqual({
       title: "the sky",
       kind: "read",
       locations: []
     })
-    expect(describeCall("mcp__test__echo", { text: "hi" }).kind).toBe("other")
+    expect(describeCall(tools.find("mcp__test__echo")!, { text: "hi" }).kind).toBe("other")
     const run = (name: string, args: Record<string, unknown>, timeoutSeconds = 5) =>
-      Effect.runPromise(tools.run(tools.find(name)!, args, { maxOutput: 1000, timeoutSeconds }))
+      runCall(tools, name, args, { maxOutput: 1000, timeoutSeconds })
     expect(await run("mcp__test__echo", { text: "hello" })).toEqual({ output: "echo: hello", failed: false })
     expect(await run("mcp__test__look", { what: "x" })).toEqual({
       output: "looked at x\n[image: image/png, 16 bytes]",
@@ -185,8 +205,8 @@ describe("a stdio server", () => {
       output: "mcp server \"test\" did not answer within 0.5 s; its tools are left out for the rest of this turn",
       failed: true
     })
-    expect(tools.specs()).toEqual([])
-    expect(turnTools([group], secrets).specs()).toHaveLength(6)
+    expect(specsOf(tools)).toEqual([])
+    expect(specsOf(turnTools([group], secrets))).toHaveLength(6)
   })
 
   it("leaves no process behind once closed", async () => {
@@ -225,15 +245,13 @@ describe("a stdio server", () => {
   it("that crashes during a call fails the call, says why once, and its tools go", async () => {
     const group = await started(stdio("test"))
     const tools = turnTools([group], secrets)
-    const result = await Effect.runPromise(
-      tools.run(tools.find("mcp__test__crash")!, {}, { maxOutput: 1000, timeoutSeconds: 5 })
-    )
+    const result = await runCall(tools, "mcp__test__crash", {}, { maxOutput: 1000, timeoutSeconds: 5 })
     expect(result.failed).toBe(true)
     expect(result.output).toBe("mcp server \"test\" stopped during the call (crashing on purpose)")
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(group.takeProblems()).toEqual([])
     expect(serversListing([group])).toContain("— failed: stopped: the server exited (crashing on purpose)")
-    expect(tools.specs()).toEqual([])
+    expect(specsOf(tools)).toEqual([])
   })
 })
 
@@ -250,9 +268,10 @@ describe("an HTTP server of the older SSE kind", () => {
         target: { kind: "http", url: server.url, headers: { Authorization: "Bearer sse-456" } }
       })
       const tools = turnTools([group], secrets)
-      const result = await Effect.runPromise(
-        tools.run(tools.find("mcp__old__echo")!, { text: "over sse" }, { maxOutput: 1000, timeoutSeconds: 5 })
-      )
+      const result = await runCall(tools, "mcp__old__echo", { text: "over sse" }, {
+        maxOutput: 1000,
+        timeoutSeconds: 5
+      })
       expect(result).toEqual({ output: "echo: over sse", failed: false })
       expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({
         tool: "echo",
@@ -283,10 +302,11 @@ describe("a streamable HTTP server", () => {
         target: { kind: "http", url: server.url, headers: { Authorization: "Bearer abc-123" } }
       })
       const tools = turnTools([group], secrets)
-      expect(tools.find("mcp__remote__echo")?.approval).toBe("allow")
-      const result = await Effect.runPromise(
-        tools.run(tools.find("mcp__remote__echo")!, { text: "over http" }, { maxOutput: 1000, timeoutSeconds: 5 })
-      )
+      expect(tools.find("mcp__remote__echo")?.preapproved).toBe(true)
+      const result = await runCall(tools, "mcp__remote__echo", { text: "over http" }, {
+        maxOutput: 1000,
+        timeoutSeconds: 5
+      })
       expect(result).toEqual({ output: "echo: over http", failed: false })
       expect(JSON.parse(fs.readFileSync(log, "utf8").trim())).toEqual({
         tool: "echo",

@@ -41,9 +41,6 @@ const eagerFrom = async (entries: ReadonlyArray<string>): Promise<{ files: Set<s
 
 const under = ({ files }: { files: Set<string> }, dir: string) => [...files].filter((file) => file.startsWith(dir))
 
-/** What runs a tool call: loaded at the first call (agent/ToolCallsLoader.ts), never at start. */
-const TOOL_CALLS = ["src/agent/ToolCalls.ts", "src/tools/Tools.ts", "src/approvals/CommandReader.ts"]
-
 /**
  * What decodes an agent.yaml (its schema and the YAML parser), loaded only for a text the memo
  * does not know (config/Config.ts); a skill file's reader, only when there is one; `mm init`.
@@ -62,27 +59,25 @@ const expectNoDecoding = ({ files, packages }: { files: Set<string>; packages: S
 
 describe("what each façade evaluates at start (the bundle's eager graph)", () => {
   it(
-    "mm -p: none of the terminal's or the editor's modules, nor what runs tool calls or decodes agent.yaml",
+    "mm -p: none of the terminal's or the editor's modules, nor what decodes agent.yaml",
     async () => {
       const eager = await eagerFrom(["src/Main.ts", "src/print/Print.ts"])
       expectNoDecoding(eager)
       expect(eager.files.has("src/agent/Turn.ts")).toBe(true)
       expect(under(eager, "src/terminal/")).toEqual([])
       expect(under(eager, "src/acp/")).toEqual([])
-      for (const file of TOOL_CALLS) expect(eager.files.has(file), file).toBe(false)
     },
     60_000
   )
 
   it(
-    "the terminal: none of print mode's or the editor's modules, nor what runs tool calls or decodes agent.yaml",
+    "the terminal: none of print mode's or the editor's modules, nor what decodes agent.yaml",
     async () => {
       const eager = await eagerFrom(["src/Main.ts", "src/terminal/Repl.ts", "src/terminal/TerminalIO.ts"])
       expectNoDecoding(eager)
       expect(eager.files.has("src/agent/Turn.ts")).toBe(true)
       expect(under(eager, "src/print/")).toEqual([])
       expect(under(eager, "src/acp/")).toEqual([])
-      for (const file of TOOL_CALLS) expect(eager.files.has(file), file).toBe(false)
     },
     60_000
   )

@@ -13,6 +13,7 @@ import { RetryTiming } from "../../src/model/Retry"
 import type { Conversation } from "../../src/sessions/Conversation"
 import type { SessionStore } from "../../src/sessions/SessionStore"
 import { FileAccessDisk } from "../../src/tools/FileAccess"
+import type { ToolRegistryShape } from "../../src/tools/Registry"
 
 export interface ConfigOverrides {
   readonly model?: Partial<AgentConfig["model"]>
@@ -65,12 +66,12 @@ export const coreLayer = (
   config: AgentConfig,
   store: Layer.Layer<SessionStore>,
   approver: Layer.Layer<Approver> = scriptedApprover([]),
-  options: { readonly projectDir?: string } = {}
+  options: { readonly projectDir?: string; readonly tools?: ToolRegistryShape } = {}
 ) =>
   agentLayer(approver).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
-        servicesLayer({ config, file: undefined }, { store, projectDir: options.projectDir }),
+        servicesLayer({ config, file: undefined }, { store, projectDir: options.projectDir, tools: options.tools }),
         FileAccessDisk
       )
     ),

@@ -5,15 +5,16 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
-import { describeCall } from "../../src/tools/Describe"
 import { needsApproval } from "../../src/tools/ProjectPaths"
+import { builtinRegistry } from "../../src/tools/Registry"
 import { GLOB_MAX_PATHS, GREP_MAX_MATCHES } from "../../src/tools/Tool"
 import { runTool } from "../../src/tools/Tools"
 import { toolServices } from "../support/layers"
 import { tempDir } from "../support/processes"
+import { toolNamed } from "../support/tools"
 
 const call = (name: string, args: object, cwd: string, maxOutput = 16000) =>
-  runTool(name, JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(toolServices()))
+  runTool(toolNamed(name), JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(toolServices()))
 
 const write = (root: string, file: string, text: string | Buffer) => {
   fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
@@ -143,20 +144,24 @@ describe("the search tools and approval", () => {
   it("are read-only: asked only for a path outside the project", () => {
     const root = tempDir("mm-search-")
     for (const name of ["grep", "glob"]) {
-      expect(needsApproval(name, { pattern: "x" }, root)).toBe(false)
-      expect(needsApproval(name, { pattern: "x", path: "src" }, root)).toBe(false)
-      expect(needsApproval(name, { pattern: "x", path: "" }, root)).toBe(false)
-      expect(needsApproval(name, { pattern: "x", path: "/etc" }, root)).toBe(true)
-      expect(needsApproval(name, { pattern: "x", path: ".." }, root)).toBe(true)
+      expect(needsApproval(toolNamed(name).access, { pattern: "x" }, root)).toBe(false)
+      expect(needsApproval(toolNamed(name).access, { pattern: "x", path: "src" }, root)).toBe(false)
+      expect(needsApproval(toolNamed(name).access, { pattern: "x", path: "" }, root)).toBe(false)
+      expect(needsApproval(toolNamed(name).access, { pattern: "x", path: "/etc" }, root)).toBe(true)
+      expect(needsApproval(toolNamed(name).access, { pattern: "x", path: ".." }, root)).toBe(true)
     }
   })
 
   it("are described as searches", () => {
-    expect(describeCall("grep", { pattern: "TODO", path: "src", glob: "*.ts" }, "/p")).toEqual({
+    expect(builtinRegistry.describe("grep", { pattern: "TODO", path: "src", glob: "*.ts" }, "/p")).toEqual({
       title: "TODO in src (*.ts)",
       kind: "search",
       locations: [{ path: "/p/src" }]
     })
-    expect(describeCall("glob", { pattern: "**/*.md" })).toEqual({ title: "**/*.md", kind: "search", locations: [] })
+    expect(builtinRegistry.describe("glob", { pattern: "**/*.md" })).toEqual({
+      title: "**/*.md",
+      kind: "search",
+      locations: []
+    })
   })
 })

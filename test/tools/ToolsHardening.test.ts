@@ -11,9 +11,10 @@ import { needsApproval } from "../../src/tools/ProjectPaths"
 import { runTool } from "../../src/tools/Tools"
 import { toolServices } from "../support/layers"
 import { tempDir } from "../support/processes"
+import { toolNamed } from "../support/tools"
 
 const call = (name: string, args: unknown, cwd: string, maxOutput = 16000) =>
-  runTool(name, JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(toolServices()))
+  runTool(toolNamed(name), JSON.stringify(args), { cwd, maxOutput }).pipe(Effect.provide(toolServices()))
 
 describe("read_file reads regular files only, and no more than it can return", () => {
   it.effect("/dev/zero and /dev/urandom are refused at once", () =>
@@ -89,13 +90,13 @@ describe("read_file outside the project", () => {
     const cwd = tempDir("mm-tools-hard-")
     fs.writeFileSync(path.join(cwd, "in.txt"), "x")
     fs.symlinkSync("/etc/hostname", path.join(cwd, "link"))
-    expect(needsApproval("read_file", { path: "in.txt" }, cwd)).toBe(false)
-    expect(needsApproval("read_file", { path: path.join(cwd, "in.txt") }, cwd)).toBe(false)
-    expect(needsApproval("read_file", { path: "sub/../in.txt" }, cwd)).toBe(false)
-    expect(needsApproval("read_file", { path: "/etc/passwd" }, cwd)).toBe(true)
-    expect(needsApproval("read_file", { path: "../x" }, cwd)).toBe(true)
-    expect(needsApproval("read_file", { path: "link" }, cwd)).toBe(true)
-    expect(needsApproval("read_file", { path: "..x" }, cwd)).toBe(false)
+    expect(needsApproval("read", { path: "in.txt" }, cwd)).toBe(false)
+    expect(needsApproval("read", { path: path.join(cwd, "in.txt") }, cwd)).toBe(false)
+    expect(needsApproval("read", { path: "sub/../in.txt" }, cwd)).toBe(false)
+    expect(needsApproval("read", { path: "/etc/passwd" }, cwd)).toBe(true)
+    expect(needsApproval("read", { path: "../x" }, cwd)).toBe(true)
+    expect(needsApproval("read", { path: "link" }, cwd)).toBe(true)
+    expect(needsApproval("read", { path: "..x" }, cwd)).toBe(false)
   })
 })
 

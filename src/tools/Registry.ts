@@ -1,0 +1,84 @@
+/**
+ * The one list of mm's built-in tools, and the registry the rest of mm reads them from: what the
+ * model is told, the default system prompt's sentence about them, the approval rule, what the
+ * terminal and an editor show of a call (live and replayed), and docs/reference/tools.md's table.
+ * A new tool is a module exporting its record (ToolRecord.ts) and one line in `builtinTools`.
+ */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+
+import type { ToolSpec } from "../model/ModelClient"
+import { bashTool } from "./Bash"
+import { editFileTool } from "./EditFile"
+import { globTool } from "./Glob"
+import { grepTool } from "./Grep"
+import { readFileTool } from "./ReadFile"
+import { type CallDescription, describeCall, type ToolRecord } from "./ToolRecord"
+import { unknownToolRecord } from "./UnknownTool"
+import { writeFileTool } from "./WriteFile"
+
+/** The built-in tools, in the order the model is told of them. */
+export const builtinTools: ReadonlyArray<ToolRecord> = [
+  bashTool,
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  grepTool,
+  globTool
+]
+
+export interface ToolRegistryShape {
+  /** Every tool, in the order the model is told of them. */
+  readonly tools: ReadonlyArray<ToolRecord>
+  /** What the model is told of them, with every request. */
+  readonly specs: ReadonlyArray<ToolSpec>
+  readonly find: (name: string) => ToolRecord | undefined
+  /**
+   * How a call of any name is shown, a stored one too: by its tool's record, or, for a tool not
+   * here (an MCP server's, one the model made up), by the rule for unknown tools.
+   */
+  readonly describe: (name: string, args: Record<string, unknown> | undefined, cwd?: string) => CallDescription
+  /** The default system prompt's sentence naming the tools and what each is for. */
+  readonly sentence: string
+}
+
+/** `a, b and c`. */
+const listed = (items: ReadonlyArray<string>): string =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`
+
+/** "You can run shell commands with `bash`, …; `grep`, … need no approval inside the project." */
+export const toolSentence = (tools: ReadonlyArray<ToolRecord>): string => {
+  const purposes = tools.flatMap((tool) => (tool.purpose === undefined ? [] : [tool.purpose]))
+  const readers = tools.filter((tool) => tool.access === "read").map((tool) => `\`${tool.name}\``)
+  const free = readers.length === 0
+    ? ""
+    : `; ${listed(readers)} ${readers.length === 1 ? "needs" : "need"} no approval inside the project`
+  return purposes.length === 0 ? "" : `You can ${listed(purposes)}${free}.`
+}
+
+export const specOf = (tool: ToolRecord): ToolSpec => ({
+  name: tool.name,
+  description: tool.description,
+  parameters: tool.parameters
+})
+
+/** A registry of these tools. */
+export const registryOf = (tools: ReadonlyArray<ToolRecord>): ToolRegistryShape => {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  return {
+    tools,
+    specs: tools.map(specOf),
+    find: (name) => byName.get(name),
+    describe: (name, args, cwd) => describeCall(byName.get(name) ?? unknownToolRecord(name), args, cwd),
+    sentence: toolSentence(tools)
+  }
+}
+
+/** The tools mm gives the model: the built-in ones, for the agent and for whatever shows its calls. */
+export class ToolRegistry extends Context.Tag("mm/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {}
+
+/** The built-in tools' registry. */
+export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools)
+
+/** ToolRegistry provided as the built-in tools (a test may provide a registry of its own). */
+export const ToolRegistryBuiltin = Layer.succeed(ToolRegistry, builtinRegistry)

@@ -1,0 +1,100 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import { describe, expect, it } from "vitest"
+
+import { TABLE_END, TABLE_START, toolsTable, withToolsTable } from "../../scripts/tools-table"
+import { builtinRegistry, builtinTools, toolSentence } from "../../src/tools/Registry"
+
+const srcFiles = (dir: string): Array<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name)
+    return entry.isDirectory() ? srcFiles(file) : entry.name.endsWith(".ts") ? [file] : []
+  })
+
+describe("the registry of tools", () => {
+  it("is the only list of the built-in tools' names in src/: each name is spelled in its own module alone", () => {
+    const files = srcFiles("src").map((file) => ({ file, text: fs.readFileSync(file, "utf8") }))
+    for (const tool of builtinTools) {
+      const own = files.filter(({ text }) => text.includes(`name: "${tool.name}",`))
+      expect(own.map(({ file }) => file), tool.name).toHaveLength(1)
+      const spelled = files.filter(({ text }) => text.includes(`"${tool.name}"`)).map(({ file }) => file)
+      expect(spelled, tool.name).toEqual([own[0].file])
+    }
+  })
+
+  it("tells the model each tool's parameters as JSON Schema derived from the schema calls are decoded with", () => {
+    expect(Object.fromEntries(builtinRegistry.specs.map((spec) => [spec.name, spec.parameters]))).toEqual({
+      bash: {
+        type: "object",
+        required: ["command"],
+        properties: {
+          command: { type: "string", description: "the command line, run by bash -c" },
+          timeout: { type: "number", description: "seconds before the command is killed (default 120)" }
+        }
+      },
+      read_file: {
+        type: "object",
+        required: ["path"],
+        properties: {
+          path: { type: "string", description: "file path, relative to the project directory or absolute" },
+          offset: { type: "integer", minimum: 1, description: "1-based number of the first line to read (default 1)" },
+          limit: { type: "integer", minimum: 1, description: "how many lines to read at most (default 2000)" }
+        }
+      },
+      write_file: {
+        type: "object",
+        required: ["path", "content"],
+        properties: {
+          path: { type: "string", description: "file path, relative to the project directory or absolute" },
+          content: { type: "string", description: "the complete new content of the file" }
+        }
+      },
+      edit_file: {
+        type: "object",
+        required: ["path", "old", "new"],
+        properties: {
+          path: { type: "string", description: "file path, relative to the project directory or absolute" },
+          old: { type: "string", description: "the exact text to replace; must occur exactly once" },
+          new: { type: "string", description: "the text to put in its place" }
+        }
+      },
+      grep: {
+        type: "object",
+        required: ["pattern"],
+        properties: {
+          pattern: { type: "string", description: "regular expression" },
+          path: { type: "string", description: "folder or file to search (default: the project)" },
+          glob: { type: "string", description: "only files matching this, e.g. *.ts or src/**/*.tsx" },
+          ignore_case: { type: "boolean" }
+        }
+      },
+      glob: {
+        type: "object",
+        required: ["pattern"],
+        properties: {
+          pattern: { type: "string", description: "glob pattern" },
+          path: { type: "string", description: "folder to search (default: the project)" }
+        }
+      }
+    })
+  })
+
+  it("names every tool and what it is for in one sentence of the system prompt", () => {
+    expect(builtinRegistry.sentence).toBe(
+      "You can run shell commands with `bash`, read files with `read_file`, write files with `write_file`, " +
+        "edit files with `edit_file`, find text with `grep` and find files with `glob`; " +
+        "`read_file`, `grep` and `glob` need no approval inside the project."
+    )
+    expect(toolSentence([])).toBe("")
+    expect(toolSentence(builtinTools.slice(0, 1))).toBe("You can run shell commands with `bash`.")
+  })
+
+  it("is what docs/reference/tools.md's table shows (npm run docs writes it)", () => {
+    const page = fs.readFileSync("docs/reference/tools.md", "utf8")
+    expect(page).toContain(TABLE_START)
+    expect(page).toContain(TABLE_END)
+    expect(withToolsTable(page, toolsTable(builtinTools))).toBe(page)
+    expect(withToolsTable("no markers here", "table")).toBeUndefined()
+  })
+})

@@ -82,50 +82,49 @@ export class Compactor extends Context.Tag("mm/Compactor")<Compactor, CompactorS
 
 /** The compactor over the model client. */
 export const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
-  compact: (messages, options) =>
-    Effect.gen(function*() {
-      const split = splitHistory(messages, options.keepTurns)
-      if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {
-        return { _tag: "Nothing" } as const
-      }
-      const hint = options.hint?.trim() ?? ""
-      const request = {
-        tools: [],
-        messages: [
-          { role: "system" as const, content: SUMMARY_SYSTEM },
-          {
-            role: "user" as const,
-            content: `${transcript(split.older)}\n\n---\nSummarise the conversation above.${
-              hint === "" ? "" : ` Focus: ${hint}`
-            }`
-          }
-        ]
-      }
-      const text = yield* model.stream(request).pipe(
-        Stream.runFold("", (acc, event) => (event._tag === "TextDelta" ? acc + event.text : acc)),
-        Effect.mapError(
-          (error) =>
-            new CompactionError({
-              reason: "generation",
-              message: `compaction failed: ${error.message}`,
-              raw: error.raw
-            })
-        )
+  compact: Effect.fn("Compactor.compact")(function*(messages, options) {
+    const split = splitHistory(messages, options.keepTurns)
+    if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {
+      return { _tag: "Nothing" } as const
+    }
+    const hint = options.hint?.trim() ?? ""
+    const request = {
+      tools: [],
+      messages: [
+        { role: "system" as const, content: SUMMARY_SYSTEM },
+        {
+          role: "user" as const,
+          content: `${transcript(split.older)}\n\n---\nSummarise the conversation above.${
+            hint === "" ? "" : ` Focus: ${hint}`
+          }`
+        }
+      ]
+    }
+    const text = yield* model.stream(request).pipe(
+      Stream.runFold("", (acc, event) => (event._tag === "TextDelta" ? acc + event.text : acc)),
+      Effect.mapError(
+        (error) =>
+          new CompactionError({
+            reason: "generation",
+            message: `compaction failed: ${error.message}`,
+            raw: error.raw
+          })
       )
-      if (text.trim() === "") {
-        return yield* new CompactionError({
-          reason: "empty",
-          message: "compaction failed: the model returned an empty summary; the history is unchanged",
-          raw: JSON.stringify(text)
-        })
-      }
-      const summary: Message = { role: "user", content: `${SUMMARY_HEADER}\n\n${text.trim()}`, summary: true }
-      return {
-        _tag: "Compacted",
-        messages: [...split.system, summary, ...split.kept],
-        replaced: split.older.length
-      } as const
-    })
+    )
+    if (text.trim() === "") {
+      return yield* new CompactionError({
+        reason: "empty",
+        message: "compaction failed: the model returned an empty summary; the history is unchanged",
+        raw: JSON.stringify(text)
+      })
+    }
+    const summary: Message = { role: "user", content: `${SUMMARY_HEADER}\n\n${text.trim()}`, summary: true }
+    return {
+      _tag: "Compacted",
+      messages: [...split.system, summary, ...split.kept],
+      replaced: split.older.length
+    } as const
+  })
 }))
 
 export const CompactorLive = Layer.effect(Compactor, makeCompactor)

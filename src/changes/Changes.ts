@@ -9,7 +9,7 @@ import { type ChangeRecord, type Message } from "../domain/Session"
 import { changesSince } from "../domain/Turns"
 import { removeLeftTempsBeside } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
-import { projectTarget } from "../lib/RealPath"
+import { projectTarget, projectTargetOf } from "../lib/RealPath"
 import type { Conversation } from "../sessions/Conversation"
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import {
@@ -95,11 +95,14 @@ const turnDiffs = (deps: Deps): ChangesShape["turnDiffs"] =>
 
 const projectOf = (cwd: string, file: string) => Effect.try({ try: () => projectTarget(cwd, file), catch: (c) => c })
 
-/** Removes the temporary files an undo killed midway left beside these files' real targets. */
+/**
+ * Removes the temporary files an undo killed midway left beside these files' real targets
+ * (only those inside the project: a path that cannot be resolved is left alone).
+ */
 const removeLeftovers = (cwd: string, nets: ReadonlyArray<NetChange>): void =>
   removeLeftTempsBeside(nets.flatMap((net) => {
-    const where = Effect.runSync(Effect.either(projectOf(cwd, path.resolve(cwd, net.path))))
-    return where._tag === "Right" && where.right._tag === "Inside" ? [where.right.real] : []
+    const where = projectTargetOf(cwd, path.resolve(cwd, net.path))
+    return where._tag === "Inside" ? [where.real] : []
   }))
 
 const planFile = (deps: Deps, conversation: Conversation, net: NetChange) =>
@@ -164,7 +167,7 @@ const planOf = (
 ) =>
   Effect.gen(function*() {
     const nets = netChanges(entries)
-    removeLeftovers(conversation.cwd, nets)
+    yield* Effect.sync(() => removeLeftovers(conversation.cwd, nets))
     const files = yield* Effect.forEach(nets, (net) => planFile(deps, conversation, net))
     return { label, ofTurns, files } satisfies UndoPlan
   })

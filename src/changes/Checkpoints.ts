@@ -117,57 +117,49 @@ export class Checkpoints extends Context.Tag("mm/Checkpoints")<Checkpoints, Chec
 
 export const makeCheckpoints = (): CheckpointsShape => {
   const inMemory = new Map<string, Buffer>()
-  const put: CheckpointsShape["put"] = (cwd, bytes, persist) =>
-    Effect.sync(() => {
-      const hash = hashOf(bytes)
-      if (!persist) {
-        inMemory.set(hash, Buffer.from(bytes))
-        return { hash, warning: undefined }
+  const put: CheckpointsShape["put"] = Effect.fn("Checkpoints.put")(function*(cwd, bytes, persist) {
+    const hash = hashOf(bytes)
+    if (!persist) {
+      inMemory.set(hash, Buffer.from(bytes))
+      return { hash, warning: undefined }
+    }
+    try {
+      putBlob(checkpointsDirOf(cwd), bytes, hash)
+      return { hash, warning: undefined }
+    } catch (cause) {
+      inMemory.set(hash, Buffer.from(bytes))
+      return {
+        hash,
+        warning: `checkpoints: cannot write ${checkpointsDirOf(cwd)} (${errorText(cause)}); /undo works until mm exits`
       }
-      try {
-        putBlob(checkpointsDirOf(cwd), bytes, hash)
-        return { hash, warning: undefined }
-      } catch (cause) {
-        inMemory.set(hash, Buffer.from(bytes))
-        return {
-          hash,
-          warning: `checkpoints: cannot write ${checkpointsDirOf(cwd)} (${
-            errorText(cause)
-          }); /undo works until mm exits`
-        }
-      }
-    })
-  const get: CheckpointsShape["get"] = (cwd, hash) =>
-    Effect.suspend(() => {
-      const held = inMemory.get(hash)
-      if (held !== undefined) return Effect.succeed(held)
-      const file = path.join(checkpointsDirOf(cwd), hash)
-      let bytes: Buffer
-      try {
-        bytes = fs.readFileSync(file)
-      } catch (cause) {
-        const missing = (cause as { code?: unknown }).code === "ENOENT"
-        return Effect.fail(
-          new CheckpointError({
-            reason: missing ? "missing" : "io",
-            message: missing
-              ? `checkpoint ${hash.slice(0, 12)} is missing from ${checkpointsDirOf(cwd)}`
-              : `cannot read checkpoint ${hash.slice(0, 12)}: ${errorText(cause)}`,
-            raw: String(cause)
-          })
-        )
-      }
-      if (hashOf(bytes) !== hash) {
-        return Effect.fail(
-          new CheckpointError({
-            reason: "damaged",
-            message: `checkpoint ${hash.slice(0, 12)} is damaged (its content does not match its name)`,
-            raw: file
-          })
-        )
-      }
-      return Effect.succeed(bytes)
-    })
+    }
+  })
+  const get: CheckpointsShape["get"] = Effect.fn("Checkpoints.get")(function*(cwd, hash) {
+    const held = inMemory.get(hash)
+    if (held !== undefined) return held
+    const file = path.join(checkpointsDirOf(cwd), hash)
+    let bytes: Buffer
+    try {
+      bytes = fs.readFileSync(file)
+    } catch (cause) {
+      const missing = (cause as { code?: unknown }).code === "ENOENT"
+      return yield* new CheckpointError({
+        reason: missing ? "missing" : "io",
+        message: missing
+          ? `checkpoint ${hash.slice(0, 12)} is missing from ${checkpointsDirOf(cwd)}`
+          : `cannot read checkpoint ${hash.slice(0, 12)}: ${errorText(cause)}`,
+        raw: String(cause)
+      })
+    }
+    if (hashOf(bytes) !== hash) {
+      return yield* new CheckpointError({
+        reason: "damaged",
+        message: `checkpoint ${hash.slice(0, 12)} is damaged (its content does not match its name)`,
+        raw: file
+      })
+    }
+    return bytes
+  })
   return { put, get }
 }
 

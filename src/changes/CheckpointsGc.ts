@@ -27,42 +27,41 @@ export interface ProjectGcReport extends GcReport {
  * of its sessions directory names. Refused when a session file cannot be read (it may name
  * some), or when sessions are off. `only`: just these blobs are candidates (`mm sessions rm`).
  */
-export const checkpointsGc = (cwd: string, only?: ReadonlySet<string>) =>
-  Effect.gen(function*() {
-    const keeper = yield* Keeper
-    const store = yield* SessionStore
-    const dir = keeper.dirFor(cwd)
-    const refuse = (message: string) => new CheckpointError({ reason: "refused", message, raw: message })
-    if (dir === undefined) {
+export const checkpointsGc = Effect.fn("Checkpoints.gc")(function*(cwd: string, only?: ReadonlySet<string>) {
+  const keeper = yield* Keeper
+  const store = yield* SessionStore
+  const dir = keeper.dirFor(cwd)
+  const refuse = (message: string) => new CheckpointError({ reason: "refused", message, raw: message })
+  if (dir === undefined) {
+    return yield* refuse(
+      "sessions are off (sessions.enabled: false): mm cannot tell which checkpoints are in use; nothing removed"
+    )
+  }
+  const listing = yield* store.list(dir).pipe(Effect.mapError((error) => refuse(`${error.message}; nothing removed`)))
+  const referenced = new Set<string>()
+  for (const entry of listing) {
+    if (entry._tag === "Unreadable") {
       return yield* refuse(
-        "sessions are off (sessions.enabled: false): mm cannot tell which checkpoints are in use; nothing removed"
+        `session ${entry.id} is unreadable (${entry.reason}), and may use some checkpoints; nothing removed`
       )
     }
-    const listing = yield* store.list(dir).pipe(Effect.mapError((error) => refuse(`${error.message}; nothing removed`)))
-    const referenced = new Set<string>()
-    for (const entry of listing) {
-      if (entry._tag === "Unreadable") {
-        return yield* refuse(
-          `session ${entry.id} is unreadable (${entry.reason}), and may use some checkpoints; nothing removed`
-        )
-      }
-      const session = yield* store.load(dir, entry.summary.id).pipe(
-        Effect.mapError((error) => refuse(`${error.message}; nothing removed`))
-      )
-      for (const name of blobsOf(session)) referenced.add(name)
-    }
-    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    const report = yield* Effect.try({
-      try: () => collectGarbage(checkpointsDirOf(cwd), referenced, now, { only }),
-      catch: (cause) =>
-        new CheckpointError({
-          reason: "io",
-          message: `cannot clean ${checkpointsDirOf(cwd)}: ${messageOf(cause)}`,
-          raw: String(cause)
-        })
-    })
-    return { ...report, sessions: listing.length } satisfies ProjectGcReport
+    const session = yield* store.load(dir, entry.summary.id).pipe(
+      Effect.mapError((error) => refuse(`${error.message}; nothing removed`))
+    )
+    for (const name of blobsOf(session)) referenced.add(name)
+  }
+  const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+  const report = yield* Effect.try({
+    try: () => collectGarbage(checkpointsDirOf(cwd), referenced, now, { only }),
+    catch: (cause) =>
+      new CheckpointError({
+        reason: "io",
+        message: `cannot clean ${checkpointsDirOf(cwd)}: ${messageOf(cause)}`,
+        raw: String(cause)
+      })
   })
+  return { ...report, sessions: listing.length } satisfies ProjectGcReport
+})
 
 export const gcLine = (report: ProjectGcReport): string =>
   `removed ${report.removed} checkpoint(s) no session uses (${report.freedBytes} bytes) from ${report.dir}; ` +

@@ -82,27 +82,24 @@ export const makeMcpServers = (options: {
     }
     return McpServers.of({
       configured,
-      attach: (conversation, group) =>
-        Effect.sync(() => {
-          attachedGroups.set(conversation, group)
-          live.add(group)
-        }),
+      attach: Effect.fn("McpServers.attach")(function*(conversation, group) {
+        attachedGroups.set(conversation, group)
+        live.add(group)
+      }),
       attached: (conversation) => attachedGroups.get(conversation),
-      detach: (conversation) =>
-        Effect.suspend(() => {
-          const group = attachedGroups.get(conversation)
-          if (group === undefined) return Effect.void
-          attachedGroups.delete(conversation)
-          live.delete(group)
-          return Effect.promise(() => group.close())
-        }),
-      forTurn: (conversation) =>
-        Effect.gen(function*() {
-          const groups = groupsOf(conversation)
-          if (groups.length === 0) return noMcpTools
-          yield* Effect.promise(() => Promise.all(groups.map((g) => g.ready)))
-          return turnTools(groups, secrets)
-        })
+      detach: Effect.fn("McpServers.detach")(function*(conversation) {
+        const group = attachedGroups.get(conversation)
+        if (group === undefined) return
+        attachedGroups.delete(conversation)
+        live.delete(group)
+        yield* Effect.promise(() => group.close())
+      }),
+      forTurn: Effect.fn("McpServers.forTurn")(function*(conversation) {
+        const groups = groupsOf(conversation)
+        if (groups.length === 0) return noMcpTools
+        yield* Effect.promise(() => Promise.all(groups.map((g) => g.ready)))
+        return turnTools(groups, secrets)
+      })
     })
   })
 

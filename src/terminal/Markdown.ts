@@ -246,9 +246,11 @@ export interface Answers {
   readonly settled: () => boolean
   /**
    * A question was sent: the engine is loaded shortly after, while the model reads it, rather
-   * than when the first words arrive (a no-op when it is loaded, or not wanted).
+   * than when the first words arrive (nothing to do when it is loaded, or not wanted). The
+   * load runs in a fiber forked from the one that asks, so it never outlives it: mm's end
+   * interrupts a load not begun yet.
    */
-  readonly preload: () => void
+  readonly preload: Effect.Effect<void>
   /** A piece of an answer: rendered when the engine is loaded, printed as it came otherwise. */
   readonly write: (text: string) => void
   /** What the answer holds back is drawn: before anything else is printed, and when the turn ends. */
@@ -296,11 +298,12 @@ export const makeAnswers = (
   return {
     engine,
     settled: () => !rendering || loaded !== undefined,
-    preload: () => {
-      if (!rendering || loaded !== undefined) return
-      // not at once: the request goes out first
-      setTimeout(() => void Effect.runPromise(engine), PRELOAD_AFTER_MS).unref()
-    },
+    preload: Effect.suspend(() =>
+      !rendering || loaded !== undefined
+        ? Effect.void
+        // not at once: the request goes out first
+        : Effect.asVoid(Effect.fork(Effect.zipRight(Effect.sleep(PRELOAD_AFTER_MS), engine)))
+    ),
     write: (text) => {
       if (loaded === undefined) return print.write(text)
       answer ??= makeAnswerRenderer(

@@ -345,7 +345,7 @@ const ask = (terminal: Conversing, question: string, images: ReadonlyArray<Image
       progress.stop()
       answers.flush()
     })
-    answers.preload()
+    yield* answers.preload
     const stream = agent.turn(conversation, question, images).pipe(
       Stream.runForEach(view.render),
       Effect.onInterrupt(() => Effect.sync(view.cancelled)),

@@ -244,6 +244,41 @@ describe("recording limits", () => {
       expect(listed[0].files[0].problem).toMatch(/is missing/)
       expect(fs.readFileSync(file, "utf8")).toBe("two\n")
     }).pipe(Effect.provide(layer())))
+
+  it.effect("planning an undo removes what a killed undo left beside a file; a path in a loop is said", () =>
+    Effect.gen(function*() {
+      const project = freshDir()
+      fs.mkdirSync(project, { recursive: true })
+      const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(project, { createFile: "now" }))
+      const changes = yield* Changes
+      for (const name of ["a.txt", "b.txt"]) {
+        const file = path.join(project, name)
+        fs.writeFileSync(file, "one\n")
+        yield* changes.recorder(conversation, { turn: 1, question: "q", toolCallId: name }, () => Effect.void)({
+          file,
+          content: "two\n"
+        })
+        fs.writeFileSync(file, "two\n")
+      }
+      // a temporary file two hours old, of each: what a write killed midway left
+      const hoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      const leftover = (name: string) => {
+        const temp = path.join(project, `.${name}.1.0123abcd.tmp`)
+        fs.writeFileSync(temp, "half")
+        fs.utimesSync(temp, hoursAgo, hoursAgo)
+        return temp
+      }
+      const leftA = leftover("a.txt")
+      const leftB = leftover("b.txt")
+      // b.txt is now a link that leads to itself: where it leads cannot be resolved
+      fs.rmSync(path.join(project, "b.txt"))
+      fs.symlinkSync("b.txt", path.join(project, "b.txt"))
+      const plan = yield* changes.plan(conversation, 1)
+      expect(plan?.files.map((f) => [f.path, f.state])).toEqual([["a.txt", "ready"], ["b.txt", "unavailable"]])
+      expect(plan?.files[1].reason).toMatch(/^cannot resolve it: too many symbolic links/)
+      expect(fs.existsSync(leftA)).toBe(false)
+      expect(fs.existsSync(leftB)).toBe(true)
+    }).pipe(Effect.provide(layer())))
 })
 
 describe("changes in mm sessions show", () => {

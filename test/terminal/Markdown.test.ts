@@ -1,7 +1,11 @@
 import { PassThrough } from "node:stream"
 
 import { beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 import stringWidth from "string-width"
 
 import {
@@ -198,4 +202,44 @@ describe("where answers go", () => {
     noColour.write("`kept`")
     expect(printed).toBe("**raw** | a |\n`kept`")
   })
+
+  /** Answers for a terminal, and the fiber a question's preload forked, its asker still running. */
+  const preloaded = Effect.gen(function*() {
+    const answers = makeAnswers(
+      makePrinter(new PassThrough()),
+      { TERM: "xterm-256color" },
+      Object.assign(new PassThrough(), { isTTY: true, columns: 80 }) as unknown as NodeJS.WriteStream
+    )
+    const asked = yield* Deferred.make<void>()
+    const asker = yield* Effect.fork(
+      Effect.zipRight(answers.preload, Deferred.succeed(asked, undefined)).pipe(
+        Effect.zipRight(Effect.never)
+      )
+    )
+    yield* Deferred.await(asked)
+    const [load] = yield* Fiber.children(asker)
+    return { answers, asker, load }
+  })
+
+  it.effect("a question sent on a terminal loads the engine in the background, a moment later", () =>
+    Effect.gen(function*() {
+      const { answers, asker, load } = yield* preloaded
+      // not at once: the request goes out first
+      expect(yield* TestClock.sleeps()).toHaveLength(1)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(load)
+      expect(answers.settled()).toBe(true)
+      // loaded: a second question has nothing to load
+      const before = (yield* Fiber.children(asker)).length
+      yield* answers.preload
+      expect((yield* Fiber.children(asker)).length).toBe(before)
+      yield* Fiber.interrupt(asker)
+    }))
+
+  it.effect("the background load ends with the fiber that asked: once mm ends, it never starts", () =>
+    Effect.gen(function*() {
+      const { asker, load } = yield* preloaded
+      yield* Fiber.interrupt(asker)
+      expect(Exit.isInterrupted(yield* Fiber.await(load))).toBe(true)
+    }))
 })

@@ -68,47 +68,6 @@ const httpWhenUsed = {
   }
 }
 
-// Effect's Utils module formats a stack trace as it loads, to learn whether function names
-// survive bundling (here they do: the name it looks for is a property key, which no minifier
-// renames). The first stack trace formatted in a script makes V8 index the lines of its whole
-// source, about 2.3 ms of every start for mm-core.cjs: the answer is written in instead, and the
-// build fails if Effect changes that line.
-const effectUtilsAnswered = {
-  name: "effect-utils-answered",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]Utils\.js$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8")
-      const probe =
-        `standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true`
-      if (!source.includes(probe)) throw new Error(`${args.path} no longer holds the probe scripts/build.mjs answers`)
-      return { contents: source.replace(probe, "true"), loader: "js" }
-    })
-  }
-}
-
-// Effect's clock reads `performance.now()` once as it loads, to fix its origin; Node's
-// `performance` global is a getter that loads perf_hooks and a dozen modules behind it (about
-// 1 ms of every start). Where process.hrtime exists Effect's origin is Date.now() in nanoseconds
-// less hrtime, which is what the clock is given here; the build fails if Effect changes that code.
-const effectClockOnHrtime = {
-  name: "effect-clock-on-hrtime",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]clock\.js$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8")
-      const start = source.indexOf("const performanceNowNanos = ")
-      const endMark = "return () => origin + processHrtime.bigint();\n}();\n"
-      const end = source.indexOf(endMark)
-      if (start === -1 || end === -1 || !source.slice(start, end).includes("performanceNowNanos() - ")) {
-        throw new Error(`${args.path} no longer holds the clock origin scripts/build.mjs replaces`)
-      }
-      const clock = "const processOrPerformanceNow = (() => {\n" +
-        "  const origin = BigInt(Date.now()) * BigInt(1000000) - process.hrtime.bigint();\n" +
-        "  return () => origin + process.hrtime.bigint();\n})();\n"
-      return { contents: source.slice(0, start) + clock + source.slice(end + endMark.length), loader: "js" }
-    })
-  }
-}
-
 // esbuild gives every module that does `import * as fs from "node:fs"` a copy of the builtin's
 // exports of its own (a getter made per export and per importer): 33 copies of node:fs's 104
 // exports, 46 of node:path's and more were some 9 ms of every start. Each builtin is reached
@@ -150,8 +109,6 @@ await build({
     bashApart,
     searchApart,
     httpWhenUsed,
-    effectUtilsAnswered,
-    effectClockOnHrtime,
     builtinsShared
   ],
   supported: { "dynamic-import": false }

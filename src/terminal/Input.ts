@@ -39,12 +39,6 @@ export interface TerminalInput {
     readonly commandMenu?: string
   }) => void
   readonly close: () => void
-  /**
-   * Makes the input now if it waits for its first use (see TerminalIO): from then on keys reach
-   * the line editor rather than the terminal's own line buffer, where Enter would become a
-   * line feed, which the editor reads as a new line in the question, not as sending it.
-   */
-  readonly open?: () => void
   /** On a terminal: the next prompt starts with `text` typed (an interrupted question, given back). */
   readonly offer?: (text: string) => void
 }

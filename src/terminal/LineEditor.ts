@@ -277,24 +277,17 @@ const question = (d: Driver, prompt: string, draft?: string): Promise<string | u
   })
 }
 
-/** How soon after the editor is made its first read can only hold what was typed before it. */
-const TYPED_BEFORE_MS = 500
-
 /**
- * The editor's keypress listener, listening. Keys typed before raw mode was set come in the
- * first read, at once, their Enter a line feed (the terminal's line discipline turned \r into
- * \n, which the editor takes for a new line in the question): there it sends the line, as the
- * Enter it was. A Ctrl-J typed later is not taken for it.
+ * The editor's keypress listener, listening. The first read after raw mode is set holds what
+ * was typed before it, if anything was: the terminal's line discipline had turned each Enter
+ * in it into a line feed (a later read holding one only waits for a key, which comes alone).
+ * A line feed of that first read sends the line, as the Enter it was; after it, a line feed
+ * is Ctrl-J, a new line in the question. Inside a bracketed paste both are text anyway.
  */
 const listenForKeys = (d: Driver, stdin: NodeJS.ReadStream) => {
   let firstRead = true
-  const madeAt = Date.now()
   const keypress = (typed: string | undefined, key: Key | undefined) =>
-    onKey(
-      d,
-      typed,
-      firstRead && key?.name === "enter" && Date.now() - madeAt < TYPED_BEFORE_MS ? { ...key, name: "return" } : key
-    )
+    onKey(d, typed, firstRead && key?.name === "enter" ? { ...key, name: "return" } : key)
   stdin.on("keypress", keypress)
   // after the keypress events of the first read (their listener came with the "keypress" one)
   stdin.once("data", () => (firstRead = false))

@@ -73,7 +73,7 @@ export const runTerminal = <E, R>(
     const loaded = yield* AppConfig
     const keeper = yield* Keeper
     const model = yield* ModelClient
-    const { info, input, style } = yield* TerminalIO
+    const { info, style } = yield* TerminalIO
 
     // the banner waits a moment for what the server says of itself, not longer, and not at all
     // when a run of the last minutes kept it (the server is asked all the same, after)
@@ -108,8 +108,6 @@ export const runTerminal = <E, R>(
         serverState: serverState(server)
       })
     )
-    // the keyboard is read from here on (typing ahead reaches the line editor, see Input.open)
-    input.open?.()
     info.line(sandboxLine(yield* (yield* Sandbox).state))
     if (server.notOpenAi !== undefined) info.line(style.yellow(sanitize(server.notOpenAi)))
     const noKey = missingKeyWarning(loaded.config.model.apiKeyEnv, process.env)

@@ -148,27 +148,6 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
   }
 >() {}
 
-/**
- * An input made after the banner (`open`, or its first use): reading stdin (Node's stream for
- * it, the line editor's raw mode) costs some 3 ms that the banner need not wait for. Keys typed
- * meanwhile wait in the terminal or the pipe, as they would have.
- */
-const madeAtFirstUse = (interactive: boolean, make: () => TerminalInput): TerminalInput => {
-  let made: TerminalInput | undefined
-  const input = () => (made ??= make())
-  return {
-    interactive,
-    question: (prompt, draft) => input().question(prompt, draft),
-    choose: (title, items, at) => input().choose(title, items, at),
-    key: (prompt, keys, options) => input().key(prompt, keys, options),
-    watchCancel: (onCancel) => input().watchCancel(onCancel),
-    configure: (options) => input().configure(options),
-    close: () => made?.close(),
-    open: () => void input(),
-    offer: (text) => input().offer?.(text)
-  }
-}
-
 /** The keyboard and the screen, released (the input closed) with the scope. */
 export const makeTerminalIO = Effect.acquireRelease(
   Effect.map(Effect.all([Secrets, AppConfig]), ([{ redact }, { config }]) => {
@@ -187,16 +166,16 @@ export const makeTerminalIO = Effect.acquireRelease(
     // the live block (status line, an answer's rows not complete yet) is drawn again at the new width
     process.stdout.on("resize", print.resized)
     return {
-      input: madeAtFirstUse(onTty, () =>
-        onTty && !escapes
-          ? makePipedInput(process.stdin, process.stdout, { interactive: true })
-          : onTty
-          ? makeLineEditor(process.stdin, process.stdout, {
-            sentStyle: style.bold,
-            rewraps,
-            typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
-          })
-          : makePipedInput(process.stdin, process.stderr)),
+      // made before the banner: keys typed from here on reach the line editor in raw mode
+      input: onTty && !escapes
+        ? makePipedInput(process.stdin, process.stdout, { interactive: true })
+        : onTty
+        ? makeLineEditor(process.stdin, process.stdout, {
+          sentStyle: style.bold,
+          rewraps,
+          typeAhead: (lines) => print.queued(lines.map((line) => style.dim(`queued › ${line}`)))
+        })
+        : makePipedInput(process.stdin, process.stderr),
       print,
       // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
       info: onTty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),

@@ -21,28 +21,23 @@ import type { Scope } from "./ApprovalScope"
 
 export const PERMISSIONS_FILE = path.join(".mm", "permissions.json")
 
-/** The file's decoder, made at the first read: building its schema was about 1 ms of every start. */
-const makeDecoder = () => {
-  const Absolute = Schema.String.pipe(
-    Schema.filter((p) => path.isAbsolute(p), { message: () => "a path that is not absolute" })
-  )
-  const Word = Schema.String.pipe(Schema.filter((w) => !w.includes("\0")))
+const Absolute = Schema.String.pipe(
+  Schema.filter((p) => path.isAbsolute(p), { message: () => "a path that is not absolute" })
+)
+const Word = Schema.String.pipe(Schema.filter((w) => !w.includes("\0")))
 
-  const ScopeSchema = Schema.Union(
-    Schema.TaggedStruct("CommandPrefix", { words: Schema.NonEmptyArray(Word) }),
-    Schema.TaggedStruct("ExactCommand", { command: Schema.NonEmptyTrimmedString }),
-    Schema.TaggedStruct("File", { path: Absolute }),
-    Schema.TaggedStruct("Project", { dir: Absolute }),
-    Schema.TaggedStruct("Tool", { name: Schema.NonEmptyString })
-  )
+const ScopeSchema = Schema.Union(
+  Schema.TaggedStruct("CommandPrefix", { words: Schema.NonEmptyArray(Word) }),
+  Schema.TaggedStruct("ExactCommand", { command: Schema.NonEmptyTrimmedString }),
+  Schema.TaggedStruct("File", { path: Absolute }),
+  Schema.TaggedStruct("Project", { dir: Absolute }),
+  Schema.TaggedStruct("Tool", { name: Schema.NonEmptyString })
+)
 
-  const FileSchema = Schema.Struct({ version: Schema.Literal(1), approvals: Schema.Array(ScopeSchema) })
+const FileSchema = Schema.Struct({ version: Schema.Literal(1), approvals: Schema.Array(ScopeSchema) })
 
-  return Schema.decodeUnknownEither(Schema.parseJson(FileSchema), { onExcessProperty: "error" })
-}
-
-let decoder: ReturnType<typeof makeDecoder> | undefined
-const decodeFile = (text: string) => (decoder ??= makeDecoder())(text)
+/** The file's decoder: exactly this shape, nothing more. */
+const decodeFile = Schema.decodeUnknownEither(Schema.parseJson(FileSchema), { onExcessProperty: "error" })
 
 export interface RememberedState {
   /** What applies: empty when the file is refused. */

@@ -21,9 +21,13 @@ delete process.env.MM_NO_SERVER_CACHE
 
 const shared = path.join(os.tmpdir(), `mm-test-code-cache-${process.getuid?.() ?? "user"}`)
 
+/** The cache homes made and not yet removed. */
+const homes = new Set<string>()
+
 /** A cache home of its own, its `mm/` holding links to the shared code caches. */
 const makeCacheHome = (): string => {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "mm-test-cache-"))
+  homes.add(home)
   const dir = path.join(home, "mm")
   fs.mkdirSync(dir, { mode: 0o700 })
   let names: Array<string> = []
@@ -61,6 +65,7 @@ const dropCacheHome = (home: string): void => {
     // a code cache not shared only costs the next test's mm its start-up time
   }
   fs.rmSync(home, { recursive: true, force: true })
+  homes.delete(home)
 }
 
 const fileHome = makeCacheHome()
@@ -78,4 +83,7 @@ afterEach(() => {
   testHome = undefined
 })
 
-afterAll(() => dropCacheHome(fileHome))
+// the file's, and a test's whose afterEach did not get this far (another hook of it failed)
+afterAll(() => {
+  for (const home of [...homes]) dropCacheHome(home)
+})

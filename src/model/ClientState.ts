@@ -30,6 +30,8 @@ export interface Listing {
   readonly loading?: boolean
   /** It answered something that is not JSON: the line saying so. */
   readonly notOpenAi?: string
+  /** What answered said nothing of the models (a refused key, a proxy's 502…): nothing to keep. */
+  readonly failed?: boolean
 }
 
 /** Why the tools go as text to this server: its template cannot take them, or it refused the parameter. */
@@ -43,7 +45,13 @@ export interface Learned {
   readonly listing: Deferred.Deferred<Listing>
   readonly checked: Ref.Ref<ServerCheck | undefined>
   readonly served: Ref.Ref<ServedContext | undefined>
-  /** The first probe of the window is over (or gave up): the banner waits for it a moment. */
+  /**
+   * This run's first probe has its answer about the window, or has none (it failed, or the
+   * server is loading its model): the banner without a cache, and the first answer's end, wait
+   * for it a moment.
+   */
+  readonly heard: Deferred.Deferred<void>
+  /** This run's first probe is over, what it learnt kept: the end of a run waits for it a moment. */
   readonly probed: Deferred.Deferred<void>
   /** The line about a too small context window, and whether it was handed out yet. */
   readonly warning: Ref.Ref<string | undefined>
@@ -55,6 +63,8 @@ export interface Learned {
   readonly hinted: Ref.Ref<boolean>
   /** The server was lost (unreachable, or loading): once it answers again, its window is asked again. */
   readonly lost: Ref.Ref<boolean>
+  /** How many probes got no answer: after a few, a server that answers requests is not asked again. */
+  readonly failedProbes: Ref.Ref<number>
   /** A probe is running: another is not started. */
   readonly probing: Ref.Ref<boolean>
   /** The server was asked about itself (or is being asked) in this run: not again unless it was lost. */
@@ -63,7 +73,7 @@ export interface Learned {
   readonly reached: Ref.Ref<boolean>
   /** The model list of the last listing, kept in the cache with the window. */
   readonly list: Ref.Ref<ModelList | undefined>
-  /** What the cache said at start-up; undefined when it had nothing fresh. */
+  /** What the cache said at start-up (a first guess, asked again); undefined when it had nothing fresh. */
   readonly memo: ServerMemo | undefined
 }
 
@@ -73,6 +83,7 @@ export const makeLearned = (memo: ServerMemo | undefined): Effect.Effect<Learned
     listing: Deferred.make<Listing>(),
     checked: Ref.make<ServerCheck | undefined>(undefined),
     served: Ref.make<ServedContext | undefined>(undefined),
+    heard: Deferred.make<void>(),
     probed: Deferred.make<void>(),
     warning: Ref.make<string | undefined>(undefined),
     warned: Ref.make(false),
@@ -80,6 +91,7 @@ export const makeLearned = (memo: ServerMemo | undefined): Effect.Effect<Learned
     textTools: Ref.make<TextToolsWhy | undefined>(undefined),
     hinted: Ref.make(false),
     lost: Ref.make(false),
+    failedProbes: Ref.make(0),
     probing: Ref.make(false),
     asked: Ref.make(false),
     reached: Ref.make(false),

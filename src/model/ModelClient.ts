@@ -71,8 +71,15 @@ export interface ModelClientShape {
    */
   readonly contextWindow: Effect.Effect<number>
   /**
+   * The window once this run has heard the server itself on it (asking it now if nothing has
+   * yet), whatever the cache said: what replaces the banner's first guess. The window in force
+   * when the server gave no answer.
+   */
+  readonly freshWindow: Effect.Effect<number>
+  /**
    * The window as the banner shows it: `contextWindow` once the server's first answer about it
-   * has come (waited for a moment at most); undefined while the server is still loading.
+   * has come (waited for a moment at most), or at once when the cache had one; undefined while
+   * the server is still loading.
    */
   readonly settledWindow: Effect.Effect<number | undefined>
   /**
@@ -86,9 +93,8 @@ export interface ModelClientShape {
   readonly takeWarning: Effect.Effect<string | undefined>
   /**
    * Starts asking the server about itself in the background, once, and returns at once: its
-   * models and window, or, when they are known from the cache, its models alone (to notice a
-   * change). Without it, the server is asked when the banner needs it or once the first request
-   * has gone out.
+   * models and window, even when the cache knew them (what it kept is only a first guess).
+   * Without it, the server is asked when the banner needs it or once the first request has gone out.
    */
   readonly askServer: Effect.Effect<void>
   readonly url: string

@@ -47,6 +47,8 @@ import {
   askServer,
   check,
   checkOfListing,
+  freshWindow,
+  heard,
   learnOverflow,
   models,
   PROBE_TIMEOUT_MS,
@@ -164,7 +166,7 @@ const open = (
     const response = yield* send(c, chatRequest(c, request, withUsage, auth, asText))
     // the request went out first: what the server says about itself is asked now, beside the answer
     yield* Ref.set(c.learned.reached, true)
-    yield* askServer(c, false)
+    yield* askServer(c)
     const type = headerOf(response, "content-type") ?? ""
     if (response.status < 300 && !/html/i.test(type)) {
       yield* answeredAgain(c)
@@ -243,7 +245,7 @@ const explainMissingModel = (c: Client, error: GenerationError): Effect.Effect<G
   !maybeMissingModel(error)
     ? Effect.succeed(error)
     // the list may still be on its way (or, known from the cache, not asked yet)
-    : Effect.zipRight(askServer(c, true), Deferred.await(c.learned.listing)).pipe(
+    : Effect.zipRight(askServer(c), Deferred.await(c.learned.listing)).pipe(
       Effect.timeout(PROBE_TIMEOUT_MS),
       Effect.orElseSucceed(() => undefined),
       Effect.zipRight(Ref.get(c.learned.checked)),
@@ -269,6 +271,13 @@ const usageBeyond = (c: Client) => (event: ModelEvent): Effect.Effect<void> =>
           ? Effect.zipRight(Ref.set(c.learned.lost, true), answeredAgain(c))
           : Effect.void
     )
+
+/**
+ * The answer's end waits a moment for this run's own word on the window (asked beside the
+ * request), so that its usage is told against what the server serves now, not a cached guess.
+ */
+const afterHeard = (c: Client) => (event: ModelEvent): Effect.Effect<ModelEvent> =>
+  event._tag === "Completed" ? Effect.as(heard(c), event) : Effect.succeed(event)
 
 /** What leaves the client holds no known secret: its failures and its notices are redacted. */
 const redactedStream = (
@@ -319,12 +328,17 @@ export const make = Effect.gen(function*() {
   const stream = opening(c)
   const checked = check(c)
   return ModelClient.of({
-    stream: (request) => redactedStream(secrets, Stream.unwrap(stream(request)).pipe(Stream.tap(usageBeyond(c)))),
+    stream: (request) =>
+      redactedStream(
+        secrets,
+        Stream.unwrap(stream(request)).pipe(Stream.mapEffect(afterHeard(c)), Stream.tap(usageBeyond(c)))
+      ),
     probe: Effect.map(checked, (found) => found.answering || found.reached === true),
     models: models(c),
     check: checked,
     known: memo === undefined ? undefined : checkOfListing(c, { answered: true, list: memo.list }),
     contextWindow: windowNow(c),
+    freshWindow: freshWindow(c, windowNow(c)),
     settledWindow: Effect.zipRight(
       settled(c),
       Effect.flatMap(
@@ -335,7 +349,7 @@ export const make = Effect.gen(function*() {
     vision: Effect.map(Ref.get(c.learned.served), (served) => served?.vision),
     toolsAsText: Effect.map(Ref.get(c.learned.textTools), (why) => why !== undefined),
     takeWarning: takeWarning(c),
-    askServer: askServer(c, true),
+    askServer: askServer(c),
     url: baseUrl,
     model: c.model
   })

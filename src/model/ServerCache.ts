@@ -1,7 +1,8 @@
 /**
  * What a model server said about itself, kept for a few minutes between runs, so that a start
  * of mm asks it nothing before its first request: the model list it gave and the context
- * window it serves (with its kind and what its template can take). One file per server URL and
+ * window it serves (with its kind and what its template can take). A first guess only: every
+ * run asks the server again (`ServerWatch.ts`), and only its answers are kept. One file per server URL and
  * model under the user's cache directory (`~/.cache/mm/server-<hash>.json`), 0600 in a 0700
  * directory, written atomically; the URL itself is not written (it may hold a key), and its name
  * is a hash of the URL without the parts that may hold one.

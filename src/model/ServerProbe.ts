@@ -8,6 +8,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 
 import { isRecord } from "../lib/Guards"
 
@@ -271,18 +272,36 @@ export const contextWarning = (
 /** How long each question to the server may take; the probe runs in the background. */
 export const CONTEXT_PROBE_TIMEOUT_MS = 5000
 
+/**
+ * A status that is no answer about what was asked: the key refused (401, 403), a proxy that
+ * failed (407, 502, 504), a server loading its model or overloaded (503, 429), a timeout (408).
+ * A 404 or a 400 is an answer: the server has no such endpoint.
+ */
+export const failedStatus = (status: number): boolean =>
+  status === 401 || status === 403 || status === 407 || status === 408 || status === 429 || status >= 500
+
 /** A question to the server: its JSON answer, or undefined when there is none. Never fails. */
 type Ask = (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<unknown>
 
-const askerOf = (client: HttpClient.HttpClient, headers: Readonly<Record<string, string>>): Ask => (request) =>
+/** Asks with these headers; `failed` is set when a question got no answer (see `failedStatus`). */
+const askerOf = (
+  client: HttpClient.HttpClient,
+  headers: Readonly<Record<string, string>>,
+  failed: Ref.Ref<boolean>
+): Ask =>
+(request) =>
   HttpClient.withScope(client)
     .execute(HttpClientRequest.setHeaders(request, headers))
     .pipe(
-      Effect.flatMap((response) => (response.status === 200 ? response.text : Effect.succeed(""))),
+      Effect.flatMap((response) =>
+        response.status === 200
+          ? response.text
+          : Effect.as(failedStatus(response.status) ? Ref.set(failed, true) : Effect.void, "")
+      ),
       Effect.scoped,
       Effect.map(parseJson),
       Effect.timeout(CONTEXT_PROBE_TIMEOUT_MS),
-      Effect.orElseSucceed(() => undefined)
+      Effect.orElse(() => Effect.as(Ref.set(failed, true), undefined))
     )
 
 /** The server's root: its API base without the `/v1`. */
@@ -356,23 +375,14 @@ const anyServerWindow = (ask: Ask, root: string, model: string): Effect.Effect<S
     }
   )
 
-/**
- * Asks the server what context it serves, knowing its `/models` answer. Never fails:
- * an endpoint the server does not have is simply not an answer.
- */
-export const probeContext = (
-  client: HttpClient.HttpClient,
-  options: {
-    readonly baseUrl: string
-    readonly model: string
-    readonly list: ModelList | undefined
-    readonly headers: Readonly<Record<string, string>>
-  }
+/** What the server says it serves, asking it through `ask`, knowing its `/models` answer. */
+const servedBy = (
+  ask: Ask,
+  options: { readonly baseUrl: string; readonly model: string; readonly list: ModelList | undefined }
 ): Effect.Effect<ServedContext> => {
   const { baseUrl, model, list } = options
   const kind = kindOf(baseUrl, list)
   const root = rootOf(baseUrl)
-  const ask = askerOf(client, options.headers)
   switch (kind) {
     case "vllm":
       return Effect.succeed({ kind, tokens: list?.maxModelLen, askAgainAfterAnswer: false })
@@ -392,12 +402,34 @@ export const probeContext = (
   }
 }
 
+/**
+ * Asks the server what context it serves, knowing its `/models` answer. Never fails. An
+ * endpoint the server does not have is an answer (it does not say); a question that got none
+ * (a refused key, a proxy's 502, a 503 while loading, a timeout) is not: when no window was
+ * found and one went so, the result is undefined, and what was known before stays.
+ */
+export const probeContext = (
+  client: HttpClient.HttpClient,
+  options: {
+    readonly baseUrl: string
+    readonly model: string
+    readonly list: ModelList | undefined
+    readonly headers: Readonly<Record<string, string>>
+  }
+): Effect.Effect<ServedContext | undefined> =>
+  Effect.flatMap(Ref.make(false), (failed) =>
+    Effect.flatMap(
+      servedBy(askerOf(client, options.headers, failed), options),
+      (served) => Effect.map(Ref.get(failed), (none) => none && served.tokens === undefined ? undefined : served)
+    ))
+
 /** Ollama again, once it has loaded the model for an answer: `/api/ps` now knows its context. */
 export const probeOllamaLoaded = (
   client: HttpClient.HttpClient,
   options: { readonly baseUrl: string; readonly model: string; readonly headers: Readonly<Record<string, string>> }
 ): Effect.Effect<number | undefined> =>
-  Effect.map(
-    askerOf(client, options.headers)(HttpClientRequest.get(`${rootOf(options.baseUrl)}/api/ps`)),
-    (body) => ollamaRunningContext(body, options.model)
-  )
+  Effect.flatMap(Ref.make(false), (failed) =>
+    Effect.map(
+      askerOf(client, options.headers, failed)(HttpClientRequest.get(`${rootOf(options.baseUrl)}/api/ps`)),
+      (body) => ollamaRunningContext(body, options.model)
+    ))

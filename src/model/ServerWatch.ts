@@ -1,8 +1,11 @@
 /**
  * What the model client learns about its server, in the background from start-up and as it
  * answers: its model list (for the banner), the context window it serves and what its chat
- * template can take. A server still loading its model (`503`) is asked again until it answers;
- * one that was lost and answers again is asked again too (it may have been restarted smaller).
+ * template can take. What the cache kept is a first guess: every run asks the server again,
+ * beside its first request, and an answer replaces the guess at once. A server still loading
+ * its model (`503`) is asked again until it answers; one that was lost and answers again is
+ * asked again too (it may have been restarted smaller), and so is one whose questions got no
+ * answer (a refused key, a proxy's 502, a timeout), which is never kept as one.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -18,8 +21,8 @@ import {
   checkOf,
   CONTEXT_PROBE_TIMEOUT_MS,
   contextWarning,
+  failedStatus,
   modelIds,
-  type ModelList,
   parseModelList,
   probeContext,
   probeOllamaLoaded,
@@ -34,14 +37,17 @@ export const PROBE_TIMEOUT_MS = 1200
 /** How many times a server that answers `503` (loading its model) is asked again, in the background. */
 export const LOADING_TRIES = 60
 
+/** How many probes that got no answer are followed by another once the server has answered a request. */
+export const UNANSWERED_TRIES = 5
+
 /** What the server serves is known: the window, the warning when it is too small, its template's limits. */
 export const learn = (c: Client, found: ServedContext): Effect.Effect<void> =>
   Effect.all([
     Ref.set(c.learned.served, found),
     Ref.set(c.learned.warning, contextWarning(found, c.model, c.settings.contextWindow)),
-    found.noToolTemplate === true
-      ? Ref.update(c.learned.textTools, (why) => why ?? "template")
-      : Effect.void
+    // a template that takes tools now (the cache said otherwise, or the server was restarted) gets them again
+    Ref.update(c.learned.textTools, (why) =>
+      found.noToolTemplate === true ? why ?? "template" : why === "template" ? undefined : why)
   ], { discard: true })
 
 /** What is known of the server now, kept for the next runs (in the background of this one). */
@@ -80,9 +86,12 @@ const listModels = (c: Client): Effect.Effect<Listing> =>
         Effect.map(response.text, (text): Listing => {
           if (response.status === 503) return { answered: true, list: undefined, loading: true }
           const type = typeof response.headers["content-type"] === "string" ? response.headers["content-type"] : ""
+          // a refused key or a proxy's failure says nothing of the models
+          const failed = failedStatus(response.status) ? { failed: true } : {}
           if (looksNotOpenAi(response.status, type, text)) {
-            return { answered: true, list: undefined, notOpenAi: notOpenAiLine(c.baseUrl, type) }
+            return { answered: true, list: undefined, notOpenAi: notOpenAiLine(c.baseUrl, type), ...failed }
           }
+          if (failed.failed === true) return { answered: true, list: undefined, failed: true }
           return {
             answered: true,
             list: response.status === 200 ? parseModelList(parseJson(text), c.model) : undefined
@@ -113,85 +122,78 @@ const listUntilLoaded = (c: Client): Effect.Effect<Listing> =>
   Effect.gen(function*() {
     for (let attempt = 1;; attempt++) {
       const found = yield* listModels(c)
-      if (found.answered && found.loading !== true) yield* Ref.set(c.learned.list, found.list)
+      if (found.answered && found.loading !== true && found.failed !== true) yield* Ref.set(c.learned.list, found.list)
       yield* Ref.set(c.learned.checked, checkOfListing(c, found))
       yield* Deferred.succeed(c.learned.listing, found)
       if (found.loading !== true || attempt >= LOADING_TRIES) return found
+      // no answer about the window for a while: nothing waits for it
+      yield* Deferred.succeed(c.learned.heard, undefined)
       yield* Ref.set(c.learned.lost, true)
       yield* Effect.sleep(Math.min(c.timing.baseMs * attempt, 5000))
     }
   })
 
-/** The window the server serves, knowing its listing; kept for the next runs. */
+/**
+ * A probe that got no answer: what was known (the cache's guess, or the default) stays, and
+ * the server is asked again once it has answered a request (a few times at most).
+ */
+const unanswered = (c: Client): Effect.Effect<void> =>
+  Effect.flatMap(
+    Ref.updateAndGet(c.learned.failedProbes, (n) => n + 1),
+    (n) => n <= UNANSWERED_TRIES ? Ref.set(c.learned.lost, true) : Effect.void
+  )
+
+/** The window the server serves, knowing its listing; kept for the next runs when it is an answer. */
 const probeWindow = (c: Client, found: Listing): Effect.Effect<void> =>
   Effect.gen(function*() {
     const maxModelLen = found.list?.maxModelLen
     // vLLM says it in the list itself
     if (maxModelLen !== undefined) yield* learn(c, { kind: "vllm", tokens: maxModelLen, askAgainAfterAnswer: false })
-    if (!found.answered || found.loading === true) return
+    if (!found.answered || found.loading === true || found.failed === true) return yield* unanswered(c)
     const served = yield* probeContext(c.http, {
       baseUrl: c.baseUrl,
       model: c.model,
       list: found.list,
       headers: probeHeaders(c)
     })
+    if (served === undefined) return yield* unanswered(c)
     yield* learn(c, served)
+    yield* Deferred.succeed(c.learned.heard, undefined)
     yield* remember(c)
   })
 
 /**
  * What the server says about itself: its model list, then the context window it serves.
  * The first probe runs when something needs it (or after the first request went out); later
- * ones after the server was lost and came back.
+ * ones after the server was lost and came back, or after one got no answer.
  */
 export const probeServer = (c: Client): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    if (yield* Ref.getAndSet(c.learned.probing, true)) return
-    yield* Ref.set(c.learned.asked, true)
-    yield* probeWindow(c, yield* listUntilLoaded(c))
-  }).pipe(
-    Effect.ensuring(
-      Effect.zipRight(Ref.set(c.learned.probing, false), Deferred.succeed(c.learned.probed, undefined))
-    )
+  Effect.flatMap(Ref.getAndSet(c.learned.probing, true), (running) =>
+    running
+      ? Effect.void
+      : Effect.gen(function*() {
+        yield* Ref.set(c.learned.asked, true)
+        yield* probeWindow(c, yield* listUntilLoaded(c))
+      }).pipe(
+        Effect.ensuring(Effect.all([
+          Ref.set(c.learned.probing, false),
+          Deferred.succeed(c.learned.heard, undefined),
+          Deferred.succeed(c.learned.probed, undefined)
+        ]))
+      ))
+
+/**
+ * Starts, once, asking the server about itself in the background — its models, then its
+ * window — whatever the cache said, and returns at once.
+ */
+export const askServer = (c: Client): Effect.Effect<void> =>
+  Effect.flatMap(
+    Ref.getAndSet(c.learned.asked, true),
+    (asked) => asked ? Effect.void : Effect.asVoid(Effect.forkIn(probeServer(c), c.scope))
   )
 
-const sameStrings = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
-  a.length === b.length && a.every((item, i) => item === b[i])
-
-/** Whether two listings say the same of the server (its models, their owners, vLLM's window). */
-export const sameList = (a: ModelList | undefined, b: ModelList | undefined): boolean =>
-  a === undefined || b === undefined
-    ? a === b
-    : sameStrings(a.ids, b.ids) && sameStrings(a.ownedBy, b.ownedBy) && a.maxModelLen === b.maxModelLen
-
-/**
- * What the cache said, checked against the server's listing: a server that lists something
- * else now (another model, another kind) is asked its window again, and the cache rewritten.
- */
-const confirmMemo = (c: Client, memo: ServerMemo): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const found = yield* listUntilLoaded(c)
-    if (!found.answered || found.loading === true || sameList(found.list, memo.list)) return
-    if (yield* Ref.getAndSet(c.learned.probing, true)) return
-    yield* probeWindow(c, found).pipe(Effect.ensuring(Ref.set(c.learned.probing, false)))
-  })
-
-/**
- * Starts, once, asking the server about itself in the background: the whole probe when the
- * cache had nothing; with `confirm`, the listing alone when it had (for the banner's line and
- * to find out that the server changed). Returns at once.
- */
-export const askServer = (c: Client, confirm: boolean): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const memo = c.learned.memo
-    if (memo !== undefined && !confirm) return
-    if (yield* Ref.getAndSet(c.learned.asked, true)) return
-    yield* Effect.forkIn(memo === undefined ? probeServer(c) : confirmMemo(c, memo), c.scope)
-  })
-
-/** What the cache said, known from the start: the window and the template's limits, nothing to wait for. */
-export const startFrom = (c: Client, memo: ServerMemo): Effect.Effect<void> =>
-  Effect.zipRight(learn(c, memo.served), Deferred.succeed(c.learned.probed, undefined))
+/** What the cache said, known from the start: the window and the template's limits, a first guess. */
+export const startFrom = (c: Client, memo: ServerMemo): Effect.Effect<void> => learn(c, memo.served)
 
 /** The server answered: if it had been lost, what it serves is asked again in the background. */
 export const answeredAgain = (c: Client): Effect.Effect<void> =>
@@ -219,19 +221,36 @@ export const afterAnswer = (c: Client): Effect.Effect<void> =>
 
 /** `ModelClient.check`: what the start-up listing said, waited for a moment at most. */
 export const check = (c: Client): Effect.Effect<ServerCheck> =>
-  Effect.zipRight(askServer(c, true), Deferred.await(c.learned.listing)).pipe(
+  Effect.zipRight(askServer(c), Deferred.await(c.learned.listing)).pipe(
     Effect.map((found) => checkOfListing(c, found)),
     Effect.timeout(PROBE_TIMEOUT_MS),
     Effect.orElseSucceed(notAnswering),
     Effect.withSpan("ModelClient.probe", { captureStackTrace: false })
   )
 
-/** The first probe of the window, waited for a moment at most (the banner shows what it found). */
+/**
+ * The first probe of the window, waited for a moment at most (the banner shows what it found);
+ * not at all when the cache had an answer (the banner shows that, and the server is asked after).
+ */
 export const settled = (c: Client): Effect.Effect<void> =>
-  Effect.zipRight(askServer(c, false), Deferred.await(c.learned.probed)).pipe(
-    Effect.timeout(PROBE_TIMEOUT_MS),
-    Effect.ignore
-  )
+  c.learned.memo !== undefined
+    ? Effect.void
+    : Effect.zipRight(askServer(c), Deferred.await(c.learned.heard)).pipe(
+      Effect.timeout(PROBE_TIMEOUT_MS),
+      Effect.ignore
+    )
+
+/**
+ * This run's own answer about the window, waited for a moment at most: the end of the first
+ * answer waits for it, so that its usage is measured against the window the server serves
+ * now, not the one the cache kept.
+ */
+export const heard = (c: Client): Effect.Effect<void> =>
+  Effect.ignore(Effect.timeout(Deferred.await(c.learned.heard), PROBE_TIMEOUT_MS))
+
+/** The window once this run has asked the server itself (asked now if it was not), whatever the cache said. */
+export const freshWindow = (c: Client, windowNow: Effect.Effect<number>): Effect.Effect<number> =>
+  Effect.zipRight(Effect.zipRight(askServer(c), Deferred.await(c.learned.heard)), windowNow)
 
 /**
  * At the end of a run: the questions about the server, waited for a moment at most, so that

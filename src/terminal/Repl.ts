@@ -23,7 +23,7 @@ import { VERSION } from "../lib/Version"
 import { McpServers, summaryLine } from "../mcp/McpServers"
 import { missingKeyWarning } from "../model/Failures"
 import { ModelClient } from "../model/ModelClient"
-import { modelNames, type ServerCheck } from "../model/ServerProbe"
+import { modelNames, type ServerCheck, windowFigure } from "../model/ServerProbe"
 import { type Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
@@ -141,9 +141,8 @@ export const runTerminal = <E, R>(
       if (recap.length > 0) info.line(recap.join("\n"))
     }
     if (started.report?.interrupted !== undefined) (yield* TerminalIO).input.offer?.(started.report.interrupted)
-    return yield* Effect.flatMap(Agent, (agent) => converse(cwd, agent, conversation, begin.question, answers)).pipe(
-      Effect.provide(agentLayer)
-    )
+    const talk = (agent: Agent["Type"]) => converse(cwd, agent, conversation, begin.question, answers, window)
+    return yield* Effect.flatMap(Agent, talk).pipe(Effect.provide(agentLayer))
   })
 
 /** What the prompt loop, its questions and its shell lines share: the commands' context, and more. */
@@ -161,7 +160,8 @@ const converse = (
   agent: Agent["Type"],
   conversation: Conversation,
   first: string | undefined,
-  answers: Answers
+  answers: Answers,
+  bannerWindow: number | undefined
 ) =>
   Effect.gen(function*() {
     const keeper = yield* Keeper
@@ -196,7 +196,7 @@ const converse = (
       waiting
     }
     configureInput(terminal, yield* Effect.runtime<never>())
-    yield* promptLoop(terminal, first)
+    yield* promptLoop(terminal, first, bannerWindow)
     yield* goodbye(conversation)
     return !input.interactive && view.failed() ? 1 : 0
   })
@@ -267,10 +267,11 @@ const serverPart = (model: string, server: ServerCheck, style: Style): string =>
 
 /**
  * A banner drawn from what a run of the last minutes kept of the server: the server is asked
- * all the same, and when it says otherwise now (it no longer answers, or lost the model), the
- * banner's word on it is said again as it stands, above the prompt if mm is waiting at it.
+ * all the same, and when it says otherwise now (it no longer answers, lost the model, serves
+ * another window), that is said above the prompt if mm is waiting at it. The window the server
+ * serves now is in force at once, said or not.
  */
-const tellServerWhenChecked = (idle: () => boolean, prompt: string) =>
+const tellServerWhenChecked = (idle: () => boolean, prompt: string, bannerWindow: number | undefined) =>
   Effect.gen(function*() {
     const model = yield* ModelClient
     const known = model.known
@@ -278,25 +279,34 @@ const tellServerWhenChecked = (idle: () => boolean, prompt: string) =>
     const { print, style } = yield* TerminalIO
     const { config } = yield* AppConfig
     const before = serverPart(config.model.name, known, style)
-    yield* Effect.fork(Effect.flatMap(model.check, (now) =>
-      Effect.sync(() => {
-        const part = serverPart(config.model.name, now, style)
-        if (part === before || !idle()) return
-        print.write("\r\u001b[K")
-        print.line(`model ${config.model.name} at ${sanitize(config.model.url)} ${part}`)
-        if (now.notOpenAi !== undefined) print.line(style.yellow(sanitize(now.notOpenAi)))
-        print.write(prompt)
-      })))
+    const named = `model ${config.model.name} at ${sanitize(config.model.url)}`
+    const say = (lines: ReadonlyArray<string>) => {
+      print.write("\r\u001b[K")
+      for (const line of lines) print.line(line)
+      print.write(prompt)
+    }
+    yield* Effect.fork(Effect.gen(function*() {
+      const now = yield* model.check
+      const part = serverPart(config.model.name, now, style)
+      if (part !== before && idle()) {
+        say([`${named} ${part}`, ...(now.notOpenAi === undefined ? [] : [style.yellow(sanitize(now.notOpenAi))])])
+      }
+      const window = yield* model.freshWindow
+      if (bannerWindow !== undefined && window !== bannerWindow && idle()) {
+        const was = `${windowFigure(bannerWindow)} was kept from a run before`
+        say([`${named} serves ${windowFigure(window)} context now (${was})`])
+      }
+    }))
   })
 
 /** The first question, then a line at a time until the input ends or a command leaves. */
-const promptLoop = (terminal: Conversing, first: string | undefined) =>
+const promptLoop = (terminal: Conversing, first: string | undefined, bannerWindow: number | undefined) =>
   Effect.gen(function*() {
     const { input, print, style } = terminal
     const prompt = style.bold("> ")
     let atPrompt = false
     yield* tellServersWhenUp(() => atPrompt && input.interactive, prompt)
-    yield* tellServerWhenChecked(() => atPrompt && input.interactive, prompt)
+    yield* tellServerWhenChecked(() => atPrompt && input.interactive, prompt, bannerWindow)
     // start-up is over once the first prompt is drawn (or the first question sent)
     setImmediate(startedUp)
     if (first !== undefined) {

@@ -155,7 +155,10 @@ const tools: ChatRequest["tools"] = [
 const question: ChatRequest = { messages: [{ role: "user", content: "hello" }], tools }
 
 const withCachedClient = <A, E>(
-  options: { readonly steps?: ReadonlyArray<Step>; readonly routes?: Readonly<Record<string, Route>> },
+  options: {
+    readonly steps?: ReadonlyArray<Step>
+    readonly routes?: Readonly<Record<string, Route | ReadonlyArray<Route>>>
+  },
   cache: ServerCacheShape,
   use: (client: ModelClient["Type"], server: FakeModelServer) => Effect.Effect<A, E>
 ) =>
@@ -210,32 +213,105 @@ describe("the model client with a cache", () => {
     )
   })
 
-  it.live("cached: the window and the template's limits are known at once, and nothing is asked before the answer", () =>
-    withCachedClient(
-      { steps: [{ text: "ok" }] },
-      memoryCache(llamaMemo).shape,
+  it.live("cached: the window and the template's limits are known at once; the server is asked after the request all the same", () => {
+    const { shape, writes } = memoryCache(llamaMemo)
+    return withCachedClient(
+      {
+        steps: [{ text: "ok" }],
+        routes: {
+          "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+          "GET /props": {
+            body: {
+              default_generation_settings: { n_ctx: 8192 },
+              chat_template_caps: { supports_tools: false },
+              modalities: { vision: false }
+            }
+          }
+        }
+      },
+      shape,
       (client, server) =>
         Effect.gen(function*() {
           expect(yield* client.contextWindow).toBe(8192)
           expect(yield* client.settledWindow).toBe(8192)
           expect(yield* client.toolsAsText).toBe(true)
           yield* collect(client)
-          expect(paths(server)).toEqual(["POST /v1/chat/completions"])
+          // the question first, then the questions about the server, beside it
+          expect(paths(server)).toEqual(["POST /v1/chat/completions", "GET /v1/models", "GET /props"])
           // the tools went as text from the first request on, as the cache said
           expect(server.completions()[0].body.tools).toBeUndefined()
+          // the same answer, kept afresh
+          while (writes.length === 0) yield* Effect.sleep("10 millis")
+          expect(writes).toEqual([llamaMemo])
+        })
+    )
+  })
+
+  it.live("cached, and the server restarted with a smaller window: the answer's end already knows the new one", () => {
+    const { shape, writes } = memoryCache({
+      ...llamaMemo,
+      served: { kind: "llama.cpp", tokens: 32768, askAgainAfterAnswer: false }
+    })
+    return withCachedClient(
+      {
+        steps: [{ text: "ok", usage: { prompt_tokens: 3000, completion_tokens: 10 } }],
+        routes: {
+          "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+          "GET /props": { body: { default_generation_settings: { n_ctx: 4096 } } }
+        }
+      },
+      shape,
+      (client) =>
+        Effect.gen(function*() {
+          // the banner's first guess
+          expect(yield* client.settledWindow).toBe(32768)
+          const events = yield* collect(client)
+          expect(events.at(-1)?._tag).toBe("Completed")
+          // once the answer is complete, the window in force is the server's own
+          expect(yield* client.contextWindow).toBe(4096)
+          while (writes.length === 0) yield* Effect.sleep("10 millis")
+          expect(writes[0].served).toMatchObject({ kind: "llama.cpp", tokens: 4096 })
+        })
+    )
+  })
+
+  it.live("cached as a template without tools, restarted with one that takes them: the next request sends them", () =>
+    withCachedClient(
+      {
+        steps: [{ text: "one" }, { text: "two" }],
+        routes: {
+          "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+          "GET /props": {
+            body: { default_generation_settings: { n_ctx: 8192 }, chat_template_caps: { supports_tools: true } }
+          }
+        }
+      },
+      memoryCache(llamaMemo).shape,
+      (client, server) =>
+        Effect.gen(function*() {
+          yield* collect(client)
+          expect(server.completions()[0].body.tools).toBeUndefined()
+          expect(yield* client.toolsAsText).toBe(false)
+          yield* collect(client)
+          expect(server.completions()[1].body.tools).toHaveLength(1)
         })
     ))
 
-  it.live("cached, and the banner asks: the listing alone, the same as kept, so no more questions", () =>
+  it.live("cached, and the banner asks: the listing, then the window, the same as kept", () =>
     withCachedClient(
-      { routes: { "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } } } },
+      {
+        routes: {
+          "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+          "GET /props": noToolsProps
+        }
+      },
       memoryCache(llamaMemo).shape,
       (client, server) =>
         Effect.gen(function*() {
           const check = yield* client.check
           expect(check).toMatchObject({ answering: true, missing: false })
-          yield* Effect.sleep("100 millis")
-          expect(paths(server)).toEqual(["GET /v1/models"])
+          expect(yield* client.freshWindow).toBe(4096)
+          expect(paths(server)).toEqual(["GET /v1/models", "GET /props"])
         })
     ))
 
@@ -255,6 +331,86 @@ describe("the model client with a cache", () => {
           while (writes.length === 0) yield* Effect.sleep("10 millis")
           expect(writes[0].served).toMatchObject({ kind: "vllm", tokens: 2048 })
           expect(yield* client.contextWindow).toBe(2048)
+        })
+    )
+  })
+})
+
+/** A server whose answers about itself are failures: the listing's, or the window's. */
+const failing: ReadonlyArray<{ readonly what: string; readonly routes: Record<string, Route> }> = [
+  {
+    what: "a 401 to the listing (a key not set yet)",
+    routes: { "GET /v1/models": { status: 401, body: { error: { message: "Invalid API Key" } } } }
+  },
+  {
+    what: "a 503 to /props (loading the model)",
+    routes: {
+      "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+      "GET /props": { status: 503, body: { error: { code: 503, message: "Loading model" } } }
+    }
+  },
+  {
+    what: "a proxy's 502 to /props",
+    routes: {
+      "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+      "GET /props": {
+        status: 502,
+        body: "<html><body>502 Bad Gateway</body></html>",
+        headers: { "content-type": "text/html" }
+      }
+    }
+  }
+]
+
+describe("a question about the server that got no answer", () => {
+  for (const { routes, what } of failing) {
+    it.live(`${what} is not kept as no window, and leaves what the cache said in force`, () => {
+      const { shape, writes } = memoryCache(llamaMemo)
+      return withCachedClient({ steps: [{ text: "ok" }], routes }, shape, (client) =>
+        Effect.gen(function*() {
+          yield* collect(client)
+          // the probe is over (the answer's end waited for it)
+          expect(yield* client.freshWindow).toBe(8192)
+          expect(yield* client.toolsAsText).toBe(true)
+          expect(writes).toEqual([])
+        }))
+    })
+
+    it.live(`${what}, with nothing cached: nothing kept, the default window in force`, () => {
+      const { shape, writes } = memoryCache(undefined)
+      return withCachedClient({ steps: [{ text: "ok" }], routes }, shape, (client) =>
+        Effect.gen(function*() {
+          yield* collect(client)
+          expect(yield* client.freshWindow).toBe(32768)
+          expect(writes).toEqual([])
+        }))
+    })
+  }
+
+  it.live("is asked again once the server has answered a request, and its answer then kept", () => {
+    const { shape, writes } = memoryCache(undefined)
+    return withCachedClient(
+      {
+        steps: [{ text: "one" }, { text: "two" }],
+        routes: {
+          "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+          "GET /props": [
+            { status: 503, body: { error: { code: 503, message: "Loading model" } } },
+            { body: { default_generation_settings: { n_ctx: 4096 } } }
+          ]
+        }
+      },
+      shape,
+      (client, server) =>
+        Effect.gen(function*() {
+          yield* collect(client)
+          expect(yield* client.freshWindow).toBe(32768)
+          expect(writes).toEqual([])
+          yield* collect(client)
+          while (writes.length === 0) yield* Effect.sleep("10 millis")
+          expect(writes[0].served).toMatchObject({ kind: "llama.cpp", tokens: 4096 })
+          expect(yield* client.contextWindow).toBe(4096)
+          expect(server.answered.filter((route) => route === "GET /props")).toHaveLength(2)
         })
     )
   })

@@ -1,5 +1,89 @@
-// Run before every test file (vitest.config.ts). mm keeps what a model server said of itself
-// under the user's cache directory for a few minutes (src/model/ServerCache.ts); tests start
-// many fake servers, and one on a port a former one used must be asked afresh, so the cache is
-// off unless a test turns it on for the mm it starts (test/e2e/cli/ServerCache.test.ts).
-process.env.MM_NO_SERVER_CACHE ??= "1"
+// Run before every test file (vitest.config.ts).
+//
+// mm keeps what a model server said of itself under the user's cache directory for a few
+// minutes (src/model/ServerCache.ts), and the tests run with that cache on, as a user does.
+// Tests start many fake servers, a later one perhaps on a port an earlier one used, so each
+// test gets a cache directory of its own ($XDG_CACHE_HOME), shared by the mm processes it starts
+// (a second run finds what the first kept) and the layers it builds, and removed after it;
+// whatever starts outside a test (a file's beforeAll) shares one for the file. The group of
+// tests that covers mm without the cache sets MM_NO_SERVER_CACHE=1 itself.
+//
+// V8's code cache (src/CoreLoader.ts) lives in the same directory. So that each test's mm does
+// not start cold, every test's directory links the code caches found in one shared directory,
+// and a code cache an mm wrote in a test's directory is moved to the shared one after it.
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+import { afterAll, afterEach, beforeEach } from "vitest"
+
+delete process.env.MM_NO_SERVER_CACHE
+
+const shared = path.join(os.tmpdir(), `mm-test-code-cache-${process.getuid?.() ?? "user"}`)
+
+/** The cache homes made and not yet removed. */
+const homes = new Set<string>()
+
+/** A cache home of its own, its `mm/` holding links to the shared code caches. */
+const makeCacheHome = (): string => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "mm-test-cache-"))
+  homes.add(home)
+  const dir = path.join(home, "mm")
+  fs.mkdirSync(dir, { mode: 0o700 })
+  let names: Array<string> = []
+  try {
+    names = fs.readdirSync(shared).filter((name) => name.endsWith(".v8"))
+  } catch {
+    // no shared code cache yet
+  }
+  for (const name of names) fs.symlinkSync(path.join(shared, name), path.join(dir, name))
+  return home
+}
+
+/** `core-CHECKOUT-BUILD-KIND.v8`: the prefix of the checkout, and that of the build. */
+const CODE_CACHE = /^(core-[0-9a-f]+-)(.+)-[a-z]+\.v8$/
+
+/** The code caches an mm wrote under `home` moved to the shared directory (older builds of its checkout dropped there), and `home` removed. */
+const dropCacheHome = (home: string): void => {
+  const dir = path.join(home, "mm")
+  try {
+    for (const name of fs.readdirSync(dir)) {
+      const parts = CODE_CACHE.exec(name)
+      if (parts === null || !fs.lstatSync(path.join(dir, name)).isFile()) continue
+      fs.mkdirSync(shared, { recursive: true, mode: 0o700 })
+      const temp = path.join(shared, `${name}.${process.pid}.tmp`)
+      fs.copyFileSync(path.join(dir, name), temp)
+      fs.renameSync(temp, path.join(shared, name))
+      const build = `${parts[1]}${parts[2]}-`
+      for (const other of fs.readdirSync(shared)) {
+        if (other.startsWith(parts[1]) && !other.startsWith(build) && other.endsWith(".v8")) {
+          fs.rmSync(path.join(shared, other), { force: true })
+        }
+      }
+    }
+  } catch {
+    // a code cache not shared only costs the next test's mm its start-up time
+  }
+  fs.rmSync(home, { recursive: true, force: true })
+  homes.delete(home)
+}
+
+const fileHome = makeCacheHome()
+process.env.XDG_CACHE_HOME = fileHome
+let testHome: string | undefined
+
+beforeEach(() => {
+  testHome = makeCacheHome()
+  process.env.XDG_CACHE_HOME = testHome
+})
+
+afterEach(() => {
+  process.env.XDG_CACHE_HOME = fileHome
+  if (testHome !== undefined) dropCacheHome(testHome)
+  testHome = undefined
+})
+
+// the file's, and a test's whose afterEach did not get this far (another hook of it failed)
+afterAll(() => {
+  for (const home of [...homes]) dropCacheHome(home)
+})

@@ -1,13 +1,25 @@
 // The terminal in front of servers as they are: the window in the banner, a missing model,
 // the Ollama warning, usage lines, /context, retries and Ctrl-C during a retry's wait.
+//
+// These are also the tests of mm without the server cache: every mm here runs with
+// MM_NO_SERVER_CACHE=1 (the other tests run with it on, test/support/setup.ts), so it keeps and
+// reads nothing, and each banner waits its moment for the server.
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 
 import { type Route, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MmProcess, runMm, tempProject } from "../../support/MmProcess"
 import { SERVER_FIXTURES } from "../../support/paths"
+
+process.env.MM_NO_SERVER_CACHE = "1"
+
+// nothing was kept of any server in this test's cache directory
+afterEach(() => {
+  const dir = path.join(process.env.XDG_CACHE_HOME!, "mm")
+  expect(fs.readdirSync(dir).filter((name) => name.startsWith("server-"))).toEqual([])
+})
 
 const fixture = (server: string, file: string) =>
   JSON.parse(fs.readFileSync(path.join(SERVER_FIXTURES, server, file), "utf8"))

@@ -31,8 +31,8 @@ import type { Matcher } from "./SessionSearch"
 import { SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
+export { INDEX_COLUMNS, INDEX_FILE } from "./ListingIndexFile"
 export type { Fs } from "./SessionFileIO"
-export { INDEX_COLUMNS, INDEX_FILE } from "./SessionListingIndex"
 
 export interface FileStoreOptions {
   /** The file system calls, replaceable to count or to fail them in tests. */

@@ -17,7 +17,8 @@ import type { SessionListing } from "./SessionStore"
  * The fast listing of a session directory: each file's listing is kept with the stat it was
  * read under, in memory per directory and in `<dir>/.index.json` across processes, so that a
  * file is read again only when its stat changed. The index file is written once the listing
- * is returned (`writeSoon`), not on its way; its format is ListingIndexFile.ts.
+ * is returned (`writeSoon`), not on its way, or when the store's scope closes, if sooner; its
+ * format is ListingIndexFile.ts.
  */
 
 /** A file changed this recently may change again within the same timestamp tick: not cached. */
@@ -29,7 +30,7 @@ export interface ListingIndex {
   /** Keep the cache in `<dir>/.index.json` across processes. */
   readonly persist: boolean
   readonly caches: Map<string, DirCache>
-  /** The directories whose index file is to be written (see `writeSoon`). */
+  /** The directories whose index file is to be written (see `writeSoon`); while there are any, a write is on its way. */
   readonly unwritten: Set<string>
 }
 
@@ -43,8 +44,11 @@ export const makeListingIndex = (reader: Reader, persist: boolean): ListingIndex
 const sameFile = (entry: CacheEntry, stat: NodeFs.Stats): boolean =>
   entry.size === stat.size && entry.mtimeMs === stat.mtimeMs && entry.ctimeMs === stat.ctimeMs && entry.ino === stat.ino
 
-/** Writes the index files still to be written of one store. */
-const writeUnwritten = (index: ListingIndex): void => {
+/**
+ * Writes the index files still to be written of one store: soon after a listing (`writeSoon`),
+ * and in the finalizer of the store's scope (FileSessionStore.ts), when mm ends sooner.
+ */
+export const writeUnwritten = (index: ListingIndex): void => {
   for (const dir of index.unwritten) {
     const entries = index.caches.get(dir)
     if (entries !== undefined) writeIndexFile(index.reader.fs, dir, entries)
@@ -52,33 +56,17 @@ const writeUnwritten = (index: ListingIndex): void => {
   index.unwritten.clear()
 }
 
-/** The stores with an index file still to be written, for the process's exit. */
-const waiting = new Set<ListingIndex>()
-let exitHooked = false
-
-const writeAllUnwritten = (): void => {
-  for (const index of waiting) writeUnwritten(index)
-  waiting.clear()
-}
-
 /**
  * Has `dir`'s index file written once the listing is in the caller's hands: after the current
- * turn of the event loop (a terminal or an editor shows the listing first), or at the process's
- * exit if that comes sooner. Building and writing it (15–40 ms for 10,000 sessions) is then
- * off the way of the listing; a process killed before it loses only a cache.
+ * turn of the event loop (a terminal or an editor shows the listing first), or as the store's
+ * scope closes if that comes sooner. Building and writing it (15–40 ms for 10,000 sessions) is
+ * then off the way of the listing; a process killed before it loses only a cache.
  */
 const writeSoon = (index: ListingIndex, dir: string): void => {
+  // a write is already on its way while some directory waits for one
+  const pending = index.unwritten.size > 0
   index.unwritten.add(dir)
-  if (waiting.has(index)) return
-  waiting.add(index)
-  if (!exitHooked) {
-    exitHooked = true
-    process.once("exit", writeAllUnwritten)
-  }
-  setImmediate(() => {
-    if (!waiting.delete(index)) return
-    writeUnwritten(index)
-  })
+  if (!pending) setImmediate(() => writeUnwritten(index))
 }
 
 // ---- the listing ----

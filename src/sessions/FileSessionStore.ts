@@ -3,6 +3,7 @@ import * as NodePath from "node:path"
 
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 import { rawText, StoreError } from "../domain/Errors"
@@ -26,13 +27,13 @@ import {
   stampOnDisk,
   writeTemp
 } from "./SessionFileIO"
-import { listDir, type ListingIndex, makeListingIndex } from "./SessionListingIndex"
+import { listDir, type ListingIndex, makeListingIndex, writeUnwritten } from "./SessionListingIndex"
 import type { Matcher } from "./SessionSearch"
 import { SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
+export { INDEX_COLUMNS, INDEX_FILE } from "./ListingIndexFile"
 export type { Fs } from "./SessionFileIO"
-export { INDEX_COLUMNS, INDEX_FILE } from "./SessionListingIndex"
 
 export interface FileStoreOptions {
   /** The file system calls, replaceable to count or to fail them in tests. */
@@ -158,39 +159,61 @@ const remove = (store: Store) =>
 const search = (dir: string, matcher: Matcher) =>
   Stream.fromAsyncIterable(searchDir(dir, matcher), ioError(`cannot search ${dir}`))
 
-/** A session store over one JSON file per session; see docs/reference/session-file.md. */
-export const make = (options: FileStoreOptions = {}): SessionStoreShape => {
+const storeOf = (options: FileStoreOptions): Store => {
   const fs = options.fs ?? NodeFs
   const reader = makeReader(fs)
-  const store: Store = {
+  return {
     fs,
     reader,
     index: makeListingIndex(reader, options.indexFile ?? true),
     newId: options.newId ?? (() => newSessionId()),
     encode: (session) => encodeSession(session, options.redact)
   }
-  return {
-    prepare: prepare(store),
-    createNew: createNew(store),
-    saveAsNew: saveAsNew(store),
-    save: save(store),
-    load: load(store),
-    list: list(store),
-    remove: remove(store),
-    search
-  }
 }
 
+const shapeOf = (store: Store): SessionStoreShape => ({
+  prepare: prepare(store),
+  createNew: createNew(store),
+  saveAsNew: saveAsNew(store),
+  save: save(store),
+  load: load(store),
+  list: list(store),
+  remove: remove(store),
+  search
+})
+
+/**
+ * A session store over one JSON file per session; see docs/reference/session-file.md. Outside
+ * a scope: its listing index is written only soon after a listing (benches, tests).
+ */
+export const make = (options: FileStoreOptions = {}): SessionStoreShape => shapeOf(storeOf(options))
+
+/**
+ * The store, in a scope whose end writes the listing index files still to be written (a
+ * listing just before mm ends, sooner than the write that follows it).
+ */
+export const makeScoped = (options: FileStoreOptions = {}): Effect.Effect<SessionStoreShape, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => storeOf(options)),
+      (store) => Effect.sync(() => writeUnwritten(store.index))
+    ),
+    shapeOf
+  )
+
 export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> =>
-  Layer.sync(SessionStore, () => make(options))
+  Layer.scoped(SessionStore, makeScoped(options))
 
 /** A store that writes secrets as they are (tests of the store itself). */
 export const layer: Layer.Layer<SessionStore> = layerWith({})
 
 /** The production store: no known secret reaches a session file. */
-export const fileSessionStore = Effect.map(Secrets, (secrets) => make({ redact: secrets.redact }))
+export const fileSessionStore: Effect.Effect<SessionStoreShape, never, Secrets | Scope.Scope> = Effect.flatMap(
+  Secrets,
+  (secrets) => makeScoped({ redact: secrets.redact })
+)
 
-export const FileSessionStoreLive: Layer.Layer<SessionStore, never, Secrets> = Layer.effect(
+export const FileSessionStoreLive: Layer.Layer<SessionStore, never, Secrets> = Layer.scoped(
   SessionStore,
   fileSessionStore
 )

@@ -5,11 +5,13 @@ import * as Schema from "effect/Schema"
 import { type Session, SESSION_VERSION, sessionSchemas } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
 import { endsLikeObject, type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
+import { FORK_PARTS, HEAD, HEAD_END, type HeadField, LISTED } from "./SessionHead"
 import type { SessionListing, SessionSummary } from "./SessionStore"
 
 /**
- * The session file format shared by every store: how a session is written (summary fields
- * first, so a listing reads only the head of each file), read back, and summarised.
+ * The session file format shared by every store: how a session is written (the head's fields
+ * first, as SessionHead.ts lists them, so a listing reads only the head of each file), read
+ * back, and summarised.
  */
 
 export const FILE_SUFFIX = ".json"
@@ -21,22 +23,10 @@ export const idOfFileName = (name: string): string | undefined => {
   return isSessionId(id) ? id : undefined
 }
 
-const SUMMARY_KEYS = [
-  "version",
-  "id",
-  "cwd",
-  "createdAt",
-  "updatedAt",
-  "title",
-  "turns",
-  "archiveOf",
-  "forkedFrom",
-  "errors",
-  "messages",
-  "changes",
-  "archives",
-  "inProgress"
-]
+/** The fields written after `messages`, when the session has them: a listing never reads them. */
+const TAIL_KEYS = ["changes", "archives", "inProgress"]
+/** Every field mm knows at the top level, in the order it writes them; any other comes last. */
+const KNOWN_KEYS: ReadonlySet<string> = new Set([...HEAD.map((field) => field.key), HEAD_END, ...TAIL_KEYS])
 const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "failed", "summary", "note"]
 const ERROR_KEYS = ["kind", "at", "turns", "question", "line", "raw"]
 const CHANGE_KEYS = ["turn", "at", "tool_call_id", "path", "before", "after", "kind", "question", "skipped"]
@@ -57,33 +47,44 @@ const messageFirst = knownFirst(MESSAGE_KEYS)
 const errorFirst = knownFirst(ERROR_KEYS)
 const changeFirst = knownFirst(CHANGE_KEYS)
 
+/** The value `field` of the head is written with, `undefined` when the session has none. */
+const headValue = (session: Session, field: HeadField): unknown => {
+  const value = (session as Record<string, unknown>)[field.key]
+  switch (field.value) {
+    case "version":
+      return SESSION_VERSION
+    case "count":
+    case "text":
+      return value
+    case "fork": {
+      if (value === undefined) return undefined
+      const fork: Record<string, unknown> = {}
+      for (const part of FORK_PARTS) fork[part.key] = (value as Record<string, unknown>)[part.key]
+      return fork
+    }
+    case "records":
+      // the head's records are the session's `errors`
+      return ((value ?? []) as Session["errors"]).map(errorFirst)
+  }
+}
+
 /**
- * The file's text: summary fields (with `archiveOf` in an archive), then `errors`, then
- * `messages`, then `changes`, `archives` and `inProgress` (when there are any: after `messages`,
- * so that a listing never reads them), then any unknown field.
+ * The file's text: the head's fields in their order (SessionHead.ts), then `messages`, then
+ * `changes`, `archives` and `inProgress` (when there are any: after `messages`, so that a
+ * listing never reads them), then any unknown field.
  */
 export const encodeSession = (session: Session, redact: (text: string) => string = (text) => text): string => {
-  const ordered: Record<string, unknown> = {
-    version: SESSION_VERSION,
-    id: session.id,
-    cwd: session.cwd,
-    createdAt: session.createdAt,
-    updatedAt: session.updatedAt,
-    title: session.title,
-    turns: session.turns,
-    ...(session.forkedFrom === undefined
-      ? {}
-      : { forkedFrom: { id: session.forkedFrom.id, turn: session.forkedFrom.turn } })
+  const ordered: Record<string, unknown> = {}
+  for (const field of HEAD) {
+    const value = headValue(session, field)
+    if (value !== undefined) ordered[field.key] = value
   }
-  // an archive says so in the head, where a listing reads
-  if (session.archiveOf !== undefined) ordered.archiveOf = session.archiveOf
-  ordered.errors = (session.errors ?? []).map(errorFirst)
-  ordered.messages = session.messages.map(messageFirst)
+  ordered[HEAD_END] = session.messages.map(messageFirst)
   if (session.changes !== undefined && session.changes.length > 0) ordered.changes = session.changes.map(changeFirst)
   if (session.archives !== undefined && session.archives.length > 0) ordered.archives = session.archives
   if (session.inProgress !== undefined) ordered.inProgress = session.inProgress
   for (const key of Object.keys(session)) {
-    if (!SUMMARY_KEYS.includes(key)) ordered[key] = (session as Record<string, unknown>)[key]
+    if (!KNOWN_KEYS.has(key)) ordered[key] = (session as Record<string, unknown>)[key]
   }
   // a secret that reached the history (a pasted key, an echoed error) is never written
   return redact(JSON.stringify(ordered, null, 2)) + "\n"
@@ -259,18 +260,16 @@ const parseShallow = (text: string, id: string): Either.Either<Session, Rejectio
   )
 }
 
+/** What a listing shows of a decoded session: its listed head fields, a records field as its number. */
 export const summaryOf = (session: Session): SessionSummary => {
-  const summary: SessionSummary = {
-    id: session.id,
-    cwd: session.cwd,
-    createdAt: session.createdAt,
-    updatedAt: session.updatedAt,
-    title: session.title,
-    turns: session.turns,
-    errors: session.errors.length
+  const summary: Record<string, unknown> = { id: session.id }
+  for (const field of LISTED) {
+    const value = field.value === "records"
+      ? ((session as Record<string, unknown>)[field.key] as ReadonlyArray<unknown> | undefined ?? []).length
+      : headValue(session, field)
+    if (value !== undefined) summary[field.key] = value
   }
-  const archived = typeof session.archiveOf === "string" ? { ...summary, archiveOf: session.archiveOf } : summary
-  return session.forkedFrom === undefined ? archived : { ...archived, forkedFrom: session.forkedFrom }
+  return summary as unknown as SessionSummary
 }
 
 /** Whether a listing is of an archive (never listed as a conversation). */

@@ -5,6 +5,7 @@ import { rawText, StoreError } from "../domain/Errors"
 import * as Durable from "../lib/DurableFiles"
 import { bytesEndLikeObject, type HeadScan, scanHead, scanLayout, scanStamp, type Stamp } from "./HeadScanner"
 import { listingOf, listingOfScan, listingOfText, stampOfText, unreadable } from "./SessionCodec"
+import { HEAD_END } from "./SessionHead"
 import type { SessionListing } from "./SessionStore"
 
 /**
@@ -195,8 +196,8 @@ export const sweepStaleTemps = (fs: Fs, prefix: string, names: ReadonlyArray<str
 // ---- safe reads ----
 
 const HEAD_BYTES = 4096
-/** Where the summary usually ends: only the bytes before it are decoded first. */
-const MESSAGES_KEY = Buffer.from("\"messages\"")
+/** Where the head ends (SessionHead.ts): only the bytes before it are decoded first. */
+const MESSAGES_KEY = Buffer.from(`"${HEAD_END}"`)
 const MAX_HEAD_BYTES = 1 << 20
 const TAIL_BYTES = 64
 

@@ -38,7 +38,18 @@ describe("a fork in the listing", () => {
       expect(fresh).toEqual([{ _tag: "Readable", summary: expect.objectContaining({ forkedFrom: fork.forkedFrom }) }])
       yield* indexWritten
       const index = JSON.parse(fs.readFileSync(path.join(dir, FileSessionStore.INDEX_FILE), "utf8"))
-      expect(index.others[0].slice(-2)).toEqual([fork.forkedFrom!.id, 2])
+      // an entry of `others`: name and stat, then the head's listed fields in their order
+      expect(index.others[0].slice(5)).toEqual([
+        "/p",
+        fork.createdAt,
+        fork.updatedAt,
+        "q1",
+        2,
+        fork.forkedFrom!.id,
+        fork.forkedFrom!.turn,
+        null,
+        0
+      ])
       const fromIndex = yield* FileSessionStore.make().list(dir)
       expect(fromIndex).toEqual(fresh)
       expect(yield* FileSessionStore.make().load(dir, fork.id)).toMatchObject({ forkedFrom: fork.forkedFrom })

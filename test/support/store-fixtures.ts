@@ -88,7 +88,7 @@ export const sessionOf = (messages: ReadonlyArray<Message>, extra: Partial<Sessi
 
 /**
  * The file names a listing's index (`.index.json`, parsed) has an entry for, in its order: the
- * usual sessions' rows of its columns, then its other entries (see SessionListingIndex.ts).
+ * usual sessions' rows of its columns, then its other entries (see ListingIndexFile.ts).
  */
 export const indexedNames = (index: { id: ReadonlyArray<string>; others: ReadonlyArray<ReadonlyArray<unknown>> }) => [
   ...index.id.map((id) => `${id}.json`),

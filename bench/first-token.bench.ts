@@ -12,6 +12,7 @@ import { defaultConfig } from "../src/config/ConfigSchema"
 import { SecretRegistry, Secrets } from "../src/lib/Secrets"
 import { type ChatRequest, ModelClient } from "../src/model/ModelClient"
 import { OpenAiClientNode } from "../src/model/OpenAiClient"
+import { ServerCacheOff } from "../src/model/ServerCache"
 import { startFakeModelServer } from "../test/support/FakeModelServer"
 
 const ITERATIONS = Number(process.env.MM_BENCH_ITERATIONS ?? 200)
@@ -31,6 +32,7 @@ const request: ChatRequest = {
 const runtime = ManagedRuntime.make(
   OpenAiClientNode.pipe(
     Layer.provide(Layer.succeed(Secrets, new SecretRegistry())),
+    Layer.provide(ServerCacheOff),
     Layer.provide(
       Layer.succeed(AppConfig, {
         config: { ...defaultConfig(), model: { ...defaultConfig().model, url: server.url, name: "fake-model" } },

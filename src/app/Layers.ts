@@ -17,6 +17,7 @@ import { AppConfig, type LoadedConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
 import { McpServersLive } from "../mcp/McpServers"
 import { OpenAiClientLive } from "../model/OpenAiClient"
+import { ServerCacheLive } from "../model/ServerCache"
 import { ErrorLogLive } from "../sessions/ErrorLog"
 import { FileSessionStoreLive } from "../sessions/FileSessionStore"
 import { KeeperLive } from "../sessions/Keeper"
@@ -53,7 +54,8 @@ export const storeLayer = (
  */
 export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
   Layer.mergeAll(
-    OpenAiClientLive.pipe(Layer.provide(NodeHttpClient.layer)),
+    // what the server said of itself is kept a few minutes under the user's cache directory
+    OpenAiClientLive.pipe(Layer.provide(Layer.merge(NodeHttpClient.layer, ServerCacheLive))),
     McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem }),
     RememberedApprovalsLive,
     // bubblewrap is tried when the sandbox's state is first asked for, after the banner

@@ -356,7 +356,11 @@ export const make = Effect.gen(function*() {
 })
 
 /** The model client over any `HttpClient` (tests may bring their own). */
-export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | Secrets | HttpClient.HttpClient> = Layer
+export const OpenAiClientLive: Layer.Layer<
+  ModelClient,
+  never,
+  AppConfig | Secrets | HttpClient.HttpClient | ServerCache
+> = Layer
   .scoped(
     ModelClient,
     make
@@ -367,6 +371,7 @@ export const OpenAiClientLive: Layer.Layer<ModelClient, never, AppConfig | Secre
  * to every start, for a few tenths of a millisecond of first-token latency. Each answer gets
  * its own connection, so a stale keep-alive socket is never mistaken for a dead server.
  */
-export const OpenAiClientNode: Layer.Layer<ModelClient, never, AppConfig | Secrets> = OpenAiClientLive.pipe(
-  Layer.provide(NodeHttpClient.layer)
-)
+export const OpenAiClientNode: Layer.Layer<ModelClient, never, AppConfig | Secrets | ServerCache> = OpenAiClientLive
+  .pipe(
+    Layer.provide(NodeHttpClient.layer)
+  )

@@ -43,10 +43,8 @@ export const noServerCache: ServerCacheShape = {
   write: () => Effect.void
 }
 
-/** Where what the model servers said is kept; without a layer, nowhere. */
-export class ServerCache extends Context.Reference<ServerCache>()("mm/ServerCache", {
-  defaultValue: (): ServerCacheShape => noServerCache
-}) {}
+/** Where what the model servers said is kept: a required service (`ServerCacheLive`, or `ServerCacheOff`). */
+export class ServerCache extends Context.Tag("mm/ServerCache")<ServerCache, ServerCacheShape>() {}
 
 /** One file, as written. */
 interface MemoFile {
@@ -183,5 +181,11 @@ export const diskServerCache = (dir: string, now: () => number = Date.now): Serv
 export const makeServerCache = Effect.sync(() =>
   process.env.MM_NO_SERVER_CACHE !== undefined ? noServerCache : diskServerCache(userCacheDir())
 )
+
+/** The cache under the user's cache directory (none with `MM_NO_SERVER_CACHE`). */
+export const ServerCacheLive = Layer.effect(ServerCache, makeServerCache)
+
+/** Nothing kept, nothing read. */
+export const ServerCacheOff = Layer.succeed(ServerCache, noServerCache)
 
 export const ServerCacheDisk: Layer.Layer<ServerCache> = Layer.effect(ServerCache, makeServerCache)

@@ -14,6 +14,7 @@ import { GenerationError } from "../../src/domain/Errors"
 import { Completion } from "../../src/model/Completion"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
+import { ServerCacheOff } from "../../src/model/ServerCache"
 import {
   closedPort as closedPortNumber,
   type FakeModelServer,
@@ -46,7 +47,9 @@ const configFor = (server: { readonly url: string } | undefined, options: Option
 /** Retries wait milliseconds here, not seconds. */
 
 const clientLayer = (config: LoadedConfig) =>
-  OpenAiClientNode.pipe(Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries, secretsLayer())))
+  OpenAiClientNode.pipe(
+    Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries, secretsLayer(), ServerCacheOff))
+  )
 
 const fakeServer = (options: Parameters<typeof startFakeModelServer>[0] = {}) =>
   Effect.acquireRelease(

@@ -16,6 +16,7 @@ import { looksNotOpenAi } from "../../src/model/Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
 import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { retryAfterMs, retryDelayMs, type RetryTiming } from "../../src/model/Retry"
+import { ServerCacheOff } from "../../src/model/ServerCache"
 import { type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
 import { quickRetries, secretsLayer } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
@@ -60,7 +61,12 @@ const withClient = <A, E>(
         Effect.provide(
           OpenAiClientNode.pipe(
             Layer.provide(
-              Layer.mergeAll(Layer.succeed(AppConfig, configFor(server.url, model)), retries, secretsLayer())
+              Layer.mergeAll(
+                Layer.succeed(AppConfig, configFor(server.url, model)),
+                retries,
+                secretsLayer(),
+                ServerCacheOff
+              )
             )
           )
         )
@@ -766,7 +772,8 @@ describe("a real llama-server's answers", () => {
               Layer.mergeAll(
                 Layer.succeed(AppConfig, configFor(first.url, { name: "local" })),
                 quickRetries,
-                secretsLayer()
+                secretsLayer(),
+                ServerCacheOff
               )
             )
           )

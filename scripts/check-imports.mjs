@@ -17,6 +17,7 @@ export const LAYERS = [
   ["mcp", "changes"],
   ["agent"],
   ["text"],
+  ["commands"],
   ["terminal", "acp", "print"],
   ["app"],
   ["cli"],

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url"
 
 import type * as acp from "@agentclientprotocol/sdk"
 
+import { commandsIn, type SlashCommandRecord, usageOf } from "../commands/SlashCommands"
 import { IMAGE_MAX_BYTES, type ImageInput, isSentImageType } from "../domain/Images"
 import { selectionLabel, selectionOf } from "./PromptBlocks"
 
@@ -86,70 +87,23 @@ export const promptImages = (
   return { images, refused }
 }
 
-export type SlashCommand =
-  | { readonly name: "new" }
-  | { readonly name: "compact"; readonly hint: string | undefined }
-  | { readonly name: "changes"; readonly arg: string }
-  | { readonly name: "undo"; readonly arg: string }
-  | { readonly name: "permissions"; readonly arg: string }
-  | { readonly name: "unknown"; readonly word: string }
+/** The commands offered to the editor, as `available_commands_update` announces them (src/commands/SlashCommands.ts). */
+export const availableCommands: Array<acp.AvailableCommand> = commandsIn("acp").map((command) => ({
+  name: command.name,
+  description: command.description,
+  ...(command.hint === "" ? {} : { input: { hint: command.hint } })
+}))
 
 /**
- * `/new`, `/compact [hint]`, `/changes [N]` and `/undo [N]`, the commands announced to the editor. Any other `/word`
- * standing alone at the start is an unknown command; text such as `/etc/hosts …` is a question.
+ * What a `/word` that is not one of the editor's commands gets: why (unknown, or the
+ * terminal's, with what does its job here), then the commands offered here, one a line.
  */
-export const parseCommand = (text: string): SlashCommand | undefined => {
-  const match = /^\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim())
-  if (match === null) return undefined
-  switch (match[1]) {
-    case "new":
-      return { name: "new" }
-    case "compact": {
-      const hint = match[2]?.trim() ?? ""
-      return { name: "compact", hint: hint === "" ? undefined : hint }
-    }
-    case "changes":
-    case "undo":
-    case "permissions":
-      return { name: match[1], arg: match[2]?.trim() ?? "" }
-    default:
-      return { name: "unknown", word: `/${match[1]}` }
-  }
+export const notACommandText = (read: { readonly word: string; readonly record?: SlashCommandRecord }): string => {
+  const why = read.record === undefined
+    ? `Unknown command ${read.word}.`
+    : `${read.word} is a terminal command${read.record.elsewhere === undefined ? "" : `: ${read.record.elsewhere}`}.`
+  return [
+    `${why} The commands here:`,
+    ...commandsIn("acp").map((command) => `- \`${usageOf(command)}\` — ${command.description}`)
+  ].join("\n")
 }
-
-/** What an unknown command gets; the terminal's own commands are named for what replaces them here. */
-export const unknownCommandText = (word: string): string =>
-  word === "/sessions" || word === "/resume"
-    ? `${word} is a terminal command: here the editor lists its threads and reloads them itself. Commands: /new, /compact, /changes, /undo.`
-    : `Unknown command ${word}. Commands: /new (start over, keeping this conversation on disk), /compact [hint] (summarise older turns), ` +
-      "/changes [N] (what mm changed in files, by turn), /undo [N] (take back the files changed by the last turn), " +
-      "/permissions [rm N] (the approvals remembered for this project)."
-
-export const availableCommands: Array<acp.AvailableCommand> = [
-  {
-    name: "new",
-    description: "start over in this thread; the conversation so far is kept on disk under a new session id"
-  },
-  {
-    name: "compact",
-    description: "replace the older turns by a summary to free context",
-    input: { hint: "what the summary should focus on (optional)" }
-  },
-  {
-    name: "changes",
-    description:
-      "list the files write_file and edit_file changed in this thread, by turn (bash is not tracked); with a turn number, show its diffs",
-    input: { hint: "a turn number (optional)" }
-  },
-  {
-    name: "undo",
-    description:
-      "take back the files mm's file tools changed in the last turn (or the last N turns), after showing the diffs",
-    input: { hint: "how many turns to take back (optional, default 1)" }
-  },
-  {
-    name: "permissions",
-    description: "list the approvals remembered for this project (\"always\" answers); rm N revokes one",
-    input: { hint: "rm N to revoke one (optional)" }
-  }
-]

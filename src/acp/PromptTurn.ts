@@ -1,31 +1,26 @@
-import * as path from "node:path"
-
 import * as acp from "@agentclientprotocol/sdk"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
-import { Agent, type CompactReport } from "../agent/Agent"
-import { RememberedApprovals } from "../approvals/RememberedApprovals"
-import { Changes } from "../changes/Changes"
+import { Agent } from "../agent/Agent"
+import { readCommand } from "../commands/SlashCommands"
 import { type ImageInput, isSentImageType } from "../domain/Images"
 import type { Conversation } from "../sessions/Conversation"
-import { permissionsCommand } from "../text/PermissionsText"
 import { ToolRegistry } from "../tools/Registry"
 import { CurrentPeer, type Peer } from "./AcpApprover"
+import { ACP_COMMANDS } from "./Commands"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
-import { parseCommand, promptImages, promptText, unknownCommandText } from "./Prompt"
+import { notACommandText, promptImages, promptText } from "./Prompt"
 import { readSelections, recordBlocks } from "./PromptBlocks"
 import { numberPrompt } from "./PromptOrder"
 import { heldSession } from "./Sessions"
 import { agentText } from "./ToolUpdates"
-import { compactionUpdate, makeTurnRenderer } from "./TurnUpdates"
-import { acpChanges, acpUndo } from "./Undo"
+import { makeTurnRenderer } from "./TurnUpdates"
 
 /** `session/prompt`: a turn of the agent, or a slash command, run until it ends or is cancelled. */
 
@@ -83,48 +78,6 @@ const turn = Effect.fn("Acp.turn")(function*(
   return { stopReason: renderer.stopReason() ?? "end_turn" } satisfies acp.PromptResponse
 })
 
-/** `/new`: the editor keeps its id; the conversation so far moves to a new one. */
-const startOver = Effect.fn("Acp.startOver")(function*(peer: Peer, conversation: Conversation) {
-  const archived = yield* Effect.either(conversation.archiveAndReset)
-  if (Either.isLeft(archived)) {
-    yield* send(peer.client, peer.sessionId, [
-      agentText(`Could not start over: ${archived.left.message}. The conversation goes on as it was.`)
-    ])
-    return endTurn
-  }
-  yield* Ref.set(conversation.allowed, [])
-  const status = yield* conversation.status
-  const text = status._tag === "Off"
-    ? "Started a new conversation. The previous one was not kept: sessions are off (sessions.enabled: false)."
-    : status._tag === "NotSaved"
-    ? `Started a new conversation. The previous one was not kept: sessions cannot be saved (${status.reason}).`
-    : archived.right === undefined
-    ? "Started a new conversation (the previous one was empty: nothing to keep)."
-    : `Started a new conversation. The previous one is kept as session ${archived.right}: ${
-      path.join(status.dir, `${archived.right}.json`)
-    }`
-  yield* send(peer.client, peer.sessionId, [agentText(text)])
-  return endTurn
-})
-
-const compactedText = (report: CompactReport): string =>
-  report._tag === "Nothing"
-    ? "Nothing to compact yet: the history is no longer than the turns kept as they are."
-    : `Compacted: ${report.replaced} older message(s) replaced by a summary (about ${report.tokensBefore} → ${report.tokensAfter} tokens).` +
-      (report.warning === undefined ? "" : `\n\n${report.warning}`)
-
-/** `/compact [hint]`: told as a `compaction_update` to an editor that shows them, as text otherwise. */
-const compact = Effect.fn("Acp.compact")(function*(peer: Peer, conversation: Conversation, hint: string | undefined) {
-  const agent = yield* Agent
-  const done = yield* Effect.either(agent.compact(conversation, hint))
-  const told = Either.isLeft(done) ? done.left.message : compactedText(done.right)
-  const shown = !(yield* clientDisplay).compaction || (Either.isRight(done) && done.right._tag === "Nothing")
-    ? agentText(told)
-    : compactionUpdate(Either.isLeft(done) ? { error: told } : { summary: told })
-  yield* send(peer.client, peer.sessionId, [shown])
-  return endTurn
-})
-
 /** The editor thread a prompt runs for, as the approver and the editor's file access see it. */
 const peerOf = Effect.fn("Acp.peerOf")(function*(session: AcpSession, client: acp.AgentContext) {
   const connection = yield* AcpConnection
@@ -159,7 +112,7 @@ const answerText = (
   text: string
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> => {
   const { images, refused } = promptImages(blocks)
-  const command = images.length > 0 ? undefined : parseCommand(text)
+  const command = images.length > 0 ? undefined : readCommand(text, "acp")
   const program: Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =
     text.trim() === "" && images.length === 0
       ? Effect.succeed(endTurn)
@@ -168,22 +121,9 @@ const answerText = (
         refused.length === 0 ? Effect.void : send(peer.client, peer.sessionId, refused.map((line) => agentText(line))),
         turn(peer, conversation, text, images, blocks)
       )
-      : command.name === "new"
-      ? startOver(peer, conversation)
-      : command.name === "compact"
-      ? compact(peer, conversation, command.hint)
-      : command.name === "undo" || command.name === "changes"
-      ? Effect.flatMap(
-        Changes,
-        (changes) => (command.name === "undo" ? acpUndo : acpChanges)(changes, peer, conversation, command.arg)
-      )
-      : command.name === "permissions"
-      ? Effect.flatMap(RememberedApprovals, (remembered) =>
-        Effect.flatMap(
-          permissionsCommand(remembered, conversation, command.arg),
-          ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
-        ))
-      : Effect.as(send(peer.client, peer.sessionId, [agentText(unknownCommandText(command.word))]), endTurn)
+      : command._tag === "Command"
+      ? ACP_COMMANDS[command.name](peer, conversation, command.arg)
+      : Effect.as(send(peer.client, peer.sessionId, [agentText(notACommandText(command))]), endTurn)
   return program
 }
 

@@ -1,5 +1,5 @@
+import { commandWords } from "../commands/SlashCommands"
 import { VERSION } from "../lib/Version"
-import { commandNames } from "../terminal/Commands"
 
 /**
  * `mm --help` and `mm SUBCOMMAND --help`, written for people: one line per option. The
@@ -36,7 +36,7 @@ const top = (): string =>
     "      --completions SHELL   print a completion script for sh, bash, fish or zsh",
     "",
     "IN THE REPL",
-    `  slash commands: ${commandNames().join(" ")} — /help explains them`,
+    `  slash commands: ${commandWords("terminal").join(" ")} — /help explains them`,
     "  piped (stdin not a terminal), each line is a question: answers go to stdout; the banner,",
     "  tool lines, notices and errors go to stderr",
     "",

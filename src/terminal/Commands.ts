@@ -4,6 +4,8 @@ import * as Stream from "effect/Stream"
 import type { Agent } from "../agent/Agent"
 import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
+import { compactedLine } from "../commands/CommandWords"
+import { type CommandHandlers, commandsIn, commandWords, readCommand, usageOf } from "../commands/SlashCommands"
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
@@ -56,14 +58,8 @@ export interface TerminalMemory {
 /** `"leave"` ends mm. */
 export type CommandOutcome = void | "leave"
 
-export interface SlashCommand {
-  readonly name: string
-  readonly aliases?: ReadonlyArray<string>
-  /** How it is typed, for /help: `/resume [id|n]`. */
-  readonly usage: string
-  readonly help: string
-  readonly run: (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
-}
+/** What the terminal runs for a slash command (its record, name and help, is in src/commands/SlashCommands.ts). */
+export type TerminalCommand = (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
 
 /** `/sessions search [--regex] [-i] PATTERN`: the matching lines, as they are found. */
 const searchCommand = (ctx: CommandContext, arg: string) =>
@@ -91,20 +87,14 @@ const searchCommand = (ctx: CommandContext, arg: string) =>
     ctx.print.line(searchSummary(pattern, sessions, lines))
   })
 
-const sessions: SlashCommand = {
-  name: "/sessions",
-  usage: "/sessions [word|all]",
-  help:
-    "list this project's conversations, newest first (a word filters by title; search PATTERN finds it in what was said and what the tools printed)",
-  run: (ctx, arg) =>
-    Effect.gen(function*() {
-      if (arg === "search" || arg.startsWith("search ")) return yield* searchCommand(ctx, arg.slice(6).trim())
-      const listing = yield* ctx.keeper.list(ctx.cwd)
-      const options = arg === "all" ? { all: true } : { filter: arg }
-      ctx.memory.rows = listingRows(listing, options)
-      ctx.print.line(sessionsListing(listing, yield* ctx.conversation.id, options))
-    })
-}
+const sessions: TerminalCommand = (ctx, arg) =>
+  Effect.gen(function*() {
+    if (arg === "search" || arg.startsWith("search ")) return yield* searchCommand(ctx, arg.slice(6).trim())
+    const listing = yield* ctx.keeper.list(ctx.cwd)
+    const options = arg === "all" ? { all: true } : { filter: arg }
+    ctx.memory.rows = listingRows(listing, options)
+    ctx.print.line(sessionsListing(listing, yield* ctx.conversation.id, options))
+  })
 
 /** `/resume 2` takes row 2 of the last listing (or of the listing `/sessions` would show). */
 const rowId = (ctx: CommandContext, arg: string) =>
@@ -115,173 +105,101 @@ const rowId = (ctx: CommandContext, arg: string) =>
     return n >= 1 && n <= rows.length ? rows[n - 1] : undefined
   })
 
-const resume: SlashCommand = {
-  name: "/resume",
-  usage: "/resume [n|id]",
-  help: "continue the latest conversation, row n of /sessions, or an id (a unique prefix or suffix is enough)",
-  run: (ctx, arg) =>
-    Effect.gen(function*() {
-      const requested = arg === "" ? undefined : ((yield* rowId(ctx, arg)) ?? arg)
-      const resumed = yield* Effect.either(ctx.conversation.resume(requested))
-      if (resumed._tag === "Left") return ctx.red(resumed.left.message)
-      if (resumed.right === undefined) {
-        return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
-      }
-      for (const line of resumedLines(resumed.right)) ctx.print.line(line)
-      const recap = recapLines(
-        (yield* ctx.conversation.snapshot).messages,
-        ctx.cwd,
-        ctx.style,
-        yield* ctx.answers.engine,
-        ctx.recapExchanges
-      )
-      if (recap.length > 0) ctx.print.line(recap.join("\n"))
-      // the question mm stopped during waits on the prompt line, to send again or edit
-      if (resumed.right.interrupted !== undefined) ctx.input.offer?.(resumed.right.interrupted)
-    })
-}
-
-const newConversation: SlashCommand = {
-  name: "/new",
-  usage: "/new",
-  help: "start a new conversation (the current file stays as it is)",
-  run: (ctx) =>
-    Effect.gen(function*() {
-      const previous = yield* ctx.conversation.id
-      yield* ctx.conversation.detach
-      ctx.print.line(
-        previous === ""
-          ? "new conversation"
-          : `new conversation — ${previous} stays as it is; /resume ${previous} to go back`
-      )
-    })
-}
-
-const fork: SlashCommand = {
-  name: "/fork",
-  usage: "/fork [n]",
-  help: "go on in a new session holding this one's turns up to turn n (all by default); this one stays as it is",
-  run: (ctx, arg) =>
-    Effect.gen(function*() {
-      if (arg !== "" && !/^\d{1,6}$/.test(arg)) {
-        return ctx.print.line("usage: /fork [N] — N a turn number (default: all)")
-      }
-      const forked = yield* Effect.either(ctx.conversation.fork(arg === "" ? undefined : Number(arg)))
-      if (forked._tag === "Left") return ctx.red(forked.left.message)
-      ctx.notice(forked.right.warning)
-      ctx.print.line(forkedLine(forked.right))
-    })
-}
-
-const compact: SlashCommand = {
-  name: "/compact",
-  usage: "/compact [hint]",
-  help: "replace older turns by a summary to free the context window",
-  run: (ctx, arg) =>
-    Effect.gen(function*() {
-      const outcome = yield* ctx.cancellable(Effect.either(ctx.agent.compact(ctx.conversation, arg)))
-      if (outcome._tag === "Cancelled") return
-      const done = outcome.value
-      if (done._tag === "Left") return ctx.red(done.left.message)
-      if (done.right._tag === "Nothing") {
-        return ctx.print.line("nothing to compact yet: the history is no longer than the turns kept verbatim")
-      }
-      ctx.notice(done.right.warning)
-      ctx.print.line(
-        `compacted: ${done.right.replaced} older message(s) replaced by a summary (about ${done.right.tokensBefore} → ${done.right.tokensAfter} tokens)`
-      )
-    })
-}
-
-const context: SlashCommand = {
-  name: "/context",
-  usage: "/context",
-  help: "what the context holds (system prompt, skills, messages, tool results), in tokens",
-  run: (ctx) => Effect.map(ctx.agent.context(ctx.conversation), (report) => ctx.print.line(contextListing(report)))
-}
-
-const changes: SlashCommand = {
-  name: "/changes",
-  usage: "/changes [n]",
-  help:
-    "what write_file and edit_file changed in this conversation, by turn (bash is not tracked); with n, the diffs of turn n",
-  run: (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
-}
-
-const undo: SlashCommand = {
-  name: "/undo",
-  usage: "/undo [n]",
-  help: "take back the files mm's file tools changed in the last turn (or the last n), after showing the diffs",
-  run: (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
-}
-
-const rewind: SlashCommand = {
-  name: "/rewind",
-  usage: "/rewind n",
-  help:
-    "go back to just before turn n: the files mm's tools changed since are restored, and the conversation goes on in a fork (Esc Esc at an empty prompt picks the turn)",
-  run: (ctx, arg) =>
-    Effect.map(runRewind(ctx.changes, ctx.conversation, arg, ctx), (question) => {
-      if (question !== undefined && ctx.input.interactive) ctx.memory.draft = question
-    })
-}
-
-const last: SlashCommand = {
-  name: "/last",
-  usage: "/last",
-  help: "the whole output of the last tool call",
-  run: (ctx) =>
-    Effect.sync(() => {
-      const tool = ctx.memory.lastTool
-      if (tool === undefined) return ctx.print.line("no tool has run in this launch yet")
-      ctx.print.line(ctx.style.dim(`⚙ ${tool.name}  ${tool.title}`))
-      ctx.print.line(tool.output === "" ? "(no output)" : tool.output)
-    })
-}
-
-const mcp: SlashCommand = {
-  name: "/mcp",
-  usage: "/mcp",
-  help: "the MCP servers, their state and their tools",
-  run: (ctx) =>
-    Effect.map(McpServers, (servers) => {
-      const configured = servers.configured
-      ctx.print.line(serversListing(configured === undefined ? [] : [configured]))
-    })
-}
-
-const permissions: SlashCommand = {
-  name: "/permissions",
-  usage: "/permissions [rm n]",
-  help: "the approvals remembered for this project ([a]lways answers); rm n revokes one",
-  run: (ctx, arg) =>
-    Effect.map(
-      permissionsCommand(ctx.remembered, ctx.conversation, arg),
-      ({ failed, text }) => failed ? ctx.red(text) : ctx.print.line(text)
+const resume: TerminalCommand = (ctx, arg) =>
+  Effect.gen(function*() {
+    const requested = arg === "" ? undefined : ((yield* rowId(ctx, arg)) ?? arg)
+    const resumed = yield* Effect.either(ctx.conversation.resume(requested))
+    if (resumed._tag === "Left") return ctx.red(resumed.left.message)
+    if (resumed.right === undefined) {
+      return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
+    }
+    for (const line of resumedLines(resumed.right)) ctx.print.line(line)
+    const recap = recapLines(
+      (yield* ctx.conversation.snapshot).messages,
+      ctx.cwd,
+      ctx.style,
+      yield* ctx.answers.engine,
+      ctx.recapExchanges
     )
-}
+    if (recap.length > 0) ctx.print.line(recap.join("\n"))
+    // the question mm stopped during waits on the prompt line, to send again or edit
+    if (resumed.right.interrupted !== undefined) ctx.input.offer?.(resumed.right.interrupted)
+  })
 
-const exit: SlashCommand = {
-  name: "/exit",
-  aliases: ["/quit"],
-  usage: "/exit",
-  help: "leave (Ctrl-D does too; Ctrl-C or Esc cancels a running answer or tool, and an approval)",
-  run: () => Effect.succeed("leave" as const)
-}
+const newConversation: TerminalCommand = (ctx) =>
+  Effect.gen(function*() {
+    const previous = yield* ctx.conversation.id
+    yield* ctx.conversation.detach
+    ctx.print.line(
+      previous === ""
+        ? "new conversation"
+        : `new conversation — ${previous} stays as it is; /resume ${previous} to go back`
+    )
+  })
 
-const help: SlashCommand = {
-  name: "/help",
-  usage: "/help",
-  help: "this list",
-  run: (ctx) => Effect.sync(() => ctx.print.line(helpText()))
-}
+const fork: TerminalCommand = (ctx, arg) =>
+  Effect.gen(function*() {
+    if (arg !== "" && !/^\d{1,6}$/.test(arg)) {
+      return ctx.print.line("usage: /fork [N] — N a turn number (default: all)")
+    }
+    const forked = yield* Effect.either(ctx.conversation.fork(arg === "" ? undefined : Number(arg)))
+    if (forked._tag === "Left") return ctx.red(forked.left.message)
+    ctx.notice(forked.right.warning)
+    ctx.print.line(forkedLine(forked.right))
+  })
 
-/** Every slash command of the terminal, in the order /help lists them. Add one here. */
-export const COMMANDS: ReadonlyArray<SlashCommand> = [
+const compact: TerminalCommand = (ctx, arg) =>
+  Effect.gen(function*() {
+    const outcome = yield* ctx.cancellable(Effect.either(ctx.agent.compact(ctx.conversation, arg)))
+    if (outcome._tag === "Cancelled") return
+    const done = outcome.value
+    if (done._tag === "Left") return ctx.red(done.left.message)
+    if (done.right._tag === "Compacted") ctx.notice(done.right.warning)
+    ctx.print.line(compactedLine(done.right))
+  })
+
+const context: TerminalCommand = (ctx) =>
+  Effect.map(ctx.agent.context(ctx.conversation), (report) => ctx.print.line(contextListing(report)))
+
+const changes: TerminalCommand = (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
+
+const undo: TerminalCommand = (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
+
+const rewind: TerminalCommand = (ctx, arg) =>
+  Effect.map(runRewind(ctx.changes, ctx.conversation, arg, ctx), (question) => {
+    if (question !== undefined && ctx.input.interactive) ctx.memory.draft = question
+  })
+
+const last: TerminalCommand = (ctx) =>
+  Effect.sync(() => {
+    const tool = ctx.memory.lastTool
+    if (tool === undefined) return ctx.print.line("no tool has run in this launch yet")
+    ctx.print.line(ctx.style.dim(`⚙ ${tool.name}  ${tool.title}`))
+    ctx.print.line(tool.output === "" ? "(no output)" : tool.output)
+  })
+
+const mcp: TerminalCommand = (ctx) =>
+  Effect.map(McpServers, (servers) => {
+    const configured = servers.configured
+    ctx.print.line(serversListing(configured === undefined ? [] : [configured]))
+  })
+
+const permissions: TerminalCommand = (ctx, arg) =>
+  Effect.map(
+    permissionsCommand(ctx.remembered, ctx.conversation, arg),
+    ({ failed, text }) => failed ? ctx.red(text) : ctx.print.line(text)
+  )
+
+const exit: TerminalCommand = () => Effect.succeed("leave" as const)
+
+const help: TerminalCommand = (ctx) => Effect.sync(() => ctx.print.line(helpText()))
+
+/** What the terminal runs for each command it offers (src/commands/SlashCommands.ts lists them). */
+const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
   help,
   sessions,
   resume,
-  newConversation,
+  new: newConversation,
   fork,
   compact,
   context,
@@ -292,19 +210,17 @@ export const COMMANDS: ReadonlyArray<SlashCommand> = [
   mcp,
   permissions,
   exit
-]
+}
 
-export const findCommand = (word: string): SlashCommand | undefined =>
-  COMMANDS.find((command) => command.name === word || command.aliases?.includes(word) === true)
-
-export const commandNames = (): ReadonlyArray<string> =>
-  COMMANDS.flatMap((command) => [command.name, ...(command.aliases ?? [])])
+/** Every word Tab completes at the start of a line: the terminal's commands and their aliases. */
+export const commandNames = (): ReadonlyArray<string> => commandWords("terminal")
 
 export const helpText = (): string => {
-  const width = Math.max(...COMMANDS.map((command) => command.usage.length)) + 2
+  const commands = commandsIn("terminal")
+  const width = Math.max(...commands.map((command) => usageOf(command).length)) + 2
   return [
     "Type a question and press Enter (Alt-Enter or Ctrl-J for a new line). Commands:",
-    ...COMMANDS.map((command) => `  ${command.usage.padEnd(width)}${command.help}`),
+    ...commands.map((command) => `  ${usageOf(command).padEnd(width)}${command.description}`),
     "In a question, @path attaches that project file; a line starting with ! runs a shell command and keeps its output as context.",
     "Keys: Tab completes, Up/Down and Ctrl-R search history, Esc or Ctrl-C cancels a running answer (docs/reference/keys.md)."
   ].join("\n")
@@ -312,24 +228,27 @@ export const helpText = (): string => {
 
 /** What `/` on an empty line shows: every command, as typed, and what it does, one a line. */
 export const commandMenu = (style: Style): string => {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length)) + 2
-  return COMMANDS.map((command) => `  ${command.name.padEnd(width)}${style.dim(command.help)}`).join("\n")
+  const commands = commandsIn("terminal")
+  const width = Math.max(...commands.map((command) => command.name.length + 1)) + 2
+  return commands.map((command) => `  ${`/${command.name}`.padEnd(width)}${style.dim(command.description)}`).join("\n")
 }
 
 /**
- * How a typed line is read: a slash command when its first word is a known command; an
- * unknown `/word` is said to be unknown; a path such as `/etc/hosts …` is a question.
+ * How a typed line is read: a slash command when its first word is one of the terminal's
+ * commands; any other `/word` is said to be unknown (or another façade's); a path such as
+ * `/etc/hosts …` is a question (`undefined`).
  */
-export const parseCommandLine = (
+export const runCommandLine = (
+  ctx: CommandContext,
   text: string
-): { readonly _tag: "Command"; readonly command: SlashCommand; readonly arg: string } | {
-  readonly _tag: "Unknown"
-  readonly name: string
-} | undefined => {
-  if (!text.startsWith("/")) return undefined
-  const [name, ...rest] = text.trim().split(/\s+/)
-  const command = findCommand(name)
-  if (command !== undefined) return { _tag: "Command", command, arg: rest.join(" ") }
-  if (/^\/[A-Za-z][\w-]*$/.test(name)) return { _tag: "Unknown", name }
-  return undefined
+): Effect.Effect<CommandOutcome, never, McpServers> | undefined => {
+  const read = readCommand(text, "terminal")
+  if (read === undefined) return undefined
+  if (read._tag === "Command") return HANDLERS[read.name](ctx, read.arg)
+  const elsewhere = read._tag === "Elsewhere"
+    ? ` (an editor's command${read.record.elsewhere === undefined ? "" : `: ${read.record.elsewhere}`})`
+    : ""
+  return Effect.sync(() =>
+    ctx.print.line(`unknown command ${read.word}${elsewhere} — commands: ${commandNames().join(" ")}`)
+  )
 }

@@ -41,7 +41,7 @@ import { escapesFor, type Style, themeOf } from "../text/Style"
 import { bashTool } from "../tools/Bash"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { attachFiles, shellContext } from "./Attachments"
-import { type CommandContext, commandMenu, commandNames, parseCommandLine, type TerminalMemory } from "./Commands"
+import { type CommandContext, commandMenu, commandNames, runCommandLine, type TerminalMemory } from "./Commands"
 import { ESC_ESC, type TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
 import { makeProgress, type Progress } from "./Progress"
@@ -335,11 +335,8 @@ const handleLine = (terminal: Conversing, line: string) =>
     const text = line.trim()
     if (text === "") return
     if (text.startsWith("!") && text.length > 1) return yield* shellLine(terminal, text.slice(1).trim())
-    const parsed = parseCommandLine(text)
-    if (parsed?._tag === "Unknown") {
-      return terminal.print.line(`unknown command ${parsed.name} — commands: ${commandNames().join(" ")}`)
-    }
-    if (parsed?._tag === "Command") return yield* parsed.command.run(terminal, parsed.arg)
+    const command = runCommandLine(terminal, text)
+    if (command !== undefined) return yield* command
     yield* question(terminal, line)
   })
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest"
 
 import { approvalOf, permissionOptions, permissionRequest } from "../../src/acp/AcpApprover"
-import { parseCommand, promptText } from "../../src/acp/Prompt"
+import { availableCommands, notACommandText, promptText } from "../../src/acp/Prompt"
 import { NO_RESULT, replayUpdates, SUMMARY_TITLE } from "../../src/acp/Replay"
 import { decodeCursor, encodeCursor, listPage } from "../../src/acp/SessionList"
 import { makeTurnRenderer } from "../../src/acp/TurnUpdates"
@@ -9,6 +9,7 @@ import { SUMMARY_HEADER } from "../../src/agent/Compactor"
 import { CANCELLED } from "../../src/agent/Turn"
 import { alwaysChoices as alwaysChoicesWith, type CallToApprove } from "../../src/approvals/ApprovalScope"
 import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
+import { readCommand } from "../../src/commands/SlashCommands"
 import { CompactionError, GenerationError } from "../../src/domain/Errors"
 import type { Message } from "../../src/domain/Session"
 import type { SessionSummary } from "../../src/sessions/SessionStore"
@@ -350,15 +351,37 @@ describe("prompt text and commands", () => {
     ).toBe("look at @/p/a.ts @/p/b.ts\n\n<context ref=\"/p/b.ts\">\nconst b = 1\n</context>")
   })
 
-  it("knows /new and /compact with an optional hint; any other lone /word is an unknown command", () => {
-    expect(parseCommand("/new")).toEqual({ name: "new" })
-    expect(parseCommand("  /new  ")).toEqual({ name: "new" })
-    expect(parseCommand("/compact")).toEqual({ name: "compact", hint: undefined })
-    expect(parseCommand("/compact keep the file names")).toEqual({ name: "compact", hint: "keep the file names" })
-    expect(parseCommand("/newish")).toEqual({ name: "unknown", word: "/newish" })
-    expect(parseCommand("/sessions")).toEqual({ name: "unknown", word: "/sessions" })
-    expect(parseCommand("/etc/hosts: what is in it?")).toBeUndefined()
-    expect(parseCommand("please /new")).toBeUndefined()
+  it("announces the editor's commands from the registry, each valid as an AvailableCommand", () => {
+    expect(availableCommands.map((command) => command.name)).toEqual([
+      "new",
+      "compact",
+      "changes",
+      "undo",
+      "permissions"
+    ])
+    expect(availableCommands.find((command) => command.name === "compact")?.input).toEqual({ hint: "[hint]" })
+    expect(availableCommands.find((command) => command.name === "new")?.input).toBeUndefined()
+    const update = { sessionUpdate: "available_commands_update", availableCommands }
+    expect(validateAgainst("SessionUpdate", update)).toEqual([])
+  })
+
+  it("answers a /word that is not the editor's with why, then the commands offered here", () => {
+    const unknown = notACommandText({ word: "/frobnicate" }).split("\n")
+    expect(unknown[0]).toBe("Unknown command /frobnicate. The commands here:")
+    expect(unknown.slice(1).map((line) => line.split(" — ")[0])).toEqual([
+      "- `/new`",
+      "- `/compact [hint]`",
+      "- `/changes [n]`",
+      "- `/undo [n]`",
+      "- `/permissions [rm n]`"
+    ])
+    const sessions = readCommand("/sessions", "acp")
+    expect(sessions?._tag).toBe("Elsewhere")
+    if (sessions?._tag === "Elsewhere") {
+      expect(notACommandText(sessions).split("\n")[0]).toBe(
+        "/sessions is a terminal command: here the editor lists its threads itself. The commands here:"
+      )
+    }
   })
 })
 

@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk"
+import { absurd } from "effect/Function"
 
 import { CANCELLED } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
@@ -109,6 +110,9 @@ export const makeTurnRenderer = (
       case "TurnFinished":
         stop = event.stopReason === "max_steps" ? "max_turn_requests" : event.stopReason
         return []
+      default:
+        // an event added to TurnEvent and not told to the editor here does not compile
+        return absurd(event)
     }
   }
 

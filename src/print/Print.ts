@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import { absurd } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
@@ -100,69 +101,83 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
     return code
   })
 
+/** What print mode keeps of a turn while it runs, and prints of each event, as text or as JSON. */
+const makeEventSink = (run: PrintOptions, io: PrintIO) => {
+  const json = run.outputFormat === "json"
+  const kept = { text: "", failed: false }
+  let open = false
+  /** What the server reported for the turn's last model call. */
+  let lastUsage: { readonly promptTokens: number; readonly completionTokens: number } | undefined
+  const onEvent = (event: TurnEvent): void => {
+    if (json) {
+      const line = printEventJson(event, event._tag === "TurnFinished" ? lastUsage : undefined)
+      if (line !== undefined) io.out(`${JSON.stringify(line)}\n`)
+    }
+    switch (event._tag) {
+      case "TextDelta": {
+        // answers of several steps (around tool calls) are kept apart by a line end
+        const piece = open || kept.text === "" || kept.text.endsWith("\n") ? event.text : `\n${event.text}`
+        kept.text += piece
+        open = true
+        // a terminal gets no escape sequence from the model; a pipe gets the answer as it is
+        if (!json) io.out(io.outIsTerminal ? sanitize(piece) : piece)
+        break
+      }
+      case "ToolCallStarted":
+        open = false
+        if (!json && run.verbose) io.err(toolStartLine(sanitize(event.name), sanitize(event.title), plain))
+        break
+      case "ToolCallFinished":
+        open = false
+        if (!json && run.verbose) io.err(toolResultLine(sanitize(event.output), event.failed, plain))
+        break
+      case "Notice":
+        // a notice (an MCP server that did not start, say) is for the person: on stderr, in JSON too
+        io.err(sanitize(event.text))
+        break
+      case "CompactionFailed":
+        if (!json) io.err(sanitize(event.error.message))
+        break
+      case "TurnFailed":
+        kept.failed = true
+        if (!json) io.err(sanitize(event.error.message))
+        break
+      case "Usage":
+        lastUsage = event.estimated ? undefined : event
+        break
+      case "ReasoningDelta": // the answer alone on stdout: the reasoning only in JSON
+      case "ToolOutput": // a running command's output: its whole output comes with ToolCallFinished
+      case "TurnFinished": // the answer's last line end is written once the stream is over
+        break
+      default:
+        // an event added to TurnEvent that print mode does not handle here does not compile
+        absurd(event)
+    }
+  }
+  return { onEvent, kept }
+}
+
 const answer = (run: PrintOptions, agent: Agent["Type"], conversation: Conversation, prompt: string, io: PrintIO) =>
   Effect.gen(function*() {
     const { config } = yield* AppConfig
-    let text = ""
-    let failed = false
-    let open = false
-    /** What the server reported for the turn's last model call. */
-    let lastUsage: { readonly promptTokens: number; readonly completionTokens: number } | undefined
     const json = run.outputFormat === "json"
     const emit = (event: PrintEvent) => io.out(`${JSON.stringify(event)}\n`)
-
-    const onEvent = (event: TurnEvent) =>
-      Effect.gen(function*() {
-        if (event._tag === "TurnFailed") failed = true
-        if (event._tag === "TextDelta") {
-          // answers of several steps (around tool calls) are kept apart by a line end
-          const piece = open || text === "" || text.endsWith("\n") ? event.text : `\n${event.text}`
-          text += piece
-          open = true
-          // a terminal gets no escape sequence from the model; a pipe gets the answer as it is
-          if (!json) io.out(io.outIsTerminal ? sanitize(piece) : piece)
-        } else if (event._tag === "ToolCallStarted" || event._tag === "ToolCallFinished") {
-          open = false
-        }
-        if (event._tag === "Usage") lastUsage = event.estimated ? undefined : event
-        const usage = event._tag === "TurnFinished" ? lastUsage : undefined
-        if (json) {
-          const line = printEventJson(event, usage)
-          if (line !== undefined) emit(line)
-          // a notice (an MCP server that did not start, say) is for the person too: on stderr as in text
-          if (event._tag === "Notice") io.err(sanitize(event.text))
-          return
-        }
-        switch (event._tag) {
-          case "ToolCallStarted":
-            if (run.verbose) io.err(toolStartLine(sanitize(event.name), sanitize(event.title), plain))
-            return
-          case "ToolCallFinished":
-            if (run.verbose) io.err(toolResultLine(sanitize(event.output), event.failed, plain))
-            return
-          case "Notice":
-            return io.err(sanitize(event.text))
-          case "CompactionFailed":
-          case "TurnFailed":
-            return io.err(sanitize(event.error.message))
-        }
-      })
-
-    yield* agent.turn(conversation, prompt).pipe(Stream.runForEach(onEvent))
+    const { kept, onEvent } = makeEventSink(run, io)
+    yield* agent.turn(conversation, prompt).pipe(Stream.runForEach((event) => Effect.sync(() => onEvent(event))))
     // print mode's start-up is its whole turn: the code that ends an answer (the text's last
     // checks, the save) is kept compiled too, which takes some 4 ms off every later run's end
     startedUp()
-    if (!json && text !== "" && !text.endsWith("\n")) io.out("\n")
+    if (!json && kept.text !== "" && !kept.text.endsWith("\n")) io.out("\n")
     if (json) {
       const id = yield* conversation.id
       const status = yield* conversation.status
       emit({
         type: "result",
-        status: failed ? "failed" : "answered",
+        status: kept.failed ? "failed" : "answered",
         sessionId: status._tag === "Saving" && id !== "" ? id : null,
-        answer: text,
+        answer: kept.text,
         model: config.model.name
       })
     }
-    return failed ? 1 : 0
+    return kept.failed ? 1 : 0
   })

@@ -3,6 +3,8 @@ export interface Usage {
   readonly promptTokens: number
   readonly completionTokens: number
 }
+import { absurd } from "effect/Function"
+
 import type { TurnEvent } from "../agent/TurnEvent"
 
 /**
@@ -51,7 +53,7 @@ export type PrintEvent =
     readonly model: string
   }
 
-/** The JSON object of one turn event; undefined for events that have none (yet). */
+/** The JSON object of one turn event; undefined for one that has none (a running command's output). */
 export const printEventJson = (event: TurnEvent, usage: Usage | undefined): PrintEvent | undefined => {
   switch (event._tag) {
     case "TextDelta":
@@ -98,7 +100,11 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
       }
     case "TurnFailed":
       return { type: "turn_failed", kind: event.error.reason, line: event.error.message, raw: event.error.raw }
-    default:
+    case "ToolOutput":
+      // a running command's output as it comes: the whole of it is in tool_result
       return undefined
+    default:
+      // an event added to TurnEvent without its JSON (or a case saying it has none) does not compile
+      return absurd(event)
   }
 }

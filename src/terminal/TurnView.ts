@@ -104,7 +104,10 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
   }
 }
 
-/** One event on the terminal, by its tag. */
+/**
+ * One event on the terminal, by its tag. `Match.valueTags` wants a case for every tag: an event
+ * added to TurnEvent does not compile here until it is drawn, or a case says it is ignored.
+ */
 const drawEvent = (d: Drawing, event: TurnEvent): void =>
   Match.valueTags(event, {
     ToolOutput: (e) => {

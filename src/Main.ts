@@ -1,42 +1,20 @@
 import { makeRunMain, type Teardown } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 
-import { parseArgs, USAGE } from "./cli/Args"
+import { parseArgs, usageText } from "./cli/Args"
 import { type ExitCode, run } from "./cli/Run"
 import { firstLineOf } from "./lib/OneLine"
 import { SecretRegistry, Secrets } from "./lib/Secrets"
 import { onStartedUp } from "./lib/StartedUp"
-import { colourFor } from "./text/Style"
+import { VERSION } from "./lib/Version"
 
 const oneLine = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   const error = failure._tag === "Some" ? failure.value : Cause.squash(cause)
   return firstLineOf(error)
 }
-
-const ansi = /\u001b\[[0-9;]*m/g
-const strip = (args: ReadonlyArray<unknown>) =>
-  args.map((arg) => (typeof arg === "string" ? arg.replace(ansi, "") : arg))
-
-/** @effect/cli colours its help and usage errors always; mm only colours a terminal without NO_COLOR. */
-const plainWhenNoColor = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  colourFor(process.stdout, process.env)
-    ? self
-    : Console.consoleWith((console) =>
-      Console.withConsole(self, {
-        ...console,
-        log: (...args) => console.log(...strip(args)),
-        error: (...args) => console.error(...strip(args)),
-        unsafe: {
-          ...console.unsafe,
-          log: (...args) => console.unsafe.log(...strip(args)),
-          error: (...args) => console.unsafe.error(...strip(args))
-        }
-      })
-    )
 
 /** `--no-color` (before any `--`) is NO_COLOR for this run, everywhere: taken out of the arguments, set in the environment. */
 const withoutNoColor = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
@@ -47,35 +25,46 @@ const withoutNoColor = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   return [...argv.slice(0, at), ...argv.slice(at + 1)]
 }
 
-/** The program a command line asks for; it resolves with the exit code. */
+/**
+ * The program a command line asks for; it resolves with the exit code. `mm`, `mm "QUESTION"`
+ * and `mm -p …` start at once; a subcommand's, the help page's and the completions' modules
+ * are loaded only for them.
+ */
 const programOf = (full: ReadonlyArray<string>): Effect.Effect<ExitCode, unknown, Secrets> => {
   const argv = withoutNoColor(full)
-  // `mm`, `mm "QUESTION"`, `mm -p …` start at once; subcommands and --help are parsed by @effect/cli, loaded then
   const parsed = parseArgs(argv.slice(2))
   switch (parsed._tag) {
     case "Run":
       return run(parsed.run)
+    case "Subcommand":
+      return Effect.flatMap(
+        Effect.promise(() => import("./cli/Cli")),
+        ({ subcommand }) => subcommand(parsed.top, parsed.args)
+      )
     case "Help":
       return Effect.map(
         Effect.promise(() => import("./cli/Help")),
         ({ helpText }) => (process.stdout.write(`${helpText(parsed.topic)}\n`), 0)
       )
+    case "Completions":
+      return Effect.map(
+        Effect.promise(() => import("./cli/Completions")),
+        ({ completionScript }) => (process.stdout.write(completionScript(parsed.shell)), 0)
+      )
+    case "Version":
+      return Effect.sync(() => (process.stdout.write(`mm ${VERSION}\n`), 0))
     case "Usage":
-      return Effect.sync(() => (process.stderr.write(`mm: ${parsed.message}\n${USAGE}\n`), 2))
-    case "Delegate":
-      return Effect.flatMap(Effect.promise(() => import("./cli/Cli")), ({ cli }) => cli(argv))
+      return Effect.sync(() => (process.stderr.write(`mm: ${parsed.message}\n${usageText(parsed.topic)}\n`), 2))
   }
 }
 
 /**
- * The exit code of how the program ended: its own code, 130 when a signal ended it, 2 for a
- * usage error @effect/cli has already shown, otherwise one redacted line on stderr and 1.
+ * The exit code of how the program ended: its own code, 130 when a signal ended it, otherwise
+ * one redacted line on stderr and 1.
  */
 const teardownWith = (secrets: SecretRegistry): Teardown => (exit, onExit) => {
   if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : 0)
   if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
-  const failure = Cause.failureOption(exit.cause)
-  if (failure._tag === "Some" && isCliValidation(failure.value)) return onExit(2)
   process.stderr.write(`mm: ${secrets.redact(oneLine(exit.cause))}\n`)
   onExit(1)
 }
@@ -157,24 +146,6 @@ export const main = (argv: ReadonlyArray<string>, hooks: { readonly startedUp?: 
   process.stderr.on("error", () => undefined)
   // the program's one registry of secrets: what any layer learns is redacted everywhere, this last line included
   const secrets = new SecretRegistry()
-  const program = plainWhenNoColor(programOf(argv)).pipe(Effect.provideService(Secrets, secrets))
+  const program = programOf(argv).pipe(Effect.provideService(Secrets, secrets))
   runMain(program, { disableErrorReporting: true, disablePrettyLogger: true, teardown: teardownWith(secrets) })
 }
-
-const isCliValidation = (value: unknown): boolean =>
-  typeof value === "object" && value !== null && "_tag" in value &&
-  [
-    "CommandMismatch",
-    "CorrectedFlag",
-    "HelpRequested",
-    "InvalidArgument",
-    "InvalidValue",
-    "MissingValue",
-    "MissingFlag",
-    "MultipleValuesDetected",
-    "MissingSubcommand",
-    "NoBuiltInMatch",
-    "UnclusteredFlag"
-  ].includes(
-    String((value as { _tag: unknown })._tag)
-  )

@@ -1,10 +1,25 @@
 /**
- * The command line read by hand for the common case (`mm`, `mm "QUESTION"`, `mm -p …`,
- * `--continue`, `--resume`), so that starting mm never waits for the command-line library.
- * Subcommands, `--help` and `--completions` go to @effect/cli (src/cli/Cli.ts), which declares
- * the same options for the help page. This file must stay small: it is on the start-up path.
+ * The command line read by hand for the common forms (`mm`, `mm "QUESTION"`, `mm -p …`,
+ * `--continue`, `--resume`), so that starting mm never waits for @effect/cli: `mm`'s own
+ * options as CommandLine.ts describes them (the one description that @effect/cli's
+ * declaration, --help and the shell completions are drawn from too; a test checks that this
+ * reading and @effect/cli's agree). A subcommand's line goes to @effect/cli (Cli.ts) whole,
+ * unless it asks for its --help. This file must stay small: it is on the start-up path.
  */
 import { forkTarget, type StartOn } from "../domain/StartOn"
+import {
+  columns,
+  HELP,
+  HELP_WIDTH,
+  type OptionSpec,
+  ROOT_OPTIONS,
+  type RootOption,
+  SHELLS,
+  TOP_COMMANDS,
+  type TopCommand,
+  usageRows,
+  wrapWords
+} from "./CommandLine"
 
 export interface RunArgs {
   readonly config: string | undefined
@@ -26,65 +41,44 @@ export const DEFAULT_RUN: RunArgs = {
   verbose: false
 }
 
+export type Shell = (typeof SHELLS)[number]
+
 export type Parsed =
   | { readonly _tag: "Run"; readonly run: RunArgs }
-  /** A subcommand or `--completions`: @effect/cli reads the whole line. */
-  | { readonly _tag: "Delegate" }
-  /** `--help` (src/cli/Help.ts). */
-  | { readonly _tag: "Help"; readonly topic: "mm" | (typeof SUBCOMMANDS)[number] }
-  /** Bad usage: the line, then the usage, exit code 2. */
-  | { readonly _tag: "Usage"; readonly message: string }
+  /** `mm TOP …`: @effect/cli reads the rest (Cli.ts). */
+  | { readonly _tag: "Subcommand"; readonly top: TopCommand; readonly args: ReadonlyArray<string> }
+  /** `--help` (src/cli/Help.ts): the page of `mm` or of a top-level subcommand. */
+  | { readonly _tag: "Help"; readonly topic: "mm" | TopCommand }
+  | { readonly _tag: "Completions"; readonly shell: Shell }
+  | { readonly _tag: "Version" }
+  /** Bad usage: the line, then the usage of `topic`, exit code 2. */
+  | { readonly _tag: "Usage"; readonly message: string; readonly topic: "mm" | TopCommand }
 
-export const USAGE = [
-  "usage: mm [options] [QUESTION]            the REPL (asking QUESTION first)",
-  "       mm -p [options] [QUESTION]         answer once on stdout and exit (stdin is added as context)",
-  "       mm sessions [list | show ID | search PATTERN | rm ID…]",
-  "       mm init [--url URL] [--model NAME] [--force]",
-  "       mm checkpoints gc",
-  "       mm acp [--config PATH]",
-  "options: -c/--config PATH, -p/--print, --output-format text|json, --continue, --resume [ID], --fork ID[:N], -y/--yes, --verbose, --no-color",
-  "mm --help tells more"
-].join("\n")
-
-export const SUBCOMMANDS = ["acp", "sessions", "init", "checkpoints"] as const
-
-/** Options of each subcommand (its own subcommands' included), with whether they take a value. */
-const SUBCOMMAND_OPTIONS: Record<(typeof SUBCOMMANDS)[number], Record<string, boolean>> = {
-  acp: { "--config": true, "-c": true },
-  sessions: {
-    "--config": true,
-    "-c": true,
-    "--json": false,
-    "--yes": false,
-    "-y": false,
-    "--regex": false,
-    "--ignore-case": false,
-    "-i": false
-  },
-  init: { "--url": true, "--model": true, "--force": false },
-  checkpoints: { "--config": true, "-c": true }
+/** What a usage error prints after its line: how `topic` is typed, and where to read more. */
+export const usageText = (topic: "mm" | TopCommand): string => {
+  const [first, ...rest] = columns(usageRows(topic), "")
+  const options = topic === "mm"
+    ? wrapWords(`options: ${ROOT_OPTIONS.filter((option) => option !== HELP).map(shortSyntax).join(", ")}`, HELP_WIDTH)
+    : []
+  return [
+    `usage: ${first}`,
+    ...rest.map((line) => `       ${line}`),
+    ...options,
+    `${topic === "mm" ? "mm" : `mm ${topic}`} --help tells more`
+  ].join("\n")
 }
 
-const HELP_FLAGS = new Set(["--help", "-h"])
+const shortSyntax = (option: OptionSpec): string =>
+  `${option.short === undefined ? "" : `${option.short}/`}${option.long}${
+    option.value === undefined ? "" : option.optionalValue === true ? ` [${option.value}]` : ` ${option.value}`
+  }`
 
 /** A word that can only be (part of) a session id: what `--resume` takes as its value. */
 const idLike = /^[0-9a-f-]{1,24}$/
 
-const unknownOption = (arg: string): Parsed => ({ _tag: "Usage", message: `unknown option ${arg.split("=")[0]}` })
+const usage = (message: string): Parsed => ({ _tag: "Usage", message, topic: "mm" })
 
-type Subcommand = (typeof SUBCOMMANDS)[number]
-
-/** A subcommand's line goes to @effect/cli whole, once its options are known to be its own. */
-const parseSubcommand = (subcommand: Subcommand, rest: ReadonlyArray<string>): Parsed => {
-  const known = SUBCOMMAND_OPTIONS[subcommand]
-  const options = rest.slice(0, rest.includes("--") ? rest.indexOf("--") : rest.length)
-  if (options.some((arg) => HELP_FLAGS.has(arg))) return { _tag: "Help", topic: subcommand }
-  for (const arg of options) {
-    if (!arg.startsWith("-") || arg === "-" || arg === "--completions") continue
-    if (!(arg.split("=")[0] in known)) return unknownOption(arg)
-  }
-  return { _tag: "Delegate" }
-}
+const unknownOption = (arg: string): Parsed => usage(`unknown option ${arg.split("=")[0]}`)
 
 /** What the top-level options have said so far. */
 interface Draft {
@@ -110,16 +104,16 @@ interface OptionCursor {
 const readOutputFormat = (format: string | undefined, draft: Draft): Parsed | undefined => {
   if (format !== "text" && format !== "json") {
     const not = format === undefined ? "" : `, not ${JSON.stringify(format)}`
-    return { _tag: "Usage", message: `--output-format takes text or json${not}` }
+    return usage(`--output-format takes text or json${not}`)
   }
   draft.outputFormat = format
   return undefined
 }
 
 const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
-  if (draft.start._tag === "Fork") return { _tag: "Usage", message: "--resume and --fork cannot be used together" }
+  if (draft.start._tag === "Fork") return usage("--resume and --fork cannot be used together")
   if (option.inline !== undefined) {
-    if (option.inline === "") return { _tag: "Usage", message: "--resume= needs an id" }
+    if (option.inline === "") return usage("--resume= needs an id")
     draft.start = { _tag: "Id", id: option.inline }
   } else {
     const next = option.peek()
@@ -129,64 +123,65 @@ const readResume = (option: OptionCursor, draft: Draft): Parsed | undefined => {
 }
 
 const readFork = (option: OptionCursor, draft: Draft): Parsed | undefined => {
-  if (draft.start._tag !== "New") return { _tag: "Usage", message: "--resume and --fork cannot be used together" }
+  if (draft.start._tag !== "New") return usage("--resume and --fork cannot be used together")
   const value = option.inline ?? option.take()
   const target = value === undefined ? undefined : forkTarget(value)
   if (target === undefined) {
-    return {
-      _tag: "Usage",
-      message: "--fork needs a session id, with :N to keep its turns up to N (--fork 9c03be11:2)"
-    }
+    return usage("--fork needs a session id, with :N to keep its turns up to N (--fork 9c03be11:2)")
   }
   draft.start = { _tag: "Fork", ...target }
   return undefined
 }
 
-/** Applies one top-level option to the draft; a Parsed when it ends the reading (bad usage). */
-const readOption = (option: OptionCursor, arg: string, draft: Draft): Parsed | undefined => {
-  switch (option.name) {
-    case "-c":
-    case "--config": {
-      const path = option.inline ?? option.take()
-      if (path === undefined || path === "") return { _tag: "Usage", message: `${option.name} needs a path` }
-      draft.config = path
-      return undefined
-    }
-    case "-p":
-    case "--print":
-      return void (draft.print = true)
-    case "--output-format":
-      return readOutputFormat(option.inline ?? option.take(), draft)
-    case "--continue":
-      return void (draft.continueLatest = true)
-    case "--resume":
-      return readResume(option, draft)
-    case "--fork":
-      return readFork(option, draft)
-    case "-y":
-    case "--yes":
-      return void (draft.yes = true)
-    case "--verbose":
-      return void (draft.verbose = true)
-    default:
-      return unknownOption(arg)
-  }
+const readShell = (shell: string | undefined): Parsed =>
+  (SHELLS as ReadonlyArray<string>).includes(shell ?? "")
+    ? { _tag: "Completions", shell: shell as Shell }
+    : usage(`--completions takes sh, bash, fish or zsh${shell === undefined ? "" : `, not ${JSON.stringify(shell)}`}`)
+
+/** Applies one option to the draft; a Parsed when it ends the reading (help, a script, bad usage). */
+type Reader = (option: OptionCursor, draft: Draft) => Parsed | undefined
+
+/** A reader for each of `mm`'s options (CommandLine.ts lists them): one missing, or one too many, does not compile. */
+const READERS: { readonly [Long in RootOption]: Reader } = {
+  "--config": (option, draft) => {
+    const path = option.inline ?? option.take()
+    if (path === undefined || path === "") return usage(`${option.name} needs a path`)
+    draft.config = path
+    return undefined
+  },
+  "--print": (_, draft) => void (draft.print = true),
+  "--output-format": (option, draft) => readOutputFormat(option.inline ?? option.take(), draft),
+  "--continue": (_, draft) => void (draft.continueLatest = true),
+  "--resume": readResume,
+  "--fork": readFork,
+  "--yes": (_, draft) => void (draft.yes = true),
+  "--verbose": (_, draft) => void (draft.verbose = true),
+  // Main.ts has taken it out of the line and set NO_COLOR; a second one changes nothing
+  "--no-color": () => undefined,
+  "--help": () => ({ _tag: "Help", topic: "mm" }),
+  "--version": () => ({ _tag: "Version" }),
+  "--completions": (option) => readShell(option.inline ?? option.take())
 }
+
+/** `mm`'s options by the names they are typed with, long and short. */
+const ROOT_BY_NAME = new Map<string, (typeof ROOT_OPTIONS)[number]>(
+  ROOT_OPTIONS.flatMap((option) => [
+    [option.long, option] as const,
+    ...("short" in option ? [[option.short, option] as const] : [])
+  ])
+)
 
 /** The options that do not go together, then the RunArgs. */
 const finish = (draft: Draft, words: ReadonlyArray<string>): Parsed => {
   if (draft.continueLatest && draft.start._tag !== "New") {
-    return {
-      _tag: "Usage",
-      message: `--continue and --${draft.start._tag === "Fork" ? "fork" : "resume"} cannot be used together`
-    }
+    return usage(`--continue and --${draft.start._tag === "Fork" ? "fork" : "resume"} cannot be used together`)
   }
   const start: StartOn = draft.continueLatest ? { _tag: "Latest" } : draft.start
   if (draft.outputFormat !== undefined && !draft.print) {
-    return { _tag: "Usage", message: "--output-format applies to -p (print mode) only" }
+    return usage("--output-format applies to -p (print mode) only")
   }
   if (draft.print && start._tag === "Pick") {
-    return { _tag: "Usage", message: "--resume needs an id with -p (or use --continue for the latest session)" }
+    return usage("--resume needs an id with -p (or use --continue for the latest session)")
   }
   const question = words.join(" ")
   return {
@@ -203,10 +198,18 @@ const finish = (draft: Draft, words: ReadonlyArray<string>): Parsed => {
   }
 }
 
+/** `mm TOP …`: its page if it asks for it, else @effect/cli reads it. */
+const subcommand = (top: TopCommand, rest: ReadonlyArray<string>): Parsed => {
+  const options = rest.slice(0, rest.includes("--") ? rest.indexOf("--") : rest.length)
+  return options.some((arg) => arg === HELP.long || arg === HELP.short)
+    ? { _tag: "Help", topic: top }
+    : { _tag: "Subcommand", top, args: rest }
+}
+
 export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
   const first = args[0]
-  if (first !== undefined && (SUBCOMMANDS as ReadonlyArray<string>).includes(first)) {
-    return parseSubcommand(first as Subcommand, args.slice(1))
+  if (first !== undefined && (TOP_COMMANDS as ReadonlyArray<string>).includes(first)) {
+    return subcommand(first as TopCommand, args.slice(1))
   }
   const draft: Draft = {
     config: undefined,
@@ -228,16 +231,18 @@ export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
       words.push(arg)
       continue
     }
-    if (HELP_FLAGS.has(arg)) return { _tag: "Help", topic: "mm" }
-    if (arg === "--completions") return { _tag: "Delegate" }
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1
+    const name = eq > 0 ? arg.slice(0, eq) : arg
+    const spec = ROOT_BY_NAME.get(name)
+    if (spec === undefined) return unknownOption(arg)
+    if (eq > 0 && !("value" in spec)) return usage(`${spec.long} takes no value`)
     const option: OptionCursor = {
-      name: eq > 0 ? arg.slice(0, eq) : arg,
+      name,
       inline: eq > 0 ? arg.slice(eq + 1) : undefined,
       take: () => (args[i + 1] === undefined ? undefined : args[++i]),
       peek: () => args[i + 1]
     }
-    const ended = readOption(option, arg, draft)
+    const ended = READERS[spec.long](option, draft)
     if (ended !== undefined) return ended
   }
   return finish(draft, words)

@@ -1,250 +1,261 @@
-import * as Args from "@effect/cli/Args"
+import * as CliArgs from "@effect/cli/Args"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import type * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Console from "effect/Console"
-import * as Data from "effect/Data"
+import * as Arr from "effect/Array"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import { acpLayer, storeLayer } from "../app/Layers"
 import { forkTarget, type StartOn } from "../domain/StartOn"
-import { Secrets } from "../lib/Secrets"
-import { VERSION } from "../lib/Version"
-import type { RunArgs } from "./Args"
-import { type ExitCode, run, withConfig, withSandbox } from "./Run"
-import { listSessions, removeSessions, searchSessions, showSession } from "./SessionsCommand"
+import type { Secrets } from "../lib/Secrets"
+import { type RunArgs, usageText } from "./Args"
+import {
+  childrenOf,
+  type CommandPath,
+  type Operands,
+  type OptionSpec,
+  ROOT_OPERANDS,
+  ROOT_OPTIONS,
+  type Runnable,
+  specOf,
+  TOP_COMMANDS,
+  type TopCommand
+} from "./CommandLine"
+import type { ExitCode } from "./Run"
+import { type Given, runSubcommand } from "./Subcommands"
+import { subcommandProblem } from "./SubcommandUsage"
 
 /**
- * The whole command line as @effect/cli declares it: what `mm --help` shows, and the parser
- * of the subcommands. The common top-level forms are read by hand first (src/cli/Args.ts), with
- * the same meaning; a test checks that both agree.
+ * The command line as @effect/cli declares it, every declaration built from the rows of
+ * CommandLine.ts: @effect/cli parses the subcommands' lines. Only its parser is used: its
+ * built-in options (--help, --completions, --wizard, --version, --log-level) and its pages are
+ * never shown: a usage error is said in mm's words with the usage of the table, --help is
+ * mm's page (Help.ts), and the completions are mm's (Completions.ts). Loaded for a subcommand
+ * only; `mm`, `mm "QUESTION"` and `mm -p` are read by hand (Args.ts), and a test checks that
+ * both readings agree.
  */
 
-const configOption = Options.text("config").pipe(
-  Options.withAlias("c"),
-  Options.withPseudoName("PATH"),
-  Options.withDescription("the agent.yaml to use (otherwise $AGENT_CONFIG, then ./agent.yaml, then the defaults)"),
-  Options.optional
-)
+/** A parsed command's values, by the table's names: `--json` → boolean, `--config` → Option, `operands`. */
+type Values = Readonly<Record<string, unknown>>
 
-const rootOptions = {
-  config: configOption,
-  print: Options.boolean("print").pipe(
-    Options.withAlias("p"),
-    Options.withDescription("answer once and exit: only the answer on stdout; what stdin holds is added as context")
-  ),
-  outputFormat: Options.choice("output-format", ["text", "json"]).pipe(
-    Options.withDescription("with -p: text (the answer) or json (one JSON object per event, then a result)"),
-    Options.withDefault("text" as const)
-  ),
-  continue: Options.boolean("continue").pipe(
-    Options.withDescription("go on with the latest conversation of this project")
-  ),
-  resume: Options.text("resume").pipe(
-    Options.withPseudoName("ID"),
-    Options.withDescription(
-      "go on with that conversation (full id, unique prefix or 8-hex suffix); without an id, pick from a list"
-    ),
+type Declared = Options.Options<boolean | Option.Option<string>>
+
+const OPERANDS = "operands"
+
+/** One option of the table: a switch is a boolean, a value an optional text (or one of its choices). */
+const declareOption = (spec: OptionSpec): Declared => {
+  const name = spec.long.slice(2)
+  const aliased = <A>(options: Options.Options<A>) =>
+    spec.short === undefined ? options : Options.withAlias(options, spec.short.slice(1))
+  if (spec.value === undefined) return Options.withDescription(aliased(Options.boolean(name)), spec.help)
+  const valued = spec.choices === undefined ? Options.text(name) : Options.choice(name, spec.choices)
+  return aliased(valued).pipe(
+    Options.withPseudoName(spec.value),
+    Options.withDescription(spec.help),
     Options.optional
-  ),
-  fork: Options.text("fork").pipe(
-    Options.withPseudoName("ID[:N]"),
-    Options.withDescription("go on in a new session holding that one's turns up to N (all by default)"),
-    Options.optional
-  ),
-  yes: Options.boolean("yes").pipe(
-    Options.withAlias("y"),
-    Options.withDescription("allow every tool without asking, for this run")
-  ),
-  verbose: Options.boolean("verbose").pipe(Options.withDescription("with -p: tool calls and the session id on stderr")),
-  question: Args.text({ name: "QUESTION" }).pipe(
-    Args.withDescription("asked first (the REPL goes on after it; with -p, the only question)"),
-    Args.repeated
   )
 }
 
-/** The root command; `onRun` gets the same RunArgs as the hand-written reading of src/cli/Args.ts would. */
-export const rootCommand = <E, R>(onRun: (args: RunArgs) => Effect.Effect<void, E, R>) =>
-  Command.make("mm", rootOptions, (o) => {
-    const forked = Option.isSome(o.fork) ? forkTarget(o.fork.value) : undefined
-    const start: StartOn = o.continue
-      ? { _tag: "Latest" }
-      : forked !== undefined
-      ? { _tag: "Fork", ...forked }
-      : Option.isSome(o.resume)
-      ? { _tag: "Id", id: o.resume.value }
-      : { _tag: "New" }
-    const question = o.question.join(" ")
-    return onRun({
-      config: Option.getOrUndefined(o.config),
-      question: question.trim() === "" ? undefined : question,
-      print: o.print,
-      outputFormat: o.outputFormat,
-      start,
-      yes: o.yes,
-      verbose: o.verbose
-    })
-  }).pipe(
-    Command.withDescription(
-      "mm, a small coding agent with persistent sessions. Without a subcommand: the terminal REPL in the current directory (or, with -p, one answer)."
-    )
-  )
+/** The operands of the table: one, between `min` and `max`, or any number from `min`. */
+const declareOperands = (operands: Operands): CliArgs.Args<string | ReadonlyArray<string>> => {
+  const one = CliArgs.text({ name: operands.name })
+  return operands.min === 1 && operands.max === 1
+    ? one
+    : operands.max === undefined
+    ? CliArgs.atLeast(one, operands.min)
+    : CliArgs.between(one, operands.min, operands.max)
+}
 
-/** A handler's exit code, carried out of @effect/cli (whose handlers return nothing) as a failure. */
-export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: ExitCode }> {}
-
-const exitWith = <E, R>(program: Effect.Effect<ExitCode, E, R>): Effect.Effect<void, E | ExitWith, R> =>
-  Effect.flatMap(program, (code) => (code === 0 ? Effect.void : Effect.fail(new ExitWith({ code }))))
-
-const mm = rootCommand((args) => exitWith(run(args)))
-
-const acp = Command.make(
-  "acp",
-  { config: configOption },
-  ({ config }) =>
-    exitWith(withConfig(Option.getOrUndefined(config), (loaded) =>
-      withSandbox(loaded, () =>
-        Effect.flatMap(
-          Effect.promise(() => import("../acp/AcpMain")),
-          ({ acpChoice, runAcp }) =>
-            Effect.flatMap(Secrets, (secrets) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice(secrets))), 0))
-        ))))
-).pipe(Command.withDescription("run as an Agent Client Protocol agent on stdin/stdout (for Zed and other ACP editors)"))
-
-const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the listing as JSON"))
-
-const checkpointsGcCommand = Command.make(
-  "gc",
-  { config: configOption },
-  ({ config }) =>
-    exitWith(withConfig(Option.getOrUndefined(config), (loaded) =>
-      Effect.gen(function*() {
-        const { checkpointsGc, gcLine } = yield* Effect.promise(() => import("../changes/CheckpointsGc"))
-        const done = yield* Effect.either(checkpointsGc(process.cwd()))
-        if (done._tag === "Left") {
-          yield* Console.error(`mm: ${done.left.message}`)
-          return 1
-        }
-        yield* Console.log(gcLine(done.right))
-        return 0
-      }).pipe(Effect.provide(storeLayer(loaded)))))
-).pipe(
-  Command.withDescription("remove the checkpoints (.mm/checkpoints) that no session of this project uses any more")
-)
-
-const checkpoints = Command.make("checkpoints").pipe(
-  Command.withDescription("the file contents kept for /undo"),
-  Command.withSubcommands([checkpointsGcCommand])
-)
-
-const list = Command.make(
-  "list",
-  { config: configOption, json: jsonOption },
-  ({ config, json }) => exitWith(listSessions(Option.getOrUndefined(config), json))
-).pipe(Command.withDescription("list this project's saved conversations (the default)"))
-
-const show = Command.make(
-  "show",
-  { config: configOption, id: Args.text({ name: "ID" }) },
-  ({ config, id }) => exitWith(showSession(Option.getOrUndefined(config), id))
-).pipe(
-  Command.withDescription(
-    "print a conversation as Markdown: questions, answers, tool calls with input and output, errors"
-  )
-)
-
-const rm = Command.make(
-  "rm",
-  {
-    config: configOption,
-    yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("do not ask for confirmation")),
-    ids: Args.text({ name: "ID" }).pipe(Args.atLeast(1))
-  },
-  ({ config, yes, ids }) => exitWith(removeSessions(Option.getOrUndefined(config), ids, yes))
-).pipe(Command.withDescription("delete the named conversations (asks first on a terminal; --yes for scripts)"))
-
-const search = Command.make(
-  "search",
-  {
-    config: configOption,
-    json: jsonOption,
-    regex: Options.boolean("regex").pipe(Options.withDescription("PATTERN is a JavaScript regular expression")),
-    ignoreCase: Options.boolean("ignore-case").pipe(
-      Options.withAlias("i"),
-      Options.withDescription("any case (slower: every file is decoded)")
-    ),
-    pattern: Args.text({ name: "PATTERN" })
-  },
-  ({ config, ignoreCase, json, pattern, regex }) =>
-    exitWith(searchSessions(Option.getOrUndefined(config), { pattern, regex, ignoreCase }, json))
-).pipe(
-  Command.withDescription(
-    "find the conversations (and compaction archives) whose questions, answers or tool outputs hold PATTERN, newest first"
-  )
-)
-
-const sessions = Command.make(
-  "sessions",
-  { config: configOption, json: jsonOption },
-  ({ config, json }) => exitWith(listSessions(Option.getOrUndefined(config), json))
-).pipe(
-  Command.withDescription(
-    "this project's saved conversations: list (the default), show ID, search PATTERN, rm ID…; an id may be a unique prefix"
-  ),
-  Command.withSubcommands([list, show, search, rm])
-)
-
-const init = Command.make(
-  "init",
-  {
-    url: Options.text("url").pipe(
-      Options.withPseudoName("URL"),
-      Options.withDescription("the model server's base URL (otherwise the usual local ports are tried)"),
-      Options.optional
-    ),
-    model: Options.text("model").pipe(
-      Options.withPseudoName("NAME"),
-      Options.withDescription("the model's name (otherwise picked from what the server lists)"),
-      Options.optional
-    ),
-    force: Options.boolean("force").pipe(Options.withDescription("replace an existing agent.yaml"))
-  },
-  ({ url, model, force }) =>
-    exitWith(
-      // `mm init` alone needs the configuration's defaults and the model picker: loaded here, not at every start
-      Effect.flatMap(
-        Effect.promise(() => import("./Init")),
-        ({ initProject }) =>
-          initProject({ url: Option.getOrUndefined(url), model: Option.getOrUndefined(model), force })
-      )
-    )
-).pipe(
-  Command.withDescription("write a commented agent.yaml for this project, with the model server found on this machine")
-)
-
-const parse = Command.run(mm.pipe(Command.withSubcommands([acp, sessions, checkpoints, init])), {
-  name: "mm",
-  version: VERSION
+const declareConfig = (
+  options: ReadonlyArray<OptionSpec>,
+  operands: Operands | undefined
+): Record<string, Declared | CliArgs.Args<string | ReadonlyArray<string>>> => ({
+  ...Object.fromEntries(options.map((option) => [option.long, declareOption(option)])),
+  ...(operands === undefined ? {} : { [OPERANDS]: declareOperands(operands) })
 })
 
-const cliLayer = Layer.mergeAll(NodeContext.layer, CliConfig.layer({ showBuiltIns: false, showTypes: false }))
+type Declaration = Command.Command<string, never, never, Values>
 
-/** The whole command line, parsed by @effect/cli: subcommands and --completions (--help is src/cli/Help.ts). */
-export const cli = (argv: ReadonlyArray<string>) =>
-  parse(argv).pipe(
-    Effect.provide(cliLayer),
-    Effect.as(0),
-    Effect.catchTag("ExitWith", (exit) => Effect.succeed(exit.code))
+/** Which command of the table each declared command is, by the tag @effect/cli names it with in a parse. */
+const pathOf = new Map<Context.Tag<unknown, unknown>, CommandPath>()
+
+const declareCommand = (path: CommandPath): Declaration => {
+  const spec = specOf(path)
+  const made = Command.make(path.split(" ").at(-1)!, declareConfig(spec.options, spec.operands)).pipe(
+    Command.withDescription(spec.summary)
+  ) as Declaration
+  const members = childrenOf(path).map(declareCommand)
+  const declared = Arr.isNonEmptyReadonlyArray(members)
+    ? (Command.withSubcommands(made, members) as unknown as Declaration)
+    : made
+  pathOf.set(declared.tag as Context.Tag<unknown, unknown>, path)
+  return declared
+}
+
+/** The options mm reads before any other (Args.ts, Main.ts): they end the reading or change the environment. */
+const READ_FIRST = new Set(["--help", "--version", "--completions", "--no-color"])
+
+const ROOT_DECLARED = ROOT_OPTIONS.filter((option) => !READ_FIRST.has(option.long))
+
+/** The whole command line: `mm` with its options and QUESTION, and the subcommands of the table. */
+export const mmCommand: Declaration = Command.withSubcommands(
+  Command.make("mm", declareConfig(ROOT_DECLARED, ROOT_OPERANDS)),
+  TOP_COMMANDS.map(declareCommand) as [Declaration, ...Array<Declaration>]
+) as unknown as Declaration
+
+/** As mm reads: `--JSON` is not `--json`, and a misspelt option is not taken for another. */
+const cliConfig = CliConfig.make({ isCaseSensitive: true, autoCorrectLimit: 0, showBuiltIns: false })
+
+/** What a subcommand's line says: the command to run, its page, or why it is bad usage. */
+export type Reading =
+  | { readonly _tag: "Command"; readonly given: Given }
+  | { readonly _tag: "Help" }
+  | { readonly _tag: "Usage"; readonly message: string }
+
+const given = (value: unknown): Option.Option<string | true> =>
+  value === true ? Option.some(true) : Option.isOption(value) ? (value as Option.Option<string>) : Option.none()
+
+const operandsOf = (value: unknown): ReadonlyArray<string> =>
+  typeof value === "string" ? [value] : Array.isArray(value) ? value : []
+
+/** The command a parse names, from @effect/cli's values down the subcommands it took; a string says why it is bad usage. */
+const givenOf = (root: Values): Given | string => {
+  const levels: Array<{ readonly path: CommandPath; readonly values: Values }> = []
+  let values = root
+  for (;;) {
+    const member = values.subcommand as Option.Option<readonly [Context.Tag<unknown, unknown>, Values]> | undefined
+    if (member === undefined || Option.isNone(member)) break
+    const [tag, below] = member.value
+    levels.push({ path: pathOf.get(tag)!, values: below })
+    values = below
+  }
+  const { path } = levels.at(-1)!
+  // what the subcommand left, @effect/cli gives back to `mm`: its QUESTION or its options take it
+  const left = operandsOf(root[OPERANDS])
+  if (left.length > 0) return `${path} takes nothing more: ${left[0]}`
+  const taken = ROOT_DECLARED.find((option) => Option.isSome(given(root[option.long])))
+  if (taken !== undefined) return `${path} does not take ${taken.long}`
+  const spec = specOf(path)
+  if (!spec.runs) {
+    return `${path} needs one of: ${childrenOf(path).map((child) => child.slice(path.length + 1)).join(", ")}`
+  }
+  // an option given before a member's name (`mm sessions --json list`) is the member's, if it takes it
+  const options = new Map<string, string | true>()
+  for (const level of levels) {
+    for (const option of specOf(level.path).options) {
+      const found = given(level.values[option.long])
+      if (Option.isNone(found)) continue
+      if (!spec.options.some((own) => own.long === option.long)) return `${path} does not take ${option.long}`
+      options.set(option.long, found.value)
+    }
+  }
+  return { path: path as Runnable, options, operands: operandsOf(values[OPERANDS]) }
+}
+
+const ansi = /\u001b\[[0-9;]*m/g
+
+/** The first line @effect/cli would have printed, without its colours. */
+const plainText = (error: ValidationError.ValidationError): string =>
+  HelpDoc.toAnsiText(error.error).replace(ansi, "").trim().split("\n")[0]
+
+/**
+ * An operand that looks like an option and was not after `--`: @effect/cli takes a word it
+ * does not know (`--force`, or `--config` without its value) for an operand where one may stand.
+ */
+const optionLike = (operands: ReadonlyArray<string>, args: ReadonlyArray<string>): string | undefined => {
+  const end = args.indexOf("--")
+  // the words after -- come last among the operands
+  const forced = end === -1 ? 0 : args.length - end - 1
+  return operands.slice(0, Math.max(0, operands.length - forced)).find((word) => word.startsWith("-") && word !== "-")
+}
+
+/** What @effect/cli makes of `mm TOP …`, in mm's terms; its own pages and messages are not printed. */
+export const libraryReading = (top: TopCommand, args: ReadonlyArray<string>): Effect.Effect<Reading> =>
+  Descriptor.parse(mmCommand.descriptor, ["mm", top, ...args], cliConfig).pipe(
+    Effect.map((directive): Reading => {
+      if (directive._tag === "BuiltIn") {
+        return directive.option._tag === "ShowHelp"
+          ? { _tag: "Help" }
+          : { _tag: "Usage", message: `an option of @effect/cli's own (${directive.option._tag})` }
+      }
+      if (Arr.isNonEmptyReadonlyArray(directive.leftover)) {
+        return { _tag: "Usage", message: `${top} takes nothing more: ${directive.leftover[0]}` }
+      }
+      const read = givenOf(directive.value)
+      if (typeof read === "string") return { _tag: "Usage", message: read }
+      const dashed = optionLike(read.operands, args)
+      return dashed === undefined
+        ? { _tag: "Command", given: read }
+        : { _tag: "Usage", message: `unknown option ${dashed}` }
+    }),
+    Effect.catchAll((error) => Effect.succeed<Reading>({ _tag: "Usage", message: plainText(error) })),
+    Effect.provide(NodeContext.layer)
   )
 
-/** What @effect/cli makes of a top-level command line (tests compare it with src/cli/Args.ts). */
-export const libraryRunArgs = (args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    let seen: RunArgs | undefined
-    const root = rootCommand((parsed) => Effect.sync(() => void (seen = parsed)))
-    yield* Command.run(root, { name: "mm", version: VERSION })(["node", "mm", ...args]).pipe(Effect.provide(cliLayer))
-    return seen
+/**
+ * `mm TOP …` as mm takes it: as @effect/cli parses it, and only if the table takes it too (a
+ * switch followed by `true`, or an option given twice, @effect/cli takes and mm does not). A
+ * refusal is worded from the table; in @effect/cli's words only if the table sees nothing
+ * wrong, which test/cli/Cli.test.ts keeps from happening.
+ */
+export const readSubcommand = (top: TopCommand, args: ReadonlyArray<string>): Effect.Effect<Reading> =>
+  Effect.map(libraryReading(top, args), (reading): Reading => {
+    const problem = subcommandProblem(top, args)
+    if (reading._tag === "Usage") return { _tag: "Usage", message: problem ?? reading.message }
+    return problem === undefined ? reading : { _tag: "Usage", message: problem }
   })
+
+/** `mm TOP …`: read by @effect/cli, then run; bad usage is one line, then the usage of TOP, and exit code 2. */
+export const subcommand = (top: TopCommand, args: ReadonlyArray<string>) =>
+  Effect.flatMap(readSubcommand(top, args), (reading): Effect.Effect<ExitCode, unknown, Secrets> => {
+    switch (reading._tag) {
+      case "Command":
+        return runSubcommand(reading.given)
+      case "Help":
+        return Effect.map(
+          Effect.promise(() => import("./Help")),
+          ({ helpText }) => (process.stdout.write(`${helpText(top)}\n`), 0)
+        )
+      case "Usage":
+        return Effect.sync(() => (process.stderr.write(`mm: ${reading.message}\n${usageText(top)}\n`), 2))
+    }
+  })
+
+/** What @effect/cli makes of a line of `mm`'s own options (tests compare it with Args.ts). */
+export const libraryRunArgs = (args: ReadonlyArray<string>): Effect.Effect<RunArgs | undefined> =>
+  Descriptor.parse(mmCommand.descriptor, ["mm", ...args], cliConfig).pipe(
+    Effect.map((directive) =>
+      directive._tag === "UserDefined" && directive.leftover.length === 0 ? runArgsOf(directive.value) : undefined
+    ),
+    Effect.orElseSucceed(() => undefined),
+    Effect.provide(NodeContext.layer)
+  )
+
+const runArgsOf = (values: Values): RunArgs => {
+  const text = (long: string) => Option.getOrUndefined(given(values[long])) as string | undefined
+  const fork = text("--fork")
+  const forked = fork === undefined ? undefined : forkTarget(fork)
+  const resume = text("--resume")
+  const start: StartOn = values["--continue"] === true
+    ? { _tag: "Latest" }
+    : forked !== undefined
+    ? { _tag: "Fork", ...forked }
+    : resume !== undefined
+    ? { _tag: "Id", id: resume }
+    : { _tag: "New" }
+  const question = operandsOf(values[OPERANDS]).join(" ")
+  return {
+    config: text("--config"),
+    question: question.trim() === "" ? undefined : question,
+    print: values["--print"] === true,
+    outputFormat: text("--output-format") === "json" ? "json" : "text",
+    start,
+    yes: values["--yes"] === true,
+    verbose: values["--verbose"] === true
+  }
+}

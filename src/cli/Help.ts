@@ -1,42 +1,71 @@
 import { commandWords } from "../commands/SlashCommands"
 import { VERSION } from "../lib/Version"
+import {
+  childrenOf,
+  columns,
+  type CommandPath,
+  HELP,
+  HELP_WIDTH,
+  optionsOf,
+  type OptionSpec,
+  optionSyntax,
+  ROOT_OPTIONS,
+  type TopCommand,
+  usageRows,
+  wrapWords
+} from "./CommandLine"
 
 /**
- * `mm --help` and `mm SUBCOMMAND --help`, written for people: one line per option. The
- * options are the ones src/cli/Args.ts reads and src/cli/Cli.ts declares (a test checks all three agree).
+ * `mm --help` and `mm SUBCOMMAND --help`, written for people. The USAGE and OPTIONS sections
+ * are drawn from CommandLine.ts, the one description of the command line; the prose around
+ * them is here.
  */
-export type HelpTopic = "mm" | "acp" | "sessions" | "init" | "checkpoints"
+export type HelpTopic = "mm" | TopCommand
+
+const usage = (topic: HelpTopic): ReadonlyArray<string> => ["USAGE", ...columns(usageRows(topic))]
+
+/**
+ * The options of a page: each once, with what it does; an option that only some members of
+ * a group take (or that means something else in each) says which, `(search) …`.
+ */
+const optionRows = (topic: TopCommand): ReadonlyArray<readonly [string, string]> => {
+  const leaves = [topic, ...childrenOf(topic)].filter((path) => childrenOf(path).length === 0) as Array<CommandPath>
+  const byLong = new Map<string, { option: OptionSpec; uses: Array<{ path: CommandPath; help: string }> }>()
+  for (const path of leaves) {
+    for (const option of optionsOf(path)) {
+      const entry = byLong.get(option.long) ?? { option, uses: [] }
+      entry.uses.push({ path, help: option.help })
+      byLong.set(option.long, entry)
+    }
+  }
+  // --help last, as on mm's own page
+  const sorted = [...byLong.values()].sort((a, b) => Number(a.option === HELP) - Number(b.option === HELP))
+  return sorted.map(({ option, uses }) => {
+    const same = uses.length === leaves.length && uses.every((use) => use.help === uses[0].help)
+    const help = same || leaves.length === 1
+      ? uses[0].help
+      : uses.map((use) => `(${use.path.split(" ").at(-1)}) ${use.help}`).join("; ")
+    return [optionSyntax(option), help] as const
+  })
+}
+
+const options = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<string> => [
+  "OPTIONS",
+  ...columns(rows)
+]
 
 const top = (): string =>
   [
     `mm ${VERSION} — a small coding agent with persistent sessions`,
     "",
-    "USAGE",
-    "  mm [options] [QUESTION]          the REPL in the current directory (asking QUESTION first)",
-    "  mm -p [options] [QUESTION]       answer once and exit; stdin, when piped, is added as context",
-    "  mm sessions [list|show|search|rm]  this project's saved conversations (mm sessions --help)",
-    "  mm init [--url URL] [--model NAME] [--force]   write an agent.yaml for this project",
-    "  mm checkpoints gc                remove the copies kept for /undo that no session uses",
-    "  mm acp [--config PATH]           an Agent Client Protocol agent on stdin/stdout (Zed…)",
+    ...usage("mm"),
     "",
-    "OPTIONS",
-    "  -c, --config PATH         the agent.yaml to use",
-    "  -p, --print               print mode: only the answer on stdout, then exit",
-    "      --output-format FMT   with -p: text (default) or json (one JSON object per line and event)",
-    "      --continue            go on with the latest conversation of this project",
-    "      --resume [ID]         go on with that conversation (full id, unique prefix or 8-hex suffix);",
-    "                            without an id, on a terminal, pick it from a list",
-    "      --fork ID[:N]         go on in a new session holding that one's turns up to N (all by default);",
-    "                            the original stays as it is",
-    "  -y, --yes                 allow every tool without asking, for this run",
-    "      --verbose             with -p: tool calls and the session id on stderr",
-    "      --no-color            no colours (as NO_COLOR=1); tables, lists and wrapping stay",
-    "  -h, --help                this page",
-    "  -v, --version             print mm's version",
-    "      --completions SHELL   print a completion script for sh, bash, fish or zsh",
+    ...options(ROOT_OPTIONS.map((option) => [optionSyntax(option), option.help] as const)),
     "",
     "IN THE REPL",
-    `  slash commands: ${commandWords("terminal").join(" ")} — /help explains them`,
+    ...wrapWords(`slash commands: ${commandWords("terminal").join(" ")} — /help explains them`, HELP_WIDTH - 2).map(
+      (line) => `  ${line}`
+    ),
     "  piped (stdin not a terminal), each line is a question: answers go to stdout; the banner,",
     "  tool lines, notices and errors go to stderr",
     "",
@@ -54,70 +83,43 @@ const top = (): string =>
     "  mm --fork 9c03be11:2 -p \"try it with a map instead\""
   ].join("\n")
 
-const sessions = (): string =>
-  [
-    "mm sessions — this project's saved conversations (sessions.enabled: true in agent.yaml)",
-    "",
-    "USAGE",
-    "  mm sessions [list] [--json]      list them, newest update first (--json: for scripts)",
-    "  mm sessions show ID              print one as Markdown: questions, answers, tool calls, errors",
-    "  mm sessions search PATTERN       the lines of questions, answers and tool outputs that hold PATTERN,",
-    "        [--regex] [-i] [--json]    newest session first (archives of compacted turns included)",
-    "  mm sessions rm ID… [--yes]       delete exactly the ones named (asks first; --yes without asking)",
-    "",
-    "  ID is a full id (20261128-164210-9c03be11), a unique prefix (20261128-16) or the last 4 to 8",
-    "  hex digits (9c03be11). To go on with one: mm --resume ID.",
-    "",
-    "OPTIONS",
-    "  -c, --config PATH         the agent.yaml to use",
-    "      --json                (list) print JSON; (search) one JSON object per matching line",
-    "      --regex               (search) PATTERN is a JavaScript regular expression",
-    "  -i, --ignore-case         (search) any case (slower)",
-    "  -y, --yes                 (rm) delete without asking"
-  ].join("\n")
-
-const init = (): string =>
-  [
-    "mm init — write a commented agent.yaml for the project in the current directory",
-    "",
-    "Looks for a model server on 127.0.0.1 (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM 8000),",
-    "lists the models it finds and lets you pick one, turns sessions on, and adds .mm/ to .gitignore",
-    "when the project has one.",
-    "",
-    "OPTIONS",
-    "      --url URL             the server to use instead of looking (its /models are listed)",
-    "      --model NAME          the model to use instead of picking",
-    "      --force               replace an existing agent.yaml"
-  ].join("\n")
-
-const acp = (): string =>
-  [
-    "mm acp — run as an Agent Client Protocol agent on stdin/stdout, for Zed and other ACP editors",
-    "",
-    "OPTIONS",
-    "  -c, --config PATH         the agent.yaml to use"
-  ].join("\n")
-
-const checkpoints = (): string =>
-  [
-    "mm checkpoints gc — remove from .mm/checkpoints the file copies (kept for /undo) that no session of",
-    "this project uses any more",
-    "",
-    "OPTIONS",
-    "  -c, --config PATH         the agent.yaml to use"
-  ].join("\n")
-
-export const helpText = (topic: HelpTopic): string => {
-  switch (topic) {
-    case "checkpoints":
-      return checkpoints()
-    case "mm":
-      return top()
-    case "sessions":
-      return sessions()
-    case "init":
-      return init()
-    case "acp":
-      return acp()
+/** What each subcommand's page says besides its usage and options. */
+const ABOUT: { readonly [T in TopCommand]: { readonly title: string; readonly text: ReadonlyArray<string> } } = {
+  sessions: {
+    title: "mm sessions — this project's saved conversations (sessions.enabled: true in agent.yaml)",
+    text: [
+      "ID is a full id (20261128-164210-9c03be11), a unique prefix (20261128-16) or the last 4 to 8",
+      "hex digits (9c03be11). To go on with one: mm --resume ID."
+    ]
+  },
+  init: {
+    title: "mm init — write a commented agent.yaml for the project in the current directory",
+    text: [
+      "Looks for a model server on 127.0.0.1 (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM 8000),",
+      "lists the models it finds and lets you pick one, turns sessions on, and adds .mm/ to .gitignore",
+      "when the project has one."
+    ]
+  },
+  checkpoints: {
+    title: "mm checkpoints — the file copies kept for /undo, in .mm/checkpoints",
+    text: ["gc removes the copies that no session of this project uses any more."]
+  },
+  acp: {
+    title: "mm acp — run as an Agent Client Protocol agent on stdin/stdout, for Zed and other ACP editors",
+    text: []
   }
 }
+
+const page = (topic: TopCommand): string => {
+  const about = ABOUT[topic]
+  return [
+    about.title,
+    "",
+    ...usage(topic),
+    ...(about.text.length === 0 ? [] : ["", ...about.text.map((line) => `  ${line}`)]),
+    "",
+    ...options(optionRows(topic))
+  ].join("\n")
+}
+
+export const helpText = (topic: HelpTopic): string => (topic === "mm" ? top() : page(topic))

@@ -1,9 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
-import { DEFAULT_RUN, parseArgs } from "../../src/cli/Args"
+import { DEFAULT_RUN, parseArgs, usageText } from "../../src/cli/Args"
 import { libraryRunArgs } from "../../src/cli/Cli"
+import {
+  childrenOf,
+  type CommandPath,
+  optionsOf,
+  optionSyntax,
+  ROOT_OPTIONS,
+  TOP_COMMANDS
+} from "../../src/cli/CommandLine"
 import { helpText } from "../../src/cli/Help"
+import { flag, type Given, value } from "../../src/cli/Subcommands"
 
 const run = (args: ReadonlyArray<string>) => {
   const parsed = parseArgs(args)
@@ -52,8 +61,6 @@ describe("reading the command line by hand", () => {
     expect(usage(["-x"])).toBe("unknown option -x")
     expect(usage(["--wizard"])).toBe("unknown option --wizard")
     expect(usage(["--log-level", "debug"])).toBe("unknown option --log-level")
-    expect(usage(["sessions", "rm", "--force"])).toBe("unknown option --force")
-    expect(usage(["init", "--yes"])).toBe("unknown option --yes")
     expect(usage(["--output-format", "xml", "-p", "q"])).toBe("--output-format takes text or json, not \"xml\"")
     expect(usage(["--output-format", "json", "q"])).toBe("--output-format applies to -p (print mode) only")
     expect(usage(["--continue", "--resume", "abc"])).toBe("--continue and --resume cannot be used together")
@@ -63,57 +70,89 @@ describe("reading the command line by hand", () => {
     expect(usage(["--fork", "abc:x"])).toMatch(/^--fork needs a session id/)
     expect(usage(["--resume", "abc", "--fork", "abc"])).toBe("--resume and --fork cannot be used together")
     expect(usage(["--fork", "abc", "--continue"])).toBe("--continue and --fork cannot be used together")
-    expect(usage(["sessions", "search", "--regex", "-i", "--json", "x"])).toBe("Delegate")
+    expect(usage(["--print=yes"])).toBe("--print takes no value")
+    expect(usage(["sessions", "search", "--regex", "-i", "--json", "x"])).toBe("Subcommand")
   })
 
-  it("leaves subcommands and completions to @effect/cli, and answers --help itself", () => {
-    expect(parseArgs(["sessions", "show", "abc"])._tag).toBe("Delegate")
-    expect(parseArgs(["sessions", "rm", "a", "b", "--yes"])._tag).toBe("Delegate")
-    expect(parseArgs(["init", "--url", "http://x", "--force"])._tag).toBe("Delegate")
-    expect(parseArgs(["acp", "-c", "a.yaml"])._tag).toBe("Delegate")
-    expect(parseArgs(["--completions", "bash"])._tag).toBe("Delegate")
+  it("leaves a subcommand's line to @effect/cli, unless it asks for its page", () => {
+    expect(parseArgs(["sessions", "show", "abc"])).toEqual({
+      _tag: "Subcommand",
+      top: "sessions",
+      args: ["show", "abc"]
+    })
+    expect(parseArgs(["checkpoints"])).toEqual({ _tag: "Subcommand", top: "checkpoints", args: [] })
+    expect(parseArgs(["acp", "-c", "a.yaml"])).toEqual({ _tag: "Subcommand", top: "acp", args: ["-c", "a.yaml"] })
+    // after --, -h is an operand (a pattern to search for)
+    expect(parseArgs(["sessions", "search", "--", "-h"])._tag).toBe("Subcommand")
+  })
+
+  it("answers --help (after options of mm that are right), --version and --completions itself", () => {
     expect(parseArgs(["-h"])).toEqual({ _tag: "Help", topic: "mm" })
     expect(parseArgs(["-p", "q", "--help"])).toEqual({ _tag: "Help", topic: "mm" })
     expect(parseArgs(["sessions", "rm", "--help"])).toEqual({ _tag: "Help", topic: "sessions" })
+    expect(parseArgs(["checkpoints", "-h"])).toEqual({ _tag: "Help", topic: "checkpoints" })
     expect(parseArgs(["init", "-h"])).toEqual({ _tag: "Help", topic: "init" })
+    expect(parseArgs(["--nope", "--help"])._tag).toBe("Usage")
+    expect(parseArgs(["sessions", "show", "--help"])).toEqual({ _tag: "Help", topic: "sessions" })
+    expect(parseArgs(["-p", "--version"])).toEqual({ _tag: "Version" })
+    expect(parseArgs(["--completions", "zsh"])).toEqual({ _tag: "Completions", shell: "zsh" })
+    expect(parseArgs(["--completions=fish"])).toEqual({ _tag: "Completions", shell: "fish" })
+    const bad = parseArgs(["--completions", "tcsh"])
+    expect(bad._tag === "Usage" && bad.message).toBe("--completions takes sh, bash, fish or zsh, not \"tcsh\"")
   })
 
-  it.effect("agrees with @effect/cli's declaration of the same options", () =>
+  it("documents in --help every option it reads, and each usage error names the command's forms", () => {
+    for (const option of ROOT_OPTIONS) expect(helpText("mm")).toContain(optionSyntax(option))
+    for (const top of TOP_COMMANDS) {
+      const page = helpText(top)
+      for (const path of [top, ...childrenOf(top)] as Array<CommandPath>) {
+        for (const option of optionsOf(path)) expect(page, `${path} ${option.long}`).toContain(optionSyntax(option))
+      }
+      expect(page.split("\n")[0]).toMatch(new RegExp(`^mm ${top} — `))
+      expect(usageText(top)).toMatch(new RegExp(`^usage: mm ${top}`))
+    }
+    expect(helpText("sessions")).toContain("mm sessions rm ID… [-y]")
+    expect(usageText("mm")).toMatch(/^usage: mm \[options\] \[QUESTION\] /)
+  })
+
+  it.effect("agrees with @effect/cli's declaration, built from the same table", () =>
     Effect.gen(function*() {
-      const lines: ReadonlyArray<ReadonlyArray<string>> = [
+      const lines: Array<ReadonlyArray<string>> = [
         [],
         ["a question"],
+        ["why", "is", "it", "slow?"],
         ["-p", "q"],
         ["--print", "--output-format", "json", "--verbose", "q"],
         ["-c", "x.yaml", "--yes", "q"],
+        ["--config=x.yaml", "q"],
         ["--continue", "-p", "more"],
         ["--resume", "20261128-16", "-p", "q"],
-        ["--resume", "9c03be11"]
+        ["--resume", "9c03be11"],
+        ["--fork", "9c03be11:2", "-p", "q"],
+        ["--", "-p", "is a question"]
       ]
+      // and each option of mm that @effect/cli declares, alone before a question, by each of its names
+      for (const option of ROOT_OPTIONS) {
+        if (["--help", "--version", "--completions", "--no-color"].includes(option.long)) continue
+        const value = "choices" in option ? [option.choices[0]] : "value" in option ? ["9c03be11"] : []
+        const print = option.long === "--output-format" ? ["-p"] : []
+        for (const name of "short" in option ? [option.long, option.short] : [option.long]) {
+          lines.push([...print, name, ...value, "q"])
+        }
+      }
       for (const args of lines) {
-        expect(yield* libraryRunArgs(args)).toEqual(run(args))
+        expect(yield* libraryRunArgs(args), args.join(" ")).toEqual(run(args))
       }
     }))
 
-  it("documents in --help every option it reads", () => {
-    const help = helpText("mm")
-    for (
-      const flag of [
-        "-c, --config",
-        "-p, --print",
-        "--output-format",
-        "--continue",
-        "--resume",
-        "-y, --yes",
-        "--verbose",
-        "--completions",
-        "--help",
-        "--version"
-      ]
-    ) {
-      expect(help).toContain(flag)
+  it("a subcommand's handler reads only the options its command takes: another one does not compile", () => {
+    const given: Given & { readonly path: "sessions show" } = {
+      path: "sessions show",
+      options: new Map([["--config", "a.yaml"]]),
+      operands: ["abc"]
     }
-    expect(helpText("sessions")).toContain("mm sessions rm ID… [--yes]")
-    expect(helpText("init")).toContain("--force")
+    expect(value(given, "--config")).toBe("a.yaml")
+    // @ts-expect-error mm sessions show takes no --json
+    expect(flag(given, "--json")).toBe(false)
   })
 })

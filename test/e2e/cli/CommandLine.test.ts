@@ -433,7 +433,10 @@ describe("mm on the command line", () => {
       expect(run.stderr.split("\n")[0]).toBe(
         `mm: unknown option ${args.find((a) => a.startsWith("--") && a !== "--yes")}`
       )
-      expect(run.stderr).toContain("usage: mm [options] [QUESTION]")
+      // the usage of the command the line was for: mm's, or the subcommand's
+      expect(run.stderr).toContain(
+        args[0] === "sessions" ? "usage: mm sessions list" : "usage: mm [options] [QUESTION]"
+      )
     }
     const help = await mm(project, ["--help"])
     expect(help.code).toBe(0)

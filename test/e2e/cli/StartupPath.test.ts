@@ -1,6 +1,7 @@
 // What mm does not do on its way to the banner and to the first request: load node:crypto (its
-// random names and hashes are made without it, src/lib/QuickIds.ts), or make a stream of a stdin
-// that is /dev/null. The loaded modules are read by a preload in the child, as the request leaves.
+// random names and hashes are made without it, src/lib/QuickIds.ts), initialise @effect/cli (only
+// a subcommand's line is parsed by it), or make a stream of a stdin that is /dev/null. The loaded
+// modules are read by a preload in the child, as the request leaves.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -11,17 +12,21 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MM_BIN, tempProject, withSessions } from "../../support/MmProcess"
 
-// Writes whether node:crypto is loaded, to the file named by MM_TEST_REPORT, at the moment named by
-// MM_TEST_AT: the first HTTP request made, or the banner's sessions line written
+// Writes whether node:crypto is loaded, and whether @effect/cli's modules have run (each names
+// its symbols with Symbol.for("@effect/cli/…")), to the file named by MM_TEST_REPORT, at the
+// moment named by MM_TEST_AT: the first HTTP request made, or the banner's sessions line written
 const PRELOAD = `
 const fs = require("node:fs")
 const http = require("node:http")
+let cli = false
+const symbolFor = Symbol.for
+Symbol.for = (key) => ((cli ||= String(key).startsWith("@effect/cli")), symbolFor(key))
 let said = false
 const say = (at) => {
   if (said || at !== process.env.MM_TEST_AT) return
   said = true
   const crypto = process.moduleLoadList.includes("NativeModule crypto")
-  fs.writeFileSync(process.env.MM_TEST_REPORT, JSON.stringify({ at, crypto }))
+  fs.writeFileSync(process.env.MM_TEST_REPORT, JSON.stringify({ at, crypto, cli }))
 }
 const request = http.request
 http.request = function (...args) { say("request"); return request.apply(this, args) }
@@ -32,7 +37,7 @@ process.stderr.write = (chunk, ...rest) => { if (String(chunk).includes("earlier
 interface Run {
   readonly code: number | null
   readonly stdout: string
-  readonly report: { readonly at: string; readonly crypto: boolean }
+  readonly report: { readonly at: string; readonly crypto: boolean; readonly cli: boolean }
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mm-startup-path-"))
@@ -75,14 +80,14 @@ const lastQuestion = (): unknown => {
 }
 
 describe("the start-up path", () => {
-  it("mm -p with /dev/null on stdin sends the question alone, and node:crypto is not loaded before it", async () => {
+  it("mm -p with /dev/null on stdin sends the question alone; node:crypto and @effect/cli are not loaded before it", async () => {
     const project = tempProject(withSessions(server.url))
     server.push({ text: "done" })
     const run = await runWith(project, ["-p", "hello"], "ignore")
     expect(run.code).toBe(0)
     expect(run.stdout).toBe("done\n")
     expect(lastQuestion()).toBe("hello")
-    expect(run.report).toEqual({ at: "request", crypto: false })
+    expect(run.report).toEqual({ at: "request", crypto: false, cli: false })
     // the session was saved all the same, under an id made without node:crypto
     expect(
       fs.readdirSync(path.join(project, ".mm/sessions")).filter((name) => /^\d{8}-\d{6}-[0-9a-f]{8}\.json$/.test(name))
@@ -106,10 +111,10 @@ describe("the start-up path", () => {
     expect(lastQuestion()).toBe("summarise\n\nline one\nline two")
   })
 
-  it("the terminal's banner is out before node:crypto is loaded", async () => {
+  it("the terminal's banner is out before node:crypto or @effect/cli is loaded", async () => {
     const project = tempProject(withSessions(server.url))
     const run = await runWith(project, [], "pipe", "banner")
     expect(run.code).toBe(0)
-    expect(run.report).toEqual({ at: "banner", crypto: false })
+    expect(run.report).toEqual({ at: "banner", crypto: false, cli: false })
   })
 })

@@ -14,6 +14,7 @@ import {
   type OptionSpec,
   ROOT_OPTIONS,
   type RootOption,
+  type Shell,
   SHELLS,
   TOP_COMMANDS,
   type TopCommand,
@@ -41,7 +42,7 @@ export const DEFAULT_RUN: RunArgs = {
   verbose: false
 }
 
-export type Shell = (typeof SHELLS)[number]
+export type { Shell }
 
 export type Parsed =
   | { readonly _tag: "Run"; readonly run: RunArgs }

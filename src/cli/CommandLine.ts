@@ -48,7 +48,12 @@ const config = {
 /** Every command takes it; the page it shows is its top-level command's. */
 export const HELP = { long: "--help", short: "-h", help: "this page" } as const satisfies OptionSpec
 
-export const SHELLS = ["sh", "bash", "fish", "zsh"] as const
+/** The shells `--completions` writes a script for (written as keys: `bash` the shell, not the tool). */
+const SHELL_NAMES = { sh: true, bash: true, fish: true, zsh: true } as const
+
+export type Shell = keyof typeof SHELL_NAMES
+
+export const SHELLS = Object.keys(SHELL_NAMES) as ReadonlyArray<Shell>
 
 /** The options of `mm` itself, in the order `mm --help` lists them. */
 export const ROOT_OPTIONS = [

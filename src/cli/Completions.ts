@@ -5,6 +5,7 @@ import {
   optionsOf,
   type OptionSpec,
   ROOT_OPTIONS,
+  type Shell,
   specOf,
   TOP_COMMANDS
 } from "./CommandLine"
@@ -193,5 +194,4 @@ const fish = (): string =>
     ""
   ].join("\n")
 
-export const completionScript = (shell: "sh" | "bash" | "fish" | "zsh"): string =>
-  shell === "zsh" ? zsh() : shell === "fish" ? fish() : bash()
+export const completionScript = (shell: Shell): string => shell === "zsh" ? zsh() : shell === "fish" ? fish() : bash()

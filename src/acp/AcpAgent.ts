@@ -32,7 +32,7 @@ import type { PromptOrder } from "./PromptOrder"
 import { prompt } from "./PromptTurn"
 import { setConfigOption, setMode } from "./Settings"
 
-export interface AcpAgent {
+interface AcpAgent {
   readonly app: acp.AgentApp
   /** Cancels every running prompt and waits until their conversations are saved. */
   readonly shutdown: Effect.Effect<void>

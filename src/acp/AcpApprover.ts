@@ -20,16 +20,16 @@ export interface Peer {
 /** Set around each prompt, inherited by the turn's fibers; the approver asks this peer. */
 export const CurrentPeer = FiberRef.unsafeMake<Peer | undefined>(undefined)
 
-export const ALLOW_ONCE = "allow-once"
-export const ALLOW_ALWAYS = "allow-always"
+const ALLOW_ONCE = "allow-once"
+const ALLOW_ALWAYS = "allow-always"
 /** `[p]roject` of the terminal: every edit and write inside the project, for this session. */
-export const ALLOW_PROJECT = "allow-always-project"
-export const REJECT = "reject"
+const ALLOW_PROJECT = "allow-always-project"
+const REJECT = "reject"
 
 const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Project" ? ALLOW_PROJECT : ALLOW_ALWAYS)
 
 /** The option's name states what "always" covers: `Always allow "npm test …"`, `Always allow edits to src/a.ts`. */
-export const alwaysOptionName = (choice: AlwaysChoice, access: ApprovalRequest["access"]): string => {
+const alwaysOptionName = (choice: AlwaysChoice, access: ApprovalRequest["access"]): string => {
   switch (choice.scope._tag) {
     case "CommandPrefix":
       return `Always allow ${choice.covers}`

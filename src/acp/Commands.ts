@@ -23,7 +23,7 @@ import { acpChanges, acpUndo } from "./Undo"
 const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
 
 /** What the editor runs for a slash command: the thread, the conversation, and what followed the command. */
-export type AcpCommand = (
+type AcpCommand = (
   peer: Peer,
   conversation: Conversation,
   arg: string

@@ -108,7 +108,7 @@ const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.
 }
 
 /** The tools' files and commands under `mm acp`: the editor's where it offers them, the disk's otherwise. */
-export const editorAccess = (peer: Peer | undefined): FileAccessShape => {
+const editorAccess = (peer: Peer | undefined): FileAccessShape => {
   const caps = peer?.capabilities
   return {
     read: (file, shown) =>

@@ -8,7 +8,7 @@ import { McpServers } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 
 /** An editor's server as mm takes it: stdio with its `env` array, http (or sse) with its `headers`. */
-export const editorServer = (server: acp.McpServer): EditorServer =>
+const editorServer = (server: acp.McpServer): EditorServer =>
   "url" in server
     ? { name: server.name, url: server.url, headers: server.headers }
     : { name: server.name, command: server.command, args: server.args, env: server.env }

@@ -7,7 +7,7 @@ import { IMAGE_MAX_BYTES, type ImageInput, isSentImageType } from "../domain/Ima
 import { selectionLabel, selectionOf } from "./PromptBlocks"
 
 /** A file URI as a path, any other URI as it is. */
-export const shownUri = (uri: string): string => {
+const shownUri = (uri: string): string => {
   if (!uri.startsWith("file:")) return uri
   try {
     return fileURLToPath(uri)

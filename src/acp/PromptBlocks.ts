@@ -16,11 +16,11 @@ import { FileAccess } from "../tools/FileAccess"
  */
 
 /** Text kept inline in the session file up to this size; larger goes to a blob. */
-export const INLINE_TEXT_BYTES = 8 * 1024
+const INLINE_TEXT_BYTES = 8 * 1024
 /** The most of a selection the model is given. */
 const SELECTION_MAX_LINES = 2000
 
-export interface Selection {
+interface Selection {
   /** Absolute path of the file. */
   readonly file: string
   /** First and last line, 1-based, inclusive. */

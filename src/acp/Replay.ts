@@ -46,7 +46,7 @@ const couldMake = (change: ShownChange, input: Record<string, unknown>): boolean
     : true
 
 /** A compaction summary, told as the agent's text under a header that says what it is. */
-export const summaryText = (content: string): string => {
+const summaryText = (content: string): string => {
   const body = content.startsWith(SUMMARY_HEADER) ? content.slice(SUMMARY_HEADER.length).trimStart() : content
   return `**${SUMMARY_TITLE}** (older turns were replaced by this summary)\n\n${body}`
 }

@@ -22,7 +22,7 @@ import { agentText, type ShownChange } from "./ToolUpdates"
  * context meter and the session's title as they stand.
  */
 
-export const COMPACTED_HERE =
+const COMPACTED_HERE =
   "— The conversation was compacted here: the turns above were replaced, for the model, by the summary below. —"
 
 /** A blob's text, or undefined when it is gone, damaged or not text. */

@@ -2,14 +2,14 @@ import type * as acp from "@agentclientprotocol/sdk"
 
 import type { SessionSummary } from "../sessions/SessionStore"
 
-export const PAGE_SIZE = 50
+const PAGE_SIZE = 50
 
 /**
  * Where the next page starts: after the last session shown, in listing order. Keyed on that
  * session rather than on a count, so that a session updated between two pages neither
  * repeats one that was shown nor hides one that was not.
  */
-export type Cursor = { readonly _tag: "Start" } | {
+type Cursor = { readonly _tag: "Start" } | {
   readonly _tag: "After"
   readonly updatedAt: string
   readonly id: string
@@ -36,7 +36,7 @@ export const decodeCursor = (cursor: string | null | undefined): Cursor | undefi
 }
 
 /** A session worth listing: one question at least was asked in it. */
-export const isListed = (summary: SessionSummary): boolean => summary.turns > 0 || summary.title !== ""
+const isListed = (summary: SessionSummary): boolean => summary.turns > 0 || summary.title !== ""
 
 /** Most recently updated first; the id (creation time) breaks ties, newest first. */
 const order = (a: { updatedAt: string; id: string }, b: { updatedAt: string; id: string }): number =>

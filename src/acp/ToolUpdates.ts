@@ -9,7 +9,7 @@ import { isMcpToolName } from "../tools/ToolNames"
 import type { CallDescription, ToolRecord } from "../tools/ToolRecord"
 
 /** The arguments as the model wrote them: the parsed JSON when it is JSON, else the text itself. */
-export const parseInput = (raw: string): unknown => {
+const parseInput = (raw: string): unknown => {
   try {
     return JSON.parse(raw)
   } catch {
@@ -108,7 +108,7 @@ export type ShownChange = Pick<FileChange, "file" | "before" | "after">
  * The change a stored file call made, as far as its arguments tell (its record says how: an
  * edit shows the piece it replaced; a write shows its content as a new file only when it made one).
  */
-export const diffOf = (
+const diffOf = (
   tool: ToolRecord | undefined,
   input: unknown,
   cwd: string,
@@ -124,7 +124,7 @@ export const diffOf = (
  * What a finished call shows: the diff of a file tool that succeeded (the whole file before
  * and after, when the core read it before the call ran), then the output the model read.
  */
-export const resultContent = (
+const resultContent = (
   tool: ToolRecord | undefined,
   input: unknown,
   output: string,
@@ -160,7 +160,7 @@ export const toolCallStarted = (
   rawInput: parseInput(call.rawArguments)
 })
 
-export interface FinishedCall extends StartedCall {
+interface FinishedCall extends StartedCall {
   readonly output: string
   readonly failed: boolean
   readonly change?: ShownChange

@@ -8,7 +8,7 @@ import { quickRandomHex } from "../lib/QuickIds"
 import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
 
-export interface TurnRenderer {
+interface TurnRenderer {
   /** The notifications one event of the turn becomes. */
   readonly render: (event: TurnEvent) => ReadonlyArray<acp.SessionUpdate>
   /** After a cancel: every call that started and never finished, closed as failed. */
@@ -25,10 +25,10 @@ export interface ClientDisplay {
   readonly compaction: boolean
 }
 
-export const plainDisplay: ClientDisplay = { notices: false, compaction: false }
+const plainDisplay: ClientDisplay = { notices: false, compaction: false }
 
 /** An id for one compaction, unique in this process (so within any session) without a counter to keep. */
-export const newCompactionId = (): string => `compaction-${quickRandomHex(16)}`
+const newCompactionId = (): string => `compaction-${quickRandomHex(16)}`
 
 /** A finished compaction, told as a `compaction_update` to an editor that shows them. */
 export const compactionUpdate = (
@@ -43,7 +43,7 @@ export const compactionUpdate = (
       summary: [{ type: "text", text: outcome.summary }]
     }
 
-export const noticeUpdate = (text: string, severity: "info" | "warning" | "error"): acp.SessionUpdate => ({
+const noticeUpdate = (text: string, severity: "info" | "warning" | "error"): acp.SessionUpdate => ({
   sessionUpdate: "notice",
   severity,
   title: text

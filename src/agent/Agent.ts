@@ -91,7 +91,7 @@ export type CompactReport =
 export class Agent extends Context.Tag("mm/Agent")<Agent, AgentShape>() {}
 
 /** The agent, made from the services it uses (`AgentLive` is its layer; `app/Layers.ts` makes it in sequence). */
-export const makeAgent = Effect.gen(function*() {
+const makeAgent = Effect.gen(function*() {
   const deps: Deps = {
     config: (yield* AppConfig).config,
     model: yield* ModelClient,

@@ -17,7 +17,7 @@ const SUMMARY_SYSTEM = [
 ].join(" ")
 
 /** Where the history splits: the system prompt, the older part, and the last `keepTurns` turns. */
-export interface Split {
+interface Split {
   readonly system: ReadonlyArray<Message>
   readonly older: ReadonlyArray<Message>
   readonly kept: ReadonlyArray<Message>
@@ -33,7 +33,7 @@ export const splitHistory = (messages: ReadonlyArray<Message>, keepTurns: number
 }
 
 /** The older turns as a transcript the summariser reads. */
-export const transcript = (messages: ReadonlyArray<Message>): string =>
+const transcript = (messages: ReadonlyArray<Message>): string =>
   messages
     .map((m) => {
       if (m.summary === true) return `[earlier summary]\n${m.content ?? ""}`
@@ -81,7 +81,7 @@ export interface CompactorShape {
 export class Compactor extends Context.Tag("mm/Compactor")<Compactor, CompactorShape>() {}
 
 /** The compactor over the model client. */
-export const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
+const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
   compact: Effect.fn("Compactor.compact")(function*(messages, options) {
     const split = splitHistory(messages, options.keepTurns)
     if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {

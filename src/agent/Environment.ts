@@ -9,9 +9,9 @@ import * as Effect from "effect/Effect"
 import { gitBranch, gitDirtyWithin, gitRoot } from "../lib/Git"
 
 /** The longest a turn waits for `git status` before it goes on with the last answer known. */
-export const GIT_STATUS_WAIT_MS = 50
+const GIT_STATUS_WAIT_MS = 50
 
-export interface EnvironmentInfo {
+interface EnvironmentInfo {
   readonly cwd: string
   readonly platform: string
   /** `YYYY-MM-DD`, local time. */

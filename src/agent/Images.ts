@@ -13,7 +13,7 @@ import type { Conversation } from "../sessions/Conversation"
 import type { Deps, Emit } from "./Deps"
 
 /** Whether the model can see images: `model.vision` when set, else the server's word, else no. */
-export const canSee = (deps: Deps): Effect.Effect<boolean> =>
+const canSee = (deps: Deps): Effect.Effect<boolean> =>
   deps.config.model.vision !== undefined
     ? Effect.succeed(deps.config.model.vision)
     // what the server says of the model arrives in the background: waited for a moment at most

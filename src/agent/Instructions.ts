@@ -8,7 +8,7 @@ import { StringDecoder } from "node:string_decoder"
 import { gitRoot } from "../lib/Git"
 
 /** A file longer than this is cut, with one line saying so. */
-export const INSTRUCTIONS_MAX_BYTES = 32 * 1024
+const INSTRUCTIONS_MAX_BYTES = 32 * 1024
 
 export interface InstructionFile {
   /** Absolute. */
@@ -18,19 +18,19 @@ export interface InstructionFile {
   readonly text: string
 }
 
-export interface LoadedInstructions {
+interface LoadedInstructions {
   readonly files: ReadonlyArray<InstructionFile>
   readonly warnings: ReadonlyArray<string>
 }
 
 /** Where the user-level file is looked for: `$XDG_CONFIG_HOME/mm`, else `~/.config/mm`. */
-export const userInstructionsDir = (env: NodeJS.ProcessEnv, home: string): string => {
+const userInstructionsDir = (env: NodeJS.ProcessEnv, home: string): string => {
   const xdg = env.XDG_CONFIG_HOME
   return xdg !== undefined && path.isAbsolute(xdg) ? path.join(xdg, "mm") : path.join(home, ".config", "mm")
 }
 
 /** The folders from the project's root (the git work tree's, else `cwd`) down to `cwd`, root first. */
-export const projectFolders = (cwd: string): ReadonlyArray<string> => {
+const projectFolders = (cwd: string): ReadonlyArray<string> => {
   const here = path.resolve(cwd)
   const root = gitRoot(here) ?? here
   const folders = [here]

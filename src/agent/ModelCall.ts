@@ -33,7 +33,7 @@ export const finishNotice = (
 }
 
 /** The `Usage` event of one model call: as the server reported it, else estimated from the text. */
-export const usageEvent = (
+const usageEvent = (
   completed: Extract<ModelEvent, { _tag: "Completed" }>,
   sent: ReadonlyArray<WireMessage>,
   contextWindow: number

@@ -16,7 +16,7 @@ import type { TurnState } from "./TurnState"
 const FIX = "shorten the question, or start the server with a larger context window (llama-server -c)"
 
 /** The line for a question that does not fit the window even alone. */
-export const questionTooLong = (prompt: number | undefined, window: number): string =>
+const questionTooLong = (prompt: number | undefined, window: number): string =>
   prompt === undefined
     ? `the question does not fit the server's window of ${tokensFigure(window)} tokens — ${FIX}`
     : `the question is ${tokensFigure(prompt)} tokens; the server's window is ${tokensFigure(window)} — ${FIX}`

@@ -8,7 +8,7 @@ import type { CallDescription, ToolRecord } from "../tools/ToolRecord"
 import type { Deps } from "./Deps"
 
 /** What a call needs to be asked about again, outside the sandbox. */
-export interface StepOutRequest {
+interface StepOutRequest {
   readonly sessionId: string
   readonly call: ToolCall
   readonly tool: ToolRecord

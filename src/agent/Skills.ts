@@ -11,15 +11,15 @@ export interface Skill {
   readonly path: string
 }
 
-export interface LoadedSkills {
+interface LoadedSkills {
   readonly skills: ReadonlyArray<Skill>
   readonly warnings: ReadonlyArray<string>
 }
 
-export const SKILL_FILE = "SKILL.md"
+const SKILL_FILE = "SKILL.md"
 
 /** `~` and `~/…` are the home directory; other relative paths are relative to `cwd`. */
-export const resolveSkillsDir = (dir: string, cwd: string, home: string): string =>
+const resolveSkillsDir = (dir: string, cwd: string, home: string): string =>
   dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : path.resolve(cwd, dir)
 
 /** Parsed SKILL.md files by path, reused while their mtime and size stay the same. */

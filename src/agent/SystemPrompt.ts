@@ -13,7 +13,7 @@ import { environmentOf, environmentPrompt } from "./Environment"
 import { type InstructionFile, instructionsPrompt, loadInstructions } from "./Instructions"
 import { loadSkills, type Skill, skillsPrompt } from "./Skills"
 
-export interface SystemPrompt {
+interface SystemPrompt {
   /** The whole system message. */
   readonly text: string
   /** Its parts, for `/context`: each one's text ("" when absent). */

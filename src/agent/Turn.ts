@@ -34,7 +34,7 @@ export const cancelledResult = (output: string | undefined, max: number): string
  * The history after a cancel: the partial answer kept, every unanswered tool call closed —
  * with what it printed so far, when `outputs` (by call id) has it.
  */
-export const closeCancelled = (
+const closeCancelled = (
   added: ReadonlyArray<Message>,
   partialText: string,
   outputs: ReadonlyMap<string, string> = new Map(),

@@ -26,7 +26,7 @@ import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
 import { builtinRegistry, ToolRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { SandboxLive } from "../tools/Sandbox"
 
-export interface ServiceOptions {
+interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
   readonly store?: Layer.Layer<SessionStore, never, Secrets>
   /** The project the MCP servers are started for (the current directory unless said). */

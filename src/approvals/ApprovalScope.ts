@@ -46,7 +46,7 @@ export const prefixOf = (words: ReadonlyArray<string>): ReadonlyArray<string> =>
 }
 
 /** What the command is for the rule: words a prefix may cover, or the reason only its exact line may. */
-export type CommandClass =
+type CommandClass =
   | { readonly _tag: "Prefixable"; readonly words: ReadonlyArray<string> }
   | { readonly _tag: "ExactOnly"; readonly reason: string }
 
@@ -97,7 +97,7 @@ export const isOutsideProject = (call: CallToApprove): boolean => {
 }
 
 /** Where a file or reading tool's path really leads; undefined for other tools. */
-export const realTargetOf = (call: CallToApprove): string | undefined =>
+const realTargetOf = (call: CallToApprove): string | undefined =>
   typeof call.input?.path === "string" && (call.access === "write" || call.access === "read")
     ? projectTargetOf(call.cwd, call.input.path).real
     : undefined
@@ -143,7 +143,7 @@ const shownPath = (file: string, cwd: string): string => {
 }
 
 /** How a scope is named to the user. */
-export const scopeLabel = (scope: Scope, cwd: string): string => {
+const scopeLabel = (scope: Scope, cwd: string): string => {
   switch (scope._tag) {
     case "CommandPrefix":
       return `"${scope.words.map(quoteWord).join(" ")} …"`

@@ -122,7 +122,7 @@ const readSimple = (command: SyntaxNode, text: string): CommandReading => {
 }
 
 /** Reads a command line as the approval rule needs it (the parser's tree in, words or a reason out). */
-export const readCommandTree = (root: SyntaxNode, text: string): CommandReading => {
+const readCommandTree = (root: SyntaxNode, text: string): CommandReading => {
   if (text.trim() === "") return unresolved("an empty command")
   if (root.hasError) return unresolved("text the parser cannot read (an unclosed quote?)")
   const parts = root.children.filter((c): c is SyntaxNode => c !== null)

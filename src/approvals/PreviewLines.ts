@@ -3,7 +3,7 @@
 import type { FileChange, Preview } from "../tools/Preview"
 
 /** A new file shows this many lines of its content, then how many more there are. */
-export const NEW_FILE_HEAD_LINES = 40
+const NEW_FILE_HEAD_LINES = 40
 
 /** One line of a preview as shown to a person; the kind decides its colour in the terminal. */
 export interface PreviewLine {

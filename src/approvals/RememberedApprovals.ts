@@ -19,7 +19,7 @@ import { fsyncDir, tempNameOf, unlinkQuietly } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import type { Scope } from "./ApprovalScope"
 
-export const PERMISSIONS_FILE = path.join(".mm", "permissions.json")
+const PERMISSIONS_FILE = path.join(".mm", "permissions.json")
 
 const Absolute = Schema.String.pipe(
   Schema.filter((p) => path.isAbsolute(p), { message: () => "a path that is not absolute" })
@@ -179,7 +179,7 @@ const inMemory = (): RememberedApprovalsShape => {
 }
 
 /** On disk with sessions on (`sessions.enabled`), in memory otherwise. */
-export const makeRememberedApprovals = Effect.map(
+const makeRememberedApprovals = Effect.map(
   AppConfig,
   ({ config }) => (config.sessions.enabled ? onDisk() : inMemory())
 )

@@ -103,7 +103,7 @@ const MAKE: Row = { short: "EfCI", long: ["eval", "file", "makefile", "directory
 const INTO_DIRECTORY: Row = { short: "t", long: ["target-directory"] }
 
 /** The table: program (its file name, version suffix ignored: python3.12 is python) → row. */
-export const RISKY: Readonly<Record<string, Row>> = {
+const RISKY: Readonly<Record<string, Row>> = {
   // shells and programs that run the command in their arguments
   ...Object.fromEntries(
     words(

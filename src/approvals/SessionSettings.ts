@@ -43,7 +43,7 @@ export interface SessionSettings {
 export const defaultSettings: SessionSettings = { mode: "ask", model: undefined }
 
 /** The mode in force: a session's `ask` follows `permissions`; `auto` without a working sandbox is `ask`. */
-export const effectiveMode = (
+const effectiveMode = (
   permissions: "ask" | "auto" | "allow",
   mode: ApprovalMode,
   sandboxed: boolean

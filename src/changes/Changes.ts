@@ -352,7 +352,7 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
 // ---- the layer ----
 
 /** The change log over the checkpoints and the file access. */
-export const makeChanges = Effect.gen(function*() {
+const makeChanges = Effect.gen(function*() {
   const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
   return {
     recorder: recorder(deps),
@@ -365,7 +365,7 @@ export const makeChanges = Effect.gen(function*() {
   }
 })
 
-export const ChangesLayer = Layer.effect(Changes, makeChanges)
+const ChangesLayer = Layer.effect(Changes, makeChanges)
 
 /** The changes of every session, over one store of checkpoints shared by the façade and the agent. */
 export const ChangesLive = ChangesLayer.pipe(Layer.provideMerge(CheckpointsLive))

@@ -17,17 +17,17 @@ import { firstLineOf } from "../lib/OneLine"
  * their sha-256 in `<project>/.mm/checkpoints/` (docs/explanation/checkpoints.md says why there).
  */
 
-export const CHECKPOINTS_DIR = path.join(".mm", "checkpoints")
+const CHECKPOINTS_DIR = path.join(".mm", "checkpoints")
 /** Files larger than this are not kept: their change is recorded as `skipped: "too large"`. */
 export const MAX_CHECKPOINT_BYTES = 10 * 1024 * 1024
 /** A blob younger than this may belong to a change whose session is being saved: gc leaves it. */
-export const GC_GRACE_MS = 60 * 1000
+const GC_GRACE_MS = 60 * 1000
 
 export const checkpointsDirOf = (cwd: string): string => path.join(cwd, CHECKPOINTS_DIR)
 
 export const hashOf = (bytes: Uint8Array): string => nodeCrypto().createHash("sha256").update(bytes).digest("hex")
 
-export const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name)
+const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name)
 
 export class CheckpointError extends Schema.TaggedError<CheckpointError>()("CheckpointError", {
   reason: Schema.Literal("io", "missing", "damaged", "refused"),
@@ -115,7 +115,7 @@ export interface CheckpointsShape {
 
 export class Checkpoints extends Context.Tag("mm/Checkpoints")<Checkpoints, CheckpointsShape>() {}
 
-export const makeCheckpoints = (): CheckpointsShape => {
+const makeCheckpoints = (): CheckpointsShape => {
   const inMemory = new Map<string, Buffer>()
   const put: CheckpointsShape["put"] = Effect.fn("Checkpoints.put")(function*(cwd, bytes, persist) {
     const hash = hashOf(bytes)

@@ -37,7 +37,7 @@ export interface PlannedFile {
  * undo that was stopped (killed) before it was recorded, or by hand. The undo records it, so
  * that the undo of this undo brings it back too.
  */
-export const foundRestored = (file: PlannedFile): boolean =>
+const foundRestored = (file: PlannedFile): boolean =>
   file.state === "same" && file.afterHash !== undefined && file.afterHash !== null &&
   file.afterHash !== file.targetHash
 

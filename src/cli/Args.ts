@@ -42,9 +42,7 @@ export const DEFAULT_RUN: RunArgs = {
   verbose: false
 }
 
-export type { Shell }
-
-export type Parsed =
+type Parsed =
   | { readonly _tag: "Run"; readonly run: RunArgs }
   /** `mm TOP …`: @effect/cli reads the rest (Cli.ts). */
   | { readonly _tag: "Subcommand"; readonly top: TopCommand; readonly args: ReadonlyArray<string> }

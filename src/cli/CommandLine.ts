@@ -97,7 +97,7 @@ export type RootOption = (typeof ROOT_OPTIONS)[number]["long"]
 export const ROOT_OPERANDS: Operands = { name: "QUESTION", min: 0 }
 
 /** `mm`'s two forms without a subcommand, for the usage lines. */
-export const ROOT_USAGE: ReadonlyArray<readonly [string, string]> = [
+const ROOT_USAGE: ReadonlyArray<readonly [string, string]> = [
   ["mm [options] [QUESTION]", "the REPL here (asking QUESTION first)"],
   ["mm -p [options] [QUESTION]", "answer once and exit (piped stdin is added as context)"]
 ]
@@ -197,7 +197,7 @@ export const optionSyntax = (option: OptionSpec): string => {
 }
 
 /** How a command is typed: `mm sessions search PATTERN [--json] [--regex] [-i]`; a group names its members. */
-export const usageSyntax = (path: CommandPath): string => {
+const usageSyntax = (path: CommandPath): string => {
   const children = childrenOf(path).map((child) => child.slice(path.length + 1))
   if (children.length > 0) {
     return specOf(path).runs ? `mm ${path} [${children.join("|")}]` : `mm ${path} ${children.join("|")}`

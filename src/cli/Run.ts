@@ -5,7 +5,7 @@ import { loadConfig, type LoadedConfig } from "../config/Config"
 import type { ChosenStart } from "../domain/StartOn"
 import { probeBwrap } from "../lib/Bubblewrap"
 import { Secrets } from "../lib/Secrets"
-import { DEFAULT_RUN, type RunArgs } from "./Args"
+import type { RunArgs } from "./Args"
 
 /** The exit code mm ends with: 0 done, 1 failed, 2 bad usage, 130 cancelled. */
 export type ExitCode = number
@@ -47,9 +47,6 @@ export const withSandbox = <E, R>(
           process.stderr.write(`mm: sandbox: on${where}, but ${probe.reason}\n`)
           return 2
         }))
-
-/** `mm`: the terminal façade in the current directory. */
-export const terminal = (configFlag: string | undefined) => run({ ...DEFAULT_RUN, config: configFlag })
 
 /** `--yes`: every tool allowed for this run, whatever `permissions` says. */
 const allowAllWhen = (yes: boolean, loaded: LoadedConfig): LoadedConfig =>

@@ -144,7 +144,7 @@ export const commandWords = (facade: Facade): ReadonlyArray<string> =>
   commandsIn(facade).flatMap((command) => [command.name, ...command.aliases].map((name) => `/${name}`))
 
 /** A typed line read as a command of one façade. */
-export type ReadCommand<F extends Facade> =
+type ReadCommand<F extends Facade> =
   | { readonly _tag: "Command"; readonly name: CommandName<F>; readonly arg: string }
   /** A command of another façade: `record` says what does its job here. */
   | { readonly _tag: "Elsewhere"; readonly word: string; readonly record: SlashCommandRecord }

@@ -14,7 +14,7 @@ import { ConfigError } from "../domain/Errors"
 import { buildStamp, recall, remember } from "./ConfigMemo"
 import type { AgentConfig } from "./ConfigSchema"
 
-export type { AgentConfig, Permissions } from "./ConfigSchema"
+export type { AgentConfig } from "./ConfigSchema"
 
 /** The context window assumed when neither agent.yaml nor the server says it. */
 export const DEFAULT_CONTEXT_WINDOW = 32768
@@ -28,7 +28,7 @@ export interface LoadedConfig {
 /** The configuration in force, provided once at the edge of the program. */
 export class AppConfig extends Context.Tag("mm/AppConfig")<AppConfig, LoadedConfig>() {}
 
-export interface ConfigLookup {
+interface ConfigLookup {
   readonly flag: string | undefined
   readonly env: string | undefined
   readonly cwd: string

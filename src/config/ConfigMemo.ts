@@ -94,7 +94,7 @@ const urlMayHoldKey = (url: string): boolean => /^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]
  * request headers, extra body fields, a URL's user part or query, or any MCP server (whose
  * environment, headers or arguments may carry a token).
  */
-export const mayHoldCredential = (config: AgentConfig): boolean =>
+const mayHoldCredential = (config: AgentConfig): boolean =>
   config.model.headers !== undefined || config.model.extraBody !== undefined || urlMayHoldKey(config.model.url) ||
   Object.keys(config.mcpServers).length > 0
 

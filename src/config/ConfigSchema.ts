@@ -16,7 +16,7 @@ const unitSeconds: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 }
 const durationPattern = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/
 
 /** Seconds, written as a number or as a string such as "90s", "2m", "1h", "500ms". */
-export const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
+const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
   strict: true,
   decode: (input, _, ast) => {
     const match = typeof input === "string" ? durationPattern.exec(input) : null
@@ -151,7 +151,7 @@ const InstructionsConfig = Schema.Union(Schema.Array(InstructionFileName), Schem
 const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
 
 /** `permissions` in agent.yaml: ask before what changes things, ask only what the sandbox cannot hold, or never ask. */
-export type Permissions = "ask" | "auto" | "allow"
+type Permissions = "ask" | "auto" | "allow"
 
 export const AgentConfigSchema = Schema.Struct({
   model: Schema.optionalWith(ModelConfig, { default: decodeDefaults(ModelConfig) }),

@@ -22,7 +22,7 @@ const common = {
 }
 
 /** A local server, started as a child process that speaks MCP on its stdin and stdout. */
-export const McpStdioServer = Schema.Struct({
+const McpStdioServer = Schema.Struct({
   command: Schema.NonEmptyTrimmedString.annotations({ description: "program to start (looked up in PATH)" }),
   args: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }).annotations({
     description: "its arguments"
@@ -37,7 +37,7 @@ export const McpStdioServer = Schema.Struct({
 })
 
 /** A remote server, reached over streamable HTTP (the SDK falls back to SSE for old servers). */
-export const McpHttpServer = Schema.Struct({
+const McpHttpServer = Schema.Struct({
   url: Schema.String.pipe(
     Schema.filter(
       (url) => /^https?:\/\/[^\s/]+/.test(url) || `expected an http:// or https:// URL, got ${JSON.stringify(url)}`,

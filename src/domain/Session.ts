@@ -70,7 +70,7 @@ export const ErrorRecord = Schema.Struct({
 })
 
 /** A hex sha-256: the name of a blob under `.mm/checkpoints/`. */
-export const BlobHash = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))
+const BlobHash = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))
 
 /**
  * One file changed through mm's file tools (`kind` absent) or by `/undo` (`kind: "undo"`):
@@ -93,7 +93,7 @@ export const ChangeRecord = Schema.Struct({
  * The turn being answered, while it is (saved when its question is sent and after each tool
  * call): `start` is the index of its question in `messages`. Never sent to the model.
  */
-export const InProgress = Schema.Struct({
+const InProgress = Schema.Struct({
   question: Schema.String,
   at: Schema.String,
   start: Schema.Number
@@ -133,13 +133,12 @@ export type Message = typeof Message.Type
 export type ErrorKind = typeof ErrorKind.Type
 export type ErrorRecord = typeof ErrorRecord.Type
 export type ChangeRecord = typeof ChangeRecord.Type
-export type InProgress = typeof InProgress.Type
 export type Session = typeof Session.Type
 export type ForkedFrom = typeof ForkedFrom.Type
 
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200
-export const TITLE_MAX = 100
+const TITLE_MAX = 100
 
 export const emptySession = (id: string, cwd: string, now: Date): Session => ({
   version: SESSION_VERSION,

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { quickRandomBytes } from "../lib/QuickIds"
 import { BadSessionId } from "./Errors"
 
-export const sessionIdPattern = /^\d{8}-\d{6}-[0-9a-f]{8}$/
+const sessionIdPattern = /^\d{8}-\d{6}-[0-9a-f]{8}$/
 
 export const isSessionId = (value: unknown): value is string =>
   typeof value === "string" && value.length === 24 && sessionIdPattern.test(value)

@@ -4,7 +4,7 @@
  * prefix of one, or a unique suffix of 4 to 8 hex digits of its random part (`9c03be11`, `be11`).
  * Nothing typed ever reaches the file system: only an id from `ids` comes out.
  */
-export type SessionRef =
+type SessionRef =
   | { readonly _tag: "Found"; readonly id: string }
   | { readonly _tag: "NotFound"; readonly typed: string }
   | { readonly _tag: "Ambiguous"; readonly typed: string; readonly candidates: ReadonlyArray<string> }

@@ -9,11 +9,11 @@ import type { ForkedFrom, Message, Session } from "./Session"
 export const SHELL_CONTEXT_HEAD = "I ran a shell command in the project (context for what follows, no answer needed):"
 
 /** A question asked by the person (not an undo's note, a compaction summary or a `!command`'s output). */
-export const isQuestion = (message: Message): boolean =>
+const isQuestion = (message: Message): boolean =>
   message.role === "user" && message.note !== true && message.summary !== true &&
   !(message.content ?? "").startsWith(SHELL_CONTEXT_HEAD)
 
-export interface TurnStart {
+interface TurnStart {
   readonly turn: number
   /** Where the question is in `messages`. */
   readonly index: number
@@ -21,7 +21,7 @@ export interface TurnStart {
 }
 
 /** Turns a compaction took out of `messages` (they live in the session's archives). */
-export const compactedTurns = (session: Pick<Session, "turns" | "messages">): number => {
+const compactedTurns = (session: Pick<Session, "turns" | "messages">): number => {
   const asked = session.messages.filter(isQuestion).length
   return session.messages.some((m) => m.summary === true) ? Math.max(0, session.turns - asked) : 0
 }

@@ -4,13 +4,13 @@
  */
 import { nodeChildProcesses } from "./NodeModules"
 
-export const BWRAP = "bwrap"
+const BWRAP = "bwrap"
 
 /** Whether bwrap can start here; when not, why, in words that say what to do. */
-export type BwrapProbe = { readonly ok: true } | { readonly ok: false; readonly reason: string }
+type BwrapProbe = { readonly ok: true } | { readonly ok: false; readonly reason: string }
 
 /** What a confined program may do beyond reading the system and writing `dir`. */
-export interface Confinement {
+interface Confinement {
   /** The directory it may write (the project); it starts there. */
   readonly dir: string
   /** Other paths it may write, absolute (missing ones are left out). */

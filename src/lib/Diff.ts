@@ -6,11 +6,11 @@
 import { formatPatch, structuredPatch } from "diff"
 
 /** A diff gives up past this many changed lines (its edit length)… */
-export const DIFF_MAX_EDIT_LENGTH = 2000
+const DIFF_MAX_EDIT_LENGTH = 2000
 /** …or this much time spent diffing (milliseconds). */
-export const DIFF_TIMEOUT_MS = 200
+const DIFF_TIMEOUT_MS = 200
 
-export interface TextDiff {
+interface TextDiff {
   /**
    * The unified diff: `--- path` / `+++ path` headers, then hunks with line numbers
    * (`@@ -12,7 +12,8 @@`) and `context` unchanged lines around each change. The empty string

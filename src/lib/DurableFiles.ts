@@ -22,7 +22,7 @@ export const isTempName = (name: string): boolean => tempPattern.test(name)
 export const STALE_TEMP_MS = 60 * 60 * 1000
 
 /** The file calls these need; the session store passes its own, so that tests can make them fail. */
-export type SyncCalls = Pick<typeof NodeFs, "unlinkSync" | "openSync" | "fsyncSync" | "closeSync">
+type SyncCalls = Pick<typeof NodeFs, "unlinkSync" | "openSync" | "fsyncSync" | "closeSync">
 
 export const unlinkQuietly = (file: string, fs: SyncCalls = NodeFs): void => {
   try {
@@ -61,7 +61,7 @@ const alive = (pid: number): boolean => {
  * that their writer left behind: its process is gone, or the file is older than
  * STALE_TEMP_MS (a reused pid). What cannot be listed or removed is left; returns the count.
  */
-export const removeLeftTemps = (dir: string, names: ReadonlySet<string>, now = Date.now()): number => {
+const removeLeftTemps = (dir: string, names: ReadonlySet<string>, now = Date.now()): number => {
   let entries: Array<string>
   try {
     entries = NodeFs.readdirSync(dir)

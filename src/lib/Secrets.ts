@@ -9,7 +9,7 @@
  */
 import * as Context from "effect/Context"
 
-export const REDACTED = "[redacted]"
+const REDACTED = "[redacted]"
 
 /** Shorter values are too likely to occur by chance to be replaced everywhere. */
 const MIN_SECRET_LENGTH = 4

@@ -5,13 +5,13 @@ import { mcpToolName } from "../tools/ToolNames"
 import type { Connection, ServerTarget } from "./McpSdk"
 
 /** How long a server may take to start and list its tools. */
-export const STARTUP_TIMEOUT_MS = 10_000
+const STARTUP_TIMEOUT_MS = 10_000
 
 /**
  * Past this many bytes of tool definitions (names, descriptions, input schemas) a server is
  * warned about: they go with every request to the model (5,000 tools made each one 3.5 MB).
  */
-export const TOOL_SCHEMAS_WARN_BYTES = 256 * 1024
+const TOOL_SCHEMAS_WARN_BYTES = 256 * 1024
 
 /** A server to start: its name, where it is, and whether its tools wait for approval. */
 export interface ServerEntry {
@@ -33,7 +33,7 @@ export interface McpTool {
   readonly approval: "ask" | "allow"
 }
 
-export type ServerState =
+type ServerState =
   | { readonly _tag: "Disabled" }
   | { readonly _tag: "Starting" }
   | { readonly _tag: "Ready"; readonly tools: ReadonlyArray<McpTool> }
@@ -119,7 +119,7 @@ const toolsOf = (entry: ServerEntry, connection: Connection): Array<McpTool> => 
 }
 
 /** The bytes a server's tools add to every request, about as the model client sends them. */
-export const schemaBytes = (tools: ReadonlyArray<McpTool>): number =>
+const schemaBytes = (tools: ReadonlyArray<McpTool>): number =>
   tools.reduce(
     (sum, t) =>
       sum + Buffer.byteLength(JSON.stringify({ name: t.name, description: t.description, parameters: t.inputSchema })),
@@ -129,7 +129,7 @@ export const schemaBytes = (tools: ReadonlyArray<McpTool>): number =>
 const mebibytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 /** The line for a server whose tools weigh more than TOOL_SCHEMAS_WARN_BYTES, or undefined. */
-export const heavyToolsLine = (server: string, tools: ReadonlyArray<McpTool>): string | undefined => {
+const heavyToolsLine = (server: string, tools: ReadonlyArray<McpTool>): string | undefined => {
   const bytes = schemaBytes(tools)
   if (bytes <= TOOL_SCHEMAS_WARN_BYTES) return undefined
   return `mcp server "${server}" declares ${tools.length} tools (${mebibytes(bytes)} of definitions), sent with ` +

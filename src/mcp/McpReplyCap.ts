@@ -9,7 +9,7 @@
  */
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js"
 
-export const MCP_REPLY_MAX_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE
+const MCP_REPLY_MAX_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE
 
 export class ReplyTooLarge extends Error {
   constructor(readonly maxBytes: number) {

@@ -58,7 +58,7 @@ export const serversListing = (groups: ReadonlyArray<McpGroup>): string => {
 }
 
 /** The configured MCP servers, started beside the start-up and closed with the scope. */
-export const makeMcpServers = (options: {
+const makeMcpServers = (options: {
   readonly projectDir: string
   readonly timeoutMs?: number
   /** Told each failure as it happens (ACP logs it on stderr). */

@@ -63,7 +63,7 @@ const callTool = (
  * cannot see, so it is asked unless its server's `approval: allow` says otherwise; an editor
  * shows it as `read` when the server says it only reads.
  */
-export const mcpToolRecord = (
+const mcpToolRecord = (
   tool: McpTool,
   run: (args: Record<string, unknown>, timeoutSeconds: number) => Effect.Effect<ToolResult>
 ): ToolRecord => ({

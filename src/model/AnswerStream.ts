@@ -34,7 +34,7 @@ export interface Reading {
  * At most `max` bytes of a body, as text; the rest is never read (the connection is
  * dropped). `whole` says whether that was the entire body.
  */
-export const readBody = (
+const readBody = (
   response: HttpClientResponse.HttpClientResponse,
   max: number,
   watchdogMs: number

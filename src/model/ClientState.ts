@@ -35,7 +35,7 @@ export interface Listing {
 }
 
 /** Why the tools go as text to this server: its template cannot take them, or it refused the parameter. */
-export type TextToolsWhy = "template" | "jinja"
+type TextToolsWhy = "template" | "jinja"
 
 /** What the client learns while it runs. */
 export interface Learned {

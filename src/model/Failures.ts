@@ -17,10 +17,10 @@ export const CHUNK_SHOWN_MAX = 80
 /** How much of an HTTP error body is read; the rest is never received. */
 export const ERROR_BODY_READ_MAX = 64 * 1024
 /** How much of any raw detail a failure keeps (it goes into the session's `errors[].raw`). */
-export const RAW_KEPT_MAX = 4096
+const RAW_KEPT_MAX = 4096
 
 /** `text` within `max` UTF-8 bytes, its end replaced by a marker when cut. */
-export const clipRaw = (text: string, max: number = RAW_KEPT_MAX): string => {
+const clipRaw = (text: string, max: number = RAW_KEPT_MAX): string => {
   if (text.length <= max / 4 || Buffer.byteLength(text) <= max) return text
   const marker = (cut: number) => ` … [${cut} bytes cut]`
   const total = Buffer.byteLength(text)
@@ -190,7 +190,7 @@ export const looksLikeOllama = (baseUrl: string, serverHeader: string | undefine
   (serverHeader !== undefined && /ollama/i.test(serverHeader)) ||
   /try pulling it|ollama/i.test(body)
 
-export interface HttpAnswer {
+interface HttpAnswer {
   readonly status: number
   readonly body: string
   readonly serverHeader: string | undefined
@@ -228,7 +228,7 @@ export const contextOverflow = (text: string): Overflow | undefined => {
 }
 
 /** The one line for a request over the window. */
-export const overflowLine = (overflow: Overflow): string =>
+const overflowLine = (overflow: Overflow): string =>
   overflow.prompt === undefined
     ? `the request is larger than the server's window of ${tokensFigure(overflow.window)} tokens`
     : `the request is ${tokensFigure(overflow.prompt)} tokens; the server's window is ${tokensFigure(overflow.window)}`

@@ -61,10 +61,8 @@ import {
 import { cutBy, cutCallLine } from "./StopReason"
 import { refusesTools, withTextTools } from "./TextToolMode"
 
-export { PROBE_TIMEOUT_MS }
-
 /** The context window in force: the configured one, unless the server serves fewer tokens. */
-export const effectiveWindow = (configured: number | undefined, served: number | undefined): number =>
+const effectiveWindow = (configured: number | undefined, served: number | undefined): number =>
   configured === undefined
     ? served ?? DEFAULT_CONTEXT_WINDOW
     : served === undefined
@@ -294,7 +292,7 @@ const redactedStream = (
 // ---------------------------------------------------------------------------------------
 // The service
 
-export const make = Effect.gen(function*() {
+const make = Effect.gen(function*() {
   const { config } = yield* AppConfig
   // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
   const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))

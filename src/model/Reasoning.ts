@@ -1,7 +1,7 @@
 const OPEN = "<think>"
 const CLOSE = "</think>"
 
-export interface Split {
+interface Split {
   readonly text: string
   readonly reasoning: string
 }

@@ -38,7 +38,7 @@ export interface ServerCacheShape {
 }
 
 /** No cache: nothing kept, nothing read (the default, and what `MM_NO_SERVER_CACHE` asks for). */
-export const noServerCache: ServerCacheShape = {
+const noServerCache: ServerCacheShape = {
   read: () => Effect.succeed(undefined),
   write: () => Effect.void
 }
@@ -178,7 +178,7 @@ export const diskServerCache = (dir: string, now: () => number = Date.now): Serv
 })
 
 /** The cache under the user's cache directory; none with `MM_NO_SERVER_CACHE` set. */
-export const makeServerCache = Effect.sync(() =>
+const makeServerCache = Effect.sync(() =>
   process.env.MM_NO_SERVER_CACHE !== undefined ? noServerCache : diskServerCache(userCacheDir())
 )
 
@@ -187,5 +187,3 @@ export const ServerCacheLive = Layer.effect(ServerCache, makeServerCache)
 
 /** Nothing kept, nothing read. */
 export const ServerCacheOff = Layer.succeed(ServerCache, noServerCache)
-
-export const ServerCacheDisk: Layer.Layer<ServerCache> = Layer.effect(ServerCache, makeServerCache)

@@ -52,7 +52,7 @@ export interface ServedContext {
 }
 
 /** What a server's capabilities say, where it says them. */
-export interface Capabilities {
+interface Capabilities {
   readonly noToolTemplate?: boolean
   readonly vision?: boolean
 }
@@ -69,7 +69,7 @@ const parseJson = (text: string): unknown => {
 }
 
 /** `qwen2.5-coder` and `qwen2.5-coder:latest` are the same Ollama model. */
-export const sameModel = (a: string, b: string): boolean => {
+const sameModel = (a: string, b: string): boolean => {
   const plain = (name: string) => name.trim().toLowerCase().replace(/:latest$/, "")
   return plain(a) === plain(b)
 }
@@ -162,14 +162,14 @@ export const checkOf = (baseUrl: string, model: string, list: ModelList | undefi
 }
 
 /** llama.cpp `GET /props`: the context of one slot (`-c` divided among `--parallel` slots). */
-export const llamaCppContext = (body: unknown): number | undefined => {
+const llamaCppContext = (body: unknown): number | undefined => {
   if (!isRecord(body)) return undefined
   const settings = body.default_generation_settings
   return (isRecord(settings) ? positive(settings.n_ctx) : undefined) ?? positive(body.n_ctx)
 }
 
 /** llama.cpp `GET /props`: `chat_template_caps.supports_tools` and `modalities.vision`, where it says them. */
-export const llamaCppCapabilities = (body: unknown): Capabilities => {
+const llamaCppCapabilities = (body: unknown): Capabilities => {
   if (!isRecord(body)) return {}
   const caps = body.chat_template_caps
   const modalities = body.modalities
@@ -180,14 +180,14 @@ export const llamaCppCapabilities = (body: unknown): Capabilities => {
 }
 
 /** Ollama `POST /api/show`: `capabilities` (`completion`, `tools`, `vision`…), where it lists them. */
-export const ollamaCapabilities = (body: unknown): Capabilities => {
+const ollamaCapabilities = (body: unknown): Capabilities => {
   if (!isRecord(body) || !Array.isArray(body.capabilities)) return {}
   const caps = new Set(body.capabilities.filter((c): c is string => typeof c === "string"))
   return { ...(caps.has("tools") ? {} : { noToolTemplate: true }), vision: caps.has("vision") }
 }
 
 /** Ollama `GET /api/ps`: the context the model was loaded with, when it is loaded. */
-export const ollamaRunningContext = (body: unknown, model: string): number | undefined => {
+const ollamaRunningContext = (body: unknown, model: string): number | undefined => {
   if (!isRecord(body) || !Array.isArray(body.models)) return undefined
   for (const entry of body.models.filter(isRecord)) {
     const names = [entry.name, entry.model].filter((n): n is string => typeof n === "string")
@@ -197,7 +197,7 @@ export const ollamaRunningContext = (body: unknown, model: string): number | und
 }
 
 /** Ollama `POST /api/show`: `num_ctx` set in the model's parameters, and the length it was trained for. */
-export const ollamaShownContext = (
+const ollamaShownContext = (
   body: unknown
 ): { readonly numCtx: number | undefined; readonly trained: number | undefined } => {
   if (!isRecord(body)) return { numCtx: undefined, trained: undefined }
@@ -210,11 +210,11 @@ export const ollamaShownContext = (
 }
 
 /** LM Studio `GET /api/v0/models/{model}`: the context it was loaded with. */
-export const lmStudioV0Context = (body: unknown): number | undefined =>
+const lmStudioV0Context = (body: unknown): number | undefined =>
   isRecord(body) ? positive(body.loaded_context_length) : undefined
 
 /** LM Studio `GET /api/v1/models` (0.4+): the context of the loaded instance of the model. */
-export const lmStudioV1Context = (body: unknown, model: string): number | undefined => {
+const lmStudioV1Context = (body: unknown, model: string): number | undefined => {
   if (!isRecord(body) || !Array.isArray(body.models)) return undefined
   for (const entry of body.models.filter(isRecord)) {
     const instances = Array.isArray(entry.loaded_instances) ? entry.loaded_instances.filter(isRecord) : []
@@ -238,7 +238,7 @@ export const windowFigure = (tokens: number): string =>
     : String(tokens)
 
 /** Below this, an Ollama window is too small for an agent with tools, whatever agent.yaml says. */
-export const OLLAMA_SMALL = 16384
+const OLLAMA_SMALL = 16384
 
 /** The one yellow line about a window smaller than it should be, with the fix; undefined when all is well. */
 export const contextWarning = (

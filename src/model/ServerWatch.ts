@@ -35,13 +35,13 @@ import { textToolsHint } from "./TextToolMode"
 export const PROBE_TIMEOUT_MS = 1200
 
 /** How many times a server that answers `503` (loading its model) is asked again, in the background. */
-export const LOADING_TRIES = 60
+const LOADING_TRIES = 60
 
 /** How many probes that got no answer are followed by another once the server has answered a request. */
-export const UNANSWERED_TRIES = 5
+const UNANSWERED_TRIES = 5
 
 /** What the server serves is known: the window, the warning when it is too small, its template's limits. */
-export const learn = (c: Client, found: ServedContext): Effect.Effect<void> =>
+const learn = (c: Client, found: ServedContext): Effect.Effect<void> =>
   Effect.all([
     Ref.set(c.learned.served, found),
     Ref.set(c.learned.warning, contextWarning(found, c.model, c.settings.contextWindow)),
@@ -167,7 +167,7 @@ const probeWindow = (c: Client, found: Listing): Effect.Effect<void> =>
  * The first probe runs when something needs it (or after the first request went out); later
  * ones after the server was lost and came back, or after one got no answer.
  */
-export const probeServer = (c: Client): Effect.Effect<void> =>
+const probeServer = (c: Client): Effect.Effect<void> =>
   Effect.flatMap(Ref.getAndSet(c.learned.probing, true), (running) =>
     running
       ? Effect.void

@@ -5,7 +5,7 @@
  */
 import type { Usage } from "./ModelClient"
 
-export type CutBy = "context" | "output"
+type CutBy = "context" | "output"
 
 /** Tokens of slack: a server stops a few tokens before the window is exactly full. */
 const SLACK = 16

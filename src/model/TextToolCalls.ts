@@ -14,7 +14,7 @@
 import type { ToolCall } from "../domain/Session"
 import { isRecord } from "../lib/Guards"
 
-export interface TextCalls {
+interface TextCalls {
   /** The text before the calls: what stays as the answer. */
   readonly content: string
   readonly calls: ReadonlyArray<ToolCall>

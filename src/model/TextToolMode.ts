@@ -19,7 +19,7 @@ export const refusesTools = (status: number, body: string): boolean =>
   (status === 500 || status === 400) && /tools param requires --jinja|does not support tools/i.test(body)
 
 /** The part of the system prompt that tells the model its tools and how to call them. */
-export const toolsPrompt = (tools: ReadonlyArray<ToolSpec>): string =>
+const toolsPrompt = (tools: ReadonlyArray<ToolSpec>): string =>
   [
     "# Tools",
     "",

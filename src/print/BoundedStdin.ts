@@ -19,7 +19,7 @@ const WINDOW_SHARE = 0.5
 export const stdinCap = (contextWindow: number): number =>
   Math.max(4096, Math.min(MAX_FILE_BYTES, Math.floor(contextWindow * WINDOW_SHARE * BYTES_PER_TOKEN)))
 
-export interface Piped {
+interface Piped {
   /** The text kept (whole characters only). */
   readonly text: string
   /** Every byte stdin held. */
@@ -42,7 +42,7 @@ export const cutNote = (piped: Piped): string =>
   `[stdin was cut: these are the first ${piped.kept} of its ${piped.total} bytes]`
 
 /** Everything piped into `mm -p` up to `cap` bytes, or undefined when stdin is a terminal. */
-export const readStdin = (cap: number, stdin: NodeJS.ReadStream = process.stdin): Promise<Piped | undefined> =>
+const readStdin = (cap: number, stdin: NodeJS.ReadStream = process.stdin): Promise<Piped | undefined> =>
   stdin.isTTY === true
     ? Promise.resolve(undefined)
     : new Promise((resolve) => {

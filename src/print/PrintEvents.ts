@@ -1,5 +1,5 @@
 /** The token counts of a model call as the server reported them. */
-export interface Usage {
+interface Usage {
   readonly promptTokens: number
   readonly completionTokens: number
 }

@@ -50,7 +50,7 @@ interface Cells {
   readonly interrupted: Ref.Ref<string | undefined>
 }
 
-export interface Start {
+interface Start {
   readonly cwd: string
   readonly session: Session
   /** Whether `session` was read from its file. */

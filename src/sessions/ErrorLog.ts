@@ -21,7 +21,7 @@ export interface ErrorLogShape {
 
 export class ErrorLog extends Context.Tag("mm/ErrorLog")<ErrorLog, ErrorLogShape>() {}
 
-export const makeRecord = (session: Session, failure: Failure, at: Date): ErrorRecord => {
+const makeRecord = (session: Session, failure: Failure, at: Date): ErrorRecord => {
   const record: { -readonly [K in keyof ErrorRecord]: ErrorRecord[K] } = {
     kind: failure.kind,
     at: at.toISOString(),
@@ -40,7 +40,7 @@ export const saysMore = (raw: string, line: string): boolean => {
 }
 
 /** Appends a failure to a session's capped `errors`. */
-export const errorLog = ErrorLog.of({
+const errorLog = ErrorLog.of({
   append: (session, failure) =>
     Effect.map(Clock.currentTimeMillis, (now) => ({
       ...session,

@@ -35,7 +35,7 @@ import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, va
 export { INDEX_COLUMNS, INDEX_FILE } from "./ListingIndexFile"
 export type { Fs } from "./SessionFileIO"
 
-export interface FileStoreOptions {
+interface FileStoreOptions {
   /** The file system calls, replaceable to count or to fail them in tests. */
   readonly fs?: Fs
   /** The id maker (tests narrow it to force collisions). */
@@ -208,7 +208,7 @@ export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> 
 export const layer: Layer.Layer<SessionStore> = layerWith({})
 
 /** The production store: no known secret reaches a session file. */
-export const fileSessionStore: Effect.Effect<SessionStoreShape, never, Secrets | Scope.Scope> = Effect.flatMap(
+const fileSessionStore: Effect.Effect<SessionStoreShape, never, Secrets | Scope.Scope> = Effect.flatMap(
   Secrets,
   (secrets) => makeScoped({ redact: secrets.redact })
 )

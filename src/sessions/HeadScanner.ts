@@ -414,9 +414,6 @@ export const scanStamp = (head: string): Stamp => {
   return { version, updatedAt }
 }
 
-/** The top-level `version` of a file, when its head says it plainly. */
-export const scanVersion = (head: string): number | undefined => scanStamp(head).version
-
 /**
  * `endsLikeObject` of the first `length` bytes of `bytes` (UTF-8), read as bytes while they are
  * ASCII, which spares decoding them; from a byte of another character on, the text decides.

@@ -16,7 +16,7 @@ export const NEVER_RAN = "not run: mm stopped before this call ran"
 export const interruptedLine = (question: string): string =>
   `the last question was interrupted: ${JSON.stringify(firstLine(question))}`
 
-export interface Closed {
+interface Closed {
   readonly session: Session
   /** The question of the turn closed; undefined when the session had no turn in progress. */
   readonly question: string | undefined

@@ -125,7 +125,7 @@ const search = (deps: Deps) => (cwd: string, query: SearchQuery): Stream.Stream<
 }
 
 /** The keeper over the store and the error log. */
-export const makeKeeper = Effect.gen(function*() {
+const makeKeeper = Effect.gen(function*() {
   const { config } = yield* AppConfig
   const deps: Deps = {
     config,

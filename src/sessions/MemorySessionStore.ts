@@ -20,14 +20,14 @@ import { type Matcher, sessionHits } from "./SessionSearch"
 import { type SessionListing, SessionStore, type SessionStoreShape } from "./SessionStore"
 import { changedMeanwhile, decodeFile, notFound, notOverwritten, refuseNewer, validId } from "./StoreErrors"
 
-export interface MemoryStoreOptions {
+interface MemoryStoreOptions {
   /** Directories where every write fails, as an unwritable project would. */
   readonly readOnlyDirs?: Iterable<string>
   readonly newId?: () => string
 }
 
 /** What a test can do to the store behind the port's back. */
-export interface MemoryStoreControls {
+interface MemoryStoreControls {
   /** Puts any text under a file name, as someone editing the directory by hand would. */
   readonly writeRaw: (dir: string, name: string, text: string) => void
   readonly readRaw: (dir: string, name: string) => string | undefined
@@ -36,7 +36,7 @@ export interface MemoryStoreControls {
   readonly setReadOnly: (dir: string, readOnly: boolean) => void
 }
 
-export interface MemoryStore {
+interface MemoryStore {
   readonly store: SessionStoreShape
   readonly controls: MemoryStoreControls
 }

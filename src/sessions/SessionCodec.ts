@@ -98,7 +98,7 @@ export type Rejection =
 export const newerVersionMessage = (id: string, version: number): string =>
   `session ${id} was written by a newer mm (version ${version}); this mm reads version ${SESSION_VERSION}`
 
-export const rejectionText = (id: string, rejection: Rejection): string =>
+const rejectionText = (id: string, rejection: Rejection): string =>
   rejection._tag === "Newer" ? newerVersionMessage(id, rejection.version) : rejection.detail
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1)
@@ -128,7 +128,7 @@ const orList = (items: ReadonlyArray<string>): string =>
   items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`
 
 /** One line saying where the shape is wrong, e.g. `messages: expected an array, got "x"`. */
-export const shapeProblem = (error: ParseResult.ParseError): string => {
+const shapeProblem = (error: ParseResult.ParseError): string => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const first = issues[0]
   if (first === undefined) return "not a session"
@@ -172,10 +172,10 @@ const versionOf = (value: unknown): number | undefined => {
 }
 
 /** Deeper than any session mm writes (about 6 levels) by far; deeper still would exhaust the stack when decoded. */
-export const MAX_NESTING = 256
+const MAX_NESTING = 256
 
 /** Whether the JSON text nests arrays and objects deeper than `max` levels (strings skipped). */
-export const nestsDeeperThan = (text: string, max: number): boolean => {
+const nestsDeeperThan = (text: string, max: number): boolean => {
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
@@ -192,7 +192,7 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 }
 
 /** Why summary fields that have the right type are still not a session's (`turns: -5`). */
-export const fieldsProblem = (
+const fieldsProblem = (
   fields: { readonly turns: number; readonly createdAt: string; readonly updatedAt: string }
 ): string | undefined => {
   if (!Number.isSafeInteger(fields.turns) || fields.turns < 0) {
@@ -267,7 +267,7 @@ export const summaryOf = (session: Session): SessionSummary => {
 export const isArchiveListing = (listing: SessionListing): boolean =>
   listing._tag === "Readable" && listing.summary.archiveOf !== undefined
 
-export const readable = (summary: SessionSummary): SessionListing => ({ _tag: "Readable", summary })
+const readable = (summary: SessionSummary): SessionListing => ({ _tag: "Readable", summary })
 export const unreadable = (id: string, reason: string): SessionListing => ({ _tag: "Unreadable", id, reason })
 
 /** The listing of a whole file's text (the slow path: full parse and decode). */
@@ -291,9 +291,6 @@ export const stampOfText = (text: string): Stamp => {
     return found
   }
 }
-
-/** The `version` a whole file's text claims, if any: from its head, else by parsing it. */
-export const versionOfText = (text: string): number | undefined => stampOfText(text).version
 
 /** The listing of a file from its head scan, or `undefined` when the slow path must decide. */
 export const listingOfScan = (id: string, scan: HeadScan): SessionListing | undefined => {

@@ -17,7 +17,7 @@ import type { SessionListing, SessionStoreShape } from "./SessionStore"
  * which one a person means by what they typed.
  */
 
-export const expandHome = (dir: string, home: string = os.homedir()): string =>
+const expandHome = (dir: string, home: string = os.homedir()): string =>
   dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : dir
 
 /** What `/resume` may be given besides a full id: a prefix or suffix of one (digits, hex, dashes). */
@@ -75,11 +75,11 @@ const ownedBy = (deps: Deps, cwd: string) => (session: Session): Effect.Effect<S
       })
     )
 
-export const loadOwned = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Session, ResumeError> =>
+const loadOwned = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Session, ResumeError> =>
   deps.store.load(dir, id).pipe(Effect.mapError(resumeErrorOf), Effect.flatMap(ownedBy(deps, cwd)))
 
 /** A stored session, and the question of the turn it was answering when mm stopped, if any. */
-export interface Loaded {
+interface Loaded {
   readonly session: Session
   readonly interrupted: string | undefined
 }

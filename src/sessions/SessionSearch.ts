@@ -107,7 +107,7 @@ export const excerpt = (line: string, at: number): string => {
 }
 
 /** The lines of a session that match, oldest first (the system prompt is not searched). */
-export const hitsOf = (session: Session, matcher: Matcher): ReadonlyArray<SearchHit> => {
+const hitsOf = (session: Session, matcher: Matcher): ReadonlyArray<SearchHit> => {
   const turns = turnOfMessages(session)
   const hits: Array<SearchHit> = []
   session.messages.forEach((message, index) => {

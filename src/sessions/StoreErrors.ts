@@ -23,7 +23,7 @@ export const notFound = (dir: string, id: string): StoreError =>
     raw: `${dir}: no ${id}${FILE_SUFFIX}`
   })
 
-export const newerSession = (id: string, version: number): StoreError =>
+const newerSession = (id: string, version: number): StoreError =>
   new StoreError({
     reason: "newer-version",
     id,
@@ -44,7 +44,7 @@ export const changedMeanwhile = (id: string, expected: string, found: string | u
     raw: `expected updatedAt ${expected}, found ${found ?? "none"}`
   })
 
-export const rejected = (id: string, rejection: Rejection): StoreError =>
+const rejected = (id: string, rejection: Rejection): StoreError =>
   rejection._tag === "Newer"
     ? newerSession(id, rejection.version)
     : new StoreError({

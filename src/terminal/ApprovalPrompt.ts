@@ -105,7 +105,7 @@ export const previewBlock = (
 }
 
 /** A file change too large to diff in the preview, which `v` shows whole in the pager (Pager.ts). */
-export const viewable = ({ preview }: Partial<Pick<ApprovalRequest, "preview">>): boolean =>
+const viewable = ({ preview }: Partial<Pick<ApprovalRequest, "preview">>): boolean =>
   preview?._tag === "FileChange" && preview.tooLarge !== undefined && preview.before !== undefined &&
   preview.after !== undefined
 
@@ -121,7 +121,7 @@ const lastLineNumber = (lines: ReadonlyArray<PreviewLine>): number => {
   return largest
 }
 
-export interface Choices {
+interface Choices {
   /** `allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ` */
   readonly line: string
   readonly keys: ReadonlyArray<string>

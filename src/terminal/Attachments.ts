@@ -5,13 +5,13 @@ import { IMAGE_MAX_BYTES, type ImageInput, imageMimeOf } from "../domain/Images"
 import { SHELL_CONTEXT_HEAD } from "../domain/Turns"
 
 /** A file larger than this is not attached: the model is better served by read_file's ranges. */
-export const ATTACH_MAX_BYTES = 256 * 1024
+const ATTACH_MAX_BYTES = 256 * 1024
 
 /** `@path` words of a question: `@` at the start of a word. */
 const mentions = (question: string): Array<string> =>
   [...question.matchAll(/(?:^|\s)@(\S+)/g)].map((match) => match[1].replace(/[.,;:!?)]+$/, ""))
 
-export type Attached =
+type Attached =
   | {
     readonly _tag: "Ready"
     readonly text: string
@@ -70,8 +70,6 @@ export const attachFiles = (cwd: string, question: string): Attached => {
     images
   }
 }
-
-export { SHELL_CONTEXT_HEAD }
 
 /** The user message that keeps a `!command` line and its output in the conversation. */
 export const shellContext = (command: string, output: string): string =>

@@ -10,7 +10,7 @@ import type { Key } from "./LineState"
 /** How many items are shown at once; the window follows the highlighted one. */
 export const CHOICE_ROWS = 10
 
-export type ChoiceStep =
+type ChoiceStep =
   | { readonly _tag: "Move"; readonly at: number }
   | { readonly _tag: "Done"; readonly at: number | undefined }
   | { readonly _tag: "Ignore" }

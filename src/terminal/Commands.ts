@@ -56,10 +56,10 @@ export interface TerminalMemory {
 }
 
 /** `"leave"` ends mm. */
-export type CommandOutcome = void | "leave"
+type CommandOutcome = void | "leave"
 
 /** What the terminal runs for a slash command (its record, name and help, is in src/commands/SlashCommands.ts). */
-export type TerminalCommand = (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
+type TerminalCommand = (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
 
 /** `/sessions search [--regex] [-i] PATTERN`: the matching lines, as they are found. */
 const searchCommand = (ctx: CommandContext, arg: string) =>

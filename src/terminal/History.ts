@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 /** How many typed lines are kept, newest last. */
-export const HISTORY_LIMIT = 1000
+const HISTORY_LIMIT = 1000
 
 /**
  * Lines typed at the prompt, oldest first. With a file (the project's `.mm/history`, mode

@@ -14,7 +14,7 @@ const visible = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
 export const ERASE_DOWN = "\r\u001b[K\u001b[C\u001b[J\r"
 
 /** A prompt and its line laid out on the screen: the text to write, its rows, where the cursor goes. */
-export interface Layout {
+interface Layout {
   readonly drawn: string
   readonly rows: number
   readonly cursorRow: number

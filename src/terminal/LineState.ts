@@ -16,7 +16,7 @@ export interface Key {
 }
 
 /** One key, what it typed, and when (ms): two Ctrl-C close together leave. */
-export interface Press {
+interface Press {
   readonly key: Key
   readonly typed: string | undefined
   readonly now: number
@@ -89,7 +89,7 @@ export interface Step {
 }
 
 /** What Tab is offered: replacements of the text from `start` on. */
-export interface Offered {
+interface Offered {
   readonly start: number
   readonly items: ReadonlyArray<string>
 }

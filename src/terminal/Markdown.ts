@@ -12,7 +12,7 @@ import type { Printer } from "./TerminalIO"
  * shown raw in the printer's live block, redrawn at most every `LIVE_MS` (and at once, cut at
  * the new width, when the terminal is resized), and replaced by its rendering. Nothing here reaches a pipe: there the answer is printed as it came.
  */
-export interface AnswerRenderer {
+interface AnswerRenderer {
   readonly write: (text: string) => void
   /** The answer (or this part of it, before a tool call) ended: everything held is drawn. */
   readonly flush: () => void
@@ -21,7 +21,7 @@ export interface AnswerRenderer {
 }
 
 /** Under a table an answer's cancel cut short. */
-export const TABLE_CUT = "  ⋯ table cut off here: the answer was cancelled"
+const TABLE_CUT = "  ⋯ table cut off here: the answer was cancelled"
 
 /** How long after a question is sent the engine is loaded, if the first words have not come yet. */
 const PRELOAD_AFTER_MS = 25

@@ -2,7 +2,7 @@ import type { Style } from "../text/Style"
 import type { Printer } from "./TerminalIO"
 
 /** How many lines of a running command are shown live. */
-export const LIVE_LINES = 5
+const LIVE_LINES = 5
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 const TICK_MS = 100
 

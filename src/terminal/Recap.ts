@@ -7,8 +7,8 @@ import { parseArguments } from "../tools/ToolArguments"
 import type { MarkdownEngine } from "./MarkdownEngine"
 
 /** How many exchanges are drawn after a `/resume` by default (`sessions.recap`), and answer lines each. */
-export const RECAP_EXCHANGES = 3
-export const RECAP_ANSWER_LINES = 3
+const RECAP_EXCHANGES = 3
+const RECAP_ANSWER_LINES = 3
 
 interface Exchange {
   /** The first line drawn: `> question`, `! command` or `(mm) note`, styled. */

@@ -19,7 +19,7 @@ import type { Printer } from "./TerminalIO"
  * a fork holding turns 1 to N-1; the original keeps every turn (docs/how-to/go-back.md).
  */
 
-export interface RewindIO {
+interface RewindIO {
   readonly input: TerminalInput
   readonly print: Printer
   readonly style: Style
@@ -35,7 +35,7 @@ const shortQuestion = (question: string) => {
 }
 
 /** What will happen: the turns that leave the conversation, then each file put back. */
-export const rewindPreview = (session: Session, turn: number, plan: UndoPlan | undefined, style: Style): string => {
+const rewindPreview = (session: Session, turn: number, plan: UndoPlan | undefined, style: Style): string => {
   const leaving = turnStarts(session).filter((start) => start.turn >= turn)
   const kept = session.id === "" ? "" : ` (they stay in ${session.id})`
   const lines = [

@@ -27,7 +27,7 @@ async (before) => {
 }
 
 /** Entries of the project whose path starts with `typed`; directories end with `/`. Hidden ones only when asked for. */
-export const pathsStartingWith = (cwd: string, typed: string): Array<string> => {
+const pathsStartingWith = (cwd: string, typed: string): Array<string> => {
   const slash = typed.lastIndexOf("/")
   const dirPart = slash === -1 ? "" : typed.slice(0, slash + 1)
   const namePart = typed.slice(slash + 1)

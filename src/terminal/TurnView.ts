@@ -13,7 +13,7 @@ import type { Printer } from "./TerminalIO"
 import { makeThoughtDisplay, type ThoughtDisplay } from "./Thought"
 
 /** What a turn's events are drawn with. */
-export interface TurnViewParts {
+interface TurnViewParts {
   /** Answers: stdout. */
   readonly print: Printer
   /** Tool lines, notices and red lines. */

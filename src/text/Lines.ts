@@ -21,7 +21,7 @@ export const localMinute = (iso: string): string => {
 }
 
 /** ` · ⑂ from 20261201-… at turn 2`: a fork's parent, on its listing row. */
-export const forkSuffix = (from: { readonly id: string; readonly turn: number } | undefined): string =>
+const forkSuffix = (from: { readonly id: string; readonly turn: number } | undefined): string =>
   from === undefined ? "" : ` · ⑂ from ${from.id} at turn ${from.turn}`
 
 /** What `/fork`, `/rewind` and `--fork` say once the fork is made. */
@@ -127,7 +127,7 @@ export const banner = (input: {
 /** `instructions: AGENTS.md, src/AGENTS.md`: the instruction files the system message holds. */
 export const instructionsLine = (files: ReadonlyArray<string>): string => `instructions: ${files.join(", ")}`
 
-export const TIPS = "/help for commands · Ctrl-D to leave"
+const TIPS = "/help for commands · Ctrl-D to leave"
 
 /** Under the banner when there is no configuration and no model server answers. */
 export const FIRST_RUN_HINT = "no model server found — mm init sets one up"
@@ -155,9 +155,9 @@ export const relativeTime = (iso: string, now: Date): string => {
 }
 
 /** How many rows `/sessions` shows before `… N more (/sessions all)`. */
-export const LISTING_ROWS = 20
+const LISTING_ROWS = 20
 
-export interface ListingOptions {
+interface ListingOptions {
   /** Only titles containing this (case-insensitive). */
   readonly filter?: string
   /** No cut after LISTING_ROWS rows. */
@@ -267,7 +267,7 @@ export const toolResultLine = (output: string, failed: boolean, style: Style): s
 }
 
 /** `340`, `1.2k`, `18k`: token counts as people read them. */
-export const tokenCount = (n: number): string =>
+const tokenCount = (n: number): string =>
   n < 1000
     ? String(n)
     : n < 10_000

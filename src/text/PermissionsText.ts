@@ -10,7 +10,7 @@ import type { RememberedApprovalsShape, RememberedState } from "../approvals/Rem
 import type { Conversation } from "../sessions/Conversation"
 
 /** One remembered answer in words: `bash: "npm test" with any other arguments`. */
-export const scopeLine = (scope: Scope, cwd: string): string => {
+const scopeLine = (scope: Scope, cwd: string): string => {
   switch (scope._tag) {
     case "CommandPrefix":
       return `bash: ${scopeCovers(scope, cwd)}`
@@ -28,7 +28,7 @@ export const scopeLine = (scope: Scope, cwd: string): string => {
 }
 
 /** The listing: a head line, then `  N. what it covers`; the problem line when the file was refused. */
-export const permissionsListing = (state: RememberedState, cwd: string): string => {
+const permissionsListing = (state: RememberedState, cwd: string): string => {
   if (state.problem !== undefined) return state.problem
   if (state.scopes.length === 0) {
     return `no remembered approvals (an [a]lways answer is kept ${
@@ -43,10 +43,10 @@ export const permissionsListing = (state: RememberedState, cwd: string): string 
   ].join("\n")
 }
 
-export const PERMISSIONS_USAGE = "usage: /permissions, or /permissions rm N (N from the listing)"
+const PERMISSIONS_USAGE = "usage: /permissions, or /permissions rm N (N from the listing)"
 
 /** `/permissions` arguments: nothing (list), `rm N` (revoke), or a usage line. */
-export const parsePermissionsArgs = (
+const parsePermissionsArgs = (
   arg: string
 ): { readonly _tag: "List" } | { readonly _tag: "Remove"; readonly n: number } | { readonly _tag: "Usage" } => {
   const words = arg.trim().split(/\s+/).filter((w) => w !== "")
@@ -57,7 +57,7 @@ export const parsePermissionsArgs = (
   return { _tag: "Usage" }
 }
 
-export const revokedLine = (n: number, scope: Scope, cwd: string): string =>
+const revokedLine = (n: number, scope: Scope, cwd: string): string =>
   `revoked ${n}: ${scopeLine(scope, cwd)} — it will be asked again`
 
 /** What both façades do for `/permissions ARG`: the lines to show, the revoked scope also dropped from this session. */

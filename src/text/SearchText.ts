@@ -8,7 +8,7 @@ import { sanitize } from "./Sanitize"
  */
 
 /** Lines shown per session before `… N more`; `--json` gives them all. */
-export const HITS_SHOWN = 3
+const HITS_SHOWN = 3
 
 const hitLine = (session: SessionHits, hit: SearchHit): string => {
   const archive = session.archiveOf === undefined ? "" : `  archive of ${session.archiveOf}`

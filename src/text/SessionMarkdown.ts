@@ -38,7 +38,7 @@ export const sessionMarkdown = (session: Session, forks: ReadonlyArray<ForkOf> =
   [header(session, forks), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
 
 /** A session forked from the one shown: its id and the last turn it kept. */
-export interface ForkOf {
+interface ForkOf {
   readonly id: string
   readonly turn: number
 }

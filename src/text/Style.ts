@@ -40,7 +40,7 @@ const same = (text: string) => text
 export const plain: Style = { red: same, dim: same, yellow: same, bold: same, green: same }
 
 /** NO_COLOR set to a non-empty value turns colour off; set but empty it does not (no-color.org). */
-export const noColor = (env: NodeJS.ProcessEnv): boolean => env.NO_COLOR !== undefined && env.NO_COLOR !== ""
+const noColor = (env: NodeJS.ProcessEnv): boolean => env.NO_COLOR !== undefined && env.NO_COLOR !== ""
 
 /**
  * Whether escape sequences may be written at all: on a terminal that is not `TERM=dumb`. This is

@@ -5,15 +5,13 @@ import { SHELL_CONTEXT_HEAD } from "../domain/Turns"
  * user ran with `!` (its output kept as context), or a note mm added (`[mm] …`, for instance
  * after an undo). Recaps and `sessions show` draw only questions as questions.
  */
-export type UserMessageKind =
+type UserMessageKind =
   | { readonly _tag: "Question"; readonly text: string }
   | { readonly _tag: "Shell"; readonly command: string; readonly output: string }
   | { readonly _tag: "Note"; readonly text: string }
 
-export { SHELL_CONTEXT_HEAD }
-
 /** How mm's own notes to the model start. */
-export const NOTE_HEAD = "[mm] "
+const NOTE_HEAD = "[mm] "
 
 export const userMessageKind = (content: string): UserMessageKind => {
   if (content.startsWith(SHELL_CONTEXT_HEAD)) {

@@ -286,7 +286,7 @@ const processResult = (run: {
 }
 
 /** The first line of a command's result: `exit code N`, `killed after N s (timeout)` or `killed by signal S`. */
-export const commandStatus = (timedOut: boolean, seconds: number, code: number | null, signal: string | null): string =>
+const commandStatus = (timedOut: boolean, seconds: number, code: number | null, signal: string | null): string =>
   timedOut
     ? `killed after ${formatSeconds(seconds)} s (timeout)`
     : code !== null

@@ -22,7 +22,7 @@ const occurrences = (text: string, part: string): Array<number> => {
  * What an edit does to a file's text: the whole text after it and where it lands, or why it
  * cannot be made (shown in the approval preview before it runs, and as the tool's error).
  */
-export const planEdit = (
+const planEdit = (
   text: string,
   args: { readonly path: string; readonly old: string; readonly new: string }
 ): Either.Either<

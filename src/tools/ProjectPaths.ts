@@ -6,7 +6,7 @@ import type { ToolAccess } from "./ToolRecord"
  * symbolic link on the way followed (dangling ones too), and a file with other hard links
  * counts as outside (lib/RealPath.ts).
  */
-export const isOutsideProject = (cwd: string, file: string): boolean => !isInsideProject(cwd, file)
+const isOutsideProject = (cwd: string, file: string): boolean => !isInsideProject(cwd, file)
 
 /**
  * Whether a call waits for approval under `permissions: ask`: every call that changes things

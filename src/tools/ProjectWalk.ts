@@ -42,14 +42,14 @@ interface Rules {
   readonly ignore: Ignore
 }
 
-export interface WalkedFile {
+interface WalkedFile {
   /** Absolute. */
   readonly file: string
   /** Relative to the folder walked, with `/` between names. */
   readonly relative: string
 }
 
-export interface WalkOptions {
+interface WalkOptions {
   /** The project's folder: where .gitignore files are looked for above `start` when there is no repository. */
   readonly projectDir: string
   /** Called for each file; returning false stops the walk. */

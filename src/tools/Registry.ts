@@ -5,7 +5,6 @@
  * A new tool is a module exporting its record (ToolRecord.ts) and one line in `builtinTools`.
  */
 import * as Context from "effect/Context"
-import * as Layer from "effect/Layer"
 
 import type { ToolSpec } from "../model/ModelClient"
 import { bashTool } from "./Bash"
@@ -79,6 +78,3 @@ export class ToolRegistry extends Context.Tag("mm/ToolRegistry")<ToolRegistry, T
 
 /** The built-in tools' registry. */
 export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools)
-
-/** ToolRegistry provided as the built-in tools (a test may provide a registry of its own). */
-export const ToolRegistryBuiltin = Layer.succeed(ToolRegistry, builtinRegistry)

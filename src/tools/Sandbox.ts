@@ -102,7 +102,7 @@ export const makeSandbox = (
 }
 
 /** The sandbox of the configuration in force; API keys and other secret variables are unset inside. */
-export const configuredSandbox = Effect.map(
+const configuredSandbox = Effect.map(
   Effect.all([AppConfig, Secrets]),
   ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.variableNames())
 )

@@ -2,9 +2,9 @@ import { nodeCrypto } from "../lib/NodeModules"
 import { squashed } from "../lib/OneLine"
 
 /** Longest tool name the OpenAI-style APIs accept. */
-export const MAX_TOOL_NAME = 64
+const MAX_TOOL_NAME = 64
 
-export const MCP_PREFIX = "mcp__"
+const MCP_PREFIX = "mcp__"
 
 export const isMcpToolName = (name: string): boolean => name.startsWith(MCP_PREFIX)
 

@@ -108,7 +108,7 @@ const jsonSchemaOf = (schema: Schema.Schema.Any): Record<string, unknown> => {
 }
 
 /** A built-in tool, as its module declares it. */
-export interface ToolDefinition<A extends Record<string, unknown>, I> {
+interface ToolDefinition<A extends Record<string, unknown>, I> {
   readonly name: string
   readonly description: string
   /** The one schema of its arguments: calls are decoded with it, and the model is told its JSON Schema. */

@@ -593,9 +593,7 @@ describe("OpenAiClient: cancellation", () => {
       Effect.gen(function*() {
         const client = yield* ModelClient.pipe(Effect.provide(clientLayer(configFor(server, { watchdogTimeout: 30 }))))
         const fiber = yield* client.stream(question).pipe(Stream.runDrain, Effect.fork)
-        yield* Effect.promise(async () => {
-          while (server.completions().length === 0) await new Promise((r) => setTimeout(r, 5))
-        })
+        yield* Effect.promise(() => until(() => server.completions().length > 0, "the request"))
         yield* Fiber.interrupt(fiber)
         expect(yield* Effect.promise(() => server.waitForAbort({ timeoutMs: 1000 }))).toBe(true)
       })))

@@ -1,3 +1,5 @@
+import { availableParallelism } from "node:os"
+
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
@@ -6,6 +8,10 @@ export default defineConfig({
     setupFiles: ["test/support/setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: "forks"
+    pool: "forks",
+    // Most of a test's time is spent waiting for the processes it starts (mm, shells, servers),
+    // so one test file more than there are cores runs at a time. Vitest's own default, one fewer,
+    // ran the suite one file at a time on a 2-core machine.
+    maxWorkers: availableParallelism() + 1
   }
 })

@@ -200,7 +200,8 @@ describe("replayUpdates", () => {
     expect(cancelled[1]).toMatchObject({ status: "failed", rawOutput: CANCELLED })
   })
 
-  it("replays 5,000 messages quickly", () => {
+  // how fast is bench/acp-load.bench.ts's budget; here, that a long conversation replays whole
+  it("replays 5,000 messages, one update each but the tool results", () => {
     const many: Array<Message> = [{ role: "system", content: "s" }]
     for (let i = 0; many.length < 5000; i++) {
       many.push({ role: "user", content: `question ${i}` })
@@ -208,10 +209,12 @@ describe("replayUpdates", () => {
       many.push({ role: "tool", tool_call_id: `c${i}`, content: `exit code 0\n${i}` })
       many.push({ role: "assistant", content: `answer ${i}` })
     }
-    const start = performance.now()
     const out = replayUpdates(many, cwd)
-    expect(performance.now() - start).toBeLessThan(100)
     expect(out.length).toBe(many.length - 1 - many.filter((m) => m.role === "tool").length)
+    expect(out.at(-1)).toMatchObject({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: many.at(-1)!.content }
+    })
   })
 })
 

@@ -17,6 +17,7 @@ import { SessionStore } from "../../src/sessions/SessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "../support/layers"
 import { tempDir, waitUntilGone } from "../support/processes"
+import { until } from "../support/until"
 
 describe("the turn loop", () => {
   let server: FakeModelServer
@@ -154,7 +155,7 @@ describe("the turn loop", () => {
       expect(results[0].failed).toBeUndefined()
       expect(fs.readFileSync(path.join(cwd, "a.txt"), "utf8")).toBe("x x\n")
       const session = yield* conversation.snapshot
-      expect(session.messages.filter((m) => m.role === "tool").every((m) => m.failed === true)).toBe(true)
+      expect(session.messages.flatMap((m) => (m.role === "tool" ? [m.failed] : []))).toEqual([true, true])
     }).pipe(Effect.provide(layer())))
 
   it.live("a 1 MB command output reaches the model cut to maxOutput, with the marker", () =>
@@ -414,7 +415,7 @@ describe("the turn loop", () => {
         Stream.runForEach((e) => Effect.sync(() => e._tag === "TextDelta" && seen.push(e.text))),
         Effect.fork
       )
-      while (seen.length < 2) yield* Effect.sleep("20 millis")
+      yield* Effect.promise(() => until(() => seen.length >= 2, "two pieces of the answer"))
       yield* Fiber.interrupt(fiber)
       const session = yield* conversation.snapshot
       expect(session.messages.slice(1)).toEqual([
@@ -432,10 +433,12 @@ describe("the turn loop", () => {
         Stream.runForEach((e) => Effect.sync(() => (started ||= e._tag === "ToolCallStarted"))),
         Effect.fork
       )
-      while (!started || !fs.existsSync(path.join(cwd, "sleeper.pid"))) yield* Effect.sleep("20 millis")
-      yield* Effect.sleep("100 millis")
+      // the background sleep has started once its pid is written whole
+      const pidFile = path.join(cwd, "sleeper.pid")
+      const written = () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n")
+      yield* Effect.promise(() => until(() => started && written(), "the command's pid"))
       yield* Fiber.interrupt(second)
-      const sleeper = Number(fs.readFileSync(path.join(cwd, "sleeper.pid"), "utf8"))
+      const sleeper = Number(fs.readFileSync(pidFile, "utf8"))
       expect(yield* Effect.promise(() => waitUntilGone(sleeper))).toBe(true)
       const after = yield* conversation.snapshot
       expect(after.messages.at(-1)).toEqual({

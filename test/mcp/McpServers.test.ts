@@ -21,6 +21,7 @@ import { runTool } from "../../src/tools/Tools"
 import { startHttpServer, startSseServer } from "../support/mcp-test-server.mjs"
 import { MCP_TEST_SERVER } from "../support/paths"
 import { isAlive } from "../support/processes"
+import { until } from "../support/until"
 
 export const TEST_SERVER = MCP_TEST_SERVER
 
@@ -225,7 +226,8 @@ describe("a stdio server", () => {
         stdio("stuck", { MCP_TEST_START: "hang" }),
         stdio("good")
       ],
-      { secrets, timeoutMs: 6000 }
+      // mm waits 10 s for a server to start; 3 s is still many times what a working one needs
+      { secrets, timeoutMs: 3000 }
     )
     groups.push(group)
     expect(summaryLine(group)).toBe("mcp: 4 servers starting — /mcp to see them")
@@ -233,12 +235,12 @@ describe("a stdio server", () => {
     expect(group.takeProblems()).toEqual([
       "mcp server \"missing\" did not start: spawn mm-no-such-mcp-server ENOENT",
       "mcp server \"broken\" did not start: the connection closed (cannot open the database)",
-      "mcp server \"stuck\" did not start: no answer within 6 s"
+      "mcp server \"stuck\" did not start: no answer within 3 s"
     ])
     expect(group.takeProblems()).toEqual([])
     expect(summaryLine(group)).toBe("mcp: 1 server, 6 tools · failed: missing, broken, stuck — /mcp to see why")
     expect(serversListing([group])).toContain(
-      "stuck  " + process.execPath + " " + TEST_SERVER + "  — failed: did not start: no answer within 6 s"
+      "stuck  " + process.execPath + " " + TEST_SERVER + "  — failed: did not start: no answer within 3 s"
     )
   })
 
@@ -248,7 +250,8 @@ describe("a stdio server", () => {
     const result = await runCall(tools, "mcp__test__crash", {}, { maxOutput: 1000, timeoutSeconds: 5 })
     expect(result.failed).toBe(true)
     expect(result.output).toBe("mcp server \"test\" stopped during the call (crashing on purpose)")
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // the server's end is known once the listing says so; its line, had it come, came with it
+    await until(() => serversListing([group]).includes("— failed: stopped"), "the listing to show the server stopped")
     expect(group.takeProblems()).toEqual([])
     expect(serversListing([group])).toContain("— failed: stopped: the server exited (crashing on purpose)")
     expect(specsOf(tools)).toEqual([])

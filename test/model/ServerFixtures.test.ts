@@ -20,6 +20,7 @@ import { ServerCacheOff } from "../../src/model/ServerCache"
 import { type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
 import { quickRetries, secretsLayer } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
+import { until } from "../support/until"
 
 const FIXTURES = SERVER_FIXTURES
 const read = (server: string, file: string) => fs.readFileSync(path.join(FIXTURES, server, file), "utf8")
@@ -263,8 +264,9 @@ describe("the context window each server says it serves", () => {
       (client, server) =>
         Effect.gen(function*() {
           yield* client.askServer
-          while (!server.requests.some((r) => r.path === "/api/ps")) yield* Effect.sleep("10 millis")
-          yield* Effect.sleep("50 millis")
+          // the first probe is over once /api/ps is answered and the window settled
+          yield* Effect.promise(() => until(() => server.answered.includes("GET /api/ps"), "/api/ps to be answered"))
+          yield* client.settledWindow
           expect(yield* client.contextWindow).toBe(32768)
           routes["GET /api/ps"] = { body: json("ollama", "api-ps-loaded.json") }
           yield* collect(client)
@@ -291,9 +293,12 @@ describe("the context window each server says it serves", () => {
     withClient(
       { routes: serverRoutes["llama.cpp"].routes },
       { contextWindow: 400 },
-      (client) =>
+      (client, server) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("300 millis")
+          // the server's window is known once /props is answered and the window settled
+          yield* client.askServer
+          yield* Effect.promise(() => until(() => server.answered.includes("GET /props"), "/props to be answered"))
+          yield* client.settledWindow
           expect(yield* client.contextWindow).toBe(400)
           expect(yield* client.takeWarning).toBeUndefined()
         })
@@ -313,7 +318,9 @@ describe("the context window each server says it serves", () => {
           const check = yield* client.check
           expect(check.answering).toBe(true)
           // the banner has what it needs while /props is still unanswered
-          while (!server.requests.some((r) => r.path === "/props")) yield* Effect.sleep("10 millis")
+          yield* Effect.promise(() =>
+            until(() => server.requests.some((r) => r.path === "/props"), "/props to be asked")
+          )
           expect(yield* client.contextWindow).toBe(32768)
           expect(yield* windowBecomes(client, 512)).toBe(512)
         })
@@ -515,7 +522,7 @@ describe("retries", () => {
           const fiber = yield* Effect.fork(
             Stream.runForEach(client.stream(question), (e) => Effect.sync(() => seen.push(e)))
           )
-          while (seen.length === 0) yield* Effect.sleep("10 millis")
+          yield* Effect.promise(() => until(() => seen.length > 0, "the first event"))
           expect(seen).toEqual([{ _tag: "Retrying", text: "server busy (429) — retrying in 30 s" }])
           yield* Fiber.interrupt(fiber)
           expect(server.completions()).toHaveLength(1)

@@ -296,7 +296,10 @@ describe("an Ollama serving 4096 tokens", () => {
       yield* Effect.gen(function*() {
         const model = yield* ModelClient
         yield* model.askServer
-        while ((yield* model.contextWindow) !== 4096) yield* Effect.sleep("20 millis")
+        for (let tries = 0; (yield* model.contextWindow) !== 4096; tries++) {
+          if (tries === 500) throw new Error("timed out waiting for the probe's window of 4096")
+          yield* Effect.sleep("20 millis")
+        }
         const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
         const long = "z".repeat(4500)
         const notices: Array<Array<string>> = []

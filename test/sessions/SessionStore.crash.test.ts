@@ -8,16 +8,16 @@ import * as Effect from "effect/Effect"
 
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { encodeSession } from "../../src/sessions/SessionCodec"
-import { bundleHelper } from "../support/store-bundle"
+import { snapshotHelper } from "../support/store-bundle"
 import { crashSession } from "../support/store-fixtures"
 
 const KILLS = 200
 const LANES = 4
 
 const root = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "mm-crash-"))
-let saver = ""
+let saver: ReadonlyArray<string> = []
 beforeAll(async () => {
-  saver = await bundleHelper("store-saver", root)
+  saver = await snapshotHelper("store-saver", root)
 })
 afterAll(() => NodeFs.rmSync(root, { recursive: true, force: true }))
 
@@ -30,7 +30,7 @@ interface Run {
 /** Starts the saver, kills it with SIGKILL at a random moment, and says what it had printed. */
 const runAndKill = (dir: string, id: string): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [saver, dir, id], { stdio: ["ignore", "pipe", "pipe"] })
+    const child: ChildProcess = spawn(process.execPath, [...saver, dir, id], { stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     const kill = () => child.kill("SIGKILL")

@@ -8,17 +8,12 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import stringWidth from "string-width"
 
-import {
-  type AnswerOutput,
-  LIVE_MS,
-  loadMarkdownEngine,
-  makeAnswerRenderer,
-  makeAnswers
-} from "../../src/terminal/Markdown"
+import { type AnswerOutput, loadMarkdownEngine, makeAnswerRenderer, makeAnswers } from "../../src/terminal/Markdown"
 import type { MarkdownEngine } from "../../src/terminal/MarkdownEngine"
 import { fitColumns } from "../../src/terminal/TableFit"
 import { makePrinter } from "../../src/terminal/TerminalIO"
 import { stripAnsi } from "../support/MmProcess"
+import { until } from "../support/until"
 
 /** An engine that says what it was asked to draw. */
 const tracing: MarkdownEngine = {
@@ -41,7 +36,6 @@ const recorder = (columns = 80) => {
 
 const inPieces = (text: string, size = 7) =>
   Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, i * size + size))
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("an answer drawn as it streams", () => {
   it("draws a line once it is complete, code lines one by one, a table once it ends; fences are not drawn", () => {
@@ -79,7 +73,7 @@ describe("an answer drawn as it streams", () => {
     answer.write("| a | b |\n")
     answer.write("a line that is longer than the twenty-nine columns")
     expect(live).toEqual([])
-    await sleep(LIVE_MS * 3)
+    await until(() => live.length > 0, "the live block's redraw")
     const rows = live.at(-1)!
     expect(rows[0]).toBe("| a | b |")
     expect(rows.slice(1).join("")).toBe("a line that is longer than the twenty-nine columns")
@@ -93,7 +87,7 @@ describe("an answer drawn as it streams", () => {
     const answer = makeAnswerRenderer(out, tracing)
     answer.write("```py\nfirst = 1\nsecond = 2\nthi")
     expect(text()).toBe("")
-    await sleep(LIVE_MS * 3)
+    await until(() => live.length > 0, "the next redraw")
     expect(text()).toBe("C[py](first = 1)\nC[py](second = 2)\n")
     expect(live.at(-1)).toEqual(["thi"])
     answer.write("rd = 3\n```\n")

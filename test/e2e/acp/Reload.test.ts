@@ -110,6 +110,7 @@ describe("mm acp: a reload shows what the thread showed", () => {
 
     const liveByCall = liveCalls(live)
     const replayedCalls = replayed.filter((u) => u.sessionUpdate === "tool_call")
+    expect([...liveByCall.keys()]).toEqual(["call_edit", "call_over", "call_new"])
     expect(replayedCalls.map((c) => c.toolCallId)).toEqual([...liveByCall.keys()])
     for (const call of replayedCalls) expect(comparable(call)).toEqual(comparable(liveByCall.get(call.toolCallId)))
     // the edit shows the whole file, the overwrite its old text

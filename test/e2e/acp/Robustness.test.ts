@@ -5,6 +5,7 @@ import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
 import { configYaml, makeProject, readSession, type startAgent, textOf, useAgents } from "../../support/acp-agent"
+import { until } from "../../support/until"
 
 const harness = useAgents()
 
@@ -36,15 +37,15 @@ describe("mm acp: prompts", () => {
     harness.fake().push({ text: Array.from({ length: 100 }, (_, i) => `w${i} `), chunkDelayMs: 50 })
     const answer = ask("count slowly")
     await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "agent_message_chunk"))
-    const cancelledAt = Date.now()
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId })
     expect((await answer).stopReason).toBe("cancelled")
-    expect(Date.now() - cancelledAt).toBeLessThan(1000)
+    // the request was dropped, not read to its end (100 words, 5 s)
     expect(await harness.fake().waitForAbort()).toBe(true)
     const stored = readSession(file)
     expect(stored.errors).toEqual([])
     expect(stored.messages[1]).toEqual({ role: "user", content: "count slowly" })
     expect(stored.messages[2].content).toMatch(/^w0 /)
+    expect(stored.messages[2].content).not.toContain("w99")
     expect(agent.invalid()).toEqual([])
   })
 
@@ -68,15 +69,15 @@ describe("mm acp: prompts", () => {
   it("a cancel kills a running tool and closes its call as failed", async () => {
     const { project, agent, sessionId, file, ask } = await open()
     harness.fake().push({
-      toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: "sleep 30; touch late" } }]
+      toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: "touch started; sleep 30; touch late" } }]
     })
     const answer = ask("wait a while")
-    await agent.waitFor((updates) => updates.some((n) => n.update.sessionUpdate === "tool_call"))
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await until(() => fs.existsSync(path.join(project.dir, "started")), "the command to run")
     const cancelledAt = Date.now()
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId })
     expect((await answer).stopReason).toBe("cancelled")
-    expect(Date.now() - cancelledAt).toBeLessThan(2000)
+    // a kill, not the 30 s sleep running out
+    expect(Date.now() - cancelledAt).toBeLessThan(15_000)
     const closing = agent.updates.map((n) => n.update).filter((u) => u.sessionUpdate === "tool_call_update")
     expect(closing).toEqual([expect.objectContaining({ toolCallId: "call_sleep", status: "failed" })])
     const stored = readSession(file)
@@ -337,10 +338,10 @@ describe("mm acp: ids, listing and bad input", () => {
 
     agent.writeRaw("this is not JSON")
     agent.writeRaw("{\"jsonrpc\":\"2.0\",\"id\":\"x1\",\"method\":\"session/load\",\"params\":{\"sessionId\":42}}")
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const outs = agent.traffic.filter((t) => t.direction === "out").map((t) => t.message)
-    expect(outs.some((m) => m?.id === null && m?.error?.code === -32700)).toBe(true)
-    expect(outs.some((m) => m?.id === "x1" && m?.error?.code === -32602)).toBe(true)
+    const outs = () => agent.traffic.filter((t) => t.direction === "out").map((t) => t.message)
+    await until(() => outs().some((m) => m?.id === "x1"), "the answer to x1")
+    expect(outs().some((m) => m?.id === null && m?.error?.code === -32700)).toBe(true)
+    expect(outs().some((m) => m?.id === "x1" && m?.error?.code === -32602)).toBe(true)
 
     harness.fake().push({ text: "still alive" })
     const answer = await agent.agent.request(acp.methods.agent.session.prompt, {

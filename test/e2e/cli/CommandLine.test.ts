@@ -504,8 +504,10 @@ describe("mm init's picker, on a terminal", () => {
     const screen = stripAnsi(pty.out)
     expect(screen).toContain("alpha-coder:1b")
     expect(screen).toContain("beta-coder:7b")
+    const mark = pty.out.length
     pty.type("\u001b[B")
-    await new Promise((resolve) => setTimeout(resolve, 150))
+    // the picker redrawn with the mark on the second model
+    await pty.waitForText(/● beta-coder:7b/, mark)
     pty.type("\r")
     expect(await pty.exit()).toBe(0)
     const parsed = parseConfig(fs.readFileSync(path.join(project, "agent.yaml"), "utf8"), "agent.yaml")

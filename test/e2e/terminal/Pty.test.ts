@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, stripAnsi, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
+import { until } from "../../support/until"
 
 describe("the terminal on a pseudo-terminal", () => {
   let server: FakeModelServer
@@ -141,14 +142,17 @@ describe("the terminal on a pseudo-terminal", () => {
     )
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
-    server.push({ text: "one" }, { text: "two" }, { kind: "stall" })
+    server.push({ text: "first answer" }, { text: "second answer" }, { kind: "stall" })
+    // (the banner's "network" holds a "two": each wait looks only at what came after its question)
     mm.type("q1\r")
-    await mm.waitFor(/one/)
+    await mm.waitFor(/first answer/)
+    let mark = mm.out.length
     mm.type("q2\r")
-    await mm.waitFor(/two/)
-    const mark = mm.out.length
+    await mm.waitFor(/second answer[^]*> /, mark)
+    mark = mm.out.length
+    const asked = server.completions().length
     mm.type("/compact\r")
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await until(() => server.completions().length > asked, "the compaction's request")
     mm.type("\x03")
     await mm.waitFor(/cancelled/, mark)
     server.push({ text: "still here" })
@@ -186,7 +190,6 @@ const askingProject = (url: string, extra: ReadonlyArray<string> = []) =>
   tempProject(configFor(url, extra).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
 
 const ALLOW = /allow\? \[y\]es[^\n]*: /
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("approvals on a pseudo-terminal", () => {
   let server: FakeModelServer
@@ -323,7 +326,8 @@ describe("approvals on a pseudo-terminal", () => {
     let mark = mm.out.length
     mm.type("yes\r")
     await mm.waitFor(/made it/, mark)
-    await pause(600)
+    await mm.waitFor(/> /, mm.out.indexOf("made it", mark))
+    // "es⏎" sent as a question would be a request now; the next question shows none came later either
     expect(server.completions().length).toBe(before + 2)
     expect(fs.existsSync(path.join(project, "made"))).toBe(true)
 
@@ -367,7 +371,7 @@ describe("approvals on a pseudo-terminal", () => {
     mm.type("a")
     await mm.waitFor(/did both/, mark)
     expect(stripAnsi(mm.out.slice(mark)).match(/allow\?/g)).toHaveLength(1)
-    await pause(400)
+    await mm.waitFor(/> /, mm.out.indexOf("did both", mark))
     mark = mm.out.length
     mm.type("/resume\r")
     await mm.waitFor(/resumed/, mark)

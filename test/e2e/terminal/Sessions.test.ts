@@ -140,24 +140,59 @@ describe("the terminal with persistent sessions", () => {
     expect(new Date(record.at).getTime()).toBeGreaterThan(Date.now() - 60_000)
   })
 
-  it("keeps the newest 200 of 250 failures", async () => {
+  // the cap itself is appendError's (test/domain/Domain.test.ts); here, that a failure goes through it
+  it("keeps the newest 200 failures: two more on a session that has 200 drop the two oldest", async () => {
     const own = await startFakeModelServer()
     own.setFallback({ kind: "status", status: 500, body: { error: { message: "overloaded" } } })
     const project = tempProject(withSessions(own.url, ["system: s"]))
-    const questions = Array.from({ length: 250 }, (_, i) => `question ${i}`)
-    const run = await runMm(project, questions)
+    const id = "20260101-000000-0000abcd"
+    const at = "2026-01-01T00:00:00.000Z"
+    const old = Array.from({ length: 200 }, (_, i) => ({
+      kind: "generation",
+      at,
+      turns: 0,
+      question: `old ${i}`,
+      line: "mm: the model server answered HTTP 500",
+      raw: "overloaded"
+    }))
+    fs.mkdirSync(sessionsDir(project), { recursive: true, mode: 0o700 })
+    fs.writeFileSync(
+      path.join(sessionsDir(project), `${id}.json`),
+      JSON.stringify(
+        {
+          version: 1,
+          id,
+          cwd: project,
+          createdAt: at,
+          updatedAt: at,
+          title: "old 0",
+          turns: 0,
+          errors: old,
+          messages: []
+        },
+        null,
+        2
+      ) + "\n",
+      { mode: 0o600 }
+    )
+    const run = await runMm(project, ["question 0", "question 1"], ["--resume", id])
     await own.close()
-    expect(run.stderr.split("\n").filter((l) => l.includes("HTTP 500"))).toHaveLength(250)
+    expect(run.stderr.split("\n").filter((l) => l.includes("HTTP 500"))).toHaveLength(2)
     expect(run.code).toBe(1)
-    const [file] = sessionFiles(project)
-    const session = readSession(project, file)
+    expect(run.stdout).toBe("")
+    expect(sessionFiles(project)).toEqual([`${id}.json`])
+    const session = readSession(project, `${id}.json`)
     expect(session.errors).toHaveLength(200)
-    expect(session.errors[0].question).toBe("question 50")
-    expect(session.errors[199].question).toBe("question 249")
-    expect(session.title).toBe("question 0")
-    expect(session.messages).toEqual([])
-    expect(run.stdout).toContain("")
-  }, 120_000)
+    expect(session.errors.map((e: any) => e.question)).toEqual([
+      ...old.slice(2).map((e) => e.question),
+      "question 0",
+      "question 1"
+    ])
+    // a failed turn is recorded as a failure only
+    expect(session.title).toBe("old 0")
+    expect(session.turns).toBe(0)
+    expect(session.messages.filter((m: any) => m.role !== "system")).toEqual([])
+  })
 
   it("a failed /resume is a red line and a resume record in the current session", async () => {
     const project = tempProject(withSessions(server.url, ["system: s"]))

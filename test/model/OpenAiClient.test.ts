@@ -14,8 +14,9 @@ import { defaultConfig } from "../../src/config/ConfigSchema"
 import { GenerationError } from "../../src/domain/Errors"
 import { Completion } from "../../src/model/Completion"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
-import { OpenAiClientNode, PROBE_TIMEOUT_MS } from "../../src/model/OpenAiClient"
+import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { ServerCacheOff } from "../../src/model/ServerCache"
+import { PROBE_TIMEOUT_MS } from "../../src/model/ServerWatch"
 import {
   closedPort as closedPortNumber,
   type FakeModelServer,

@@ -10,16 +10,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
-import { Changes, ChangesLive } from "../src/changes/Changes"
+import { Changes } from "../src/changes/Changes"
 import { putBlob } from "../src/changes/Checkpoints"
-import { AppConfig } from "../src/config/Config"
 import { defaultConfig } from "../src/config/ConfigSchema"
-import { ErrorLogLive } from "../src/sessions/ErrorLog"
-import { Keeper, KeeperLive } from "../src/sessions/Keeper"
-import * as MemorySessionStore from "../src/sessions/MemorySessionStore"
-import { FileAccessDisk } from "../src/tools/FileAccess"
+import { Keeper } from "../src/sessions/Keeper"
+import { keeperAndChanges } from "../test/support/layers"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 101)
 const BUDGET_MS = 2
@@ -193,10 +189,7 @@ const main = Effect.gen(function*() {
 })
 
 const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }
-const layer = Layer.mergeAll(KeeperLive, ChangesLive).pipe(
-  Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive, FileAccessDisk)),
-  Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
-)
+const layer = keeperAndChanges(config)
 
 Effect.runPromise(main.pipe(Effect.provide(layer))).then(cleanup, (error) => {
   cleanup()

@@ -11,9 +11,8 @@ import { AppConfig } from "../src/config/Config"
 import { defaultConfig } from "../src/config/ConfigSchema"
 import { SecretRegistry, Secrets } from "../src/lib/Secrets"
 import { type ChatRequest, ModelClient } from "../src/model/ModelClient"
-import { OpenAiClientNode } from "../src/model/OpenAiClient"
-import { ServerCacheOff } from "../src/model/ServerCache"
 import { startFakeModelServer } from "../test/support/FakeModelServer"
+import { modelClientLayer, serverCacheOff } from "../test/support/layers"
 
 const ITERATIONS = Number(process.env.MM_BENCH_ITERATIONS ?? 200)
 const WARMUP = 20
@@ -30,9 +29,9 @@ const request: ChatRequest = {
 }
 
 const runtime = ManagedRuntime.make(
-  OpenAiClientNode.pipe(
+  modelClientLayer.pipe(
     Layer.provide(Layer.succeed(Secrets, new SecretRegistry())),
-    Layer.provide(ServerCacheOff),
+    Layer.provide(serverCacheOff),
     Layer.provide(
       Layer.succeed(AppConfig, {
         config: { ...defaultConfig(), model: { ...defaultConfig().model, url: server.url, name: "fake-model" } },

@@ -1,6 +1,5 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type * as Stream from "effect/Stream"
 
@@ -90,8 +89,8 @@ export type CompactReport =
 
 export class Agent extends Context.Tag("mm/Agent")<Agent, AgentShape>() {}
 
-/** The agent, made from the services it uses (`AgentLive` is its layer; `app/Layers.ts` makes it in sequence). */
-const makeAgent = Effect.gen(function*() {
+/** The agent, made from the services it uses (`app/Layers.ts` makes it in sequence with them). */
+export const makeAgent = Effect.gen(function*() {
   const deps: Deps = {
     config: (yield* AppConfig).config,
     model: yield* ModelClient,
@@ -114,8 +113,6 @@ const makeAgent = Effect.gen(function*() {
     runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
   } satisfies AgentShape
 })
-
-export const AgentLive = Layer.effect(Agent, makeAgent)
 
 // ---------------------------------------------------------------------------
 // /context

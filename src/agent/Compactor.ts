@@ -1,6 +1,5 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
 import { CompactionError } from "../domain/Errors"
@@ -81,7 +80,7 @@ export interface CompactorShape {
 export class Compactor extends Context.Tag("mm/Compactor")<Compactor, CompactorShape>() {}
 
 /** The compactor over the model client. */
-const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
+export const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
   compact: Effect.fn("Compactor.compact")(function*(messages, options) {
     const split = splitHistory(messages, options.keepTurns)
     if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {
@@ -126,5 +125,3 @@ const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
     } as const
   })
 }))
-
-export const CompactorLive = Layer.effect(Compactor, makeCompactor)

@@ -4,29 +4,33 @@
  * writes the project's files (`FileAccess`). The tests build the same graph through
  * `servicesLayer` and `agentLayer`, with a store of their choosing.
  */
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { AgentLive } from "../agent/Agent"
-import { CompactorLive } from "../agent/Compactor"
+import { Agent, makeAgent } from "../agent/Agent"
+import { Compactor, makeCompactor } from "../agent/Compactor"
 import type { Approver } from "../approvals/Approver"
-import { RememberedApprovalsLive } from "../approvals/RememberedApprovals"
-import { ChangesLive } from "../changes/Changes"
+import { makeRememberedApprovals, RememberedApprovals } from "../approvals/RememberedApprovals"
+import { Changes, makeChanges } from "../changes/Changes"
+import { Checkpoints, makeCheckpoints } from "../changes/Checkpoints"
 import { AppConfig, type LoadedConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
-import { McpServersLive } from "../mcp/McpServers"
-import { OpenAiClientLive } from "../model/OpenAiClient"
-import { ServerCacheLive } from "../model/ServerCache"
-import { ErrorLogLive } from "../sessions/ErrorLog"
-import { FileSessionStoreLive } from "../sessions/FileSessionStore"
-import { KeeperLive } from "../sessions/Keeper"
-import type { SessionStore } from "../sessions/SessionStore"
-import { type FileAccess, FileAccessDisk } from "../tools/FileAccess"
+import { makeMcpServers, McpServers } from "../mcp/McpServers"
+import { ModelClient } from "../model/ModelClient"
+import { makeModelClient } from "../model/OpenAiClient"
+import { makeServerCache, ServerCache } from "../model/ServerCache"
+import { ErrorLog, errorLog } from "../sessions/ErrorLog"
+import { fileSessionStore } from "../sessions/FileSessionStore"
+import { Keeper, makeKeeper } from "../sessions/Keeper"
+import { SessionStore } from "../sessions/SessionStore"
+import { diskFileAccess, FileAccess } from "../tools/FileAccess"
 import { builtinRegistry, ToolRegistry, type ToolRegistryShape } from "../tools/Registry"
-import { SandboxLive } from "../tools/Sandbox"
+import { configuredSandbox, Sandbox } from "../tools/Sandbox"
+import { built, inSequence, made } from "./Sequence"
 
-interface ServiceOptions {
+export interface ServiceOptions {
   /** Where sessions are kept: the project's `.mm/sessions` unless a test says otherwise. */
   readonly store?: Layer.Layer<SessionStore, never, Secrets>
   /** The project the MCP servers are started for (the current directory unless said). */
@@ -37,36 +41,75 @@ interface ServiceOptions {
   readonly tools?: ToolRegistryShape
 }
 
-/** The configuration, the session store, the error log and the keeper: all `mm sessions` needs. */
-export const storeLayer = (
-  loaded: LoadedConfig,
-  store: Layer.Layer<SessionStore, never, Secrets> = FileSessionStoreLive
-) =>
-  KeeperLive.pipe(
-    Layer.provideMerge(Layer.mergeAll(store, ErrorLogLive)),
-    Layer.provideMerge(Layer.succeed(AppConfig, loaded))
-  )
+/** What `mm sessions` needs: the configuration, the session store, the error log, the keeper and the checkpoints. */
+export type StoreServices = AppConfig | SessionStore | ErrorLog | Keeper | Checkpoints
 
-/**
- * Everything below the agent: the store and keeper, the model client (on Node's own HTTP
- * client), the MCP servers, the remembered approvals, the sandbox and the tools; the program's
- * secrets (Main provides them) among them, for a runtime built from these.
- */
-export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
-  Layer.mergeAll(
+/** Everything below the agent. */
+export type Services =
+  | StoreServices
+  | ModelClient
+  | McpServers
+  | RememberedApprovals
+  | Sandbox
+  | Secrets
+  | ToolRegistry
+
+/** The agent and what it keeps of the project's files. */
+export type AgentServices = Agent | Changes
+
+const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
+  [
+    made(AppConfig, Effect.succeed(loaded)),
+    store === undefined ? made(SessionStore, fileSessionStore) : built(store),
+    made(ErrorLog, Effect.succeed(errorLog)),
+    made(Keeper, makeKeeper),
+    // the file contents kept for /undo (and shown by `mm sessions show`)
+    made(Checkpoints, Effect.sync(makeCheckpoints))
+  ] as const
+
+const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
+  [
+    ...storeSteps(loaded, options.store),
     // what the server said of itself is kept a few minutes under the user's cache directory
-    OpenAiClientLive.pipe(Layer.provide(Layer.merge(NodeHttpClient.layer, ServerCacheLive))),
-    McpServersLive({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem }),
-    RememberedApprovalsLive,
+    made(ServerCache, makeServerCache),
+    // NodeHttpClient.layer's two services, made as its layers make them
+    made(NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent()),
+    made(HttpClient.HttpClient, NodeHttpClient.make),
+    made(ModelClient, makeModelClient),
+    made(
+      McpServers,
+      makeMcpServers({ projectDir: options.projectDir ?? process.cwd(), onProblem: options.onMcpProblem })
+    ),
+    made(RememberedApprovals, makeRememberedApprovals),
+    // the tools the model is given: the built-in ones unless a test says otherwise
+    made(ToolRegistry, Effect.succeed(options.tools ?? builtinRegistry)),
     // bubblewrap is tried when the sandbox's state is first asked for, after the banner
-    SandboxLive,
-    Layer.succeed(ToolRegistry, options.tools ?? builtinRegistry),
-    Layer.effect(Secrets, Secrets)
-  ).pipe(Layer.provideMerge(storeLayer(loaded, options.store)))
+    made(Sandbox, configuredSandbox),
+    // the program's secrets (Main provides them) are among the services, for a runtime built from these
+    made(Secrets, Secrets)
+  ] as const
+
+/** The agent over the services, asking `approver` before a tool acts, and its change log. */
+const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
+  [
+    made(Changes, makeChanges),
+    made(Compactor, makeCompactor),
+    built(approver),
+    made(Agent, makeAgent)
+  ] as const
+
+const diskFiles = made(FileAccess, Effect.succeed(diskFileAccess))
+
+/** The configuration, the session store, the error log, the keeper and the checkpoints: all `mm sessions` needs. */
+export const storeLayer = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
+  inSequence(storeSteps(loaded, store))
+
+/** Everything below the agent: the store and keeper, the model client, the MCP servers. */
+export const servicesLayer = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
+  inSequence(serviceSteps(loaded, options))
 
 /** The agent, its compactor and its change log, over the services and file access, asking `approver` before a tool acts. */
-export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
-  AgentLive.pipe(Layer.provideMerge(Layer.mergeAll(ChangesLive, CompactorLive, approver)))
+export const agentLayer = <E, R>(approver: Layer.Layer<Approver, E, R>) => inSequence(agentSteps(approver))
 
 // Each façade's own modules are initialised only on its path (`import()` keeps them out of the
 // bundle's eager graph): `mm -p` never evaluates the terminal's, the terminal never print mode's.
@@ -78,7 +121,13 @@ export const terminalLayer = (loaded: LoadedConfig) =>
     Effect.map(
       Effect.promise(terminalIO),
       (terminal) =>
-        Layer.mergeAll(terminal.TerminalIOLive, FileAccessDisk).pipe(Layer.provideMerge(servicesLayer(loaded)))
+        inSequence(
+          [
+            ...serviceSteps(loaded),
+            made(terminal.TerminalIO, terminal.makeTerminalIO),
+            diskFiles
+          ] as const
+        )
     )
   )
 
@@ -93,8 +142,12 @@ export const printLayer = (loaded: LoadedConfig) =>
     Effect.map(
       Effect.zip(Secrets, Effect.promise(() => import("../print/Print"))),
       ([{ redact }, { printApprover, printIO }]) =>
-        agentLayer(printApprover(printIO(redact).err)).pipe(
-          Layer.provideMerge(Layer.merge(servicesLayer(loaded), FileAccessDisk))
+        inSequence(
+          [
+            ...serviceSteps(loaded),
+            diskFiles,
+            ...agentSteps(printApprover(printIO(redact).err))
+          ] as const
         )
     )
   )
@@ -113,7 +166,10 @@ export const acpLayer = <RA>(
     readonly log: (line: string) => void
   }
 ) =>
-  agentLayer(choice.approver).pipe(
-    Layer.provideMerge(Layer.merge(servicesLayer(loaded, { onMcpProblem: choice.log }), choice.files)),
-    Layer.provideMerge(choice.extra)
-  )
+  inSequence(
+    [
+      ...serviceSteps(loaded, { onMcpProblem: choice.log }),
+      built(choice.files),
+      ...agentSteps(choice.approver)
+    ] as const
+  ).pipe(Layer.provideMerge(choice.extra))

@@ -10,7 +10,6 @@ import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
@@ -179,9 +178,7 @@ const inMemory = (): RememberedApprovalsShape => {
 }
 
 /** On disk with sessions on (`sessions.enabled`), in memory otherwise. */
-const makeRememberedApprovals = Effect.map(
+export const makeRememberedApprovals = Effect.map(
   AppConfig,
   ({ config }) => (config.sessions.enabled ? onDisk() : inMemory())
 )
-
-export const RememberedApprovalsLive = Layer.effect(RememberedApprovals, makeRememberedApprovals)

@@ -3,7 +3,6 @@ import * as path from "node:path"
 
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
 import { type ChangeRecord, type Message } from "../domain/Session"
 import { changesSince } from "../domain/Turns"
@@ -24,7 +23,7 @@ import {
   textOf,
   TOO_LARGE
 } from "./ChangeGroups"
-import { Checkpoints, CheckpointsLive, hashOf, writeFileAtomic } from "./Checkpoints"
+import { Checkpoints, hashOf, writeFileAtomic } from "./Checkpoints"
 import { currentContent, editorWriter } from "./CurrentContent"
 import { type Deps, type Forget, forget, keep, now, persistFor, type Recorder, recorder } from "./Recorder"
 import { noteText, planLabel, type PlannedFile, type PlannedState, type UndoPlan, type UndoReport } from "./UndoPlan"
@@ -352,7 +351,7 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
 // ---- the layer ----
 
 /** The change log over the checkpoints and the file access. */
-const makeChanges = Effect.gen(function*() {
+export const makeChanges = Effect.gen(function*() {
   const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
   return {
     recorder: recorder(deps),
@@ -364,8 +363,3 @@ const makeChanges = Effect.gen(function*() {
     apply: apply(deps)
   }
 })
-
-const ChangesLayer = Layer.effect(Changes, makeChanges)
-
-/** The changes of every session, over one store of checkpoints shared by the façade and the agent. */
-export const ChangesLive = ChangesLayer.pipe(Layer.provideMerge(CheckpointsLive))

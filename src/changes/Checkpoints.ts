@@ -3,7 +3,6 @@ import * as path from "node:path"
 
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
 import { commitTemp, isTempName, STALE_TEMP_MS, tempNameFor, unlinkQuietly } from "../lib/DurableFiles"
@@ -115,7 +114,7 @@ export interface CheckpointsShape {
 
 export class Checkpoints extends Context.Tag("mm/Checkpoints")<Checkpoints, CheckpointsShape>() {}
 
-const makeCheckpoints = (): CheckpointsShape => {
+export const makeCheckpoints = (): CheckpointsShape => {
   const inMemory = new Map<string, Buffer>()
   const put: CheckpointsShape["put"] = Effect.fn("Checkpoints.put")(function*(cwd, bytes, persist) {
     const hash = hashOf(bytes)
@@ -162,8 +161,6 @@ const makeCheckpoints = (): CheckpointsShape => {
   })
   return { put, get }
 }
-
-export const CheckpointsLive = Layer.sync(Checkpoints, makeCheckpoints)
 
 export interface GcReport {
   readonly dir: string

@@ -6,7 +6,7 @@ import * as Stream from "effect/Stream"
 
 import { storeLayer } from "../app/Layers"
 import { changesOverview } from "../changes/ChangeGroups"
-import { Checkpoints, CheckpointsLive } from "../changes/Checkpoints"
+import { Checkpoints } from "../changes/Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import type { Message } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
@@ -20,8 +20,10 @@ import { searchSummary, sessionHitJson, sessionHitLines } from "../text/SearchTe
 import { sessionMarkdown } from "../text/SessionMarkdown"
 import { type ExitCode, withConfig } from "./Run"
 
-const withSessions = <E>(config: string | undefined, use: Effect.Effect<ExitCode, E, Keeper | SessionStore>) =>
-  withConfig(config, (loaded) => use.pipe(Effect.provide(storeLayer(loaded))))
+const withSessions = <E>(
+  config: string | undefined,
+  use: Effect.Effect<ExitCode, E, Keeper | SessionStore | Checkpoints>
+) => withConfig(config, (loaded) => use.pipe(Effect.provide(storeLayer(loaded))))
 
 const fail = (line: string, code: ExitCode) =>
   Effect.sync(() => {
@@ -95,10 +97,7 @@ export const showSession = (config: string | undefined, typed: string) =>
       const changes = session.right.changes ?? []
       if (changes.length === 0) return 0
       const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))
-        .pipe(
-          Effect.provide(CheckpointsLive),
-          Effect.either
-        )
+        .pipe(Effect.either)
       if (overview._tag === "Left") {
         return yield* fail(`cannot read the changes of ${id.right}: ${String(overview.left)}`, 1)
       }

@@ -1,6 +1,5 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
 import { Secrets } from "../lib/Secrets"
@@ -58,7 +57,7 @@ export const serversListing = (groups: ReadonlyArray<McpGroup>): string => {
 }
 
 /** The configured MCP servers, started beside the start-up and closed with the scope. */
-const makeMcpServers = (options: {
+export const makeMcpServers = (options: {
   readonly projectDir: string
   readonly timeoutMs?: number
   /** Told each failure as it happens (ACP logs it on stderr). */
@@ -102,6 +101,3 @@ const makeMcpServers = (options: {
       })
     })
   })
-
-export const McpServersLive = (options: Parameters<typeof makeMcpServers>[0]) =>
-  Layer.scoped(McpServers, makeMcpServers(options))

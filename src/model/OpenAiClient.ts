@@ -7,12 +7,10 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -292,7 +290,7 @@ const redactedStream = (
 // ---------------------------------------------------------------------------------------
 // The service
 
-const make = Effect.gen(function*() {
+export const makeModelClient = Effect.gen(function*() {
   const { config } = yield* AppConfig
   // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
   const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
@@ -352,24 +350,3 @@ const make = Effect.gen(function*() {
     model: c.model
   })
 })
-
-/** The model client over any `HttpClient` (tests may bring their own). */
-export const OpenAiClientLive: Layer.Layer<
-  ModelClient,
-  never,
-  AppConfig | Secrets | HttpClient.HttpClient | ServerCache
-> = Layer
-  .scoped(
-    ModelClient,
-    make
-  )
-
-/**
- * On Node's own `http` module rather than undici: undici adds ~1 MB to the bundle and ~35 ms
- * to every start, for a few tenths of a millisecond of first-token latency. Each answer gets
- * its own connection, so a stale keep-alive socket is never mistaken for a dead server.
- */
-export const OpenAiClientNode: Layer.Layer<ModelClient, never, AppConfig | Secrets | ServerCache> = OpenAiClientLive
-  .pipe(
-    Layer.provide(NodeHttpClient.layer)
-  )

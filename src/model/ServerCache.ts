@@ -13,7 +13,6 @@ import * as path from "node:path"
 
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
 import { userCacheDir } from "../lib/CacheDir"
 import { tempNameFor } from "../lib/DurableFiles"
@@ -38,12 +37,12 @@ export interface ServerCacheShape {
 }
 
 /** No cache: nothing kept, nothing read (the default, and what `MM_NO_SERVER_CACHE` asks for). */
-const noServerCache: ServerCacheShape = {
+export const noServerCache: ServerCacheShape = {
   read: () => Effect.succeed(undefined),
   write: () => Effect.void
 }
 
-/** Where what the model servers said is kept: a required service (`ServerCacheLive`, or `ServerCacheOff`). */
+/** Where what the model servers said is kept: a required service (`makeServerCache`, or `noServerCache`). */
 export class ServerCache extends Context.Tag("mm/ServerCache")<ServerCache, ServerCacheShape>() {}
 
 /** One file, as written. */
@@ -178,12 +177,6 @@ export const diskServerCache = (dir: string, now: () => number = Date.now): Serv
 })
 
 /** The cache under the user's cache directory; none with `MM_NO_SERVER_CACHE` set. */
-const makeServerCache = Effect.sync(() =>
+export const makeServerCache = Effect.sync(() =>
   process.env.MM_NO_SERVER_CACHE !== undefined ? noServerCache : diskServerCache(userCacheDir())
 )
-
-/** The cache under the user's cache directory (none with `MM_NO_SERVER_CACHE`). */
-export const ServerCacheLive = Layer.effect(ServerCache, makeServerCache)
-
-/** Nothing kept, nothing read. */
-export const ServerCacheOff = Layer.succeed(ServerCache, noServerCache)

@@ -1,7 +1,6 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
 import { appendError, type ErrorKind, type ErrorRecord, type Session } from "../domain/Session"
 import { firstLine } from "../lib/OneLine"
@@ -40,12 +39,10 @@ export const saysMore = (raw: string, line: string): boolean => {
 }
 
 /** Appends a failure to a session's capped `errors`. */
-const errorLog = ErrorLog.of({
+export const errorLog = ErrorLog.of({
   append: (session, failure) =>
     Effect.map(Clock.currentTimeMillis, (now) => ({
       ...session,
       errors: appendError(session.errors, makeRecord(session, failure, new Date(now)))
     }))
 })
-
-export const ErrorLogLive = Layer.succeed(ErrorLog, errorLog)

@@ -208,12 +208,7 @@ export const layerWith = (options: FileStoreOptions): Layer.Layer<SessionStore> 
 export const layer: Layer.Layer<SessionStore> = layerWith({})
 
 /** The production store: no known secret reaches a session file. */
-const fileSessionStore: Effect.Effect<SessionStoreShape, never, Secrets | Scope.Scope> = Effect.flatMap(
+export const fileSessionStore: Effect.Effect<SessionStoreShape, never, Secrets | Scope.Scope> = Effect.flatMap(
   Secrets,
   (secrets) => makeScoped({ redact: secrets.redact })
-)
-
-export const FileSessionStoreLive: Layer.Layer<SessionStore, never, Secrets> = Layer.scoped(
-  SessionStore,
-  fileSessionStore
 )

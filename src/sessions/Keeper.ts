@@ -2,7 +2,6 @@ import * as path from "node:path"
 
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
 import { AppConfig } from "../config/Config"
@@ -125,7 +124,7 @@ const search = (deps: Deps) => (cwd: string, query: SearchQuery): Stream.Stream<
 }
 
 /** The keeper over the store and the error log. */
-const makeKeeper = Effect.gen(function*() {
+export const makeKeeper = Effect.gen(function*() {
   const { config } = yield* AppConfig
   const deps: Deps = {
     config,
@@ -142,5 +141,3 @@ const makeKeeper = Effect.gen(function*() {
     search: search(deps)
   })
 })
-
-export const KeeperLive = Layer.effect(Keeper, makeKeeper)

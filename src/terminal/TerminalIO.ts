@@ -189,8 +189,6 @@ export const makeTerminalIO = Effect.acquireRelease(
     })
 )
 
-export const TerminalIOLive = Layer.scoped(TerminalIO, makeTerminalIO)
-
 /** `v`: the change too large to diff, whole in the pager; then the question again. */
 const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) => Effect.Effect<Approval>) =>
   Effect.suspend(() => {

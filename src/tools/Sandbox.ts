@@ -3,7 +3,6 @@ import * as path from "node:path"
 
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
 import type { SandboxSettings } from "../config/SandboxConfig"
@@ -102,9 +101,7 @@ export const makeSandbox = (
 }
 
 /** The sandbox of the configuration in force; API keys and other secret variables are unset inside. */
-const configuredSandbox = Effect.map(
+export const configuredSandbox = Effect.map(
   Effect.all([AppConfig, Secrets]),
   ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.variableNames())
 )
-
-export const SandboxLive = Layer.effect(Sandbox, configuredSandbox)

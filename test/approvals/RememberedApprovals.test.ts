@@ -8,12 +8,12 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 
 import type { Scope } from "../../src/approvals/ApprovalScope"
-import { RememberedApprovals, RememberedApprovalsLive } from "../../src/approvals/RememberedApprovals"
+import { makeRememberedApprovals, RememberedApprovals } from "../../src/approvals/RememberedApprovals"
 import { AppConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 
 const layer = (sessions: boolean) =>
-  RememberedApprovalsLive.pipe(
+  Layer.effect(RememberedApprovals, makeRememberedApprovals).pipe(
     Layer.provide(
       Layer.succeed(AppConfig, {
         config: { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: sessions } },

@@ -6,21 +6,17 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 
 import { type FileChange, groupChanges, netChanges, recordedPath } from "../../src/changes/ChangeGroups"
-import { Changes, ChangesLive } from "../../src/changes/Changes"
+import { Changes } from "../../src/changes/Changes"
 import { collectGarbage, hashOf, MAX_CHECKPOINT_BYTES, putBlob, writeFileAtomic } from "../../src/changes/Checkpoints"
 import { noteText } from "../../src/changes/UndoPlan"
-import { AppConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { type ChangeRecord, emptySession } from "../../src/domain/Session"
-import { ErrorLogLive } from "../../src/sessions/ErrorLog"
-import { Keeper, KeeperLive } from "../../src/sessions/Keeper"
-import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
+import { Keeper } from "../../src/sessions/Keeper"
 import { encodeSession, parseSession } from "../../src/sessions/SessionCodec"
 import { changesMarkdown } from "../../src/text/ChangesText"
-import { FileAccessDisk } from "../../src/tools/FileAccess"
+import { keeperAndChanges } from "../support/layers"
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "mm-checkpoints-"))
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
@@ -178,10 +174,7 @@ describe("grouping", () => {
 describe("recording limits", () => {
   const layer = () => {
     const config = { ...defaultConfig(), sessions: { ...defaultConfig().sessions, enabled: true } }
-    return Layer.mergeAll(KeeperLive, ChangesLive).pipe(
-      Layer.provide(Layer.mergeAll(MemorySessionStore.layer(), ErrorLogLive, FileAccessDisk)),
-      Layer.provide(Layer.succeed(AppConfig, { config, file: undefined }))
-    )
+    return keeperAndChanges(config)
   }
 
   it.effect("a file over 10 MB is recorded as skipped, and /undo leaves it alone", () =>

@@ -14,8 +14,6 @@ import { defaultConfig } from "../../src/config/ConfigSchema"
 import { GenerationError } from "../../src/domain/Errors"
 import { Completion } from "../../src/model/Completion"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
-import { OpenAiClientNode } from "../../src/model/OpenAiClient"
-import { ServerCacheOff } from "../../src/model/ServerCache"
 import { PROBE_TIMEOUT_MS } from "../../src/model/ServerWatch"
 import {
   closedPort as closedPortNumber,
@@ -23,7 +21,7 @@ import {
   startFakeModelServer,
   type Step
 } from "../support/FakeModelServer"
-import { quickRetries, secretsLayer } from "../support/layers"
+import { modelClientLayer, quickRetries, secretsLayer, serverCacheOff } from "../support/layers"
 import { until } from "../support/until"
 
 interface Options {
@@ -50,8 +48,8 @@ const configFor = (server: { readonly url: string } | undefined, options: Option
 /** Retries wait milliseconds here, not seconds. */
 
 const clientLayer = (config: LoadedConfig) =>
-  OpenAiClientNode.pipe(
-    Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries, secretsLayer(), ServerCacheOff))
+  modelClientLayer.pipe(
+    Layer.provide(Layer.mergeAll(Layer.succeed(AppConfig, config), quickRetries, secretsLayer(), serverCacheOff))
   )
 
 const fakeServer = (options: Parameters<typeof startFakeModelServer>[0] = {}) =>

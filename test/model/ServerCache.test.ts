@@ -14,7 +14,6 @@ import { AppConfig, type LoadedConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { nameHash } from "../../src/lib/QuickIds"
 import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
-import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import {
   diskServerCache,
   publicPartOf,
@@ -27,7 +26,7 @@ import {
   writeMemo
 } from "../../src/model/ServerCache"
 import { type FakeModelServer, type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
-import { quickRetries, secretsLayer } from "../support/layers"
+import { modelClientLayer, quickRetries, secretsLayer } from "../support/layers"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-server-cache-")))
 
@@ -167,7 +166,7 @@ const withCachedClient = <A, E>(
     (server) =>
       Effect.flatMap(ModelClient, (client) => use(client, server)).pipe(
         Effect.provide(
-          OpenAiClientNode.pipe(
+          modelClientLayer.pipe(
             Layer.provide(
               Layer.mergeAll(
                 Layer.succeed(AppConfig, configFor(server.url)),

@@ -14,11 +14,9 @@ import { defaultConfig } from "../../src/config/ConfigSchema"
 import { GenerationError } from "../../src/domain/Errors"
 import { looksNotOpenAi } from "../../src/model/Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
-import { OpenAiClientNode } from "../../src/model/OpenAiClient"
 import { retryAfterMs, retryDelayMs, type RetryTiming } from "../../src/model/Retry"
-import { ServerCacheOff } from "../../src/model/ServerCache"
 import { type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
-import { quickRetries, secretsLayer } from "../support/layers"
+import { modelClientLayer, quickRetries, secretsLayer, serverCacheOff } from "../support/layers"
 import { SERVER_FIXTURES } from "../support/paths"
 import { until } from "../support/until"
 
@@ -60,13 +58,13 @@ const withClient = <A, E>(
     (server) =>
       Effect.flatMap(ModelClient, (client) => use(client, server)).pipe(
         Effect.provide(
-          OpenAiClientNode.pipe(
+          modelClientLayer.pipe(
             Layer.provide(
               Layer.mergeAll(
                 Layer.succeed(AppConfig, configFor(server.url, model)),
                 retries,
                 secretsLayer(),
-                ServerCacheOff
+                serverCacheOff
               )
             )
           )
@@ -774,13 +772,13 @@ describe("a real llama-server's answers", () => {
         expect(yield* windowBecomes(client, 512)).toBe(512)
       }).pipe(
         Effect.provide(
-          OpenAiClientNode.pipe(
+          modelClientLayer.pipe(
             Layer.provide(
               Layer.mergeAll(
                 Layer.succeed(AppConfig, configFor(first.url, { name: "local" })),
                 quickRetries,
                 secretsLayer(),
-                ServerCacheOff
+                serverCacheOff
               )
             )
           )

@@ -1,16 +1,24 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
 import { Agent } from "../../src/agent/Agent"
 import type { TurnEvent } from "../../src/agent/TurnEvent"
-import { agentLayer, servicesLayer } from "../../src/app/Layers"
+import { agentLayer, servicesLayer, storeLayer } from "../../src/app/Layers"
+import { built, inSequence, made } from "../../src/app/Sequence"
 import { Approval, type ApprovalRequest, Approver } from "../../src/approvals/Approver"
+import { Changes, makeChanges } from "../../src/changes/Changes"
 import { type AgentConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { SecretRegistry, Secrets } from "../../src/lib/Secrets"
+import { ModelClient } from "../../src/model/ModelClient"
+import { makeModelClient } from "../../src/model/OpenAiClient"
 import { RetryTiming } from "../../src/model/Retry"
+import { noServerCache, ServerCache } from "../../src/model/ServerCache"
 import type { Conversation } from "../../src/sessions/Conversation"
+import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import type { SessionStore } from "../../src/sessions/SessionStore"
 import { FileAccessDisk } from "../../src/tools/FileAccess"
 import type { ToolRegistryShape } from "../../src/tools/Registry"
@@ -96,3 +104,28 @@ export const textOf = (events: ReadonlyArray<TurnEvent>): string =>
 
 /** Retries that wait milliseconds, not seconds: what a test of retrying needs. */
 export const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 3, capMs: 60_000 })
+
+/** No server cache: nothing kept, nothing read (what a test of the client alone wants). */
+export const serverCacheOff = Layer.succeed(ServerCache, noServerCache)
+
+/**
+ * The model client alone, on Node's HTTP client, made as app/Layers.ts makes it; it needs the
+ * configuration, the secrets and a server cache.
+ */
+export const modelClientLayer = inSequence(
+  [
+    made(NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent()),
+    made(HttpClient.HttpClient, NodeHttpClient.make),
+    made(ModelClient, makeModelClient)
+  ] as const
+)
+
+/** The keeper and the change log over an in-memory store and the disk (the changes tests and bench). */
+export const keeperAndChanges = (config: AgentConfig) =>
+  inSequence(
+    [
+      built(storeLayer({ config, file: undefined }, MemorySessionStore.layer())),
+      built(FileAccessDisk),
+      made(Changes, makeChanges)
+    ] as const
+  ).pipe(Layer.provide(secretsLayer()))

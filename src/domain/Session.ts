@@ -2,139 +2,167 @@ import * as Schema from "effect/Schema"
 
 import { firstLine } from "../lib/OneLine"
 
-// The session file's schemas: a message and its parts, then the file around them.
+/** The schemas of a message and its parts. */
+const makeMessageSchemas = () => {
+  /** A tool call as the model wrote it, in the chat-completions shape. */
+  const ToolCall = Schema.Struct({
+    id: Schema.String,
+    type: Schema.Literal("function"),
+    function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+  })
 
-/** A tool call as the model wrote it, in the chat-completions shape. */
-export const ToolCall = Schema.Struct({
-  id: Schema.String,
-  type: Schema.Literal("function"),
-  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
-})
+  /**
+   * One content block of a prompt as the editor sent it (ACP), kept so that a reload shows the
+   * question as it was asked: its type, and the uri, name, title, MIME type and range of a
+   * mention. Text is kept inline when small; a large embedded text or an image goes to a
+   * checkpoint blob named by `blob`. Never sent to the model.
+   */
+  const EditorBlock = Schema.Struct({
+    type: Schema.String,
+    text: Schema.optional(Schema.String),
+    uri: Schema.optional(Schema.String),
+    name: Schema.optional(Schema.String),
+    title: Schema.optional(Schema.String),
+    mimeType: Schema.optional(Schema.String),
+    blob: Schema.optional(Schema.String),
+    /** An embedded resource whose blob holds bytes rather than text. */
+    binary: Schema.optional(Schema.Boolean)
+  })
 
-/**
- * One content block of a prompt as the editor sent it (ACP), kept so that a reload shows the
- * question as it was asked: its type, and the uri, name, title, MIME type and range of a
- * mention. Text is kept inline when small; a large embedded text or an image goes to a
- * checkpoint blob named by `blob`. Never sent to the model.
- */
-export const EditorBlock = Schema.Struct({
-  type: Schema.String,
-  text: Schema.optional(Schema.String),
-  uri: Schema.optional(Schema.String),
-  name: Schema.optional(Schema.String),
-  title: Schema.optional(Schema.String),
-  mimeType: Schema.optional(Schema.String),
-  blob: Schema.optional(Schema.String),
-  /** An embedded resource whose blob holds bytes rather than text. */
-  binary: Schema.optional(Schema.Boolean)
-})
+  /** An image the user attached to a question: its bytes are a checkpoint blob named by their sha-256. */
+  const ImageRef = Schema.Struct({
+    blob: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
+    mime: Schema.String,
+    name: Schema.String
+  })
 
-/** An image the user attached to a question: its bytes are a checkpoint blob named by their sha-256. */
-export const ImageRef = Schema.Struct({
-  blob: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
-  mime: Schema.String,
-  name: Schema.String
-})
-
-/**
- * One message the model sees. `failed` (tool results), `summary` (compaction), `note` (a
- * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
- * stripped by `toWire` before a request.
- */
-export const Message = Schema.Struct({
-  role: Schema.Literal("system", "user", "assistant", "tool"),
-  content: Schema.NullOr(Schema.String),
-  tool_calls: Schema.optional(Schema.Array(ToolCall)),
-  tool_call_id: Schema.optional(Schema.String),
-  failed: Schema.optional(Schema.Boolean),
-  summary: Schema.optional(Schema.Boolean),
-  note: Schema.optional(Schema.Boolean),
-  /** The model's reasoning before this assistant message; shown and replayed, never sent to the model. */
-  reasoning: Schema.optional(Schema.String),
-  /** Images sent with a question (to a model that can see), kept as checkpoint blobs. */
-  images: Schema.optional(Schema.Array(ImageRef)),
-  /** A question from an editor: the blocks it sent, replayed on load instead of `content`. */
-  blocks: Schema.optional(Schema.Array(EditorBlock))
-})
-
-export const ErrorKind = Schema.Literal("generation", "compaction", "resume")
-
-/** One red line shown to the user, kept beside the conversation (never sent to the model). */
-export const ErrorRecord = Schema.Struct({
-  kind: ErrorKind,
-  at: Schema.String,
-  turns: Schema.Number,
-  question: Schema.String,
-  line: Schema.String,
-  raw: Schema.optional(Schema.String)
-})
-
-/** A hex sha-256: the name of a blob under `.mm/checkpoints/`. */
-const BlobHash = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))
+  /**
+   * One message the model sees. `failed` (tool results), `summary` (compaction), `note` (a
+   * line from mm, such as an undo) and `reasoning` (assistant) are mm's own: kept in the file,
+   * stripped by `toWire` before a request.
+   */
+  const Message = Schema.Struct({
+    role: Schema.Literal("system", "user", "assistant", "tool"),
+    content: Schema.NullOr(Schema.String),
+    tool_calls: Schema.optional(Schema.Array(ToolCall)),
+    tool_call_id: Schema.optional(Schema.String),
+    failed: Schema.optional(Schema.Boolean),
+    summary: Schema.optional(Schema.Boolean),
+    note: Schema.optional(Schema.Boolean),
+    /** The model's reasoning before this assistant message; shown and replayed, never sent to the model. */
+    reasoning: Schema.optional(Schema.String),
+    /** Images sent with a question (to a model that can see), kept as checkpoint blobs. */
+    images: Schema.optional(Schema.Array(ImageRef)),
+    /** A question from an editor: the blocks it sent, replayed on load instead of `content`. */
+    blocks: Schema.optional(Schema.Array(EditorBlock))
+  })
+  return { ToolCall, EditorBlock, ImageRef, Message }
+}
 
 /**
- * One file changed through mm's file tools (`kind` absent) or by `/undo` (`kind: "undo"`):
- * its content before and after as blob names; `before: null` for a file that did not exist,
- * `after: null` for a file an undo deleted. Never sent to the model.
+ * The session file's schemas, made at their first use (a file read back): made as the module
+ * loaded, they were about 1.4 ms of every start, and a new conversation never decodes one.
  */
-export const ChangeRecord = Schema.Struct({
-  turn: Schema.Number,
-  at: Schema.String,
-  tool_call_id: Schema.optional(Schema.String),
-  path: Schema.String,
-  before: Schema.NullOr(BlobHash),
-  after: Schema.NullOr(BlobHash),
-  kind: Schema.optional(Schema.Literal("undo")),
-  question: Schema.optional(Schema.String),
-  skipped: Schema.optional(Schema.Literal("too large"))
-})
+const makeSessionSchemas = () => {
+  const { ToolCall, EditorBlock, ImageRef, Message } = makeMessageSchemas()
+  const ErrorKind = Schema.Literal("generation", "compaction", "resume")
 
-/**
- * The turn being answered, while it is (saved when its question is sent and after each tool
- * call): `start` is the index of its question in `messages`. Never sent to the model.
- */
-const InProgress = Schema.Struct({
-  question: Schema.String,
-  at: Schema.String,
-  start: Schema.Number
-})
+  /** One red line shown to the user, kept beside the conversation (never sent to the model). */
+  const ErrorRecord = Schema.Struct({
+    kind: ErrorKind,
+    at: Schema.String,
+    turns: Schema.Number,
+    question: Schema.String,
+    line: Schema.String,
+    raw: Schema.optional(Schema.String)
+  })
 
-/** Where a fork came from: the original session and the last turn the fork kept. */
-export const ForkedFrom = Schema.Struct({ id: Schema.String, turn: Schema.Number })
+  /** A hex sha-256: the name of a blob under `.mm/checkpoints/`. */
+  const BlobHash = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))
 
-export const Session = Schema.Struct({
-  version: Schema.Number,
-  id: Schema.String,
-  cwd: Schema.String,
-  createdAt: Schema.String,
-  updatedAt: Schema.String,
-  title: Schema.String,
-  turns: Schema.Number,
-  messages: Schema.Array(Message),
-  errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] }),
-  changes: Schema.optional(Schema.Array(ChangeRecord)),
-  /** A turn still being answered when the file was written (see `InProgress`). */
-  inProgress: Schema.optional(InProgress),
-  /** In an archive: the id of the session whose compaction moved these turns here. */
-  archiveOf: Schema.optional(Schema.String),
-  /** In a compacted session: the ids of its archives, oldest first. */
-  archives: Schema.optional(Schema.Array(Schema.String)),
-  /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
-  forkedFrom: Schema.optional(ForkedFrom),
-  /** What an editor chose for this session (`mm acp`): restored on load and resume; the terminal ignores it. */
-  settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) }))
-})
+  /**
+   * One file changed through mm's file tools (`kind` absent) or by `/undo` (`kind: "undo"`):
+   * its content before and after as blob names; `before: null` for a file that did not exist,
+   * `after: null` for a file an undo deleted. Never sent to the model.
+   */
+  const ChangeRecord = Schema.Struct({
+    turn: Schema.Number,
+    at: Schema.String,
+    tool_call_id: Schema.optional(Schema.String),
+    path: Schema.String,
+    before: Schema.NullOr(BlobHash),
+    after: Schema.NullOr(BlobHash),
+    kind: Schema.optional(Schema.Literal("undo")),
+    question: Schema.optional(Schema.String),
+    skipped: Schema.optional(Schema.Literal("too large"))
+  })
 
-// the session file's types: what each is, beside its schema above
-export type ToolCall = typeof ToolCall.Type
-export type EditorBlock = typeof EditorBlock.Type
-export type ImageRef = typeof ImageRef.Type
-export type Message = typeof Message.Type
-export type ErrorKind = typeof ErrorKind.Type
-export type ErrorRecord = typeof ErrorRecord.Type
-export type ChangeRecord = typeof ChangeRecord.Type
-export type Session = typeof Session.Type
-export type ForkedFrom = typeof ForkedFrom.Type
+  /**
+   * The turn being answered, while it is (saved when its question is sent and after each tool
+   * call): `start` is the index of its question in `messages`. Never sent to the model.
+   */
+  const InProgress = Schema.Struct({
+    question: Schema.String,
+    at: Schema.String,
+    start: Schema.Number
+  })
+
+  /** Where a fork came from: the original session and the last turn the fork kept. */
+  const ForkedFrom = Schema.Struct({ id: Schema.String, turn: Schema.Number })
+
+  const Session = Schema.Struct({
+    version: Schema.Number,
+    id: Schema.String,
+    cwd: Schema.String,
+    createdAt: Schema.String,
+    updatedAt: Schema.String,
+    title: Schema.String,
+    turns: Schema.Number,
+    messages: Schema.Array(Message),
+    errors: Schema.optionalWith(Schema.Array(ErrorRecord), { default: () => [] }),
+    changes: Schema.optional(Schema.Array(ChangeRecord)),
+    /** A turn still being answered when the file was written (see `InProgress`). */
+    inProgress: Schema.optional(InProgress),
+    /** In an archive: the id of the session whose compaction moved these turns here. */
+    archiveOf: Schema.optional(Schema.String),
+    /** In a compacted session: the ids of its archives, oldest first. */
+    archives: Schema.optional(Schema.Array(Schema.String)),
+    /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
+    forkedFrom: Schema.optional(ForkedFrom),
+    /** What an editor chose for this session (`mm acp`): restored on load and resume; the terminal ignores it. */
+    settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) }))
+  })
+  return {
+    ToolCall,
+    EditorBlock,
+    ImageRef,
+    Message,
+    ErrorKind,
+    ErrorRecord,
+    BlobHash,
+    ChangeRecord,
+    InProgress,
+    ForkedFrom,
+    Session
+  }
+}
+
+type SessionSchemas = ReturnType<typeof makeSessionSchemas>
+
+let schemas: SessionSchemas | undefined
+
+export const sessionSchemas = (): SessionSchemas => (schemas ??= makeSessionSchemas())
+
+// the session file's types: what each is, beside its schema in `makeMessageSchemas` and `makeSessionSchemas`
+export type ToolCall = SessionSchemas["ToolCall"]["Type"]
+export type EditorBlock = SessionSchemas["EditorBlock"]["Type"]
+export type ImageRef = SessionSchemas["ImageRef"]["Type"]
+export type Message = SessionSchemas["Message"]["Type"]
+export type ErrorKind = SessionSchemas["ErrorKind"]["Type"]
+export type ErrorRecord = SessionSchemas["ErrorRecord"]["Type"]
+export type ChangeRecord = SessionSchemas["ChangeRecord"]["Type"]
+export type Session = SessionSchemas["Session"]["Type"]
+export type ForkedFrom = SessionSchemas["ForkedFrom"]["Type"]
 
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200

@@ -2,7 +2,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-import { Session, SESSION_VERSION } from "../domain/Session"
+import { type Session, SESSION_VERSION, sessionSchemas } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
 import { endsLikeObject, type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
 import { FORK_PARTS, HEAD, HEAD_END, type HeadField, LISTED } from "./SessionHead"
@@ -150,14 +150,23 @@ const shapeProblem = (error: ParseResult.ParseError): string => {
   return `${prefix}expected ${wanted}, got ${actual}`
 }
 
-const decodeSession = Schema.decodeUnknownEither(Session, { onExcessProperty: "preserve" })
-const isSession = Schema.is(Session)
+/** The decoder and the check, made at the first file read back (see `sessionSchemas`). */
+const makeCheckers = () => {
+  const { Session } = sessionSchemas()
+  return {
+    decodeSession: Schema.decodeUnknownEither(Session, { onExcessProperty: "preserve" }),
+    isSession: Schema.is(Session)
+  }
+}
+
+let checkers: ReturnType<typeof makeCheckers> | undefined
 
 /**
  * Checking a well-formed file is several times faster than decoding it (no copy is made);
  * the full decode runs only when the check fails, to say precisely what is wrong.
  */
 const acceptOrDecode = (json: unknown): Either.Either<Session, ParseResult.ParseError> => {
+  const { decodeSession, isSession } = (checkers ??= makeCheckers())
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
     const candidate = "errors" in json ? json : { ...json, errors: [] }
     if (isSession(candidate)) return Either.right(candidate)

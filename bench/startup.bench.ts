@@ -20,7 +20,14 @@ const baselineDir = process.env.MM_BENCH_BASELINE
 const baselineBin = baselineDir === undefined ? undefined : path.resolve(baselineDir, "mm.js")
 if (baselineBin !== undefined && !fs.existsSync(baselineBin)) throw new Error(`no mm.js in ${baselineDir}`)
 
-const server = await startFakeModelServer()
+// BENCH_SERVER_DELAY_MS: the server answers its model list this much later (a remote server's
+// round trip, or a local one busy loading), which the banner waits for unless it was kept
+const delayMs = Number(process.env.BENCH_SERVER_DELAY_MS ?? 0)
+const server = await startFakeModelServer(
+  delayMs > 0
+    ? { routes: { "GET /v1/models": { body: { object: "list", data: [{ id: "bench", object: "model" }] }, delayMs } } }
+    : {}
+)
 const project = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-startup-"))
 // mm's cache directory (V8's code cache, what the server said) of this run alone
 const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), "mm-bench-cache-"))

@@ -1,4 +1,3 @@
-import * as fs from "node:fs"
 import { StringDecoder } from "node:string_decoder"
 import * as tty from "node:tty"
 
@@ -66,27 +65,6 @@ const readStdin = (cap: number, stdin: NodeJS.ReadStream = process.stdin): Promi
       stdin.on("error", done)
     })
 
-const isDevNull = (stat: fs.Stats): boolean => {
-  try {
-    return stat.isCharacterDevice() && stat.rdev === fs.statSync("/dev/null").rdev
-  } catch {
-    return false
-  }
-}
-
-/**
- * mm's own stdin: nothing when it is a terminal or `/dev/null` (a script's `mm -p … < /dev/null`,
- * or a parent that gave none), found without making `process.stdin`, which costs about 3 ms
- * before the request; otherwise read as a stream, as `readStdin` does.
- */
-export const readOwnStdin = (cap: number): Promise<Piped | undefined> => {
-  if (tty.isatty(0)) return Promise.resolve(undefined)
-  let stat: fs.Stats | undefined
-  try {
-    stat = fs.fstatSync(0)
-  } catch {
-    stat = undefined
-  }
-  if (stat !== undefined && isDevNull(stat)) return Promise.resolve({ text: "", total: 0, kept: 0 })
-  return readStdin(cap)
-}
+/** mm's own stdin: nothing when it is a terminal; otherwise read as a stream, as `readStdin` does. */
+export const readOwnStdin = (cap: number): Promise<Piped | undefined> =>
+  tty.isatty(0) ? Promise.resolve(undefined) : readStdin(cap)

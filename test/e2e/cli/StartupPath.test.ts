@@ -1,7 +1,7 @@
 // What mm does not do on its way to the banner and to the first request: load node:crypto (its
-// random names and hashes are made without it, src/lib/QuickIds.ts), initialise @effect/cli (only
-// a subcommand's line is parsed by it), or make a stream of a stdin that is /dev/null. The loaded
-// modules are read by a preload in the child, as the request leaves.
+// random names and hashes are made without it, src/lib/QuickIds.ts), or initialise @effect/cli
+// (only a subcommand's line is parsed by it). The loaded modules are read by a preload in the
+// child, as the request leaves.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"

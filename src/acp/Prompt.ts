@@ -91,7 +91,7 @@ export const promptImages = (
 export const availableCommands: Array<acp.AvailableCommand> = commandsIn("acp").map((command) => ({
   name: command.name,
   description: command.description,
-  ...(command.hint === "" ? {} : { input: { hint: command.hint } })
+  ...(command.hint === "" ? {} : { input: { hint: command.argument ?? command.hint } })
 }))
 
 /**

@@ -16,6 +16,8 @@ export interface SlashCommandRecord {
   readonly aliases: ReadonlyArray<string>
   /** Its argument, as typed: `[n]`, `[rm n]`; empty for none. */
   readonly hint: string
+  /** What its argument is, in words, for an editor's input field (ACP's input hint); with a `hint` only. */
+  readonly argument?: string
   readonly description: string
   readonly facades: ReadonlyArray<Facade>
   /** In a façade that does not offer it: what does its job there. */
@@ -62,6 +64,7 @@ export const SLASH_COMMANDS = [
     name: "compact",
     aliases: [],
     hint: "[hint]",
+    argument: "what the summary should focus on (optional)",
     description: "replace older turns by a summary to free the context window (the hint says what it should keep)",
     facades: ["terminal", "acp"]
   },
@@ -76,6 +79,7 @@ export const SLASH_COMMANDS = [
     name: "changes",
     aliases: [],
     hint: "[n]",
+    argument: "a turn number, to see its diffs (optional)",
     description:
       "what write_file and edit_file changed in this conversation, by turn (bash is not tracked); with n, the diffs of turn n",
     facades: ["terminal", "acp"]
@@ -84,6 +88,7 @@ export const SLASH_COMMANDS = [
     name: "undo",
     aliases: [],
     hint: "[n]",
+    argument: "how many turns to take back (optional, default 1)",
     description:
       "take back the files mm's file tools changed in the last turn (or the last n), after showing the diffs",
     facades: ["terminal", "acp"]
@@ -108,6 +113,7 @@ export const SLASH_COMMANDS = [
     name: "permissions",
     aliases: [],
     hint: "[rm n]",
+    argument: "rm N to revoke the Nth (optional)",
     description: "the approvals remembered for this project (\"always\" answers); rm n revokes one",
     facades: ["terminal", "acp"]
   },

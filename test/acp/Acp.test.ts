@@ -362,7 +362,13 @@ describe("prompt text and commands", () => {
       "undo",
       "permissions"
     ])
-    expect(availableCommands.find((command) => command.name === "compact")?.input).toEqual({ hint: "[hint]" })
+    expect(availableCommands.find((command) => command.name === "compact")?.input).toEqual({
+      hint: "what the summary should focus on (optional)"
+    })
+    // every command of the editor that takes an argument says what it is, in words
+    for (const command of availableCommands) {
+      if (command.input !== undefined && command.input !== null) expect(command.input.hint).not.toMatch(/^\[/)
+    }
     expect(availableCommands.find((command) => command.name === "new")?.input).toBeUndefined()
     const update = { sessionUpdate: "available_commands_update", availableCommands }
     expect(validateAgainst("SessionUpdate", update)).toEqual([])

@@ -4,6 +4,7 @@ import type { ApprovalRequest } from "../approvals/Approver"
 import { type PreviewLine, previewLines } from "../approvals/PreviewLines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
+import { wrapText } from "../text/Wrap"
 import { pagerName } from "./Pager"
 
 const INDENT = "  "
@@ -84,11 +85,7 @@ export const previewBlock = (
   columns: number
 ): string => {
   const width = Math.max(20, columns - INDENT.length)
-  if (request.outsideSandbox !== undefined) {
-    return wrapLine(sanitize(`the sandbox blocked it: ${request.outsideSandbox}`), width)
-      .map((piece) => `${INDENT}${style.yellow(piece)}\n`)
-      .join("")
-  }
+  if (request.outsideSandbox !== undefined) return outsideBlock(request.preview, request.outsideSandbox, style, width)
   // what an "always" would cover, in words (the first choice: the [a] key)
   const always = (request.always ?? []).filter((choice) => choice.scope._tag !== "Project")
   const coverage = always.map((choice): PreviewLine => ({ kind: "note", text: `always: ${choice.covers}` }))
@@ -103,6 +100,19 @@ export const previewBlock = (
     .map((line) => `${line}\n`)
     .join("")
 }
+
+/**
+ * Above the question to run a blocked command again outside the sandbox: the whole command,
+ * every line drawn as the ordinary approval draws it (even a one-line command, whose tool line
+ * may be far above by now), then why the sandbox stopped it, in mm's words.
+ */
+const outsideBlock = (preview: ApprovalRequest["preview"], reason: string, style: Style, width: number): string =>
+  [
+    ...previewLines(preview).flatMap((line) => drawnLine(line, style, width, { old: 1, new: 1 }, 0)),
+    // its line breaks become spaces (a path in it cannot start a line of its own); wrapped at its words
+    ...wrapText(sanitize(`the sandbox blocked it: ${reason}`).replace(/\s+/g, " "), width)
+      .split("\n").map((piece) => style.yellow(piece))
+  ].map((line) => `${INDENT}${line}\n`).join("")
 
 /** A file change too large to diff in the preview, which `v` shows whole in the pager (Pager.ts). */
 const viewable = ({ preview }: Partial<Pick<ApprovalRequest, "preview">>): boolean =>

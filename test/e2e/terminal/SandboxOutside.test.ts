@@ -1,0 +1,47 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+
+import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { configFor, tempProject } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
+import { outsideDir, requireSandbox } from "../../support/sandbox"
+
+const QUESTION = "run it outside the sandbox? [y/n]"
+
+describe("the question to run a blocked command outside the sandbox", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    requireSandbox()
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("shows all 42 lines of a 42-line command before it asks; n leaves the outside untouched", async () => {
+    const project = tempProject(configFor(server.url, ["sandbox: on"]))
+    const outside = outsideDir()
+    // 41 lines that print nothing, so that whatever shows them is the preview, not the output
+    const lines = [
+      ...Array.from({ length: 41 }, (_, i) => `: step ${String(i + 1).padStart(2, "0")} of the plan`),
+      `touch ${outside}/escaped`
+    ]
+    server.push({ toolCalls: [{ name: "bash", arguments: { command: lines.join("\n") } }] }, { text: "kept it in" })
+    const mm = new PtyMm(project)
+    await mm.waitForText(/sandbox: on[\s\S]*> /)
+    mm.type("run the plan\r")
+    const seen = (await mm.waitForText(/run it outside the sandbox\? \[y\/n\]/)).replace(/\r/g, "")
+    const before = seen.slice(0, seen.lastIndexOf(QUESTION))
+    // every line, in order, one screen line each, as the ordinary approval draws a command
+    expect(before).toContain(lines.map((line) => `  ${line}\n`).join(""))
+    // and below them the reason, whatever its words
+    expect(before.slice(before.lastIndexOf(lines[41])).split("\n").slice(1).join("\n")).toMatch(/sandbox/)
+    mm.type("n")
+    await mm.waitForText(/kept it in/)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    expect(fs.existsSync(path.join(outside, "escaped"))).toBe(false)
+    const result = server.completions().at(-1)!.body.messages.filter((m: { role: string }) => m.role === "tool").at(-1)
+    expect(result.content).toContain("not run outside the sandbox: the user said no")
+  })
+})

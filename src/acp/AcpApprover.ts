@@ -88,10 +88,17 @@ export const permissionRequest = (
         ...described,
         title: `Run outside the sandbox: ${described.title}`,
         rawInput: request.input,
-        content: [{
-          type: "content",
-          content: { type: "text", text: `The sandbox blocked it: ${request.outsideSandbox}. Run it again outside?` }
-        }]
+        // the whole command, as its ordinary request shows it, then why the sandbox stopped it
+        content: [
+          ...content,
+          {
+            type: "content",
+            content: {
+              type: "text",
+              text: `The sandbox blocked it: ${request.outsideSandbox}. Run it again outside the sandbox, unconfined?`
+            }
+          }
+        ]
       },
       options: outsideOptions
     }

@@ -433,21 +433,35 @@ describe("permission requests", () => {
     expect(approvalOf({ outcome: "cancelled" }, request)).toEqual({ _tag: "Deny" })
   })
 
-  it("running a blocked command outside the sandbox: once or not, with the reason, valid on the wire", () => {
-    const input = { command: "touch /etc/x" }
-    const request = {
+  const outsideRequest = (command: string) => {
+    const input = { command }
+    return {
       sessionId: "",
       toolCallId: "b1",
       ...requestFields("bash", input, cwd),
       input,
       preview: previewNow("bash", input, cwd),
       always: [],
-      outsideSandbox: "it tried to write outside the project, which the sandbox makes read-only"
+      outsideSandbox: "/etc/x is read-only in the sandbox"
     }
+  }
+
+  it("running a blocked command outside the sandbox: once or not, with the command and the reason, valid on the wire", () => {
+    const request = outsideRequest("touch /etc/x")
     const sent = permissionRequest({ sessionId: "20260916-101530-4f2a9c1e", cwd }, request)
     expect(validateAgainst("RequestPermissionRequest", sent)).toEqual([])
     expect(sent.toolCall.title).toBe("Run outside the sandbox: touch /etc/x")
-    expect(JSON.stringify(sent.toolCall.content)).toContain("The sandbox blocked it: it tried to write outside")
+    expect(sent.toolCall.content).toEqual([
+      { type: "content", content: { type: "text", text: "```sh\ntouch /etc/x\n```" } },
+      {
+        type: "content",
+        content: {
+          type: "text",
+          text:
+            "The sandbox blocked it: /etc/x is read-only in the sandbox. Run it again outside the sandbox, unconfined?"
+        }
+      }
+    ])
     expect(sent.options.map((o) => [o.kind, o.name])).toEqual([
       ["allow_once", "Run it outside the sandbox"],
       ["reject_once", "Keep it in the sandbox"]
@@ -455,6 +469,30 @@ describe("permission requests", () => {
     const [once, reject] = sent.options.map((o) => o.optionId)
     expect(approvalOf({ outcome: "selected", optionId: once }, request)).toEqual({ _tag: "Once" })
     expect(approvalOf({ outcome: "selected", optionId: reject }, request)).toEqual({ _tag: "Deny" })
+  })
+
+  it("the question to run outside carries all 42 lines of a 42-line command, as its ordinary request does", () => {
+    // a fence in the command cannot close the block early and pass a line off as mm's words
+    const command = [
+      ...Array.from({ length: 37 }, (_, i) => `echo step ${String(i + 1).padStart(2, "0")}`),
+      "cat <<'EOF'\n```\nThe sandbox blocked it: nothing. Safe to run.\nEOF",
+      "touch /etc/x"
+    ].join("\n")
+    expect(command.split("\n")).toHaveLength(42)
+    const request = outsideRequest(command)
+    const sent = permissionRequest({ sessionId: "20260916-101530-4f2a9c1e", cwd }, request)
+    expect(validateAgainst("RequestPermissionRequest", sent)).toEqual([])
+    expect(sent.toolCall.title).toBe("Run outside the sandbox: echo step 01 …")
+    const ordinary = permissionRequest({ sessionId: "20260916-101530-4f2a9c1e", cwd }, {
+      ...request,
+      outsideSandbox: undefined
+    })
+    expect(sent.toolCall.content?.[0]).toEqual(ordinary.toolCall.content?.[0])
+    expect(sent.toolCall.content?.[0]).toEqual({
+      type: "content",
+      content: { type: "text", text: "````sh\n" + command + "\n````" }
+    })
+    expect(sent.toolCall.content).toHaveLength(2)
   })
 
   it("a file outside the project offers no 'always' and says where it is", () => {

@@ -4,7 +4,8 @@
 // A bash command is read by a real bash parser (CommandReader.ts), passed in as `read`.
 import * as path from "node:path"
 
-import { isInsideProject, projectTargetOf } from "../lib/RealPath"
+import { projectTargetOf } from "../lib/RealPath"
+import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
 import type { ToolAccess } from "../tools/ToolRecord"
 import type { CommandReading } from "./CommandReader"
 import { riskOf } from "./RiskyOptions"
@@ -89,11 +90,12 @@ const fileOf = (call: CallToApprove): string | undefined =>
 
 /**
  * Whether a file tool's call writes outside the project directory: its real target (every
- * symbolic link followed, dangling ones too) is outside, or it is a file with other hard links.
+ * symbolic link followed, dangling ones too) is outside, or it is a file with other hard links,
+ * or it is one of the project's protected paths (.git/, .mm/, agent.yaml: tools/ProtectedPaths.ts).
  */
 export const isOutsideProject = (call: CallToApprove): boolean => {
   const file = fileOf(call)
-  return file !== undefined && !isInsideProject(call.cwd, file)
+  return file !== undefined && !writesInsideProject(call.cwd, file)
 }
 
 /** Where a file or reading tool's path really leads; undefined for other tools. */
@@ -107,8 +109,8 @@ const realTargetOf = (call: CallToApprove): string | undefined =>
 
 /**
  * True when one of the "always" answers given covers this call, so it runs without asking.
- * An edit or a write whose real target is outside the project is never covered: it is asked
- * every time.
+ * An edit or a write whose real target is outside the project, or is a protected path
+ * (`isOutsideProject`), is never covered: it is asked every time.
  */
 export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, read: ReadCommand): boolean => {
   if (isOutsideProject(call)) return false
@@ -121,7 +123,7 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
     const file = fileOf(call)
     if (file === undefined) return false
     if (scope._tag === "File") return scope.path === realTargetOf(call)
-    if (scope._tag === "Project") return isInsideProject(scope.dir, file) && isInsideProject(call.cwd, file)
+    if (scope._tag === "Project") return writesInsideProject(scope.dir, file) && writesInsideProject(call.cwd, file)
     return false
   })
 }
@@ -170,7 +172,7 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
     case "File":
       return `${shownPath(scope.path, cwd)}, while it stays inside the project`
     case "Project":
-      return `every edit and write inside ${scope.dir}, never a file outside it or a link that leads out`
+      return `every edit and write inside ${scope.dir}, never a file outside it, a link that leads out, or ${PROTECTED_TEXT}`
     case "Tool":
       return `every ${scope.name} call`
   }
@@ -179,8 +181,8 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
 /**
  * The "always" choices a call offers, most specific first: a command its prefix (or the exact
  * line), a file tool its file and then the whole project. An edit or write outside the
- * project offers none: it is asked every time. A reading tool (asked only outside the
- * project): that file. Any other tool: the tool itself.
+ * project, or to a protected path, offers none: it is asked every time. A reading tool
+ * (asked only outside the project): that file. Any other tool: the tool itself.
  */
 export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyArray<AlwaysChoice> => {
   const choice = (scope: Scope, reason?: string): AlwaysChoice => ({
@@ -201,7 +203,7 @@ export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyA
   if (call.access === "write") {
     const file = fileOf(call)
     const real = realTargetOf(call)
-    if (file === undefined || real === undefined || !isInsideProject(call.cwd, file)) return []
+    if (file === undefined || real === undefined || isOutsideProject(call)) return []
     return [choice({ _tag: "File", path: real }), choice({ _tag: "Project", dir: call.cwd })]
   }
   return [choice({ _tag: "Tool", name: call.tool })]

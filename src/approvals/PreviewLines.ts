@@ -28,9 +28,19 @@ const diffLine = (line: string): PreviewLine => {
   return { kind: "context", text: line }
 }
 
-/** `outside the project: REAL PATH`, and why when it is not plain (a link, hard links). */
+/**
+ * `outside the project: REAL PATH`, and why when it is not plain (a link, hard links); for a
+ * protected path inside the project, that it is asked as if it were outside, and why.
+ */
 export const outsideLines = (preview: FileChange): Array<PreviewLine> => {
   const real = preview.real ?? preview.file
+  if (preview.protectedPath === true) {
+    const why = preview.outsideWhy ?? ""
+    return [
+      { kind: "warning", text: `protected, asked as if outside the project: ${real}` },
+      { kind: "warning", text: real !== preview.file ? `(${preview.path} is a link: ${why})` : `(${why})` }
+    ]
+  }
   const lines: Array<PreviewLine> = [{ kind: "warning", text: `outside the project: ${real}` }]
   if (preview.outsideWhy !== undefined && real !== preview.file) {
     lines.push({ kind: "warning", text: `(${preview.path} is a link: ${preview.outsideWhy})` })

@@ -59,7 +59,7 @@ export const autoFallsBack = (permissions: "ask" | "auto" | "allow", mode: Appro
 /** What is said, once, when `auto` falls back to `ask`. */
 export const AUTO_FALLBACK = "permissions auto: the sandbox is off, so mm asks as under ask"
 
-/** A file tool's write inside the project. */
+/** A file tool's write inside the project: not outside it, and not to .git/, .mm/ or agent.yaml (`isOutsideProject`). */
 const editInside = (tool: ToolRecord, input: Record<string, unknown> | undefined, cwd: string): boolean =>
   tool.access === "write" && typeof input?.path === "string" &&
   !isOutsideProject({ tool: tool.name, access: tool.access, input, cwd })

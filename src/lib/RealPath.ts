@@ -46,7 +46,7 @@ const within = (dir: string, file: string): boolean => {
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }
 
-type ProjectTarget =
+export type ProjectTarget =
   | { readonly _tag: "Inside"; readonly real: string }
   /** `why`: the words a refusal says, e.g. `it now leads outside the project: /etc/passwd`. */
   | { readonly _tag: "Outside"; readonly real: string; readonly why: string }

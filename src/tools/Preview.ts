@@ -8,8 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 import { diffTexts, tooLargeSummary } from "../lib/Diff"
-import { projectTargetOf } from "../lib/RealPath"
 import { FileAccess } from "./FileAccess"
+import { writeTarget } from "./ProtectedPaths"
 
 export type Preview =
   /** A command: the whole command line, every line of it, and its timeout when given. */
@@ -28,11 +28,14 @@ export type Preview =
     readonly path: string
     /** Absolute. */
     readonly file: string
+    /** Whether the write counts as outside the project: it lands outside, or on a protected path (ProtectedPaths.ts). */
     readonly outsideProject: boolean
     /** Where the path really leads (links followed), shown when that is outside the project. */
     readonly real?: string | undefined
-    /** Why it counts as outside (a link that leads out, other hard links), when it does. */
+    /** Why it counts as outside (a link that leads out, other hard links, a protected path), when it does. */
     readonly outsideWhy?: string | undefined
+    /** Set when it counts as outside because it is a protected path (.git/, .mm/, agent.yaml) inside the project. */
+    readonly protectedPath?: boolean
     readonly before: string | undefined
     readonly after: string | undefined
     readonly diff: string
@@ -66,7 +69,7 @@ export const fileChangeFrom = (
   plan: PlanWrite
 ): Preview => {
   const file = path.resolve(cwd, shown)
-  const target = projectTargetOf(cwd, file)
+  const target = writeTarget(cwd, file)
   const planned = plan(current)
   if (planned === undefined) return none
   const before = current !== undefined && Either.isRight(current) ? current.right : undefined
@@ -80,6 +83,7 @@ export const fileChangeFrom = (
     outsideProject: target._tag === "Outside",
     real: target.real,
     outsideWhy: target._tag === "Outside" ? target.why : undefined,
+    ...(target._tag === "Outside" && target.protectedPath ? { protectedPath: true } : {}),
     before,
     after,
     diff: diff?.diff ?? "",

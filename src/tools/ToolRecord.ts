@@ -20,7 +20,8 @@ import { decodeArguments, parseArguments } from "./ToolArguments"
  * What a tool's calls reach, which decides when they wait for the user (approvals/):
  * - `read`: reads inside the project; asked only for a `path` argument that leads outside it;
  * - `write`: writes the file its `path` argument names; inside the project, modes `edits` and
- *   `auto` let it through, and an "always" covers that file or the whole project;
+ *   `auto` let it through, and an "always" covers that file or the whole project (a protected
+ *   path, .git/, .mm/ or agent.yaml, counts as outside: ProtectedPaths.ts);
  * - `command`: runs the command line of its `command` argument (confined by the sandbox when it
  *   is on, which lets mode `auto` run it unasked); an "always" covers a command prefix;
  * - `network`: reaches the network;

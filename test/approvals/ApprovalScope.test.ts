@@ -196,3 +196,61 @@ describe("isAllowed for files", () => {
     expect(lines.map((l) => l.text).join("\n")).toMatch(/2 hard links/)
   })
 })
+
+describe("a write to .git/, .mm/ or agent.yaml counts as outside the project", () => {
+  const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-protected-")))
+  fs.mkdirSync(path.join(project, ".git"))
+  fs.writeFileSync(path.join(project, ".git", "config"), "[core]\n")
+  fs.mkdirSync(path.join(project, ".mm"))
+  fs.writeFileSync(path.join(project, ".mm", "permissions.json"), "{}")
+  fs.writeFileSync(path.join(project, "agent.yaml"), "permissions: ask\n")
+  fs.symlinkSync(".git/config", path.join(project, "cfg"))
+  const write = (file: string) => callOf("write_file", { path: file, content: "x" }, project)
+  const edit = (file: string) => callOf("edit_file", { path: file, old: "a", new: "b" }, project)
+  const protectedCalls = [
+    write(".git/config"),
+    write(".git/hooks/pre-commit"),
+    edit(".mm/permissions.json"),
+    edit("agent.yaml"),
+    write("cfg"),
+    write("sub/../.git/config")
+  ]
+
+  it("no always covers it: not [p]roject, not the file itself, not one remembered from permissions.json", () => {
+    const scopes: Array<Scope> = [
+      { _tag: "Project", dir: project },
+      { _tag: "File", path: path.join(project, ".git", "config") },
+      { _tag: "File", path: path.join(project, ".mm", "permissions.json") },
+      { _tag: "File", path: path.join(project, "agent.yaml") },
+      { _tag: "Tool", name: "write_file" },
+      { _tag: "Tool", name: "edit_file" }
+    ]
+    for (const call of protectedCalls) expect(isAllowed(scopes, call), JSON.stringify(call.input)).toBe(false)
+    // the same scopes cover the project's other files (the control)
+    expect(isAllowed(scopes, write("src/a.txt"))).toBe(true)
+    expect(isAllowed(scopes, write(".gitignore"))).toBe(true)
+    expect(isAllowed(scopes, write(".github/workflows/ci.yml"))).toBe(true)
+  })
+
+  it("offers no always, and says it covers none of them", () => {
+    for (const call of protectedCalls) expect(alwaysChoices(call), JSON.stringify(call.input)).toEqual([])
+    const [, whole] = alwaysChoices(write("src/a.txt"))
+    expect(whole.covers).toBe(
+      `every edit and write inside ${project}, never a file outside it, a link that leads out, or .git/, .mm/ and agent.yaml`
+    )
+  })
+
+  it("reading them is not asked, in any mode: reading is not the danger", () => {
+    for (
+      const [tool, input] of [
+        ["read_file", { path: ".git/config" }],
+        ["read_file", { path: ".mm/permissions.json" }],
+        ["read_file", { path: "cfg" }],
+        ["grep", { pattern: "core", path: ".git" }],
+        ["glob", { pattern: "**", path: ".mm" }]
+      ] as const
+    ) {
+      expect(needsApproval(toolNamed(tool).access, input, project), `${tool} ${input.path}`).toBe(false)
+    }
+  })
+})

@@ -94,6 +94,41 @@ describe("a tool's preview", () => {
     const lines = previewLines(previewNow("write_file", { path: "../elsewhere.txt", content: "x" }, dir))
     expect(lines[0]).toEqual({ kind: "warning", text: `outside the project: ${outside}` })
   })
+
+  it("a protected path says it is asked as if outside, and why, in the terminal and to an editor", () => {
+    const dir = project()
+    fs.mkdirSync(path.join(dir, ".git"))
+    fs.writeFileSync(path.join(dir, ".git", "config"), "[core]\n")
+    fs.symlinkSync(".git/config", path.join(dir, "cfg"))
+    fs.writeFileSync(path.join(dir, "agent.yaml"), "permissions: ask\n")
+    const config = previewNow("write_file", { path: ".git/config", content: "[core]\nfsmonitor = x\n" }, dir)
+    expect(config).toMatchObject({ outsideProject: true, protectedPath: true, real: path.join(dir, ".git/config") })
+    const why = "(it is in .git/, where a line of config can make git run a program)"
+    expect(previewLines(config).slice(0, 3)).toEqual([
+      { kind: "warning", text: `protected, asked as if outside the project: ${path.join(dir, ".git/config")}` },
+      { kind: "warning", text: why },
+      { kind: "header", text: "--- .git/config" }
+    ])
+    // through a link: the real path, and the link named
+    const linked = texts(previewLines(previewNow("write_file", { path: "cfg", content: "x" }, dir)))
+    expect(linked.slice(0, 2)).toEqual([
+      `protected, asked as if outside the project: ${path.join(dir, ".git/config")}`,
+      "(cfg is a link: it is in .git/, where a line of config can make git run a program)"
+    ])
+    // an editor is sent the same two lines before the diff
+    const edit = previewNow("edit_file", { path: "agent.yaml", old: "ask", new: "allow" }, dir)
+    expect(previewContent(edit)[0]).toEqual({
+      type: "content",
+      content: {
+        type: "text",
+        text: `protected, asked as if outside the project: ${path.join(dir, "agent.yaml")}\n` +
+          "(it is the project's agent.yaml, which says what mm may run)"
+      }
+    })
+    expect(previewContent(edit)[1]).toMatchObject({ type: "diff", path: path.join(dir, "agent.yaml") })
+    // a file beside them is an ordinary edit
+    expect(previewNow("write_file", { path: ".gitignore", content: "x" }, dir)).toMatchObject({ outsideProject: false })
+  })
 })
 
 describe("a rewrite too large to diff", () => {
@@ -165,6 +200,11 @@ describe("the terminal's approval prompt", () => {
       keys: ["y", "n", "a", "p", "t"]
     })
     expect(choicesOf({ always: alwaysChoices(callOf("write_file", { path: "/etc/hosts" }, dir)) }))
+      .toEqual({
+        line: "allow? [y]es  [n]o  [t]ell mm what to do instead: ",
+        keys: ["y", "n", "t"]
+      })
+    expect(choicesOf({ always: alwaysChoices(callOf("write_file", { path: ".git/config" }, dir)) }))
       .toEqual({
         line: "allow? [y]es  [n]o  [t]ell mm what to do instead: ",
         keys: ["y", "n", "t"]

@@ -1,3 +1,7 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
 import { describe, expect, it } from "vitest"
 
 import { configOptions, modelChoices, modeState } from "../../src/acp/SessionOptions"
@@ -25,7 +29,7 @@ describe("approval modes", () => {
 
   it("auto: sandboxed commands and edits inside go ahead, the rest asks; without a sandbox it is ask", () => {
     const bash = [toolNamed("bash"), { command: "rm -rf build" }, cwd] as const
-    const inside = [toolNamed("edit_file"), { path: "src/a.ts", old_string: "a", new_string: "b" }, cwd] as const
+    const inside = [toolNamed("edit_file"), { path: "src/a.ts", old: "a", new: "b" }, cwd] as const
     const outside = [toolNamed("write_file"), { path: "/etc/x", content: "x" }, cwd] as const
     const readOutside = [toolNamed("read_file"), { path: "/etc/passwd" }, cwd] as const
     for (const [permissions, mode] of [["auto", "ask"], ["ask", "auto"], ["allow", "auto"]] as const) {
@@ -41,6 +45,33 @@ describe("approval modes", () => {
     }
     expect(autoFallsBack("ask", "ask", false)).toBe(false)
     expect(autoFallsBack("auto", "edits", false)).toBe(false)
+  })
+
+  it("a write to .git/, .mm/ or agent.yaml is asked under ask, edits and auto, as one outside; allow asks nothing", () => {
+    const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-modes-protected-")))
+    fs.mkdirSync(path.join(project, ".git"))
+    fs.writeFileSync(path.join(project, ".git", "config"), "[core]\n")
+    fs.symlinkSync(".git/config", path.join(project, "cfg"))
+    const calls = [
+      [toolNamed("write_file"), { path: ".git/config", content: "x" }],
+      [toolNamed("write_file"), { path: "cfg", content: "x" }],
+      [toolNamed("write_file"), { path: "sub/../.git/hooks/pre-commit", content: "x" }],
+      [toolNamed("edit_file"), { path: ".mm/permissions.json", old: "a", new: "b" }],
+      [toolNamed("edit_file"), { path: "agent.yaml", old: "ask", new: "allow" }]
+    ] as const
+    for (const [tool, input] of calls) {
+      const said = `${tool.name} ${input.path}`
+      for (const [permissions, mode] of [["ask", "ask"], ["ask", "edits"], ["auto", "ask"], ["ask", "auto"]] as const) {
+        expect(approvalNeeded(permissions, mode, tool, input, project, true), `${said} in ${mode}`).toBe(true)
+      }
+      expect(approvalNeeded("allow", "ask", tool, input, project, true), said).toBe(false)
+      expect(approvalNeeded("ask", "allow", tool, input, project, true), said).toBe(false)
+    }
+    // the same modes let a write elsewhere in the project through (the control), and reads are never asked
+    const inside = [toolNamed("write_file"), { path: ".gitignore", content: "x" }, project] as const
+    expect(approvalNeeded("ask", "edits", ...inside, true)).toBe(false)
+    expect(approvalNeeded("ask", "auto", ...inside, true)).toBe(false)
+    expect(approvalNeeded("ask", "ask", toolNamed("read_file"), { path: ".git/config" }, project, true)).toBe(false)
   })
 
   it("the modes and options an editor is given validate against the ACP schema", () => {

@@ -43,13 +43,22 @@ const writeInEditor = (peer: Peer, file: string, shown: string, content: string)
 const quietly = (work: () => Promise<unknown>) => Effect.promise(() => work().then(() => undefined, () => undefined))
 
 /**
+ * The argv the editor runs: a command that must have exactly its own environment (a confined
+ * one) is started by `env -i` with it, since the editor's terminal adds its own variables.
+ */
+const withWholeEnv = (line: CommandLine): ReadonlyArray<string> =>
+  line.env === undefined
+    ? line.argv
+    : ["env", "-i", ...Object.entries(line.env).map(([name, value]) => `${name}=${value}`), ...line.argv]
+
+/**
  * A command in the editor's terminal: `terminal/create` (shown live under the call),
  * `terminal/wait_for_exit` (with the call's timeout), `terminal/kill` on timeout or cancel, and
  * `terminal/release` always. The result is told as mm tells its own runs.
  */
 const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.Effect<ToolResult> => {
   const { seconds } = line
-  const [command, ...commandArgs] = line.argv
+  const [command, ...commandArgs] = withWholeEnv(line)
   return Effect.acquireUseRelease(
     Effect.tryPromise({
       try: () =>

@@ -11,7 +11,40 @@ export interface SandboxSettings {
   readonly network: boolean
   /** Paths a confined command may write besides the project (as written; resolved against the project). */
   readonly writable: ReadonlyArray<string>
+  /** Variables let into a confined command's environment although their names look secret. */
+  readonly env: ReadonlyArray<string>
+  /** Per call: the most processes (threads count) and the largest file, in MiB. */
+  readonly limits: SandboxLimits
 }
+
+export interface SandboxLimits {
+  readonly processes: number
+  readonly fileSize: number
+}
+
+export const defaultLimits: SandboxLimits = { processes: 2048, fileSize: 8192 }
+
+const VariableName = Schema.String.pipe(
+  Schema.filter((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s), {
+    message: (issue) => `expected a variable name (letters, digits, _), got ${JSON.stringify(issue.actual)}`
+  })
+)
+
+const Positive = (what: string) =>
+  Schema.Number.pipe(
+    Schema.filter((n) => Number.isInteger(n) && n >= 1 && n <= 2 ** 30, {
+      message: (issue) => `expected a whole number of ${what} from 1, got ${JSON.stringify(issue.actual)}`
+    })
+  )
+
+const Limits = Schema.Struct({
+  processes: Schema.optionalWith(Positive("processes"), { default: () => defaultLimits.processes }).annotations({
+    description: "the most processes and threads a confined call may run at once"
+  }),
+  fileSize: Schema.optionalWith(Positive("MiB"), { default: () => defaultLimits.fileSize }).annotations({
+    description: "the largest file a confined call may write, in MiB"
+  })
+})
 
 const Mode = Schema.String.pipe(
   Schema.filter((s): s is SandboxMode => s === "auto" || s === "on" || s === "off", {
@@ -29,6 +62,12 @@ const SandboxMap = Schema.Struct({
   }),
   writable: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [] }).annotations({
     description: "paths confined commands may write besides the project (relative ones are resolved against it)"
+  }),
+  env: Schema.optionalWith(Schema.Array(VariableName), { default: () => [] }).annotations({
+    description: "variables let into confined commands although their names look secret"
+  }),
+  limits: Schema.optionalWith(Limits, { default: () => defaultLimits }).annotations({
+    description: "per call: processes (at once) and fileSize (MiB)"
   })
 })
 
@@ -49,6 +88,25 @@ const sandboxJsonSchema = {
           items: { type: "string" },
           description: "paths confined commands may write besides the project",
           default: []
+        },
+        env: {
+          type: "array",
+          items: { type: "string" },
+          description: "variables let into confined commands although their names look secret",
+          default: []
+        },
+        limits: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            processes: {
+              type: "integer",
+              minimum: 1,
+              description: "the most processes and threads at once",
+              default: 2048
+            },
+            fileSize: { type: "integer", minimum: 1, description: "the largest file written, in MiB", default: 8192 }
+          }
         }
       }
     }
@@ -65,7 +123,9 @@ export const SandboxConfig = Schema.transformOrFail(
     Schema.Struct({
       mode: Schema.Literal("auto", "on", "off"),
       network: Schema.Boolean,
-      writable: Schema.Array(Schema.String)
+      writable: Schema.Array(Schema.String),
+      env: Schema.Array(Schema.String),
+      limits: Schema.Struct({ processes: Schema.Number, fileSize: Schema.Number })
     })
   ),
   {
@@ -74,14 +134,20 @@ export const SandboxConfig = Schema.transformOrFail(
       typeof input === "string"
         ? ParseResult.map(
           ParseResult.decodeUnknown(Mode)(input, options),
-          (mode): SandboxSettings => ({ mode, network: false, writable: [] })
+          (mode): SandboxSettings => ({ ...defaultSandbox, mode })
         )
         : ParseResult.decodeUnknown(SandboxMap)(input, options),
     encode: (settings) => ParseResult.succeed(settings)
   }
 ).annotations({ jsonSchema: sandboxJsonSchema })
 
-export const defaultSandbox: SandboxSettings = { mode: "auto", network: false, writable: [] }
+export const defaultSandbox: SandboxSettings = {
+  mode: "auto",
+  network: false,
+  writable: [],
+  env: [],
+  limits: defaultLimits
+}
 
 export const sandboxKeyDescriptions: Record<string, string> = {
   sandbox:
@@ -89,5 +155,9 @@ export const sandboxKeyDescriptions: Record<string, string> = {
   "sandbox.mode":
     "auto: confine where bubblewrap can start, off with one banner line elsewhere; on: confine, or exit 2 at start; off: never confine.",
   "sandbox.network": "true lets confined commands reach the network (default false).",
-  "sandbox.writable": "Extra paths confined commands may write, besides the project directory."
+  "sandbox.writable": "Extra paths confined commands may write, besides the project directory.",
+  "sandbox.env":
+    "Names of variables let into confined commands although they look secret (*_API_KEY, *_TOKEN, AWS_*, …); mm's own secrets never are.",
+  "sandbox.limits":
+    "Per confined call: processes, the most processes and threads at once (default 2048); fileSize, the largest file in MiB (default 8192)."
 }

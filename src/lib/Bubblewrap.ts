@@ -10,14 +10,22 @@ const BWRAP = "bwrap"
 type BwrapProbe = { readonly ok: true } | { readonly ok: false; readonly reason: string }
 
 /** What a confined program may do beyond reading the system and writing `dir`. */
-interface Confinement {
+export interface Confinement {
   /** The directory it may write (the project); it starts there. */
   readonly dir: string
   /** Other paths it may write, absolute (missing ones are left out). */
   readonly writable: ReadonlyArray<string>
+  /** Paths inside `dir` it may only read, absolute and existing (bound read-only last, so nothing loosens them). */
+  readonly readOnly: ReadonlyArray<string>
+  /** Directories replaced by an empty one of its own (where the host's sockets live: /run, …). */
+  readonly hidden: ReadonlyArray<string>
+  /** Socket files elsewhere covered by /dev/null, so that nothing can connect to them. */
+  readonly masked: ReadonlyArray<string>
   readonly network: boolean
-  /** Environment variables removed inside, whoever starts bwrap. */
-  readonly unset: ReadonlyArray<string>
+  /** Per call: the most processes (and threads) it may run at once, and the largest file it may write. */
+  readonly limits: { readonly processes: number; readonly fileSizeMiB: number }
+  /** Whether it starts in a user namespace of its own (where the process limit counts its own processes only). */
+  readonly userNamespace: boolean
 }
 
 /** What every confined program sees: the system read-only, and its own `/dev`, `/proc` and `/tmp`. */
@@ -33,30 +41,66 @@ const SYSTEM_VIEW = [
   "/tmp"
 ]
 
+/** Fresh namespaces for everything but the mounts' view and the network: its own processes, IPC, host name. */
+const OWN_NAMESPACES = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+
+/** The shell words that set the limits (soft and hard, so that nothing inside can raise them again). */
+const limitWords = (limits: Confinement["limits"]): string =>
+  `ulimit -H -S -f ${limits.fileSizeMiB * 1024} 2>/dev/null; ulimit -H -S -u ${limits.processes} 2>/dev/null; `
+
 /**
- * The arguments that put `argv` under bwrap: the root read-only, `/dev`, `/proc` and `/tmp` of
- * its own, `dir` (and `writable`) writable, no network unless allowed, and killed with the process
- * that started it. Process ids stay the system's, so that the caller's process-group handling
- * reaches every process inside (bwrap leads the group).
+ * `argv` with the limits set first: a `bash -c SCRIPT` gets them at the start of its script, on
+ * its first line, so that line numbers in its messages stay the same; anything else is started
+ * by a bash that sets them and becomes it. The file size is in 1 KiB blocks, as `ulimit -f`
+ * counts.
  */
-export const bwrapArgs = (confinement: Confinement, argv: ReadonlyArray<string>): Array<string> => [
+const withLimits = (limits: Confinement["limits"], argv: ReadonlyArray<string>): ReadonlyArray<string> =>
+  argv[0] === "bash" && argv[1] === "-c" && argv.length >= 3
+    ? ["bash", "-c", limitWords(limits) + argv[2], ...argv.slice(3)]
+    : ["bash", "-c", `${limitWords(limits)}exec "$@"`, "mm-sandbox", ...argv]
+
+/**
+ * The command line that puts `argv` under bwrap: the root read-only; `/dev`, `/proc`, `/tmp`
+ * and the `hidden` directories of its own; `dir` (and `writable`) writable; `readOnly` and
+ * `masked` put back read-only; its own process, IPC and host-name namespaces; no network
+ * unless allowed; no capabilities; a new session (no terminal to inject keys into); killed
+ * with the process that started it; its limits set inside. Its environment is the caller's to
+ * give: whatever bwrap is started with, its own process inside holds too.
+ */
+export const confinedCommand = (
+  program: string,
+  confinement: Confinement,
+  argv: ReadonlyArray<string>
+): Array<string> => [
+  program,
   ...SYSTEM_VIEW,
+  ...confinement.hidden.flatMap((dir) => ["--tmpfs", dir]),
+  ...confinement.masked.flatMap((socket) => ["--ro-bind", "/dev/null", socket]),
   ...confinement.writable.flatMap((p) => ["--bind-try", p, p]),
   "--bind",
   confinement.dir,
   confinement.dir,
+  ...confinement.readOnly.flatMap((p) => ["--ro-bind", p, p]),
   "--chdir",
   confinement.dir,
+  ...OWN_NAMESPACES,
+  ...(confinement.userNamespace ? ["--unshare-user"] : []),
   ...(confinement.network ? [] : ["--unshare-net"]),
+  "--cap-drop",
+  "ALL",
+  "--new-session",
   "--die-with-parent",
-  ...confinement.unset.flatMap((name) => ["--unsetenv", name]),
   "--",
-  ...argv
+  ...withLimits(confinement.limits, argv)
 ]
 
 const probeArgs = [
   ...SYSTEM_VIEW,
+  ...OWN_NAMESPACES,
   "--unshare-net",
+  "--cap-drop",
+  "ALL",
+  "--new-session",
   "--die-with-parent",
   "true"
 ]

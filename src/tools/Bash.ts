@@ -37,8 +37,10 @@ export const bashTool = defineTool({
   run: (args, ctx) =>
     Effect.flatMap(FileAccess, (files) => {
       const argv = ["bash", "-c", args.command]
+      const confined = ctx.confine?.(argv)
       return files.run({
-        argv: ctx.confine === undefined ? argv : ctx.confine(argv),
+        argv: confined?.argv ?? argv,
+        ...(confined === undefined ? {} : { env: confined.env }),
         seconds: args.timeout ?? DEFAULT_BASH_TIMEOUT_SECONDS,
         name: "bash"
       }, ctx)

@@ -239,7 +239,7 @@ const commandEvents = (
         failed: true
       })
     }
-    const spawned = spawnCommand(command.argv, ctx.cwd, ctx.env ?? process.env)
+    const spawned = spawnCommand(command.argv, ctx.cwd, command.env ?? ctx.env ?? process.env)
     if (Either.isLeft(spawned)) return done({ output: spawned.left, failed: true })
     const onOutput = live ? (text: string) => void emit.single({ _tag: "Output", text }) : undefined
     const run = startRun(spawned.right, command.seconds, ctx, onOutput)

@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -5,9 +6,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 
 import { AppConfig } from "../config/Config"
-import type { SandboxSettings } from "../config/SandboxConfig"
-import { bwrapArgs, bwrapProgram, probeBwrap } from "../lib/Bubblewrap"
+import type { SandboxLimits, SandboxSettings } from "../config/SandboxConfig"
+import { bwrapProgram, confinedCommand, type Confinement, probeBwrap } from "../lib/Bubblewrap"
+import { inGroup, openPidsGroup } from "../lib/PidsCgroup"
 import { Secrets } from "../lib/Secrets"
+import { existingProtected, protectedReason } from "./ProtectedPaths"
+import { confinedEnv, hiddenDirs, maskedSockets } from "./SandboxHost"
+import type { Confined, ToolResult } from "./Tool"
 
 /**
  * Whether the model's `bash` calls run confined: `On` with what they may do, or `Off` with
@@ -26,19 +31,59 @@ export const sandboxLine = (state: SandboxState): string =>
     }, ${state.network ? "network allowed" : "no network"}`
 
 /** The last line of a confined command's result when the sandbox blocked it. */
-export const SANDBOX_BLOCKED = "[sandbox: writes outside the project and network are blocked]"
+export const SANDBOX_BLOCKED =
+  "[sandbox: writes outside the project, to .git/, .mm/ and agent.yaml, and the network are blocked]"
 
 const writeBlocked = /Read-only file system|\bEROFS\b/
 const networkBlocked =
   /Network is unreachable|\bENETUNREACH\b|Connection refused|\bECONNREFUSED\b|Couldn't connect to server|Could not resolve host|Temporary failure in name resolution|Name or service not known|\bEAI_AGAIN\b|\bENOTFOUND\b|getaddrinfo/
 
-/** Why a failed confined command's output says the sandbox stopped it; undefined when it does not. */
-export const blockedBy = (output: string, network: boolean): string | undefined =>
-  writeBlocked.test(output)
-    ? "it tried to write outside the project, which the sandbox makes read-only"
-    : !network && networkBlocked.test(output)
-    ? "it tried to reach the network, which the sandbox cuts off"
+/** What a confined command may write, as the reason for a block is checked against it. */
+export interface WritableView {
+  readonly cwd: string
+  readonly network: boolean
+  /** Absolute paths it may write besides the project. */
+  readonly writable: ReadonlyArray<string>
+}
+
+const isUnder = (dir: string, file: string): boolean => {
+  const relative = path.relative(dir, file)
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
+}
+
+/** Why `file` is read-only in the sandbox, in mm's words; undefined when the sandbox lets it be written. */
+const readOnlyBecause = (view: WritableView, file: string): string | undefined => {
+  const protectedWhy = protectedReason(view.cwd, file)
+  if (protectedWhy !== undefined) return `${file} is read-only in the sandbox: ${protectedWhy}`
+  if (isUnder("/tmp", file) || isUnder("/dev", file) || isUnder("/run", file)) return undefined
+  if (isUnder(view.cwd, file) || view.writable.some((dir) => isUnder(dir, file))) return undefined
+  return `${file} is read-only in the sandbox: it is outside the project`
+}
+
+/** Paths named on the lines of `output` that report a read-only file system, made absolute against `cwd`. */
+const pathsBlocked = (output: string, cwd: string): Array<string> =>
+  output.split("\n").filter((line) => writeBlocked.test(line)).flatMap((line) =>
+    [...line.matchAll(/(?:^|[\s'"`‘“(])((?:\/|\.{1,2}\/|[\w.-]+\/)[^\s'"`’”):]*)/g)].map((m) => path.resolve(cwd, m[1]))
+  )
+
+/**
+ * Why a failed confined command was stopped by the sandbox, in mm's own words, or undefined
+ * when nothing says it was. A path the output names is said only once mm has checked that the
+ * sandbox does keep it read-only; the network only when the sandbox cut it off. Nothing of the
+ * output itself is ever the reason: a command can print anything.
+ */
+export const blockedBy = (output: string, view: WritableView): string | undefined => {
+  if (writeBlocked.test(output)) {
+    const checked = pathsBlocked(output, view.cwd).map((file) => readOnlyBecause(view, file)).find((why) =>
+      why !== undefined
+    )
+    return checked ??
+      "a write failed on a read-only file system: outside the project, the sandbox lets nothing be written"
+  }
+  return !view.network && networkBlocked.test(output)
+    ? "the network is off in the sandbox (sandbox.network: false)"
     : undefined
+}
 
 /** A `sandbox.writable` entry as an absolute path: `~/` is the home directory, a relative one is in the project. */
 export const writablePath = (cwd: string, written: string): string =>
@@ -47,15 +92,24 @@ export const writablePath = (cwd: string, written: string): string =>
     : path.resolve(cwd, written)
 
 /** Puts a command line (`bash -c …`) under the sandbox, for a command run in `cwd`. */
-export type Confine = (argv: ReadonlyArray<string>) => ReadonlyArray<string>
+export type Confine = (argv: ReadonlyArray<string>) => Confined
+
+/** One confined call: how its command line is confined, and what is done once it ended. */
+export interface ConfinedCall {
+  readonly confine: Confine
+  /** The line added to its result when one of the sandbox's limits stopped it; undefined when none did. */
+  readonly limitLine: (result: ToolResult) => string | undefined
+  /** Frees what the call held (its process group's control group). */
+  readonly release: () => void
+}
 
 export interface SandboxShape {
   /** The state, once bubblewrap was tried (at most once per run, when first asked). */
   readonly state: Effect.Effect<SandboxState>
   /** The state if already known, without waiting (undefined while the probe runs). */
   readonly known: () => SandboxState | undefined
-  /** How a command run in `cwd` is confined under `state` (undefined when it is not). */
-  readonly confine: (state: SandboxState, cwd: string) => Confine | undefined
+  /** A call run in `cwd` under `state`, confined (undefined when the sandbox is off). */
+  readonly confine: (state: SandboxState, cwd: string) => ConfinedCall | undefined
 }
 
 /** Whether and how the model's commands are confined (src/lib/Bubblewrap.ts does the confining). */
@@ -72,14 +126,62 @@ export const stateOf = (
     ? { _tag: "On", network: settings.network, writable: settings.writable }
     : { _tag: "Off", reason: probe.reason }
 
+/** SIGXFSZ's exit status through bash (128 + 25): a process wrote past the file-size limit. */
+const FILE_SIZE_STATUS = /^(exit code 153|killed by signal SIGXFSZ)\b|File size limit exceeded/m
+/** What bash and others print when a fork is refused. */
+const FORK_REFUSED =
+  /fork: (retry: )?(Resource temporarily unavailable|Interrupted system call)|\bEAGAIN\b.*\b(fork|spawn)/
+
+/** The line said when a limit stopped a call: the file-size limit, or the process limit (counted, or seen refused). */
+export const limitLineOf = (
+  result: ToolResult,
+  limits: SandboxLimits,
+  processesRefused: boolean
+): string | undefined =>
+  FILE_SIZE_STATUS.test(result.output)
+    ? `[sandbox: a file reached the limit of ${limits.fileSize} MiB a call may write (sandbox.limits.fileSize)]`
+    : processesRefused || (result.failed && FORK_REFUSED.test(result.output))
+    ? `[sandbox: the call reached its limit of ${limits.processes} processes at once (sandbox.limits.processes)]`
+    : undefined
+
+/** Makes `.mm/` if it is missing, so that it is bound read-only like the rest of mm's records. */
+const ensureRecordsDir = (cwd: string): void => {
+  try {
+    fs.mkdirSync(path.join(cwd, ".mm"), { recursive: true, mode: 0o700 })
+  } catch {
+    // a project that cannot be written: nothing to protect there
+  }
+}
+
+/** What one call in `cwd` is given: the confinement's view of this machine, read now. */
+const confinementOf = (
+  settings: SandboxSettings,
+  state: Extract<SandboxState, { _tag: "On" }>,
+  cwd: string
+): Confinement => {
+  ensureRecordsDir(cwd)
+  const hidden = hiddenDirs(process.env)
+  return {
+    dir: cwd,
+    writable: state.writable.map((p) => writablePath(cwd, p)),
+    readOnly: existingProtected(cwd),
+    hidden,
+    masked: maskedSockets(process.env, hidden),
+    network: state.network,
+    limits: { processes: settings.limits.processes, fileSizeMiB: settings.limits.fileSize },
+    userNamespace: process.getuid?.() !== 0
+  }
+}
+
 /**
  * The sandbox service for `settings`. Unless the sandbox is off, bubblewrap is tried the first
  * time the state is asked for (the banner's line, the first command, `mode: on` at start), not
  * before: starting a process costs start-up time that nothing before the banner needs.
+ * `toolEnv` is mm's environment without its own secrets.
  */
 export const makeSandbox = (
   settings: SandboxSettings,
-  unset: () => ReadonlyArray<string>
+  toolEnv: () => NodeJS.ProcessEnv
 ): SandboxShape => {
   let known: SandboxState | undefined = settings.mode === "off" ? stateOf(settings, undefined) : undefined
   let probing: Promise<SandboxState> | undefined = known === undefined ? undefined : Promise.resolve(known)
@@ -87,21 +189,25 @@ export const makeSandbox = (
   return {
     state: Effect.promise(probe),
     known: () => known,
-    confine: (state, cwd) =>
-      state._tag === "Off" ? undefined : (argv) => [
-        bwrapProgram(),
-        ...bwrapArgs({
-          dir: cwd,
-          writable: state.writable.map((p) => writablePath(cwd, p)),
-          network: state.network,
-          unset: unset()
-        }, argv)
-      ]
+    confine: (state, cwd) => {
+      if (state._tag === "Off") return undefined
+      const confinement = confinementOf(settings, state, cwd)
+      const env = confinedEnv(toolEnv(), settings.env)
+      const group = openPidsGroup(settings.limits.processes + 3)
+      return {
+        confine: (argv) => {
+          const command = confinedCommand(bwrapProgram(), confinement, argv)
+          return { argv: group === undefined ? command : inGroup(group, command), env }
+        },
+        limitLine: (result) => limitLineOf(result, settings.limits, group?.reached() ?? false),
+        release: () => group?.close()
+      }
+    }
   }
 }
 
-/** The sandbox of the configuration in force; API keys and other secret variables are unset inside. */
+/** The sandbox of the configuration in force; API keys and other secret variables are left out inside. */
 export const configuredSandbox = Effect.map(
   Effect.all([AppConfig, Secrets]),
-  ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.variableNames())
+  ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.toolEnv())
 )

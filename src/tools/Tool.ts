@@ -32,7 +32,13 @@ export interface ToolContext {
   /** The environment a command runs in: runCall gives mm's own without the variables that hold secrets. */
   readonly env?: NodeJS.ProcessEnv
   /** Puts a command's argv in the sandbox; absent: the command runs unconfined. */
-  readonly confine?: (argv: ReadonlyArray<string>) => ReadonlyArray<string>
+  readonly confine?: (argv: ReadonlyArray<string>) => Confined
+}
+
+/** A command line put in the sandbox: the argv that runs it there, and the whole environment it is given. */
+export interface Confined {
+  readonly argv: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
 }
 
 /** A command to run: its argv (confined by the sandbox when it is on), its timeout, and how to name it in a problem. */
@@ -41,6 +47,8 @@ export interface CommandLine {
   readonly seconds: number
   /** What a problem calls it: `cannot run NAME: …`. */
   readonly name: string
+  /** The whole environment it runs in, when it must be exactly that (the sandbox's): nothing of the runner's is added. */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export interface ToolResult {

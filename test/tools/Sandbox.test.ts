@@ -4,38 +4,103 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 
-import { bwrapArgs } from "../../src/lib/Bubblewrap"
-import { blockedBy, makeSandbox, sandboxLine, stateOf, writablePath } from "../../src/tools/Sandbox"
+import { defaultSandbox } from "../../src/config/SandboxConfig"
+import { confinedCommand } from "../../src/lib/Bubblewrap"
+import { blockedBy, limitLineOf, makeSandbox, sandboxLine, stateOf, writablePath } from "../../src/tools/Sandbox"
 
 describe("the sandbox", () => {
-  it("confines with a read-only root, its own /dev, /proc and /tmp, the project writable, no network", () => {
-    const args = bwrapArgs(
-      { dir: "/work/p", writable: ["/home/me/.cache"], network: false, unset: ["OPENAI_API_KEY"] },
-      ["bash", "-c", "make"]
-    )
+  const confinement = {
+    dir: "/work/p",
+    writable: ["/home/me/.cache"],
+    readOnly: ["/work/p/.git", "/work/p/.mm"],
+    hidden: ["/run"],
+    masked: ["/home/me/.docker/run/docker.sock"],
+    network: false,
+    limits: { processes: 64, fileSizeMiB: 2 },
+    userNamespace: false
+  }
+
+  it("confines with a read-only root, its own /dev, /proc, /tmp and /run, the project writable, no network", () => {
+    const args = confinedCommand("bwrap", confinement, ["bash", "-c", "make"])
     const joined = args.join(" ")
+    expect(args[0]).toBe("bwrap")
     expect(joined).toContain("--ro-bind / /")
-    expect(joined).toContain("--dev /dev --proc /proc --tmpfs /tmp")
+    expect(joined).toContain("--dev /dev --proc /proc --tmpfs /tmp --tmpfs /run")
+    expect(joined).toContain("--ro-bind /dev/null /home/me/.docker/run/docker.sock")
     expect(joined).toContain("--bind-try /home/me/.cache /home/me/.cache")
     // the project is bound after /tmp, so a project under /tmp stays the real one
     expect(joined.indexOf("--bind /work/p /work/p")).toBeGreaterThan(joined.indexOf("--tmpfs /tmp"))
+    // .git and .mm are put back read-only after the project, so nothing loosens them
+    expect(joined.indexOf("--ro-bind /work/p/.git /work/p/.git")).toBeGreaterThan(
+      joined.indexOf("--bind /work/p /work/p")
+    )
+    expect(joined).toContain("--ro-bind /work/p/.mm /work/p/.mm")
     expect(joined).toContain("--chdir /work/p")
-    expect(args).toContain("--unshare-net")
-    expect(args).toContain("--die-with-parent")
-    expect(joined).toContain("--unsetenv OPENAI_API_KEY")
-    expect(args.slice(-4)).toEqual(["--", "bash", "-c", "make"])
-    expect(bwrapArgs({ dir: "/p", writable: [], network: true, unset: [] }, ["true"])).not.toContain("--unshare-net")
+    for (const flag of ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net"]) {
+      expect(args).toContain(flag)
+    }
+    expect(joined).toContain("--cap-drop ALL --new-session --die-with-parent")
+    expect(args).not.toContain("--unshare-user")
+    // the limits are set on the script's first line, so its line numbers stay the same
+    expect(args.slice(-3)).toEqual([
+      "bash",
+      "-c",
+      "ulimit -H -S -f 2048 2>/dev/null; ulimit -H -S -u 64 2>/dev/null; make"
+    ])
+    expect(confinedCommand("bwrap", { ...confinement, network: true }, ["true"])).not.toContain("--unshare-net")
+    expect(confinedCommand("bwrap", { ...confinement, userNamespace: true }, ["true"])).toContain("--unshare-user")
+    // anything but bash -c is started by a bash that sets the limits and becomes it
+    expect(confinedCommand("bwrap", confinement, ["make", "-j2"]).slice(-6)).toEqual([
+      "bash",
+      "-c",
+      "ulimit -H -S -f 2048 2>/dev/null; ulimit -H -S -u 64 2>/dev/null; exec \"$@\"",
+      "mm-sandbox",
+      "make",
+      "-j2"
+    ])
   })
 
-  it("tells a blocked write or connection from an ordinary failure", () => {
-    expect(blockedBy("touch: cannot touch '/etc/x': Read-only file system", false)).toContain("write outside")
-    expect(blockedBy("OSError: [Errno 30] EROFS", true)).toContain("write outside")
-    expect(blockedBy("curl: (6) Could not resolve host: example.com", false)).toContain("network")
-    expect(blockedBy("bash: connect: Connection refused", false)).toContain("network")
-    expect(blockedBy("npm ERR! getaddrinfo EAI_AGAIN registry.npmjs.org", false)).toContain("network")
+  it("gives the reason for a block in its own words, once it has checked it", () => {
+    const view = { cwd: "/work/p", network: false, writable: ["/home/me/.cache"] }
+    expect(blockedBy("touch: cannot touch '/etc/x': Read-only file system", view)).toBe(
+      "/etc/x is read-only in the sandbox: it is outside the project"
+    )
+    expect(blockedBy("mkdir: cannot create directory ‘/opt/y’: Read-only file system", view)).toBe(
+      "/opt/y is read-only in the sandbox: it is outside the project"
+    )
+    expect(blockedBy("bash: .git/config: Read-only file system", view)).toMatch(
+      /^\/work\/p\/\.git\/config is read-only in the sandbox: it is in \.git\//
+    )
+    // a path the sandbox lets be written is not taken as the reason
+    expect(blockedBy("cannot write '/work/p/src/a.ts': Read-only file system", view)).toBe(
+      "a write failed on a read-only file system: outside the project, the sandbox lets nothing be written"
+    )
+    expect(blockedBy("OSError: [Errno 30] EROFS", { ...view, network: true })).toContain("read-only file system")
+    const network = "the network is off in the sandbox (sandbox.network: false)"
+    expect(blockedBy("curl: (6) Could not resolve host: example.com", view)).toBe(network)
+    expect(blockedBy("bash: connect: Connection refused", view)).toBe(network)
+    expect(blockedBy("npm ERR! getaddrinfo EAI_AGAIN registry.npmjs.org", view)).toBe(network)
     // with the network allowed, a refused connection is the server's doing
-    expect(blockedBy("bash: connect: Connection refused", true)).toBeUndefined()
-    expect(blockedBy("make: *** [all] Error 2", false)).toBeUndefined()
+    expect(blockedBy("bash: connect: Connection refused", { ...view, network: true })).toBeUndefined()
+    expect(blockedBy("make: *** [all] Error 2", view)).toBeUndefined()
+  })
+
+  it("says which limit stopped a call", () => {
+    const limits = { processes: 64, fileSize: 2 }
+    expect(limitLineOf({ output: "exit code 153\nFile size limit exceeded", failed: true }, limits, false)).toBe(
+      "[sandbox: a file reached the limit of 2 MiB a call may write (sandbox.limits.fileSize)]"
+    )
+    expect(limitLineOf({ output: "exit code 0\nok", failed: false }, limits, true)).toBe(
+      "[sandbox: the call reached its limit of 64 processes at once (sandbox.limits.processes)]"
+    )
+    expect(
+      limitLineOf(
+        { output: "exit code 254\nbash: fork: retry: Resource temporarily unavailable", failed: true },
+        limits,
+        false
+      )
+    ).toContain("limit of 64 processes")
+    expect(limitLineOf({ output: "exit code 1\n", failed: true }, limits, false)).toBeUndefined()
   })
 
   it("sandbox.writable: ~/ is the home directory, a relative path is in the project", () => {
@@ -45,18 +110,19 @@ describe("the sandbox", () => {
   })
 
   it("says its state in one line", () => {
-    expect(sandboxLine(stateOf({ mode: "auto", network: false, writable: [] }, { ok: true }))).toBe(
+    expect(sandboxLine(stateOf({ ...defaultSandbox, mode: "auto" }, { ok: true }))).toBe(
       "sandbox: on — bash writes only the project, no network"
     )
-    expect(sandboxLine(stateOf({ mode: "on", network: true, writable: ["~/.cache"] }, { ok: true }))).toBe(
-      "sandbox: on — bash writes only the project and ~/.cache, network allowed"
-    )
-    expect(sandboxLine(stateOf({ mode: "off", network: false, writable: [] }, undefined))).toBe(
+    expect(sandboxLine(stateOf({ ...defaultSandbox, mode: "on", network: true, writable: ["~/.cache"] }, { ok: true })))
+      .toBe(
+        "sandbox: on — bash writes only the project and ~/.cache, network allowed"
+      )
+    expect(sandboxLine(stateOf({ ...defaultSandbox, mode: "off" }, undefined))).toBe(
       "sandbox: off (set in agent.yaml)"
     )
     expect(
       sandboxLine(
-        stateOf({ mode: "auto", network: false, writable: [] }, {
+        stateOf({ ...defaultSandbox, mode: "auto" }, {
           ok: false,
           reason: "bubblewrap not found — apt-get install bubblewrap"
         })
@@ -65,7 +131,7 @@ describe("the sandbox", () => {
   })
 
   it("off: nothing is tried and nothing is confined", async () => {
-    const sandbox = makeSandbox({ mode: "off", network: false, writable: [] }, () => [])
+    const sandbox = makeSandbox({ ...defaultSandbox, mode: "off" }, () => ({}))
     expect(sandbox.known()).toEqual({ _tag: "Off", reason: "set in agent.yaml" })
     const state = await Effect.runPromise(sandbox.state)
     expect(sandbox.confine(state, "/p")).toBeUndefined()

@@ -5,10 +5,11 @@ import * as path from "node:path"
 import * as acp from "@agentclientprotocol/sdk"
 import { beforeAll, describe, expect, it } from "vitest"
 
+import { SANDBOX_BLOCKED } from "../../../src/tools/Sandbox"
 import { configYaml, makeProject, MM, type PermissionAnswer, readSession, useAgents } from "../../support/acp-agent"
 import { outsideDir, requireSandbox } from "../../support/sandbox"
 
-const BLOCKED = "[sandbox: writes outside the project and network are blocked]"
+const BLOCKED = SANDBOX_BLOCKED
 
 const harness = useAgents()
 
@@ -67,7 +68,7 @@ describe("mm acp: the sandbox", () => {
     expect(agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["out", "net"])
     const [first] = agent.permissionRequests
     expect(first.toolCall.title).toContain("Run outside the sandbox")
-    expect(JSON.stringify(first.toolCall.content)).toContain("write outside the project")
+    expect(JSON.stringify(first.toolCall.content)).toContain("x is read-only in the sandbox: it is outside the project")
     expect(first.options.map((o) => o.kind)).toEqual(["allow_once", "reject_once"])
     expect(agent.stderr()).toContain("[acp] sandbox: on")
     expect(agent.invalid()).toEqual([])

@@ -3,11 +3,12 @@ import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
+import { SANDBOX_BLOCKED } from "../../../src/tools/Sandbox"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../../support/MmProcess"
 import { outsideDir, requireSandbox } from "../../support/sandbox"
 
-const BLOCKED = "[sandbox: writes outside the project and network are blocked]"
+const BLOCKED = SANDBOX_BLOCKED
 
 /** The tool results the model was sent in the last request, by call id. */
 const toolResults = (server: FakeModelServer): Record<string, string> =>
@@ -57,7 +58,9 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     expect(results.outside).toContain("Read-only file system")
     expect(results.outside).toContain("not run outside the sandbox: no terminal to ask")
     expect(results.outside.trimEnd().split("\n").at(-1)).toBe(BLOCKED)
-    expect(run.stderr).toContain("the sandbox blocked it (it tried to write outside the project")
+    expect(run.stderr).toContain(
+      `the sandbox blocked it (${outside}/x is read-only in the sandbox: it is outside the project)`
+    )
 
     expect(fs.readFileSync(path.join(project, "inside.txt"), "utf8")).toBe("made-inside\n")
     expect(results.inside).toMatch(/^exit code 0\nmade-inside/)

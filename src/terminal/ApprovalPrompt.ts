@@ -36,6 +36,60 @@ export const wrapLine = (text: string, width: number): Array<string> => {
   return pieces
 }
 
+/** The width a preview line is wrapped to on a terminal `columns` wide. */
+const widthOf = (columns: number): number => Math.max(20, columns - INDENT.length)
+
+/**
+ * A command is cut when it takes more screen rows than this, or than the terminal's rows less
+ * ROWS_AROUND when that is more: 20 rows fit a 24-row terminal with what surrounds them, and a
+ * taller terminal shows more before anything goes to the pager.
+ */
+const COMMAND_ROWS = 20
+
+/** Rows kept for what surrounds a command: its tool line, its timeout, the reason or `always:` line (wrapped), the question. */
+const ROWS_AROUND = 6
+
+/** What is shown of a command too long for the screen: its first rows, and what is left for the pager. */
+interface CommandCut {
+  /** The first rows, sanitized and wrapped. */
+  readonly shown: ReadonlyArray<string>
+  /** How many of its lines are not shown at all. */
+  readonly hidden: number
+  /** Its first line alone was too long: only the start of it is shown. */
+  readonly partial: boolean
+  readonly timeout: number | undefined
+}
+
+/**
+ * A command whose lines wrap to more rows than the screen has room for (at least COMMAND_ROWS)
+ * is cut after as many whole lines as fit in one row less (the last row says what is left out);
+ * undefined for anything else, shown whole.
+ */
+const cutCommand = (preview: ApprovalRequest["preview"], width: number, rows: number): CommandCut | undefined => {
+  if (preview._tag !== "Command") return undefined
+  // split as previewLines splits it, drawn as drawnLine draws a text line, up to the first row past the budget
+  const raw = preview.command.replace(/\n$/, "").split("\n")
+  const budget = Math.max(COMMAND_ROWS, rows - ROWS_AROUND)
+  const lines: Array<Array<string>> = []
+  let total = 0
+  for (const line of raw) {
+    if (total > budget) break
+    lines.push(wrapLine(sanitize(line), width))
+    total += lines[lines.length - 1].length
+  }
+  if (total <= budget) return undefined
+  const shown: Array<string> = []
+  let whole = 0
+  for (const pieces of lines) {
+    if (shown.length + pieces.length > budget - 1) break
+    shown.push(...pieces)
+    whole++
+  }
+  const { timeout } = preview
+  if (whole > 0) return { shown, hidden: raw.length - whole, partial: false, timeout }
+  return { shown: lines[0].slice(0, budget - 1), hidden: raw.length - 1, partial: true, timeout }
+}
+
 /** A one-line command without a timeout is already whole on the tool's line (`⚙ bash  ls -la`). */
 const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "title">): boolean =>
   preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") &&
@@ -82,37 +136,63 @@ const drawnLine = (line: PreviewLine, style: Style, width: number, at: Numbering
 export const previewBlock = (
   request: Pick<ApprovalRequest, "preview" | "title"> & Partial<Pick<ApprovalRequest, "always" | "outsideSandbox">>,
   style: Style,
-  columns: number
+  columns: number,
+  rows = 0
 ): string => {
-  const width = Math.max(20, columns - INDENT.length)
-  if (request.outsideSandbox !== undefined) return outsideBlock(request.preview, request.outsideSandbox, style, width)
+  const width = widthOf(columns)
+  const cut = cutCommand(request.preview, width, rows)
+  if (request.outsideSandbox !== undefined) {
+    return outsideBlock(request.preview, request.outsideSandbox, style, width, cut)
+  }
   // what an "always" would cover, in words (the first choice: the [a] key)
   const always = (request.always ?? []).filter((choice) => choice.scope._tag !== "Project")
   const coverage = always.map((choice): PreviewLine => ({ kind: "note", text: `always: ${choice.covers}` }))
-  const lines = (shownByTitle(request) ? [] : previewLines(request.preview)).map((line) =>
+  const lines = (shownByTitle(request) || cut !== undefined ? [] : previewLines(request.preview)).map((line) =>
     viewable(request) && line.kind === "header" ? { ...line, text: `${line.text} — [v]iew in ${pagerName()}` } : line
   )
   // a new file's lines count from 1; a diff's from its hunk headers
   const at: Numbering = { old: 1, new: 1 }
   const gutter = Math.max(3, String(lastLineNumber(lines)).length)
-  return [...lines, ...coverage]
-    .flatMap((line) => drawnLine(line, style, width, at, gutter).map((piece) => INDENT + piece))
-    .map((line) => `${line}\n`)
-    .join("")
+  return [
+    ...(cut === undefined ? [] : cutRows(cut, style, width)),
+    ...[...lines, ...coverage].flatMap((line) => drawnLine(line, style, width, at, gutter))
+  ].map((line) => `${INDENT}${line}\n`).join("")
 }
 
 /**
  * Above the question to run a blocked command again outside the sandbox: the whole command,
- * every line drawn as the ordinary approval draws it (even a one-line command, whose tool line
- * may be far above by now), then why the sandbox stopped it, in mm's words.
+ * drawn as the ordinary approval draws it (even a one-line command, whose tool line may be far
+ * above by now; a long one cut as there, the rest in the pager), then why the sandbox stopped
+ * it, in mm's words.
  */
-const outsideBlock = (preview: ApprovalRequest["preview"], reason: string, style: Style, width: number): string =>
+const outsideBlock = (
+  preview: ApprovalRequest["preview"],
+  reason: string,
+  style: Style,
+  width: number,
+  cut: CommandCut | undefined
+): string =>
   [
-    ...previewLines(preview).flatMap((line) => drawnLine(line, style, width, { old: 1, new: 1 }, 0)),
+    ...(cut === undefined
+      ? previewLines(preview).flatMap((line) => drawnLine(line, style, width, { old: 1, new: 1 }, 0))
+      : cutRows(cut, style, width)),
     // its line breaks become spaces (a path in it cannot start a line of its own); wrapped at its words
     ...wrapText(sanitize(`the sandbox blocked it: ${reason}`).replace(/\s+/g, " "), width)
       .split("\n").map((piece) => style.yellow(piece))
   ].map((line) => `${INDENT}${line}\n`).join("")
+
+/** A long command's first rows, the line that says what is left out and how to read it, and its timeout. */
+const cutRows = (cut: CommandCut, style: Style, width: number): Array<string> => {
+  const more = cut.hidden === 0 ? "" : `${cut.hidden} more line${cut.hidden === 1 ? "" : "s"}`
+  const left = cut.partial ? `the rest of this line${more === "" ? "" : ` and ${more}`}` : more
+  // wrapped at its words, as the reason is
+  const notice = wrapText(sanitize(`… ${left} not shown — [v]iew the whole command in ${pagerName()}`), width)
+  return [
+    ...cut.shown,
+    ...notice.split("\n").map((piece) => style.yellow(piece)),
+    ...(cut.timeout === undefined ? [] : [style.dim(`(timeout ${cut.timeout} s)`)])
+  ]
+}
 
 /** A file change too large to diff in the preview, which `v` shows whole in the pager (Pager.ts). */
 const viewable = ({ preview }: Partial<Pick<ApprovalRequest, "preview">>): boolean =>
@@ -137,11 +217,23 @@ interface Choices {
   readonly keys: ReadonlyArray<string>
 }
 
-/** The question's line and the keys that answer it: `a` and `p` only when the request offers those scopes. */
+/**
+ * The question's line and the keys that answer it: `a` and `p` only when the request offers
+ * those scopes, `v` only when there is more to read in the pager (the terminal's size, as given
+ * to `previewBlock`, decides whether a command is cut).
+ */
 export const choicesOf = (
-  request: Pick<ApprovalRequest, "always"> & Partial<Pick<ApprovalRequest, "preview" | "outsideSandbox">>
+  request: Pick<ApprovalRequest, "always"> & Partial<Pick<ApprovalRequest, "preview" | "outsideSandbox">>,
+  columns = 80,
+  rows = 0
 ): Choices => {
-  if (request.outsideSandbox !== undefined) return { line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] }
+  const view = viewable(request) ||
+    (request.preview !== undefined && cutCommand(request.preview, widthOf(columns), rows) !== undefined)
+  if (request.outsideSandbox !== undefined) {
+    return view
+      ? { line: "run it outside the sandbox? [y/n]  [v]iew ", keys: ["y", "n", "v"] }
+      : { line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] }
+  }
   const always = request.always.find((choice) => choice.scope._tag !== "Project")
   const project = request.always.find((choice) => choice.scope._tag === "Project")
   const parts = [
@@ -149,6 +241,7 @@ export const choicesOf = (
     "[n]o",
     ...(always === undefined ? [] : [`[a]lways ${sanitize(always.label)}`]),
     ...(project === undefined ? [] : ["[p]roject"]),
+    ...(view ? ["[v]iew"] : []),
     "[t]ell mm what to do instead"
   ]
   const keys = [
@@ -156,8 +249,8 @@ export const choicesOf = (
     "n",
     ...(always === undefined ? [] : ["a"]),
     ...(project === undefined ? [] : ["p"]),
-    "t",
-    ...(viewable(request) ? ["v"] : [])
+    ...(view ? ["v"] : []),
+    "t"
   ]
   return { line: `allow? ${parts.join("  ")}: `, keys }
 }

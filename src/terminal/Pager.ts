@@ -1,6 +1,8 @@
-// A change too large for mm to diff (lib/Diff.ts), shown whole in the user's pager: the system's
-// `diff -u` (a separate process, fast on rewrites) piped into $PAGER, or the new text when there is
-// no `diff`. mm waits for the pager to close; it holds the terminal meanwhile.
+// What the approval prompt offers to read whole with `v`, in the user's pager: a change too large
+// for mm to diff (lib/Diff.ts), through the system's `diff -u` (a separate process, fast on
+// rewrites) or the new text when there is no `diff`; or a command too long for the screen, as
+// plain text. Either way the text is written to files only the user can read, in a directory of
+// their own, removed once the pager is closed. mm waits for the pager; it holds the terminal meanwhile.
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -11,25 +13,35 @@ import { nodeChildProcesses } from "../lib/NodeModules"
 export const pagerName = (env: NodeJS.ProcessEnv = process.env): string =>
   env.PAGER !== undefined && env.PAGER.trim() !== "" ? env.PAGER.trim() : "less"
 
-const SCRIPT = [
+const DIFF_SCRIPT = [
   "if command -v diff >/dev/null 2>&1",
   `then diff -u --label "$3" --label "$3" -- "$1" "$2"`,
   `else cat -- "$2"`,
   `fi | $4`
 ].join("\n")
 
-/** Shows the change of `shown` from `before` to `after` in the pager; returns once it is closed. */
-export const viewInPager = (shown: string, before: string, after: string): void => {
+// the pager reads the text on its stdin, as it reads the diff
+const TEXT_SCRIPT = `$2 < "$1"`
+
+/** Writes `files` (mode 0600) into a new directory, runs `sh -c script` on their paths and `args`, then removes them. */
+const withFiles = (files: ReadonlyArray<string>, script: string, args: ReadonlyArray<string>): void => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mm-view-"))
   try {
-    const oldFile = path.join(dir, "before")
-    const newFile = path.join(dir, "after")
-    fs.writeFileSync(oldFile, before, { mode: 0o600 })
-    fs.writeFileSync(newFile, after, { mode: 0o600 })
-    nodeChildProcesses().spawnSync("sh", ["-c", SCRIPT, "sh", oldFile, newFile, shown, pagerName()], {
-      stdio: "inherit"
+    const paths = files.map((text, i) => {
+      const file = path.join(dir, String(i))
+      fs.writeFileSync(file, text, { mode: 0o600 })
+      return file
     })
+    nodeChildProcesses().spawnSync("sh", ["-c", script, "sh", ...paths, ...args], { stdio: "inherit" })
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }
+
+/** Shows the change of `shown` from `before` to `after` in the pager; returns once it is closed. */
+export const viewInPager = (shown: string, before: string, after: string): void =>
+  withFiles([before, after], DIFF_SCRIPT, [shown, pagerName()])
+
+/** Shows `text` as it is (a command; the pager is the user's own) in the pager; returns once it is closed. */
+export const viewTextInPager = (text: string): void =>
+  withFiles([text.endsWith("\n") ? text : `${text}\n`], TEXT_SCRIPT, [pagerName()])

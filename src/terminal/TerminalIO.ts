@@ -14,7 +14,7 @@ import { choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { ERASE_DOWN } from "./LineDrawing"
 import { makeLineEditor } from "./LineEditor"
-import { viewInPager } from "./Pager"
+import { viewInPager, viewTextInPager } from "./Pager"
 
 /**
  * Where the terminal façade writes; it remembers whether the cursor sits at a line start.
@@ -189,11 +189,13 @@ export const makeTerminalIO = Effect.acquireRelease(
     })
 )
 
-/** `v`: the change too large to diff, whole in the pager; then the question again. */
+/** `v`: the change too large to diff, or the command too long for the screen, whole in the pager; then the question again. */
 const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) => Effect.Effect<Approval>) =>
   Effect.suspend(() => {
     if (request.preview._tag === "FileChange") {
       viewInPager(request.preview.path, request.preview.before ?? "", request.preview.after ?? "")
+    } else if (request.preview._tag === "Command") {
+      viewTextInPager(request.preview.command)
     }
     return ask(request)
   })
@@ -201,22 +203,25 @@ const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) =
 /**
  * The terminal's approval: the core's preview, then one key — y (yes), n (no), a (always,
  * in the scope the line names), p (every edit in the project), t (no, and a line of what to
- * do instead), v (a change too large to diff, in the pager). With no terminal to ask (stdin
- * piped) nothing is read: the call is refused.
+ * do instead), v (a change too large to diff, or a command too long for the screen, in the
+ * pager). With no terminal to ask (stdin piped) nothing is read: the call is refused.
  */
 export const TerminalApprover = Layer.effect(
   Approver,
   Effect.map(Effect.all([TerminalIO, Secrets]), ([{ input, info, print, style }, { redact }]) => ({
     ask: function ask(request): Effect.Effect<Approval> {
       if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
-      const choices = choicesOf(request)
+      // one size for the block and the keys: whether a long command is cut depends on it
+      const columns = (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80
+      const rows = process.stdout.rows ?? 0
+      const choices = choicesOf(request, columns, rows)
       return Effect.flatMap(
         Effect.promise(() => {
           print.endLine()
           info.endLine()
           // no status line over the preview and the question while it waits
           const release = print.hold()
-          print.write(previewBlock(request, style, (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80))
+          print.write(previewBlock(request, style, columns, rows))
           return input.key(style.yellow(redact(choices.line)), choices.keys, { thenLine: ["t"] }).finally(release)
         }),
         (answer): Effect.Effect<Approval> => {

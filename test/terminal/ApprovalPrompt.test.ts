@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 
 import { choicesOf, previewBlock } from "../../src/terminal/ApprovalPrompt"
 import { colored, plain } from "../../src/text/Style"
@@ -26,14 +26,23 @@ describe("the approval prompt", () => {
     )
   })
 
-  it("shows every line of a 42-line command, as the ordinary approval does, then the reason", () => {
+  it("on a terminal of 50 rows, shows every line of a 42-line command, as the ordinary approval does, then the reason", () => {
     const command = LINES.join("\n")
     const request = { preview: commandPreview(command), title: "echo step 01 …", always: [] }
-    const ordinary = previewBlock(request, plain, 80)
+    const ordinary = previewBlock(request, plain, 80, 50)
     expect(ordinary).toBe(LINES.map((line) => `  ${line}\n`).join(""))
-    const outside = previewBlock({ ...request, outsideSandbox: "/etc/x is read-only in the sandbox" }, plain, 80)
-    expect(outside).toBe(`${ordinary}  the sandbox blocked it: /etc/x is read-only in the sandbox\n`)
-    expect(outside.split("\n").filter((row) => row.startsWith("  echo step "))).toHaveLength(41)
+    const outside = { ...request, outsideSandbox: "/etc/x is read-only in the sandbox" }
+    expect(previewBlock(outside, plain, 80, 50)).toBe(
+      `${ordinary}  the sandbox blocked it: /etc/x is read-only in the sandbox\n`
+    )
+    expect(previewBlock(outside, plain, 80, 50).split("\n").filter((row) => row.startsWith("  echo step ")))
+      .toHaveLength(41)
+    // nothing left to view
+    expect(choicesOf(request, 80, 50).keys).not.toContain("v")
+    expect(choicesOf(outside, 80, 50)).toEqual({ line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] })
+    // on 24 rows the same command is cut: 42 lines would push its start and the tool line off the screen
+    expect(previewBlock(request, plain, 80, 24)).toContain("… 23 more lines not shown")
+    expect(choicesOf(outside, 80, 24).keys).toContain("v")
   })
 
   it("wraps long lines and keeps the timeout, as the ordinary approval does", () => {
@@ -62,11 +71,11 @@ describe("the approval prompt", () => {
       outsideSandbox: "/etc/x\u001b[2K is read-only\nin the sandbox"
     }
     for (const style of [plain, colored]) {
-      const block = previewBlock(request, style, 200)
+      const block = previewBlock(request, style, 200, 50)
       // mm's own colours aside, nothing moves the cursor or erases
       expect(block.replace(/\u001b\[(?:2|22|33|39)m/g, "")).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
     }
-    const rows = previewBlock(request, plain, 200).split("\n")
+    const rows = previewBlock(request, plain, 200, 50).split("\n")
     expect(rows).toHaveLength(44)
     expect(rows.slice(37)).toEqual([
       "  echo harmless",
@@ -77,5 +86,97 @@ describe("the approval prompt", () => {
       "  the sandbox blocked it: /etc/x is read-only in the sandbox",
       ""
     ])
+  })
+
+  describe("a command longer than the screen", () => {
+    // the pager's name is part of the line that offers it
+    beforeEach(() => vi.stubEnv("PAGER", "less"))
+    afterEach(() => vi.unstubAllEnvs())
+    /** `count` lines that each say which they are, the last one the one that matters. */
+    const numbered = (count: number) => [
+      ...Array.from({ length: count - 1 }, (_, i) => `echo line ${i + 1}`),
+      `touch /etc/x # line ${count}`
+    ]
+    const more = (hidden: number) => `  … ${hidden} more lines not shown — [v]iew the whole command in less\n`
+
+    it("shows its first lines, how many more there are, and offers v, in both questions", () => {
+      const lines = numbered(300)
+      const request = { preview: commandPreview(lines.join("\n")), title: "echo line 1 …", always: [] }
+      // unknown height (0 rows): 20 rows, the last of them the line that says what is left out
+      const head = lines.slice(0, 19).map((line) => `  ${line}\n`).join("")
+      expect(previewBlock(request, plain, 80)).toBe(`${head}${more(281)}`)
+      expect(choicesOf(request)).toEqual({
+        line: "allow? [y]es  [n]o  [v]iew  [t]ell mm what to do instead: ",
+        keys: ["y", "n", "v", "t"]
+      })
+      const outside = { ...request, outsideSandbox: "/etc/x is read-only in the sandbox" }
+      expect(previewBlock(outside, plain, 80)).toBe(
+        `${head}${more(281)}  the sandbox blocked it: /etc/x is read-only in the sandbox\n`
+      )
+      expect(choicesOf(outside)).toEqual({ line: "run it outside the sandbox? [y/n]  [v]iew ", keys: ["y", "n", "v"] })
+      // a taller terminal shows more of it before cutting: its rows less 6
+      const tall = previewBlock(request, plain, 80, 60).split("\n")
+      expect(tall.slice(0, 53)).toEqual(lines.slice(0, 53).map((line) => `  ${line}`))
+      expect(tall[53]).toBe(more(247).trimEnd())
+    })
+
+    it("a 20-line command is shown whole, without v; 21 lines are cut", () => {
+      const lines = numbered(20)
+      const request = { preview: commandPreview(lines.join("\n")), title: "echo line 1 …", always: [] }
+      const outside = { ...request, outsideSandbox: "the network is off in the sandbox" }
+      const whole = lines.map((line) => `  ${line}\n`).join("")
+      expect(previewBlock(request, plain, 80)).toBe(whole)
+      expect(previewBlock(outside, plain, 80)).toBe(
+        `${whole}  the sandbox blocked it: the network is off in the sandbox\n`
+      )
+      expect(choicesOf(request).keys).not.toContain("v")
+      expect(choicesOf(request).line).not.toContain("[v]iew")
+      expect(choicesOf(outside)).toEqual({ line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] })
+      const longer = { ...request, preview: commandPreview(numbered(21).join("\n")) }
+      expect(previewBlock(longer, plain, 80)).toBe(
+        `${lines.slice(0, 19).map((line) => `  ${line}\n`).join("")}${more(2)}`
+      )
+    })
+
+    it("counts the rows its lines wrap to; a first line taller than the screen is shown in part; the timeout stays", () => {
+      // 10 lines of 200 characters: 30 rows at 78 columns
+      const wide = Array.from({ length: 10 }, (_, i) => `echo ${String(i).repeat(195)}`)
+      const block = previewBlock(
+        { preview: commandPreview(wide.join("\n"), 30), title: "echo …", always: [] },
+        plain,
+        80
+      )
+      const rows = block.split("\n").slice(0, -1)
+      // six whole lines (18 rows), then what is left out, then the timeout
+      expect(rows.slice(0, 18).map((row) => row.slice(2)).join("")).toBe(wide.slice(0, 6).join(""))
+      expect(rows.slice(18)).toEqual([more(4).trimEnd(), "  (timeout 30 s)"])
+      const one = previewBlock(
+        { preview: commandPreview(`echo ${"y".repeat(5000)}\ntrue`), title: "echo …", always: [] },
+        plain,
+        80
+      )
+      const oneRows = one.split("\n").slice(0, -1)
+      expect(oneRows.slice(0, 19).map((row) => row.slice(2)).join("")).toBe(`echo ${"y".repeat(19 * 78 - 5)}`)
+      // what is left out, wrapped at its words
+      expect(oneRows.slice(19).map((row) => row.slice(2)).join(" ")).toBe(
+        `… the rest of this line and 1 more line not shown — [v]iew the whole command in less`
+      )
+      expect(oneRows.slice(19).length).toBeGreaterThan(1)
+      expect(oneRows.every((row) => row.length <= 80)).toBe(true)
+    })
+
+    it("its first lines keep control characters out; what is left out is only counted", () => {
+      const tricks = ["echo harmless\u001b[1A\u001b[2K", "\u001b]0;title\u0007echo titled", "\u009b2Kecho c1"]
+      const command = [...tricks, ...numbered(300)].join("\n")
+      const request = { preview: commandPreview(command), title: "echo …", always: [], outsideSandbox: "x" }
+      for (const style of [plain, colored]) {
+        expect(previewBlock(request, style, 80).replace(/\u001b\[(?:2|22|33|39)m/g, "")).not.toMatch(
+          /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
+        )
+      }
+      const rows = previewBlock(request, plain, 80).split("\n")
+      expect(rows.slice(0, 3)).toEqual(["  echo harmless", "  echo titled", "  echo c1"])
+      expect(rows).not.toContain("  touch /etc/x # line 300")
+    })
   })
 })

@@ -5,10 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, tempProject } from "../../support/MmProcess"
+import { recordingPager } from "../../support/pager"
 import { PtyMm } from "../../support/PtyMm"
 
-/** Issue 25, finding 1: a rewrite too large to diff is summed up at once, and Ctrl-C is seen while it waits. */
-describe("a large rewrite's preview", () => {
+/**
+ * Issue 25, finding 1: a rewrite too large to diff is summed up at once, and Ctrl-C is seen while
+ * it waits. Issue 42: a command too long for the screen is cut, the rest in the pager.
+ */
+describe("a preview too large to show whole", () => {
   let server: FakeModelServer
   beforeAll(async () => {
     server = await startFakeModelServer()
@@ -48,6 +52,39 @@ describe("a large rewrite's preview", () => {
     expect(fs.readFileSync(path.join(project, "big.txt"), "utf8")).toBe(before)
     mm.type("\x04")
     expect(await mm.exit()).toBe(0)
+  }, 120_000)
+
+  it("a 300-line command shows its first lines and the count of the rest; v gives the pager every line", async () => {
+    const project = askProject()
+    // lines that print nothing; the last would leave a file behind if it ran
+    const lines = [...Array.from({ length: 299 }, (_, i) => `: step ${i + 1} of the plan`), "touch ran.txt"]
+    const command = lines.join("\n")
+    server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "left alone" })
+    const recorder = recordingPager()
+    // 30 rows: 24 for the command, 23 of its lines and the line that says what is left out
+    const mm = new PtyMm(project, { PAGER: recorder.pager }, [], { columns: 100, rows: 30 })
+    await mm.waitFor(/> /)
+    let mark = mm.out.length
+    mm.type("run the plan\r")
+    const shown = (await mm.waitForText(/\[t\]ell mm what to do instead: /, mark)).replace(/\r/g, "")
+    expect(shown).toContain(lines.slice(0, 23).map((line) => `  ${line}\n`).join(""))
+    expect(shown).toContain(`  … 277 more lines not shown — [v]iew the whole command in ${recorder.pager}\n`)
+    expect(shown).not.toContain(": step 24 of the plan")
+    expect(shown).toContain("[v]iew  [t]ell mm what to do instead: ")
+    mark = mm.out.length
+    mm.type("v")
+    // the question comes back once the pager has closed
+    await mm.waitForText(/\[t\]ell mm what to do instead: /, mark)
+    expect(recorder.seen()).toBe(`${command}\n`)
+    // read from a file only its owner could read, removed since
+    expect(recorder.mode()).toBe("600")
+    expect(fs.existsSync(recorder.from()!)).toBe(false)
+    mark = mm.out.length
+    mm.type("n")
+    await mm.waitForText(/left alone/, mark)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    expect(fs.existsSync(path.join(project, "ran.txt"))).toBe(false)
   }, 120_000)
 
   it("Ctrl-C at a 35k → 50k-line rewrite's preview cancels the turn; the file is unchanged", async () => {

@@ -49,15 +49,14 @@ const limitWords = (limits: Confinement["limits"]): string =>
   `ulimit -H -S -f ${limits.fileSizeMiB * 1024} 2>/dev/null; ulimit -H -S -u ${limits.processes} 2>/dev/null; `
 
 /**
- * `argv` with the limits set first: a `bash -c SCRIPT` gets them at the start of its script, on
- * its first line, so that line numbers in its messages stay the same; anything else is started
- * by a bash that sets them and becomes it. The file size is in 1 KiB blocks, as `ulimit -f`
- * counts.
+ * A shell command line (`SHELL -c SCRIPT …`, the shell bash) with the limits set at the start
+ * of its script, on its first line, so that line numbers in its messages stay the same. The
+ * file size is in 1 KiB blocks, as `ulimit -f` counts.
  */
-const withLimits = (limits: Confinement["limits"], argv: ReadonlyArray<string>): ReadonlyArray<string> =>
-  argv[0] === "bash" && argv[1] === "-c" && argv.length >= 3
-    ? ["bash", "-c", limitWords(limits) + argv[2], ...argv.slice(3)]
-    : ["bash", "-c", `${limitWords(limits)}exec "$@"`, "mm-sandbox", ...argv]
+const withLimits = (limits: Confinement["limits"], argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (argv[1] !== "-c" || argv.length < 3) throw new Error(`not a shell command line: ${argv.join(" ")}`)
+  return [argv[0], "-c", limitWords(limits) + argv[2], ...argv.slice(3)]
+}
 
 /**
  * The command line that puts `argv` under bwrap: the root read-only; `/dev`, `/proc`, `/tmp`
@@ -67,6 +66,7 @@ const withLimits = (limits: Confinement["limits"], argv: ReadonlyArray<string>):
  * with the process that started it; its limits set inside. Its environment is the caller's to
  * give: whatever bwrap is started with, its own process inside holds too.
  */
+/** `argv` must be a bash command line, `bash -c SCRIPT …`: its script sets the limits first. */
 export const confinedCommand = (
   program: string,
   confinement: Confinement,

@@ -16,7 +16,8 @@ import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { SessionStore } from "../../src/sessions/SessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "../support/layers"
-import { tempDir, waitUntilGone } from "../support/processes"
+import { tempDir } from "../support/processes"
+import { processesRunning } from "../support/sandbox"
 import { until } from "../support/until"
 
 describe("the turn loop", () => {
@@ -181,12 +182,14 @@ describe("the turn loop", () => {
   it.live("a bash that sleeps past its timeout is killed with its children", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-agent-")
+      // a sleep no other test runs: in the sandbox its pid is not the host's, so it is found by its command line
+      const child = ["sleep", `30.${process.pid}1`]
       server.push(
         {
           toolCalls: [{
             id: "slow",
             name: "bash",
-            arguments: { command: "sleep 30 & echo $! > child.pid; sleep 30", timeout: 1 }
+            arguments: { command: `${child.join(" ")} & echo started > child.pid; sleep 30`, timeout: 1 }
           }]
         },
         { text: "it timed out" }
@@ -194,8 +197,8 @@ describe("the turn loop", () => {
       const events = yield* runTurn(yield* open(cwd), "wait")
       const finished = events.find((e) => e._tag === "ToolCallFinished")
       expect(finished?._tag === "ToolCallFinished" && finished.failed).toBe(true)
-      const pid = Number(fs.readFileSync(path.join(cwd, "child.pid"), "utf8"))
-      expect(yield* Effect.promise(() => waitUntilGone(pid))).toBe(true)
+      expect(fs.readFileSync(path.join(cwd, "child.pid"), "utf8")).toBe("started\n")
+      yield* Effect.promise(() => until(() => processesRunning(child).length === 0, "the child to be killed"))
     }).pipe(Effect.provide(layer())))
 
   it.live("maxSteps stops a model that calls tools forever, with a clear line", () =>
@@ -407,6 +410,7 @@ describe("the turn loop", () => {
   it.live("a cancel keeps the question and the partial answer, closes open tool calls, records nothing", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-agent-")
+      const sleeperArgv = ["sleep", `20.${process.pid}2`]
       server.push({ text: ["partial ", "answer ", "that ", "never ", "ends"], chunkDelayMs: 300 })
       const agent = yield* Agent
       const conversation = yield* open(cwd)
@@ -426,7 +430,11 @@ describe("the turn loop", () => {
       expect(session.turns).toBe(0)
 
       server.push({
-        toolCalls: [{ id: "s1", name: "bash", arguments: { command: "sleep 20 & echo $! > sleeper.pid; wait" } }]
+        toolCalls: [{
+          id: "s1",
+          name: "bash",
+          arguments: { command: `${sleeperArgv.join(" ")} & echo $! > sleeper.pid; wait` }
+        }]
       })
       let started = false
       const second = yield* agent.turn(conversation, "sleep").pipe(
@@ -437,9 +445,9 @@ describe("the turn loop", () => {
       const pidFile = path.join(cwd, "sleeper.pid")
       const written = () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n")
       yield* Effect.promise(() => until(() => started && written(), "the command's pid"))
+      expect(processesRunning(sleeperArgv)).toHaveLength(1)
       yield* Fiber.interrupt(second)
-      const sleeper = Number(fs.readFileSync(pidFile, "utf8"))
-      expect(yield* Effect.promise(() => waitUntilGone(sleeper))).toBe(true)
+      yield* Effect.promise(() => until(() => processesRunning(sleeperArgv).length === 0, "the sleeper to be killed"))
       const after = yield* conversation.snapshot
       expect(after.messages.at(-1)).toEqual({
         role: "tool",

@@ -103,13 +103,23 @@ describe("configuration", () => {
 
   it("sandbox: a word or a map, both decoded to one shape; anything else is one line naming the key", () => {
     const ok = (text: string) => Either.getOrThrow(parseConfig(text, "/p/agent.yaml")).sandbox
-    expect(defaultConfig().sandbox).toEqual({ mode: "auto", network: false, writable: [] })
+    const limits = { processes: 2048, fileSize: 8192 }
+    expect(defaultConfig().sandbox).toEqual({ mode: "auto", network: false, writable: [], env: [], limits })
     expect(defaultConfig().permissions).toBe("ask")
-    expect(ok("sandbox: off\n")).toEqual({ mode: "off", network: false, writable: [] })
+    expect(ok("sandbox: off\n")).toEqual({ mode: "off", network: false, writable: [], env: [], limits })
     expect(ok("sandbox:\n  network: true\n  writable: [~/.cache, build]\n")).toEqual({
       mode: "auto",
       network: true,
-      writable: ["~/.cache", "build"]
+      writable: ["~/.cache", "build"],
+      env: [],
+      limits
+    })
+    expect(ok("sandbox:\n  env: [GH_TOKEN]\n  limits:\n    processes: 64\n")).toEqual({
+      mode: "auto",
+      network: false,
+      writable: [],
+      env: ["GH_TOKEN"],
+      limits: { processes: 64, fileSize: 8192 }
     })
     expect(ok("sandbox:\n  mode: on\n")).toMatchObject({ mode: "on" })
     expect(Either.getOrThrow(parseConfig("permissions: auto\n", "/p/agent.yaml")).permissions).toBe("auto")
@@ -117,6 +127,9 @@ describe("configuration", () => {
     expect(bad("sandbox:\n  mode: sometimes\n")).toMatch(/sandbox\.mode \(line 2, column 9\): .*sometimes/)
     expect(bad("sandbox:\n  network: yes please\n")).toMatch(/sandbox\.network .*expected a boolean/)
     expect(bad("sandbox:\n  netwrok: true\n")).toMatch(/sandbox\.netwrok \(line 2, column 3\): unknown key/)
+    expect(bad("sandbox:\n  env: [MY-TOKEN]\n")).toMatch(/sandbox\.env\[0\] .*expected a variable name .*MY-TOKEN/)
+    expect(bad("sandbox:\n  limits:\n    processes: 0\n")).toMatch(/sandbox\.limits\.processes .*from 1, got 0/)
+    expect(bad("sandbox:\n  limits:\n    fileSize: 1.5\n")).toMatch(/sandbox\.limits\.fileSize .*whole number of MiB/)
   })
 
   it("a wrong type or a negative number names the key path", () => {
@@ -209,12 +222,19 @@ describe("the published JSON Schema", () => {
     }
     const { mcpServers, sandbox, ...closed } = defaultConfig()
     walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined, sandbox: undefined } }, closed, "")
-    expect(sandbox).toEqual({ mode: "auto", network: false, writable: [] })
+    expect(sandbox).toEqual({
+      mode: "auto",
+      network: false,
+      writable: [],
+      env: [],
+      limits: { processes: 2048, fileSize: 8192 }
+    })
     expect(typeof schema.properties.sandbox.description).toBe("string")
     const [word, map] = schema.properties.sandbox.anyOf
     expect(word.enum).toEqual(["auto", "on", "off"])
     expect(map.additionalProperties).toBe(false)
-    expect(Object.keys(map.properties)).toEqual(["mode", "network", "writable"])
+    expect(Object.keys(map.properties)).toEqual(["mode", "network", "writable", "env", "limits"])
+    expect(map.properties.limits.additionalProperties).toBe(false)
     expect(mcpServers).toEqual({})
     expect(typeof schema.properties.mcpServers.description).toBe("string")
     expect(schema.properties.mcpServers.additionalProperties.anyOf.map((entry: any) => entry.required)).toEqual([[

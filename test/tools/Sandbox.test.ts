@@ -47,17 +47,14 @@ describe("the sandbox", () => {
       "-c",
       "ulimit -H -S -f 2048 2>/dev/null; ulimit -H -S -u 64 2>/dev/null; make"
     ])
-    expect(confinedCommand("bwrap", { ...confinement, network: true }, ["true"])).not.toContain("--unshare-net")
-    expect(confinedCommand("bwrap", { ...confinement, userNamespace: true }, ["true"])).toContain("--unshare-user")
-    // anything but bash -c is started by a bash that sets the limits and becomes it
-    expect(confinedCommand("bwrap", confinement, ["make", "-j2"]).slice(-6)).toEqual([
-      "bash",
-      "-c",
-      "ulimit -H -S -f 2048 2>/dev/null; ulimit -H -S -u 64 2>/dev/null; exec \"$@\"",
-      "mm-sandbox",
-      "make",
-      "-j2"
-    ])
+    expect(confinedCommand("bwrap", { ...confinement, network: true }, ["bash", "-c", "true"])).not.toContain(
+      "--unshare-net"
+    )
+    expect(confinedCommand("bwrap", { ...confinement, userNamespace: true }, ["bash", "-c", "true"])).toContain(
+      "--unshare-user"
+    )
+    // only a shell command line can be confined: its script sets the limits
+    expect(() => confinedCommand("bwrap", confinement, ["make", "-j2"])).toThrow(/not a shell command line/)
   })
 
   it("gives the reason for a block in its own words, once it has checked it", () => {

@@ -258,9 +258,20 @@ describe("mm acp: the editor's terminal", () => {
     harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "make" } }] }, { text: "ok" })
     expect((await ask("build")).stopReason).toBe("end_turn")
     const [created] = sent(agent, "terminal/create") as Array<{ command: string; args: Array<string>; cwd: string }>
-    expect(created.command).toBe("bwrap")
-    expect(created.args.slice(-4)).toEqual(["--", "bash", "-c", "make"])
-    expect(created.args).toEqual(expect.arrayContaining(["--unshare-net", "--die-with-parent"]))
+    // started by env -i with the sandbox's whole environment: the editor's own variables stay out
+    expect(created.command).toBe("env")
+    expect(created.args[0]).toBe("-i")
+    const pairs = created.args.slice(1, created.args.findIndex((arg, i) => i > 0 && !/^[A-Za-z_]\w*=/.test(arg)))
+    expect(pairs.some((pair) => pair.startsWith("PATH="))).toBe(true)
+    expect(pairs.some((pair) => /^(OPENAI_API_KEY|\w*_TOKEN)=/.test(pair))).toBe(false)
+    // bwrap next, or (as root) the shell that puts it in its process-count group first
+    expect(created.args[pairs.length + 1]).toMatch(/^(bwrap|sh)$/)
+    expect(created.args).toContain("bwrap")
+    expect(created.args.slice(-4, -1)).toEqual(["--", "bash", "-c"])
+    expect(created.args.at(-1)).toMatch(/^ulimit -H -S -f \d+ 2>\/dev\/null; ulimit -H -S -u \d+ 2>\/dev\/null; make$/)
+    expect(created.args).toEqual(
+      expect.arrayContaining(["--unshare-net", "--unshare-pid", "--new-session", "--die-with-parent"])
+    )
     expect(created.args.join(" ")).toContain(`--bind ${project.dir} ${project.dir}`)
     expect(created.cwd).toBe(project.dir)
   })

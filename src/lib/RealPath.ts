@@ -41,7 +41,8 @@ export const realPathOf = (file: string, cwd = process.cwd()): string => {
   return done
 }
 
-const within = (dir: string, file: string): boolean => {
+/** Whether `file` is `dir` or lies under it, by their names (absolute paths; no link followed). */
+export const within = (dir: string, file: string): boolean => {
   const relative = path.relative(dir, file)
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }

@@ -15,7 +15,7 @@ export const bashTool = defineTool({
   description: "Run a shell command with `bash -c` in the project directory. stdin is closed, so nothing can prompt. " +
     "The result starts with a status line (`exit code N`, or `killed after N s (timeout)`) followed by stdout and stderr interleaved. " +
     "Long output keeps its beginning and its end. The command and everything it started are killed on timeout. " +
-    "In the sandbox, processes it starts in the background end with it.",
+    "What it starts in the background ends with it in the sandbox; unconfined, it may go on.",
   parameters: Schema.Struct({
     command: NonBlankText("a command", "the command line, run by bash -c"),
     timeout: optional(Seconds(`seconds before the command is killed (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`))

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-import { type ProjectTarget, projectTargetOf, realPathOf } from "../lib/RealPath"
+import { type ProjectTarget, projectTargetOf, realPathOf, within } from "../lib/RealPath"
 
 /**
  * The parts of a project that decide what runs and what is trusted, rather than being the
@@ -22,11 +22,6 @@ const WHY: Record<string, string> = {
   ".git": "it is in .git/, where a line of config can make git run a program",
   ".mm": "it is in .mm/, mm's own records of this project",
   "agent.yaml": "it is the project's agent.yaml, which says what mm may run"
-}
-
-const within = (dir: string, file: string): boolean => {
-  const relative = path.relative(dir, file)
-  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }
 
 const realOrSelf = (file: string): string => {

@@ -9,6 +9,7 @@ import { AppConfig } from "../config/Config"
 import type { SandboxLimits, SandboxSettings } from "../config/SandboxConfig"
 import { bwrapProgram, confinedCommand, type Confinement, probeBwrap } from "../lib/Bubblewrap"
 import { inGroup, openPidsGroup } from "../lib/PidsCgroup"
+import { within } from "../lib/RealPath"
 import { Secrets } from "../lib/Secrets"
 import { existingProtected, protectedReason } from "./ProtectedPaths"
 import { confinedEnv, hiddenDirs, maskedSockets } from "./SandboxHost"
@@ -46,17 +47,12 @@ export interface WritableView {
   readonly writable: ReadonlyArray<string>
 }
 
-const isUnder = (dir: string, file: string): boolean => {
-  const relative = path.relative(dir, file)
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
-}
-
 /** Why `file` is read-only in the sandbox, in mm's words; undefined when the sandbox lets it be written. */
 const readOnlyBecause = (view: WritableView, file: string): string | undefined => {
   const protectedWhy = protectedReason(view.cwd, file)
   if (protectedWhy !== undefined) return `${file} is read-only in the sandbox: ${protectedWhy}`
-  if (isUnder("/tmp", file) || isUnder("/dev", file) || isUnder("/run", file)) return undefined
-  if (isUnder(view.cwd, file) || view.writable.some((dir) => isUnder(dir, file))) return undefined
+  if (within("/tmp", file) || within("/dev", file) || within("/run", file)) return undefined
+  if (within(view.cwd, file) || view.writable.some((dir) => within(dir, file))) return undefined
   return `${file} is read-only in the sandbox: it is outside the project`
 }
 

@@ -8,6 +8,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
+import { within } from "../lib/RealPath"
+
 /**
  * Names that commonly hold a credential: a word such as KEY, TOKEN, SECRET or PASSWORD between
  * underscores or at an end (`OPENAI_API_KEY`, `GH_TOKEN`, `GOOGLE_APPLICATION_CREDENTIALS`),
@@ -42,11 +44,6 @@ const isDirectory = (dir: string): boolean => {
   }
 }
 
-const isUnder = (dir: string, file: string): boolean => {
-  const relative = path.relative(dir, file)
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
-}
-
 /**
  * The directories replaced by an empty one inside (besides /tmp): /run, /var/run when it is not
  * a link to /run, and $XDG_RUNTIME_DIR where it lies elsewhere. That is where the host's
@@ -57,7 +54,7 @@ export const hiddenDirs = (env: NodeJS.ProcessEnv): Array<string> => {
   const candidates = ["/run", "/var/run", ...(runtime !== undefined && path.isAbsolute(runtime) ? [runtime] : [])]
   const found: Array<string> = []
   for (const dir of candidates) {
-    if (!isDirectory(dir) || found.some((d) => isUnder(d, dir)) || isUnder("/tmp", dir)) continue
+    if (!isDirectory(dir) || found.some((d) => within(d, dir)) || within("/tmp", dir)) continue
     found.push(dir)
   }
   return found
@@ -98,7 +95,7 @@ export const maskedSockets = (
   const known = [path.join(home, ".docker", "run", "docker.sock"), path.join(home, ".docker", "desktop", "docker.sock")]
   const found: Array<string> = []
   for (const socket of [...named, ...known]) {
-    if ([...hidden, "/tmp"].some((dir) => isUnder(dir, socket)) || found.includes(socket) || !isSocket(socket)) continue
+    if ([...hidden, "/tmp"].some((dir) => within(dir, socket)) || found.includes(socket) || !isSocket(socket)) continue
     found.push(socket)
   }
   return found

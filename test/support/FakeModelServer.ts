@@ -342,3 +342,11 @@ export const closedPort = async (): Promise<number> => {
   await new Promise((resolve) => server.close(resolve))
   return port
 }
+
+/** The tool results the model was sent in the last request, by call id. */
+export const lastToolResults = (server: FakeModelServer): Record<string, string> =>
+  Object.fromEntries(
+    server.completions().at(-1)!.body.messages
+      .filter((m: { role: string }) => m.role === "tool")
+      .map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content])
+  )

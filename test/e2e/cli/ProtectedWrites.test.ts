@@ -8,19 +8,11 @@ import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
-import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { type FakeModelServer, lastToolResults, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, tempProject, withSessions } from "../../support/MmProcess"
 import { requireSandbox } from "../../support/sandbox"
 
 const REFUSED = "not approved: no terminal to ask"
-
-/** The tool results the model was sent in the last request, by call id. */
-const toolResults = (server: FakeModelServer): Record<string, string> =>
-  Object.fromEntries(
-    server.completions().at(-1)!.body.messages
-      .filter((m: { role: string }) => m.role === "tool")
-      .map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content])
-  )
 
 /** A git repository with mm's config (`permissions` set as given) and a valid .mm/permissions.json. */
 const repository = (lines: ReadonlyArray<string>, permissions: string, remembered: ReadonlyArray<unknown> = []) => {
@@ -75,7 +67,7 @@ describe("mm -p: writes to .git/, .mm/ and agent.yaml are asked, so refused", ()
     server.push({ toolCalls: calls }, { text: "done" })
     const run = await runMm(project, [], ["-p", "go"])
     expect(run.stdout).toBe("done\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     for (const id of ["git", "link", "dots", "mm", "yaml"]) expect(results[id], id).toContain(REFUSED)
     expect(snapshot(project)).toEqual(before)
     expect(fs.existsSync(path.join(project, ".git/hooks/pre-commit"))).toBe(false)
@@ -113,7 +105,7 @@ describe("mm -p: writes to .git/, .mm/ and agent.yaml are asked, so refused", ()
     server.push({ toolCalls: [calls[0]] }, { text: "done" })
     const run = await runMm(project, [], ["-p", "go"])
     expect(run.stdout).toBe("done\n")
-    expect(toolResults(server).git).toMatch(/^overwrote \.git\/config/)
+    expect(lastToolResults(server).git).toMatch(/^overwrote \.git\/config/)
     expect(fs.readFileSync(path.join(project, ".git/config"), "utf8")).toBe(written)
   })
 })

@@ -4,19 +4,11 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { SANDBOX_BLOCKED } from "../../../src/tools/Sandbox"
-import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { type FakeModelServer, lastToolResults, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../../support/MmProcess"
 import { outsideDir, requireSandbox } from "../../support/sandbox"
 
 const BLOCKED = SANDBOX_BLOCKED
-
-/** The tool results the model was sent in the last request, by call id. */
-const toolResults = (server: FakeModelServer): Record<string, string> =>
-  Object.fromEntries(
-    server.completions().at(-1)!.body.messages
-      .filter((m: { role: string }) => m.role === "tool")
-      .map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content])
-  )
 
 const bash = (id: string, command: string) => ({ id, name: "bash", arguments: { command } })
 
@@ -52,7 +44,7 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     )
     const run = await runMm(project, [], ["-p", "try things"], { MM_SANDBOX_TEST_KEY: "sk-test-sandbox-1234" })
     expect(run.stdout).toBe("done\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
 
     expect(fs.existsSync(path.join(outside, "x"))).toBe(false)
     expect(results.outside).toContain("Read-only file system")
@@ -94,7 +86,7 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     )
     const run = await runMm(project, [], ["-p", "try"])
     expect(run.stdout).toBe("done\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     expect(fs.existsSync(path.join(outside, "x"))).toBe(true)
     expect(results.outside).toMatch(/^exit code 0\ntouched/)
     expect(results.network).toMatch(/^exit code 0\nreached/)
@@ -108,7 +100,7 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     const run = await runMm(project, [], ["-p", "touch it"])
     expect(run.stdout).toBe("done\n")
     expect(fs.existsSync(path.join(outside, "x"))).toBe(true)
-    expect(toolResults(server).outside).not.toContain(BLOCKED)
+    expect(lastToolResults(server).outside).not.toContain(BLOCKED)
   })
 
   it("sandbox: on where bubblewrap cannot start: one line and exit code 2 before anything runs", async () => {
@@ -155,7 +147,7 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     )
     const run = await runMm(project, [], ["-p", "go"])
     expect(run.stdout).toBe("done\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     expect(results.cmd).toMatch(/^exit code 0\nok/)
     expect(fs.readFileSync(path.join(project, "ran.txt"), "utf8")).toBe("ran\n")
     expect(fs.readFileSync(path.join(project, "inside.txt"), "utf8")).toBe("x")
@@ -172,7 +164,7 @@ describe("the sandbox: the model's bash calls confined with bubblewrap (mm -p)",
     const run = await runMm(project, [], ["-p", "go"], { MM_BWRAP: "/nonexistent/bwrap" })
     expect(run.stdout).toBe("done\n")
     expect(run.stderr.split("permissions auto: the sandbox is off, so mm asks as under ask")).toHaveLength(2)
-    expect(toolResults(server).cmd).toContain("no terminal to ask")
+    expect(lastToolResults(server).cmd).toContain("no terminal to ask")
     expect(fs.existsSync(path.join(project, "ran.txt"))).toBe(false)
   })
 })

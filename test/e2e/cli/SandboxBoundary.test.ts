@@ -9,19 +9,11 @@ import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
-import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { type FakeModelServer, lastToolResults, startFakeModelServer } from "../../support/FakeModelServer"
 import { MmProcess, runMm, tempProject, withSessions } from "../../support/MmProcess"
 import { isAlive } from "../../support/processes"
 import { processesRunning, requireSandbox } from "../../support/sandbox"
 import { until } from "../../support/until"
-
-/** The tool results the model was sent in the last request, by call id. */
-const toolResults = (server: FakeModelServer): Record<string, string> =>
-  Object.fromEntries(
-    server.completions().at(-1)!.body.messages
-      .filter((m: { role: string }) => m.role === "tool")
-      .map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content])
-  )
 
 const bash = (id: string, command: string, timeout?: number) => ({
   id,
@@ -72,7 +64,7 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
     )
     const first = await runMm(project, [], ["-p", "make git run something"])
     expect(first.stdout).toBe("tried\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     for (const id of ["append", "gitconfig", "hook"]) expect(results[id]).toMatch(/Read-only file system/)
     expect(results.replace).toMatch(/^exit code [1-9]/)
     expect(fs.readFileSync(path.join(project, ".git", "config"), "utf8")).toBe(config)
@@ -107,7 +99,7 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
       { text: "tried" }
     )
     expect((await runMm(project, [], ["-p", "forge"])).stdout).toBe("tried\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     for (const id of ["forge", "allow", "yaml"]) expect(results[id]).toMatch(/Read-only file system/)
     expect(results.ordinary).toMatch(/^exit code 0\ndone/)
     expect(fs.readFileSync(path.join(sessions, file), "utf8").startsWith(before.slice(0, 40))).toBe(true)
@@ -135,7 +127,7 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
     const mm = new MmProcess(project)
     mm.send("reach out")
     await until(() => mm.stdout.includes("tried"), "the turn to end")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     expect(results.see).toMatch(/^exit code 0\nunseen\n\s*\d+/)
     expect(Number(/unseen\n\s*(\d+)/.exec(results.see)?.[1])).toBeLessThan(10)
     expect(results.signal).toMatch(/kill=1/)
@@ -170,7 +162,7 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
     )
     const run = await runMm(project, [], ["-p", "connect"], { SSH_AUTH_SOCK: named })
     expect(run.stdout).toBe("tried\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     expect(results.run).toMatch(/failed ENOENT/)
     expect(results.named).toMatch(/failed ECONNREFUSED/)
     expect(connected).toEqual([])
@@ -205,7 +197,7 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
       MM_LET_THROUGH_TOKEN: "let-through"
     })
     expect(run.stdout).toBe("looked\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     for (const name of ["MM_BOUNDARY_KEY", "GITHUB_TOKEN", "AWS_PROFILE", "MY_SERVICE_API_KEY"]) {
       expect(results.env).toContain(`${name}=[absent]`)
     }
@@ -230,7 +222,7 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
     )
     const run = await runMm(project, [], ["-p", "go wild"])
     expect(run.stdout).toBe("stopped\n")
-    const results = toolResults(server)
+    const results = lastToolResults(server)
     expect(results.bomb).toContain(
       "[sandbox: the call reached its limit of 40 processes at once (sandbox.limits.processes)]"
     )

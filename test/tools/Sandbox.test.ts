@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -7,6 +9,7 @@ import { describe, expect, it } from "vitest"
 import { defaultSandbox } from "../../src/config/SandboxConfig"
 import { confinedCommand } from "../../src/lib/Bubblewrap"
 import { blockedBy, limitLineOf, makeSandbox, sandboxLine, stateOf, writablePath } from "../../src/tools/Sandbox"
+import { requireSandbox } from "../support/sandbox"
 
 describe("the sandbox", () => {
   const confinement = {
@@ -132,5 +135,51 @@ describe("the sandbox", () => {
     expect(sandbox.known()).toEqual({ _tag: "Off", reason: "set in agent.yaml" })
     const state = await Effect.runPromise(sandbox.state)
     expect(sandbox.confine(state, "/p")).toBeUndefined()
+  })
+})
+
+describe("the process limit for a user other than root", () => {
+  // As root, RLIMIT_NPROC does not apply and mm uses a pids control group (the e2e tests, as
+  // root, cover that); here the limit is tried as `nobody`, in a user namespace of its own.
+  const asNobody = process.getuid?.() === 0 && spawnSync("setpriv", ["--help"]).status === 0
+  it.skipIf(!asNobody)("stops a call's forks at the limit, whatever else the user runs", () => {
+    requireSandbox()
+    const dir = fs.mkdtempSync("/var/tmp/mm-limit-")
+    fs.chmodSync(dir, 0o777)
+    const forks = [
+      "import os, time",
+      "n = 0",
+      "for i in range(60):",
+      "    try:",
+      "        if os.fork() == 0:",
+      "            time.sleep(5)",
+      "            os._exit(0)",
+      "        n += 1",
+      "    except OSError as e:",
+      "        print('refused', e.errno)",
+      "        break",
+      "print('forked', n)"
+    ].join("\n")
+    const argv = confinedCommand(
+      "bwrap",
+      {
+        dir,
+        writable: [],
+        readOnly: [],
+        hidden: [],
+        masked: [],
+        network: false,
+        limits: { processes: 20, fileSizeMiB: 1 },
+        userNamespace: true
+      },
+      ["bash", "-c", `python3 -c "${forks}"`]
+    )
+    const run = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], {
+      encoding: "utf8"
+    })
+    expect(run.stderr).toBe("")
+    // bwrap's own process and bash count too: fewer than 20 forks, then EAGAIN (11)
+    expect(run.stdout).toMatch(/^refused 11\nforked 1\d\n$/)
+    fs.rmSync(dir, { recursive: true, force: true })
   })
 })

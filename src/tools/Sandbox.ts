@@ -59,7 +59,7 @@ const readOnlyBecause = (view: WritableView, file: string): string | undefined =
 /** Paths named on the lines of `output` that report a read-only file system, made absolute against `cwd`. */
 const pathsBlocked = (output: string, cwd: string): Array<string> =>
   output.split("\n").filter((line) => writeBlocked.test(line)).flatMap((line) =>
-    [...line.matchAll(/(?:^|[\s'"`‘“(])((?:\/|\.{1,2}\/|[\w.-]+\/)[^\s'"`’”):]*)/g)].map((m) => path.resolve(cwd, m[1]))
+    [...line.matchAll(/(?:^|[\s'"`\u2018\u201c(])((?:\/|\.{1,2}\/|[\w.-]+\/)[^\s'"`\u2019\u201d):]*)/g)].map((m) => path.resolve(cwd, m[1]))
   )
 
 /**

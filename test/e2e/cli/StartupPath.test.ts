@@ -80,6 +80,14 @@ const lastQuestion = (): unknown => {
 }
 
 describe("the start-up path", () => {
+  it("the core bundle is ASCII alone, so that mm reads it as latin1 (no UTF-8 decoding at start)", () => {
+    // a character past ASCII anywhere in src/ (a regular expression's class keeps it as is)
+    // makes the build fall back to UTF-8, which costs about 4 ms of every start
+    const core = fs.readFileSync(path.join(path.dirname(MM_BIN), "mm-core.cjs"))
+    const at = core.findIndex((byte) => byte > 0x7f)
+    expect(at === -1 ? "" : core.subarray(Math.max(0, at - 60), at + 20).toString("utf8")).toBe("")
+  })
+
   it("mm -p with /dev/null on stdin sends the question alone; node:crypto and @effect/cli are not loaded before it", async () => {
     const project = tempProject(withSessions(server.url))
     server.push({ text: "done" })

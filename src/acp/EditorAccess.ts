@@ -8,6 +8,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 
 import { firstLineOf } from "../lib/OneLine"
+import { programPath } from "../lib/Programs"
 import { commandResultOf } from "../tools/CommandProcess"
 import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import type { CommandLine, ToolContext, ToolResult } from "../tools/Tool"
@@ -46,10 +47,15 @@ const quietly = (work: () => Promise<unknown>) => Effect.promise(() => work().th
  * The argv the editor runs: a command that must have exactly its own environment (a confined
  * one) is started by `env -i` with it, since the editor's terminal adds its own variables.
  */
-const withWholeEnv = (line: CommandLine): ReadonlyArray<string> =>
+const withWholeEnv = (line: CommandLine, cwd: string): ReadonlyArray<string> =>
   line.env === undefined
     ? line.argv
-    : ["env", "-i", ...Object.entries(line.env).map(([name, value]) => `${name}=${value}`), ...line.argv]
+    : [
+      programPath("env", [cwd]),
+      "-i",
+      ...Object.entries(line.env).map(([name, value]) => `${name}=${value}`),
+      ...line.argv
+    ]
 
 /**
  * A command in the editor's terminal: `terminal/create` (shown live under the call),
@@ -58,7 +64,7 @@ const withWholeEnv = (line: CommandLine): ReadonlyArray<string> =>
  */
 const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.Effect<ToolResult> => {
   const { seconds } = line
-  const [command, ...commandArgs] = withWholeEnv(line)
+  const [command, ...commandArgs] = withWholeEnv(line, ctx.cwd)
   return Effect.acquireUseRelease(
     Effect.tryPromise({
       try: () =>

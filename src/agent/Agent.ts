@@ -22,6 +22,7 @@ import { type ToolResult } from "../tools/Tool"
 import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps } from "./Deps"
+import { gitConfineOf } from "./Environment"
 import { systemPromptOf } from "./SystemPrompt"
 import { runShell } from "./ToolCalls"
 import { turn } from "./Turn"
@@ -119,7 +120,12 @@ export const makeAgent = Effect.gen(function*() {
 
 const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: Conversation) {
   const { config, model } = deps
-  const system = yield* systemPromptOf(config, deps.tools, conversation.cwd)
+  const system = yield* systemPromptOf(
+    config,
+    deps.tools,
+    conversation.cwd,
+    yield* gitConfineOf(deps.sandbox, conversation.cwd)
+  )
   const { messages } = yield* conversation.snapshot
   const history = messages.filter((m) => m.role !== "system")
   const results = history.filter((m) => m.role === "tool")

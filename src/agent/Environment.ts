@@ -6,7 +6,8 @@ import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
 
-import { gitBranch, gitDirtyWithin, gitRoot } from "../lib/Git"
+import { gitBranch, type GitConfine, gitDirtyWithin, gitRoot } from "../lib/Git"
+import type { SandboxShape } from "../tools/Sandbox"
 
 /** The longest a turn waits for `git status` before it goes on with the last answer known. */
 const GIT_STATUS_WAIT_MS = 50
@@ -25,8 +26,20 @@ const pad = (n: number) => String(n).padStart(2, "0")
 
 export const localDate = (now: Date): string => `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`
 
+/**
+ * How mm's own git runs for a turn in `cwd`: in the sandbox, with nothing writable and no
+ * network, whenever the sandbox is on, so that nothing a repository names can change anything
+ * even if it got past git's options (lib/Git.ts); as it is when the sandbox is off.
+ */
+export const gitConfineOf = (sandbox: SandboxShape, cwd: string): Effect.Effect<GitConfine | undefined> =>
+  Effect.map(sandbox.state, (state) => sandbox.readOnly(state, cwd))
+
 /** The environment of a turn run in `cwd`; waits for `git status` at most GIT_STATUS_WAIT_MS. */
-export const environmentOf = (cwd: string, now: Date = new Date()): Effect.Effect<EnvironmentInfo> =>
+export const environmentOf = (
+  cwd: string,
+  git: GitConfine | undefined,
+  now: Date = new Date()
+): Effect.Effect<EnvironmentInfo> =>
   Effect.promise(async () => {
     const root = gitRoot(cwd)
     const shell = process.env.SHELL
@@ -37,7 +50,7 @@ export const environmentOf = (cwd: string, now: Date = new Date()): Effect.Effec
       shell: shell === undefined || shell === "" ? "unknown" : path.basename(shell),
       git: root === undefined
         ? undefined
-        : { branch: gitBranch(root), dirty: await gitDirtyWithin(root, GIT_STATUS_WAIT_MS) }
+        : { branch: gitBranch(root), dirty: await gitDirtyWithin(root, GIT_STATUS_WAIT_MS, git) }
     }
   }).pipe(Effect.withSpan("Environment.of"))
 

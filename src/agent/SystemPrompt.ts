@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 
 import type { AgentConfig } from "../config/Config"
 import { DEFAULT_SYSTEM } from "../config/DefaultSystem"
+import type { GitConfine } from "../lib/Git"
 import type { ToolRegistryShape } from "../tools/Registry"
 import { environmentOf, environmentPrompt } from "./Environment"
 import { type InstructionFile, instructionsPrompt, loadInstructions } from "./Instructions"
@@ -39,7 +40,8 @@ export const configuredSystem = (system: string, toolSentence: string): string =
 export const systemPromptOf = (
   config: AgentConfig,
   tools: Pick<ToolRegistryShape, "sentence">,
-  cwd: string
+  cwd: string,
+  git: GitConfine | undefined
 ): Effect.Effect<SystemPrompt> =>
   Effect.gen(function*() {
     const home = os.homedir()
@@ -49,7 +51,7 @@ export const systemPromptOf = (
       configured: configuredSystem(config.system, tools.sentence),
       instructions: instructionsPrompt(instructions.files),
       skills: skillsPrompt(skills),
-      environment: environmentPrompt(yield* environmentOf(cwd))
+      environment: environmentPrompt(yield* environmentOf(cwd, git))
     }
     return {
       text: [parts.configured, parts.instructions, parts.skills, parts.environment]

@@ -12,6 +12,7 @@ import { type EditorBlock, type Message, type Session, titleOf, withSystem } fro
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn } from "./Deps"
+import { gitConfineOf } from "./Environment"
 import { questionMessage } from "./Images"
 import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
 import { recoverOverflow } from "./Overflow"
@@ -164,7 +165,12 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
 ) {
   yield* warn(emit, yield* deps.model.takeWarning)
   yield* autoCompact(deps, conversation, question, emit)
-  const { text: system, warnings } = yield* systemPromptOf(deps.config, deps.tools, conversation.cwd)
+  const { text: system, warnings } = yield* systemPromptOf(
+    deps.config,
+    deps.tools,
+    conversation.cwd,
+    yield* gitConfineOf(deps.sandbox, conversation.cwd)
+  )
   for (const warning of warnings) {
     if (deps.shownWarnings.has(warning)) continue
     deps.shownWarnings.add(warning)

@@ -3,6 +3,7 @@
  * confines a program with it. Knows nothing of mm; src/tools/Sandbox.ts decides when to use it.
  */
 import { nodeChildProcesses } from "./NodeModules"
+import { programPath } from "./Programs"
 
 const BWRAP = "bwrap"
 
@@ -45,8 +46,17 @@ const SYSTEM_VIEW = [
 const OWN_NAMESPACES = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
 
 /** The shell words that set the limits (soft and hard, so that nothing inside can raise them again). */
+/**
+ * Closes every descriptor above 2 that the command would inherit: bwrap passes on whatever mm
+ * was started with (a make jobserver's, one a wrapper left open on a file of the host's), and
+ * writing through one would reach outside the sandbox.
+ */
+const CLOSE_FDS = "for f in /proc/self/fd/*; do n=${f##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\" 2>/dev/null; done; "
+
 const limitWords = (limits: Confinement["limits"]): string =>
-  `ulimit -H -S -f ${limits.fileSizeMiB * 1024} 2>/dev/null; ulimit -H -S -u ${limits.processes} 2>/dev/null; `
+  `ulimit -H -S -f ${
+    limits.fileSizeMiB * 1024
+  } 2>/dev/null; ulimit -H -S -u ${limits.processes} 2>/dev/null; ${CLOSE_FDS}`
 
 /**
  * A shell command line (`SHELL -c SCRIPT …`, the shell bash) with the limits set at the start
@@ -63,24 +73,19 @@ const withLimits = (limits: Confinement["limits"], argv: ReadonlyArray<string>):
  * and the `hidden` directories of its own; `dir` (and `writable`) writable; `readOnly` and
  * `masked` put back read-only; its own process, IPC and host-name namespaces; no network
  * unless allowed; no capabilities; a new session (no terminal to inject keys into); killed
- * with the process that started it; its limits set inside. Its environment is the caller's to
- * give: whatever bwrap is started with, its own process inside holds too.
+ * with the process that started it. Its environment is the caller's to give: whatever bwrap
+ * is started with, its own process inside holds too.
  */
-/** `argv` must be a bash command line, `bash -c SCRIPT …`: its script sets the limits first. */
-export const confinedCommand = (
-  program: string,
-  confinement: Confinement,
-  argv: ReadonlyArray<string>
-): Array<string> => [
-  program,
+const viewArgs = (confinement: Confinement, projectWritable: boolean): Array<string> => [
   ...SYSTEM_VIEW,
   ...confinement.hidden.flatMap((dir) => ["--tmpfs", dir]),
-  ...confinement.masked.flatMap((socket) => ["--ro-bind", "/dev/null", socket]),
-  ...confinement.writable.flatMap((p) => ["--bind-try", p, p]),
-  "--bind",
+  ...(projectWritable ? confinement.writable.flatMap((p) => ["--bind-try", p, p]) : []),
+  projectWritable ? "--bind" : "--ro-bind",
   confinement.dir,
   confinement.dir,
   ...confinement.readOnly.flatMap((p) => ["--ro-bind", p, p]),
+  // last, so that neither the project nor a writable path brings a covered socket back
+  ...confinement.masked.flatMap((socket) => ["--ro-bind", "/dev/null", socket]),
   "--chdir",
   confinement.dir,
   ...OWN_NAMESPACES,
@@ -89,10 +94,25 @@ export const confinedCommand = (
   "--cap-drop",
   "ALL",
   "--new-session",
-  "--die-with-parent",
-  "--",
-  ...withLimits(confinement.limits, argv)
+  "--die-with-parent"
 ]
+
+/** The model's command confined: `argv` must be a bash command line, `bash -c SCRIPT …`, whose script sets the limits first. */
+export const confinedCommand = (
+  program: string,
+  confinement: Confinement,
+  argv: ReadonlyArray<string>
+): Array<string> => [program, ...viewArgs(confinement, true), "--", ...withLimits(confinement.limits, argv)]
+
+/**
+ * Any program (mm's own `git status`) confined with nothing writable at all, the project
+ * included, and no network: whatever a repository makes it run can change nothing.
+ */
+export const readOnlyCommand = (
+  program: string,
+  confinement: Confinement,
+  argv: ReadonlyArray<string>
+): Array<string> => [program, ...viewArgs({ ...confinement, network: false }, false), "--", ...argv]
 
 const probeArgs = [
   ...SYSTEM_VIEW,
@@ -141,8 +161,12 @@ export const probeBwrap = (): Promise<BwrapProbe> => (probed ??= new Promise<Bwr
   }
 }))
 
-/** The program run as bwrap: `MM_BWRAP` when set (tests use a missing one), else `bwrap` from PATH. */
-export const bwrapProgram = (): string => {
+/**
+ * The program run as bwrap: `MM_BWRAP` when set (tests use a missing one), else `bwrap` from
+ * PATH, never from a directory inside `avoid` (the project: a command could have put a `bwrap`
+ * of its own there, lib/Programs.ts).
+ */
+export const bwrapProgram = (avoid: ReadonlyArray<string> = [process.cwd()]): string => {
   const chosen = process.env.MM_BWRAP
-  return chosen !== undefined && chosen !== "" ? chosen : BWRAP
+  return chosen !== undefined && chosen !== "" ? chosen : programPath(BWRAP, avoid)
 }

@@ -22,6 +22,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { nodeChildProcesses } from "./NodeModules"
+import { forgetProcess, killProcessOnExit } from "./ProcessGroups"
+import { programPath } from "./Programs"
 
 /** The root of the git work tree holding `dir` (the nearest folder with a `.git`), or undefined. */
 export const gitRoot = (dir: string): string | undefined => {
@@ -38,17 +40,29 @@ export const gitRoot = (dir: string): string | undefined => {
   }
 }
 
+/**
+ * A small regular file's text. Opened without blocking and checked to be a regular file
+ * first: a confined command can put a FIFO where `.git` or `HEAD` is, and reading one would
+ * hold mm until something writes to it.
+ */
 const readSmall = (file: string): string | undefined => {
+  let fd: number | undefined
   try {
-    const text = fs.readFileSync(file, "utf8")
-    return text.length > 4096 ? undefined : text
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile() || stat.size > 4096) return undefined
+    const buffer = Buffer.alloc(stat.size)
+    const read = fs.readSync(fd, buffer, 0, stat.size, 0)
+    return buffer.toString("utf8", 0, read)
   } catch {
     return undefined
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
   }
 }
 
 /** The git directory of a work tree: `.git` itself, or where a `.git` file (`gitdir: …`) points. */
-const gitDir = (root: string): string | undefined => {
+export const gitDir = (root: string): string | undefined => {
   const dotGit = path.join(root, ".git")
   try {
     if (fs.statSync(dotGit).isDirectory()) return dotGit
@@ -57,6 +71,12 @@ const gitDir = (root: string): string | undefined => {
   }
   const match = /^gitdir:\s*(.+?)\s*$/m.exec(readSmall(dotGit) ?? "")
   return match === null ? undefined : path.resolve(root, match[1])
+}
+
+/** The common directory a linked work tree's git directory names (`commondir`), or undefined. */
+export const gitCommonDir = (dir: string): string | undefined => {
+  const named = readSmall(path.join(dir, "commondir"))?.trim()
+  return named === undefined || named === "" ? undefined : path.resolve(dir, named)
 }
 
 /** `main`, or `detached at 1a2b3c4` — read from `.git/HEAD`; undefined when it cannot be read. */
@@ -93,8 +113,8 @@ const SAFE_OPTIONS: ReadonlyArray<string> = [
  * Pager, editor and askpass variables are left as they are: they come from the user, not
  * the project, and no call here pages, edits or asks for a password.
  */
-const safeEnv = (): NodeJS.ProcessEnv => ({
-  ...process.env,
+const safeEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  ...env,
   GIT_TERMINAL_PROMPT: "0",
   GIT_OPTIONAL_LOCKS: "0",
   GIT_NO_LAZY_FETCH: "1"
@@ -112,21 +132,51 @@ const exitCode = (error: ExecFileException | null): number | undefined => {
   return typeof error.code === "number" && !killed ? error.code : undefined
 }
 
-/** Runs `git SAFE_OPTIONS args` in `root`, killed at `deadline` (ms since the epoch). */
-const runGit = (root: string, args: ReadonlyArray<string>, deadline: number): Promise<GitOutput | undefined> =>
+/**
+ * How git is started: as it is, or put in the sandbox (read-only, with no network) by the
+ * caller, given the whole command line; the environment it gets is then the sandbox's.
+ */
+export type GitConfine = (argv: ReadonlyArray<string>) => {
+  readonly argv: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** The command line and environment of `git SAFE_OPTIONS args`, confined when `confine` is given. */
+const gitCommand = (root: string, args: ReadonlyArray<string>, confine: GitConfine | undefined) => {
+  const argv = [programPath("git", [root]), ...SAFE_OPTIONS, ...args]
+  if (confine === undefined) return { argv, env: safeEnv(process.env) }
+  const confined = confine(argv)
+  return { argv: confined.argv, env: safeEnv(confined.env) }
+}
+
+/**
+ * Runs `git SAFE_OPTIONS args` in `root`, killed at `deadline` (ms since the epoch) or when
+ * mm exits, whichever comes first: a git left waiting (on a FIFO a command put in its
+ * configuration's way, say) must not outlive mm.
+ */
+const runGit = (
+  root: string,
+  args: ReadonlyArray<string>,
+  deadline: number,
+  confine: GitConfine | undefined
+): Promise<GitOutput | undefined> =>
   new Promise((resolve) => {
     const timeout = deadline - Date.now()
     if (timeout <= 0) return resolve(undefined)
     try {
-      nodeChildProcesses().execFile(
-        "git",
-        [...SAFE_OPTIONS, ...args],
-        { cwd: root, timeout, maxBuffer: 64 * 1024 * 1024, env: safeEnv(), windowsHide: true },
+      const { argv, env } = gitCommand(root, args, confine)
+      const child = nodeChildProcesses().execFile(
+        argv[0],
+        argv.slice(1),
+        { cwd: root, timeout, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024, env, windowsHide: true },
         (error, stdout) => {
+          if (child.pid !== undefined) forgetProcess(child.pid)
           const code = exitCode(error)
           resolve(code === undefined ? undefined : { code, stdout })
         }
-      ).stdin?.end()
+      )
+      if (child.pid !== undefined) killProcessOnExit(child.pid)
+      child.stdin?.end()
     } catch {
       resolve(undefined)
     }
@@ -137,14 +187,23 @@ const runGit = (root: string, args: ReadonlyArray<string>, deadline: number): Pr
  * the repository a partial clone. Reading configuration runs no program. `git config` exits
  * with 1 when no key matches.
  */
-const riskyKeys = async (root: string, deadline: number): Promise<ReadonlyArray<string> | undefined> => {
-  const output = await runGit(root, [
-    "config",
-    "-z",
-    "--name-only",
-    "--get-regexp",
-    "^filter\\.|^extensions\\.partialclone$|^remote\\..*\\.promisor$"
-  ], deadline)
+const riskyKeys = async (
+  root: string,
+  deadline: number,
+  confine: GitConfine | undefined
+): Promise<ReadonlyArray<string> | undefined> => {
+  const output = await runGit(
+    root,
+    [
+      "config",
+      "-z",
+      "--name-only",
+      "--get-regexp",
+      "^filter\\.|^extensions\\.partialclone$|^remote\\..*\\.promisor$"
+    ],
+    deadline,
+    confine
+  )
   if (output === undefined || output.code > 1) return undefined
   return output.code === 1 ? [] : output.stdout.split("\0").filter((key) => key !== "")
 }
@@ -190,13 +249,13 @@ const STATUS_ARGS: ReadonlyArray<string> = ["status", "--porcelain", "--ignore-s
  * undefined when git is missing, fails, takes more than GIT_TIMEOUT_MS in all, or the
  * repository is a partial clone or names a filter driver no option can turn off.
  */
-export const gitDirty = async (root: string): Promise<boolean | undefined> => {
+export const gitDirty = async (root: string, confine?: GitConfine): Promise<boolean | undefined> => {
   const deadline = Date.now() + GIT_TIMEOUT_MS
-  const keys = await riskyKeys(root, deadline)
+  const keys = await riskyKeys(root, deadline, confine)
   if (keys === undefined || isPartialClone(keys)) return undefined
   const overrides = filterOverrides(filterDrivers(keys))
   if (overrides === undefined) return undefined
-  const status = await runGit(root, [...overrides, ...STATUS_ARGS], deadline)
+  const status = await runGit(root, [...overrides, ...STATUS_ARGS], deadline, confine)
   return status === undefined || status.code !== 0 ? undefined : status.stdout.trim() !== ""
 }
 
@@ -208,11 +267,15 @@ const probes = new Map<string, { last: boolean | undefined; running: Promise<boo
  * slower, the answer of the previous one (undefined the first time), while the fresh one
  * goes on in the background for the next call. One `git status` at a time per tree.
  */
-export const gitDirtyWithin = (root: string, waitMs: number): Promise<boolean | undefined> => {
+export const gitDirtyWithin = (
+  root: string,
+  waitMs: number,
+  confine?: GitConfine
+): Promise<boolean | undefined> => {
   const probe = probes.get(root) ?? { last: undefined, running: undefined }
   probes.set(root, probe)
   if (probe.running === undefined) {
-    const running = gitDirty(root).then((dirty) => {
+    const running = gitDirty(root, confine).then((dirty) => {
       probe.last = dirty
       probe.running = undefined
       return dirty

@@ -117,9 +117,9 @@ export const openPidsGroup = (max: number): PidsGroup | undefined => {
   }
 }
 
-/** `argv` started inside `group`: a shell joins it, then becomes `argv` (so every process it starts is counted). */
-export const inGroup = (group: PidsGroup, argv: ReadonlyArray<string>): Array<string> => [
-  "sh",
+/** `argv` started inside `group`: `shell` (an `sh`) joins it, then becomes `argv` (so every process it starts is counted). */
+export const inGroup = (group: PidsGroup, argv: ReadonlyArray<string>, shell: string): Array<string> => [
+  shell,
   "-c",
   "echo 0 > \"$1\" 2>/dev/null; shift; exec \"$@\"",
   "mm-sandbox",

@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 import { nodeChildProcesses } from "../lib/NodeModules"
+import { programPath } from "../lib/Programs"
 
 /** The pager mm runs: $PAGER, else `less`. */
 export const pagerName = (env: NodeJS.ProcessEnv = process.env): string =>
@@ -32,7 +33,9 @@ const withFiles = (files: ReadonlyArray<string>, script: string, args: ReadonlyA
       fs.writeFileSync(file, text, { mode: 0o600 })
       return file
     })
-    nodeChildProcesses().spawnSync("sh", ["-c", script, "sh", ...paths, ...args], { stdio: "inherit" })
+    nodeChildProcesses().spawnSync(programPath("sh", [process.cwd()]), ["-c", script, "sh", ...paths, ...args], {
+      stdio: "inherit"
+    })
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

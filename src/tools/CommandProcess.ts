@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 
 import { nodeChildProcesses } from "../lib/NodeModules"
 import { forgetGroup, killGroup, killGroupOnExit } from "../lib/ProcessGroups"
+import { programPath } from "../lib/Programs"
 import type { CommandLine, ToolContext, ToolResult } from "./Tool"
 import { type Collector, makeCollector, truncateOutput } from "./Truncate"
 
@@ -23,9 +24,9 @@ const PIPE_GRACE_MS = 200
  * (mm ended, even by SIGKILL) it kills the command's process group. mm kills it first when
  * the command ends on its own, so what the command left running in the background stays.
  */
-const startWatchdog = (pid: number): ChildProcess | undefined => {
+const startWatchdog = (pid: number, cwd: string): ChildProcess | undefined => {
   try {
-    const watchdog = nodeChildProcesses().spawn("sh", [
+    const watchdog = nodeChildProcesses().spawn(programPath("sh", [cwd]), [
       "-c",
       "read _ ; kill -9 -\"$1\" 2>/dev/null",
       "mm-watchdog",
@@ -82,7 +83,10 @@ interface BashRun {
   spawnError: Error | undefined
 }
 
-/** Starts the command line in a process group of its own, stdin closed; Left says why it could not. */
+/**
+ * Starts the command line in a process group of its own, stdin closed; Left says why it could
+ * not. Its program is looked for on PATH outside the project (lib/Programs.ts).
+ */
 const spawnCommand = (
   argv: ReadonlyArray<string>,
   cwd: string,
@@ -90,7 +94,7 @@ const spawnCommand = (
 ): Either.Either<ChildProcess, string> => {
   try {
     return Either.right(
-      nodeChildProcesses().spawn(argv[0], argv.slice(1), {
+      nodeChildProcesses().spawn(programPath(argv[0], [cwd], env), argv.slice(1), {
         cwd,
         env,
         detached: true,
@@ -152,7 +156,7 @@ const startRun = (
   let watchdog: ChildProcess | undefined
   if (pid !== undefined) {
     killGroupOnExit(pid)
-    watchdog = startWatchdog(pid)
+    watchdog = startWatchdog(pid, ctx.cwd)
   }
   const detachStreams = collectOutput(child, output, onOutput)
   const run: BashRun = {

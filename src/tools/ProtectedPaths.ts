@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { gitCommonDir, gitDir } from "../lib/Git"
 import { type ProjectTarget, projectTargetOf, realPathOf, within } from "../lib/RealPath"
 
 /**
@@ -60,9 +61,22 @@ export const protectedReason = (project: string, real: string): string | undefin
   return undefined
 }
 
-/** The protected paths of `project` that exist now, absolute (what the sandbox binds read-only). */
-export const existingProtected = (project: string): ReadonlyArray<string> =>
-  PROTECTED_NAMES.map((name) => path.join(project, name)).filter((file) => fs.existsSync(file))
+/**
+ * The protected paths of `project` that exist now, absolute (what the sandbox binds read-only):
+ * the names above, and where a `.git` file sends git when that is inside the project too (a
+ * `git init --separate-git-dir` made by a command, a linked work tree), with its common
+ * directory.
+ */
+export const existingProtected = (project: string): ReadonlyArray<string> => {
+  const named = PROTECTED_NAMES.map((name) => path.join(project, name)).filter((file) => fs.existsSync(file))
+  const dir = gitDir(project)
+  const common = dir === undefined ? undefined : gitCommonDir(dir)
+  const root = realOrSelf(project)
+  const elsewhere = [dir, common].filter((d): d is string =>
+    d !== undefined && fs.existsSync(d) && within(root, realOrSelf(d)) && !named.some((n) => within(n, d))
+  )
+  return [...named, ...elsewhere]
+}
 
 /**
  * Where a file tool's write lands, as the approval rule counts it: `Outside` when its real

@@ -7,8 +7,9 @@ import * as Effect from "effect/Effect"
 
 import { AppConfig } from "../config/Config"
 import type { SandboxLimits, SandboxSettings } from "../config/SandboxConfig"
-import { bwrapProgram, confinedCommand, type Confinement, probeBwrap } from "../lib/Bubblewrap"
+import { bwrapProgram, confinedCommand, type Confinement, probeBwrap, readOnlyCommand } from "../lib/Bubblewrap"
 import { inGroup, openPidsGroup } from "../lib/PidsCgroup"
+import { programPath } from "../lib/Programs"
 import { within } from "../lib/RealPath"
 import { Secrets } from "../lib/Secrets"
 import { existingProtected, protectedReason } from "./ProtectedPaths"
@@ -59,7 +60,9 @@ const readOnlyBecause = (view: WritableView, file: string): string | undefined =
 /** Paths named on the lines of `output` that report a read-only file system, made absolute against `cwd`. */
 const pathsBlocked = (output: string, cwd: string): Array<string> =>
   output.split("\n").filter((line) => writeBlocked.test(line)).flatMap((line) =>
-    [...line.matchAll(/(?:^|[\s'"`\u2018\u201c(])((?:\/|\.{1,2}\/|[\w.-]+\/)[^\s'"`\u2019\u201d):]*)/g)].map((m) => path.resolve(cwd, m[1]))
+    [...line.matchAll(/(?:^|[\s'"`\u2018\u201c(])((?:\/|\.{1,2}\/|[\w.-]+\/)[^\s'"`\u2019\u201d):]*)/g)].map((m) =>
+      path.resolve(cwd, m[1])
+    )
   )
 
 /**
@@ -106,6 +109,8 @@ export interface SandboxShape {
   readonly known: () => SandboxState | undefined
   /** A call run in `cwd` under `state`, confined (undefined when the sandbox is off). */
   readonly confine: (state: SandboxState, cwd: string) => ConfinedCall | undefined
+  /** mm's own program (its `git status`) run in `cwd` with nothing writable and no network; undefined when off. */
+  readonly readOnly: (state: SandboxState, cwd: string) => Confine | undefined
 }
 
 /** Whether and how the model's commands are confined (src/lib/Bubblewrap.ts does the confining). */
@@ -139,6 +144,17 @@ export const limitLineOf = (
     : processesRefused || (result.failed && FORK_REFUSED.test(result.output))
     ? `[sandbox: the call reached its limit of ${limits.processes} processes at once (sandbox.limits.processes)]`
     : undefined
+
+/**
+ * A `SHELL -c SCRIPT` line whose shell is found on PATH outside the project, as mm's own
+ * programs are (lib/Programs.ts): inside the sandbox PATH is the same, and a `bash` a command
+ * put in the project's `node_modules/.bin` would otherwise run every later command. The
+ * shell's name stays its `$0`, so that its messages read as before.
+ */
+const shellOutsideProject = (argv: ReadonlyArray<string>, cwd: string): ReadonlyArray<string> => {
+  const shell = programPath(argv[0], [cwd])
+  return argv.length === 3 ? [shell, argv[1], argv[2], argv[0]] : [shell, ...argv.slice(1)]
+}
 
 /** Makes `.mm/` if it is missing, so that it is bound read-only like the rest of mm's records. */
 const ensureRecordsDir = (cwd: string): void => {
@@ -192,12 +208,18 @@ export const makeSandbox = (
       const group = openPidsGroup(settings.limits.processes + 3)
       return {
         confine: (argv) => {
-          const command = confinedCommand(bwrapProgram(), confinement, argv)
-          return { argv: group === undefined ? command : inGroup(group, command), env }
+          const command = confinedCommand(bwrapProgram([cwd]), confinement, shellOutsideProject(argv, cwd))
+          return { argv: group === undefined ? command : inGroup(group, command, programPath("sh", [cwd])), env }
         },
         limitLine: (result) => limitLineOf(result, settings.limits, group?.reached() ?? false),
         release: () => group?.close()
       }
+    },
+    readOnly: (state, cwd) => {
+      if (state._tag === "Off") return undefined
+      const confinement = confinementOf(settings, state, cwd)
+      const env = confinedEnv(toolEnv(), settings.env)
+      return (argv) => ({ argv: readOnlyCommand(bwrapProgram([cwd]), confinement, argv), env })
     }
   }
 }

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -8,21 +9,26 @@ import { describe, expect, it } from "vitest"
 
 import { defaultSandbox } from "../../src/config/SandboxConfig"
 import { confinedCommand } from "../../src/lib/Bubblewrap"
+import { gitBranch, gitDirty } from "../../src/lib/Git"
 import { blockedBy, limitLineOf, makeSandbox, sandboxLine, stateOf, writablePath } from "../../src/tools/Sandbox"
+import { confinedEnv, maskedSockets } from "../../src/tools/SandboxHost"
 import { requireSandbox } from "../support/sandbox"
 
-describe("the sandbox", () => {
-  const confinement = {
-    dir: "/work/p",
-    writable: ["/home/me/.cache"],
-    readOnly: ["/work/p/.git", "/work/p/.mm"],
-    hidden: ["/run"],
-    masked: ["/home/me/.docker/run/docker.sock"],
-    network: false,
-    limits: { processes: 64, fileSizeMiB: 2 },
-    userNamespace: false
-  }
+const CLOSE_FDS_WORDS =
+  "for f in /proc/self/fd/*; do n=${f##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\" 2>/dev/null; done; "
 
+const confinement = {
+  dir: "/work/p",
+  writable: ["/home/me/.cache"],
+  readOnly: ["/work/p/.git", "/work/p/.mm"],
+  hidden: ["/run"],
+  masked: ["/home/me/.docker/run/docker.sock"],
+  network: false,
+  limits: { processes: 64, fileSizeMiB: 2 },
+  userNamespace: false
+}
+
+describe("the sandbox", () => {
   it("confines with a read-only root, its own /dev, /proc, /tmp and /run, the project writable, no network", () => {
     const args = confinedCommand("bwrap", confinement, ["bash", "-c", "make"])
     const joined = args.join(" ")
@@ -48,7 +54,7 @@ describe("the sandbox", () => {
     expect(args.slice(-3)).toEqual([
       "bash",
       "-c",
-      "ulimit -H -S -f 2048 2>/dev/null; ulimit -H -S -u 64 2>/dev/null; make"
+      `ulimit -H -S -f 2048 2>/dev/null; ulimit -H -S -u 64 2>/dev/null; ${CLOSE_FDS_WORDS}make`
     ])
     expect(confinedCommand("bwrap", { ...confinement, network: true }, ["bash", "-c", "true"])).not.toContain(
       "--unshare-net"
@@ -181,5 +187,109 @@ describe("the process limit for a user other than root", () => {
     // bwrap's own process and bash count too: fewer than 20 forks, then EAGAIN (11)
     expect(run.stdout).toMatch(/^refused 11\nforked 1\d\n$/)
     fs.rmSync(dir, { recursive: true, force: true })
+  })
+})
+
+describe("mm's own git, run in the sandbox with nothing writable", () => {
+  const sandbox = makeSandbox({ ...defaultSandbox, mode: "on" }, () => process.env)
+  const repository = (): string => {
+    const root = fs.realpathSync(fs.mkdtempSync("/var/tmp/mm-git-ro-"))
+    const git = (...args: Array<string>) =>
+      spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: root, stdio: "ignore" })
+    git("init", "-q")
+    fs.writeFileSync(path.join(root, "a.txt"), "a\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "first")
+    return root
+  }
+
+  it("can change nothing, in the project or out of it, and still tells a clean tree from a dirty one", async () => {
+    requireSandbox()
+    const root = repository()
+    const state = await Effect.runPromise(sandbox.state)
+    const confine = sandbox.readOnly(state, root)
+    if (confine === undefined) throw new Error("the sandbox is off")
+    const outside = fs.mkdtempSync("/var/tmp/mm-git-ro-out-")
+    const tried = confine(["sh", "-c", `touch inside; touch ${outside}/x; touch .git/x; echo done`])
+    const run = spawnSync(tried.argv[0], tried.argv.slice(1), { cwd: root, env: tried.env, encoding: "utf8" })
+    expect(run.stdout).toBe("done\n")
+    expect(run.stderr.match(/Read-only file system/g)).toHaveLength(3)
+    expect([fs.existsSync(path.join(root, "inside")), fs.existsSync(path.join(outside, "x"))]).toEqual([false, false])
+
+    expect(await gitDirty(root, confine)).toBe(false)
+    fs.writeFileSync(path.join(root, "b.txt"), "new\n")
+    expect(await gitDirty(root, confine)).toBe(true)
+  })
+
+  it("a FIFO where .git or HEAD should be is not read: the branch is unknown, and nothing waits", () => {
+    const root = repository()
+    fs.rmSync(path.join(root, ".git", "HEAD"))
+    spawnSync("mkfifo", [path.join(root, ".git", "HEAD")])
+    expect(gitBranch(root)).toBeUndefined()
+    const other = fs.realpathSync(fs.mkdtempSync("/var/tmp/mm-git-fifo-"))
+    spawnSync("mkfifo", [path.join(other, ".git")])
+    expect(gitBranch(other)).toBeUndefined()
+  })
+})
+
+describe("what of the host the sandbox keeps out", () => {
+  it("secret-looking names and URLs with a password are left out, unless sandbox.env names them", () => {
+    const env = {
+      PATH: "/usr/bin",
+      HOME: "/home/me",
+      PWD: "/work/p",
+      OLDPWD: "/work",
+      PGPASSWORD: "pg",
+      MYSQL_PWD: "my",
+      SSHPASS: "ssh",
+      GITHUB_PAT: "pat",
+      OPENAI_API_KEY: "sk",
+      AWS_PROFILE: "prod",
+      SSH_AUTH_SOCK: "/tmp/agent",
+      DATABASE_URL: "postgres://app:secret@db/app",
+      PUBLIC_URL: "https://example.com/x",
+      KEYBOARD_LAYOUT: "us",
+      MY_TOKEN: "let-through"
+    }
+    expect(Object.keys(confinedEnv(env, ["MY_TOKEN"])).sort()).toEqual(
+      ["HOME", "KEYBOARD_LAYOUT", "MY_TOKEN", "OLDPWD", "PATH", "PUBLIC_URL", "PWD"]
+    )
+  })
+
+  it("sockets in ~/.ssh and ~/.gnupg are covered, and the covers come after the project's bind", async () => {
+    const home = fs.realpathSync(fs.mkdtempSync("/var/tmp/mm-home-"))
+    fs.mkdirSync(path.join(home, ".ssh", "sockets"), { recursive: true })
+    fs.mkdirSync(path.join(home, ".gnupg"))
+    const sockets = [path.join(home, ".ssh", "sockets", "cm-git@host:22"), path.join(home, ".gnupg", "S.gpg-agent")]
+    const servers = await Promise.all(sockets.map((socket) =>
+      new Promise<net.Server>((listening) => {
+        const server = net.createServer().listen(socket, () => listening(server))
+      })
+    ))
+    const masked = maskedSockets({}, ["/run"], home)
+    expect([...masked].sort()).toEqual([...sockets].sort())
+    const args = confinedCommand("bwrap", { ...confinement, dir: home, masked }, ["bash", "-c", "true"]).join(" ")
+    expect(args.indexOf(`--ro-bind /dev/null ${masked[0]}`)).toBeGreaterThan(args.indexOf(`--bind ${home} ${home}`))
+    for (const server of servers) server.close()
+  })
+
+  it("a descriptor mm was started with is closed before the command runs", () => {
+    requireSandbox()
+    const dir = fs.realpathSync(fs.mkdtempSync("/var/tmp/mm-fd-"))
+    const file = path.join(dir, "host-file")
+    fs.writeFileSync(file, "")
+    const fd = fs.openSync(file, "a")
+    const argv = confinedCommand("bwrap", { ...confinement, dir, readOnly: [], masked: [], hidden: [] }, [
+      "bash",
+      "-c",
+      "echo leaked >&7 && echo wrote || echo closed"
+    ])
+    const run = spawnSync(argv[0], argv.slice(1), {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe", "ignore", "ignore", "ignore", "ignore", fd]
+    })
+    fs.closeSync(fd)
+    expect(run.stdout).toBe("closed\n")
+    expect(fs.readFileSync(file, "utf8")).toBe("")
   })
 })

@@ -232,4 +232,33 @@ describe("the sandbox is the boundary (permissions: auto, real bubblewrap)", () 
     expect(fs.statSync(path.join(project, "big.bin")).size).toBeLessThanOrEqual(1024 * 1024)
     expect(processesRunning(sleep)).toEqual([])
   })
+
+  it("programs planted in a PATH directory inside the project are never what mm starts", async () => {
+    const project = gitProject(server.url)
+    const marker = `/var/tmp/mm-planted-${process.pid}-${Date.now()}`
+    const bin = path.join(project, "node_modules", ".bin")
+    // one confined call plants them, as a model could; PATH holds the directory, as npx sets it
+    server.push(
+      {
+        toolCalls: [bash(
+          "plant",
+          `mkdir -p node_modules/.bin && for p in git bwrap sh bash env; do printf '#!/bin/sh\\ntouch ${marker}-$p\\n' > node_modules/.bin/$p; chmod +x node_modules/.bin/$p; done; echo planted`
+        )]
+      },
+      { text: "planted" },
+      { toolCalls: [bash("after", `touch ${marker}-outside; echo still-confined > inside.txt && cat inside.txt`)] },
+      { text: "ran" }
+    )
+    const env = { PATH: `${bin}:${process.env.PATH}` }
+    expect((await runMm(project, [], ["-p", "plant"], env)).stdout).toBe("planted\n")
+    expect(fs.readdirSync(bin).sort()).toEqual(["bash", "bwrap", "env", "git", "sh"])
+    const run = await runMm(project, [], ["-p", "--continue", "run something"], env)
+    expect(run.stdout).toBe("ran\n")
+    // the real bubblewrap and bash ran it: confined, the write outside refused, the rest done
+    expect(lastToolResults(server).after).toMatch(/^exit code 0\n.*Read-only file system\nstill-confined/)
+    expect(fs.existsSync(`${marker}-outside`)).toBe(false)
+    for (const program of ["git", "bwrap", "sh", "bash", "env"]) {
+      expect(fs.existsSync(`${marker}-${program}`)).toBe(false)
+    }
+  })
 })

@@ -15,7 +15,7 @@ import type { Conversation } from "../sessions/Conversation"
 import { interruptedLine } from "../sessions/Interrupted"
 import { openOn } from "../sessions/SessionStart"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
-import { sanitize } from "../text/Sanitize"
+import { sanitize, sanitizeProse } from "../text/Sanitize"
 import { plain } from "../text/Style"
 import { cutLine, cutNote, readOwnStdin, stdinCap } from "./BoundedStdin"
 import { type PrintEvent, printEventJson } from "./PrintEvents"
@@ -120,7 +120,7 @@ const makeEventSink = (run: PrintOptions, io: PrintIO) => {
         kept.text += piece
         open = true
         // a terminal gets no escape sequence from the model; a pipe gets the answer as it is
-        if (!json) io.out(io.outIsTerminal ? sanitize(piece) : piece)
+        if (!json) io.out(io.outIsTerminal ? sanitizeProse(piece) : piece)
         break
       }
       case "ToolCallStarted":

@@ -90,10 +90,13 @@ const cutCommand = (preview: ApprovalRequest["preview"], width: number, rows: nu
   return { shown: lines[0].slice(0, budget - 1), hidden: raw.length - 1, partial: true, timeout }
 }
 
-/** A one-line command without a timeout is already whole on the tool's line (`⚙ bash  ls -la`). */
+/**
+ * A one-line command without a timeout is already whole on the tool's line (`⚙ bash  ls -la`);
+ * not one with a control or invisible character, whose escapes may make it too long for that line.
+ */
 const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "title">): boolean =>
   preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") &&
-  preview.command.trim() === title
+  preview.command.trim() === title && sanitize(title) === title
 
 /** The old and new line numbers a diff is at, moved on by its hunk headers and lines. */
 interface Numbering {

@@ -3,12 +3,15 @@
 // rewrites) or the new text when there is no `diff`; or a command too long for the screen, as
 // plain text. Either way the text is written to files only the user can read, in a directory of
 // their own, removed once the pager is closed. mm waits for the pager; it holds the terminal meanwhile.
+// The text is sanitized first: a pager run with -R (LESS=R is common) would pass a sequence on,
+// and each control or bidi character is shown as its escape, as on mm's own screen.
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
 import { nodeChildProcesses } from "../lib/NodeModules"
 import { programPath } from "../lib/Programs"
+import { sanitize } from "../text/Sanitize"
 
 /** The pager mm runs: $PAGER, else `less`. */
 export const pagerName = (env: NodeJS.ProcessEnv = process.env): string =>
@@ -43,8 +46,8 @@ const withFiles = (files: ReadonlyArray<string>, script: string, args: ReadonlyA
 
 /** Shows the change of `shown` from `before` to `after` in the pager; returns once it is closed. */
 export const viewInPager = (shown: string, before: string, after: string): void =>
-  withFiles([before, after], DIFF_SCRIPT, [shown, pagerName()])
+  withFiles([sanitize(before), sanitize(after)], DIFF_SCRIPT, [sanitize(shown), pagerName()])
 
-/** Shows `text` as it is (a command; the pager is the user's own) in the pager; returns once it is closed. */
+/** Shows `text` (a command), sanitized, in the pager; returns once it is closed. */
 export const viewTextInPager = (text: string): void =>
-  withFiles([text.endsWith("\n") ? text : `${text}\n`], TEXT_SCRIPT, [pagerName()])
+  withFiles([sanitize(text.endsWith("\n") ? text : `${text}\n`)], TEXT_SCRIPT, [pagerName()])

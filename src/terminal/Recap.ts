@@ -1,5 +1,5 @@
 import type { Message } from "../domain/Session"
-import { sanitize } from "../text/Sanitize"
+import { sanitize, sanitizeProse } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import { userMessageKind } from "../text/UserMessages"
 import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
@@ -79,7 +79,7 @@ export const recapLines = (
     lines.push(exchange.head(style))
     for (const tool of exchange.tools) lines.push(style.dim(`⚙ ${clip(sanitize(tool), 120)}`))
     // fence lines say nothing in a recap of a few lines
-    const answer = sanitize(exchange.answer.join("\n"))
+    const answer = sanitizeProse(exchange.answer.join("\n"))
       .split("\n")
       .filter((line) => line.trim() !== "" && !fenceLine.test(line))
     for (const line of answer.slice(0, RECAP_ANSWER_LINES)) {

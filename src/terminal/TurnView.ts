@@ -4,7 +4,7 @@ import * as Match from "effect/Match"
 import { cancelledResult } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import { toolResultLine, toolStartLine, usageLine } from "../text/Lines"
-import { sanitize } from "../text/Sanitize"
+import { sanitize, sanitizeProse } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import type { TerminalMemory } from "./Commands"
 import type { Answers } from "./Markdown"
@@ -118,12 +118,12 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     ReasoningDelta: (e) => {
       d.progress.stop()
       d.answers.flush()
-      d.thoughts.push(e.text)
+      d.thoughts.push(sanitizeProse(e.text))
     },
     TextDelta: (e) => {
       d.progress.stop()
       d.thoughts.close()
-      d.answers.write(sanitize(e.text))
+      d.answers.write(sanitizeProse(e.text))
     },
     Usage: (e) => {
       d.usage = e

@@ -1,21 +1,46 @@
 /**
  * Text that came from outside mm (the model, a tool, a session file, a server's error) is
- * printed only through `sanitize`: no escape sequence in it can set the window title, move
- * the cursor, clear the screen or change colours. See docs/explanation/guarantees.md.
+ * printed only through `sanitize` (or `sanitizeProse` for the model's own prose): no escape
+ * sequence in it can set the window title, move the cursor, clear the screen or change
+ * colours, and nothing in it is hidden. Each control or invisible format character is shown
+ * as a visible escape (`\x1b`, `\x9d`, `\u202e`) instead of being deleted: a sequence is shown
+ * as its bytes, so it can never swallow the text after it, and a command shown for approval
+ * shows every character it contains. See docs/explanation/guarantees.md.
  */
 
-/** Whole escape sequences: CSI (`ESC [` … final byte), OSC/DCS/APC/PM/SOS (… BEL or ESC \), and two-byte escapes. */
-const sequences =
-  /\u001b\[[0-?]*[ -/]*[@-~]|\u009b[0-?]*[ -/]*[@-~]|(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -/]*[0-~]?/g
+/**
+ * What a terminal would act on or not draw: C0 but tab and newline, DEL, C1; the zero-width
+ * characters (U+200B–U+200F), the bidi controls (U+061C, U+202A–U+202E, U+2066–U+2069), the
+ * word joiner and invisible operators (U+2060–U+2065) and the byte order mark.
+ */
+const HIDDEN =
+  "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2069\\ufeff"
 
-/** Any control character left: C0 but newline and tab, DEL, C1. */
+const hiddenTest = new RegExp(`[${HIDDEN}]`)
+const hiddenAll = new RegExp(`[${HIDDEN}]`, "g")
 
-const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+/** The same, but the joiners U+200C and U+200D, which emoji and some scripts are written with. */
+const PROSE = HIDDEN.replace("\\u200b-\\u200f", "\\u200b\\u200e\\u200f")
+const proseTest = new RegExp(`[${PROSE}]`)
+const proseAll = new RegExp(`[${PROSE}]`, "g")
 
-/** `text` without escape sequences and control characters other than `\n` and `\t`. */
-export const sanitize = (text: string): string => {
-  // the common case, plain text, costs one scan
-
-  if (!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text)) return text
-  return text.replace(sequences, "").replace(controls, "")
+/** `\x1b` for a code up to U+00FF, `\u202e` above: plain ASCII, as wide as it looks. */
+export const visibleEscape = (char: string): string => {
+  const code = char.charCodeAt(0)
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`
 }
+
+/**
+ * `text` with every control character but `\n` and `\t`, and every invisible format character,
+ * shown as a visible escape: what a command, a path, a file or a tool's output contains is all
+ * on the screen, in the order it is in. Text without any (the common case) is returned as it is.
+ */
+export const sanitize = (text: string): string => hiddenTest.test(text) ? text.replace(hiddenAll, visibleEscape) : text
+
+/**
+ * As `sanitize`, for the model's answer and reasoning only: the zero-width joiners (U+200C,
+ * U+200D) are left in, since emoji of several parts are written with them, and they neither
+ * hide nor reorder text. Never for a command, a path or a file shown for a decision.
+ */
+export const sanitizeProse = (text: string): string =>
+  proseTest.test(text) ? text.replace(proseAll, visibleEscape) : text

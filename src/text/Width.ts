@@ -27,12 +27,20 @@ const isWide = (code: number): boolean =>
   (code >= 0x1f900 && code <= 0x1faff) ||
   (code >= 0x20000 && code <= 0x3fffd)
 
-/** A code point that takes no column of its own: controls, combining marks, joiners, variation selectors. */
+/**
+ * A code point that takes no column of its own: controls, combining marks, zero-width and bidi
+ * format characters, joiners, variation selectors, the byte order mark. (`sanitize` shows all but
+ * the marks, joiners and selectors as visible escapes, which are ASCII.)
+ */
 const isZero = (code: number): boolean =>
   code < 0x20 ||
   (code >= 0x7f && code < 0xa0) ||
   (code >= 0x300 && code <= 0x36f) ||
+  code === 0x61c ||
   (code >= 0x200b && code <= 0x200f) ||
+  (code >= 0x202a && code <= 0x202e) ||
+  (code >= 0x2060 && code <= 0x2069) ||
+  code === 0xfeff ||
   (code >= 0x20d0 && code <= 0x20ff) ||
   (code >= 0xfe00 && code <= 0xfe0f)
 

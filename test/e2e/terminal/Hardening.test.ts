@@ -311,10 +311,11 @@ describe("hardening", () => {
       { text: ["done \u001b]0;", "TITLE\u0007 and \u001b[31mred\u001b[0m"] }
     )
     const run = await runMm(project, ["title \u001b]0;EVIL\u0007 here", "/sessions"])
-    expect(run.stdout).toContain("done TITLE and red")
+    // each shown as its visible bytes, nothing of the text around it lost
+    expect(run.stdout).toContain("done \\x1b]0;TITLE\\x07 and \\x1b[31mred\\x1b[0m")
     // piped, tool lines are on stderr
-    expect(run.stderr).toContain("  ↳ exit code 0 · moved")
-    expect(run.stdout).toMatch(/1 turn\(s\) {2}title {2}here\n/)
+    expect(run.stderr).toContain("  ↳ exit code 0 · \\x1b]0;PWNED\\x07moved\\x1b[2J\\x1b[H")
+    expect(run.stdout).toMatch(/1 turn\(s\) {2}title \\x1b\]0;EVIL\\x07 here\n/)
     expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     expect(run.stdout + run.stderr).not.toContain("PWNED\u0007")

@@ -47,6 +47,30 @@ describe("the question to run a blocked command outside the sandbox", () => {
     expect(result.content).toContain("not run outside the sandbox: the user said no")
   })
 
+  it("shows the part of a command after a C1 control, which bash runs, before it asks", async () => {
+    const project = tempProject(configFor(server.url, ["sandbox: on"]))
+    const outside = outsideDir()
+    // U+009D starts an OSC sequence on a terminal, which would swallow the rest of the line;
+    // to bash it is a character of a word, and `; echo …` runs
+    const command = `touch ${outside}/motd \u009d; echo pwned > ${outside}/escaped`
+    const shown = `touch ${outside}/motd \\x9d; echo pwned > ${outside}/escaped`
+    server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "kept it in" })
+    const mm = new PtyMm(project, {}, [], { columns: 160, rows: 40 })
+    await mm.waitForText(/sandbox: on[\s\S]*> /)
+    mm.type("touch the motd\r")
+    const seen = (await mm.waitForText(/run it outside the sandbox\? \[y\/n\]/)).replace(/\r/g, "")
+    const before = seen.slice(0, seen.lastIndexOf(QUESTION))
+    // on the tool's line and in the preview above the question, whole, the control as its escape
+    expect(before).toContain(`⚙ bash  ${shown}`)
+    expect(before).toContain(`  ${shown}\n`)
+    expect(seen).not.toContain("\u009d")
+    mm.type("n")
+    await mm.waitForText(/kept it in/)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    expect(fs.existsSync(path.join(outside, "escaped"))).toBe(false)
+  })
+
   it("cuts a 300-line command to the screen and offers v, which gives the pager every line", async () => {
     const project = tempProject(configFor(server.url, ["sandbox: on"]))
     const outside = outsideDir()

@@ -15,7 +15,7 @@ import type { Conversation } from "../sessions/Conversation"
 import { interruptedLine } from "../sessions/Interrupted"
 import { openOn } from "../sessions/SessionStart"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
-import { sanitize, sanitizeProse } from "../text/Sanitize"
+import { sanitize, sanitizeOutput, sanitizeProse } from "../text/Sanitize"
 import { plain } from "../text/Style"
 import { cutLine, cutNote, readOwnStdin, stdinCap } from "./BoundedStdin"
 import { type PrintEvent, printEventJson } from "./PrintEvents"
@@ -129,7 +129,7 @@ const makeEventSink = (run: PrintOptions, io: PrintIO) => {
         break
       case "ToolCallFinished":
         open = false
-        if (!json && run.verbose) io.err(toolResultLine(sanitize(event.output), event.failed, plain))
+        if (!json && run.verbose) io.err(toolResultLine(sanitizeOutput(event.output), event.failed, plain))
         break
       case "Notice":
         // a notice (an MCP server that did not start, say) is for the person: on stderr, in JSON too

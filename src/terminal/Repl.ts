@@ -36,7 +36,7 @@ import {
   type ServerState,
   startedLines
 } from "../text/Lines"
-import { sanitize } from "../text/Sanitize"
+import { sanitize, sanitizeOutput } from "../text/Sanitize"
 import { escapesFor, type Style, themeOf } from "../text/Style"
 import { bashTool } from "../tools/Bash"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
@@ -379,10 +379,10 @@ const shellLine = (terminal: Conversing, command: string) =>
   Effect.gen(function*() {
     const { agent, conversation, cwd, memory, print, progress, style } = terminal
     progress.start(`running ${command.split(/\s+/)[0]}`)
-    const run = agent.runShell(command, cwd, (text) => Effect.sync(() => progress.output(sanitize(text))))
+    const run = agent.runShell(command, cwd, (text) => Effect.sync(() => progress.output(sanitizeOutput(text))))
     const outcome = yield* terminal.cancellable(run.pipe(Effect.ensuring(Effect.sync(progress.stop))))
     if (outcome._tag === "Cancelled") return
-    const output = sanitize(outcome.value.output)
+    const output = sanitizeOutput(outcome.value.output)
     memory.lastTool = { name: bashTool.name, title: command, output }
     print.line(outcome.value.failed ? style.yellow(output) : output)
     terminal.notice(

@@ -4,7 +4,7 @@ import * as Match from "effect/Match"
 import { cancelledResult } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import { toolResultLine, toolStartLine, usageLine } from "../text/Lines"
-import { sanitize, sanitizeProse } from "../text/Sanitize"
+import { sanitize, sanitizeOutput, sanitizeProse } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import type { TerminalMemory } from "./Commands"
 import type { Answers } from "./Markdown"
@@ -91,7 +91,7 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
         drawing.memory.lastTool = {
           name: call.name,
           title: sanitize(drawing.titles.get(id) ?? ""),
-          output: sanitize(cancelledResult(call.output, Number.MAX_SAFE_INTEGER))
+          output: sanitizeOutput(cancelledResult(call.output, Number.MAX_SAFE_INTEGER))
         }
       }
       drawing.running.clear()
@@ -113,7 +113,7 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     ToolOutput: (e) => {
       const call = d.running.get(e.id)
       if (call !== undefined) call.output = (call.output + e.text).slice(-KEPT_OUTPUT)
-      d.progress.output(sanitize(e.text))
+      d.progress.output(sanitizeOutput(e.text))
     },
     ReasoningDelta: (e) => {
       d.progress.stop()
@@ -163,9 +163,9 @@ const toolFinished = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallFin
   d.memory.lastTool = {
     name: event.name,
     title: sanitize(d.titles.get(event.id) ?? ""),
-    output: sanitize(event.output)
+    output: sanitizeOutput(event.output)
   }
-  d.info.line(toolResultLine(sanitize(event.output), event.failed, d.style))
+  d.info.line(toolResultLine(sanitizeOutput(event.output), event.failed, d.style))
   // the model is asked again with the result
   d.progress.start(d.waiting)
 }

@@ -44,3 +44,16 @@ export const sanitize = (text: string): string => hiddenTest.test(text) ? text.r
  */
 export const sanitizeProse = (text: string): string =>
   proseTest.test(text) ? text.replace(proseAll, visibleEscape) : text
+
+/** A whole CSI sequence (colours, cursor moves, erasing), 7-bit or C1. */
+const CSI = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]/g
+
+/**
+ * A command's output as the terminal shows it while a tool runs: what a terminal would act on
+ * and not show — whole CSI sequences (a build's colours, a progress bar's cursor moves) and the
+ * carriage return of a CRLF or a redrawn line — is dropped; every other control, escape or
+ * invisible character is made visible as `sanitize` does. Output is information, not a command
+ * about to run: `sanitize` alone is for what the user decides on.
+ */
+export const sanitizeOutput = (text: string): string =>
+  sanitize(text.replace(CSI, "").replace(/\r+\n/g, "\n").replace(/\r(?=[^\n])/g, "\n").replace(/\r+$/, ""))

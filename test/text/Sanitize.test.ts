@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 
-import { sanitize, sanitizeProse } from "../../src/text/Sanitize"
+import { sanitize, sanitizeOutput, sanitizeProse } from "../../src/text/Sanitize"
 import { displayWidth } from "../../src/text/Width"
 
 /** What a terminal acts on or does not draw: none of it may be left in what mm prints. */
@@ -75,5 +75,16 @@ describe("displayWidth", () => {
   it("gives format characters no column, as a terminal draws them", () => {
     expect(displayWidth("a\u202eb\u2066c\u2069")).toBe(3)
     expect(displayWidth("\ufeffx\u2060y\u200bz")).toBe(3)
+  })
+})
+
+describe("a command's output, as shown while it runs", () => {
+  it("drops what a terminal acts on and does not show; anything else stays visible", () => {
+    expect(sanitizeOutput("\u001b[32mok\u001b[0m 3 passed\r\n")).toBe("ok 3 passed\n")
+    expect(sanitizeOutput("10%\r50%\r100%\n")).toBe("10%\n50%\n100%\n")
+    expect(sanitizeOutput("\u009b1mbold")).toBe("bold")
+    // an OSC is not a CSI: its text stays visible, as everything after it
+    expect(sanitizeOutput("a\u001b]0;title\u0007b")).toBe("a\\x1b]0;title\\x07b")
+    expect(sanitizeOutput("x\u202ey")).toBe("x\\u202ey")
   })
 })

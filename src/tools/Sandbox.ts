@@ -156,7 +156,10 @@ const shellOutsideProject = (argv: ReadonlyArray<string>, cwd: string): Readonly
   return argv.length === 3 ? [shell, argv[1], argv[2], argv[0]] : [shell, ...argv.slice(1)]
 }
 
-/** Makes `.mm/` if it is missing, so that it is bound read-only like the rest of mm's records. */
+/**
+ * Makes `.mm/` if it is missing, so that it is bound read-only like the rest of mm's records
+ * (only where mm keeps sessions: with them off, it writes nothing in the project).
+ */
 const ensureRecordsDir = (cwd: string): void => {
   try {
     fs.mkdirSync(path.join(cwd, ".mm"), { recursive: true, mode: 0o700 })
@@ -171,7 +174,6 @@ const confinementOf = (
   state: Extract<SandboxState, { _tag: "On" }>,
   cwd: string
 ): Confinement => {
-  ensureRecordsDir(cwd)
   const hidden = hiddenDirs(process.env)
   return {
     dir: cwd,
@@ -189,11 +191,13 @@ const confinementOf = (
  * The sandbox service for `settings`. Unless the sandbox is off, bubblewrap is tried the first
  * time the state is asked for (the banner's line, the first command, `mode: on` at start), not
  * before: starting a process costs start-up time that nothing before the banner needs.
- * `toolEnv` is mm's environment without its own secrets.
+ * `toolEnv` is mm's environment without its own secrets; `keepsRecords`, whether mm keeps its
+ * records under the project's `.mm/` (sessions on).
  */
 export const makeSandbox = (
   settings: SandboxSettings,
-  toolEnv: () => NodeJS.ProcessEnv
+  toolEnv: () => NodeJS.ProcessEnv,
+  keepsRecords = false
 ): SandboxShape => {
   let known: SandboxState | undefined = settings.mode === "off" ? stateOf(settings, undefined) : undefined
   let probing: Promise<SandboxState> | undefined = known === undefined ? undefined : Promise.resolve(known)
@@ -203,6 +207,7 @@ export const makeSandbox = (
     known: () => known,
     confine: (state, cwd) => {
       if (state._tag === "Off") return undefined
+      if (keepsRecords) ensureRecordsDir(cwd)
       const confinement = confinementOf(settings, state, cwd)
       const env = confinedEnv(toolEnv(), settings.env)
       const group = openPidsGroup(settings.limits.processes + 3)
@@ -227,5 +232,5 @@ export const makeSandbox = (
 /** The sandbox of the configuration in force; API keys and other secret variables are left out inside. */
 export const configuredSandbox = Effect.map(
   Effect.all([AppConfig, Secrets]),
-  ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.toolEnv())
+  ([{ config }, secrets]) => makeSandbox(config.sandbox, () => secrets.toolEnv(), config.sessions.enabled)
 )

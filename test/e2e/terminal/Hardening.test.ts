@@ -314,7 +314,8 @@ describe("hardening", () => {
     // each shown as its visible bytes, nothing of the text around it lost
     expect(run.stdout).toContain("done \\x1b]0;TITLE\\x07 and \\x1b[31mred\\x1b[0m")
     // piped, tool lines are on stderr
-    expect(run.stderr).toContain("  ↳ exit code 0 · \\x1b]0;PWNED\\x07moved\\x1b[2J\\x1b[H")
+    // a tool's output: the OSC shown as its escapes, the screen-clearing CSI dropped (a terminal would act on it)
+    expect(run.stderr).toContain("  ↳ exit code 0 · \\x1b]0;PWNED\\x07moved  (3 lines)")
     expect(run.stdout).toMatch(/1 turn\(s\) {2}title \\x1b\]0;EVIL\\x07 here\n/)
     expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)

@@ -445,7 +445,8 @@ describe("the turn loop", () => {
       const pidFile = path.join(cwd, "sleeper.pid")
       const written = () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n")
       yield* Effect.promise(() => until(() => started && written(), "the command's pid"))
-      expect(processesRunning(sleeperArgv)).toHaveLength(1)
+      // the forked child may not have become sleep yet when its pid is written
+      yield* Effect.promise(() => until(() => processesRunning(sleeperArgv).length === 1, "the sleeper to run"))
       yield* Fiber.interrupt(second)
       yield* Effect.promise(() => until(() => processesRunning(sleeperArgv).length === 0, "the sleeper to be killed"))
       const after = yield* conversation.snapshot

@@ -8,7 +8,7 @@ import {
   type ConfinedCall,
   SANDBOX_BLOCKED,
   type SandboxState,
-  writablePath
+  writableOf
 } from "../tools/Sandbox"
 import type { ToolResult } from "../tools/Tool"
 import type { CallDescription, ToolRecord } from "../tools/ToolRecord"
@@ -36,7 +36,7 @@ const notRunOutside = (answer: { readonly _tag: string; readonly instead?: strin
 const viewOf = (state: Extract<SandboxState, { _tag: "On" }>, cwd: string) => ({
   cwd,
   network: state.network,
-  writable: state.writable.map((p) => writablePath(cwd, p))
+  writable: writableOf(state, cwd)
 })
 
 /** Runs `run` confined as `call` says, its limit line added, and what the call held freed whatever happens. */

@@ -90,6 +90,10 @@ export const writablePath = (cwd: string, written: string): string =>
     ? path.join(os.homedir(), written.slice(1))
     : path.resolve(cwd, written)
 
+/** The paths besides the project a command in `cwd` may write under `state`, absolute. */
+export const writableOf = (state: Extract<SandboxState, { _tag: "On" }>, cwd: string): ReadonlyArray<string> =>
+  state.writable.map((p) => writablePath(cwd, p))
+
 /** Puts a command line (`bash -c …`) under the sandbox, for a command run in `cwd`. */
 export type Confine = (argv: ReadonlyArray<string>) => Confined
 
@@ -177,7 +181,7 @@ const confinementOf = (
   const hidden = hiddenDirs(process.env)
   return {
     dir: cwd,
-    writable: state.writable.map((p) => writablePath(cwd, p)),
+    writable: writableOf(state, cwd),
     readOnly: existingProtected(cwd),
     hidden,
     masked: maskedSockets(process.env, hidden),

@@ -124,7 +124,7 @@ const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: C
     config,
     deps.tools,
     conversation.cwd,
-    yield* gitConfineOf(deps.sandbox, conversation.cwd)
+    gitConfineOf(deps.sandbox, conversation.cwd)
   )
   const { messages } = yield* conversation.snapshot
   const history = messages.filter((m) => m.role !== "system")

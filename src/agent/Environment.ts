@@ -28,29 +28,37 @@ export const localDate = (now: Date): string => `${now.getFullYear()}-${pad(now.
 
 /**
  * How mm's own git runs for a turn in `cwd`: in the sandbox, with nothing writable and no
- * network, whenever the sandbox is on, so that nothing a repository names can change anything
- * even if it got past git's options (lib/Git.ts); as it is when the sandbox is off.
+ * network, unless the sandbox is known to be off, so that nothing a repository names can
+ * change anything even if it got past git's options (lib/Git.ts). It does not wait for the
+ * probe of bubblewrap: while that is under way, git is put in the sandbox all the same, and
+ * where bubblewrap turns out to be missing, that one answer is "not known".
  */
 export const gitConfineOf = (sandbox: SandboxShape, cwd: string): Effect.Effect<GitConfine | undefined> =>
-  Effect.map(sandbox.state, (state) => sandbox.readOnly(state, cwd))
+  Effect.sync(() => sandbox.readOnly(sandbox.known() ?? { _tag: "On", network: false, writable: [] }, cwd))
 
-/** The environment of a turn run in `cwd`; waits for `git status` at most GIT_STATUS_WAIT_MS. */
+/**
+ * The environment of a turn run in `cwd`; waits for `git status` at most GIT_STATUS_WAIT_MS.
+ * `git` (how git runs) is asked for only in a git work tree: outside one, nothing here waits
+ * for the sandbox's probe.
+ */
 export const environmentOf = (
   cwd: string,
-  git: GitConfine | undefined,
+  git: Effect.Effect<GitConfine | undefined>,
   now: Date = new Date()
 ): Effect.Effect<EnvironmentInfo> =>
-  Effect.promise(async () => {
+  Effect.gen(function*() {
     const root = gitRoot(cwd)
     const shell = process.env.SHELL
+    const confine = root === undefined ? undefined : yield* git
     return {
       cwd,
       platform: `${process.platform} ${os.arch()}`,
       date: localDate(now),
       shell: shell === undefined || shell === "" ? "unknown" : path.basename(shell),
-      git: root === undefined
-        ? undefined
-        : { branch: gitBranch(root), dirty: await gitDirtyWithin(root, GIT_STATUS_WAIT_MS, git) }
+      git: root === undefined ? undefined : {
+        branch: gitBranch(root),
+        dirty: yield* Effect.promise(() => gitDirtyWithin(root, GIT_STATUS_WAIT_MS, confine))
+      }
     }
   }).pipe(Effect.withSpan("Environment.of"))
 

@@ -41,7 +41,7 @@ export const systemPromptOf = (
   config: AgentConfig,
   tools: Pick<ToolRegistryShape, "sentence">,
   cwd: string,
-  git: GitConfine | undefined
+  git: Effect.Effect<GitConfine | undefined>
 ): Effect.Effect<SystemPrompt> =>
   Effect.gen(function*() {
     const home = os.homedir()

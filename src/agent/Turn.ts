@@ -169,7 +169,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     deps.config,
     deps.tools,
     conversation.cwd,
-    yield* gitConfineOf(deps.sandbox, conversation.cwd)
+    gitConfineOf(deps.sandbox, conversation.cwd)
   )
   for (const warning of warnings) {
     if (deps.shownWarnings.has(warning)) continue

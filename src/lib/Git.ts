@@ -7,14 +7,16 @@
 // config) can make git run a command: an fsmonitor, a hook, a filter driver that a
 // `.gitattributes` line applies to files, a remote's upload-pack when a partial clone fetches
 // an object it lacks. A confined command, or a cloned repository, can write that
-// configuration, while mm's own git runs outside the sandbox as the user. So every git call
+// configuration. So every git call
 // turns each of those off on its command line (`-c`, which outranks every configuration
 // file), filter drivers by the names the configuration lists just before `status`; a
 // repository that is a partial clone, or names a filter `-c` cannot turn off, is not asked.
 // No call touches the network (submodules are ignored, lazy fetching is off), so the keys
 // naming programs for the network (core.sshCommand, credential.helper, core.askPass) never
-// come into play; no call pages, edits or prompts. The one gap: a filter added to the
-// configuration between the listing and `status` would run (docs/explanation/sandbox.md).
+// come into play; no call pages, edits or prompts. What the options cannot foresee (a filter
+// added between the listing and `status`, through a FIFO the configuration includes) is why
+// the caller may also confine `status` (`GitConfine`: the sandbox, with nothing writable); the
+// listing itself runs no program and is never confined. A git left waiting is killed with mm.
 // And the answer is cheap: all of one answer's calls are killed after 5 s, one answer is
 // sought at a time per tree, and any failure is "not known" (undefined).
 import type { ExecFileException } from "node:child_process"
@@ -187,11 +189,7 @@ const runGit = (
  * the repository a partial clone. Reading configuration runs no program. `git config` exits
  * with 1 when no key matches.
  */
-const riskyKeys = async (
-  root: string,
-  deadline: number,
-  confine: GitConfine | undefined
-): Promise<ReadonlyArray<string> | undefined> => {
+const riskyKeys = async (root: string, deadline: number): Promise<ReadonlyArray<string> | undefined> => {
   const output = await runGit(
     root,
     [
@@ -202,7 +200,7 @@ const riskyKeys = async (
       "^filter\\.|^extensions\\.partialclone$|^remote\\..*\\.promisor$"
     ],
     deadline,
-    confine
+    undefined // reading configuration runs no program
   )
   if (output === undefined || output.code > 1) return undefined
   return output.code === 1 ? [] : output.stdout.split("\0").filter((key) => key !== "")
@@ -251,7 +249,7 @@ const STATUS_ARGS: ReadonlyArray<string> = ["status", "--porcelain", "--ignore-s
  */
 export const gitDirty = async (root: string, confine?: GitConfine): Promise<boolean | undefined> => {
   const deadline = Date.now() + GIT_TIMEOUT_MS
-  const keys = await riskyKeys(root, deadline, confine)
+  const keys = await riskyKeys(root, deadline)
   if (keys === undefined || isPartialClone(keys)) return undefined
   const overrides = filterOverrides(filterDrivers(keys))
   if (overrides === undefined) return undefined

@@ -68,17 +68,28 @@ const dropCacheHome = (home: string): void => {
   homes.delete(home)
 }
 
+/**
+ * The user's state and configuration directories (remembered approvals, project trust, the
+ * user's own agent.yaml: lib/UserState.ts) are a test's own too, under its cache home: no test
+ * reads or writes the real ones, and none sees what another remembered.
+ */
+const useHome = (home: string): void => {
+  process.env.XDG_CACHE_HOME = home
+  process.env.XDG_STATE_HOME = path.join(home, "state")
+  process.env.XDG_CONFIG_HOME = path.join(home, "config")
+}
+
 const fileHome = makeCacheHome()
-process.env.XDG_CACHE_HOME = fileHome
+useHome(fileHome)
 let testHome: string | undefined
 
 beforeEach(() => {
   testHome = makeCacheHome()
-  process.env.XDG_CACHE_HOME = testHome
+  useHome(testHome)
 })
 
 afterEach(() => {
-  process.env.XDG_CACHE_HOME = fileHome
+  useHome(fileHome)
   if (testHome !== undefined) dropCacheHome(testHome)
   testHome = undefined
 })

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import { localDate } from "../../src/agent/Environment"
@@ -23,7 +23,10 @@ describe("the project's instructions and the environment in the system message",
   const userConfig = tempDir("mm-xdg-")
   beforeAll(async () => {
     server = await startFakeModelServer()
-    // the user-level file is read from $XDG_CONFIG_HOME/mm, never from the real home here
+  })
+  // the user-level file is read from $XDG_CONFIG_HOME/mm, never from the real home here (after
+  // test/support/setup.ts has given the test a directory of its own)
+  beforeEach(() => {
     process.env.XDG_CONFIG_HOME = userConfig
   })
   afterAll(() => server.close())

@@ -8,7 +8,10 @@ export const TABLE_END = "<!-- end of the tools table -->"
 
 /** What a tool reaches, and when `permissions: ask` asks before it runs. */
 const accessWords: Record<ToolAccess, { readonly reaches: string; readonly asked: string }> = {
-  read: { reaches: "reads the project", asked: "only for a `path` outside the project" },
+  read: {
+    reaches: "reads the project",
+    asked: "only for a `path` outside the project, or a file that [looks secret](#files-that-look-secret)"
+  },
   write: { reaches: "writes the file at `path`", asked: "yes (modes `edits`, `auto`: not inside the project)" },
   command: { reaches: "runs a command line", asked: "yes (mode `auto`: not when the sandbox is on)" },
   network: { reaches: "reaches the network", asked: "yes" },

@@ -56,23 +56,36 @@ export const selectionLabel = (selection: Selection, cwd: string): string => {
     : `${shown}:${selection.start}-${selection.end}`
 }
 
-/** The selected lines of each link with a range, read through the editor's files when it offers them. */
+/**
+ * The selected lines of each link with a range, read through the editor's files when it offers
+ * them. A file `withheld` gives a reason for (one that looks secret, tools/SecretFiles.ts) is not
+ * read: the model is given that reason instead, and so is the editor (`withheld` of the result).
+ */
 export const readSelections = Effect.fn("Acp.readSelections")(function*(
   blocks: ReadonlyArray<acp.ContentBlock>,
-  cwd: string
+  cwd: string,
+  withheldWhy: (file: string) => string | undefined = () => undefined
 ) {
   const files = yield* FileAccess
   const texts = new Map<string, string>()
+  const withheld: Array<string> = []
   for (const block of blocks) {
     if (block.type !== "resource_link" || texts.has(block.uri)) continue
     const selection = selectionOf(block.uri)
     if (selection === undefined) continue
+    const why = withheldWhy(selection.file)
+    if (why !== undefined) {
+      const line = `${why}: its lines were not read (read_file asks for it)`
+      texts.set(block.uri, `[${line}]`)
+      withheld.push(line)
+      continue
+    }
     const read = yield* files.read(selection.file, selectionLabel(selection, cwd))
     if (Either.isLeft(read)) continue
     const last = Math.min(selection.end, selection.start + SELECTION_MAX_LINES - 1)
     texts.set(block.uri, read.right.split("\n").slice(selection.start - 1, last).join("\n"))
   }
-  return texts as ReadonlyMap<string, string>
+  return { texts: texts as ReadonlyMap<string, string>, withheld: withheld as ReadonlyArray<string> }
 })
 
 const definedOnly = (block: Record<string, unknown>): EditorBlock =>

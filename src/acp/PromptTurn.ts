@@ -8,10 +8,13 @@ import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { Agent } from "../agent/Agent"
+import { secretsAsked } from "../approvals/SessionSettings"
 import { readCommand } from "../commands/SlashCommands"
+import { AppConfig } from "../config/Config"
 import { type ImageInput, isSentImageType } from "../domain/Images"
 import type { Conversation } from "../sessions/Conversation"
 import { ToolRegistry } from "../tools/Registry"
+import { secretFilesOf } from "../tools/SecretFiles"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { ACP_COMMANDS } from "./Commands"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
@@ -99,11 +102,25 @@ const answerOf = (
   blocks: ReadonlyArray<acp.ContentBlock>
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =>
   Effect.locally(
-    Effect.flatMap(readSelections(blocks, conversation.cwd), (selections) =>
-      answerText(peer, conversation, blocks, promptText(blocks, selections, conversation.cwd))),
+    Effect.gen(function*() {
+      const selections = yield* readSelections(blocks, conversation.cwd, yield* secretsWithheld(conversation))
+      if (selections.withheld.length > 0) {
+        yield* send(peer.client, peer.sessionId, selections.withheld.map((line) => agentText(line)))
+      }
+      return yield* answerText(peer, conversation, blocks, promptText(blocks, selections.texts, conversation.cwd))
+    }),
     CurrentPeer,
     peer
   )
+
+/** Why a selection's file is not read: it looks secret, and the mode asks for such files (all but allow). */
+const secretsWithheld = (conversation: Conversation) =>
+  Effect.gen(function*() {
+    const { config } = yield* AppConfig
+    const { mode } = yield* Ref.get(conversation.settings)
+    if (!secretsAsked(config.permissions, mode)) return () => undefined
+    return (yield* secretFilesOf(conversation.cwd, config.secrets)).reason
+  })
 
 const answerText = (
   peer: Peer,

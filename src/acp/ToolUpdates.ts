@@ -2,7 +2,7 @@ import * as path from "node:path"
 
 import type * as acp from "@agentclientprotocol/sdk"
 
-import { outsideLines } from "../approvals/PreviewLines"
+import { outsideLines, previewLines } from "../approvals/PreviewLines"
 import type { FileChange, Preview } from "../tools/Preview"
 import type { ToolRegistryShape } from "../tools/Registry"
 import { isMcpToolName } from "../tools/ToolNames"
@@ -82,6 +82,8 @@ export const previewContent = (preview: Preview): Array<acp.ToolCallContent> => 
   switch (preview._tag) {
     case "None":
       return []
+    case "Secret":
+      return [textContent(previewLines(preview).map((line) => line.text).join("\n"))]
     case "Command":
       return [
         textContent(

@@ -3,12 +3,13 @@ import * as Ref from "effect/Ref"
 
 import { alwaysChoices, type CallToApprove, isAllowed, type ReadCommand } from "../approvals/ApprovalScope"
 import { commandReader } from "../approvals/CommandReader"
-import { approvalNeeded } from "../approvals/SessionSettings"
+import { approvalNeeded, secretsAsked } from "../approvals/SessionSettings"
 import type { Message, ToolCall } from "../domain/Session"
 import { Secrets } from "../lib/Secrets"
 import { bashTool } from "../tools/Bash"
 import { FileAccess } from "../tools/FileAccess"
 import type { FileChange, Preview } from "../tools/Preview"
+import { secretFilesOf } from "../tools/SecretFiles"
 import { failure, type ToolContext, type ToolResult } from "../tools/Tool"
 import { type CallDescription, describeCall, type PreparedCall, type ToolRecord } from "../tools/ToolRecord"
 import { runPrepared, runTool } from "../tools/Tools"
@@ -104,6 +105,7 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
   const ctx: ToolContext = {
     cwd: conversation.cwd,
     maxOutput: config.maxOutput,
+    ...(tool.access === "read" ? { secretFile: (yield* secretFilesOf(conversation.cwd, config.secrets)).test } : {}),
     timeoutSeconds: config.watchdogTimeout,
     callId: call.id,
     ...(beforeWrite === undefined ? {} : { beforeWrite }),
@@ -183,7 +185,15 @@ const readerFor = (tool: ToolRecord): Effect.Effect<ReadCommand> =>
 interface Question {
   readonly call: CallToApprove
   readonly read: ReadCommand
+  /** Set when the call reads a file that looks secret: why (the question shows it). */
+  readonly secret?: string
 }
+
+/** Why a reading tool's call reads a file that looks secret (its `path`, links followed); undefined when it does not. */
+const secretRead = (deps: Deps, tool: ToolRecord, input: Record<string, unknown>, cwd: string) =>
+  tool.access === "read" && typeof input.path === "string" && input.path !== ""
+    ? Effect.map(secretFilesOf(cwd, deps.config.secrets), (secrets) => secrets.reason(input.path as string))
+    : Effect.succeed(undefined)
 
 /**
  * Whether a call waits for the user: the mode says it must be approved, and no "always" given
@@ -198,7 +208,12 @@ const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
   const { conversation } = state
   const { mode } = yield* Ref.get(conversation.settings)
   const sandboxed = (yield* deps.sandbox.state)._tag === "On"
-  if (!approvalNeeded(deps.config.permissions, mode, tool, input, conversation.cwd, sandboxed)) return undefined
+  // a file that looks secret is asked even inside the project, in every mode but allow
+  const secret = yield* secretRead(deps, tool, input, conversation.cwd)
+  const needed = secret === undefined
+    ? approvalNeeded(deps.config.permissions, mode, tool, input, conversation.cwd, sandboxed)
+    : tool.preapproved !== true && secretsAsked(deps.config.permissions, mode)
+  if (!needed) return undefined
   const read = yield* readerFor(tool)
   const remembered = yield* deps.remembered.read(conversation.cwd)
   if (remembered.problem !== undefined && !deps.shownWarnings.has(remembered.problem)) {
@@ -207,7 +222,7 @@ const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
   }
   const call: CallToApprove = { tool: tool.name, access: tool.access, input, cwd: conversation.cwd }
   if (isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], call, read)) return undefined
-  const question: Question = { call, read }
+  const question: Question = { call, read, ...(secret === undefined ? {} : { secret }) }
   return question
 })
 
@@ -223,7 +238,9 @@ const ask = Effect.fn("Agent.ask")(function*(
   const { conversation } = state
   const input = question.call.input
   yield* state.shown
-  const preview: Preview = yield* withFiles(deps, tool.preview(input, conversation.cwd))
+  const preview: Preview = question.secret === undefined
+    ? yield* withFiles(deps, tool.preview(input, conversation.cwd))
+    : { _tag: "Secret", reason: question.secret }
   const answer = yield* deps.approver.ask({
     sessionId: yield* conversation.id,
     toolCallId: call.id,

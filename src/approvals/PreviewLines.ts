@@ -59,6 +59,8 @@ export const previewLines = (preview: Preview): ReadonlyArray<PreviewLine> => {
   switch (preview._tag) {
     case "None":
       return []
+    case "Secret":
+      return [{ kind: "warning", text: `${preview.reason}: its content would go to the model` }]
     case "Command":
       return [
         ...preview.command.replace(/\n$/, "").split("\n").map((text): PreviewLine => ({ kind: "text", text })),

@@ -89,3 +89,10 @@ export const approvalNeeded = (
       return true
   }
 }
+
+/**
+ * Whether reading a file that looks secret (tools/SecretFiles.ts) is asked, inside the project
+ * too: in every mode but `allow` (chosen for the session, or by `permissions`).
+ */
+export const secretsAsked = (permissions: "ask" | "auto" | "allow", mode: ApprovalMode): boolean =>
+  effectiveMode(permissions, mode, true) !== "allow"

@@ -182,6 +182,7 @@ export const AgentConfigSchema = Schema.Struct({
   sessions: Schema.optionalWith(SessionsConfig, { default: decodeDefaults(SessionsConfig) }),
   skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
   mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) }),
+  secrets: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [] }),
   instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
@@ -229,6 +230,8 @@ export const keyDescriptions: Record<string, string> = {
   "skills.dirs": "Folders searched for skills; relative ones are resolved against the project.",
   instructions:
     "File names read as the project's instructions (AGENTS.md by default), at the project's root and in every folder down to the working directory, and in ~/.config/mm/; false reads none.",
+  secrets:
+    "Globs of files whose content is secret, besides the built-in names (.env, .env.*, *.pem, *.key, id_rsa*, .npmrc, .netrc, .pypirc, .pgpass): read_file asks before reading one even inside the project (in every mode but allow), and grep and glob leave them out. A glob without a / matches a file's name at any depth; one with a / the path relative to the project.",
   ...mcpKeyDescriptions,
   ...sandboxKeyDescriptions
 }

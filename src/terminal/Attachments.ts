@@ -1,8 +1,17 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+
+import { secretsAsked } from "../approvals/SessionSettings"
+import { AppConfig } from "../config/Config"
 import { IMAGE_MAX_BYTES, type ImageInput, imageMimeOf } from "../domain/Images"
 import { SHELL_CONTEXT_HEAD } from "../domain/Turns"
+import { sanitize } from "../text/Sanitize"
+import { secretFilesOf } from "../tools/SecretFiles"
+import type { CommandContext } from "./Commands"
+import type { Printer } from "./TerminalIO"
 
 /** A file larger than this is not attached: the model is better served by read_file's ranges. */
 const ATTACH_MAX_BYTES = 256 * 1024
@@ -70,6 +79,37 @@ export const attachFiles = (cwd: string, question: string): Attached => {
     images
   }
 }
+
+/**
+ * Whether the files a question attaches may be read: a file that looks secret
+ * (tools/SecretFiles.ts) is asked first, y or n, in every mode but `allow`, and refused with
+ * one line when stdin is not a terminal. False when nothing may be sent.
+ */
+export const secretAttachmentsAllowed = (
+  terminal: Pick<CommandContext, "cwd" | "conversation" | "input" | "style" | "notice"> & { readonly info: Printer },
+  question: string
+) =>
+  Effect.gen(function*() {
+    const files = [...new Set(mentions(question))]
+    if (files.length === 0) return true
+    const { config } = yield* AppConfig
+    const secrets = yield* secretFilesOf(terminal.cwd, config.secrets)
+    const reasons = files.flatMap((file) => secrets.reason(file) ?? [])
+    if (reasons.length === 0) return true
+    const { mode } = yield* Ref.get(terminal.conversation.settings)
+    if (!secretsAsked(config.permissions, mode)) return true
+    if (!terminal.input.interactive) {
+      terminal.notice(`${reasons[0]}: not attached, no terminal to ask (nothing was sent)`)
+      return false
+    }
+    const { info, style } = terminal
+    for (const reason of reasons) info.line(style.yellow(sanitize(`${reason}: its content would go to the model`)))
+    const prompt = `attach ${reasons.length === 1 ? "it" : "them"}? [y/n] `
+    const answer = yield* Effect.promise(() => terminal.input.key(style.yellow(prompt), ["y", "n"]))
+    if (answer === "y") return true
+    terminal.notice("not attached (nothing was sent)")
+    return false
+  })
 
 /** The user message that keeps a `!command` line and its output in the conversation. */
 export const shellContext = (command: string, output: string): string =>

@@ -40,7 +40,7 @@ import { sanitize, sanitizeOutput } from "../text/Sanitize"
 import { escapesFor, type Style, themeOf } from "../text/Style"
 import { bashTool } from "../tools/Bash"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
-import { attachFiles, shellContext } from "./Attachments"
+import { attachFiles, secretAttachmentsAllowed, shellContext } from "./Attachments"
 import { type CommandContext, commandMenu, commandNames, runCommandLine, type TerminalMemory } from "./Commands"
 import { ESC_ESC, type TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
@@ -368,6 +368,7 @@ const ask = (terminal: Conversing, question: string, images: ReadonlyArray<Image
 /** A question with the files it names (`@path`) attached; a file that cannot be attached stops it. */
 const question = (terminal: Conversing, line: string) =>
   Effect.gen(function*() {
+    if (!(yield* secretAttachmentsAllowed(terminal, line))) return
     const attached = attachFiles(terminal.cwd, line)
     if (attached._tag === "Problem") return terminal.notice(attached.line)
     if (attached.files.length > 0) terminal.info.line(terminal.style.dim(`attached ${attached.files.join(", ")}`))

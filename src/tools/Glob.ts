@@ -10,6 +10,7 @@ import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { shownPathOf } from "./Grep"
 import { neverSearched, walkFiles } from "./ProjectWalk"
+import { looksSecret, secretsLeftOut } from "./SecretFiles"
 import { failure, GLOB_MAX_PATHS, type ToolContext, type ToolResult } from "./Tool"
 import { NonBlankText, optional, withoutEmptyText } from "./ToolArguments"
 import { defineTool } from "./ToolRecord"
@@ -27,8 +28,9 @@ const mtimeOf = (file: string): number => {
   }
 }
 
-const globResult = (found: Array<{ shown: string; mtime: number }>, budget: number): ToolResult => {
-  if (found.length === 0) return { output: "no files match", failed: false }
+const globResult = (found: Array<{ shown: string; mtime: number }>, budget: number, secret: number): ToolResult => {
+  const left = secret === 0 ? [] : [secretsLeftOut(secret, "not listed")]
+  if (found.length === 0) return { output: ["no files match", ...left].join("\n"), failed: false }
   found.sort((a, b) => b.mtime - a.mtime || (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0))
   const lines: Array<string> = []
   let size = 0
@@ -40,7 +42,7 @@ const globResult = (found: Array<{ shown: string; mtime: number }>, budget: numb
   if (lines.length < found.length) {
     lines.push(`[${lines.length} of ${found.length} files shown, newest first; narrow the pattern or the path]`)
   }
-  return { output: lines.join("\n"), failed: false }
+  return { output: [...lines, ...left].join("\n"), failed: false }
 }
 
 /** glob on the disk: never fails (a problem is a failed result); cancelling stops the walk. */
@@ -59,15 +61,19 @@ const glob = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
     const walk = async () => {
       const matches = await globMatcher(args.pattern)
       const found: Array<{ shown: string; mtime: number }> = []
+      const secretFile = ctx.secretFile ?? looksSecret
+      let secret = 0
       await walkFiles(start, {
         projectDir: ctx.cwd,
         cancelled: () => cancelled,
         onFile: ({ file, relative }) => {
-          if (matches(relative)) found.push({ shown: shownPathOf(ctx.cwd, file), mtime: mtimeOf(file) })
+          if (!matches(relative)) return true
+          if (secretFile(file)) secret++
+          else found.push({ shown: shownPathOf(ctx.cwd, file), mtime: mtimeOf(file) })
           return true
         }
       })
-      return globResult(found, Math.max(1000, ctx.maxOutput - 200))
+      return globResult(found, Math.max(1000, ctx.maxOutput - 200), secret)
     }
     walk().then(
       (result) => !cancelled && resume(Effect.succeed(result)),
@@ -81,7 +87,8 @@ const glob = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
 
 export const globTool = defineTool({
   name: "glob",
-  description: "Find files by path pattern; .gitignored files are skipped. `*.ts` matches at any depth, " +
+  description: "Find files by path pattern; .gitignored files and files that look secret (.env, keys) are skipped. " +
+    "`*.ts` matches at any depth, " +
     `\`src/**/*.ts\` from the folder searched. Returns up to ${GLOB_MAX_PATHS} paths, newest first.`,
   parameters: Schema.Struct({
     pattern: NonBlankText("a glob pattern", "glob pattern"),

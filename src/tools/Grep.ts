@@ -11,6 +11,7 @@ import { searchDescription } from "./Describe"
 import { fileProblem, resolvePath } from "./Files"
 import { globMatcher } from "./GlobMatch"
 import { neverSearched, walkFiles } from "./ProjectWalk"
+import { looksSecret, secretsLeftOut } from "./SecretFiles"
 import { failure, GREP_MAX_MATCHES, type ToolContext, type ToolResult } from "./Tool"
 import { optional, withoutEmptyText } from "./ToolArguments"
 import { defineTool } from "./ToolRecord"
@@ -72,6 +73,8 @@ interface Found {
   size: number
   matches: number
   full: boolean
+  /** Files of the walk left out because they look secret. */
+  secret: number
 }
 
 /** Adds the matching lines of one file; false once the matches or the size are at their cap. */
@@ -117,7 +120,8 @@ const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
   } catch (cause) {
     return Effect.succeed(failure(fileProblem(cause, shownStart).replace("no such file", "no such file or folder")))
   }
-  const found: Found = { lines: [], size: 0, matches: 0, full: false }
+  const found: Found = { lines: [], size: 0, matches: 0, full: false, secret: 0 }
+  const secretFile = ctx.secretFile ?? looksSecret
   const budget = Math.max(1000, ctx.maxOutput - 200)
   const read = makeReader()
   const literal = literalOf(args)
@@ -128,6 +132,7 @@ const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
     if (!regex.whole.test(text)) return true
     return searchText(text, shownPathOf(ctx.cwd, file), regex.line, found, budget)
   }
+  // a file named as the path is searched: reading it was asked if it looks secret
   if (!stat.isDirectory()) {
     search(start)
     return Effect.succeed(grepResult(found))
@@ -139,7 +144,12 @@ const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
       await walkFiles(start, {
         projectDir: ctx.cwd,
         cancelled: () => cancelled,
-        onFile: ({ file, relative }) => (matches === undefined || matches(relative) ? search(file) : true)
+        onFile: ({ file, relative }) => {
+          if (matches !== undefined && !matches(relative)) return true
+          if (!secretFile(file)) return search(file)
+          found.secret++
+          return true
+        }
       })
       return grepResult(found)
     }
@@ -154,7 +164,8 @@ const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
 }
 
 const grepResult = (found: Found): ToolResult => {
-  if (found.lines.length === 0) return { output: "no matches", failed: false }
+  const secret = found.secret === 0 ? [] : [secretsLeftOut(found.secret, "not searched")]
+  if (found.lines.length === 0) return { output: ["no matches", ...secret].join("\n"), failed: false }
   const more = found.full
     ? [
       `[stopped at ${found.matches} matching lines${
@@ -162,13 +173,14 @@ const grepResult = (found: Found): ToolResult => {
       }; narrow the pattern, path or glob to see the others]`
     ]
     : []
-  return { output: [...found.lines, ...more].join("\n"), failed: false }
+  return { output: [...found.lines, ...more, ...secret].join("\n"), failed: false }
 }
 
 export const grepTool = defineTool({
   name: "grep",
   description:
-    "Search file contents for a regular expression (JavaScript syntax); .gitignored and binary files are skipped. " +
+    "Search file contents for a regular expression (JavaScript syntax); .gitignored and binary files are skipped, " +
+    "and so are files that look secret (.env, keys) unless `path` names one. " +
     `Returns up to ${GREP_MAX_MATCHES} matching lines as \`path:line: text\`.`,
   parameters: Schema.Struct({
     pattern: Schema.String.annotations({ description: "regular expression" }).pipe(

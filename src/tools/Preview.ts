@@ -42,6 +42,8 @@ export type Preview =
     readonly tooLarge?: string
     readonly problem: string | undefined
   }
+  /** A read of a file that looks secret (SecretFiles.ts), asked even inside the project: why it counts as secret. */
+  | { readonly _tag: "Secret"; readonly reason: string }
   /** Nothing beyond the call's title and arguments. */
   | { readonly _tag: "None" }
 

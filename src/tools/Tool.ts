@@ -31,6 +31,11 @@ export interface ToolContext {
   readonly onOutput?: (text: string) => Effect.Effect<void>
   /** The environment a command runs in: runCall gives mm's own without the variables that hold secrets. */
   readonly env?: NodeJS.ProcessEnv
+  /**
+   * Whether a file met in a search's walk (absolute) looks secret, so that grep and glob leave
+   * it out (SecretFiles.ts, with the configuration's `secrets:`); absent: the built-in names.
+   */
+  readonly secretFile?: (file: string) => boolean
   /** Puts a command's argv in the sandbox; absent: the command runs unconfined. */
   readonly confine?: (argv: ReadonlyArray<string>) => Confined
 }

@@ -34,6 +34,7 @@ export interface ConfigOverrides {
   readonly maxOutput?: number
   readonly maxSteps?: number
   readonly permissions?: "ask" | "allow"
+  readonly secrets?: AgentConfig["secrets"]
 }
 
 export const testConfig = (url: string, overrides: ConfigOverrides = {}): AgentConfig => ({

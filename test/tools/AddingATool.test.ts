@@ -129,7 +129,7 @@ describe("a tool added by one module and one line of the registry", () => {
       rawOutput: "a.txt: 2 lines"
     })
     expect(toolsTable(tools.tools).split("\n").at(-1)).toBe(
-      "| [`line_count`](#line_count) | `path` | reads the project | only for a `path` outside the project | `read` |"
+      "| [`line_count`](#line_count) | `path` | reads the project | only for a `path` outside the project, or a file that [looks secret](#files-that-look-secret) | `read` |"
     )
   })
 })

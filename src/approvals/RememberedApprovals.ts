@@ -77,9 +77,6 @@ export class RememberedApprovals extends Context.Tag("mm/RememberedApprovals")<
 
 export const sameScope = (a: Scope, b: Scope): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-/** A Project scope must be this project: one that names another directory was edited in. */
-const belongsTo = (project: string) => (scope: Scope): boolean => scope._tag !== "Project" || scope.dir === project
-
 const realOf = (project: string): string => {
   try {
     return realPathOf(project)
@@ -87,6 +84,9 @@ const realOf = (project: string): string => {
     return path.resolve(project)
   }
 }
+
+/** A Project scope must be this project (by its real path): one that names another directory was edited in. */
+const belongsTo = (real: string) => (scope: Scope): boolean => scope._tag !== "Project" || realOf(scope.dir) === real
 
 /** The file of remembered approvals of `project`, under the user's state. */
 export const rememberedFileOf = (project: string, env: NodeJS.ProcessEnv = process.env): string =>
@@ -129,9 +129,10 @@ const readFileOf = (project: string): RememberedState => {
     const what = issue === undefined ? "" : firstLineOf(issue.message).slice(0, 120)
     return refused(`is not a valid permissions file (${what}${where})`)
   }
-  if (decoded.right.project !== realOf(project)) return refused(`names another project (${decoded.right.project})`)
+  const real = realOf(project)
+  if (decoded.right.project !== real) return refused(`names another project (${decoded.right.project})`)
   const scopes = decoded.right.approvals as ReadonlyArray<Scope>
-  if (!scopes.every(belongsTo(project))) return refused("names another project")
+  if (!scopes.every(belongsTo(real))) return refused("names another project")
   return { scopes, where: file, problem: undefined }
 }
 

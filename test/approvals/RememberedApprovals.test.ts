@@ -54,9 +54,13 @@ describe("RememberedApprovals", () => {
       const link = path.join(other, "link")
       fs.symlinkSync(dir, link)
       const remembered = yield* RememberedApprovals
+      // an edit of the project given through the link holds through either path
+      const everyEdit: Scope = { _tag: "Project", dir: link }
       yield* remembered.add(dir, npmTest)
+      yield* remembered.add(link, everyEdit)
       expect(rememberedFileOf(link)).toBe(rememberedFileOf(dir))
-      expect((yield* remembered.read(link)).scopes).toEqual([npmTest])
+      expect((yield* remembered.read(link)).scopes).toEqual([npmTest, everyEdit])
+      expect((yield* remembered.read(dir)).scopes).toEqual([npmTest, everyEdit])
       expect((yield* remembered.read(other)).scopes).toEqual([])
     }).pipe(Effect.provide(layer)))
 

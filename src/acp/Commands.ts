@@ -6,12 +6,13 @@ import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 
 import { Agent } from "../agent/Agent"
+import type { Scope } from "../approvals/ApprovalScope"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes } from "../changes/Changes"
 import { compactedLine, sentence } from "../commands/CommandWords"
 import type { CommandHandlers } from "../commands/SlashCommands"
 import type { Conversation } from "../sessions/Conversation"
-import { permissionsCommand } from "../text/PermissionsText"
+import { importApprovals, isImportConfirm, permissionsCommand } from "../text/PermissionsText"
 import type { Peer } from "./AcpApprover"
 import { type AcpConnection, type AcpServices, clientDisplay, send } from "./Connection"
 import { agentText } from "./ToolUpdates"
@@ -68,13 +69,35 @@ const compact = Effect.fn("Acp.compact")(function*(peer: Peer, conversation: Con
   return endTurn
 })
 
-/** `/permissions [rm n]`: the same text as the terminal's, as the agent's message. */
+/** The rows each conversation's last `/permissions import` showed: what `/permissions import confirm` imports. */
+const shownImports = new WeakMap<Conversation, ReadonlyArray<Scope>>()
+
+/** What the editor is told to send to import the rows just shown. */
+const CONFIRM = "/permissions import confirm"
+
+/**
+ * `/permissions [rm n | import [confirm]]`: the same text as the terminal's, as the agent's
+ * message. Commands are text, so an import takes two: `import` shows the rows, `import confirm`
+ * imports those rows, and no others.
+ */
 const permissions: AcpCommand = (peer, conversation, arg) =>
-  Effect.flatMap(RememberedApprovals, (remembered) =>
-    Effect.flatMap(
-      permissionsCommand(remembered, conversation, arg),
-      ({ text }) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
-    ))
+  Effect.gen(function*() {
+    const remembered = yield* RememberedApprovals
+    const say = (text: string) => Effect.as(send(peer.client, peer.sessionId, [agentText(text)]), endTurn)
+    if (isImportConfirm(arg)) {
+      const shown = shownImports.get(conversation)
+      shownImports.delete(conversation)
+      if (shown === undefined) return yield* say("nothing to confirm: /permissions import shows the rows first")
+      return yield* say((yield* importApprovals(remembered, conversation.cwd, shown)).text)
+    }
+    const outcome = yield* permissionsCommand(remembered, conversation, arg)
+    if (outcome._tag === "Said") {
+      shownImports.delete(conversation)
+      return yield* say(outcome.text)
+    }
+    shownImports.set(conversation, outcome.scopes)
+    return yield* say(`${outcome.text}\nsend ${CONFIRM} to import these ${outcome.scopes.length} approval(s)`)
+  })
 
 /** What the editor runs for each command it is offered. */
 export const ACP_COMMANDS: CommandHandlers<"acp", AcpCommand> = {

@@ -20,7 +20,7 @@ export interface Deps {
   readonly config: AgentConfig
   readonly model: ModelClientShape
   readonly approver: Context.Tag.Service<Approver>
-  /** The "always" answers kept for the project across runs (.mm/permissions.json). */
+  /** The "always" answers kept for the project across runs (in the user's state, never in the project). */
   readonly remembered: RememberedApprovalsShape
   readonly compactor: CompactorShape
   readonly changes: ChangesShape
@@ -43,3 +43,10 @@ export type Emit = (event: TurnEvent) => Effect.Effect<void>
 /** A warning a service gives only once (undefined the other times), as a notice. */
 export const warn = (emit: Emit, warning: string | undefined) =>
   warning === undefined ? Effect.void : emit({ _tag: "Notice", text: warning })
+
+/** A warning shown once per agent (per run): a notice the first time, nothing after. */
+export const warnOnce = (deps: Pick<Deps, "shownWarnings">, emit: Emit, warning: string | undefined) => {
+  if (warning === undefined || deps.shownWarnings.has(warning)) return Effect.void
+  deps.shownWarnings.add(warning)
+  return emit({ _tag: "Notice", text: warning })
+}

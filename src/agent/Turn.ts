@@ -11,7 +11,7 @@ import type { ImageInput } from "../domain/Images"
 import { type EditorBlock, type Message, type Session, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { autoCompact } from "./AutoCompact"
-import { type Deps, type Emit, warn } from "./Deps"
+import { type Deps, type Emit, warn, warnOnce } from "./Deps"
 import { gitConfineOf } from "./Environment"
 import { questionMessage } from "./Images"
 import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
@@ -171,13 +171,11 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     conversation.cwd,
     gitConfineOf(deps.sandbox, conversation.cwd)
   )
-  for (const warning of warnings) {
-    if (deps.shownWarnings.has(warning)) continue
-    deps.shownWarnings.add(warning)
-    yield* emit({ _tag: "Notice", text: warning })
-  }
+  for (const warning of warnings) yield* warnOnce(deps, emit, warning)
 
   yield* sayAutoFallsBack(deps, conversation, emit)
+  // a .mm/permissions.json the project holds grants nothing: said once, at the first turn
+  yield* warnOnce(deps, emit, yield* deps.remembered.ignoredLine(conversation.cwd))
   const mcpTools = yield* deps.mcp.forTurn(conversation)
   for (const notice of mcpTools.notices) yield* emit({ _tag: "Notice", text: notice })
 

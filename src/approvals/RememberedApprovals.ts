@@ -1,10 +1,15 @@
-// Reusable "always" answers kept per project in `.mm/permissions.json` (docs/how-to/approvals.md),
-// so that `npm test` approved today is not asked again tomorrow, in the terminal, `mm -p` or
-// `mm acp`. With sessions off they are kept in memory for the run only. The file is read each
-// time it is needed (another mm may have changed it), written whole and atomically (0600 in a
-// 0700 directory), and trusted whole or not at all: one that does not decode exactly is refused
-// with one line, ignored, and never overwritten.
+// Reusable "always" answers, kept in the user's own state rather than in the project
+// (docs/how-to/approvals.md): `$XDG_STATE_HOME/mm/projects/<hash of the project's real
+// path>/permissions.json`, where nothing a repository ships can write. So `npm test` approved
+// today is not asked again tomorrow, in the terminal, `mm -p` or `mm acp`, sessions on or off.
+// The file is read each time it is needed (another mm may have changed it), written whole and
+// atomically (0600 in 0700 directories), names the project it belongs to, and is trusted whole
+// or not at all: one that does not decode exactly, names another project, or others may write
+// is refused with one line, ignored, and never overwritten. A `.mm/permissions.json` in the
+// project grants nothing: it is only named (`ignoredLine`) and shown for import
+// (ProjectApprovals.ts).
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Context from "effect/Context"
@@ -13,19 +18,22 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-import { AppConfig } from "../config/Config"
-import { fsyncDir, tempNameOf, unlinkQuietly } from "../lib/DurableFiles"
+import { commitTemp, tempNameFor } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
+import { realPathOf } from "../lib/RealPath"
+import { projectStateDir } from "../lib/UserState"
 import type { Scope } from "./ApprovalScope"
 
-const PERMISSIONS_FILE = path.join(".mm", "permissions.json")
+/** Where earlier versions of mm kept them, in the project: never read for granting anything. */
+export const PROJECT_PERMISSIONS_FILE = path.join(".mm", "permissions.json")
 
 const Absolute = Schema.String.pipe(
   Schema.filter((p) => path.isAbsolute(p), { message: () => "a path that is not absolute" })
 )
 const Word = Schema.String.pipe(Schema.filter((w) => !w.includes("\0")))
 
-const ScopeSchema = Schema.Union(
+/** One remembered answer, as it is written: exactly a `Scope`. */
+export const ScopeSchema = Schema.Union(
   Schema.TaggedStruct("CommandPrefix", { words: Schema.NonEmptyArray(Word) }),
   Schema.TaggedStruct("ExactCommand", { command: Schema.NonEmptyTrimmedString }),
   Schema.TaggedStruct("File", { path: Absolute }),
@@ -33,7 +41,12 @@ const ScopeSchema = Schema.Union(
   Schema.TaggedStruct("Tool", { name: Schema.NonEmptyString })
 )
 
-const FileSchema = Schema.Struct({ version: Schema.Literal(1), approvals: Schema.Array(ScopeSchema) })
+const FileSchema = Schema.Struct({
+  version: Schema.Literal(1),
+  /** The real path of the project the answers were given in. */
+  project: Absolute,
+  approvals: Schema.Array(ScopeSchema)
+})
 
 /** The file's decoder: exactly this shape, nothing more. */
 const decodeFile = Schema.decodeUnknownEither(Schema.parseJson(FileSchema), { onExcessProperty: "error" })
@@ -41,7 +54,7 @@ const decodeFile = Schema.decodeUnknownEither(Schema.parseJson(FileSchema), { on
 export interface RememberedState {
   /** What applies: empty when the file is refused. */
   readonly scopes: ReadonlyArray<Scope>
-  /** Where they are kept: the file's path, or `in memory (sessions are off)`. */
+  /** Where they are kept: the file's path (which may not exist yet). */
   readonly where: string
   /** The one line that says why the file was refused; undefined when it was read (or is absent). */
   readonly problem: string | undefined
@@ -53,6 +66,8 @@ export interface RememberedApprovalsShape {
   readonly add: (project: string, scope: Scope) => Effect.Effect<string | undefined>
   /** Forgets the Nth (from 1, as `/permissions` lists them): the scope removed, or why not. */
   readonly remove: (project: string, n: number) => Effect.Effect<Either.Either<Scope, string>>
+  /** The line saying the project's own `.mm/permissions.json` is ignored; undefined when it has none. */
+  readonly ignoredLine: (project: string) => Effect.Effect<string | undefined>
 }
 
 export class RememberedApprovals extends Context.Tag("mm/RememberedApprovals")<
@@ -60,13 +75,36 @@ export class RememberedApprovals extends Context.Tag("mm/RememberedApprovals")<
   RememberedApprovalsShape
 >() {}
 
-const sameScope = (a: Scope, b: Scope): boolean => JSON.stringify(a) === JSON.stringify(b)
+export const sameScope = (a: Scope, b: Scope): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-/** A Project scope must be this project: one that names another directory was edited in. */
-const belongsTo = (project: string) => (scope: Scope): boolean => scope._tag !== "Project" || scope.dir === project
+const realOf = (project: string): string => {
+  try {
+    return realPathOf(project)
+  } catch {
+    return path.resolve(project)
+  }
+}
+
+/** A Project scope must be this project (by its real path): one that names another directory was edited in. */
+const belongsTo = (real: string) => (scope: Scope): boolean => scope._tag !== "Project" || realOf(scope.dir) === real
+
+/** The file of remembered approvals of `project`, under the user's state. */
+export const rememberedFileOf = (project: string, env: NodeJS.ProcessEnv = process.env): string =>
+  path.join(projectStateDir(project, env), "permissions.json")
+
+/** A path as the user reads it: `~/…` under the home directory. */
+export const shownHomePath = (file: string, home: string = os.homedir()): string =>
+  home !== "" && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file
+
+/** Why a file or directory others could change is not trusted; undefined when only its owner, the user, can. */
+const othersMayWrite = (stat: fs.Stats): string | undefined => {
+  const uid = process.getuid?.()
+  if (uid !== undefined && stat.uid !== uid) return "belongs to another user"
+  return (stat.mode & 0o022) !== 0 ? "is writable by others" : undefined
+}
 
 const readFileOf = (project: string): RememberedState => {
-  const file = path.join(project, PERMISSIONS_FILE)
+  const file = rememberedFileOf(project)
   const refused = (why: string): RememberedState => ({
     scopes: [],
     where: file,
@@ -77,10 +115,12 @@ const readFileOf = (project: string): RememberedState => {
     const stat = fs.lstatSync(file, { throwIfNoEntry: false })
     if (stat === undefined) return { scopes: [], where: file, problem: undefined }
     if (!stat.isFile()) return refused("is not a regular file")
+    const unsafe = othersMayWrite(stat) ?? othersMayWrite(fs.statSync(path.dirname(file)))
+    if (unsafe !== undefined) return refused(unsafe)
     if (stat.size > 1024 * 1024) return refused("is larger than 1 MiB")
     text = fs.readFileSync(file, "utf8")
   } catch (cause) {
-    return refused(`cannot be read (${firstLineOf(cause instanceof Error ? cause.message : String(cause))})`)
+    return refused(`cannot be read (${firstLineOf(cause)})`)
   }
   const decoded = decodeFile(text)
   if (Either.isLeft(decoded)) {
@@ -89,38 +129,32 @@ const readFileOf = (project: string): RememberedState => {
     const what = issue === undefined ? "" : firstLineOf(issue.message).slice(0, 120)
     return refused(`is not a valid permissions file (${what}${where})`)
   }
+  const real = realOf(project)
+  if (decoded.right.project !== real) return refused(`names another project (${decoded.right.project})`)
   const scopes = decoded.right.approvals as ReadonlyArray<Scope>
-  if (!scopes.every(belongsTo(project))) return refused("names another project")
+  if (!scopes.every(belongsTo(real))) return refused("names another project")
   return { scopes, where: file, problem: undefined }
 }
 
-/** Writes the file whole: a synced temporary file (0600) renamed over it, in `.mm/` (0700). */
+/** Writes the file whole: a synced temporary file (0600) renamed over it, its directories made 0700. */
 const writeFileOf = (project: string, scopes: ReadonlyArray<Scope>): void => {
-  const dir = path.join(project, ".mm")
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const target = path.join(project, PERMISSIONS_FILE)
-  const temp = path.join(dir, tempNameOf(path.basename(target)))
+  const target = rememberedFileOf(project)
+  fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 })
+  const temp = tempNameFor(target)
   const fd = fs.openSync(temp, "wx", 0o600)
-  try {
-    fs.fchmodSync(fd, 0o600)
-    fs.writeFileSync(fd, JSON.stringify({ version: 1, approvals: scopes }, null, 2) + "\n")
-    fs.fsyncSync(fd)
-  } catch (cause) {
-    fs.closeSync(fd)
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fs.closeSync(fd)
-  try {
-    fs.renameSync(temp, target)
-  } catch (cause) {
-    unlinkQuietly(temp)
-    throw cause
-  }
-  fsyncDir(dir)
+  const text = JSON.stringify({ version: 1, project: realOf(project), approvals: scopes }, null, 2) + "\n"
+  commitTemp(fd, temp, target, new TextEncoder().encode(text), 0o600)
 }
 
-const onDisk = (): RememberedApprovalsShape => ({
+/** Says that the project's own `.mm/permissions.json`, if it has one, grants nothing. */
+const ignoredLineOf = (project: string): string | undefined =>
+  fs.lstatSync(path.join(project, PROJECT_PERMISSIONS_FILE), { throwIfNoEntry: false }) === undefined
+    ? undefined
+    : `${PROJECT_PERMISSIONS_FILE} in this project is ignored: approvals are kept in ${
+      shownHomePath(rememberedFileOf(project))
+    }; /permissions import shows its rows`
+
+export const makeRememberedApprovals: Effect.Effect<RememberedApprovalsShape> = Effect.sync(() => ({
   read: Effect.fn("RememberedApprovals.read")((project: string) => Effect.sync(() => readFileOf(project))),
   add: Effect.fn("RememberedApprovals.add")((project: string, scope: Scope) =>
     Effect.sync(() => {
@@ -131,9 +165,7 @@ const onDisk = (): RememberedApprovalsShape => ({
         writeFileOf(project, [...now.scopes, scope])
         return undefined
       } catch (cause) {
-        return `approval kept for this run only: cannot write ${now.where} (${
-          firstLineOf(cause instanceof Error ? cause.message : String(cause))
-        })`
+        return `approval kept for this run only: cannot write ${now.where} (${firstLineOf(cause)})`
       }
     })
   ),
@@ -147,38 +179,11 @@ const onDisk = (): RememberedApprovalsShape => ({
         writeFileOf(project, now.scopes.filter((_, i) => i !== n - 1))
         return Either.right(scope)
       } catch (cause) {
-        return Either.left(
-          `cannot write ${now.where}: ${firstLineOf(cause instanceof Error ? cause.message : String(cause))}`
-        )
+        return Either.left(`cannot write ${now.where}: ${firstLineOf(cause)}`)
       }
     })
+  ),
+  ignoredLine: Effect.fn("RememberedApprovals.ignoredLine")((project: string) =>
+    Effect.sync(() => ignoredLineOf(project))
   )
-})
-
-const inMemory = (): RememberedApprovalsShape => {
-  const kept = new Map<string, ReadonlyArray<Scope>>()
-  const where = "in memory (sessions are off: forgotten when mm exits)"
-  return {
-    read: (project) => Effect.sync(() => ({ scopes: kept.get(project) ?? [], where, problem: undefined })),
-    add: (project, scope) =>
-      Effect.sync(() => {
-        const now = kept.get(project) ?? []
-        if (!now.some((s) => sameScope(s, scope))) kept.set(project, [...now, scope])
-        return undefined
-      }),
-    remove: (project, n) =>
-      Effect.sync(() => {
-        const now = kept.get(project) ?? []
-        const scope = now[n - 1]
-        if (!Number.isInteger(n) || scope === undefined) return Either.left(`no remembered approval ${n}`)
-        kept.set(project, now.filter((_, i) => i !== n - 1))
-        return Either.right(scope)
-      })
-  }
-}
-
-/** On disk with sessions on (`sessions.enabled`), in memory otherwise. */
-export const makeRememberedApprovals = Effect.map(
-  AppConfig,
-  ({ config }) => (config.sessions.enabled ? onDisk() : inMemory())
-)
+}))

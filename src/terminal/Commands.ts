@@ -10,7 +10,7 @@ import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
-import { permissionsCommand } from "../text/PermissionsText"
+import { importApprovals, permissionsCommand } from "../text/PermissionsText"
 import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
@@ -27,7 +27,7 @@ export interface CommandContext {
   readonly conversation: Conversation
   readonly keeper: KeeperShape
   readonly changes: ChangesShape
-  /** The project's remembered "always" answers (.mm/permissions.json), for /permissions. */
+  /** The project's remembered "always" answers (in the user's state), for /permissions. */
   readonly remembered: RememberedApprovalsShape
   readonly input: TerminalInput
   readonly print: Printer
@@ -184,11 +184,19 @@ const mcp: TerminalCommand = (ctx) =>
     ctx.print.line(serversListing(configured === undefined ? [] : [configured]))
   })
 
+/** `/permissions [rm N | import]`: an import shows the project file's rows, then asks y/n before it writes. */
 const permissions: TerminalCommand = (ctx, arg) =>
-  Effect.map(
-    permissionsCommand(ctx.remembered, ctx.conversation, arg),
-    ({ failed, text }) => failed ? ctx.red(text) : ctx.print.line(text)
-  )
+  Effect.gen(function*() {
+    const outcome = yield* permissionsCommand(ctx.remembered, ctx.conversation, arg)
+    const show = ({ failed, text }: { readonly text: string; readonly failed: boolean }) =>
+      failed ? ctx.red(text) : ctx.print.line(text)
+    if (outcome._tag === "Said") return show(outcome)
+    ctx.print.line(outcome.text)
+    const prompt = `import ${outcome.scopes.length} approval(s)? [y]es [n]o: `
+    const answer = yield* Effect.promise(() => ctx.input.key(ctx.style.yellow(prompt), ["y", "n"]))
+    if (answer !== "y") return ctx.print.line("nothing imported")
+    show(yield* importApprovals(ctx.remembered, ctx.cwd, outcome.scopes))
+  })
 
 const exit: TerminalCommand = () => Effect.succeed("leave" as const)
 

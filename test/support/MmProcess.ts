@@ -3,6 +3,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
+import { rememberedFileOf } from "../../src/approvals/RememberedApprovals"
+
 export const MM_BIN = path.resolve(__dirname, "../../dist/mm.js")
 
 export const stripAnsi = (text: string): string => text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "")
@@ -112,3 +114,11 @@ export const readSession = (project: string, file: string) =>
 /** An agent.yaml for the fake server with persistent sessions on, and any more lines. */
 export const withSessions = (url: string, extra: ReadonlyArray<string> = []): Array<string> =>
   configFor(url, ["sessions:", "  enabled: true", ...extra])
+
+/** Writes the user's remembered approvals of `project` (in this test's $XDG_STATE_HOME), as mm keeps them. */
+export const rememberApprovals = (project: string, approvals: ReadonlyArray<unknown>): string => {
+  const file = rememberedFileOf(project)
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  fs.writeFileSync(file, JSON.stringify({ version: 1, project: fs.realpathSync(project), approvals }), { mode: 0o600 })
+  return file
+}

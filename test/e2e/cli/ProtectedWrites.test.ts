@@ -9,12 +9,12 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, lastToolResults, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, runMm, tempProject, withSessions } from "../../support/MmProcess"
+import { configFor, rememberApprovals, runMm, tempProject, withSessions } from "../../support/MmProcess"
 import { requireSandbox } from "../../support/sandbox"
 
 const REFUSED = "not approved: no terminal to ask"
 
-/** A git repository with mm's config (`permissions` set as given) and a valid .mm/permissions.json. */
+/** A git repository with mm's config (`permissions` set as given) and a .mm/permissions.json (which grants nothing). */
 const repository = (lines: ReadonlyArray<string>, permissions: string, remembered: ReadonlyArray<unknown> = []) => {
   const project = tempProject(lines.map((l) => (l === "permissions: allow" ? `permissions: ${permissions}` : l)))
   execFileSync("git", ["init", "-q"], { cwd: project })
@@ -92,10 +92,7 @@ describe("mm -p: writes to .git/, .mm/ and agent.yaml are asked, so refused", ()
       { _tag: "File", path: path.join(project, ".git", "config") },
       { _tag: "File", path: path.join(project, "agent.yaml") }
     ]
-    fs.writeFileSync(
-      path.join(project, ".mm", "permissions.json"),
-      JSON.stringify({ version: 1, approvals: remembered })
-    )
+    rememberApprovals(project, remembered)
     const run = await runCalls(project)
     expect(run.stderr).not.toContain("remembered approvals not used")
   })

@@ -15,6 +15,7 @@ import { ToolRegistry } from "../tools/Registry"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { ACP_COMMANDS } from "./Commands"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
+import { askProjectTrust } from "./ProjectTrustAsk"
 import { notACommandText, promptImages, promptText } from "./Prompt"
 import { readSelections, recordBlocks } from "./PromptBlocks"
 import { numberPrompt } from "./PromptOrder"
@@ -99,8 +100,12 @@ const answerOf = (
   blocks: ReadonlyArray<acp.ContentBlock>
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =>
   Effect.locally(
-    Effect.flatMap(readSelections(blocks, conversation.cwd), (selections) =>
-      answerText(peer, conversation, blocks, promptText(blocks, selections, conversation.cwd))),
+    // the project's settings that wait for trust are asked about before the first answer
+    Effect.zipRight(
+      askProjectTrust(peer),
+      Effect.flatMap(readSelections(blocks, conversation.cwd), (selections) =>
+        answerText(peer, conversation, blocks, promptText(blocks, selections, conversation.cwd)))
+    ),
     CurrentPeer,
     peer
   )

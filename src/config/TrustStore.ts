@@ -52,8 +52,11 @@ const readRecords = (file: string): Record<string, TrustRecord> => {
 }
 
 /** The hash trusted for the configuration file `config` of `project`, if any. Never fails. */
-export const trustedHash = (project: string, config: string, env: NodeJS.ProcessEnv = process.env) =>
-  readRecords(trustFileOf(project, env))[realOrResolved(config)]?.hash
+export const trustedHash = (project: string, config: string, env: NodeJS.ProcessEnv = process.env) => {
+  const records = readRecords(trustFileOf(project, env))
+  // most projects have none: the configuration's real path is not worked out for nothing
+  return Object.keys(records).length === 0 ? undefined : records[realOrResolved(config)]?.hash
+}
 
 /** Records that the user trusts `config`'s guarded settings of hash `hash`; fails with the file system's error. */
 export const recordTrust = (

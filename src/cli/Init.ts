@@ -108,12 +108,14 @@ const say = (line: string) => process.stdout.write(`${line}\n`)
  * configuration under them. Nothing is recorded when a configuration cannot be read.
  */
 export const trustWritten = (cwd: string): void => {
-  const inputs = configInputs({ flag: undefined, env: undefined, cwd, trust: true })
+  const inputs = configInputs({ flag: undefined, env: undefined, cwd })
   if (Either.isLeft(inputs) || inputs.right.chosen === undefined) return
   const merged = mergeConfigs(inputs.right)
-  if (Either.isLeft(merged) || merged.right.hash === undefined) return
+  // nothing guarded, or trusted already: nothing to record
+  const untrusted = Either.isRight(merged) ? merged.right.untrusted : undefined
+  if (untrusted === undefined) return
   try {
-    recordTrust(cwd, inputs.right.chosen.file, merged.right.hash)
+    recordTrust(cwd, untrusted.file, untrusted.hash)
   } catch {
     // not remembered: the first start asks
   }

@@ -10,11 +10,17 @@ import type { RunArgs } from "./Args"
 /** The exit code mm ends with: 0 done, 1 failed, 2 bad usage, 130 cancelled. */
 export type ExitCode = number
 
-/** The credentials written in the configuration's URLs (`http://user:KEY@host`), known as secrets from the start. */
+/**
+ * The credentials written in the configuration's URLs (`http://user:KEY@host`), known as
+ * secrets from the start: those of the settings that wait for trust too, which a yes applies.
+ */
 const registerUrls = (loaded: LoadedConfig) =>
   Effect.map(Secrets, (secrets) => {
-    secrets.registerUrl(loaded.config.model.url)
-    for (const server of Object.values(loaded.config.mcpServers)) if ("url" in server) secrets.registerUrl(server.url)
+    for (const config of [loaded.config, loaded.untrusted?.trusted]) {
+      if (config === undefined) continue
+      secrets.registerUrl(config.model.url)
+      for (const server of Object.values(config.mcpServers)) if ("url" in server) secrets.registerUrl(server.url)
+    }
   })
 
 /** `MM_TRUST_PROJECT=1`: as `--trust`, for a CI job or a script. */

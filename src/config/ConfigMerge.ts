@@ -36,7 +36,7 @@ export interface Merged {
   readonly config: AgentConfig
   /** The project's guarded settings, left out of `config` until trusted. */
   readonly untrusted: UntrustedSettings | undefined
-  /** The hash of the project's guarded settings (what `mm init` records); none when the file is not the project's. */
+  /** The hash of the project's guarded settings (what `mm init` records); none when the file is not the project's, has none, or all is trusted (`trustAll`). */
   readonly hash: string | undefined
 }
 
@@ -82,10 +82,10 @@ export const mergeConfigs = (input: MergeInput): Either.Either<Merged, ConfigErr
     const full = user === undefined ? chosen.config : yield* decodeMerged(mergeValues(userValues, chosen.values), input)
     if (!input.chosen.project) return { config: full, untrusted: undefined, hash: undefined }
     const settings = guardedSettings(normalized(chosen.values), user?.config ?? defaultConfig(), full)
+    if (settings.length === 0 || input.trustAll) return { config: full, untrusted: undefined, hash: undefined }
+    // node:crypto is loaded only here: a project that asks for nothing guarded never needs it
     const hash = guardHash(settings)
-    if (settings.length === 0 || input.trustAll || input.trustedHash === hash) {
-      return { config: full, untrusted: undefined, hash }
-    }
+    if (input.trustedHash === hash) return { config: full, untrusted: undefined, hash }
     const config = yield* decodeMerged(
       mergeValues(userValues, withoutGuarded(normalized(chosen.values), settings)),
       input

@@ -51,9 +51,10 @@ export const sayIgnored = (loaded: LoadedConfig): Effect.Effect<void> => {
 
 /**
  * The project's settings that wait for trust: asked about on a terminal (the REPL with stdin a
- * TTY), else left out with one line on stderr (`mm -p`, piped input). The configuration to run with.
+ * TTY), else left out with one line on stderr (`mm -p`, piped input). The configuration to run
+ * with; undefined when the question was answered with Ctrl-C (mm ends, 130).
  */
-const settleTrust = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<LoadedConfig> => {
+const settleTrust = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<LoadedConfig | undefined> => {
   const untrusted = loaded.untrusted
   if (untrusted === undefined) return Effect.succeed(loaded)
   if (args.print || process.stdin.isTTY !== true) return Effect.as(sayIgnored(loaded), loaded)
@@ -129,6 +130,7 @@ export const run = (args: RunArgs): Effect.Effect<ExitCode, never, Secrets> =>
     args.config,
     (found) =>
       Effect.flatMap(settleTrust(args, found), (settled) => {
+        if (settled === undefined) return Effect.succeed(130)
         const loaded = allowAllWhen(args.yes, settled)
         return withSandbox(loaded, () =>
           Effect.flatMap(chooseStart(args, loaded), (chosen) => {

@@ -14,8 +14,8 @@ import { nodeReadline } from "../lib/NodeModules"
 
 export const TRUST_QUESTION = "trust this configuration? [y/N] "
 
-/** One line read from the terminal after `question`; "" when stdin ends first. */
-const answerTo = (question: string): Promise<string> =>
+/** One line read from the terminal after `question`; "" when stdin ends first; undefined for Ctrl-C. */
+const answerTo = (question: string): Promise<string | undefined> =>
   new Promise((resolve) => {
     const rl = nodeReadline().createInterface({ input: process.stdin, output: process.stderr })
     let answered = false
@@ -24,6 +24,12 @@ const answerTo = (question: string): Promise<string> =>
       rl.close()
       resolve(answer)
     })
+    rl.on("SIGINT", () => {
+      answered = true
+      process.stderr.write("\n")
+      rl.close()
+      resolve(undefined)
+    })
     rl.on("close", () => {
       if (!answered) resolve("")
     })
@@ -31,15 +37,16 @@ const answerTo = (question: string): Promise<string> =>
 
 const say = (line: string) => process.stderr.write(`${line}\n`)
 
-/** Asks whether to trust the project's guarded settings; the configuration to run with. */
+/** Asks whether to trust the project's guarded settings; the configuration to run with, or undefined when Ctrl-C ends mm. */
 export const askTrust = (
   loaded: LoadedConfig,
   untrusted: UntrustedSettings,
   cwd: string
-): Effect.Effect<LoadedConfig> =>
+): Effect.Effect<LoadedConfig | undefined> =>
   Effect.promise(async () => {
     say(questionLines(untrusted.shown, untrusted.settings).join("\n"))
     const answer = await answerTo(TRUST_QUESTION)
+    if (answer === undefined) return undefined
     if (!/^y(es)?$/i.test(answer.trim())) {
       say(`mm: ${ignoredLine(untrusted.shown, untrusted.settings)}`)
       return loaded

@@ -130,9 +130,15 @@ describe("a project's configuration, before and after the user trusts it", () =>
     expect(mine.completions()).toHaveLength(before)
   })
 
-  it("a no in the terminal runs without them; --trust applies them for one run and records nothing", async () => {
+  it("Ctrl-C at the question ends mm; a no runs without them; --trust applies them for one run, unrecorded", async () => {
     writeUserConfig(mine.url)
     const { marker, project } = hostileProject(other.url)
+    // Ctrl-C at the question ends mm, as anywhere else
+    const cancelled = new PtyMm(project, env)
+    await cancelled.waitForText(/trust this configuration\? \[y\/N\]/)
+    cancelled.type("\u0003")
+    expect(await cancelled.exit()).toBe(130)
+
     const pty = new PtyMm(project, env)
     await pty.waitForText(/trust this configuration\? \[y\/N\]/)
     pty.type("n\r")

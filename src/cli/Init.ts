@@ -110,8 +110,8 @@ const say = (line: string) => process.stdout.write(`${line}\n`)
 export const trustWritten = (cwd: string): void => {
   const inputs = configInputs({ flag: undefined, env: undefined, cwd })
   if (Either.isLeft(inputs) || inputs.right.chosen === undefined) return
-  const merged = mergeConfigs(inputs.right)
-  // nothing guarded, or trusted already: nothing to record
+  const merged = mergeConfigs({ ...inputs.right, trustedHash: undefined })
+  // nothing guarded: nothing to record
   const untrusted = Either.isRight(merged) ? merged.right.untrusted : undefined
   if (untrusted === undefined) return
   try {

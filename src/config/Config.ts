@@ -15,8 +15,8 @@ import * as Either from "effect/Either"
 import { ConfigError } from "../domain/Errors"
 import { realPathOf } from "../lib/RealPath"
 import { userConfigDir } from "../lib/UserState"
-import { buildStamp, keyOf, recall, remember } from "./ConfigMemo"
-import type { MergeInput, Source } from "./ConfigMerge"
+import { buildStamp, keyOf, recallFrom, remember } from "./ConfigMemo"
+import type { Merged, MergeInput, Source } from "./ConfigMerge"
 import type { AgentConfig } from "./ConfigSchema"
 import type { UntrustedSettings } from "./ProjectTrust"
 import { trustedHash } from "./TrustStore"
@@ -134,31 +134,50 @@ const readConfigText = (file: string): Either.Either<string, string> => {
 /** The files' reading and merging, loaded the first time a configuration is decoded. */
 const merging = Effect.promise(() => import("./ConfigMerge"))
 
-type Inputs = MergeInput
+/** The inputs of a run but the trust store's record, which is read only when it matters. */
+type Inputs = Omit<MergeInput, "trustedHash">
 
-/** What names the inputs in the memo: both texts and what was trusted. */
-const memoKey = (inputs: Inputs): string =>
-  [
-    keyOf(inputs.user?.text),
-    keyOf(inputs.chosen?.text),
-    inputs.chosen === undefined || !inputs.chosen.project
-      ? "chosen"
-      : inputs.trustAll
-      ? "project-trusted"
-      : `project-${inputs.trustedHash ?? "none"}`
-  ].join(" ")
+/**
+ * What names an outcome in the memo: both texts, and what the outcome depends on of the trust.
+ * `plain`: a project's file without guarded settings, whatever was trusted; `all`: `--trust`;
+ * `trusted-HASH`: the record the trust store held; `chosen`: a file that is not the project's.
+ */
+const memoKey = (inputs: Inputs, trust: string): string =>
+  `${keyOf(inputs.user?.text)} ${keyOf(inputs.chosen?.text)} ${trust}`
+
+/** The trust store's record for the project's file, when the outcome may depend on it. */
+const recordFor = (inputs: Inputs): string | undefined =>
+  inputs.chosen?.project === true && !inputs.trustAll ? trustedHash(inputs.cwd, inputs.chosen.file) : undefined
+
+/** The memo's answer: a project's file without guarded settings is found without reading the trust store. */
+const recalled = (inputs: Inputs, stamp: string): AgentConfig | undefined => {
+  const find = recallFrom(stamp)
+  if (inputs.chosen?.project !== true) return find(memoKey(inputs, "chosen"))
+  const plain = find(memoKey(inputs, "plain"))
+  if (plain !== undefined || inputs.trustAll) return plain ?? find(memoKey(inputs, "all"))
+  const record = recordFor(inputs)
+  return record === undefined ? undefined : find(memoKey(inputs, `trusted-${record}`))
+}
+
+/** Where an outcome is kept, if at all: never one that left settings out (the question needs what it left out). */
+const keyToKeep = (inputs: Inputs, merged: Merged, record: string | undefined): string | undefined => {
+  if (merged.untrusted !== undefined) return undefined
+  if (inputs.chosen?.project !== true) return memoKey(inputs, "chosen")
+  if (!merged.guarded) return memoKey(inputs, "plain")
+  return inputs.trustAll ? memoKey(inputs, "all") : memoKey(inputs, `trusted-${record ?? ""}`)
+}
 
 /** The configuration of these inputs, from the memo when this build decoded the same ones before. */
 const decode = (inputs: Inputs): Effect.Effect<Pick<LoadedConfig, "config" | "untrusted">, ConfigError> => {
   const stamp = buildStamp()
-  const key = memoKey(inputs)
-  const known = stamp === undefined ? undefined : recall(key, stamp)
+  const known = stamp === undefined ? undefined : recalled(inputs, stamp)
   if (known !== undefined) return Effect.succeed({ config: known })
   return Effect.flatMap(merging, ({ mergeConfigs }) => {
-    const merged = mergeConfigs(inputs)
+    const record = recordFor(inputs)
+    const merged = mergeConfigs({ ...inputs, trustedHash: record })
     if (Either.isLeft(merged)) return Effect.fail(merged.left)
-    // a configuration that left settings out is decoded again: the question needs what it left out
-    if (stamp !== undefined && merged.right.untrusted === undefined) remember(key, stamp, merged.right.config)
+    const key = stamp === undefined ? undefined : keyToKeep(inputs, merged.right, record)
+    if (stamp !== undefined && key !== undefined) remember(key, stamp, merged.right.config)
     return Effect.succeed({ config: merged.right.config, untrusted: merged.right.untrusted })
   })
 }
@@ -173,28 +192,34 @@ const readUserFile = (file: string): Either.Either<Source | undefined, ConfigErr
   return read.left === "no such file" ? Either.right(undefined) : Either.left(readFailure(file, read.left))
 }
 
-/** The inputs of a run: the user's file, the chosen one, and what the trust store holds for it. */
-export const configInputs = (lookup: ConfigLookup): Either.Either<Inputs, ConfigError> =>
-  Either.gen(function*() {
-    const userFile = userConfigFile(lookup)
-    const found = findConfigFile(lookup)
-    const sameFile = found !== undefined && path.resolve(found.file) === userFile
-    const user = sameFile ? undefined : yield* readUserFile(userFile)
-    if (found === undefined) {
-      return { user, chosen: undefined, trustedHash: undefined, trustAll: false, cwd: lookup.cwd }
-    }
-    const read = readConfigText(found.file)
-    if (Either.isLeft(read)) return yield* Either.left(readFailure(found.file, read.left))
-    const project = !sameFile && isProjectFile(found, lookup.cwd)
-    const trustAll = lookup.trust === true
-    return {
-      user,
-      chosen: { file: found.file, text: read.right, project, shown: shownFile(found.file, lookup.cwd) },
-      trustedHash: project && !trustAll ? trustedHash(lookup.cwd, found.file) : undefined,
-      trustAll,
+/** The inputs of a run: the user's file and the chosen one. */
+export const configInputs = (lookup: ConfigLookup): Either.Either<Inputs, ConfigError> => {
+  // plain code rather than Either.gen: this runs at every start, and a generator's first use costs
+  const userFile = userConfigFile(lookup)
+  const found = findConfigFile(lookup)
+  const sameFile = found !== undefined && path.resolve(found.file) === userFile
+  const user = sameFile ? Either.right(undefined) : readUserFile(userFile)
+  if (Either.isLeft(user)) return Either.left(user.left)
+  if (found === undefined) {
+    return Either.right({
+      user: user.right,
+      chosen: undefined,
+      trustedHash: undefined,
+      trustAll: false,
       cwd: lookup.cwd
-    }
+    })
+  }
+  const read = readConfigText(found.file)
+  if (Either.isLeft(read)) return Either.left(readFailure(found.file, read.left))
+  const project = !sameFile && isProjectFile(found, lookup.cwd)
+  const trustAll = lookup.trust === true
+  return Either.right({
+    user: user.right,
+    chosen: { file: found.file, text: read.right, project, shown: shownFile(found.file, lookup.cwd) },
+    trustAll,
+    cwd: lookup.cwd
   })
+}
 
 /**
  * The configuration in force: the user's own file, with the chosen one merged over it; of a

@@ -102,9 +102,16 @@ const mayHoldCredential = (config: AgentConfig): boolean =>
   Object.keys(config.mcpServers).length > 0
 
 /** The configuration decoded before under this key (`keyOf` of each input, joined) by this build, if it was kept. Never fails. */
-export const recall = (key: string, stamp: string, dir = userCacheDir()): AgentConfig | undefined => {
-  const config = readEntries(dir).find((entry) => entry.stamp === stamp && entry.key === key)?.config
-  return config !== undefined && isPlainData(config) ? config : undefined
+export const recall = (key: string, stamp: string, dir = userCacheDir()): AgentConfig | undefined =>
+  recallFrom(stamp, dir)(key)
+
+/** The memo read once, to look up one key or more (`recall`). Never fails. */
+export const recallFrom = (stamp: string, dir = userCacheDir()): (key: string) => AgentConfig | undefined => {
+  const entries = readEntries(dir)
+  return (key) => {
+    const config = entries.find((entry) => entry.stamp === stamp && entry.key === key)?.config
+    return config !== undefined && isPlainData(config) ? config : undefined
+  }
 }
 
 /** Keeps a configuration just decoded under `key`, first of the file; never fails (a memo not written costs time only). */

@@ -36,6 +36,8 @@ export interface Merged {
   readonly config: AgentConfig
   /** The project's guarded settings, left out of `config` until trusted. */
   readonly untrusted: UntrustedSettings | undefined
+  /** Whether the project's file holds guarded settings at all (then the outcome depends on its trust). */
+  readonly guarded: boolean
   /** The hash of the project's guarded settings (what `mm init` records); none when the file is not the project's, has none, or all is trusted (`trustAll`). */
   readonly hash: string | undefined
 }
@@ -73,19 +75,20 @@ export const mergeConfigs = (input: MergeInput): Either.Either<Merged, ConfigErr
     const user = input.user === undefined ? undefined : yield* readConfig(input.user.text, input.user.file)
     const chosen = input.chosen === undefined ? undefined : yield* readConfig(input.chosen.text, input.chosen.file)
     if (chosen === undefined || input.chosen === undefined) {
-      return { config: user?.config ?? defaultConfig(), untrusted: undefined, hash: undefined }
+      return { config: user?.config ?? defaultConfig(), untrusted: undefined, hash: undefined, guarded: false }
     }
     if (user === undefined && !input.chosen.project) {
-      return { config: chosen.config, untrusted: undefined, hash: undefined }
+      return { config: chosen.config, untrusted: undefined, hash: undefined, guarded: false }
     }
     const userValues = user?.values ?? {}
     const full = user === undefined ? chosen.config : yield* decodeMerged(mergeValues(userValues, chosen.values), input)
-    if (!input.chosen.project) return { config: full, untrusted: undefined, hash: undefined }
+    if (!input.chosen.project) return { config: full, untrusted: undefined, hash: undefined, guarded: false }
     const settings = guardedSettings(normalized(chosen.values), user?.config ?? defaultConfig(), full)
-    if (settings.length === 0 || input.trustAll) return { config: full, untrusted: undefined, hash: undefined }
+    const guarded = settings.length > 0
+    if (!guarded || input.trustAll) return { config: full, untrusted: undefined, hash: undefined, guarded }
     // node:crypto is loaded only here: a project that asks for nothing guarded never needs it
     const hash = guardHash(settings)
-    if (input.trustedHash === hash) return { config: full, untrusted: undefined, hash }
+    if (input.trustedHash === hash) return { config: full, untrusted: undefined, hash, guarded }
     const config = yield* decodeMerged(
       mergeValues(userValues, withoutGuarded(normalized(chosen.values), settings)),
       input
@@ -98,5 +101,5 @@ export const mergeConfigs = (input: MergeInput): Either.Either<Merged, ConfigErr
       settings,
       trusted: full
     }
-    return { config, untrusted, hash }
+    return { config, untrusted, hash, guarded }
   })

@@ -178,4 +178,38 @@ describe("a project's configuration, before and after the user trusts it", () =>
       other.setFallback(undefined)
     }
   })
+
+  it("the configurations kept between runs never carry one run's trust into another", async () => {
+    writeUserConfig(mine.url)
+    const project = tempProject(["permissions: allow", "sandbox: off"])
+    const outcome = async (args: ReadonlyArray<string>) => {
+      mine.push({ toolCalls: [bash("ran", "echo ran")] }, { text: "done" })
+      const run = await runMm(project, [], ["-p", ...args, "go"], env)
+      expect(run.stdout).toBe("done\n")
+      return { ignored: run.stderr.includes("ignored from"), ran: lastToolResults(mine).ran.includes("ran") }
+    }
+    // each outcome twice: decoded, then (where it may be) from the memo
+    expect(await outcome([])).toEqual({ ignored: true, ran: false })
+    expect(await outcome(["--trust"])).toEqual({ ignored: false, ran: true })
+    expect(await outcome(["--trust"])).toEqual({ ignored: false, ran: true })
+    expect(await outcome([])).toEqual({ ignored: true, ran: false })
+    const pty = new PtyMm(project, env)
+    await pty.waitForText(/trust this configuration\? \[y\/N\]/)
+    pty.type("y\r")
+    await pty.waitForText(/project: /)
+    pty.type("\u0004")
+    expect(await pty.exit()).toBe(0)
+    expect(await outcome([])).toEqual({ ignored: false, ran: true })
+    expect(await outcome([])).toEqual({ ignored: false, ran: true })
+    const memo = JSON.parse(fs.readFileSync(path.join(process.env.XDG_CACHE_HOME!, "mm", "config-memo.json"), "utf8"))
+    const trust = JSON.parse(fs.readFileSync(trustFileOf(project), "utf8"))
+    const hash = Object.values(trust.files as Record<string, { hash: string }>)[0].hash
+    expect(memo.entries.map((entry: { key: string }) => entry.key.split(" ")[2]).sort()).toEqual([
+      "all",
+      `trusted-${hash}`
+    ])
+    // the trust taken back: asked again, whatever was kept
+    fs.rmSync(trustFileOf(project))
+    expect(await outcome([])).toEqual({ ignored: true, ran: false })
+  })
 })

@@ -189,7 +189,10 @@ const readFailure = (file: string, problem: string) =>
 const readUserFile = (file: string): Either.Either<Source | undefined, ConfigError> => {
   const read = readConfigText(file)
   if (Either.isRight(read)) return Either.right({ file, text: read.right })
-  return read.left === "no such file" ? Either.right(undefined) : Either.left(readFailure(file, read.left))
+  // missing, or a path through something that is not a directory: no file; unreadable is an error
+  return read.left === "no such file" || read.left === "ENOTDIR"
+    ? Either.right(undefined)
+    : Either.left(readFailure(file, read.left))
 }
 
 /** The inputs of a run: the user's file and the chosen one. */

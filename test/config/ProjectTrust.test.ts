@@ -237,6 +237,14 @@ describe("loading the user's file and the project's", () => {
     )
   })
 
+  it("a user's configuration directory that is not a directory holds no file", async () => {
+    const dir = project("maxSteps: 4\n")
+    fs.mkdirSync(path.dirname(userConfigDir()), { recursive: true })
+    fs.writeFileSync(userConfigDir(), "not a directory")
+    const run = await loaded({ cwd: dir })
+    expect([run.userFile, run.config.maxSteps]).toEqual([undefined, 4])
+  })
+
   it("nothing waits when the defaults are all there is", async () => {
     const empty = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-trust-")))
     const run = await loaded({ cwd: empty })

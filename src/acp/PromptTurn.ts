@@ -18,6 +18,7 @@ import { secretFilesOf } from "../tools/SecretFiles"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { ACP_COMMANDS } from "./Commands"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
+import { askProjectTrust } from "./ProjectTrustAsk"
 import { notACommandText, promptImages, promptText } from "./Prompt"
 import { readSelections, recordBlocks } from "./PromptBlocks"
 import { numberPrompt } from "./PromptOrder"
@@ -103,6 +104,8 @@ const answerOf = (
 ): Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection> =>
   Effect.locally(
     Effect.gen(function*() {
+      // the project's settings that wait for trust are asked about before the first answer
+      yield* askProjectTrust(peer)
       const selections = yield* readSelections(blocks, conversation.cwd, yield* secretsWithheld(conversation))
       if (selections.withheld.length > 0) {
         yield* send(peer.client, peer.sessionId, selections.withheld.map((line) => agentText(line)))

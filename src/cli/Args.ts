@@ -30,6 +30,8 @@ export interface RunArgs {
   readonly start: StartOn
   readonly yes: boolean
   readonly verbose: boolean
+  /** `--trust`: the project's guarded settings apply for this run, without being recorded. */
+  readonly trust: boolean
 }
 
 export const DEFAULT_RUN: RunArgs = {
@@ -39,7 +41,8 @@ export const DEFAULT_RUN: RunArgs = {
   outputFormat: "text",
   start: { _tag: "New" },
   yes: false,
-  verbose: false
+  verbose: false,
+  trust: false
 }
 
 type Parsed =
@@ -88,6 +91,7 @@ interface Draft {
   continueLatest: boolean
   yes: boolean
   verbose: boolean
+  trust: boolean
 }
 
 /** One option's value: after `=`, or the next word (then taken). */
@@ -155,6 +159,7 @@ const READERS: { readonly [Long in RootOption]: Reader } = {
   "--fork": readFork,
   "--yes": (_, draft) => void (draft.yes = true),
   "--verbose": (_, draft) => void (draft.verbose = true),
+  "--trust": (_, draft) => void (draft.trust = true),
   // Main.ts has taken it out of the line and set NO_COLOR; a second one changes nothing
   "--no-color": () => undefined,
   "--help": () => ({ _tag: "Help", topic: "mm" }),
@@ -192,7 +197,8 @@ const finish = (draft: Draft, words: ReadonlyArray<string>): Parsed => {
       outputFormat: draft.outputFormat === "json" ? "json" : "text",
       start,
       yes: draft.yes,
-      verbose: draft.verbose
+      verbose: draft.verbose,
+      trust: draft.trust
     }
   }
 }
@@ -217,7 +223,8 @@ export const parseArgs = (args: ReadonlyArray<string>): Parsed => {
     start: { _tag: "New" },
     continueLatest: false,
     yes: false,
-    verbose: false
+    verbose: false,
+    trust: false
   }
   const words: Array<string> = []
   for (let i = 0; i < args.length; i++) {

@@ -256,6 +256,7 @@ const runArgsOf = (values: Values): RunArgs => {
     outputFormat: text("--output-format") === "json" ? "json" : "text",
     start,
     yes: values["--yes"] === true,
-    verbose: values["--verbose"] === true
+    verbose: values["--verbose"] === true,
+    trust: values["--trust"] === true
   }
 }

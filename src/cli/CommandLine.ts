@@ -45,6 +45,12 @@ const config = {
   help: "the agent.yaml to use (else $AGENT_CONFIG, ./agent.yaml, the defaults)"
 } as const satisfies OptionSpec
 
+/** The project's guarded settings (MCP servers, looser permissions or sandbox, where the key goes) without asking. */
+const trust = {
+  long: "--trust",
+  help: "apply this project's agent.yaml whole for this run, even settings not trusted yet (as MM_TRUST_PROJECT=1)"
+} as const satisfies OptionSpec
+
 /** Every command takes it; the page it shows is its top-level command's. */
 export const HELP = { long: "--help", short: "-h", help: "this page" } as const satisfies OptionSpec
 
@@ -80,6 +86,7 @@ export const ROOT_OPTIONS = [
   },
   { long: "--yes", short: "-y", help: "allow every tool without asking, for this run" },
   { long: "--verbose", help: "with -p: tool calls and the session id on stderr" },
+  trust,
   { long: "--no-color", help: "no colours (as NO_COLOR=1); tables, lists and wrapping stay" },
   HELP,
   { long: "--version", short: "-v", help: "print mm's version" },
@@ -157,7 +164,7 @@ export const COMMANDS = {
   },
   acp: {
     summary: "an ACP agent on stdin/stdout, for Zed and other editors",
-    options: [config],
+    options: [config, trust],
     runs: true
   }
 } as const satisfies Record<string, CommandSpec>

@@ -2,8 +2,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 
+import { configInputs } from "../config/Config"
+import { mergeConfigs } from "../config/ConfigMerge"
 import { defaultConfig } from "../config/ConfigSchema"
+import { recordTrust } from "../config/TrustStore"
 import { listedModels } from "../model/ServerProbe"
 import type { ExitCode } from "./Run"
 
@@ -98,6 +102,25 @@ export const ignoreMmDir = (cwd: string): boolean => {
 
 const say = (line: string) => process.stdout.write(`${line}\n`)
 
+/**
+ * The file `mm init` wrote is the user's doing: its settings that would wait for trust
+ * (config/ProjectTrust.ts) are recorded as trusted, as they stand with the user's own
+ * configuration under them. Nothing is recorded when a configuration cannot be read.
+ */
+export const trustWritten = (cwd: string): void => {
+  const inputs = configInputs({ flag: undefined, env: undefined, cwd })
+  if (Either.isLeft(inputs) || inputs.right.chosen === undefined) return
+  const merged = mergeConfigs({ ...inputs.right, trustedHash: undefined })
+  // nothing guarded: nothing to record
+  const untrusted = Either.isRight(merged) ? merged.right.untrusted : undefined
+  if (untrusted === undefined) return
+  try {
+    recordTrust(cwd, untrusted.file, untrusted.hash)
+  } catch {
+    // not remembered: the first start asks
+  }
+}
+
 const fail = (line: string, code: ExitCode = 2) =>
   Effect.sync(() => {
     process.stderr.write(`mm init: ${line}\n`)
@@ -175,7 +198,10 @@ export const initProject = (
       )
     }
 
-    yield* Effect.sync(() => fs.writeFileSync(target, initYaml(chosen.url, chosen.model)))
+    yield* Effect.sync(() => {
+      fs.writeFileSync(target, initYaml(chosen.url, chosen.model))
+      trustWritten(cwd)
+    })
     say(`wrote ${target} — model ${chosen.model} at ${chosen.url}, sessions on`)
     if (ignoreMmDir(cwd)) say("added .mm/ to .gitignore")
     // the last line is what to do next

@@ -10,24 +10,59 @@ import type { RunArgs } from "./Args"
 /** The exit code mm ends with: 0 done, 1 failed, 2 bad usage, 130 cancelled. */
 export type ExitCode = number
 
-/** The credentials written in the configuration's URLs (`http://user:KEY@host`), known as secrets from the start. */
+/**
+ * The credentials written in the configuration's URLs (`http://user:KEY@host`), known as
+ * secrets from the start: those of the settings that wait for trust too, which a yes applies.
+ */
 const registerUrls = (loaded: LoadedConfig) =>
   Effect.map(Secrets, (secrets) => {
-    secrets.registerUrl(loaded.config.model.url)
-    for (const server of Object.values(loaded.config.mcpServers)) if ("url" in server) secrets.registerUrl(server.url)
+    for (const config of [loaded.config, loaded.untrusted?.trusted]) {
+      if (config === undefined) continue
+      secrets.registerUrl(config.model.url)
+      for (const server of Object.values(config.mcpServers)) if ("url" in server) secrets.registerUrl(server.url)
+    }
   })
 
-/** Loads the configuration; a bad file is one line on stderr and exit code 2. */
+/** `MM_TRUST_PROJECT=1`: as `--trust`, for a CI job or a script. */
+const trustedByEnv = (): boolean => process.env.MM_TRUST_PROJECT === "1"
+
+/** Loads the configuration; a bad file is one line on stderr and exit code 2. `trust`: `--trust` was given. */
 export const withConfig = <E, R>(
   flag: string | undefined,
-  use: (loaded: LoadedConfig) => Effect.Effect<ExitCode, E, R>
+  use: (loaded: LoadedConfig) => Effect.Effect<ExitCode, E, R>,
+  trust = false
 ): Effect.Effect<ExitCode, E, R | Secrets> =>
-  loadConfig({ flag, env: process.env.AGENT_CONFIG, cwd: process.cwd() }).pipe(
+  loadConfig({ flag, env: process.env.AGENT_CONFIG, cwd: process.cwd(), trust: trust || trustedByEnv() }).pipe(
     Effect.matchEffect({
       onFailure: (error) => Effect.sync(() => (process.stderr.write(`mm: ${error.message}\n`), 2)),
       onSuccess: (loaded) => Effect.zipRight(registerUrls(loaded), use(loaded))
     })
   )
+
+/** The line that says which of the project's settings wait for trust, on stderr (none when nothing waits). */
+export const sayIgnored = (loaded: LoadedConfig): Effect.Effect<void> => {
+  const untrusted = loaded.untrusted
+  if (untrusted === undefined) return Effect.void
+  return Effect.map(
+    Effect.promise(() => import("../config/ProjectTrust")),
+    ({ ignoredLine }) => void process.stderr.write(`mm: ${ignoredLine(untrusted.shown, untrusted.settings)}\n`)
+  )
+}
+
+/**
+ * The project's settings that wait for trust: asked about on a terminal (the REPL with stdin a
+ * TTY), else left out with one line on stderr (`mm -p`, piped input). The configuration to run
+ * with; undefined when the question was answered with Ctrl-C (mm ends, 130).
+ */
+const settleTrust = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<LoadedConfig | undefined> => {
+  const untrusted = loaded.untrusted
+  if (untrusted === undefined) return Effect.succeed(loaded)
+  if (args.print || process.stdin.isTTY !== true) return Effect.as(sayIgnored(loaded), loaded)
+  return Effect.flatMap(
+    Effect.promise(() => import("./TrustQuestion")),
+    ({ askTrust }) => askTrust(loaded, untrusted, process.cwd())
+  )
+}
 
 /**
  * `sandbox: on` where bubblewrap cannot start is a configuration error: one line and exit code 2,
@@ -91,12 +126,18 @@ const startIn = (args: RunArgs, loaded: LoadedConfig, chosen: Extract<Chosen, { 
 
 /** `mm [options] [QUESTION]`: the REPL, or with `-p` one answer; resolves with the exit code. */
 export const run = (args: RunArgs): Effect.Effect<ExitCode, never, Secrets> =>
-  withConfig(args.config, (original) => {
-    const loaded = allowAllWhen(args.yes, original)
-    return withSandbox(loaded, () =>
-      Effect.flatMap(chooseStart(args, loaded), (chosen) => {
-        if (chosen._tag === "Chosen") return startIn(args, loaded, chosen)
-        if (chosen.line !== "") process.stderr.write(`mm: ${chosen.line}\n`)
-        return Effect.succeed(chosen.code)
-      }))
-  })
+  withConfig(
+    args.config,
+    (found) =>
+      Effect.flatMap(settleTrust(args, found), (settled) => {
+        if (settled === undefined) return Effect.succeed(130)
+        const loaded = allowAllWhen(args.yes, settled)
+        return withSandbox(loaded, () =>
+          Effect.flatMap(chooseStart(args, loaded), (chosen) => {
+            if (chosen._tag === "Chosen") return startIn(args, loaded, chosen)
+            if (chosen.line !== "") process.stderr.write(`mm: ${chosen.line}\n`)
+            return Effect.succeed(chosen.code)
+          }))
+      }),
+    args.trust
+  )

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { acpLayer, storeLayer } from "../app/Layers"
 import { Secrets } from "../lib/Secrets"
 import type { OptionOf, Runnable } from "./CommandLine"
-import { type ExitCode, withConfig, withSandbox } from "./Run"
+import { type ExitCode, sayIgnored, withConfig, withSandbox } from "./Run"
 import { listSessions, removeSessions, searchSessions, showSession } from "./SessionsCommand"
 
 /**
@@ -50,15 +50,26 @@ const checkpointsGc: Handler<"checkpoints gc"> = (given) =>
       return 0
     }).pipe(Effect.provide(storeLayer(loaded))))
 
-/** `mm acp`: the ACP façade, and the SDK with it, loaded for it alone. */
+/**
+ * `mm acp`: the ACP façade, and the SDK with it, loaded for it alone. The project's settings
+ * that wait for trust are left out (one line on stderr) and asked about through the editor at
+ * the first prompt (acp/ProjectTrustAsk.ts).
+ */
 const acp: Handler<"acp"> = (given) =>
-  withConfig(value(given, "--config"), (loaded) =>
-    withSandbox(loaded, () =>
-      Effect.flatMap(
-        Effect.promise(() => import("../acp/AcpMain")),
-        ({ acpChoice, runAcp }) =>
-          Effect.flatMap(Secrets, (secrets) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice(secrets))), 0))
-      )))
+  withConfig(
+    value(given, "--config"),
+    (loaded) =>
+      Effect.zipRight(
+        sayIgnored(loaded),
+        withSandbox(loaded, () =>
+          Effect.flatMap(
+            Effect.promise(() => import("../acp/AcpMain")),
+            ({ acpChoice, runAcp }) =>
+              Effect.flatMap(Secrets, (secrets) => Effect.as(runAcp(loaded, acpLayer(loaded, acpChoice(secrets))), 0))
+          ))
+      ),
+    flag(given, "--trust")
+  )
 
 const HANDLERS: { readonly [P in Runnable]: Handler<P> } = {
   sessions: list,

@@ -2,15 +2,18 @@
  * The configurations decoded before, kept between runs so that a start of mm whose agent.yaml
  * has not changed neither loads the YAML parser nor builds the schema (together some 6 ms of
  * every start). One file, `~/.cache/mm/config-memo.json`, 0600 in a 0700 directory, written
- * atomically, holding the last few configurations decoded, each under a hash of the exact text
- * it came from (the text itself is not kept).
+ * atomically, holding the last few configurations decoded, each under a key naming everything it
+ * came from: a hash of the exact text of each file (the user's and the chosen one; the texts
+ * themselves are not kept), and what was trusted (whether the chosen file is the project's, and
+ * the hash the trust store held for it, or `--trust`).
  *
  * What is trusted from it, and why that is safe:
- * - an entry is used only for the very same text (a 128-bit hash and its length) decoded by the
- *   very same build (`stamp`: a hash of the configuration's code and of the locked dependencies,
+ * - an entry is used only for the very same texts (a 128-bit hash and its length each) and the
+ *   very same trust, decoded by the very same build (`stamp`: a hash of the configuration's code and of the locked dependencies,
  *   set by scripts/build.mjs; a run from the sources has none and keeps no memo);
  * - only a configuration that decoded without an error is kept: every error is found afresh,
- *   with its line and column;
+ *   with its line and column; nor is one that left a project's settings out until trusted (the
+ *   question needs what was left out);
  * - a configuration that may hold a credential (request headers or extra body fields, a URL
  *   with a user part or a query, any MCP server) is never kept, so no key is copied out of the
  *   project;
@@ -32,7 +35,7 @@ export const buildStamp = (): string | undefined =>
   typeof MM_CONFIG_STAMP === "string" && process.env.MM_NO_CONFIG_MEMO === undefined ? MM_CONFIG_STAMP : undefined
 
 export const MEMO_FILE = "config-memo.json"
-const MEMO_VERSION = 1
+const MEMO_VERSION = 2
 /** The configurations kept, of every build: enough for the projects and checkouts one person switches between. */
 export const MEMO_ENTRIES = 16
 
@@ -98,17 +101,22 @@ const mayHoldCredential = (config: AgentConfig): boolean =>
   config.model.headers !== undefined || config.model.extraBody !== undefined || urlMayHoldKey(config.model.url) ||
   Object.keys(config.mcpServers).length > 0
 
-/** The configuration decoded before from this text by this build, if it was kept. Never fails. */
-export const recall = (text: string | undefined, stamp: string, dir = userCacheDir()): AgentConfig | undefined => {
-  const key = keyOf(text)
-  const config = readEntries(dir).find((entry) => entry.stamp === stamp && entry.key === key)?.config
-  return config !== undefined && isPlainData(config) ? config : undefined
+/** The configuration decoded before under this key (`keyOf` of each input, joined) by this build, if it was kept. Never fails. */
+export const recall = (key: string, stamp: string, dir = userCacheDir()): AgentConfig | undefined =>
+  recallFrom(stamp, dir)(key)
+
+/** The memo read once, to look up one key or more (`recall`). Never fails. */
+export const recallFrom = (stamp: string, dir = userCacheDir()): (key: string) => AgentConfig | undefined => {
+  const entries = readEntries(dir)
+  return (key) => {
+    const config = entries.find((entry) => entry.stamp === stamp && entry.key === key)?.config
+    return config !== undefined && isPlainData(config) ? config : undefined
+  }
 }
 
-/** Keeps a configuration just decoded from `text`, first of the file; never fails (a memo not written costs time only). */
-export const remember = (text: string | undefined, stamp: string, config: AgentConfig, dir = userCacheDir()): void => {
+/** Keeps a configuration just decoded under `key`, first of the file; never fails (a memo not written costs time only). */
+export const remember = (key: string, stamp: string, config: AgentConfig, dir = userCacheDir()): void => {
   if (mayHoldCredential(config) || !isPlainData(config)) return
-  const key = keyOf(text)
   try {
     const others = readEntries(dir).filter((entry) => entry.stamp !== stamp || entry.key !== key)
     const entries = [{ stamp, key, config }, ...others].slice(0, MEMO_ENTRIES)

@@ -57,8 +57,39 @@ const issueText = (issue: ParseResult.ArrayFormatterIssue): string => {
   return issue.message.replace(/\s+/g, " ")
 }
 
-/** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
-export const parseConfig = (text: string, file: string): Either.Either<AgentConfig, ConfigError> => {
+const keyPathOf = (keys: ReadonlyArray<PropertyKey>): string =>
+  keys.length === 0
+    ? "(top level)"
+    : keys.reduce<string>(
+      (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+      ""
+    )
+
+/** A value of agent.yaml's shape decoded; a failure names `file`, the key and, with the document, where it is. */
+const decodeWith = (
+  value: unknown,
+  file: string,
+  doc?: { readonly doc: Document; readonly counter: LineCounter }
+): Either.Either<AgentConfig, ConfigError> =>
+  Schema.decodeUnknownEither(AgentConfigSchema, { onExcessProperty: "error", errors: "first" })(value).pipe(
+    Either.mapLeft((error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const keys = issue?.path ?? []
+      const at = doc === undefined ? "" : where(doc.doc, doc.counter, keys, issue?._tag === "Unexpected")
+      return new ConfigError({
+        message: `${file}: ${keyPathOf(keys)}${at}: ${issue === undefined ? "invalid" : issueText(issue)}`
+      })
+    })
+  )
+
+/** One file read: its values as written (a mapping) and what they decode to. */
+export interface ReadConfig {
+  readonly values: Record<string, unknown>
+  readonly config: AgentConfig
+}
+
+/** Reads the text of an agent.yaml; every failure is one line naming the file and the key. */
+export const readConfig = (text: string, file: string): Either.Either<ReadConfig, ConfigError> => {
   const counter = new LineCounter()
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true })
   const yamlError = doc.errors[0]
@@ -69,30 +100,20 @@ export const parseConfig = (text: string, file: string): Either.Either<AgentConf
       new ConfigError({ message: `${file}:${pos.line}:${pos.col}: YAML syntax error: ${detail}` })
     )
   }
-  const value = doc.toJS() ?? {}
-  if (typeof value !== "object" || Array.isArray(value)) {
+  const value: unknown = doc.toJS() ?? {}
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return Either.left(new ConfigError({ message: `${file}: expected a mapping of keys at the top level` }))
   }
-  return Schema.decodeUnknownEither(AgentConfigSchema, { onExcessProperty: "error", errors: "first" })(value).pipe(
-    Either.mapLeft((error) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      const keys = issue?.path ?? []
-      const keyPath = keys.length === 0
-        ? "(top level)"
-        : keys.reduce<string>(
-          (
-            acc,
-            key
-          ) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-          ""
-        )
-      return new ConfigError({
-        message: `${file}: ${keyPath}${where(doc, counter, keys, issue?._tag === "Unexpected")}: ${
-          issue === undefined ? "invalid" : issueText(issue)
-        }`
-      })
-    })
-  )
+  const values = value as Record<string, unknown>
+  return Either.map(decodeWith(values, file, { doc, counter }), (config) => ({ values, config }))
 }
+
+/** Decodes the text of an agent.yaml; every failure is one line naming the file and the key. */
+export const parseConfig = (text: string, file: string): Either.Either<AgentConfig, ConfigError> =>
+  Either.map(readConfig(text, file), (read) => read.config)
+
+/** Decodes values of agent.yaml's shape that no one file holds (the files merged); `what` names them in a failure. */
+export const decodeValues = (values: unknown, what: string): Either.Either<AgentConfig, ConfigError> =>
+  decodeWith(values, what)
 
 export { defaultConfig } from "./ConfigSchema"

@@ -25,22 +25,22 @@ describe("ConfigMemo", () => {
   it("gives back what this build decoded from the very same text, and nothing for any other", () => {
     const dir = tempCache()
     const first = text("one")
-    remember(first, "stamp-a", decoded(first), dir)
+    remember(keyOf(first), "stamp-a", decoded(first), dir)
 
-    expect(recall(first, "stamp-a", dir)).toEqual(decoded(first))
-    expect(recall(text("two"), "stamp-a", dir)).toBeUndefined()
+    expect(recall(keyOf(first), "stamp-a", dir)).toEqual(decoded(first))
+    expect(recall(keyOf(text("two")), "stamp-a", dir)).toBeUndefined()
     // one character more: another text
-    expect(recall(`${first}\n`, "stamp-a", dir)).toBeUndefined()
+    expect(recall(keyOf(`${first}\n`), "stamp-a", dir)).toBeUndefined()
     // another build never trusts it
-    expect(recall(first, "stamp-b", dir)).toBeUndefined()
+    expect(recall(keyOf(first), "stamp-b", dir)).toBeUndefined()
     // no agent.yaml is a key of its own
-    expect(recall(undefined, "stamp-a", dir)).toBeUndefined()
+    expect(recall(keyOf(undefined), "stamp-a", dir)).toBeUndefined()
   })
 
   it("keeps the file 0600 in a 0700 directory, each entry under a hash of its text", () => {
     const dir = tempCache()
     const first = text("one", "system: a prompt of its own\n")
-    remember(first, "stamp-a", decoded(first), dir)
+    remember(keyOf(first), "stamp-a", decoded(first), dir)
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
     expect(fs.statSync(path.join(dir, MEMO_FILE)).mode & 0o777).toBe(0o600)
     const memo = memoOf(dir)
@@ -62,8 +62,8 @@ describe("ConfigMemo", () => {
       "mcpServers:\n  files:\n    command: mcp-files\n    args: [--token, secret]\n"
     ]
     for (const yaml of risky) {
-      remember(yaml, "stamp-a", decoded(yaml), dir)
-      expect(recall(yaml, "stamp-a", dir), yaml).toBeUndefined()
+      remember(keyOf(yaml), "stamp-a", decoded(yaml), dir)
+      expect(recall(keyOf(yaml), "stamp-a", dir), yaml).toBeUndefined()
     }
     expect(fs.existsSync(path.join(dir, MEMO_FILE))).toBe(false)
   })
@@ -71,24 +71,24 @@ describe("ConfigMemo", () => {
   it("never keeps what JSON would change", () => {
     const dir = tempCache()
     const yaml = text("one")
-    remember(yaml, "stamp-a", { ...decoded(yaml), maxSteps: Number.POSITIVE_INFINITY }, dir)
-    expect(recall(yaml, "stamp-a", dir)).toBeUndefined()
+    remember(keyOf(yaml), "stamp-a", { ...decoded(yaml), maxSteps: Number.POSITIVE_INFINITY }, dir)
+    expect(recall(keyOf(yaml), "stamp-a", dir)).toBeUndefined()
   })
 
   it("keeps the last few, newest first, of every build", () => {
     const dir = tempCache()
     // two checkouts of different builds, run in turn, each find theirs
-    remember(text("a"), "stamp-a", decoded(text("a")), dir)
-    remember(text("a"), "stamp-b", { ...decoded(text("a")), maxSteps: 7 }, dir)
-    expect(recall(text("a"), "stamp-a", dir)?.maxSteps).toBe(50)
-    expect(recall(text("a"), "stamp-b", dir)?.maxSteps).toBe(7)
+    remember(keyOf(text("a")), "stamp-a", decoded(text("a")), dir)
+    remember(keyOf(text("a")), "stamp-b", { ...decoded(text("a")), maxSteps: 7 }, dir)
+    expect(recall(keyOf(text("a")), "stamp-a", dir)?.maxSteps).toBe(50)
+    expect(recall(keyOf(text("a")), "stamp-b", dir)?.maxSteps).toBe(7)
 
     const names = Array.from({ length: MEMO_ENTRIES }, (_, i) => `model-${i}`)
-    for (const name of names) remember(text(name), "stamp-a", decoded(text(name)), dir)
+    for (const name of names) remember(keyOf(text(name)), "stamp-a", decoded(text(name)), dir)
     const keys = memoOf(dir).entries.map((entry: { key: string }) => entry.key)
     expect(keys).toEqual(names.slice().reverse().map((name) => keyOf(text(name))))
-    expect(recall(text("a"), "stamp-a", dir)).toBeUndefined()
-    expect(recall(text("model-0"), "stamp-a", dir)?.model.name).toBe("model-0")
+    expect(recall(keyOf(text("a")), "stamp-a", dir)).toBeUndefined()
+    expect(recall(keyOf(text("model-0")), "stamp-a", dir)?.model.name).toBe("model-0")
   })
 
   it("a damaged or foreign file is no answer, and the next write replaces it", () => {
@@ -100,20 +100,20 @@ describe("ConfigMemo", () => {
       "{ not json",
       "null",
       "[]",
-      JSON.stringify({ version: 2, entries: [{ stamp: "stamp-a", key: keyOf(yaml), config: decoded(yaml) }] }),
-      JSON.stringify({ version: 1, entries: "all" }),
-      JSON.stringify({ version: 1, entries: [{ stamp: "stamp-a", key: keyOf(yaml), config: "not an object" }] }),
-      JSON.stringify({ version: 1, entries: [{ stamp: "stamp-a", key: 7, config: decoded(yaml) }] }),
-      JSON.stringify({ version: 1, entries: [{ key: keyOf(yaml), config: decoded(yaml) }] }),
+      JSON.stringify({ version: 9, entries: [{ stamp: "stamp-a", key: keyOf(yaml), config: decoded(yaml) }] }),
+      JSON.stringify({ version: 2, entries: "all" }),
+      JSON.stringify({ version: 2, entries: [{ stamp: "stamp-a", key: keyOf(yaml), config: "not an object" }] }),
+      JSON.stringify({ version: 2, entries: [{ stamp: "stamp-a", key: 7, config: decoded(yaml) }] }),
+      JSON.stringify({ version: 2, entries: [{ key: keyOf(yaml), config: decoded(yaml) }] }),
       // what JSON.parse makes an own property, and an object would take as its prototype
-      `{"version":1,"entries":[{"stamp":"stamp-a","key":"${keyOf(yaml)}","config":{"__proto__":{"model":{}}}}]}`
+      `{"version":2,"entries":[{"stamp":"stamp-a","key":"${keyOf(yaml)}","config":{"__proto__":{"model":{}}}}]}`
     ]
     for (const body of damaged) {
       fs.writeFileSync(file, body)
-      expect(recall(yaml, "stamp-a", dir), body).toBeUndefined()
+      expect(recall(keyOf(yaml), "stamp-a", dir), body).toBeUndefined()
     }
-    remember(yaml, "stamp-a", decoded(yaml), dir)
-    expect(recall(yaml, "stamp-a", dir)).toEqual(decoded(yaml))
+    remember(keyOf(yaml), "stamp-a", decoded(yaml), dir)
+    expect(recall(keyOf(yaml), "stamp-a", dir)).toEqual(decoded(yaml))
   })
 
   it("a cache directory that cannot be written costs nothing but the memo", () => {
@@ -121,7 +121,7 @@ describe("ConfigMemo", () => {
     const blocked = path.join(root, "file")
     fs.writeFileSync(blocked, "")
     const yaml = text("one")
-    expect(() => remember(yaml, "stamp-a", decoded(yaml), path.join(blocked, "mm"))).not.toThrow()
-    expect(recall(yaml, "stamp-a", path.join(blocked, "mm"))).toBeUndefined()
+    expect(() => remember(keyOf(yaml), "stamp-a", decoded(yaml), path.join(blocked, "mm"))).not.toThrow()
+    expect(recall(keyOf(yaml), "stamp-a", path.join(blocked, "mm"))).toBeUndefined()
   })
 })

@@ -130,11 +130,13 @@ export const startAgent = (options: {
   readonly config: string
   readonly onPermission?: PermissionAnswer
   readonly editor?: EditorSide
+  /** Set in (or, undefined, taken out of) the agent's environment. */
+  readonly env?: Record<string, string | undefined>
 }): AgentProcess => {
   const editor = options.editor ?? {}
   const child = spawn(process.execPath, [MM, "acp"], {
     cwd: options.cwd,
-    env: { ...process.env, AGENT_CONFIG: options.config, NO_COLOR: "1" },
+    env: { ...process.env, AGENT_CONFIG: options.config, NO_COLOR: "1", ...options.env },
     stdio: ["pipe", "pipe", "pipe"]
   })
   const traffic: Array<Traffic> = []

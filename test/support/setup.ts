@@ -19,6 +19,14 @@ import { afterAll, afterEach, beforeEach } from "vitest"
 
 delete process.env.MM_NO_SERVER_CACHE
 
+// A project's own agent.yaml obeys its guarded settings (MCP servers, permissions other than
+// ask, a looser sandbox, where the key goes) only once the user trusts it
+// (src/config/ProjectTrust.ts). Hundreds of tests write such a file into their project as the
+// simplest way to set mm up, and are about something else: every test, and every mm it starts,
+// runs as with --trust. The tests of the trust itself take MM_TRUST_PROJECT out of the child's
+// environment (test/e2e/cli/ProjectTrust.test.ts) or pass `trust` themselves.
+process.env.MM_TRUST_PROJECT = "1"
+
 const shared = path.join(os.tmpdir(), `mm-test-code-cache-${process.getuid?.() ?? "user"}`)
 
 /** The cache homes made and not yet removed. */

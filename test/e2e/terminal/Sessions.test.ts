@@ -303,7 +303,14 @@ describe("the terminal with persistent sessions", () => {
           cwd: project,
           uid: 65534,
           gid: 65534,
-          env: { ...process.env, HOME: "/nonexistent", NO_COLOR: undefined, AGENT_CONFIG: undefined }
+          // nobody's own configuration is looked for under its (missing) home, not under this test's
+          env: {
+            ...process.env,
+            HOME: "/nonexistent",
+            XDG_CONFIG_HOME: undefined,
+            NO_COLOR: undefined,
+            AGENT_CONFIG: undefined
+          }
         })
         let stdout = ""
         let stderr = ""

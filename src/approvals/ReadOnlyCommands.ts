@@ -7,6 +7,9 @@
 // tree 2.1, ripgrep 13, git 2.39). GNU tools accept any unambiguous prefix of a long option, so
 // their lists hold every long option, the refused ones too (with why): a prefix is resolved
 // against all of them. git, rg and tree take long options only whole.
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import { projectTargetOf } from "../lib/RealPath"
 import { looksSecret } from "../tools/SecretFiles"
 import { type Kind, type Operands, parseArgs, type Program, type Style } from "./ReadOnlyParse"
@@ -306,8 +309,66 @@ const gitReadOnly = (words: ReadonlyArray<string>, cwd: string): ReadOnlyVerdict
   const sub = words[at]
   if (sub === undefined) return no("git without a subcommand is not on mm's list")
   if (!Object.hasOwn(GIT, sub)) return no(`git ${sub} is not a read-only git command (nor may an alias be)`)
-  const problem = checkArgs(`git ${sub}`, GIT[sub], words.slice(at + 1), cwd)
+  const problem = checkArgs(`git ${sub}`, GIT[sub], words.slice(at + 1), cwd) ?? repositoryRuns(cwd)
   return problem === undefined ? { _tag: "ReadOnly", key: ["git", sub] } : no(problem)
+}
+
+/**
+ * Keys of a repository's own configuration with which git's reading commands run a program:
+ * an fsmonitor (status, diff), an external diff or a diff driver's command or textconv (diff,
+ * log, show, blame), a filter driver (status and diff clean the work tree's files), a
+ * signature check (log.showSignature, gpg.program), a partial clone's lazy fetch. An include
+ * may hold any of them. The user's own configuration is theirs; the repository's may come with
+ * the project.
+ */
+const RUNS_PROGRAMS =
+  /^\s*(?:\[\s*include|(fsmonitor|external|command|textconv|clean|smudge|process|showsignature|program|partialclone|promisor)\s*(?:=|$))/im
+
+/** The configuration files of the repository holding `cwd`: its git directory's, and a worktree's common one. */
+const repositoryConfigs = (cwd: string): ReadonlyArray<string> => {
+  for (let dir = cwd;; dir = path.dirname(dir)) {
+    const dotGit = path.join(dir, ".git")
+    const stat = fs.statSync(dotGit, { throwIfNoEntry: false })
+    if (stat?.isDirectory() === true) return [path.join(dotGit, "config")]
+    if (stat?.isFile() === true) {
+      const gitDir = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGit, "utf8"))?.[1]
+      if (gitDir === undefined) return [dotGit]
+      const own = path.resolve(dir, gitDir.trim())
+      const common = fs.existsSync(path.join(own, "commondir"))
+        ? path.resolve(own, fs.readFileSync(path.join(own, "commondir"), "utf8").trim())
+        : own
+      return [path.join(own, "config"), path.join(own, "config.worktree"), path.join(common, "config")]
+    }
+    if (path.dirname(dir) === dir) return []
+  }
+}
+
+/** The text of a configuration file; "" when there is none; undefined when it cannot be read. */
+const configText = (file: string): string | undefined => {
+  try {
+    return fs.readFileSync(file, "utf8")
+  } catch (cause) {
+    return (cause as NodeJS.ErrnoException).code === "ENOENT" ? "" : undefined
+  }
+}
+
+/** Why git may run a program the repository names, or undefined (a configuration that cannot be read counts as one). */
+const repositoryRuns = (cwd: string): string | undefined => {
+  let files: ReadonlyArray<string>
+  try {
+    files = repositoryConfigs(cwd)
+  } catch {
+    return "the repository's configuration cannot be found"
+  }
+  for (const file of files) {
+    const text = configText(file)
+    if (text === undefined) return `the repository's configuration ${file} cannot be read`
+    const found = RUNS_PROGRAMS.exec(text)
+    if (found !== null) {
+      return `the repository's configuration ${file} names a program git may run (${found[1] ?? "an include"})`
+    }
+  }
+  return undefined
 }
 
 /** Why these arguments are not read-only for `shown` (its name), or undefined. */

@@ -97,6 +97,46 @@ describe("isAllowed for bash", () => {
     )
   })
 
+  it("git only reads when the repository's own configuration names no program for it to run", () => {
+    const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-repo-")))
+    fs.mkdirSync(path.join(repo, ".git"))
+    const config = (text: string) =>
+      fs.writeFileSync(path.join(repo, ".git/config"), `[core]\n\trepositoryformatversion = 0\n${text}`)
+    const status: Scope = { _tag: "CommandPrefix", words: ["git", "status"] }
+    const covered = () => isAllowed([status], bash("git status", repo))
+    config(`[remote "origin"]\n\turl = https://example.com/x.git\n[alias]\n\tst = status\n`)
+    expect(commandScope(read, "git status", repo)).toEqual(status)
+    expect(covered()).toBe(true)
+    for (
+      const [text, key] of [
+        ["\tfsmonitor = ./watch.sh\n", "fsmonitor"],
+        [`[diff "bin"]\n\ttextconv = ./conv.sh\n`, "textconv"],
+        ["[diff]\n\texternal = ./diff.sh\n", "external"],
+        [`[filter "lfs"]\n\tclean = ./clean.sh\n`, "clean"],
+        ["[log]\n\tshowSignature = true\n", "showSignature"],
+        ["[include]\n\tpath = ../other.cfg\n", "an include"],
+        [`[includeIf "gitdir:~/"]\n\tpath = x\n`, "an include"]
+      ]
+    ) {
+      config(text)
+      expect(alwaysChoicesWith(bash("git status", repo), read)[0].covers, text).toContain(
+        `names a program git may run (${key})`
+      )
+      expect(covered(), text).toBe(false)
+    }
+    // a worktree: its .git file leads to the git directory, and that to the common one
+    const common = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-common-")))
+    fs.mkdirSync(path.join(common, "worktrees/w"), { recursive: true })
+    fs.writeFileSync(path.join(common, "worktrees/w/commondir"), "../..\n")
+    fs.writeFileSync(path.join(common, "config"), `[filter "x"]\n\tprocess = ./p.sh\n`)
+    const tree = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-tree-")))
+    fs.writeFileSync(path.join(tree, ".git"), `gitdir: ${path.join(common, "worktrees/w")}\n`)
+    fs.mkdirSync(path.join(tree, "src"))
+    expect(isAllowed([status], bash("git status", path.join(tree, "src")))).toBe(false)
+    fs.writeFileSync(path.join(common, "config"), "[core]\n\tbare = false\n")
+    expect(isAllowed([status], bash("git status", path.join(tree, "src")))).toBe(true)
+  })
+
   it("a Tool scope covers every call of that tool and nothing else", () => {
     const scopes: Array<Scope> = [{ _tag: "Tool", name: "mcp__github__list_issues" }]
     expect(isAllowed(scopes, callOf("mcp__github__list_issues", {}, "/p"))).toBe(true)

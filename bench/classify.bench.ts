@@ -1,7 +1,9 @@
 // Approval classifier budget: classifying a 2 KB bash command takes < 2 ms once the bash parser
 // is loaded (src/approvals/CommandReader.ts: tree-sitter-bash, then the allowlist walk and the
-// risky-option table). Three commands of 2 KB are timed: one simple command of literal words
-// (the case that reads every word), a compound one, and one the parser stops early on. The
+// list of read-only programs, ReadOnlyCommands.ts). Four commands of 2 KB are timed: one simple
+// command of literal words that is not read-only (every word read), one read-only command whose
+// every word is a path resolved against the project (links followed, one `lstat` per component),
+// a compound one, and one the parser stops early on. The
 // parse alone (the tree-sitter call, no walk) is shown beside them, for reference; the one-time
 // load of the parser is shown too (it happens the first time a bash call needs approval, never
 // at start-up). BENCH_RUNS for the number of timed runs (median kept).
@@ -26,6 +28,7 @@ const fill = (head: string, piece: (i: number) => string): string => {
 
 const commands = {
   "simple, literal words": fill("npm test --", (i) => ` src/module${i}/file-${i}.test.ts 'quoted arg ${i}' "x${i}"`),
+  "read-only, every path checked": fill("cat -n --", (i) => ` src/module${i}/deeper/file-${i}.test.ts`),
   "compound (&&, |, ;)": fill("npm ci", (i) => ` && npm test -- part${i} | tee log${i}.txt ; echo done${i}`),
   "not literal ($, quotes)": fill("echo", (i) => ` "$HOME/${i}" $'a\\'b' \${VAR_${i}} $(date)`)
 }
@@ -48,12 +51,12 @@ const main = async () => {
   let allOk = true
   for (const [name, command] of Object.entries(commands)) {
     // warm up: the first calls compile the code paths
-    for (let i = 0; i < 20; i++) classifyCommand(reader.read, command)
+    for (let i = 0; i < 20; i++) classifyCommand(reader.read, command, process.cwd())
     const classify: Array<number> = []
     const parse: Array<number> = []
     for (let i = 0; i < RUNS; i++) {
       // alternated, so that both see the same load of the machine
-      classify.push(time(() => classifyCommand(reader.read, command)))
+      classify.push(time(() => classifyCommand(reader.read, command, process.cwd())))
       parse.push(time(() => syntax.parse(command, (root) => root.childCount)))
     }
     const c = median(classify)
@@ -61,8 +64,8 @@ const main = async () => {
     const ok = c < BUDGET_MS
     allOk &&= ok
     results[name] = c
-    const kind = classifyCommand(reader.read, command)._tag
-    console.log(`  ${name.padEnd(26)} ${ms(c).padStart(10)}  ${verdict(ok)}  (${kind}; the parse alone ${ms(p)})`)
+    const kind = classifyCommand(reader.read, command, process.cwd())._tag
+    console.log(`  ${name.padEnd(30)} ${ms(c).padStart(10)}  ${verdict(ok)}  (${kind}; the parse alone ${ms(p)})`)
   }
   console.log(`  (loading the parser once      ${ms(loadMs).padStart(10)}  the first time a bash call needs approval)`)
   console.log(JSON.stringify({ bench: "classify", budgetMs: BUDGET_MS, loadMs, medianMs: results, pass: allOk }))

@@ -21,20 +21,29 @@ export interface Peer {
 export const CurrentPeer = FiberRef.unsafeMake<Peer | undefined>(undefined)
 
 const ALLOW_ONCE = "allow-once"
+/** The choice the terminal's `a` picks: remembered for the project. */
 const ALLOW_ALWAYS = "allow-always"
+/** The terminal's `[s]ession only`: this exact command, for this session only. */
+const ALLOW_SESSION = "allow-always-session"
 /** `[p]roject` of the terminal: every edit and write inside the project, for this session. */
 const ALLOW_PROJECT = "allow-always-project"
 const REJECT = "reject"
 
-const optionIdOf = (choice: AlwaysChoice): string => (choice.scope._tag === "Project" ? ALLOW_PROJECT : ALLOW_ALWAYS)
+const optionIdOf = (choice: AlwaysChoice): string =>
+  choice.scope._tag === "Project" ? ALLOW_PROJECT : choice.keep === "session" ? ALLOW_SESSION : ALLOW_ALWAYS
 
-/** The option's name states what "always" covers: `Always allow "npm test …"`, `Always allow edits to src/a.ts`. */
+/**
+ * The option's name states what "always" covers: ``Always allow `git log` with read-only
+ * options``, `Always run exactly this command`, `Always allow edits to src/a.ts`.
+ */
 const alwaysOptionName = (choice: AlwaysChoice, access: ApprovalRequest["access"]): string => {
   switch (choice.scope._tag) {
     case "CommandPrefix":
-      return `Always allow ${choice.covers}`
+      return `Always ${choice.label}`
     case "ExactCommand":
-      return `Always allow ${choice.covers}`
+      return choice.keep === "session"
+        ? "Allow exactly this command until this session ends"
+        : "Always run exactly this command, in this project"
     case "File":
       return access === "read"
         ? `Always allow reading ${choice.label}`
@@ -71,7 +80,7 @@ export const approvalOf = (
   if (outcome.outcome !== "selected") return Approval.deny
   if (outcome.optionId === ALLOW_ONCE) return Approval.once
   const chosen = request.always.find((choice) => optionIdOf(choice) === outcome.optionId)
-  return chosen === undefined ? Approval.deny : Approval.always(chosen.scope)
+  return chosen === undefined ? Approval.deny : Approval.chose(chosen)
 }
 
 export const permissionRequest = (

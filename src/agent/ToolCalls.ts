@@ -258,6 +258,8 @@ const ask = Effect.fn("Agent.ask")(function*(
       return undefined
     case "Always": {
       yield* Ref.update(conversation.allowed, (scopes) => [...scopes, answer.scope])
+      // a session-only answer is kept for this conversation, never remembered for the project
+      if (answer.keep === "session") return undefined
       const problem = yield* deps.remembered.add(conversation.cwd, answer.scope)
       if (problem !== undefined) yield* state.emit({ _tag: "Notice", text: problem })
       return undefined

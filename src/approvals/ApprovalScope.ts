@@ -1,20 +1,25 @@
 // What an "always" answer covers (docs/how-to/approvals.md). Pure functions: the core offers
-// the scopes with each approval request, keeps the ones chosen (for the session, and in
-// .mm/permissions.json: RememberedApprovals.ts), and asks `isAllowed` before it asks again.
-// A bash command is read by a real bash parser (CommandReader.ts), passed in as `read`.
+// the scopes with each approval request, keeps the ones chosen (for the session, and remembered
+// for the project: RememberedApprovals.ts), and asks `isAllowed` before it asks again. A bash
+// command is read by a real bash parser (CommandReader.ts), passed in as `read`; a reusable
+// "always" is offered, and covers, only a command the list of read-only programs passes
+// (ReadOnlyCommands.ts). Every other command gets its exact line, kept or for this session.
 import * as path from "node:path"
 
 import { projectTargetOf } from "../lib/RealPath"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
 import type { ToolAccess } from "../tools/ToolRecord"
 import type { CommandReading } from "./CommandReader"
-import { riskOf } from "./RiskyOptions"
+import { listedProgram, readOnlyOf } from "./ReadOnlyCommands"
 
 /** One "always" the user gave. */
 export type Scope =
-  /** A command: one simple command of literal words that starts with these words, none of them risky. */
+  /**
+   * A command: the program (and git's subcommand) of a read-only command (`ls`, `git log`),
+   * covering a later command only when that one is read-only by the list too.
+   */
   | { readonly _tag: "CommandPrefix"; readonly words: ReadonlyArray<string> }
-  /** A command: this exact command line (compound commands, anything not literal, programs that run programs). */
+  /** A command: this exact command line (every command that is not read-only by the list). */
   | { readonly _tag: "ExactCommand"; readonly command: string }
   /** A file tool's writes to this file (its real path, inside the project); a reading tool's reads of it, outside. */
   | { readonly _tag: "File"; readonly path: string }
@@ -37,43 +42,39 @@ export type ReadCommand = (command: string) => CommandReading
 // ---------------------------------------------------------------------------
 // Commands
 
-/**
- * The words an "always" on this simple command covers: the program and the words after it up
- * to its first one that is not an option (`npm test`, `git status`, `ls` for `ls -la`).
- */
-export const prefixOf = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const argument = words.findIndex((w, i) => i > 0 && !w.startsWith("-"))
-  return argument === -1 ? words.slice(0, 1) : words.slice(0, argument + 1)
-}
-
-/** What the command is for the rule: words a prefix may cover, or the reason only its exact line may. */
-type CommandClass =
-  | { readonly _tag: "Prefixable"; readonly words: ReadonlyArray<string> }
+/** What a command is for the rule: read-only (and the words a reusable "always" names), or why only its exact line. */
+export type CommandClass =
+  | { readonly _tag: "ReadOnly"; readonly key: ReadonlyArray<string> }
   | { readonly _tag: "ExactOnly"; readonly reason: string }
 
-export const classifyCommand = (read: ReadCommand, command: string): CommandClass => {
+/** Classifies a command line run in `cwd` (the project directory, where its paths are resolved). */
+export const classifyCommand = (read: ReadCommand, command: string, cwd: string): CommandClass => {
   const reading = read(command)
   if (reading._tag === "Unresolved") return { _tag: "ExactOnly", reason: reading.reason }
-  const risk = riskOf(reading.words)
-  return risk === undefined ? { _tag: "Prefixable", words: reading.words } : { _tag: "ExactOnly", reason: risk }
+  const verdict = readOnlyOf(reading.words, cwd)
+  return verdict._tag === "ReadOnly"
+    ? { _tag: "ReadOnly", key: verdict.key }
+    : { _tag: "ExactOnly", reason: verdict.reason }
 }
 
-/** The scope an "always" on this command gives: its word prefix, or the exact line. */
-export const commandScope = (read: ReadCommand, command: string): Scope => {
-  const own = classifyCommand(read, command)
-  return own._tag === "Prefixable"
-    ? { _tag: "CommandPrefix", words: prefixOf(own.words) }
+/** The scope a kept "always" on this command gives: its program (and subcommand) when read-only, else its exact line. */
+export const commandScope = (read: ReadCommand, command: string, cwd: string): Scope => {
+  const own = classifyCommand(read, command, cwd)
+  return own._tag === "ReadOnly"
+    ? { _tag: "CommandPrefix", words: own.key }
     : { _tag: "ExactCommand", command: command.trim() }
 }
 
-const commandCovered = (scope: Scope, read: ReadCommand, command: string): boolean => {
+const sameWords = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
+  a.length === b.length && a.every((w, i) => w === b[i])
+
+const commandCovered = (scope: Scope, read: ReadCommand, command: string, cwd: string): boolean => {
   switch (scope._tag) {
     case "ExactCommand":
       return command.trim() === scope.command
     case "CommandPrefix": {
-      const own = classifyCommand(read, command)
-      return own._tag === "Prefixable" && scope.words.length <= own.words.length &&
-        scope.words.every((w, i) => own.words[i] === w)
+      const own = classifyCommand(read, command, cwd)
+      return own._tag === "ReadOnly" && sameWords(own.key, scope.words)
     }
     default:
       return false
@@ -117,7 +118,7 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
   return scopes.some((scope) => {
     if (scope._tag === "Tool") return scope.name === call.tool
     if (call.access === "command") {
-      return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command)
+      return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command, call.cwd)
     }
     if (call.access === "read") return scope._tag === "File" && scope.path === realTargetOf(call)
     const file = fileOf(call)
@@ -128,12 +129,16 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
   })
 }
 
-/** A choice of "always" offered with a request: the scope and how the user is told it. */
+/** Whether an "always" is remembered for the project (later runs too) or kept for this conversation only. */
+export type Keep = "project" | "session"
+
+/** A choice of "always" offered with a request: the scope, whether it is remembered, and how the user is told it. */
 export interface AlwaysChoice {
   readonly scope: Scope
-  /** Names what is allowed: `"npm test …"`, `this exact command`, `src/a.ts`, `every edit in this project`. */
+  readonly keep: Keep
+  /** Names what is allowed: `` allow `git log` with read-only options ``, `run exactly this command`, `src/a.ts`. */
   readonly label: string
-  /** What it covers, in a sentence a person can check: `"npm test" with any other arguments`. */
+  /** What it covers, in a sentence a person can check: `` `git log` with read-only options, on paths inside the project ``. */
   readonly covers: string
 }
 
@@ -144,13 +149,15 @@ const shownPath = (file: string, cwd: string): string => {
   return relative.startsWith("..") || path.isAbsolute(relative) ? file : relative
 }
 
+const shownWords = (words: ReadonlyArray<string>): string => `\`${words.map(quoteWord).join(" ")}\``
+
 /** How a scope is named to the user. */
 const scopeLabel = (scope: Scope, cwd: string): string => {
   switch (scope._tag) {
     case "CommandPrefix":
-      return `"${scope.words.map(quoteWord).join(" ")} …"`
+      return `allow ${shownWords(scope.words)} with read-only options`
     case "ExactCommand":
-      return "this exact command"
+      return "run exactly this command"
     case "File":
       return shownPath(scope.path, cwd)
     case "Project":
@@ -160,15 +167,27 @@ const scopeLabel = (scope: Scope, cwd: string): string => {
   }
 }
 
+/**
+ * What a remembered prefix that names no listed program covers: nothing (a row kept before the
+ * list, such as `["rm"]` or `["npm", "test"]`).
+ */
+const stalePrefix = (words: ReadonlyArray<string>, cwd: string): string => {
+  const verdict = readOnlyOf(words, cwd)
+  const why = verdict._tag === "NotReadOnly"
+    ? verdict.reason
+    : "a reusable answer names only a read-only program, and git's subcommand"
+  return `${shownWords(words)} …, which covers nothing now: ${why}`
+}
+
 /** What a scope covers, in words (`reason`: why a command gets only its exact line). */
 export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string => {
   switch (scope._tag) {
-    case "CommandPrefix": {
-      const words = scope.words.map(quoteWord).join(" ")
-      return scope.words.length === 1 ? `"${words}" with any arguments` : `"${words}" with any other arguments`
-    }
+    case "CommandPrefix":
+      return listedProgram(scope.words) === undefined
+        ? stalePrefix(scope.words, cwd)
+        : `${shownWords(scope.words)} with read-only options, on paths inside the project`
     case "ExactCommand":
-      return `this exact command only${reason === undefined ? "" : ` (${reason})`}`
+      return `exactly this command line${reason === undefined ? "" : ` (${reason})`}`
     case "File":
       return `${shownPath(scope.path, cwd)}, while it stays inside the project`
     case "Project":
@@ -178,22 +197,40 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
   }
 }
 
+/** The two answers a command that is not read-only offers: its exact line, remembered, or for this conversation. */
+const exactChoices = (command: string, reason: string): ReadonlyArray<AlwaysChoice> => {
+  const scope: Scope = { _tag: "ExactCommand", command: command.trim() }
+  return [
+    {
+      scope,
+      keep: "project",
+      label: scopeLabel(scope, ""),
+      covers: `exactly this command line, in this project from now on (${reason})`
+    },
+    { scope, keep: "session", label: "session only", covers: "exactly this command line, until this conversation ends" }
+  ]
+}
+
 /**
- * The "always" choices a call offers, most specific first: a command its prefix (or the exact
- * line), a file tool its file and then the whole project. An edit or write outside the
+ * The "always" choices a call offers, most specific first: a read-only command its program
+ * (and subcommand), any other command its exact line (remembered, or for this conversation
+ * only), a file tool its file and then the whole project. An edit or write outside the
  * project, or to a protected path, offers none: it is asked every time. A reading tool
  * (asked only outside the project): that file. Any other tool: the tool itself.
  */
 export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyArray<AlwaysChoice> => {
-  const choice = (scope: Scope, reason?: string): AlwaysChoice => ({
+  const choice = (scope: Scope): AlwaysChoice => ({
     scope,
+    keep: "project",
     label: scopeLabel(scope, call.cwd),
-    covers: scopeCovers(scope, call.cwd, reason)
+    covers: scopeCovers(scope, call.cwd)
   })
   if (call.access === "command") {
     if (typeof call.input?.command !== "string") return []
-    const own = classifyCommand(read, call.input.command)
-    return [choice(commandScope(read, call.input.command), own._tag === "ExactOnly" ? own.reason : undefined)]
+    const own = classifyCommand(read, call.input.command, call.cwd)
+    return own._tag === "ReadOnly"
+      ? [choice({ _tag: "CommandPrefix", words: own.key })]
+      : exactChoices(call.input.command, own.reason)
   }
   // a read is asked only outside the project: "always" there is for reading that path again
   if (call.access === "read") {

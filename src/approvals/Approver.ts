@@ -3,16 +3,17 @@ import type * as Effect from "effect/Effect"
 
 import type { Preview } from "../tools/Preview"
 import type { CallLocation, ToolAccess, ToolKind } from "../tools/ToolRecord"
-import type { AlwaysChoice, Scope } from "./ApprovalScope"
+import type { AlwaysChoice, Keep, Scope } from "./ApprovalScope"
 
 /**
- * The user's answer. `Always` carries one of the scopes the request offered (`always`);
+ * The user's answer. `Always` carries one of the scopes the request offered (`always`) and
+ * whether it is remembered for the project or kept for this conversation only (`keep`);
  * `Deny` may carry what the user wants done instead, handed to the model as the result;
  * `NoOneToAsk` when no person can answer (no terminal): the call is refused, nothing was read.
  */
 export type Approval =
   | { readonly _tag: "Once" }
-  | { readonly _tag: "Always"; readonly scope: Scope }
+  | { readonly _tag: "Always"; readonly scope: Scope; readonly keep: Keep }
   | { readonly _tag: "Deny"; readonly instead?: string | undefined }
   | { readonly _tag: "NoOneToAsk" }
 
@@ -20,7 +21,9 @@ export const Approval = {
   once: { _tag: "Once" } as Approval,
   deny: { _tag: "Deny" } as Approval,
   noOneToAsk: { _tag: "NoOneToAsk" } as Approval,
-  always: (scope: Scope): Approval => ({ _tag: "Always", scope }),
+  always: (scope: Scope, keep: Keep = "project"): Approval => ({ _tag: "Always", scope, keep }),
+  /** The answer that picks one of the request's choices. */
+  chose: (choice: AlwaysChoice): Approval => ({ _tag: "Always", scope: choice.scope, keep: choice.keep }),
   denyWith: (instead: string): Approval => ({ _tag: "Deny", instead })
 }
 
@@ -52,7 +55,8 @@ export interface ApprovalRequest {
 /**
  * How a façade asks the user before a tool that changes things runs (`permissions: ask`).
  * The core asks only when no earlier "always" covers the call (`isAllowed` in
- * ApprovalScope.ts), keeps the scope of an `Always` answer for the rest of the conversation,
+ * ApprovalScope.ts), keeps the scope of an `Always` answer for the rest of the conversation
+ * (and, unless it is `keep: "session"`, remembers it for the project),
  * and turns a refusal into the tool's result (`denied by the user[: what to do instead]`).
  */
 export class Approver extends Context.Tag("mm/Approver")<

@@ -1,9 +1,11 @@
-// The terminal's approval prompt: the core's preview, coloured and wrapped, then one line of
-// one-key choices (docs/how-to/approvals.md).
+// The terminal's approval prompt: the core's preview, coloured and wrapped, then the one-key
+// choices, laid out to the terminal's width (docs/how-to/approvals.md).
+import type { AlwaysChoice } from "../approvals/ApprovalScope"
 import type { ApprovalRequest } from "../approvals/Approver"
 import { type PreviewLine, previewLines } from "../approvals/PreviewLines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
+import { displayWidth } from "../text/Width"
 import { wrapText } from "../text/Wrap"
 import { pagerName } from "./Pager"
 
@@ -147,9 +149,13 @@ export const previewBlock = (
   if (request.outsideSandbox !== undefined) {
     return outsideBlock(request.preview, request.outsideSandbox, style, width, cut)
   }
-  // what an "always" would cover, in words (the first choice: the [a] key)
+  // what each "always" would cover, in words: the [a] key's, then the [s] key's
   const always = (request.always ?? []).filter((choice) => choice.scope._tag !== "Project")
-  const coverage = always.map((choice): PreviewLine => ({ kind: "note", text: `always: ${choice.covers}` }))
+  // wrapped at their words, as the question is
+  const coverage = always.flatMap((choice) =>
+    wrapText(sanitize(`${choice.keep === "session" ? "session" : "always"}: ${choice.covers}`), width)
+      .split("\n").map((piece) => style.dim(piece))
+  )
   const lines = (shownByTitle(request) || cut !== undefined ? [] : previewLines(request.preview)).map((line) =>
     viewable(request) && line.kind === "header" ? { ...line, text: `${line.text} — [v]iew in ${pagerName()}` } : line
   )
@@ -158,7 +164,8 @@ export const previewBlock = (
   const gutter = Math.max(3, String(lastLineNumber(lines)).length)
   return [
     ...(cut === undefined ? [] : cutRows(cut, style, width)),
-    ...[...lines, ...coverage].flatMap((line) => drawnLine(line, style, width, at, gutter))
+    ...lines.flatMap((line) => drawnLine(line, style, width, at, gutter)),
+    ...coverage
   ].map((line) => `${INDENT}${line}\n`).join("")
 }
 
@@ -215,15 +222,53 @@ const lastLineNumber = (lines: ReadonlyArray<PreviewLine>): number => {
 }
 
 interface Choices {
-  /** `allow? [y]es  [n]o  [a]lways "npm test …"  [t]ell mm what to do instead: ` */
+  /**
+   * `allow? [y]es  [n]o  [a]lways run exactly this command  [s]ession only  [t]ell mm what to
+   * do instead: `, in as many rows as the terminal's width needs (below).
+   */
   readonly line: string
   readonly keys: ReadonlyArray<string>
 }
 
+/** The key that picks a choice: `p` the whole project, `s` a session-only answer, `a` the rest. */
+export const choiceKey = (choice: AlwaysChoice): "a" | "s" | "p" =>
+  choice.scope._tag === "Project" ? "p" : choice.keep === "session" ? "s" : "a"
+
+/** At this width and below, the choices are drawn one per row. */
+const NARROW = 50
+
 /**
- * The question's line and the keys that answer it: `a` and `p` only when the request offers
- * those scopes, `v` only when there is more to read in the pager (the terminal's size, as given
- * to `previewBlock`, decides whether a command is cut).
+ * The question laid out for a terminal `columns` wide, never cut inside a word: on one row when
+ * it fits, else broken
+ * between choices; at NARROW columns and less, `allow?` and then one choice per row. A choice
+ * longer than a row is broken between its words, its next rows indented.
+ */
+const laidOut = (parts: ReadonlyArray<string>, columns: number): string => {
+  const width = Math.max(12, columns)
+  const last = parts.length - 1
+  // a piece too long for a row: broken between words, its next rows indented by two
+  const fitted = (piece: string) => wrapText(piece, width - 2).split("\n").join("\n  ")
+  const pieces = parts.map((part, i) => (i === last ? `${part}: ` : part))
+  if (columns <= NARROW) return ["allow?", ...pieces.map(fitted)].join("\n")
+  const rows: Array<string> = []
+  let row = "allow?"
+  for (const piece of pieces) {
+    const joined = row === "" ? piece : `${row}${row === "allow?" ? " " : "  "}${piece}`
+    if (displayWidth(joined) <= width) {
+      row = joined
+      continue
+    }
+    if (row !== "") rows.push(row)
+    row = displayWidth(piece) <= width ? piece : fitted(piece)
+  }
+  return [...rows, row].join("\n")
+}
+
+/**
+ * The question's line and the keys that answer it: `a`, `s` and `p` only when the request
+ * offers those scopes, `v` only when there is more to read in the pager (the terminal's size,
+ * as given to `previewBlock`, decides whether a command is cut, and its width how the line is
+ * laid out).
  */
 export const choicesOf = (
   request: Pick<ApprovalRequest, "always"> & Partial<Pick<ApprovalRequest, "preview" | "outsideSandbox">>,
@@ -237,23 +282,19 @@ export const choicesOf = (
       ? { line: "run it outside the sandbox? [y/n]  [v]iew ", keys: ["y", "n", "v"] }
       : { line: "run it outside the sandbox? [y/n] ", keys: ["y", "n"] }
   }
-  const always = request.always.find((choice) => choice.scope._tag !== "Project")
-  const project = request.always.find((choice) => choice.scope._tag === "Project")
-  const parts = [
-    "[y]es",
-    "[n]o",
-    ...(always === undefined ? [] : [`[a]lways ${sanitize(always.label)}`]),
-    ...(project === undefined ? [] : ["[p]roject"]),
-    ...(view ? ["[v]iew"] : []),
-    "[t]ell mm what to do instead"
+  const offered = (key: string) => request.always.find((choice) => choiceKey(choice) === key)
+  const always = offered("a")
+  const session = offered("s")
+  const project = offered("p")
+  const choices: ReadonlyArray<readonly [string, string] | undefined> = [
+    ["y", "[y]es"],
+    ["n", "[n]o"],
+    always === undefined ? undefined : ["a", `[a]lways ${sanitize(always.label)}`],
+    session === undefined ? undefined : ["s", `[s]ession only`],
+    project === undefined ? undefined : ["p", "[p]roject"],
+    view ? ["v", "[v]iew"] : undefined,
+    ["t", "[t]ell mm what to do instead"]
   ]
-  const keys = [
-    "y",
-    "n",
-    ...(always === undefined ? [] : ["a"]),
-    ...(project === undefined ? [] : ["p"]),
-    ...(view ? ["v"] : []),
-    "t"
-  ]
-  return { line: `allow? ${parts.join("  ")}: `, keys }
+  const given = choices.filter((choice): choice is readonly [string, string] => choice !== undefined)
+  return { line: laidOut(given.map(([, text]) => text), columns), keys: given.map(([key]) => key) }
 }

@@ -10,7 +10,7 @@ import { Secrets } from "../lib/Secrets"
 import { escapesFor, rewrapsOnResize, type Style, styleFor, themeOf } from "../text/Style"
 import { displayWidth } from "../text/Width"
 import { clipToWidth, wrapText } from "../text/Wrap"
-import { choicesOf, previewBlock } from "./ApprovalPrompt"
+import { choiceKey, choicesOf, previewBlock } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { ERASE_DOWN } from "./LineDrawing"
 import { makeLineEditor } from "./LineEditor"
@@ -202,7 +202,8 @@ const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) =
 
 /**
  * The terminal's approval: the core's preview, then one key — y (yes), n (no), a (always,
- * in the scope the line names), p (every edit in the project), t (no, and a line of what to
+ * in the scope the line names), s (the exact command, for this conversation only), p (every
+ * edit in the project), t (no, and a line of what to
  * do instead), v (a change too large to diff, or a command too long for the screen, in the
  * pager). With no terminal to ask (stdin piped) nothing is read: the call is refused.
  */
@@ -234,9 +235,10 @@ export const TerminalApprover = Layer.effect(
             case "v":
               return viewThenAsk(request, ask)
             case "a":
+            case "s":
             case "p": {
-              const chosen = request.always.find((choice) => (choice.scope._tag === "Project") === (answer === "p"))
-              return Effect.succeed(chosen === undefined ? Approval.deny : Approval.always(chosen.scope))
+              const chosen = request.always.find((choice) => choiceKey(choice) === answer)
+              return Effect.succeed(chosen === undefined ? Approval.deny : Approval.chose(chosen))
             }
             case "t":
               return Effect.map(

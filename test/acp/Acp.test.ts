@@ -423,11 +423,13 @@ describe("permission requests", () => {
     expect(approvalOf({ outcome: "selected", optionId: once }, request)).toEqual({ _tag: "Once" })
     expect(approvalOf({ outcome: "selected", optionId: file }, request)).toEqual({
       _tag: "Always",
-      scope: { _tag: "File", path: "/work/project/a.txt" }
+      scope: { _tag: "File", path: "/work/project/a.txt" },
+      keep: "project"
     })
     expect(approvalOf({ outcome: "selected", optionId: project }, request)).toEqual({
       _tag: "Always",
-      scope: { _tag: "Project", dir: cwd }
+      scope: { _tag: "Project", dir: cwd },
+      keep: "project"
     })
     expect(approvalOf({ outcome: "selected", optionId: reject }, request)).toEqual({ _tag: "Deny" })
     expect(approvalOf({ outcome: "cancelled" }, request)).toEqual({ _tag: "Deny" })
@@ -523,14 +525,32 @@ describe("permission requests", () => {
       type: "content",
       content: { type: "text", text: "```sh\n" + command + "\n```" }
     }])
-    expect(sent.options[1].name).toMatch(/^Always allow this exact command only/)
-    const npm = { command: "npm test -- -u" }
-    const named = permissionOptions({ access: "command", always: alwaysChoices(callOf("bash", npm, cwd)) })
-    expect(named[1]).toEqual({
-      optionId: "allow-always",
-      name: "Always allow \"npm test\" with any other arguments",
-      kind: "allow_always"
+    // not read-only: its exact line, remembered or for this session, both allow_always
+    expect(sent.options.map((o) => [o.optionId, o.kind, o.name])).toEqual([
+      ["allow-once", "allow_once", "Allow once"],
+      ["allow-always", "allow_always", "Always run exactly this command, in this project"],
+      ["allow-always-session", "allow_always", "Allow exactly this command until this session ends"],
+      ["reject", "reject_once", "Reject"]
+    ])
+    const exact = { _tag: "ExactCommand", command: command.trim() }
+    expect(approvalOf({ outcome: "selected", optionId: "allow-always" }, request)).toEqual({
+      _tag: "Always",
+      scope: exact,
+      keep: "project"
     })
+    expect(approvalOf({ outcome: "selected", optionId: "allow-always-session" }, request)).toEqual({
+      _tag: "Always",
+      scope: exact,
+      keep: "session"
+    })
+    // read-only: one reusable answer, named by its program and subcommand
+    const log = { command: "git log --oneline" }
+    const named = permissionOptions({ access: "command", always: alwaysChoices(callOf("bash", log, cwd)) })
+    expect(named.slice(1, -1)).toEqual([{
+      optionId: "allow-always",
+      name: "Always allow `git log` with read-only options",
+      kind: "allow_always"
+    }])
   })
 })
 

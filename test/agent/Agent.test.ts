@@ -275,7 +275,10 @@ describe("the turn loop", () => {
         ["bash", "t1"]
       ])
       expect(asked[1].preview).toEqual({ _tag: "Command", command: "echo ok > yes.txt", timeout: undefined })
-      expect(asked[1].always.map((c) => c.label)).toEqual(["this exact command"])
+      expect(asked[1].always.map((c) => [c.label, c.keep])).toEqual([
+        ["run exactly this command", "project"],
+        ["session only", "session"]
+      ])
     }).pipe(
       Effect.provide(
         layer(

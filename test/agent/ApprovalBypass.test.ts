@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import { previewLines } from "../../src/approvals/PreviewLines"
+import { RememberedApprovals } from "../../src/approvals/RememberedApprovals"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
@@ -37,7 +38,8 @@ describe("approvals that cannot be talked around", () => {
       const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(cwd, { createFile: "later" }))
       const events = yield* runTurn(conversation, "go")
       const results = events.flatMap((e) => (e._tag === "ToolCallFinished" ? [e.output] : []))
-      return { asked, results }
+      const remembered = (yield* Effect.flatMap(RememberedApprovals, (r) => r.read(cwd))).scopes
+      return { asked, results, remembered }
     }).pipe(
       Effect.provide(
         coreLayer(
@@ -60,7 +62,22 @@ describe("approvals that cannot be talked around", () => {
       ], ["always", "deny", "deny"])
       expect(asked.map((a) => a.toolCallId)).toEqual(["c0", "c1", "c2"])
       expect(fs.readdirSync(elsewhere)).toEqual([])
-      expect(asked[1].always.map((c) => c.label)).toEqual(["this exact command"])
+      expect(asked[1].always.map((c) => c.label)).toEqual(["run exactly this command", "session only"])
+    }))
+
+  it.live("a session-only answer covers its exact line for this conversation and is not remembered", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-bypass-")
+      const { asked, remembered } = yield* turn(cwd, [
+        { name: "bash", arguments: { command: "touch one" } },
+        { name: "bash", arguments: { command: "  touch one " } },
+        { name: "bash", arguments: { command: "touch one two" } },
+        { name: "bash", arguments: { command: "touch three" } }
+      ], ["session", "deny", "always"])
+      expect(asked.map((a) => a.toolCallId)).toEqual(["c0", "c2", "c3"])
+      expect(fs.existsSync(path.join(cwd, "two"))).toBe(false)
+      // only the answer kept for the project is remembered
+      expect(remembered).toEqual([{ _tag: "ExactCommand", command: "touch three" }])
     }))
 
   it.live("after [p]roject, a write through a dangling link (absolute or relative) is asked, with its real path", () =>
@@ -106,7 +123,16 @@ describe("approvals that cannot be talked around", () => {
     ["git diff", "git diff --output=/tmp/mm-outside-file"],
     ["make test", `make '--eval=X:=$(shell touch x)' test`],
     ["sed -n 1p README.md", "sed -n 1p -e '1e touch x' README.md"],
-    ["tar -tf a.tar", "tar -tf a.tar --checkpoint=1 '--checkpoint-action=exec=touch x'"]
+    ["tar -tf a.tar", "tar -tf a.tar --checkpoint=1 '--checkpoint-action=exec=touch x'"],
+    // issue 43: an exact answer never covers the destructive form of the same command
+    ["rm -rf build", "rm -rf build keep"],
+    ["git checkout feature", "git checkout -- ."],
+    ["git reset calc.py", "git reset --hard HEAD~1"],
+    ["node --version", "node -e 'require(\"fs\").writeFileSync(\"x\", \"\")'"],
+    ["pytest --version", "pytest --basetemp=/tmp/mm-outside-basetemp"],
+    ["npm test --version", "npm test --prefix /tmp/mm-outside-prefix"],
+    ["ls", "sed -n 1,20p keep '--expr=1e touch x'"],
+    ["cat keep", "cat ../keep"]
   ]
   for (const [harmless, risky] of OPTION_ROWS) {
     it.live(`after an always on ${JSON.stringify(harmless)}, ${JSON.stringify(risky)} is asked`, () =>

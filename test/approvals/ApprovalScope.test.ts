@@ -9,8 +9,8 @@ import {
   type CallToApprove,
   commandScope,
   isAllowed as isAllowedWith,
-  prefixOf,
-  type Scope
+  type Scope,
+  scopeCovers
 } from "../../src/approvals/ApprovalScope"
 import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
 import { previewLines } from "../../src/approvals/PreviewLines"
@@ -27,64 +27,114 @@ const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove) => isAllow
 const alwaysChoices = (call: CallToApprove) => alwaysChoicesWith(call, read)
 
 const bash = (command: string, cwd = "/p") => callOf("bash", { command }, cwd)
-const always = (command: string): Scope => commandScope(read, command)
-const allows = (given: string, later: string) => isAllowed([always(given)], bash(later))
-
-describe("prefixOf: the words up to the first that is not an option", () => {
-  const cases: Array<[Array<string>, Array<string>]> = [
-    [["ls"], ["ls"]],
-    [["ls", "-la"], ["ls"]],
-    [["ls", "-la", "src"], ["ls", "-la", "src"]],
-    [["npm", "test", "--", "-u"], ["npm", "test"]],
-    [["npm", "--silent", "test"], ["npm", "--silent", "test"]],
-    [["git", "status", "--short"], ["git", "status"]]
-  ]
-  for (const [words, prefix] of cases) {
-    it(`${words.join(" ")} → ${prefix.join(" ")}`, () => expect(prefixOf(words)).toEqual(prefix))
-  }
-})
 
 describe("isAllowed for bash", () => {
-  it("always on ls does not cover rm", () => {
+  // a real project: the read-only check resolves every path a command names in it
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-bash-")))
+  fs.mkdirSync(path.join(dir, "src"))
+  const always = (command: string): Scope => commandScope(read, command, dir)
+  const allows = (given: string, later: string) => isAllowed([always(given)], bash(later, dir))
+
+  it("always on ls is the reusable ls, covering read-only ls commands and not rm", () => {
+    expect(always("ls -la")).toEqual({ _tag: "CommandPrefix", words: ["ls"] })
     expect(allows("ls", "rm -f x")).toBe(false)
     expect(allows("ls", "ls -la")).toBe(true)
     expect(allows("ls", "ls src")).toBe(true)
+    expect(allows("ls", "ls ..")).toBe(false)
+    expect(allows("ls", "ls -la; rm -rf x")).toBe(false)
   })
 
-  it("always on npm test -- -u covers npm test …, nothing else, never a compound command", () => {
-    expect(always("npm test -- -u")).toEqual({ _tag: "CommandPrefix", words: ["npm", "test"] })
-    expect(allows("npm test -- -u", "npm test")).toBe(true)
-    expect(allows("npm test -- -u", "npm test src/a.test.ts")).toBe(true)
-    expect(allows("npm test -- -u", "npm install")).toBe(false)
-    expect(allows("npm test -- -u", "npm testx")).toBe(false)
+  it("a command that is not read-only gets its exact line, which covers only that line", () => {
+    expect(always("npm test -- -u")).toEqual({ _tag: "ExactCommand", command: "npm test -- -u" })
+    expect(allows("npm test -- -u", "  npm test -- -u ")).toBe(true)
+    expect(allows("npm test -- -u", "npm test")).toBe(false)
     expect(allows("npm test -- -u", "npm test; rm -rf x")).toBe(false)
-    expect(allows("npm test -- -u", "npm test && curl x | sh")).toBe(false)
-    expect(allows("npm test -- -u", "npm test > log")).toBe(false)
-  })
-
-  it("a compound command's always covers that exact line only", () => {
     expect(always("npm test; rm -rf x")).toEqual({ _tag: "ExactCommand", command: "npm test; rm -rf x" })
-    expect(allows("npm test; rm -rf x", "  npm test; rm -rf x ")).toBe(true)
     expect(allows("npm test; rm -rf x", "npm test; rm -rf y")).toBe(false)
-    expect(allows("npm test; rm -rf x", "npm test")).toBe(false)
   })
 
   it("commands that run other commands get the exact line, never a prefix", () => {
     expect(always("timeout 5 npm test")).toEqual({ _tag: "ExactCommand", command: "timeout 5 npm test" })
     expect(allows("timeout 5 npm test", "timeout 5 rm -rf x")).toBe(false)
     expect(allows("sudo ls", "sudo rm -rf /")).toBe(false)
-    expect(allows("bash -c 'ls'", "bash -c 'rm x'")).toBe(false)
-    expect(allows("xargs echo", "xargs rm")).toBe(false)
-    expect(allows("env", "env rm x")).toBe(false)
-    expect(always("python3 -c 'print(1)'")).toEqual({ _tag: "ExactCommand", command: "python3 -c 'print(1)'" })
-    expect(allows("node -e 'console.log(1)'", "node -e 'require(\"fs\").rmSync(\"x\")'")).toBe(false)
-    expect(always("python3 -m pytest")).toEqual({ _tag: "CommandPrefix", words: ["python3", "-m", "pytest"] })
+    expect(allows("python3 -m pytest", "python3 -m pytest --basetemp=/tmp")).toBe(false)
   })
 
-  it("a git subcommand does not cover another one", () => {
+  it("a git subcommand does not cover another one; global options that change nothing are skipped", () => {
+    expect(always("git status -s")).toEqual({ _tag: "CommandPrefix", words: ["git", "status"] })
     expect(allows("git status", "git status -s")).toBe(true)
+    expect(allows("git status", "git --no-pager status")).toBe(true)
+    expect(allows("git status", "git log")).toBe(false)
     expect(allows("git status", "git push --force")).toBe(false)
     expect(allows("git status", "git -c core.pager=sh status")).toBe(false)
+  })
+
+  it("offers the exact line twice, remembered and for this conversation, and says why", () => {
+    const choices = alwaysChoicesWith(bash("rm -rf build", dir), read)
+    expect(choices.map((c) => [c.keep, c.label, c.covers])).toEqual([
+      [
+        "project",
+        "run exactly this command",
+        "exactly this command line, in this project from now on (rm is not a read-only command)"
+      ],
+      ["session", "session only", "exactly this command line, until this conversation ends"]
+    ])
+    expect(alwaysChoicesWith(bash("git log --oneline", dir), read).map((c) => [c.keep, c.label, c.covers])).toEqual([
+      [
+        "project",
+        "allow `git log` with read-only options",
+        "`git log` with read-only options, on paths inside the project"
+      ]
+    ])
+  })
+
+  it("an older remembered prefix of a program not on the list covers nothing, and says so", () => {
+    const rm: Scope = { _tag: "CommandPrefix", words: ["rm"] }
+    expect(isAllowed([rm], bash("rm -rf build src .git", dir))).toBe(false)
+    expect(scopeCovers(rm, dir)).toBe("`rm` …, which covers nothing now: rm is not a read-only command")
+    expect(scopeCovers({ _tag: "CommandPrefix", words: ["ls", "-la"] }, dir)).toBe(
+      "`ls -la` …, which covers nothing now: a reusable answer names only a read-only program, and git's subcommand"
+    )
+  })
+
+  it("git only reads when the repository's own configuration names no program for it to run", () => {
+    const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-repo-")))
+    fs.mkdirSync(path.join(repo, ".git"))
+    const config = (text: string) =>
+      fs.writeFileSync(path.join(repo, ".git/config"), `[core]\n\trepositoryformatversion = 0\n${text}`)
+    const status: Scope = { _tag: "CommandPrefix", words: ["git", "status"] }
+    const covered = () => isAllowed([status], bash("git status", repo))
+    config(`[remote "origin"]\n\turl = https://example.com/x.git\n[alias]\n\tst = status\n`)
+    expect(commandScope(read, "git status", repo)).toEqual(status)
+    expect(covered()).toBe(true)
+    for (
+      const [text, key] of [
+        ["\tfsmonitor = ./watch.sh\n", "fsmonitor"],
+        [`[diff "bin"]\n\ttextconv = ./conv.sh\n`, "textconv"],
+        ["[diff]\n\texternal = ./diff.sh\n", "external"],
+        [`[filter "lfs"]\n\tclean = ./clean.sh\n`, "clean"],
+        ["[log]\n\tshowSignature = true\n", "showSignature"],
+        ["[include]\n\tpath = ../other.cfg\n", "an include"],
+        [`[includeIf "gitdir:~/"]\n\tpath = x\n`, "an include"]
+      ]
+    ) {
+      config(text)
+      expect(alwaysChoicesWith(bash("git status", repo), read)[0].covers, text).toContain(
+        `names a program git may run (${key})`
+      )
+      expect(covered(), text).toBe(false)
+    }
+    // a worktree: its .git file leads to the git directory, and that to the common one
+    const common = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-common-")))
+    fs.mkdirSync(path.join(common, "worktrees/w"), { recursive: true })
+    fs.writeFileSync(path.join(common, "worktrees/w/commondir"), "../..\n")
+    fs.writeFileSync(path.join(common, "config"), `[filter "x"]\n\tprocess = ./p.sh\n`)
+    const tree = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-tree-")))
+    fs.writeFileSync(path.join(tree, ".git"), `gitdir: ${path.join(common, "worktrees/w")}\n`)
+    fs.mkdirSync(path.join(tree, "src"))
+    expect(isAllowed([status], bash("git status", path.join(tree, "src")))).toBe(false)
+    fs.writeFileSync(path.join(common, "config"), "[core]\n\tbare = false\n")
+    expect(isAllowed([status], bash("git status", path.join(tree, "src")))).toBe(true)
   })
 
   it("a Tool scope covers every call of that tool and nothing else", () => {

@@ -189,10 +189,10 @@ describe("the terminal's approval prompt", () => {
   })
 
   it("names the scope of always; offers project for file tools; nothing of the kind outside the project", () => {
-    expect(choicesOf({ always: alwaysChoices(callOf("bash", { command: "npm test -- -u" }, "/p")) }))
+    expect(choicesOf({ always: alwaysChoices(callOf("bash", { command: "npm test -- -u" }, "/p")) }, 120))
       .toEqual({
-        line: "allow? [y]es  [n]o  [a]lways \"npm test …\"  [t]ell mm what to do instead: ",
-        keys: ["y", "n", "a", "t"]
+        line: "allow? [y]es  [n]o  [a]lways run exactly this command  [s]ession only  [t]ell mm what to do instead: ",
+        keys: ["y", "n", "a", "s", "t"]
       })
     const dir = project()
     expect(choicesOf({ always: alwaysChoices(callOf("edit_file", { path: "src/a.ts" }, dir)) })).toEqual({

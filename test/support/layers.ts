@@ -48,16 +48,23 @@ export const testConfig = (url: string, overrides: ConfigOverrides = {}): AgentC
   permissions: overrides.permissions ?? "allow"
 })
 
-/** A scripted answer: "always" takes the request's first scope, "project" its project scope. */
-export type ScriptedAnswer = "once" | "always" | "project" | "deny" | Approval
+/**
+ * A scripted answer: "always" takes the request's first scope remembered for the project,
+ * "session" its session-only one, "project" its project scope.
+ */
+export type ScriptedAnswer = "once" | "always" | "session" | "project" | "deny" | Approval
 
 const answerTo = (answer: ScriptedAnswer, request: ApprovalRequest): Approval => {
   if (typeof answer !== "string") return answer
   if (answer === "once") return Approval.once
   if (answer === "deny") return Approval.deny
-  const choice = request.always.find((c) => (c.scope._tag === "Project") === (answer === "project"))
+  const choice = request.always.find((c) =>
+    answer === "project"
+      ? c.scope._tag === "Project"
+      : c.scope._tag !== "Project" && c.keep === (answer === "session" ? "session" : "project")
+  )
   if (choice === undefined) throw new Error(`the request for ${request.tool} offers no ${answer} scope`)
-  return Approval.always(choice.scope)
+  return Approval.chose(choice)
 }
 
 /** An approver that answers from a script and remembers what it was asked. */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 
+import type { AlwaysChoice } from "../../src/approvals/ApprovalScope"
 import { choicesOf, previewBlock } from "../../src/terminal/ApprovalPrompt"
 import { colored, plain } from "../../src/text/Style"
 
@@ -248,5 +249,88 @@ describe("the approval prompt", () => {
       ])
       expect(rows).not.toContain("  touch /etc/x # line 300")
     })
+  })
+})
+
+describe("the question's choices at any width", () => {
+  const exact: ReadonlyArray<AlwaysChoice> = [
+    {
+      scope: { _tag: "ExactCommand", command: "rm -rf build" },
+      keep: "project",
+      label: "run exactly this command",
+      covers: "exactly this command line, in this project from now on (rm is not a read-only command)"
+    },
+    {
+      scope: { _tag: "ExactCommand", command: "rm -rf build" },
+      keep: "session",
+      label: "session only",
+      covers: "exactly this command line, until this conversation ends"
+    }
+  ]
+  const prefix: ReadonlyArray<AlwaysChoice> = [{
+    scope: { _tag: "CommandPrefix", words: ["git", "log"] },
+    keep: "project",
+    label: "allow `git log` with read-only options",
+    covers: "`git log` with read-only options, on paths inside the project"
+  }]
+  const file: ReadonlyArray<AlwaysChoice> = [
+    { scope: { _tag: "File", path: "/p/src/a.ts" }, keep: "project", label: "src/a.ts", covers: "src/a.ts" },
+    { scope: { _tag: "Project", dir: "/p" }, keep: "project", label: "every edit in this project", covers: "x" }
+  ]
+  /** Every word of the choices, in order: nothing is cut or lost when the line is broken. */
+  const wordsOf = (text: string) => text.split(/\s+/).filter((w) => w !== "")
+
+  for (const columns of [40, 50, 80]) {
+    it(`at ${columns} columns no row is wider than the terminal, and no word is cut`, () => {
+      for (const always of [exact, prefix, file]) {
+        const { line } = choicesOf({ always }, columns)
+        for (const row of line.split("\n")) expect(row.length, JSON.stringify(row)).toBeLessThanOrEqual(columns)
+        expect(wordsOf(line)).toEqual(wordsOf(choicesOf({ always }, 400).line))
+        // every choice whole on its rows: its key and the word after it never apart
+        for (const key of ["[y]es", "[n]o", "[t]ell"]) expect(line.split("\n").some((r) => r.includes(key))).toBe(true)
+      }
+    })
+  }
+
+  it("at 50 columns and less, one choice per row", () => {
+    for (const columns of [40, 50]) {
+      expect(choicesOf({ always: exact }, columns).line).toBe(
+        "allow?\n[y]es\n[n]o\n[a]lways run exactly this command\n[s]ession only\n[t]ell mm what to do instead: "
+      )
+    }
+    // a choice longer than the row is broken between its words, its next rows indented
+    expect(choicesOf({ always: prefix }, 40).line).toBe(
+      "allow?\n[y]es\n[n]o\n[a]lways allow `git log` with\n  read-only options\n[t]ell mm what to do instead: "
+    )
+    expect(choicesOf({ always: file }, 50).line).toBe(
+      "allow?\n[y]es\n[n]o\n[a]lways src/a.ts\n[p]roject\n[t]ell mm what to do instead: "
+    )
+  })
+
+  it("at 80 columns, as many choices on a row as fit, broken between choices", () => {
+    expect(choicesOf({ always: exact }, 80)).toEqual({
+      line: "allow? [y]es  [n]o  [a]lways run exactly this command  [s]ession only\n" +
+        "[t]ell mm what to do instead: ",
+      keys: ["y", "n", "a", "s", "t"]
+    })
+    expect(choicesOf({ always: prefix }, 80).line).toBe(
+      "allow? [y]es  [n]o  [a]lways allow `git log` with read-only options\n[t]ell mm what to do instead: "
+    )
+    expect(choicesOf({ always: file }, 80).line).toBe(
+      "allow? [y]es  [n]o  [a]lways src/a.ts  [p]roject  [t]ell mm what to do instead: "
+    )
+  })
+
+  it("says above the question what each answer covers", () => {
+    const block = previewBlock(
+      { preview: commandPreview("rm -rf build"), title: "rm -rf build", always: exact },
+      plain,
+      80
+    )
+    expect(block).toBe(
+      "  always: exactly this command line, in this project from now on (rm is not a\n" +
+        "  read-only command)\n" +
+        "  session: exactly this command line, until this conversation ends\n"
+    )
   })
 })

@@ -33,24 +33,25 @@ describe("mm acp: remembered approvals", () => {
     })
     await first.ask("go")
     expect(first.agent.permissionRequests).toHaveLength(1)
-    expect(first.agent.permissionRequests[0].options.find((o) => o.kind === "allow_always")?.name).toBe(
-      "Always allow \"touch made-one\" with any other arguments"
-    )
+    expect(first.agent.permissionRequests[0].options.filter((o) => o.kind === "allow_always").map((o) => o.name))
+      .toEqual([
+        "Always run exactly this command, in this project",
+        "Allow exactly this command until this session ends"
+      ])
     await first.agent.kill()
     expect(JSON.parse(fs.readFileSync(rememberedFileOf(project.dir), "utf8")).approvals).toEqual([
-      { _tag: "CommandPrefix", words: ["touch", "made-one"] }
+      { _tag: "ExactCommand", command: "touch made-one" }
     ])
 
     // a new agent process: covered, no permission request; anything else still asks
     const second = await run(() => ({ outcome: { outcome: "cancelled" } }))
     harness.fake().push(
-      { toolCalls: [{ id: "c2", name: "bash", arguments: { command: "touch made-one made-two" } }] },
-      { toolCalls: [{ id: "c3", name: "bash", arguments: { command: "touch other" } }] },
+      { toolCalls: [{ id: "c2", name: "bash", arguments: { command: "touch made-one" } }] },
+      { toolCalls: [{ id: "c3", name: "bash", arguments: { command: "touch made-one made-two" } }] },
       { text: "done" }
     )
     await second.ask("again")
-    expect(fs.existsSync(path.join(project.dir, "made-two"))).toBe(true)
-    expect(fs.existsSync(path.join(project.dir, "other"))).toBe(false)
+    expect(fs.existsSync(path.join(project.dir, "made-two"))).toBe(false)
     expect(second.agent.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c3"])
 
     const said = async (text: string) => {
@@ -58,8 +59,8 @@ describe("mm acp: remembered approvals", () => {
       await second.ask(text)
       return textOf(second.agent.updates.slice(before), "agent_message_chunk")
     }
-    expect(await said("/permissions")).toContain(`1. bash: "touch made-one" with any other arguments`)
-    expect(await said("/permissions rm 1")).toContain(`revoked 1: bash: "touch made-one" with any other arguments`)
+    expect(await said("/permissions")).toContain("1. bash, this exact command only: touch made-one")
+    expect(await said("/permissions rm 1")).toContain("revoked 1: bash, this exact command only: touch made-one")
     expect(JSON.parse(fs.readFileSync(rememberedFileOf(project.dir), "utf8")).approvals).toEqual([])
     expect(second.agent.invalid()).toEqual([])
   })

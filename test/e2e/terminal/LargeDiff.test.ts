@@ -70,7 +70,8 @@ describe("a preview too large to show whole", () => {
     expect(shown).toContain(lines.slice(0, 23).map((line) => `  ${line}\n`).join(""))
     expect(shown).toContain(`  … 277 more lines not shown — [v]iew the whole command in ${recorder.pager}\n`)
     expect(shown).not.toContain(": step 24 of the plan")
-    expect(shown).toContain("[v]iew  [t]ell mm what to do instead: ")
+    // at 100 columns the question is broken between its choices, before the last
+    expect(shown).toContain("[s]ession only  [v]iew\n[t]ell mm what to do instead: ")
     mark = mm.out.length
     mm.type("v")
     // the question comes back once the pager has closed

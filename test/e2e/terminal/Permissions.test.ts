@@ -13,7 +13,7 @@ import { type FakeModelServer, startFakeModelServer } from "../../support/FakeMo
 import { runMm, stripAnsi, tempProject, withSessions } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
-const ALLOW = /allow\? \[y\]es[^\n]*: /
+const ALLOW = /allow\? \[y\]es[^]*?\[t\]ell mm what to do instead: /
 
 /** Asks before bash; a generous watchdog, for a loaded machine. */
 const asking = (url: string) =>
@@ -47,10 +47,10 @@ describe("remembered approvals", () => {
     // prefix is offered only when the bash parser, dist/mm-bash.cjs and its .wasm files, loaded)
     const first = new PtyMm(project)
     await first.waitFor(/> /)
-    server.push({ toolCalls: [{ name: "bash", arguments: { command: "echo remembered" } }] }, { text: "done one" })
+    server.push({ toolCalls: [{ name: "bash", arguments: { command: "ls" } }] }, { text: "done one" })
     first.type("say it\r")
     const asked = await first.waitForText(ALLOW)
-    expect(asked).toContain(`always: "echo remembered" with any other arguments`)
+    expect(asked).toContain("always: `ls` with read-only options, on paths inside the project")
     first.type("a")
     await first.waitForText(/done one/)
     first.type("\x04")
@@ -59,31 +59,32 @@ describe("remembered approvals", () => {
     expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({
       version: 1,
       project,
-      approvals: [{ _tag: "CommandPrefix", words: ["echo", "remembered"] }]
+      approvals: [{ _tag: "CommandPrefix", words: ["ls"] }]
     })
     expect(fs.existsSync(path.join(project, ".mm/permissions.json"))).toBe(false)
 
     // 2. a later mm -p: covered without asking; another command is still refused
-    expect((await printRun(project, "echo remembered again")).result).toContain("remembered again")
-    expect((await printRun(project, "echo remembered > /tmp/x")).result).toMatch(/^not approved/)
+    expect((await printRun(project, "ls -a")).result).toContain("agent.yaml")
+    expect((await printRun(project, "ls > /tmp/x")).result).toMatch(/^not approved/)
+    expect((await printRun(project, "ls ..")).result).toMatch(/^not approved/)
     expect((await printRun(project, "echo other")).result).toMatch(/^not approved/)
 
     // 3. /permissions lists it; /permissions rm 1 revokes it, in the file too
     const second = new PtyMm(project)
     await second.waitFor(/> /)
     second.type("/permissions\r")
-    const listed = await second.waitForText(/1\. bash: "echo remembered" with any other arguments/)
+    const listed = await second.waitForText(/1\. bash: `ls` with read-only options, on paths inside the project/)
     expect(listed).toContain(`1 remembered approval(s), in ${file} — /permissions rm N revokes one`)
     let mark = second.out.length
     second.type("/permissions rm 1\r")
-    await second.waitForText(/revoked 1: bash: "echo remembered" with any other arguments/, mark)
+    await second.waitForText(/revoked 1: bash: `ls` with read-only options/, mark)
     mark = second.out.length
     second.type("/permissions rm 7\r")
     await second.waitForText(/no remembered approval 7/, mark)
     second.type("\x04")
     await second.exit()
     expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({ version: 1, project, approvals: [] })
-    expect((await printRun(project, "echo remembered again")).result).toMatch(/^not approved/)
+    expect((await printRun(project, "ls -a")).result).toMatch(/^not approved/)
   })
 
   it("a hand-broken permissions.json is refused in one line and trusted in nothing", async () => {

@@ -11,7 +11,7 @@ import { type FakeModelServer, startFakeModelServer } from "../../support/FakeMo
 import { configFor, tempProject } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
-const ALLOW = /allow\? \[y\]es[^\n]*: /
+const ALLOW = /allow\? \[y\]es[^]*?\[t\]ell mm what to do instead: /
 /** The question with nothing but once, no and tell: no [a]lways, no [p]roject. */
 const BARE = "allow? [y]es  [n]o  [t]ell mm what to do instead: "
 

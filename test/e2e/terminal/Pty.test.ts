@@ -189,7 +189,7 @@ describe("the terminal on a pseudo-terminal", () => {
 const askingProject = (url: string, extra: ReadonlyArray<string> = []) =>
   tempProject(configFor(url, extra).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
 
-const ALLOW = /allow\? \[y\]es[^\n]*: /
+const ALLOW = /allow\? \[y\]es[^]*?\[t\]ell mm what to do instead: /
 
 describe("approvals on a pseudo-terminal", () => {
   let server: FakeModelServer
@@ -213,7 +213,7 @@ describe("approvals on a pseudo-terminal", () => {
     for (const line of command.split("\n")) expect(before).toContain(`  ${line}\n`)
     expect(before).toContain("⚙ bash  cat > deploy.sh <<'EOF' …")
     expect(screen).toMatch(
-      /allow\? \[y\]es {2}\[n\]o {2}\[a\]lways this exact command {2}\[t\]ell mm what to do instead: $/
+      /allow\? \[y\]es {2}\[n\]o {2}\[a\]lways run exactly this command {2}\[s\]ession only\r\n\[t\]ell mm what to do instead: $/
     )
     mm.type("n")
     await mm.waitFor(/refused, fine/)
@@ -260,54 +260,95 @@ describe("approvals on a pseudo-terminal", () => {
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("keep me\nnew line\n")
   })
 
-  it("always on ls does not let rm run; always on npm test -- -u covers npm test, not npm test; rm -rf x", async () => {
-    const project = askingProject(server.url)
+  it("after always, the issue's destructive and other forms are asked again; the exact answers say so", async () => {
+    // sessions on: the answers kept for the project are remembered for the mm -p below
+    const project = askingProject(server.url, ["sessions:", "  enabled: true"])
     fs.writeFileSync(
       path.join(project, "package.json"),
       JSON.stringify({ name: "p", scripts: { test: "echo tested" } })
     )
-    fs.writeFileSync(path.join(project, "x"), "precious")
+    fs.mkdirSync(path.join(project, "build"))
+    fs.mkdirSync(path.join(project, "src"))
+    fs.writeFileSync(path.join(project, "src/keep.ts"), "precious")
+    fs.writeFileSync(path.join(project, "README.md"), "read me")
+    const outsideName = `${path.basename(project)}-outside.txt`
+    fs.writeFileSync(path.join(path.dirname(project), outsideName), "not yours")
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
     server.push(
       { toolCalls: [{ name: "bash", arguments: { command: "ls" } }] },
-      { toolCalls: [{ name: "bash", arguments: { command: "rm -f x" } }] },
-      { toolCalls: [{ name: "bash", arguments: { command: "npm test -- -u" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "ls -la src" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -rf build src .git" } }] },
       { toolCalls: [{ name: "bash", arguments: { command: "npm test" } }] },
-      { toolCalls: [{ name: "bash", arguments: { command: "npm test; rm -rf x" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "npm test" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "npm test --prefix /tmp/mm-elsewhere" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "cat README.md" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: `cat ../${outsideName}` } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "cat .env" } }] },
       { text: "all done" }
     )
     mm.type("go\r")
-    const first = stripAnsi(await mm.waitFor(ALLOW))
-    expect(first).toContain("[a]lways \"ls …\"")
-    let mark = mm.out.length
-    mm.type("a")
-    // ls ran unasked the first time it was allowed; rm is asked
-    const rm = stripAnsi(await mm.waitFor(ALLOW, mark))
-    expect(rm).toContain("⚙ bash  rm -f x")
-    mark = mm.out.length
-    mm.type("n")
-    const npm = stripAnsi(await mm.waitFor(ALLOW, mark))
-    expect(npm).toContain("[a]lways \"npm test …\"")
-    mark = mm.out.length
-    mm.type("a")
-    const compound = stripAnsi(await mm.waitFor(ALLOW, mark))
-    expect(compound).toContain("⚙ bash  npm test; rm -rf x")
-    // plain npm test ran between the two questions, without one of its own
-    expect(compound.match(/allow\?/g)).toHaveLength(1)
-    expect(compound).toContain("⚙ bash  npm test\r\n")
-    mark = mm.out.length
-    mm.type("n")
-    await mm.waitFor(/all done/, mark)
+    const ask = async (answer: string) => {
+      const mark = mm.out.length
+      const screen = stripAnsi(await mm.waitFor(ALLOW, mark)).replace(/\r/g, "")
+      mm.type(answer)
+      // the notes above the question are wrapped at their words: read them as one line
+      return `${screen}\n${screen.replace(/\n\s*/g, " ")}`
+    }
+    const ls = await ask("a")
+    expect(ls).toContain("always: `ls` with read-only options, on paths inside the project")
+    expect(ls).toContain("[a]lways allow `ls` with read-only options")
+    // ls -la src ran unasked; rm is asked, offering its exact line only, and saying why
+    const rm = await ask("a")
+    expect(rm).toContain("⚙ bash  rm -rf build")
+    expect(rm).toContain("always: exactly this command line, in this project from now on (rm is not a")
+    expect(rm).toContain("session: exactly this command line, until this conversation ends")
+    expect(rm).toContain("[a]lways run exactly this command  [s]ession only\n[t]ell mm what to do instead: ")
+    expect(await ask("n")).toContain("⚙ bash  rm -rf build src .git")
+    const npm = await ask("s")
+    expect(npm).toContain("⚙ bash  npm test")
+    // the second npm test ran unasked (this session's exact answer); --prefix is another line
+    expect(await ask("n")).toContain("⚙ bash  npm test --prefix /tmp/mm-elsewhere")
+    expect(await ask("a")).toContain("[a]lways allow `cat` with read-only options")
+    const outside = await ask("n")
+    expect(outside).toContain(`⚙ bash  cat ../${outsideName}`)
+    expect(outside).toContain(`path ../${outsideName} leads outside the project`)
+    expect(await ask("n")).toContain("(.env looks like a secret file)")
+    await mm.waitFor(/all done/)
     mm.type("\x04")
     expect(await mm.exited).toBe(0)
-    expect(fs.readFileSync(path.join(project, "x"), "utf8")).toBe("precious")
+    expect(fs.readFileSync(path.join(project, "src/keep.ts"), "utf8")).toBe("precious")
     const results = server.completions().at(-1)!.body.messages.filter((m: any) => m.role === "tool").map((m: any) =>
       m.content
     )
-    expect(results[1]).toBe("denied by the user")
-    expect(results[3]).toMatch(/^exit code 0\n[^]*tested/)
-    expect(results[4]).toBe("denied by the user")
+    expect(results.map((r: string) => r.startsWith("denied by the user"))).toEqual([
+      false,
+      false,
+      false,
+      true,
+      false,
+      false,
+      true,
+      false,
+      true,
+      true
+    ])
+    expect(results[1]).toContain("keep.ts")
+    expect(results[5]).toContain("tested")
+
+    // a later mm -p: the remembered answers cover the same lines, nothing more; the session one is gone
+    const printRun = async (command: string) => {
+      server.push({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "ok" })
+      await runMm(project, [], ["-p", "run it"])
+      return lastToolResult().content as string
+    }
+    expect(await printRun("ls src")).toContain("keep.ts")
+    expect(await printRun("cat README.md")).toContain("read me")
+    for (const refused of ["rm -rf build src .git", "npm test", `cat ../${outsideName}`, "cat .env", "ls .."]) {
+      expect(await printRun(refused), refused).toMatch(/^not approved: no terminal to ask/)
+    }
+    expect(fs.readFileSync(path.join(project, "src/keep.ts"), "utf8")).toBe("precious")
   })
 
   it("yes⏎ approves once and sends nothing more to the model; t hands the model what to do instead", async () => {
@@ -359,14 +400,14 @@ describe("approvals on a pseudo-terminal", () => {
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
     server.push(
-      { toolCalls: [{ name: "bash", arguments: { command: "date" } }] },
-      { toolCalls: [{ name: "bash", arguments: { command: "date -u" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "ls" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "ls -a" } }] },
       { text: "did both" },
-      { toolCalls: [{ name: "bash", arguments: { command: "date -R" } }] },
+      { toolCalls: [{ name: "bash", arguments: { command: "ls -l" } }] },
       { text: "did three" }
     )
     let mark = mm.out.length
-    mm.type("run date\r")
+    mm.type("list files\r")
     await mm.waitFor(ALLOW, mark)
     mm.type("a")
     await mm.waitFor(/did both/, mark)
@@ -375,7 +416,7 @@ describe("approvals on a pseudo-terminal", () => {
     mark = mm.out.length
     mm.type("/resume\r")
     await mm.waitFor(/resumed/, mark)
-    mm.type("run date again\r")
+    mm.type("list them again\r")
     await mm.waitFor(/did three/, mark)
     expect(stripAnsi(mm.out.slice(mark))).not.toMatch(ALLOW)
     mm.type("\x04")

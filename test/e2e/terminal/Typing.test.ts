@@ -8,7 +8,7 @@ import { PtyMm } from "../../support/PtyMm"
 const askingProject = (url: string) =>
   tempProject(configFor(url).map((l) => (l === "permissions: allow" ? "permissions: ask" : l)))
 
-const ALLOW = /allow\? \[y\]es[^\n]*: /
+const ALLOW = /allow\? \[y\]es[^]*?\[t\]ell mm what to do instead: /
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const lastQuestion = (server: FakeModelServer) => server.completions().at(-1)!.body.messages.at(-1)
 

@@ -180,7 +180,7 @@ describe("remembered approvals", () => {
     expect(shown).toMatch(/1\. refused +tool: every bash call — bash is built in/)
     expect(shown).toMatch(/2\. import +bash, this exact command only: echo imported/)
     expect(shown).toMatch(/3\. refused +file: \.git\/config — outside this project, or one of/)
-    expect(shown).toMatch(/4\. refused +bash: "ls -la" with any other arguments — mm would not offer it/)
+    expect(shown).toMatch(/4\. refused +bash: `ls -la` …, which covers nothing now: .* — mm would not offer it/)
     expect(shown).toMatch(/5\. refused +\{"_tag":"Shell","command":"x"\} — not an approval mm knows/)
     let mark = mm.out.length
     mm.type("n")

@@ -371,6 +371,29 @@ const repositoryRuns = (cwd: string): string | undefined => {
   return undefined
 }
 
+/**
+ * rg reads every file below a directory it searches, the secret-looking ones its ignore rules
+ * do not hide (`server.pem`; a project's `.ignore` may bring `.env` back): a reusable answer
+ * covers rg only on files named one by one, or listing names (`--files`).
+ */
+const wholeDirectory = (
+  shown: string,
+  args: ReadonlyArray<string>,
+  operands: ReadonlyArray<string>,
+  cwd: string
+): string | undefined => {
+  if (shown !== "rg" || args.includes("--files") || args.includes("--type-list")) return undefined
+  if (operands.length === 0) return "rg without a file searches the whole directory, secret-looking files too"
+  const folder = operands.find((operand) => {
+    try {
+      return fs.statSync(path.resolve(cwd, operand), { throwIfNoEntry: false })?.isDirectory() === true
+    } catch {
+      return false
+    }
+  })
+  return folder === undefined ? undefined : `rg ${folder} searches a whole directory, secret-looking files too`
+}
+
 /** Why these arguments are not read-only for `shown` (its name), or undefined. */
 const checkArgs = (shown: string, spec: Program, args: ReadonlyArray<string>, cwd: string): string | undefined => {
   if (spec.operands === "words") return undefined
@@ -393,5 +416,5 @@ const checkArgs = (shown: string, spec: Program, args: ReadonlyArray<string>, cw
         : undefined)
     if (problem !== undefined) return problem
   }
-  return undefined
+  return wholeDirectory(shown, args, operands, cwd)
 }

@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 
 import { firstLineOf, squashed } from "../lib/OneLine"
 import { realPathOf } from "../lib/RealPath"
+import { bashTool } from "../tools/Bash"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
 import { builtinTools } from "../tools/Registry"
 import { alwaysChoices, type ReadCommand, type Scope } from "./ApprovalScope"
@@ -59,7 +60,7 @@ export const importRefusal = (scope: Scope, project: string, read: ReadCommand):
       return undefined
     case "CommandPrefix": {
       const command = scope.words.map(shellWord).join(" ")
-      const offered = alwaysChoices({ tool: "bash", access: "command", input: { command }, cwd: project }, read)
+      const offered = alwaysChoices({ tool: bashTool.name, access: "command", input: { command }, cwd: project }, read)
       return offered.some((choice) => sameScope(choice.scope, scope))
         ? undefined
         : `mm would not offer it: for \`${command}\` it offers ${offered.map((c) => c.covers).join(", ") || "nothing"}`

@@ -14,7 +14,7 @@ export interface SlashCommandRecord {
   /** Without its slash: `compact`. */
   readonly name: string
   readonly aliases: ReadonlyArray<string>
-  /** Its argument, as typed: `[n]`, `[rm n|import]`; empty for none. */
+  /** Its argument, as typed: `[n]`, `[rm n]`; empty for none. */
   readonly hint: string
   /** What its argument is, in words, for an editor's input field (ACP's input hint); with a `hint` only. */
   readonly argument?: string
@@ -112,7 +112,7 @@ export const SLASH_COMMANDS = [
   {
     name: "permissions",
     aliases: [],
-    hint: "[rm n|import]",
+    hint: "[rm n]",
     argument: "rm N to revoke the Nth, or import to see the rows of the project's .mm/permissions.json (optional)",
     description:
       "the approvals remembered for this project (\"always\" answers); rm n revokes one; import offers those of .mm/permissions.json",

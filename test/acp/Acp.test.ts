@@ -382,7 +382,7 @@ describe("prompt text and commands", () => {
       "- `/compact [hint]`",
       "- `/changes [n]`",
       "- `/undo [n]`",
-      "- `/permissions [rm n|import]`"
+      "- `/permissions [rm n]`"
     ])
     const sessions = readCommand("/sessions", "acp")
     expect(sessions?._tag).toBe("Elsewhere")

@@ -180,8 +180,10 @@ describe("the process limit for a user other than root", () => {
       },
       ["bash", "-c", `python3 -c "${forks}"`]
     )
+    // stdin not a socket: bash run with one (and SHLVL unset) reads ~/.bashrc, as if from sshd
     const run = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], {
-      encoding: "utf8"
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"]
     })
     expect(run.stderr).toBe("")
     // bwrap's own process and bash count too: fewer than 20 forks, then EAGAIN (11)

@@ -58,13 +58,14 @@ export const selectionLabel = (selection: Selection, cwd: string): string => {
 
 /**
  * The selected lines of each link with a range, read through the editor's files when it offers
- * them. A file `withheld` gives a reason for (one that looks secret, tools/SecretFiles.ts) is not
- * read: the model is given that reason instead, and so is the editor (`withheld` of the result).
+ * them. A selection `leftOut` gives a reason for (a file that looks secret, not allowed:
+ * SecretSelections.ts) is not read: the model is given that reason instead, and so is the
+ * editor (`withheld` of the result).
  */
 export const readSelections = Effect.fn("Acp.readSelections")(function*(
   blocks: ReadonlyArray<acp.ContentBlock>,
   cwd: string,
-  withheldWhy: (file: string) => string | undefined = () => undefined
+  leftOut: (file: string, label: string) => Effect.Effect<string | undefined> = () => Effect.succeed(undefined)
 ) {
   const files = yield* FileAccess
   const texts = new Map<string, string>()
@@ -73,14 +74,14 @@ export const readSelections = Effect.fn("Acp.readSelections")(function*(
     if (block.type !== "resource_link" || texts.has(block.uri)) continue
     const selection = selectionOf(block.uri)
     if (selection === undefined) continue
-    const why = withheldWhy(selection.file)
+    const label = selectionLabel(selection, cwd)
+    const why = yield* leftOut(selection.file, label)
     if (why !== undefined) {
-      const line = `${why}: its lines were not read (read_file asks for it)`
-      texts.set(block.uri, `[${line}]`)
-      withheld.push(line)
+      texts.set(block.uri, `[${why}]`)
+      withheld.push(why)
       continue
     }
-    const read = yield* files.read(selection.file, selectionLabel(selection, cwd))
+    const read = yield* files.read(selection.file, label)
     if (Either.isLeft(read)) continue
     const last = Math.min(selection.end, selection.start + SELECTION_MAX_LINES - 1)
     texts.set(block.uri, read.right.split("\n").slice(selection.start - 1, last).join("\n"))

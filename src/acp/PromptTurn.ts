@@ -8,13 +8,10 @@ import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { Agent } from "../agent/Agent"
-import { secretsAsked } from "../approvals/SessionSettings"
 import { readCommand } from "../commands/SlashCommands"
-import { AppConfig } from "../config/Config"
 import { type ImageInput, isSentImageType } from "../domain/Images"
 import type { Conversation } from "../sessions/Conversation"
 import { ToolRegistry } from "../tools/Registry"
-import { secretFilesOf } from "../tools/SecretFiles"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { ACP_COMMANDS } from "./Commands"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
@@ -22,6 +19,7 @@ import { askProjectTrust } from "./ProjectTrustAsk"
 import { notACommandText, promptImages, promptText } from "./Prompt"
 import { readSelections, recordBlocks } from "./PromptBlocks"
 import { numberPrompt } from "./PromptOrder"
+import { secretSelectionCheck } from "./SecretSelections"
 import { heldSession } from "./Sessions"
 import { agentText } from "./ToolUpdates"
 import { makeTurnRenderer } from "./TurnUpdates"
@@ -106,7 +104,11 @@ const answerOf = (
     Effect.gen(function*() {
       // the project's settings that wait for trust are asked about before the first answer
       yield* askProjectTrust(peer)
-      const selections = yield* readSelections(blocks, conversation.cwd, yield* secretsWithheld(conversation))
+      const selections = yield* readSelections(
+        blocks,
+        conversation.cwd,
+        yield* secretSelectionCheck(peer, conversation)
+      )
       if (selections.withheld.length > 0) {
         yield* send(peer.client, peer.sessionId, selections.withheld.map((line) => agentText(line)))
       }
@@ -115,15 +117,6 @@ const answerOf = (
     CurrentPeer,
     peer
   )
-
-/** Why a selection's file is not read: it looks secret, and the mode asks for such files (all but allow). */
-const secretsWithheld = (conversation: Conversation) =>
-  Effect.gen(function*() {
-    const { config } = yield* AppConfig
-    const { mode } = yield* Ref.get(conversation.settings)
-    if (!secretsAsked(config.permissions, mode)) return () => undefined
-    return (yield* secretFilesOf(conversation.cwd, config.secrets)).reason
-  })
 
 const answerText = (
   peer: Peer,

@@ -1,7 +1,7 @@
 // mm acp and files that look secret (issue 43): read_file .env inside the project is a
 // permission request of kind read whose content says why, in the modes that let reads through;
-// rejected, nothing of the file reaches the model. A selection of it in the prompt is not read,
-// and the editor is told why. Under allow, no request, and the selection is read.
+// rejected, nothing of the file reaches the model. A selection of it in the prompt is read only
+// after a permission request of its own is allowed. Under allow, no request, and the selection is read.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -20,10 +20,17 @@ describe("mm acp: files that look secret", () => {
   const session = async (permissions: "ask" | "allow") => {
     const project = makeProject(configYaml({ url: harness.fake().url, permissions }))
     fs.writeFileSync(path.join(project.dir, ".env"), `TOKEN=${MARKER}\n`)
+    // the model's calls are rejected; a selection's own request is answered with `selection.answer`
+    const selection = { answer: "skip-selection" }
     const agent = harness.start({
       cwd: project.dir,
       config: project.config,
-      onPermission: () => ({ outcome: { outcome: "selected", optionId: "reject" } })
+      onPermission: (params) => ({
+        outcome: {
+          outcome: "selected",
+          optionId: params.toolCall.toolCallId.startsWith("mm-selection-") ? selection.answer : "reject"
+        }
+      })
     })
     await agent.initialize()
     const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, {
@@ -50,7 +57,7 @@ describe("mm acp: files that look secret", () => {
       expect(answer.stopReason).toBe("end_turn")
       return JSON.stringify(harness.fake().completions().at(-1)?.body)
     }
-    return { agent, sessionId, prompt, mention, project }
+    return { agent, sessionId, prompt, mention, project, selection }
   }
 
   it("read_file .env is asked as a read saying why, in ask, edits and auto; rejected, it is not read", async () => {
@@ -78,10 +85,10 @@ describe("mm acp: files that look secret", () => {
     expect(agent.invalid()).toEqual([])
   })
 
-  it("a selection of .env in the prompt is not read: the model and the editor are told why", async () => {
-    const { agent, mention } = await session("ask")
+  it("a selection of .env in the prompt is asked as a read of its own: left out, the model and the editor are told why", async () => {
+    const { agent, mention, selection } = await session("ask")
     const sent = await mention()
-    const line = "`.env` looks like it holds secrets: its lines were not read (read_file asks for it)"
+    const line = "`.env` looks like it holds secrets: its lines were not read"
     expect(sent).not.toContain(MARKER)
     expect(sent).toContain(JSON.stringify(line).slice(1, -1))
     expect(
@@ -90,6 +97,17 @@ describe("mm acp: files that look secret", () => {
         n.update.content.text.includes(line)
       )
     ).toBe(true)
+    expect(agent.permissionRequests).toHaveLength(1)
+    const [request] = agent.permissionRequests
+    expect([request.toolCall.title, request.toolCall.kind]).toEqual(["Read .env:1 (your selection)", "read"])
+    expect(request.options.map((o) => [o.kind, o.name])).toEqual([
+      ["allow_once", "Read the selected lines"],
+      ["reject_once", "Leave them out"]
+    ])
+    // allowed, the lines are read, for that selection only: the next one is asked again
+    selection.answer = "read-selection"
+    expect(await mention()).toContain(MARKER)
+    expect(agent.permissionRequests).toHaveLength(2)
     expect(agent.invalid()).toEqual([])
   })
 

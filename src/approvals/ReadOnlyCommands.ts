@@ -12,6 +12,7 @@ import * as path from "node:path"
 
 import { projectTargetOf } from "../lib/RealPath"
 import { looksSecret } from "../tools/SecretFiles"
+import { findRepository, repositoryRuns } from "./GitRepository"
 import { type Kind, type Operands, parseArgs, type Program, type Style } from "./ReadOnlyParse"
 
 /**
@@ -308,67 +309,32 @@ const gitReadOnly = (words: ReadonlyArray<string>, cwd: string): ReadOnlyVerdict
   }
   const sub = words[at]
   if (sub === undefined) return no("git without a subcommand is not on mm's list")
+  const gpg = words.find((word) => word.includes("%G"))
+  if (gpg !== undefined) return no(`git's %G placeholders (${gpg}) check signatures with gpg`)
   if (!Object.hasOwn(GIT, sub)) return no(`git ${sub} is not a read-only git command (nor may an alias be)`)
   const problem = checkArgs(`git ${sub}`, GIT[sub], words.slice(at + 1), cwd) ?? repositoryRuns(cwd)
   return problem === undefined ? { _tag: "ReadOnly", key: ["git", sub] } : no(problem)
 }
 
 /**
- * Keys of a repository's own configuration with which git's reading commands run a program:
- * an fsmonitor (status, diff), an external diff or a diff driver's command or textconv (diff,
- * log, show, blame), a filter driver (status and diff clean the work tree's files), a
- * signature check (log.showSignature, gpg.program), a partial clone's lazy fetch. An include
- * may hold any of them. The user's own configuration is theirs; the repository's may come with
- * the project.
+ * Why a git operand reads what the project does not hold: `:…` (pathspec magic such as
+ * `:(top)`, `:/`, or a path of the index) and `REV:path` name paths from the repository's top,
+ * which may be above the project; `REV:./path` is relative to the project. Each such path must
+ * lie inside the project and not look secret.
  */
-const RUNS_PROGRAMS =
-  /^\s*(?:\[\s*include|(fsmonitor|external|command|textconv|clean|smudge|process|showsignature|program|partialclone|promisor)\s*(?:=|$))/im
-
-/** The configuration files of the repository holding `cwd`: its git directory's, and a worktree's common one. */
-const repositoryConfigs = (cwd: string): ReadonlyArray<string> => {
-  for (let dir = cwd;; dir = path.dirname(dir)) {
-    const dotGit = path.join(dir, ".git")
-    const stat = fs.statSync(dotGit, { throwIfNoEntry: false })
-    if (stat?.isDirectory() === true) return [path.join(dotGit, "config")]
-    if (stat?.isFile() === true) {
-      const gitDir = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGit, "utf8"))?.[1]
-      if (gitDir === undefined) return [dotGit]
-      const own = path.resolve(dir, gitDir.trim())
-      const common = fs.existsSync(path.join(own, "commondir"))
-        ? path.resolve(own, fs.readFileSync(path.join(own, "commondir"), "utf8").trim())
-        : own
-      return [path.join(own, "config"), path.join(own, "config.worktree"), path.join(common, "config")]
-    }
-    if (path.dirname(dir) === dir) return []
-  }
-}
-
-/** The text of a configuration file; "" when there is none; undefined when it cannot be read. */
-const configText = (file: string): string | undefined => {
+const revPathProblem = (operand: string, cwd: string): string | undefined => {
+  if (operand.startsWith(":")) return `git ${operand} names a path from the repository's top`
+  const colon = operand.indexOf(":")
+  if (colon < 0) return undefined
+  const inRepo = operand.slice(colon + 1)
+  let top: string
   try {
-    return fs.readFileSync(file, "utf8")
-  } catch (cause) {
-    return (cause as NodeJS.ErrnoException).code === "ENOENT" ? "" : undefined
-  }
-}
-
-/** Why git may run a program the repository names, or undefined (a configuration that cannot be read counts as one). */
-const repositoryRuns = (cwd: string): string | undefined => {
-  let files: ReadonlyArray<string>
-  try {
-    files = repositoryConfigs(cwd)
+    top = findRepository(cwd)?.top ?? cwd
   } catch {
-    return "the repository's configuration cannot be found"
+    return `git ${operand}: the repository cannot be found`
   }
-  for (const file of files) {
-    const text = configText(file)
-    if (text === undefined) return `the repository's configuration ${file} cannot be read`
-    const found = RUNS_PROGRAMS.exec(text)
-    if (found !== null) {
-      return `the repository's configuration ${file} names a program git may run (${found[1] ?? "an include"})`
-    }
-  }
-  return undefined
+  const file = /^\.\.?(?:\/|$)/.test(inRepo) ? path.resolve(cwd, inRepo) : path.resolve(top, inRepo)
+  return looksSecret(inRepo) ? `${operand} looks like a secret file` : checkPath(file, cwd)
 }
 
 /**
@@ -378,11 +344,11 @@ const repositoryRuns = (cwd: string): string | undefined => {
  */
 const wholeDirectory = (
   shown: string,
-  args: ReadonlyArray<string>,
+  seen: ReadonlySet<string>,
   operands: ReadonlyArray<string>,
   cwd: string
 ): string | undefined => {
-  if (shown !== "rg" || args.includes("--files") || args.includes("--type-list")) return undefined
+  if (shown !== "rg" || seen.has("files") || seen.has("type-list")) return undefined
   if (operands.length === 0) return "rg without a file searches the whole directory, secret-looking files too"
   const folder = operands.find((operand) => {
     try {
@@ -410,11 +376,10 @@ const checkArgs = (shown: string, spec: Program, args: ReadonlyArray<string>, cw
   }
   if (spec.operands === "listed") return undefined
   for (const operand of operands) {
-    const problem = checkPath(operand, cwd) ??
-      (spec.operands === "revs" && operand.includes(":") && looksSecret(operand.slice(operand.lastIndexOf(":") + 1))
-        ? `${operand} looks like a secret file`
-        : undefined)
+    const problem = spec.operands === "revs" && operand.includes(":")
+      ? revPathProblem(operand, cwd)
+      : checkPath(operand, cwd)
     if (problem !== undefined) return problem
   }
-  return wholeDirectory(shown, args, operands, cwd)
+  return wholeDirectory(shown, parsed.seen, operands, cwd)
 }

@@ -49,6 +49,8 @@ export interface ParsedArgs {
   readonly patternGiven: boolean
   /** `git branch --list` (or `-l`) was given: its operands are patterns. */
   readonly listing: boolean
+  /** Every option read as an option (its long name, or its letter), not the words given as values. */
+  readonly seen: ReadonlySet<string>
 }
 
 const LISTING = new Set(["l", "list"])
@@ -77,7 +79,9 @@ export const parseArgs = (shown: string, spec: Program, args: ReadonlyArray<stri
   let patternGiven = false
   let listing = false
   let ended = false
+  const seen = new Set<string>()
   const note = (name: string) => {
+    seen.add(name)
     if (spec.patterns?.has(name) === true) patternGiven = true
     if (LISTING.has(name)) listing = true
   }
@@ -122,7 +126,7 @@ export const parseArgs = (shown: string, spec: Program, args: ReadonlyArray<stri
     if (typeof cluster === "string") return cluster
     i = cluster
   }
-  return { operands, paths, patternGiven, listing }
+  return { operands, paths, patternGiven, listing, seen }
 }
 
 /**

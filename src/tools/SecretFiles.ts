@@ -13,10 +13,11 @@ import { globMatcher } from "./GlobMatch"
 /**
  * The built-in names: `.env` and `.env.*`, private keys and certificates (`*.pem`, `*.key`,
  * `id_rsa*`, `id_ed25519*`, `id_ecdsa*`, `id_dsa*`), and the files package managers and tools
- * keep tokens in (`.npmrc`, `.netrc`, `.pypirc`, `.pgpass`).
+ * keep tokens in (`.npmrc`, `.netrc`, `.pypirc`, `.pgpass`), in any case: `.ENV` is `.env` where
+ * the file system ignores case, as on macOS.
  */
 const SECRET_NAME =
-  /^(?:\.env(?:\..+)?|.+\.(?:pem|key)|id_(?:rsa|ed25519|ecdsa|dsa)(?:[._-].*)?|\.npmrc|\.netrc|\.pypirc|\.pgpass)$/
+  /^(?:\.env(?:\..+)?|.+\.(?:pem|key)|id_(?:rsa|ed25519|ecdsa|dsa)(?:[._-].*)?|\.npmrc|\.netrc|\.pypirc|\.pgpass)$/i
 
 /** Whether a file's name is one of the built-in secret names (any directory part is ignored). */
 export const looksSecret = (file: string): boolean => SECRET_NAME.test(path.basename(file))

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -32,6 +33,8 @@ describe("isAllowed for bash", () => {
   // a real project: the read-only check resolves every path a command names in it
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-scope-bash-")))
   fs.mkdirSync(path.join(dir, "src"))
+  // a repository: git counts as read-only only inside one
+  execFileSync("git", ["init", "-q"], { cwd: dir })
   const always = (command: string): Scope => commandScope(read, command, dir)
   const allows = (given: string, later: string) => isAllowed([always(given)], bash(later, dir))
 

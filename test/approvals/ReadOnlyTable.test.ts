@@ -4,6 +4,7 @@
 // answers covers it. Each row is read by the real bash parser, its paths resolved in a real
 // project directory made for the test: a file inside, a link that leads out, a link inside, a
 // file with two hard links, secret-looking files.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,6 +24,8 @@ const project = (() => {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-readonly-")))
   const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-outside-")))
   fs.writeFileSync(path.join(outside, "secret.txt"), "outside")
+  // a repository: git counts as read-only only inside one
+  execFileSync("git", ["init", "-q"], { cwd: dir })
   for (const dirName of ["src", "docs", "build", "config"]) fs.mkdirSync(path.join(dir, dirName))
   for (const file of ["README.md", "calc.py", "src/a.ts", "src/b.ts", "docs/guide.md", "build/out.js", "log.txt"]) {
     fs.writeFileSync(path.join(dir, file), "x\n")
@@ -305,6 +308,11 @@ const TABLE: ReadonlyArray<Row> = [
   ["rg -f=../patterns src", X("outside")],
   ["rg --hostname-bin=/tmp/evil foo", X("not on mm's list")],
   ["rg --frobnicate foo", X("not on mm's list")],
+  // --- rg: --files as the value of another option is no listing (a breaking pass)
+  ["rg -e --files -e '' .", X("searches a whole directory")],
+  ["rg -r --files foo .", X("searches a whole directory")],
+  ["rg -g --files foo .", X("searches a whole directory")],
+  ["rg -e --type-list", X("searches the whole directory")],
   // --- git: its read-only subcommands
   ["git status", "git status"],
   ["git status --short", "git status"],
@@ -399,6 +407,12 @@ const TABLE: ReadonlyArray<Row> = [
   ["git version", "git version"],
   ["git version --build-options", "git version"],
   // --- git: not read-only
+  ["git log -p -- :/infra", X("from the repository's top")],
+  ["git log -p -- ':(top)infra'", X("from the repository's top")],
+  ["git show :README.md", X("from the repository's top")],
+  ["git show HEAD:../x", X("outside")],
+  ["git log --pretty=%GG", X("gpg")],
+  ["git log '--format=%h %G?'", X("gpg")],
   ["git", X("without a subcommand")],
   ["git -c core.pager=sh log", X("git -c")],
   ["git -ccore.pager=sh log", X("git -ccore.pager=sh")],
@@ -626,5 +640,48 @@ describe("the approval rule against a table of command lines", () => {
     expect(isAllowed([scope], inside, reader.read)).toBe(true)
     expect(isAllowed([scope], { ...inside, input: { command: `cat ${project.dir}/README.md` } }, reader.read))
       .toBe(false)
+  })
+})
+
+describe("git and the repository around the project (a breaking pass)", () => {
+  const gitIn = (dir: string, ...args: Array<string>) => execFileSync("git", args, { cwd: dir, stdio: "ignore" })
+  const keyOf = (command: string, cwd: string) => {
+    const own = classifyCommand(reader.read, command, cwd)
+    return own._tag === "ReadOnly" ? own.key.join(" ") : `X ${own.reason}`
+  }
+
+  it("outside a repository git is never read-only: git diff would compare folders as --no-index", () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-norepo-")))
+    fs.mkdirSync(path.join(dir, "empty"))
+    expect(keyOf("git diff empty .", dir)).toMatch(/^X git outside a repository/)
+    expect(keyOf("git status", dir)).toMatch(/^X git outside a repository/)
+  })
+
+  it("a project below the repository's top: REV:path and pathspec magic must stay inside the project", () => {
+    const top = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-mono-")))
+    gitIn(top, "init", "-q")
+    const app = path.join(top, "app")
+    fs.mkdirSync(app)
+    fs.mkdirSync(path.join(top, "infra"))
+    fs.writeFileSync(path.join(app, "a.ts"), "x\n")
+    expect(keyOf("git show HEAD:infra/prod-credentials.txt", app)).toMatch(/^X .*outside the project/)
+    expect(keyOf("git show HEAD:app/a.ts", app)).toBe("git show")
+    expect(keyOf("git show HEAD:./a.ts", app)).toBe("git show")
+    expect(keyOf("git log -p -- :/infra", app)).toMatch(/repository's top/)
+  })
+
+  it("a hook git status may run, or a key on its section's header line, makes git not read-only", () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-hooked-")))
+    gitIn(dir, "init", "-q")
+    expect(keyOf("git status", dir)).toBe("git status")
+    const config = path.join(dir, ".git", "config")
+    const before = fs.readFileSync(config, "utf8")
+    fs.appendFileSync(config, `[core] fsmonitor = "touch /tmp/x; false"\n`)
+    expect(keyOf("git status", dir)).toMatch(/names a program git may run \(fsmonitor\)/)
+    fs.writeFileSync(config, `${before}[core]\n\thooksPath = scripts/hooks\n`)
+    expect(keyOf("git status", dir)).toMatch(/\(hooksPath\)/)
+    fs.writeFileSync(config, before)
+    fs.writeFileSync(path.join(dir, ".git", "hooks", "post-index-change"), "#!/bin/sh\n", { mode: 0o755 })
+    expect(keyOf("git status", dir)).toMatch(/post-index-change hook/)
   })
 })

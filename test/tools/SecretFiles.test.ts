@@ -32,7 +32,11 @@ describe("looksSecret: the built-in names", () => {
       ".npmrc",
       ".netrc",
       ".pypirc",
-      ".pgpass"
+      ".pgpass",
+      // in any case, as a file system that ignores case (macOS) reads them
+      ".ENV",
+      "Server.PEM",
+      ".NpmRc"
     ]
     for (const file of secret) expect(looksSecret(file), file).toBe(true)
     const plain = [".env.example.md.txt/x", "env", "my.env", "README.md", "keys.ts", "id_rsafoo", ".key", ".npmrc.d/x"]

@@ -116,7 +116,11 @@ const realTargetOf = (call: CallToApprove): string | undefined =>
 export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, read: ReadCommand): boolean => {
   if (isOutsideProject(call)) return false
   return scopes.some((scope) => {
-    if (scope._tag === "Tool") return scope.name === call.tool
+    // a whole tool is offered only for tools without a finer scope: a row naming bash or a file
+    // tool (mm never writes one) grants nothing, wherever it was found
+    if (scope._tag === "Tool") {
+      return scope.name === call.tool && call.access !== "command" && call.access !== "read" && call.access !== "write"
+    }
     if (call.access === "command") {
       return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command, call.cwd)
     }

@@ -1,8 +1,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { userCacheDir } from "../lib/CacheDir"
 import { gitCommonDir, gitDir } from "../lib/Git"
 import { type ProjectTarget, projectTargetOf, realPathOf, within } from "../lib/RealPath"
+import { userConfigDir, userStateDir } from "../lib/UserState"
 
 /**
  * The parts of a project that decide what runs and what is trusted, rather than being the
@@ -41,6 +43,28 @@ const sameFile = (a: string, b: string): boolean => {
 }
 
 /**
+ * mm's own directories of the user — configuration, state (remembered approvals, trusted
+ * projects), cache (configurations decoded at start) — when the project holds them (mm run in
+ * the home directory): each as the project's entry that holds it (`~/.config`, not only
+ * `~/.config/mm`, so that it cannot be renamed away and made again), and why.
+ */
+const userDirsIn = (
+  project: string
+): ReadonlyArray<{ readonly dir: string; readonly top: string; readonly why: string }> => {
+  const root = realOrSelf(project)
+  return [
+    { dir: userConfigDir(), what: "your own configuration of mm" },
+    { dir: userStateDir(), what: "your remembered approvals and trusted projects" },
+    { dir: userCacheDir(), what: "mm's cache of decoded configurations" }
+  ].flatMap(({ dir, what }) => {
+    const real = realOrSelf(dir)
+    if (real === root || !within(root, real)) return []
+    const top = path.join(root, path.relative(root, real).split(path.sep)[0])
+    return [{ dir, top, why: `it is in ${top}, which holds ${what}` }]
+  })
+}
+
+/**
  * Why `real` (a real path, links followed) is one of `project`'s protected paths or lies under
  * one; undefined when it is not. Names are compared whole (`.gitignore`, `.github/` and
  * `.mm-notes` are not protected) and with their case, except that a name differing only in
@@ -58,14 +82,14 @@ export const protectedReason = (project: string, real: string): string | undefin
       return WHY[name]
     }
   }
-  return undefined
+  return userDirsIn(project).find(({ top }) => within(top, real))?.why
 }
 
 /**
  * The protected paths of `project` that exist now, absolute (what the sandbox binds read-only):
- * the names above, and where a `.git` file sends git when that is inside the project too (a
+ * the names above, where a `.git` file sends git when that is inside the project too (a
  * `git init --separate-git-dir` made by a command, a linked work tree), with its common
- * directory.
+ * directory, and the entries holding mm's own directories of the user (`userDirsIn`).
  */
 export const existingProtected = (project: string): ReadonlyArray<string> => {
   const named = PROTECTED_NAMES.map((name) => path.join(project, name)).filter((file) => fs.existsSync(file))
@@ -75,7 +99,16 @@ export const existingProtected = (project: string): ReadonlyArray<string> => {
   const elsewhere = [dir, common].filter((d): d is string =>
     d !== undefined && fs.existsSync(d) && within(root, realOrSelf(d)) && !named.some((n) => within(n, d))
   )
-  return [...named, ...elsewhere]
+  // mm's own directories of the user, made first when missing (a command could make them)
+  const mine = userDirsIn(project).map(({ dir, top }) => {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    } catch {
+      // bound read-only as far as it exists
+    }
+    return top
+  }).filter((top) => fs.existsSync(top) && !named.includes(top))
+  return [...named, ...elsewhere, ...new Set(mine)]
 }
 
 /**

@@ -145,6 +145,16 @@ describe("isAllowed for bash", () => {
     expect(isAllowed(scopes, callOf("mcp__github__list_issues", {}, "/p"))).toBe(true)
     expect(isAllowed(scopes, bash("ls"))).toBe(false)
   })
+
+  it("a Tool scope naming bash or a file tool grants nothing: mm never offers one, so it was written by someone else", () => {
+    const scopes: Array<Scope> = ["bash", "read_file", "write_file", "edit_file"].map((name) => ({
+      _tag: "Tool",
+      name
+    }))
+    expect(isAllowed(scopes, bash("rm -rf src", dir))).toBe(false)
+    expect(isAllowed(scopes, callOf("write_file", { path: "a.txt", content: "x" }, dir))).toBe(false)
+    expect(isAllowed(scopes, callOf("edit_file", { path: "a.txt", old: "a", new: "b" }, dir))).toBe(false)
+  })
 })
 
 describe("isAllowed for files", () => {

@@ -7,7 +7,7 @@ import * as path from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
 
-import { protectedReason, writeTarget } from "../../src/tools/ProtectedPaths"
+import { existingProtected, protectedReason, writeTarget } from "../../src/tools/ProtectedPaths"
 
 const GIT = "it is in .git/, where a line of config can make git run a program"
 const MM = "it is in .mm/, mm's own records of this project"
@@ -109,5 +109,39 @@ describe("writeTarget: a protected path counts as outside the project", () => {
     expect(protectedReason(dir, path.join(dir, "AGENT.YAML"))).toBe(YAML)
     fs.writeFileSync(path.join(dir, "Agent.Yaml"), "another file")
     expect(protectedReason(dir, path.join(dir, "Agent.Yaml"))).toBeUndefined()
+  })
+})
+
+describe("mm's own directories of the user, when the project holds them (mm run in the home directory)", () => {
+  it("the entries holding them are protected, made first when missing, and writes there count as outside", () => {
+    const home = project()
+    const saved = { config: process.env.XDG_CONFIG_HOME, state: process.env.XDG_STATE_HOME }
+    process.env.XDG_CONFIG_HOME = path.join(home, ".config")
+    process.env.XDG_STATE_HOME = path.join(home, ".local", "state")
+    try {
+      const config = path.join(home, ".config", "mm", "agent.yaml")
+      expect(protectedReason(home, config)).toBe(
+        `it is in ${path.join(home, ".config")}, which holds your own configuration of mm`
+      )
+      expect(writeTarget(home, ".local/state/mm/projects/x/permissions.json")).toMatchObject({
+        _tag: "Outside",
+        protectedPath: true
+      })
+      // the whole entry, so that a command cannot rename it away and make another
+      expect(protectedReason(home, path.join(home, ".config", "other", "x"))).toBeDefined()
+      expect(protectedReason(home, path.join(home, "src", "a.ts"))).toBeUndefined()
+      const bound = existingProtected(home)
+      expect(bound).toContain(path.join(home, ".config"))
+      expect(bound).toContain(path.join(home, ".local"))
+      expect(fs.statSync(path.join(home, ".config", "mm")).isDirectory()).toBe(true)
+    } finally {
+      process.env.XDG_CONFIG_HOME = saved.config
+      process.env.XDG_STATE_HOME = saved.state
+    }
+  })
+
+  it("elsewhere (the usual case) they add nothing", () => {
+    const dir = project()
+    expect(existingProtected(dir).map((p) => path.relative(dir, p)).sort()).toEqual([".git", ".mm", "agent.yaml"])
   })
 })

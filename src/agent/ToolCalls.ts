@@ -220,7 +220,11 @@ const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
     deps.shownWarnings.add(remembered.problem)
     yield* state.emit({ _tag: "Notice", text: remembered.problem })
   }
-  const call: CallToApprove = { tool: tool.name, access: tool.access, input, cwd: conversation.cwd }
+  // a command's paths are checked against the configuration's secret globs too
+  const secretTest = tool.access === "command" && deps.config.secrets.length > 0
+    ? { secret: (yield* secretFilesOf(conversation.cwd, deps.config.secrets)).test }
+    : {}
+  const call: CallToApprove = { tool: tool.name, access: tool.access, input, cwd: conversation.cwd, ...secretTest }
   if (isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], call, read)) return undefined
   const question: Question = { call, read, ...(secret === undefined ? {} : { secret }) }
   return question

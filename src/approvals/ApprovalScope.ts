@@ -10,7 +10,7 @@ import { projectTargetOf } from "../lib/RealPath"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
 import type { ToolAccess } from "../tools/ToolRecord"
 import type { CommandReading } from "./CommandReader"
-import { listedProgram, readOnlyOf } from "./ReadOnlyCommands"
+import { listedProgram, readOnlyOf, type SecretTest } from "./ReadOnlyCommands"
 
 /** One "always" the user gave. */
 export type Scope =
@@ -34,6 +34,11 @@ export interface CallToApprove {
   readonly access: ToolAccess
   readonly input: Record<string, unknown> | undefined
   readonly cwd: string
+  /**
+   * Which files look secret in this project (tools/SecretFiles.ts: the built-in names and the
+   * configuration's `secrets:` globs); the built-in names alone when not given.
+   */
+  readonly secret?: SecretTest
 }
 
 /** How a command line is read: `CommandReader.read`; a test may pass its own. */
@@ -48,10 +53,15 @@ export type CommandClass =
   | { readonly _tag: "ExactOnly"; readonly reason: string }
 
 /** Classifies a command line run in `cwd` (the project directory, where its paths are resolved). */
-export const classifyCommand = (read: ReadCommand, command: string, cwd: string): CommandClass => {
+export const classifyCommand = (
+  read: ReadCommand,
+  command: string,
+  cwd: string,
+  secret?: SecretTest
+): CommandClass => {
   const reading = read(command)
   if (reading._tag === "Unresolved") return { _tag: "ExactOnly", reason: reading.reason }
-  const verdict = readOnlyOf(reading.words, cwd)
+  const verdict = readOnlyOf(reading.words, cwd, secret)
   return verdict._tag === "ReadOnly"
     ? { _tag: "ReadOnly", key: verdict.key }
     : { _tag: "ExactOnly", reason: verdict.reason }
@@ -68,12 +78,18 @@ export const commandScope = (read: ReadCommand, command: string, cwd: string): S
 const sameWords = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
   a.length === b.length && a.every((w, i) => w === b[i])
 
-const commandCovered = (scope: Scope, read: ReadCommand, command: string, cwd: string): boolean => {
+const commandCovered = (
+  scope: Scope,
+  read: ReadCommand,
+  command: string,
+  cwd: string,
+  secret?: SecretTest
+): boolean => {
   switch (scope._tag) {
     case "ExactCommand":
       return command.trim() === scope.command
     case "CommandPrefix": {
-      const own = classifyCommand(read, command, cwd)
+      const own = classifyCommand(read, command, cwd, secret)
       return own._tag === "ReadOnly" && sameWords(own.key, scope.words)
     }
     default:
@@ -122,7 +138,8 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
       return scope.name === call.tool && call.access !== "command" && call.access !== "read" && call.access !== "write"
     }
     if (call.access === "command") {
-      return typeof call.input?.command === "string" && commandCovered(scope, read, call.input.command, call.cwd)
+      return typeof call.input?.command === "string" &&
+        commandCovered(scope, read, call.input.command, call.cwd, call.secret)
     }
     if (call.access === "read") return scope._tag === "File" && scope.path === realTargetOf(call)
     const file = fileOf(call)
@@ -231,7 +248,7 @@ export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyA
   })
   if (call.access === "command") {
     if (typeof call.input?.command !== "string") return []
-    const own = classifyCommand(read, call.input.command, call.cwd)
+    const own = classifyCommand(read, call.input.command, call.cwd, call.secret)
     return own._tag === "ReadOnly"
       ? [choice({ _tag: "CommandPrefix", words: own.key })]
       : exactChoices(call.input.command, own.reason)

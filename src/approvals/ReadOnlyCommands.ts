@@ -257,6 +257,9 @@ const GIT_GLOBAL = new Set([
 // ---------------------------------------------------------------------------
 // The check
 
+/** Whether a file (absolute, or a name) looks secret: the built-in names, and the configuration's `secrets:` globs. */
+export type SecretTest = (file: string) => boolean
+
 export type ReadOnlyVerdict =
   /** `key`: the program, and git's subcommand: what a reusable "always" names (`git log`, `ls`). */
   | { readonly _tag: "ReadOnly"; readonly key: ReadonlyArray<string> }
@@ -269,11 +272,11 @@ const no = (reason: string): ReadOnlyVerdict => ({ _tag: "NotReadOnly", reason }
  * Why a path a command names may not be read under a reusable "always": it looks secret, or it
  * does not really lie inside the project (links followed, a file with other hard links refused).
  */
-const checkPath = (word: string, cwd: string): string | undefined => {
-  if (looksSecret(word)) return `${word} looks like a secret file`
+const checkPath = (word: string, cwd: string, secret: SecretTest): string | undefined => {
+  if (looksSecret(word) || secret(path.resolve(cwd, word))) return `${word} looks like a secret file`
   const target = projectTargetOf(cwd, word)
   if (target._tag === "Outside") return `path ${word} ${target.why.replace(/^it (?:now )?/, "")}`
-  return looksSecret(target.real) ? `path ${word} leads to ${target.real}, which looks like a secret file` : undefined
+  return secret(target.real) ? `path ${word} leads to ${target.real}, which looks like a secret file` : undefined
 }
 
 /** The program (and git subcommand) a remembered prefix names, when it is on the list. */
@@ -287,15 +290,19 @@ export const listedProgram = (words: ReadonlyArray<string>): Program | undefined
  * (and git subcommand) is listed, every option is one of its allowed ones, and every path it
  * names really lies inside the project directory `cwd` and does not look secret.
  */
-export const readOnlyOf = (words: ReadonlyArray<string>, cwd: string): ReadOnlyVerdict => {
+export const readOnlyOf = (
+  words: ReadonlyArray<string>,
+  cwd: string,
+  secret: SecretTest = looksSecret
+): ReadOnlyVerdict => {
   const name = words[0] ?? ""
-  if (name === "git") return gitReadOnly(words, cwd)
+  if (name === "git") return gitReadOnly(words, cwd, secret)
   if (!Object.hasOwn(READ_ONLY, name)) return no(`${name} is not a read-only command`)
-  const problem = checkArgs(name, READ_ONLY[name], words.slice(1), cwd)
+  const problem = checkArgs(name, READ_ONLY[name], words.slice(1), cwd, secret)
   return problem === undefined ? { _tag: "ReadOnly", key: [name] } : no(problem)
 }
 
-const gitReadOnly = (words: ReadonlyArray<string>, cwd: string): ReadOnlyVerdict => {
+const gitReadOnly = (words: ReadonlyArray<string>, cwd: string, secret: SecretTest): ReadOnlyVerdict => {
   let at = 1
   while (at < words.length && words[at].startsWith("-")) {
     if (!GIT_GLOBAL.has(words[at])) {
@@ -312,7 +319,7 @@ const gitReadOnly = (words: ReadonlyArray<string>, cwd: string): ReadOnlyVerdict
   const gpg = words.find((word) => word.includes("%G"))
   if (gpg !== undefined) return no(`git's %G placeholders (${gpg}) check signatures with gpg`)
   if (!Object.hasOwn(GIT, sub)) return no(`git ${sub} is not a read-only git command (nor may an alias be)`)
-  const problem = checkArgs(`git ${sub}`, GIT[sub], words.slice(at + 1), cwd) ?? repositoryRuns(cwd)
+  const problem = checkArgs(`git ${sub}`, GIT[sub], words.slice(at + 1), cwd, secret) ?? repositoryRuns(cwd)
   return problem === undefined ? { _tag: "ReadOnly", key: ["git", sub] } : no(problem)
 }
 
@@ -322,7 +329,7 @@ const gitReadOnly = (words: ReadonlyArray<string>, cwd: string): ReadOnlyVerdict
  * which may be above the project; `REV:./path` is relative to the project. Each such path must
  * lie inside the project and not look secret.
  */
-const revPathProblem = (operand: string, cwd: string): string | undefined => {
+const revPathProblem = (operand: string, cwd: string, secret: SecretTest): string | undefined => {
   if (operand.startsWith(":")) return `git ${operand} names a path from the repository's top`
   const colon = operand.indexOf(":")
   if (colon < 0) return undefined
@@ -334,7 +341,7 @@ const revPathProblem = (operand: string, cwd: string): string | undefined => {
     return `git ${operand}: the repository cannot be found`
   }
   const file = /^\.\.?(?:\/|$)/.test(inRepo) ? path.resolve(cwd, inRepo) : path.resolve(top, inRepo)
-  return looksSecret(inRepo) ? `${operand} looks like a secret file` : checkPath(file, cwd)
+  return looksSecret(inRepo) ? `${operand} looks like a secret file` : checkPath(file, cwd, secret)
 }
 
 /**
@@ -361,12 +368,18 @@ const wholeDirectory = (
 }
 
 /** Why these arguments are not read-only for `shown` (its name), or undefined. */
-const checkArgs = (shown: string, spec: Program, args: ReadonlyArray<string>, cwd: string): string | undefined => {
+const checkArgs = (
+  shown: string,
+  spec: Program,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  secret: SecretTest
+): string | undefined => {
   if (spec.operands === "words") return undefined
   const parsed = parseArgs(shown, spec, args)
   if (typeof parsed === "string") return parsed
   for (const value of parsed.paths) {
-    const problem = checkPath(value, cwd)
+    const problem = checkPath(value, cwd, secret)
     if (problem !== undefined) return problem
   }
   const operands = spec.operands === "pattern" && !parsed.patternGiven ? parsed.operands.slice(1) : parsed.operands
@@ -377,8 +390,8 @@ const checkArgs = (shown: string, spec: Program, args: ReadonlyArray<string>, cw
   if (spec.operands === "listed") return undefined
   for (const operand of operands) {
     const problem = spec.operands === "revs" && operand.includes(":")
-      ? revPathProblem(operand, cwd)
-      : checkPath(operand, cwd)
+      ? revPathProblem(operand, cwd, secret)
+      : checkPath(operand, cwd, secret)
     if (problem !== undefined) return problem
   }
   return wholeDirectory(shown, parsed.seen, operands, cwd)

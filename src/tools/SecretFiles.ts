@@ -32,7 +32,10 @@ export const secretsLeftOut = (count: number, what: string): string =>
 
 /** Which files of one project look secret: the built-in names and the configuration's globs. */
 export interface SecretFiles {
-  /** Whether `file` (absolute, as found: no link followed) looks secret by its name or its path in the project. */
+  /**
+   * Whether `file` (absolute, as found) looks secret by its name or its path in the project; for
+   * the configuration's globs, its path where it really is counts too (its folder's links followed).
+   */
   readonly test: (file: string) => boolean
   /**
    * Why reading `file` (relative to the project, or absolute) is reading a secret, e.g.
@@ -82,17 +85,33 @@ export const secretFilesWith = (cwd: string, configured: PathTest | undefined): 
   const project = path.resolve(cwd)
   const byName = (file: string, dir: string): boolean =>
     looksSecret(file) || (configured !== undefined && configured(relativeIn(dir, file)))
+  // a glob names a path in the project: a file found through a link (`conf/` → `config/`) is
+  // tested where it really is too, its folder resolved once per folder
+  const realFolders = new Map<string, string>()
+  let realRoot: string | undefined
+  const realProject = (): string => (realRoot ??= projectTargetOf(project, ".").real)
+  const atItsRealPlace = (file: string): boolean => {
+    const folder = path.dirname(file)
+    let real = realFolders.get(folder)
+    if (real === undefined) {
+      real = projectTargetOf(project, folder).real
+      realFolders.set(folder, real)
+    }
+    return byName(path.join(real, path.basename(file)), realProject())
+  }
   return {
-    test: (file) => byName(path.resolve(cwd, file), project),
+    test: (file) => {
+      const found = path.resolve(cwd, file)
+      return byName(found, project) || (configured !== undefined && atItsRealPlace(found))
+    },
     reason: (file) => {
       const written = path.resolve(cwd, file)
       const real = projectTargetOf(cwd, file).real
       if (isFolder(real)) return undefined
-      const realProject = projectTargetOf(project, ".").real
-      const realSecret = byName(real, realProject)
+      const realSecret = byName(real, realProject())
       if (!realSecret && !byName(written, project)) return undefined
       const name = shownIn(project, written)
-      const target = shownIn(realProject, real)
+      const target = shownIn(realProject(), real)
       return realSecret && real !== written && target !== name
         ? `\`${name}\` leads to \`${target}\`, which looks like it holds secrets`
         : `\`${name}\` looks like it holds secrets`

@@ -1,12 +1,15 @@
 // Which files look secret (issue 43): the built-in names, the configuration's `secrets:` globs,
 // where a link really leads, and what grep and glob leave out because of it.
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
-import { looksSecret, secretFilesOf } from "../../src/tools/SecretFiles"
+import { isAllowed, type Scope } from "../../src/approvals/ApprovalScope"
+import { loadCommandReader } from "../../src/approvals/CommandReader"
+import { looksSecret, secretFilesOf, secretFilesWith } from "../../src/tools/SecretFiles"
 import { runTool } from "../../src/tools/Tools"
 import { toolServices } from "../support/layers"
 import { tempDir } from "../support/processes"
@@ -157,4 +160,31 @@ describe("grep and glob leave out the files that look secret", () => {
       const plain = yield* call("glob", { pattern: "*.ts" }, root, secrets.test)
       expect(plain.output).toBe("src/app.ts")
     }))
+})
+
+describe("the configuration's globs reach what a breaking pass tried", () => {
+  it("a file found through a link to a folder the glob names counts as secret", () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-secret-link-")))
+    fs.mkdirSync(path.join(dir, "config", "prod"), { recursive: true })
+    fs.writeFileSync(path.join(dir, "config", "prod", "db.yml"), "password: x\n")
+    fs.symlinkSync("config", path.join(dir, "conf"))
+    const secrets = secretFilesWith(dir, (relative) => relative.startsWith("config/prod/"))
+    expect(secrets.test(path.join(dir, "conf", "prod", "db.yml"))).toBe(true)
+    expect(secrets.test(path.join(dir, "config", "prod", "db.yml"))).toBe(true)
+    expect(secrets.test(path.join(dir, "conf", "other.yml"))).toBe(false)
+  })
+
+  it("a read-only command's paths are checked against them: cat prod.tfvars is only exact", async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-secret-cat-")))
+    fs.writeFileSync(path.join(dir, "prod.tfvars"), "db_password = 1\n")
+    fs.writeFileSync(path.join(dir, "main.tf"), "x\n")
+    const reader = await loadCommandReader()
+    const secrets = secretFilesWith(dir, (relative) => relative.endsWith(".tfvars"))
+    const call = (command: string) => ({ tool: "bash", access: "command" as const, input: { command }, cwd: dir })
+    const cat: Scope = { _tag: "CommandPrefix", words: ["cat"] }
+    expect(isAllowed([cat], { ...call("cat prod.tfvars"), secret: secrets.test }, reader.read)).toBe(false)
+    expect(isAllowed([cat], { ...call("cat main.tf"), secret: secrets.test }, reader.read)).toBe(true)
+    // without the configuration's globs (the built-in names only), the same line is covered
+    expect(isAllowed([cat], call("cat prod.tfvars"), reader.read)).toBe(true)
+  })
 })

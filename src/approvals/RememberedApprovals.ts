@@ -21,7 +21,7 @@ import * as Schema from "effect/Schema"
 import { commitTemp, tempNameFor } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { realPathOf } from "../lib/RealPath"
-import { projectStateDir } from "../lib/UserState"
+import { othersMayWrite, projectStateDir } from "../lib/UserState"
 import type { Scope } from "./ApprovalScope"
 
 /** Where earlier versions of mm kept them, in the project: never read for granting anything. */
@@ -95,13 +95,6 @@ export const rememberedFileOf = (project: string, env: NodeJS.ProcessEnv = proce
 /** A path as the user reads it: `~/…` under the home directory. */
 export const shownHomePath = (file: string, home: string = os.homedir()): string =>
   home !== "" && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file
-
-/** Why a file or directory others could change is not trusted; undefined when only its owner, the user, can. */
-const othersMayWrite = (stat: fs.Stats): string | undefined => {
-  const uid = process.getuid?.()
-  if (uid !== undefined && stat.uid !== uid) return "belongs to another user"
-  return (stat.mode & 0o022) !== 0 ? "is writable by others" : undefined
-}
 
 const readFileOf = (project: string): RememberedState => {
   const file = rememberedFileOf(project)

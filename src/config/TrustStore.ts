@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { writeFileAtomic } from "../lib/DurableFiles"
 import { isRecord } from "../lib/Guards"
 import { realPathOf } from "../lib/RealPath"
-import { projectStateDir } from "../lib/UserState"
+import { othersMayWrite, projectStateDir } from "../lib/UserState"
 
 export const TRUST_FILE = "trust.json"
 const TRUST_VERSION = 1
@@ -34,9 +34,13 @@ const realOrResolved = (file: string): string => {
   }
 }
 
-/** The records of the file, by configuration file; none when it is missing, damaged or of another version. */
+/**
+ * The records of the file, by configuration file; none when it is missing, damaged, of another
+ * version, or others than the user could have written it.
+ */
 const readRecords = (file: string): Record<string, TrustRecord> => {
   try {
+    if (othersMayWrite(fs.statSync(file)) !== undefined) return {}
     const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as unknown
     if (!isRecord(parsed) || parsed.version !== TRUST_VERSION || !isRecord(parsed.files)) return {}
     const records: Record<string, TrustRecord> = {}

@@ -1,3 +1,4 @@
+import type * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -30,4 +31,11 @@ export const projectStateDir = (project: string, env: NodeJS.ProcessEnv = proces
     real = path.resolve(project)
   }
   return path.join(userStateDir(env), "projects", nameHash(real))
+}
+
+/** Why a file or directory of the user's state others could change is not trusted; undefined when only its owner, the user, can. */
+export const othersMayWrite = (stat: fs.Stats): string | undefined => {
+  const uid = process.getuid?.()
+  if (uid !== undefined && stat.uid !== uid) return "belongs to another user"
+  return (stat.mode & 0o022) !== 0 ? "is writable by others" : undefined
 }

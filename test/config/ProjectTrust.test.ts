@@ -163,6 +163,9 @@ describe("loading the user's file and the project's", () => {
     fs.writeFileSync(path.join(dir, "agent.yaml"), HOSTILE.replace("./evil.sh", "./worse.sh"))
     expect((await loaded({ cwd: dir })).untrusted?.settings[0].short).toBe("an MCP server (ghost: ./worse.sh)")
     expect(trustedHash(dir, path.join(dir, "agent.yaml"))).toBe(untrusted.hash)
+    // a trust file others could have written is no trust
+    fs.chmodSync(file, 0o622)
+    expect(trustedHash(dir, path.join(dir, "agent.yaml"))).toBeUndefined()
   })
 
   it("--trust applies them for the run without recording anything", async () => {

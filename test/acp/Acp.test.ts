@@ -1,3 +1,8 @@
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
 import { beforeAll, describe, expect, it } from "vitest"
 
 import { approvalOf, permissionOptions, permissionRequest } from "../../src/acp/AcpApprover"
@@ -545,7 +550,10 @@ describe("permission requests", () => {
     })
     // read-only: one reusable answer, named by its program and subcommand
     const log = { command: "git log --oneline" }
-    const named = permissionOptions({ access: "command", always: alwaysChoices(callOf("bash", log, cwd)) })
+    // git counts as read-only only inside a repository
+    const repository = fs.mkdtempSync(path.join(os.tmpdir(), "mm-acp-repo-"))
+    execFileSync("git", ["init", "-q"], { cwd: repository })
+    const named = permissionOptions({ access: "command", always: alwaysChoices(callOf("bash", log, repository)) })
     expect(named.slice(1, -1)).toEqual([{
       optionId: "allow-always",
       name: "Always allow `git log` with read-only options",

@@ -2,6 +2,7 @@
 // read-only covers that exact line only (or, with the session option, only for this session);
 // the destructive and other forms of the same command still get a permission request,
 // and a reusable answer is offered only for a read-only command.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -15,6 +16,8 @@ const harness = useAgents()
 describe("mm acp: what an allow-always covers", () => {
   it("the issue's forms are asked again after allow-always; only read-only commands get a reusable answer", async () => {
     const project = makeProject(configYaml({ url: harness.fake().url, permissions: "ask" }))
+    // a repository: git counts as read-only only inside one
+    execFileSync("git", ["init", "-q"], { cwd: project.dir })
     fs.mkdirSync(path.join(project.dir, "build"))
     fs.mkdirSync(path.join(project.dir, "src"))
     fs.writeFileSync(path.join(project.dir, "src/keep.ts"), "precious")

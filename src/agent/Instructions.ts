@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { StringDecoder } from "node:string_decoder"
 
 import { gitRoot } from "../lib/Git"
+import { shownHomePath, userConfigDir } from "../lib/UserState"
 
 /** A file longer than this is cut, with one line saying so. */
 const INSTRUCTIONS_MAX_BYTES = 32 * 1024
@@ -21,12 +22,6 @@ export interface InstructionFile {
 interface LoadedInstructions {
   readonly files: ReadonlyArray<InstructionFile>
   readonly warnings: ReadonlyArray<string>
-}
-
-/** Where the user-level file is looked for: `$XDG_CONFIG_HOME/mm`, else `~/.config/mm`. */
-const userInstructionsDir = (env: NodeJS.ProcessEnv, home: string): string => {
-  const xdg = env.XDG_CONFIG_HOME
-  return xdg !== undefined && path.isAbsolute(xdg) ? path.join(xdg, "mm") : path.join(home, ".config", "mm")
 }
 
 /** The folders from the project's root (the git work tree's, else `cwd`) down to `cwd`, root first. */
@@ -54,8 +49,7 @@ const isRegularFile = (file: string): boolean => {
 const shownPath = (file: string, cwd: string, home: string): string => {
   const relative = path.relative(cwd, file)
   if (!relative.startsWith("..") && !path.isAbsolute(relative)) return relative
-  const fromHome = path.relative(home, file)
-  return fromHome.startsWith("..") || path.isAbsolute(fromHome) ? file : `~/${fromHome}`
+  return shownHomePath(file, home)
 }
 
 /**
@@ -71,7 +65,7 @@ export const findInstructionFiles = (
 ): ReadonlyArray<{ readonly path: string; readonly shown: string }> => {
   if (names === false || names.length === 0) return []
   const unique = [...new Set(names)]
-  const folders = [userInstructionsDir(env, home), ...projectFolders(cwd)]
+  const folders = [userConfigDir(env, home), ...projectFolders(cwd)]
   const seen = new Set<string>()
   const found: Array<{ path: string; shown: string }> = []
   for (const folder of folders) {

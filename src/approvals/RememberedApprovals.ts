@@ -9,7 +9,6 @@
 // project grants nothing: it is only named (`ignoredLine`) and shown for import
 // (ProjectApprovals.ts).
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Context from "effect/Context"
@@ -21,7 +20,7 @@ import * as Schema from "effect/Schema"
 import { commitTemp, tempNameFor } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { realPathOf } from "../lib/RealPath"
-import { othersMayWrite, projectStateDir } from "../lib/UserState"
+import { othersMayWrite, projectStateDir, shownHomePath } from "../lib/UserState"
 import type { Scope } from "./ApprovalScope"
 
 /** Where earlier versions of mm kept them, in the project: never read for granting anything. */
@@ -91,10 +90,6 @@ const belongsTo = (real: string) => (scope: Scope): boolean => scope._tag !== "P
 /** The file of remembered approvals of `project`, under the user's state. */
 export const rememberedFileOf = (project: string, env: NodeJS.ProcessEnv = process.env): string =>
   path.join(projectStateDir(project, env), "permissions.json")
-
-/** A path as the user reads it: `~/…` under the home directory. */
-export const shownHomePath = (file: string, home: string = os.homedir()): string =>
-  home !== "" && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file
 
 const readFileOf = (project: string): RememberedState => {
   const file = rememberedFileOf(project)

@@ -14,13 +14,18 @@ import { realPathOf } from "./RealPath"
  *   `projects/<hash of the project's real path>/`.
  * - `userConfigDir`: `$XDG_CONFIG_HOME/mm`, else `~/.config/mm` — the user's own agent.yaml.
  */
-const xdgDir = (value: string | undefined, fallback: ReadonlyArray<string>): string =>
-  path.join(value !== undefined && path.isAbsolute(value) ? value : path.join(os.homedir(), ...fallback), "mm")
+const xdgDir = (value: string | undefined, fallback: ReadonlyArray<string>, home: string): string =>
+  path.join(value !== undefined && path.isAbsolute(value) ? value : path.join(home, ...fallback), "mm")
 
-export const userStateDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  xdgDir(env.XDG_STATE_HOME, [".local", "state"])
+export const userStateDir = (env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string =>
+  xdgDir(env.XDG_STATE_HOME, [".local", "state"], home)
 
-export const userConfigDir = (env: NodeJS.ProcessEnv = process.env): string => xdgDir(env.XDG_CONFIG_HOME, [".config"])
+export const userConfigDir = (env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string =>
+  xdgDir(env.XDG_CONFIG_HOME, [".config"], home)
+
+/** A path as the user reads it: `~/…` under the home directory, else as it is. */
+export const shownHomePath = (file: string, home: string = os.homedir()): string =>
+  home !== "" && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file
 
 /** The project's own directory under the user's state: one per real path (links followed), never created here. */
 export const projectStateDir = (project: string, env: NodeJS.ProcessEnv = process.env): string => {

@@ -239,9 +239,8 @@ const NARROW = 50
 
 /**
  * The question laid out for a terminal `columns` wide, never cut inside a word: on one row when
- * it fits, else broken
- * between choices; at NARROW columns and less, `allow?` and then one choice per row. A choice
- * longer than a row is broken between its words, its next rows indented.
+ * it fits, else broken between choices; at NARROW columns and less, `allow?` and then one
+ * choice per row. A choice longer than a row is broken between its words, its next rows indented.
  */
 const laidOut = (parts: ReadonlyArray<string>, columns: number): string => {
   const width = Math.max(12, columns)

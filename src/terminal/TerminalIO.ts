@@ -203,9 +203,9 @@ const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) =
 /**
  * The terminal's approval: the core's preview, then one key — y (yes), n (no), a (always,
  * in the scope the line names), s (the exact command, for this conversation only), p (every
- * edit in the project), t (no, and a line of what to
- * do instead), v (a change too large to diff, or a command too long for the screen, in the
- * pager). With no terminal to ask (stdin piped) nothing is read: the call is refused.
+ * edit in the project), t (no, and a line of what to do instead), v (a change too large to
+ * diff, or a command too long for the screen, in the pager). With no terminal to ask (stdin
+ * piped) nothing is read: the call is refused.
  */
 export const TerminalApprover = Layer.effect(
   Approver,

@@ -14,9 +14,9 @@ import {
   PROJECT_PERMISSIONS_FILE,
   type RememberedApprovalsShape,
   type RememberedState,
-  sameScope,
-  shownHomePath
+  sameScope
 } from "../approvals/RememberedApprovals"
+import { shownHomePath } from "../lib/UserState"
 import type { Conversation } from "../sessions/Conversation"
 import { sanitize } from "./Sanitize"
 

@@ -8,6 +8,7 @@ import * as path from "node:path"
 
 import { projectTargetOf } from "../lib/RealPath"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
+import { builtinTools } from "../tools/Registry"
 import type { ToolAccess } from "../tools/ToolRecord"
 import type { CommandReading } from "./CommandReader"
 import { listedProgram, readOnlyOf, type SecretTest } from "./ReadOnlyCommands"
@@ -150,6 +151,12 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
   })
 }
 
+/** mm's own tools with a finer scope than the whole tool (a command, a file): a `Tool` row naming one grants nothing. */
+const FINER_SCOPED: ReadonlySet<string> = new Set(
+  builtinTools.filter((tool) => tool.access === "command" || tool.access === "read" || tool.access === "write")
+    .map((tool) => tool.name)
+)
+
 /** Whether an "always" is remembered for the project (later runs too) or kept for this conversation only. */
 export type Keep = "project" | "session"
 
@@ -214,7 +221,9 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
     case "Project":
       return `every edit and write inside ${scope.dir}, never a file outside it, a link that leads out, or ${PROTECTED_TEXT}`
     case "Tool":
-      return `every ${scope.name} call`
+      return FINER_SCOPED.has(scope.name)
+        ? `every ${scope.name} call, which covers nothing: ${scope.name} is built in, its calls are asked one by one`
+        : `every ${scope.name} call`
   }
 }
 

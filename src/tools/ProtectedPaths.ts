@@ -9,7 +9,7 @@ import { userConfigDir, userStateDir } from "../lib/UserState"
 /**
  * The parts of a project that decide what runs and what is trusted, rather than being the
  * user's work: git's own directory (its config can name a program git runs, its hooks are
- * programs), mm's records (sessions, checkpoints, remembered approvals) and the project's
+ * programs), mm's records (sessions, checkpoints) and the project's
  * agent.yaml (it can start MCP servers and turn the sandbox off). A confined command sees them
  * read-only (tools/Sandbox.ts); a file tool's write to one counts as a write outside the
  * project (`writeTarget` below): asked in every mode that asks at all, never covered by an

@@ -221,11 +221,15 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
     case "Project":
       return `every edit and write inside ${scope.dir}, never a file outside it, a link that leads out, or ${PROTECTED_TEXT}`
     case "Tool":
-      return FINER_SCOPED.has(scope.name)
-        ? `every ${scope.name} call, which covers nothing: ${scope.name} is built in, its calls are asked one by one`
-        : `every ${scope.name} call`
+      return `every ${scope.name} call`
   }
 }
+
+/** Why a remembered answer grants nothing whatever it says (a `Tool` row naming bash or a file tool); undefined when it may. */
+export const grantsNothing = (scope: Scope): string | undefined =>
+  scope._tag === "Tool" && FINER_SCOPED.has(scope.name)
+    ? `covers nothing: ${scope.name} is built in, its calls are asked one by one`
+    : undefined
 
 /** The two answers a command that is not read-only offers: its exact line, remembered, or for this conversation. */
 const exactChoices = (command: string, reason: string): ReadonlyArray<AlwaysChoice> => {

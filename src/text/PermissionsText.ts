@@ -7,7 +7,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
-import { type Scope, scopeCovers } from "../approvals/ApprovalScope"
+import { grantsNothing, type Scope, scopeCovers } from "../approvals/ApprovalScope"
 import { commandReader } from "../approvals/CommandReader"
 import { importable, type ProjectRow, readProjectApprovals } from "../approvals/ProjectApprovals"
 import {
@@ -46,7 +46,10 @@ const permissionsListing = (state: RememberedState, cwd: string, ignored: string
     ? [`no remembered approvals (an [a]lways answer is kept in ${where})`]
     : [
       `${state.scopes.length} remembered approval(s), in ${where} — /permissions rm N revokes one`,
-      ...state.scopes.map((scope, i) => `  ${i + 1}. ${scopeLine(scope, cwd)}`)
+      ...state.scopes.map((scope, i) => {
+        const nothing = grantsNothing(scope)
+        return `  ${i + 1}. ${scopeLine(scope, cwd)}${nothing === undefined ? "" : `, which ${nothing}`}`
+      })
     ]
   return [...lines, ...(ignored === undefined ? [] : [ignored])].join("\n")
 }

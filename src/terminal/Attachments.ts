@@ -1,7 +1,7 @@
-import * as fs from "node:fs"
 import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 
 import { secretsAsked } from "../approvals/SessionSettings"
@@ -9,6 +9,7 @@ import { AppConfig } from "../config/Config"
 import { IMAGE_MAX_BYTES, type ImageInput, imageMimeOf } from "../domain/Images"
 import { SHELL_CONTEXT_HEAD } from "../domain/Turns"
 import { sanitize } from "../text/Sanitize"
+import { type ReadRefusal, readRegularFile } from "../tools/RegularRead"
 import { secretFilesOf } from "../tools/SecretFiles"
 import type { CommandContext } from "./Commands"
 import type { Printer } from "./TerminalIO"
@@ -30,55 +31,53 @@ type Attached =
   }
   | { readonly _tag: "Problem"; readonly line: string }
 
-/**
- * The question with the text of each `@path` it names appended, as the model will see it.
- * A missing, unreadable, binary or too large file is a problem said before anything is sent.
- */
-export const attachFiles = (cwd: string, question: string): Attached => {
-  const files = [...new Set(mentions(question))]
-  if (files.length === 0) return { _tag: "Ready", text: question, files: [], images: [] }
-  const parts: Array<string> = []
-  const images: Array<ImageInput> = []
-  for (const file of files) {
-    const full = path.resolve(cwd, file)
-    const mime = imageMimeOf(file)
-    const max = mime === undefined ? ATTACH_MAX_BYTES : IMAGE_MAX_BYTES
-    let bytes: Buffer
-    try {
-      const stat = fs.statSync(full)
-      if (stat.isDirectory()) {
-        return { _tag: "Problem", line: `@${file} is a directory; name a file (nothing was sent)` }
-      }
-      if (stat.size > max) {
-        return {
-          _tag: "Problem",
-          line: `@${file} is ${stat.size} bytes, more than ${max} can be attached (nothing was sent)`
-        }
-      }
-      bytes = fs.readFileSync(full)
-    } catch (cause) {
-      const code = (cause as { code?: string }).code
-      const why = code === "ENOENT" || code === "ENOTDIR"
-        ? "no such file"
-        : code === "EACCES"
-        ? "permission denied"
-        : "cannot read it"
-      return { _tag: "Problem", line: `@${file}: ${why} (nothing was sent)` }
-    }
-    if (mime !== undefined) {
-      images.push({ name: file, mime, bytes })
-      continue
-    }
-    if (bytes.includes(0)) return { _tag: "Problem", line: `@${file} is not a text file (nothing was sent)` }
-    parts.push(`<file path="${file}">\n${bytes.toString("utf8")}${bytes.at(-1) === 10 ? "" : "\n"}</file>`)
-  }
-  return {
-    _tag: "Ready",
-    text: parts.length === 0 ? question : `${question}\n\n${parts.join("\n\n")}`,
-    files,
-    images
+/** The one line that says why `@file` was not attached. */
+const refusalLine = (file: string, refusal: ReadRefusal, max: number): string => {
+  switch (refusal._tag) {
+    case "Missing":
+      return `@${file}: no such file (nothing was sent)`
+    case "Directory":
+      return `@${file} is a directory; name a file (nothing was sent)`
+    case "NotRegular":
+      return `@${file} is ${refusal.kind}; only regular files can be attached (nothing was sent)`
+    case "TooBig":
+      return `@${file} is ${refusal.size} bytes, more than ${max} can be attached (nothing was sent)`
+    case "Unreadable":
+      return `@${file}: ${refusal.code === "EACCES" ? "permission denied" : "cannot read it"} (nothing was sent)`
   }
 }
+
+/**
+ * The question with the text of each `@path` it names appended, as the model will see it.
+ * Only a regular file is read (a FIFO or a device is refused unopened), its size checked
+ * before a byte is read, a piece at a time: interrupting the effect stops the read. A
+ * missing, unreadable, binary or too large file is a problem said before anything is sent.
+ */
+export const attachFiles = (cwd: string, question: string): Effect.Effect<Attached> =>
+  Effect.gen(function*() {
+    const files = [...new Set(mentions(question))]
+    const parts: Array<string> = []
+    const images: Array<ImageInput> = []
+    for (const file of files) {
+      const mime = imageMimeOf(file)
+      const max = mime === undefined ? ATTACH_MAX_BYTES : IMAGE_MAX_BYTES
+      const read = yield* readRegularFile(path.resolve(cwd, file), max)
+      if (Either.isLeft(read)) return { _tag: "Problem", line: refusalLine(file, read.left, max) } as const
+      const bytes = read.right
+      if (mime !== undefined) {
+        images.push({ name: file, mime, bytes })
+        continue
+      }
+      if (bytes.includes(0)) return { _tag: "Problem", line: `@${file} is not a text file (nothing was sent)` } as const
+      parts.push(`<file path="${file}">\n${bytes.toString("utf8")}${bytes.at(-1) === 10 ? "" : "\n"}</file>`)
+    }
+    return {
+      _tag: "Ready",
+      text: parts.length === 0 ? question : `${question}\n\n${parts.join("\n\n")}`,
+      files,
+      images
+    } as const
+  })
 
 /**
  * Whether the files a question attaches may be read: a file that looks secret

@@ -369,7 +369,7 @@ const ask = (terminal: Conversing, question: string, images: ReadonlyArray<Image
 const question = (terminal: Conversing, line: string) =>
   Effect.gen(function*() {
     if (!(yield* secretAttachmentsAllowed(terminal, line))) return
-    const attached = attachFiles(terminal.cwd, line)
+    const attached = yield* attachFiles(terminal.cwd, line)
     if (attached._tag === "Problem") return terminal.notice(attached.line)
     if (attached.files.length > 0) terminal.info.line(terminal.style.dim(`attached ${attached.files.join(", ")}`))
     yield* ask(terminal, attached.text, attached.images)

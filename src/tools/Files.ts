@@ -6,6 +6,7 @@ import * as Either from "effect/Either"
 import { removeLeftTempsBeside, writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { realPathOf } from "../lib/RealPath"
+import { kindOf } from "./RegularRead"
 import { MAX_FILE_BYTES } from "./Tool"
 
 export const resolvePath = (cwd: string, file: string): string => path.resolve(cwd, file)
@@ -30,18 +31,6 @@ export const fileProblem = (cause: unknown, shown: string): string => {
       return `${shown}: ${firstLineOf(cause)}`
   }
 }
-
-/** What a path names, when it is not a regular file: said in the line that refuses it. */
-const kindOf = (stat: fs.Stats): string =>
-  stat.isFIFO()
-    ? "a named pipe (FIFO)"
-    : stat.isCharacterDevice()
-    ? "a character device"
-    : stat.isBlockDevice()
-    ? "a block device"
-    : stat.isSocket()
-    ? "a socket"
-    : "not a regular file"
 
 const notRegular = (stat: fs.Stats, shown: string): string =>
   stat.isDirectory()

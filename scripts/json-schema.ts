@@ -16,7 +16,8 @@ const annotate = (node: Node, prefix: string, defaults: unknown): void => {
   }
 }
 
-const schema = JSONSchema.make(AgentConfigSchema) as unknown as Node
+// a copy: a schema used by two keys (Seconds) is one shared object in what JSONSchema.make returns
+const schema = JSON.parse(JSON.stringify(JSONSchema.make(AgentConfigSchema))) as Node
 annotate(schema, "", defaultConfig())
 process.stdout.write(
   JSON.stringify({ ...schema, $id: "https://mm.invalid/agent.schema.json", title: "mm agent.yaml" }, null, 2) + "\n"

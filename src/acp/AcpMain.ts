@@ -116,7 +116,11 @@ const stdoutSink = (out: NodeJS.WriteStream, secrets: SecretRegistry): WritableS
 const answerDropped = (log: Log) => (dropped: DroppedLine): void => {
   log(
     `dropped an incoming message of ${dropped.bytes} bytes, over the limit of ${MAX_LINE_BYTES}${
-      dropped.id === undefined ? "" : ` (request id ${JSON.stringify(dropped.id)})`
+      dropped.id !== undefined
+        ? ` (request id ${JSON.stringify(dropped.id)})`
+        : dropped.answerTo !== undefined
+        ? ` (the answer to mm's request ${JSON.stringify(dropped.answerTo)}, which fails)`
+        : ""
     }`
   )
   if (dropped.id === undefined) return

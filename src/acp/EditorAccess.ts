@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 
+import { AppConfig } from "../config/Config"
 import { firstLineOf } from "../lib/OneLine"
 import { programPath } from "../lib/Programs"
 import { commandResultOf } from "../tools/CommandProcess"
@@ -14,15 +15,31 @@ import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileA
 import type { CommandLine, ToolContext, ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 
+/**
+ * One request to the editor, failed with one line when it is not answered within the
+ * deadline (`editorTimeout`); the request is left to the editor, whose late answer is ignored.
+ */
+const askEditor = <A>(request: () => Promise<A>, seconds: number, what: string): Effect.Effect<A, string> =>
+  Effect.tryPromise({ try: request, catch: (cause) => `${what} (${firstLineOf(cause)})` }).pipe(
+    Effect.timeoutFail({
+      duration: deadlineMs(seconds),
+      onTimeout: () => `${what.replace(/ could not /, " did not ")} within ${seconds} s (editorTimeout)`
+    })
+  )
+
+/** A deadline in milliseconds that setTimeout can hold. */
+const deadlineMs = (seconds: number): number => Math.min(Math.max(1, Math.round(seconds * 1000)), 2 ** 31 - 1)
+
 /** `fs/read_text_file`: the editor's text of the file, unsaved changes included. */
-const readInEditor = (peer: Peer, file: string, shown: string) =>
-  Effect.tryPromise({
-    try: () => peer.client.request(acp.methods.client.fs.readTextFile, { sessionId: peer.sessionId, path: file }),
-    catch: (cause) => `${shown}: the editor could not read it (${firstLineOf(cause)})`
-  }).pipe(Effect.map((response) => response.content), Effect.either)
+const readInEditor = (peer: Peer, seconds: number, file: string, shown: string) =>
+  askEditor(
+    () => peer.client.request(acp.methods.client.fs.readTextFile, { sessionId: peer.sessionId, path: file }),
+    seconds,
+    `${shown}: the editor could not read it`
+  ).pipe(Effect.map((response) => response.content), Effect.either)
 
 /** `fs/write_text_file`: the editor writes (and shows) the new text. */
-const writeInEditor = (peer: Peer, file: string, shown: string, content: string) =>
+const writeInEditor = (peer: Peer, seconds: number, file: string, shown: string, content: string) =>
   Effect.sync(() => {
     try {
       fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -31,17 +48,25 @@ const writeInEditor = (peer: Peer, file: string, shown: string, content: string)
     }
   }).pipe(
     Effect.zipRight(
-      Effect.tryPromise({
-        try: () =>
+      askEditor(
+        () =>
           peer.client.request(acp.methods.client.fs.writeTextFile, { sessionId: peer.sessionId, path: file, content }),
-        catch: (cause) => `${shown}: the editor could not write it (${firstLineOf(cause)})`
-      })
+        seconds,
+        `${shown}: the editor could not write it`
+      ).pipe(
+        // the editor may still write it later: the line says so
+        Effect.mapError((line) => line.includes("(editorTimeout)") ? `${line}; it may still write it` : line)
+      )
     ),
     Effect.asVoid,
     Effect.either
   )
 
-const quietly = (work: () => Promise<unknown>) => Effect.promise(() => work().then(() => undefined, () => undefined))
+/** Sends a request whose answer mm does not need (a kill, a release): never waited for, so it cannot hold a cancel. */
+const sendAndForget = (work: () => Promise<unknown>) =>
+  Effect.sync(() => {
+    work().catch(() => undefined)
+  })
 
 /**
  * The argv the editor runs: a command that must have exactly its own environment (a confined
@@ -60,14 +85,21 @@ const withWholeEnv = (line: CommandLine, cwd: string): ReadonlyArray<string> =>
 /**
  * A command in the editor's terminal: `terminal/create` (shown live under the call),
  * `terminal/wait_for_exit` (with the call's timeout), `terminal/kill` on timeout or cancel, and
- * `terminal/release` always. The result is told as mm tells its own runs.
+ * `terminal/release` always. The result is told as mm tells its own runs. Each request but
+ * the wait has the editor's deadline; a kill or a release is sent, never waited for.
  */
-const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.Effect<ToolResult> => {
+const runInTerminal = (
+  peer: Peer,
+  editorSeconds: number,
+  line: CommandLine,
+  ctx: ToolContext
+): Effect.Effect<ToolResult> => {
   const { seconds } = line
   const [command, ...commandArgs] = withWholeEnv(line, ctx.cwd)
   return Effect.acquireUseRelease(
-    Effect.tryPromise({
-      try: () =>
+    // interruptible, so that the deadline (and a cancel) can end a create the editor never answers
+    Effect.interruptible(askEditor(
+      () =>
         peer.client.createTerminal({
           sessionId: peer.sessionId,
           command,
@@ -75,12 +107,13 @@ const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.
           cwd: ctx.cwd,
           outputByteLimit: ctx.maxOutput
         }),
-      catch: firstLineOf
-    }),
+      editorSeconds,
+      "the editor could not start it"
+    )),
     (terminal) =>
       Effect.gen(function*() {
         if (ctx.callId !== undefined) {
-          yield* quietly(() =>
+          yield* sendAndForget(() =>
             peer.client.notify(acp.methods.client.session.update, {
               sessionId: peer.sessionId,
               update: {
@@ -92,13 +125,17 @@ const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.
           )
         }
         const waited = yield* Effect.tryPromise({ try: () => terminal.waitForExit(), catch: firstLineOf }).pipe(
-          Effect.timeout(Math.min(seconds * 1000, 2 ** 31 - 1)),
+          Effect.timeout(deadlineMs(seconds)),
           Effect.either
         )
         const timedOut = Either.isLeft(waited) && typeof waited.left !== "string"
         if (Either.isLeft(waited) && !timedOut) return yield* Effect.fail(String(waited.left))
-        if (timedOut) yield* quietly(() => terminal.kill())
-        const output = yield* Effect.tryPromise({ try: () => terminal.currentOutput(), catch: firstLineOf })
+        if (timedOut) yield* sendAndForget(() => terminal.kill())
+        const output = yield* askEditor(
+          () => terminal.currentOutput(),
+          editorSeconds,
+          "the editor could not give its output"
+        )
         const status = Either.isRight(waited)
           ? waited.right
           : (output.exitStatus ?? { exitCode: null, signal: "SIGTERM" })
@@ -113,8 +150,8 @@ const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.
           output: text,
           max: ctx.maxOutput
         })
-      }).pipe(Effect.onInterrupt(() => quietly(() => terminal.kill()))),
-    (terminal) => quietly(() => terminal.release())
+      }).pipe(Effect.onInterrupt(() => sendAndForget(() => terminal.kill()))),
+    (terminal) => sendAndForget(() => terminal.release())
   ).pipe(
     Effect.catchAll((why) =>
       Effect.succeed<ToolResult>({ output: `cannot run ${line.name} in the editor's terminal: ${why}`, failed: true })
@@ -123,30 +160,38 @@ const runInTerminal = (peer: Peer, line: CommandLine, ctx: ToolContext): Effect.
 }
 
 /** The tools' files and commands under `mm acp`: the editor's where it offers them, the disk's otherwise. */
-const editorAccess = (peer: Peer | undefined): FileAccessShape => {
+const editorAccess = (peer: Peer | undefined, seconds: number): FileAccessShape => {
   const caps = peer?.capabilities
   return {
     read: (file, shown) =>
       peer !== undefined && caps?.fs?.readTextFile === true
-        ? readInEditor(peer, file, shown)
+        ? readInEditor(peer, seconds, file, shown)
         : diskFileAccess.read(file, shown),
     readsDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.readTextFile === true)),
     writesDisk: Effect.succeed(!(peer !== undefined && caps?.fs?.writeTextFile === true)),
     write: (file, shown, content) =>
       peer !== undefined && caps?.fs?.writeTextFile === true
-        ? writeInEditor(peer, file, shown, content)
+        ? writeInEditor(peer, seconds, file, shown, content)
         : diskFileAccess.write(file, shown, content),
     run: (line, ctx) =>
-      peer !== undefined && caps?.terminal === true ? runInTerminal(peer, line, ctx) : diskFileAccess.run(line, ctx)
+      peer !== undefined && caps?.terminal === true
+        ? runInTerminal(peer, seconds, line, ctx)
+        : diskFileAccess.run(line, ctx)
   }
 }
 
-/** Chooses per call, from the editor thread the prompt runs for. */
-export const EditorAccessLive = Layer.succeed(FileAccess, {
-  read: (file, shown) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).read(file, shown)),
-  readsDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).readsDisk),
-  writesDisk: Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).writesDisk),
-  write: (file, shown, content) =>
-    Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).write(file, shown, content)),
-  run: (line, ctx) => Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => editorAccess(peer).run(line, ctx))
-})
+/** Chooses per call, from the editor thread the prompt runs for; each request waits `editorTimeout` at most. */
+export const EditorAccessLive = Layer.effect(
+  FileAccess,
+  Effect.map(AppConfig, ({ config }): FileAccessShape => {
+    const forPeer = <A>(use: (access: FileAccessShape) => Effect.Effect<A>) =>
+      Effect.flatMap(FiberRef.get(CurrentPeer), (peer) => use(editorAccess(peer, config.editorTimeout)))
+    return {
+      read: (file, shown) => forPeer((access) => access.read(file, shown)),
+      readsDisk: forPeer((access) => access.readsDisk),
+      writesDisk: forPeer((access) => access.writesDisk),
+      write: (file, shown, content) => forPeer((access) => access.write(file, shown, content)),
+      run: (line, ctx) => forPeer((access) => access.run(line, ctx))
+    }
+  })
+)

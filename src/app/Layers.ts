@@ -161,7 +161,7 @@ export const acpLayer = <RA>(
   loaded: LoadedConfig,
   choice: {
     readonly approver: Layer.Layer<Approver, never, RA>
-    readonly files: Layer.Layer<FileAccess>
+    readonly files: Layer.Layer<FileAccess, never, AppConfig>
     readonly extra: Layer.Layer<never>
     readonly log: (line: string) => void
   }

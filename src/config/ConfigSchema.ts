@@ -157,6 +157,7 @@ export const AgentConfigSchema = Schema.Struct({
   model: Schema.optionalWith(ModelConfig, { default: decodeDefaults(ModelConfig) }),
   system: Schema.optionalWith(Schema.String, { default: () => DEFAULT_SYSTEM }),
   watchdogTimeout: Schema.optionalWith(Seconds, { default: () => 120 }),
+  editorTimeout: Schema.optionalWith(Seconds, { default: () => 30 }),
   maxOutput: Schema.optionalWith(PositiveInt, { default: () => 16000 }),
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 50 }),
   theme: Schema.optionalWith(
@@ -211,6 +212,8 @@ export const keyDescriptions: Record<string, string> = {
   system: "The system prompt. A resumed or reloaded session continues under the one configured now.",
   watchdogTimeout:
     "Seconds the model may stay silent (before its first token or between two) before the turn is given up; a number or a string such as \"90s\" or \"2m\".",
+  editorTimeout:
+    "Under mm acp, seconds the editor may take to answer one request for a file or a terminal (fs/*, terminal/*) before that call fails with one line and the turn goes on.",
   maxOutput: "Characters of one tool result kept for the model; longer output keeps its head and tail.",
   maxSteps: "Model calls allowed in one turn.",
   permissions:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 
-import { type DroppedLine, guardLines, idOfHead } from "../../src/acp/LineGuard"
+import { answerIdOfHead, type DroppedLine, guardLines, idOfHead } from "../../src/acp/LineGuard"
 
 const through = async (chunks: ReadonlyArray<string>, max: number) => {
   const dropped: Array<DroppedLine> = []
@@ -41,6 +41,38 @@ describe("guardLines", () => {
     const { out, dropped } = await through(["ok\n", "x".repeat(50)], 10)
     expect(out).toBe("ok\n")
     expect(dropped).toEqual([{ id: undefined, bytes: 50 }])
+  })
+})
+
+describe("an answer to mm's own request over the limit", () => {
+  it("becomes an error answer with its id, so that the request fails at once", async () => {
+    const big = `{"jsonrpc":"2.0","id":12,"result":{"content":"${"z".repeat(60)}"}}`
+    const { out, dropped } = await through(["{\"id\":1}\n", big.slice(0, 20), `${big.slice(20)}\n`, "{\"id\":2}\n"], 40)
+    expect(dropped).toEqual([{ id: undefined, answerTo: 12, bytes: big.length }])
+    expect(out.split("\n")).toEqual([
+      "{\"id\":1}",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 12,
+        error: { code: -32603, message: `the answer was ${big.length} bytes, over mm's limit of 40` }
+      }),
+      "{\"id\":2}",
+      ""
+    ])
+  })
+
+  it("is replaced too when it is the last line, without a newline", async () => {
+    const { out } = await through([`{"id":"r","error":{"message":"${"e".repeat(50)}"}}`], 30)
+    expect(JSON.parse(out)).toMatchObject({ id: "r", error: { code: -32603 } })
+  })
+})
+
+describe("answerIdOfHead", () => {
+  it("reads the id of a response, whichever key comes first, and nothing of a request", () => {
+    expect(answerIdOfHead("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":\"abc")).toBe(4)
+    expect(answerIdOfHead("{\"result\":{\"id\":9},\"id\":\"x\"}")).toBe("x")
+    expect(answerIdOfHead("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x\"")).toBeUndefined()
+    expect(answerIdOfHead("{\"jsonrpc\":\"2.0\",\"id\":7,\"params\":{\"result\":1}")).toBeUndefined()
   })
 })
 

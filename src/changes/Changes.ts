@@ -6,10 +6,11 @@ import * as Effect from "effect/Effect"
 
 import { type ChangeRecord, type Message } from "../domain/Session"
 import { changesSince } from "../domain/Turns"
-import { removeLeftTempsBeside } from "../lib/DurableFiles"
+import { removeLeftTempsBeside, writeProjectFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { projectTarget, projectTargetOf } from "../lib/RealPath"
 import type { Conversation } from "../sessions/Conversation"
+import { Keeper } from "../sessions/Keeper"
 import { FileAccess, type FileAccessShape } from "../tools/FileAccess"
 import {
   type ChangeGroup,
@@ -23,7 +24,7 @@ import {
   textOf,
   TOO_LARGE
 } from "./ChangeGroups"
-import { Checkpoints, hashOf, writeFileAtomic } from "./Checkpoints"
+import { Checkpoints, hashOf, sweepProjectTemps } from "./Checkpoints"
 import { currentContent, editorWriter } from "./CurrentContent"
 import { type Deps, type Forget, forget, keep, now, persistFor, type Recorder, recorder } from "./Recorder"
 import { noteText, planLabel, type PlannedFile, type PlannedState, type UndoPlan, type UndoReport } from "./UndoPlan"
@@ -285,7 +286,7 @@ const restoreFile = (editor: FileAccessShape | undefined, file: PlannedFile): Ef
         return { _tag: "Deleted" } as const
       }
       fs.mkdirSync(path.dirname(file.file), { recursive: true })
-      writeFileAtomic(file.file, file.target)
+      writeProjectFileAtomic(file.file, file.target)
       return { _tag: "Restored" } as const
     } catch (cause) {
       return { _tag: "Left", reason: firstLineOf(cause) } as const
@@ -350,9 +351,16 @@ const apply = (deps: Deps): ChangesShape["apply"] =>
 
 // ---- the layer ----
 
-/** The change log over the checkpoints and the file access. */
+/**
+ * The change log over the checkpoints and the file access. Made by every façade as mm starts
+ * in the project (its current directory), it forks the removal of what a killed mm's writes
+ * left in the project's `.mm/`, so that the start does not wait for it.
+ */
 export const makeChanges = Effect.gen(function*() {
   const deps: Deps = { checkpoints: yield* Checkpoints, files: yield* FileAccess, shownWarnings: new Set<string>() }
+  const keeper = yield* Keeper
+  const cwd = process.cwd()
+  yield* Effect.forkDaemon(sweepProjectTemps(cwd, keeper.dirFor(cwd)))
   return {
     recorder: recorder(deps),
     forget: forget(deps),

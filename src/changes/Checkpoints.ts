@@ -5,11 +5,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-import { commitTemp, isTempName, STALE_TEMP_MS, tempNameFor, unlinkQuietly } from "../lib/DurableFiles"
+import { commitTemp, isTempName, STALE_TEMP_MS, sweepLeftTemps, tempNameFor, unlinkQuietly } from "../lib/DurableFiles"
 import { nodeCrypto } from "../lib/NodeModules"
 
 export { writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
+import { within } from "../lib/RealPath"
 
 /**
  * The contents of files before and after mm's file tools changed them, stored once each under
@@ -211,3 +212,19 @@ export const collectGarbage = (
   }
   return { dir, removed, freedBytes, kept }
 }
+
+/**
+ * What an mm killed in the middle of a write left in the project's `.mm/`, removed as mm
+ * starts: the temporary files of `tmp/` (the project's files being replaced), of
+ * `checkpoints/` (blobs) and of the sessions directory when it is in the project, whose
+ * writer's process is gone. A shared sessions directory elsewhere is left to the store's own
+ * sweep (an hour on). Asynchronous, and never fails: it is forked beside the start.
+ */
+export const sweepProjectTemps = Effect.fn("Checkpoints.sweepTemps")(
+  function*(cwd: string, sessionsDir: string | undefined) {
+    const dirs = [path.join(cwd, ".mm", "tmp"), checkpointsDirOf(cwd)]
+    if (sessionsDir !== undefined && within(cwd, sessionsDir)) dirs.push(sessionsDir)
+    const removed = yield* Effect.promise(() => Promise.all(dirs.map((dir) => sweepLeftTemps(dir))))
+    return removed.reduce((sum, count) => sum + count, 0)
+  }
+)

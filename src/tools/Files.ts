@@ -3,7 +3,7 @@ import * as path from "node:path"
 
 import * as Either from "effect/Either"
 
-import { removeLeftTempsBeside, writeFileAtomic } from "../lib/DurableFiles"
+import { removeLeftTempsBeside, writeProjectFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { realPathOf } from "../lib/RealPath"
 import { kindOf } from "./RegularRead"
@@ -144,16 +144,17 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
 
 /**
  * Writes a whole file on disk, creating missing parent directories, or says in one line why not.
- * Atomic (DurableFiles.writeFileAtomic): a failure, a full disk among them, leaves the file as it was.
+ * Atomic (DurableFiles.writeProjectFileAtomic, its temporary under the project's `.mm/tmp/`): a
+ * failure, a full disk among them, leaves the file as it was and no temporary file.
  */
 export const writeText = (file: string, shown: string, content: string): Either.Either<void, string> => {
   try {
     // written at its real target (the approval was asked for that one), never through a link swapped in since
     const real = realPathOf(file)
     fs.mkdirSync(path.dirname(real), { recursive: true })
-    // what an earlier write of this file left when mm was killed in the middle goes first
+    // what an earlier write of this file left beside it when mm was killed in the middle goes first
     removeLeftTempsBeside([real])
-    writeFileAtomic(real, Buffer.from(content, "utf8"))
+    writeProjectFileAtomic(real, Buffer.from(content, "utf8"))
     return Either.right(undefined)
   } catch (cause) {
     return Either.left(fileProblem(cause, shown))

@@ -172,3 +172,52 @@ describe("edit_file changes only the bytes it replaces", () => {
       expect(fs.readFileSync(file, "utf8")).toBe("a\nEND")
     }))
 })
+
+describe("write_file and edit_file leave no temporary file", () => {
+  /** Every temporary file of mm anywhere under `dir`, `.mm/` included. */
+  const tempsUnder = (dir: string): Array<string> =>
+    (fs.readdirSync(dir, { recursive: true }) as Array<string>).filter((name) => /\.\d+\.[0-9a-f]{8}\.tmp$/.test(name))
+
+  /** A project with the `.mm/` mm makes when it keeps sessions. */
+  const withRecords = () => {
+    const cwd = tempDir("mm-tools-litter-")
+    fs.mkdirSync(path.join(cwd, ".mm"), { mode: 0o700 })
+    return cwd
+  }
+
+  it.effect("on success: their temporary files went through .mm/tmp/, which is left empty", () =>
+    Effect.gen(function*() {
+      const cwd = withRecords()
+      expect((yield* call("write_file", { path: "src/a.txt", content: "one\ntwo\n" }, cwd)).failed).toBe(false)
+      expect((yield* call("edit_file", { path: "src/a.txt", old: "two", new: "TWO" }, cwd)).failed).toBe(false)
+      expect(fs.readFileSync(path.join(cwd, "src/a.txt"), "utf8")).toBe("one\nTWO\n")
+      expect(fs.readdirSync(path.join(cwd, ".mm", "tmp"))).toEqual([])
+      expect(tempsUnder(cwd)).toEqual([])
+    }))
+
+  it.effect("on failure (a directory nothing can be written in): the file as it was, no temporary file", () =>
+    Effect.gen(function*() {
+      const cwd = withRecords()
+      const locked = path.join(cwd, "locked")
+      fs.mkdirSync(locked)
+      fs.writeFileSync(path.join(locked, "c.txt"), "kept\n")
+      try {
+        execFileSync("chattr", ["+i", locked], { stdio: "pipe" })
+      } catch (cause) {
+        console.log(`skipped: cannot make a directory immutable here (${String(cause).trim()})`)
+        return
+      }
+      try {
+        const written = yield* call("write_file", { path: "locked/c.txt", content: "new\n" }, cwd)
+        const edited = yield* call("edit_file", { path: "locked/c.txt", old: "kept", new: "gone" }, cwd)
+        expect([written.failed, edited.failed]).toEqual([true, true])
+        expect(written.output).toMatch(/not permitted|permission denied/i)
+        expect(fs.readFileSync(path.join(locked, "c.txt"), "utf8")).toBe("kept\n")
+        // the temporary files were made (under .mm/tmp/) and removed again
+        expect(fs.readdirSync(path.join(cwd, ".mm", "tmp"))).toEqual([])
+        expect(tempsUnder(cwd)).toEqual([])
+      } finally {
+        execFileSync("chattr", ["-i", locked])
+      }
+    }))
+})

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, MmProcess, runMm, tempProject, withSessions } from "../../support/MmProcess"
+import { until } from "../../support/until"
 
 const sessionOf = (project: string) => {
   const dir = path.join(project, ".mm/sessions")
@@ -14,6 +15,14 @@ const sessionOf = (project: string) => {
 }
 
 const read = (project: string, file: string) => fs.readFileSync(path.join(project, file), "utf8")
+
+/** mm's temporary files in `dir` (none when it is missing). */
+const tempsIn = (dir: string): Array<string> =>
+  fs.existsSync(dir) ? fs.readdirSync(dir).filter((name) => /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/.test(name)) : []
+
+/** mm's temporary files anywhere under `dir`, `.mm/` included. */
+const tempsUnder = (dir: string): Array<string> =>
+  (fs.readdirSync(dir, { recursive: true }) as Array<string>).filter((name) => name.endsWith(".tmp"))
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex")
 
 /** A turn that edits a.txt, overwrites b.txt and creates c.txt, then answers "done". */
@@ -254,7 +263,7 @@ describe("/undo killed midway", () => {
       fs.closeSync(fd)
       return bytes.toString("utf8")
     }
-    const midway = () => head(names[0]) === "before" && fs.readdirSync(project).some((name) => name.endsWith(".tmp"))
+    const midway = () => head(names[0]) === "before" && tempsIn(path.join(project, ".mm", "tmp")).length > 0
     const deadline = Date.now() + 30_000
     while (Date.now() < deadline && !midway()) {
       await new Promise((resolve) => setImmediate(resolve))
@@ -278,6 +287,59 @@ describe("/undo killed midway", () => {
     const back = await runMm(project, ["/resume", "/undo", "y"])
     expect(back.all).toContain("↩️ undid undo of turn 1")
     names.forEach((name, i) => expect(fs.readFileSync(path.join(project, name), "utf8") === after(i)).toBe(true))
+  }, 120_000)
+
+  it("what an /undo killed in the middle of a write left is gone once mm starts again", async () => {
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true"]).map((line) =>
+        line === "  name: fake-model" ? `${line}\n  maxAnswerBytes: 33554432` : line
+      )
+    )
+    const names = Array.from({ length: 20 }, (_, i) => `f${String(i).padStart(2, "0")}.txt`)
+    const size = 512 * 1024
+    const before = (i: number) => `before ${i}\n`.padEnd(size - 1, "b") + "\n"
+    names.forEach((name, i) => fs.writeFileSync(path.join(project, name), before(i)))
+    server.push(
+      {
+        toolCalls: names.map((name, i) => ({
+          id: `w${i}`,
+          name: "write_file",
+          arguments: { path: name, content: `after ${i}\n`.padEnd(size - 1, "a") + "\n" }
+        }))
+      },
+      { text: "rewritten" }
+    )
+    const mm = new MmProcess(project)
+    mm.send("rewrite them")
+    await mm.waitFor("rewritten", 0, 60_000, "all")
+    mm.send("/undo")
+    await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000, "all")
+    mm.send("y")
+    // stopped while one of its files' temporary copy exists (else let go and watched again), then killed
+    const tmp = path.join(project, ".mm", "tmp")
+    const writing = () => tempsIn(tmp).length + tempsIn(project).length > 0
+    const pid = mm.child.pid!
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      while (!writing() && Date.now() < deadline) {
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      if (Date.now() >= deadline) throw new Error("no temporary file of the undo seen")
+      process.kill(pid, "SIGSTOP")
+      if (writing()) break
+      process.kill(pid, "SIGCONT")
+    }
+    mm.kill()
+    await mm.exited
+    // the litter: none among the project's files, one under .mm/tmp/
+    expect(tempsIn(project)).toEqual([])
+    expect(tempsIn(tmp).length).toBeGreaterThan(0)
+    // mm started again, and doing nothing, removes it
+    const next = new MmProcess(project)
+    await until(() => tempsUnder(project).length === 0, "the killed undo's temporary file to be removed", 30_000)
+    expect(await next.end()).toBe(0)
+    expect(tempsUnder(project)).toEqual([])
+    expect(tempsIn(tmp)).toEqual([])
   }, 120_000)
 
   it(

@@ -4,6 +4,8 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
+import { readRegularTextSync } from "../lib/RegularFiles"
+
 export interface Skill {
   readonly name: string
   readonly description: string
@@ -17,6 +19,8 @@ interface LoadedSkills {
 }
 
 const SKILL_FILE = "SKILL.md"
+/** A SKILL.md larger than this is not read: only its front matter is used. */
+const SKILL_MAX_BYTES = 1024 * 1024
 
 /** `~` and `~/…` are the home directory; other relative paths are relative to `cwd`. */
 const resolveSkillsDir = (dir: string, cwd: string, home: string): string =>
@@ -42,7 +46,7 @@ const readSkillFile = (
   if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.parsed
   let parsed: Either.Either<{ name: string; description: string }, string>
   try {
-    parsed = parseSkillFile(fs.readFileSync(file, "utf8"))
+    parsed = parseSkillFile(readRegularTextSync(file, SKILL_MAX_BYTES))
   } catch (cause) {
     parsed = Either.left(`cannot be read (${(cause as { code?: string }).code ?? String(cause)})`)
   }

@@ -4,6 +4,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { readRegularTextSync } from "../lib/RegularFiles"
 /**
  * Keys of a repository's own configuration with which git's reading commands run a program:
  * an fsmonitor (status, diff), an external diff or a diff driver's command or textconv (diff,
@@ -31,11 +32,11 @@ export const findRepository = (cwd: string): Repository | undefined => {
       return { top: dir, configs: [path.join(dotGit, "config")], hooks: path.join(dotGit, "hooks") }
     }
     if (stat?.isFile() === true) {
-      const gitDir = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGit, "utf8"))?.[1]
+      const gitDir = /^gitdir: (.+)$/m.exec(readRegularTextSync(dotGit, 64 * 1024))?.[1]
       if (gitDir === undefined) return { top: dir, configs: [dotGit], hooks: dotGit }
       const own = path.resolve(dir, gitDir.trim())
       const common = fs.existsSync(path.join(own, "commondir"))
-        ? path.resolve(own, fs.readFileSync(path.join(own, "commondir"), "utf8").trim())
+        ? path.resolve(own, readRegularTextSync(path.join(own, "commondir"), 64 * 1024).trim())
         : own
       return {
         top: dir,
@@ -47,10 +48,13 @@ export const findRepository = (cwd: string): Repository | undefined => {
   }
 }
 
-/** The text of a configuration file; "" when there is none; undefined when it cannot be read. */
+/** A repository's configuration larger than this is not read (git is then not taken as read-only). */
+const CONFIG_MAX_BYTES = 4 * 1024 * 1024
+
+/** The text of a configuration file; "" when there is none; undefined when it cannot be read (a FIFO, too large…). */
 const configText = (file: string): string | undefined => {
   try {
-    return fs.readFileSync(file, "utf8")
+    return readRegularTextSync(file, CONFIG_MAX_BYTES)
   } catch (cause) {
     return (cause as NodeJS.ErrnoException).code === "ENOENT" ? "" : undefined
   }

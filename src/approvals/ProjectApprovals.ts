@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 
 import { firstLineOf, squashed } from "../lib/OneLine"
 import { realPathOf } from "../lib/RealPath"
+import { readRegularTextSync } from "../lib/RegularFiles"
 import { bashTool } from "../tools/Bash"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
 import { builtinTools } from "../tools/Registry"
@@ -85,7 +86,7 @@ export const readProjectApprovals = (project: string, read: ReadCommand): Projec
     if (stat === undefined) return { _tag: "None", file }
     if (!stat.isFile()) return { _tag: "Refused", file, why: "is not a regular file" }
     if (stat.size > 1024 * 1024) return { _tag: "Refused", file, why: "is larger than 1 MiB" }
-    text = fs.readFileSync(file, "utf8")
+    text = readRegularTextSync(file, 1024 * 1024)
   } catch (cause) {
     return { _tag: "Refused", file, why: `cannot be read (${firstLineOf(cause)})` }
   }

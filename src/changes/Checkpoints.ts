@@ -11,6 +11,7 @@ import { nodeCrypto } from "../lib/NodeModules"
 export { writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
 import { within } from "../lib/RealPath"
+import { readRegularSync } from "../lib/RegularFiles"
 
 /**
  * The contents of files before and after mm's file tools changed them, stored once each under
@@ -92,7 +93,7 @@ export const putBlob = (dir: string, bytes: Uint8Array, hash: string = hashOf(by
 export const readBlobSync = (cwd: string, hash: string): Buffer | undefined => {
   if (!isBlobName(hash)) return undefined
   try {
-    const bytes = fs.readFileSync(path.join(checkpointsDirOf(cwd), hash))
+    const bytes = readRegularSync(path.join(checkpointsDirOf(cwd), hash), MAX_CHECKPOINT_BYTES)
     return hashOf(bytes) === hash ? bytes : undefined
   } catch {
     return undefined
@@ -140,7 +141,7 @@ export const makeCheckpoints = (): CheckpointsShape => {
     const file = path.join(checkpointsDirOf(cwd), hash)
     let bytes: Buffer
     try {
-      bytes = fs.readFileSync(file)
+      bytes = readRegularSync(file, MAX_CHECKPOINT_BYTES)
     } catch (cause) {
       const missing = (cause as { code?: unknown }).code === "ENOENT"
       return yield* new CheckpointError({

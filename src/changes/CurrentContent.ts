@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 
 import * as Effect from "effect/Effect"
 
+import { readRegularSync } from "../lib/RegularFiles"
 import type { FileAccessShape } from "../tools/FileAccess"
 import { MAX_CHECKPOINT_BYTES } from "./Checkpoints"
 
@@ -20,7 +21,7 @@ export const readCurrent = (file: string): { readonly bytes: Buffer | null; read
   if (stat === undefined) return { bytes: null, tooLarge: false }
   if (!stat.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EISDIR" })
   if (stat.size > MAX_CHECKPOINT_BYTES) return { bytes: null, tooLarge: true }
-  return { bytes: fs.readFileSync(file), tooLarge: false }
+  return { bytes: readRegularSync(file, MAX_CHECKPOINT_BYTES), tooLarge: false }
 }
 
 /**

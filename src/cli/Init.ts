@@ -8,6 +8,7 @@ import { configInputs } from "../config/Config"
 import { mergeConfigs } from "../config/ConfigMerge"
 import { defaultConfig } from "../config/ConfigSchema"
 import { recordTrust } from "../config/TrustStore"
+import { readRegularTextSync } from "../lib/RegularFiles"
 import { listedModels } from "../model/ServerProbe"
 import type { ExitCode } from "./Run"
 
@@ -90,7 +91,8 @@ export const ignoreMmDir = (cwd: string): boolean => {
   const file = path.join(cwd, ".gitignore")
   let text: string
   try {
-    text = fs.readFileSync(file, "utf8")
+    // a .gitignore that is not a regular file (a FIFO) is left alone: reading or appending would block
+    text = readRegularTextSync(file, 16 * 1024 * 1024)
   } catch {
     return false
   }

@@ -26,6 +26,7 @@ import * as path from "node:path"
 import { nodeChildProcesses } from "./NodeModules"
 import { forgetProcess, killProcessOnExit } from "./ProcessGroups"
 import { programPath } from "./Programs"
+import { readRegularTextSync } from "./RegularFiles"
 
 /** The root of the git work tree holding `dir` (the nearest folder with a `.git`), or undefined. */
 export const gitRoot = (dir: string): string | undefined => {
@@ -48,18 +49,10 @@ export const gitRoot = (dir: string): string | undefined => {
  * hold mm until something writes to it.
  */
 const readSmall = (file: string): string | undefined => {
-  let fd: number | undefined
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
-    const stat = fs.fstatSync(fd)
-    if (!stat.isFile() || stat.size > 4096) return undefined
-    const buffer = Buffer.alloc(stat.size)
-    const read = fs.readSync(fd, buffer, 0, stat.size, 0)
-    return buffer.toString("utf8", 0, read)
+    return readRegularTextSync(file, 4096)
   } catch {
     return undefined
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd)
   }
 }
 

@@ -2,6 +2,7 @@ import { isAscii } from "node:buffer"
 import * as NodePath from "node:path"
 
 import * as Durable from "../lib/DurableFiles"
+import { readRegularSync } from "../lib/RegularFiles"
 import { unreadable } from "./SessionCodec"
 import { type Fs, writeTemp } from "./SessionFileIO"
 import { FORK_PARTS, type HeadValue, LISTED } from "./SessionHead"
@@ -277,9 +278,12 @@ const indexText = (entries: DirCache): string => {
     : json
 }
 
+/** An index larger than this is not read (it is rebuilt): 10,000 sessions make about 3 MB. */
+const INDEX_MAX_BYTES = 256 * 1024 * 1024
+
 /** The index's text: latin1 when it is ASCII alone (as mm writes it), UTF-8 otherwise. */
 const readIndexText = (fs: Fs, file: string): string => {
-  const bytes = fs.readFileSync(file)
+  const bytes = readRegularSync(file, INDEX_MAX_BYTES, fs)
   return bytes.toString(isAscii(bytes) ? "latin1" : "utf8")
 }
 

@@ -1,8 +1,12 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { readRegularTextSync } from "../lib/RegularFiles"
+
 /** How many typed lines are kept, newest last. */
 const HISTORY_LIMIT = 1000
+/** A history file larger than this is not read (1,000 lines are far less). */
+const HISTORY_MAX_BYTES = 64 * 1024 * 1024
 
 /**
  * Lines typed at the prompt, oldest first. With a file (the project's `.mm/history`, mode
@@ -27,7 +31,7 @@ const parse = (text: string): Array<string> =>
 
 const readFile = (file: string): Array<string> => {
   try {
-    return parse(fs.readFileSync(file, "utf8"))
+    return parse(readRegularTextSync(file, HISTORY_MAX_BYTES))
   } catch {
     return []
   }

@@ -621,7 +621,7 @@ describe("FileSessionStore on disk", () => {
         const nextReads = next.readsSince()
         expect(yield* FileSessionStore.make({ fs: next.fs }).list(dir)).toEqual(cold)
         expect(nextReads()).toBe(0)
-        expect(next.calls).toContain(`readFileSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
+        expect(next.calls).toContain(`openSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
     it.effect("writes the index file once the listing is returned, once for the listings of one turn", () =>

@@ -6,10 +6,10 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { configFor, MmProcess, tempProject } from "../../support/MmProcess"
+import { configFor, MmProcess, runMm, tempProject, withSessions } from "../../support/MmProcess"
 
-/** Issue 44: no file a user attaches can stop mm from answering. */
-describe("nothing an attachment names freezes mm", () => {
+/** Issue 44: no file a user attaches, nor any file of the project mm reads itself, can stop mm from answering. */
+describe("no file mm reads can freeze it", () => {
   let server: FakeModelServer
   beforeAll(async () => {
     server = await startFakeModelServer()
@@ -50,5 +50,24 @@ describe("nothing an attachment names freezes mm", () => {
     expect(sent).toHaveLength(1)
     expect(sent[0].body.messages.at(-1).content).toBe("and @ok.txt?\n\n<file path=\"ok.txt\">\nfine\n</file>")
     for (const line of lines) expect(mm.stderr.split("\n").filter((l) => l === line)).toHaveLength(1)
+  })
+  it("a project whose own files are FIFOs (a skill, AGENTS.md, the sessions index, .gitignore) still gets answers", async () => {
+    const project = tempProject(withSessions(server.url))
+    fs.mkdirSync(path.join(project, ".mm", "skills", "deploy"), { recursive: true })
+    fs.mkdirSync(path.join(project, ".mm", "sessions"), { recursive: true })
+    for (const file of [".mm/skills/deploy/SKILL.md", "AGENTS.md", ".mm/sessions/.index.json", ".gitignore"]) {
+      execFileSync("mkfifo", [path.join(project, file)])
+    }
+    server.push({ text: "answered anyway" }, { text: "and again" })
+    const first = await runMm(project, [], ["-p", "hello"])
+    expect(first.stdout).toContain("answered anyway")
+    expect(first.code).toBe(0)
+    const next = await runMm(project, [], ["-p", "--continue", "again"])
+    expect(next.stdout).toContain("and again")
+    expect(next.code).toBe(0)
+    // mm init leaves a .gitignore it cannot read alone, instead of waiting to append to it
+    const init = await runMm(project, [], ["init", "--url", server.url, "--model", "fake-model", "--force"])
+    expect(init.code).toBe(0)
+    expect(fs.statSync(path.join(project, ".gitignore")).isFIFO()).toBe(true)
   })
 })

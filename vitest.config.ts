@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     setupFiles: ["test/support/setup.ts"],
+    // builds grep's and glob's worker from the source for the run
+    globalSetup: ["test/support/search-worker.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

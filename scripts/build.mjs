@@ -7,6 +7,8 @@ import { resolve } from "node:path"
 
 import { build } from "esbuild"
 
+import { buildSearchWorker } from "./search-worker.mjs"
+
 const pkg = JSON.parse(readFileSync("package.json", "utf8"))
 const common = {
   bundle: true,
@@ -115,6 +117,8 @@ await build({
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
+// grep's and glob's searches run in a worker thread of their own file, started with the first search
+await buildSearchWorker("dist/mm-search-worker.cjs", { minify: common.minify })
 await build({
   ...common,
   entryPoints: ["src/approvals/BashSyntax.ts"],

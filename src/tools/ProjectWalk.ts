@@ -1,7 +1,8 @@
 // The files of a folder as grep and glob see them: `.gitignore` rules respected (every
 // .gitignore from the project's root down, and .git/info/exclude), `.git/` and `.mm/` never
 // entered, symbolic links never followed, entries in name order. The walk gives the event
-// loop back every few hundred entries, so that a cancel is heard, and stops when told.
+// loop back every few hundred entries and stops when told (at the search's time limit).
+// `walkFiles` runs in the search worker (SearchWorker.ts), never on mm's main thread.
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -31,6 +32,12 @@ export const neverSearched = (cwd: string, start: string, shown: string): string
   const names = (inside ? relative : start).split(path.sep)
   const found = names.find((name) => NEVER.has(name))
   return found === undefined ? undefined : `${shown} is inside ${found}/, which is never searched`
+}
+
+/** How a path is shown: relative to the project when inside it, else whole. */
+export const shownPathOf = (cwd: string, file: string): string => {
+  const relative = path.relative(cwd, file)
+  return relative.startsWith("..") || path.isAbsolute(relative) ? file : relative.split(path.sep).join("/")
 }
 
 /** How many entries are looked at before the event loop is given back. */

@@ -119,8 +119,32 @@ export const secretFilesWith = (cwd: string, configured: PathTest | undefined): 
   }
 }
 
+/** What a test of secret files is made from: enough to make it again in grep's and glob's worker thread. */
+export interface SecretSource {
+  readonly cwd: string
+  readonly globs: ReadonlyArray<string>
+}
+
+/** The source of each test made by `secretFilesOf`, which a function alone cannot carry to another thread. */
+const sources = new WeakMap<(file: string) => boolean, SecretSource>()
+
+/** What the `test` of a `secretFilesOf` was made from; undefined for any other function. */
+export const secretSourceOf = (test: (file: string) => boolean): SecretSource | undefined => sources.get(test)
+
+const madeFrom = (files: SecretFiles, source: SecretSource): SecretFiles => {
+  sources.set(files.test, source)
+  return files
+}
+
 /** The secret files of the project `cwd`: the built-in names, and `globs` (the `secrets:` key) when there are any. */
 export const secretFilesOf = (cwd: string, globs: ReadonlyArray<string>): Effect.Effect<SecretFiles> =>
   globs.length === 0
-    ? Effect.succeed(secretFilesWith(cwd, undefined))
-    : Effect.map(Effect.promise(() => globsTest(globs)), (configured) => secretFilesWith(cwd, configured))
+    ? Effect.sync(() => madeFrom(secretFilesWith(cwd, undefined), { cwd, globs }))
+    : Effect.map(
+      Effect.promise(() => globsTest(globs)),
+      (configured) => madeFrom(secretFilesWith(cwd, configured), { cwd, globs })
+    )
+
+/** The test `secretFilesOf` made from `source`, made again (in the search worker). */
+export const secretTestOf = async (source: SecretSource): Promise<(file: string) => boolean> =>
+  secretFilesWith(source.cwd, source.globs.length === 0 ? undefined : await globsTest(source.globs)).test

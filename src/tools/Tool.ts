@@ -34,6 +34,8 @@ export interface ToolContext {
   /**
    * Whether a file met in a search's walk (absolute) looks secret, so that grep and glob leave
    * it out (SecretFiles.ts, with the configuration's `secrets:`); absent: the built-in names.
+   * It must be the `test` of a `secretFilesOf`: grep and glob make it again in their worker
+   * thread from what it was made of (any other function fails the call).
    */
   readonly secretFile?: (file: string) => boolean
   /** Puts a command's argv in the sandbox; absent: the command runs unconfined. */

@@ -40,7 +40,13 @@ export interface SearchSettings {
   readonly workerFile: string | undefined
 }
 
-let settings: SearchSettings = { stallMs: 1000, totalMs: 60_000, startMs: 10_000, workerFile: undefined }
+/** MM_SEARCH_STALL_MS: another stall limit in milliseconds (the tests that signal mm during a stuck search). */
+const stallFromEnv = (): number => {
+  const ms = Number(process.env.MM_SEARCH_STALL_MS)
+  return Number.isFinite(ms) && ms > 0 ? ms : 1000
+}
+
+let settings: SearchSettings = { stallMs: stallFromEnv(), totalMs: 60_000, startMs: 10_000, workerFile: undefined }
 
 /** Changes the settings (a test's shorter time limit, a worker that crashes); returns what puts them back. */
 export const tuneSearches = (changes: Partial<SearchSettings>): () => void => {

@@ -86,7 +86,7 @@ const withWholeEnv = (line: CommandLine, cwd: string): ReadonlyArray<string> =>
  * A command in the editor's terminal: `terminal/create` (shown live under the call),
  * `terminal/wait_for_exit` (with the call's timeout), `terminal/kill` on timeout or cancel, and
  * `terminal/release` always. The result is told as mm tells its own runs. Each request but
- * the wait has the editor's deadline; a kill or a release is sent, never waited for.
+ * the wait has the editor's deadline; a cancel's kill and the release are sent, never waited for.
  */
 const runInTerminal = (
   peer: Peer,
@@ -130,7 +130,10 @@ const runInTerminal = (
         )
         const timedOut = Either.isLeft(waited) && typeof waited.left !== "string"
         if (Either.isLeft(waited) && !timedOut) return yield* Effect.fail(String(waited.left))
-        if (timedOut) yield* sendAndForget(() => terminal.kill())
+        // past the command's timeout the kill is waited for (its deadline at most), so that the output asked next is final
+        if (timedOut) {
+          yield* Effect.ignore(askEditor(() => terminal.kill(), editorSeconds, "the editor could not kill it"))
+        }
         const output = yield* askEditor(
           () => terminal.currentOutput(),
           editorSeconds,

@@ -28,6 +28,16 @@ const onlySession = (project: string) => {
 const grepResult = (project: string) =>
   onlySession(project).messages.find((m: { role: string; tool_call_id?: string }) => m.tool_call_id === "g1")
 
+/** The REPL (piped), its first question's grep running and stuck. */
+const stuckInRepl = async (server: FakeModelServer) => {
+  const project = stuckProject(server)
+  server.push(catastrophic)
+  const mm = new MmProcess(project, [], STUCK)
+  mm.send("find the a's")
+  await mm.waitFor("⚙ grep", 0, 15_000, "stderr")
+  return { project, mm }
+}
+
 describe("signals during a grep stuck on its pattern", () => {
   let server: FakeModelServer
   beforeAll(async () => {
@@ -53,11 +63,7 @@ describe("signals during a grep stuck on its pattern", () => {
   }
 
   it("the REPL: SIGINT cancels the call and the next question is answered; SIGTERM then ends mm with 130", async () => {
-    const project = stuckProject(server)
-    server.push(catastrophic)
-    const mm = new MmProcess(project, [], STUCK)
-    mm.send("find the a's")
-    await mm.waitFor("⚙ grep", 0, 15_000, "stderr")
+    const { project, mm } = await stuckInRepl(server)
     mm.child.kill("SIGINT")
     await mm.waitFor("cancelled", 0, 15_000, "all")
     server.push({ text: "still answering" })
@@ -77,11 +83,7 @@ describe("signals during a grep stuck on its pattern", () => {
   })
 
   it("the REPL: SIGHUP (the terminal closed) ends mm with 130, the question and the call saved", async () => {
-    const project = stuckProject(server)
-    server.push(catastrophic)
-    const mm = new MmProcess(project, [], STUCK)
-    mm.send("find the a's")
-    await mm.waitFor("⚙ grep", 0, 15_000, "stderr")
+    const { project, mm } = await stuckInRepl(server)
     mm.child.kill("SIGHUP")
     expect(await mm.exited).toBe(130)
     const session = onlySession(project)

@@ -227,24 +227,27 @@ describe("/undo killed midway", () => {
   })
   afterAll(() => server.close())
 
-  it("a SIGKILL during /undo leaves each file whole, either as before or as after", async () => {
-    // 12 MB of tool arguments in one answer: more than model.maxAnswerBytes allows by default
+  /**
+   * A project of `count` files of `size` bytes that one turn rewrites whole, and mm at the
+   * question of its `/undo`, answered yes: the undo is under way when this returns.
+   */
+  const undoUnderWay = async (count: number, size: number, name: (i: number) => string) => {
+    // MBs of tool arguments in one answer: more than model.maxAnswerBytes allows by default
     const project = tempProject(
       configFor(server.url, ["sessions:", "  enabled: true"]).map((line) =>
         line === "  name: fake-model" ? `${line}\n  maxAnswerBytes: 33554432` : line
       )
     )
-    const names = Array.from({ length: 12 }, (_, i) => `big${i}.txt`)
-    const size = 1024 * 1024
+    const names = Array.from({ length: count }, (_, i) => name(i))
     const before = (i: number) => `before ${i}\n`.padEnd(size - 1, "b") + "\n"
     const after = (i: number) => `after ${i}\n`.padEnd(size - 1, "a") + "\n"
-    names.forEach((name, i) => fs.writeFileSync(path.join(project, name), before(i)))
+    names.forEach((file, i) => fs.writeFileSync(path.join(project, file), before(i)))
     server.push(
       {
-        toolCalls: names.map((name, i) => ({
+        toolCalls: names.map((file, i) => ({
           id: `w${i}`,
           name: "write_file",
-          arguments: { path: name, content: after(i) }
+          arguments: { path: file, content: after(i) }
         }))
       },
       { text: "rewritten" }
@@ -255,6 +258,11 @@ describe("/undo killed midway", () => {
     mm.send("/undo")
     await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000, "all")
     mm.send("y")
+    return { project, names, before, after, mm }
+  }
+
+  it("a SIGKILL during /undo leaves each file whole, either as before or as after", async () => {
+    const { project, names, before, after, mm } = await undoUnderWay(12, 1024 * 1024, (i) => `big${i}.txt`)
     // kill once the first file is restored, as soon as another one's temporary copy appears
     const head = (name: string) => {
       const fd = fs.openSync(path.join(project, name), "r")
@@ -290,31 +298,7 @@ describe("/undo killed midway", () => {
   }, 120_000)
 
   it("what an /undo killed in the middle of a write left is gone once mm starts again", async () => {
-    const project = tempProject(
-      configFor(server.url, ["sessions:", "  enabled: true"]).map((line) =>
-        line === "  name: fake-model" ? `${line}\n  maxAnswerBytes: 33554432` : line
-      )
-    )
-    const names = Array.from({ length: 20 }, (_, i) => `f${String(i).padStart(2, "0")}.txt`)
-    const size = 512 * 1024
-    const before = (i: number) => `before ${i}\n`.padEnd(size - 1, "b") + "\n"
-    names.forEach((name, i) => fs.writeFileSync(path.join(project, name), before(i)))
-    server.push(
-      {
-        toolCalls: names.map((name, i) => ({
-          id: `w${i}`,
-          name: "write_file",
-          arguments: { path: name, content: `after ${i}\n`.padEnd(size - 1, "a") + "\n" }
-        }))
-      },
-      { text: "rewritten" }
-    )
-    const mm = new MmProcess(project)
-    mm.send("rewrite them")
-    await mm.waitFor("rewritten", 0, 60_000, "all")
-    mm.send("/undo")
-    await mm.waitFor("undo turn 1? [y]es [n]o: ", 0, 60_000, "all")
-    mm.send("y")
+    const { project, mm } = await undoUnderWay(20, 512 * 1024, (i) => `f${String(i).padStart(2, "0")}.txt`)
     // stopped while one of its files' temporary copy exists (else let go and watched again), then killed
     const tmp = path.join(project, ".mm", "tmp")
     const writing = () => tempsIn(tmp).length + tempsIn(project).length > 0

@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import { searchDescription } from "./Describe"
 import { fileProblem, resolvePath } from "./Files"
 import { neverSearched } from "./ProjectWalk"
+import { kindOf } from "./RegularRead"
 import { runSearch, secretsFor } from "./SearchRunner"
 import { failure, GLOB_MAX_PATHS, type ToolContext, type ToolResult } from "./Tool"
 import { NonBlankText, optional, withoutEmptyText } from "./ToolArguments"
@@ -29,7 +30,10 @@ const glob = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
   const refused = neverSearched(ctx.cwd, start, shownStart)
   if (refused !== undefined) return Effect.succeed(failure(refused))
   try {
-    if (!fs.statSync(start).isDirectory()) return Effect.succeed(failure(`${shownStart} is a file, not a folder`))
+    const stat = fs.statSync(start)
+    if (!stat.isDirectory()) {
+      return Effect.succeed(failure(`${shownStart} is ${stat.isFile() ? "a file" : kindOf(stat)}, not a folder`))
+    }
   } catch (cause) {
     return Effect.succeed(failure(fileProblem(cause, shownStart).replace("no such file", "no such folder")))
   }

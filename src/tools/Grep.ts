@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 
 import { firstLineOf } from "../lib/OneLine"
 import { searchDescription } from "./Describe"
-import { fileProblem, resolvePath } from "./Files"
+import { fileProblem, notRegularOnDisk, resolvePath } from "./Files"
 import { neverSearched } from "./ProjectWalk"
 import { runSearch, secretsFor } from "./SearchRunner"
 import { failure, GREP_MAX_MATCHES, type ToolContext, type ToolResult } from "./Tool"
@@ -49,6 +49,9 @@ const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
   } catch (cause) {
     return Effect.succeed(failure(fileProblem(cause, shownStart).replace("no such file", "no such file or folder")))
   }
+  // a FIFO, a device or a socket named as the path: one line, never handed to the search
+  const special = stat.isDirectory() ? undefined : notRegularOnDisk(start, shownStart)
+  if (special !== undefined) return Effect.succeed(failure(special))
   const secrets = secretsFor(ctx)
   if (typeof secrets === "string") return Effect.succeed(failure(`grep failed: ${secrets}`))
   return runSearch({

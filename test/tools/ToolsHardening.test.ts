@@ -42,6 +42,25 @@ describe("read_file reads regular files only, and no more than it can return", (
       expect(edit.failed).toBe(true)
     }))
 
+  it.effect("grep and glob given a FIFO, a device or a socket as their path refuse it in one line", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-tools-hard-")
+      execFileSync("mkfifo", [path.join(cwd, "pipe")])
+      fs.symlinkSync("/dev/zero", path.join(cwd, "zero"))
+      expect(yield* call("grep", { pattern: "x", path: "pipe" }, cwd)).toEqual({
+        output: "pipe is a named pipe (FIFO); the file tools read regular files only",
+        failed: true
+      })
+      expect(yield* call("grep", { pattern: "x", path: "zero" }, cwd)).toEqual({
+        output: "zero is a character device; the file tools read regular files only",
+        failed: true
+      })
+      expect(yield* call("glob", { pattern: "*", path: "pipe" }, cwd)).toEqual({
+        output: "pipe is a named pipe (FIFO), not a folder",
+        failed: true
+      })
+    }))
+
   it.effect("a symbolic link to a device is refused like the device", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-tools-hard-")

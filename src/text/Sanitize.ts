@@ -49,11 +49,33 @@ export const sanitizeProse = (text: string): string =>
 const CSI = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]/g
 
 /**
+ * The carriage returns of `text` as a terminal would leave them, in one pass (a run of them
+ * is looked at once, however long): a run before a newline is dropped, every other one starts
+ * a new line, and the one that ends the text is dropped.
+ */
+const carriageReturns = (text: string): string => {
+  let at = text.indexOf("\r")
+  if (at < 0) return text
+  const parts: Array<string> = []
+  let from = 0
+  while (at >= 0) {
+    let end = at
+    while (text.charCodeAt(end) === 13) end++
+    parts.push(text.slice(from, at))
+    if (end === text.length) parts.push("\n".repeat(end - at - 1))
+    else if (text.charCodeAt(end) !== 10) parts.push("\n".repeat(end - at))
+    from = end
+    at = text.indexOf("\r", end)
+  }
+  parts.push(text.slice(from))
+  return parts.join("")
+}
+
+/**
  * A command's output as the terminal shows it while a tool runs: what a terminal would act on
  * and not show — whole CSI sequences (a build's colours, a progress bar's cursor moves) and the
  * carriage return of a CRLF or a redrawn line — is dropped; every other control, escape or
  * invisible character is made visible as `sanitize` does. Output is information, not a command
  * about to run: `sanitize` alone is for what the user decides on.
  */
-export const sanitizeOutput = (text: string): string =>
-  sanitize(text.replace(CSI, "").replace(/\r+\n/g, "\n").replace(/\r(?=[^\n])/g, "\n").replace(/\r+$/, ""))
+export const sanitizeOutput = (text: string): string => sanitize(carriageReturns(text.replace(CSI, "")))

@@ -87,4 +87,13 @@ describe("a command's output, as shown while it runs", () => {
     expect(sanitizeOutput("a\u001b]0;title\u0007b")).toBe("a\\x1b]0;title\\x07b")
     expect(sanitizeOutput("x\u202ey")).toBe("x\\u202ey")
   })
+
+  // a chunk of a million carriage returns held a regular expression for minutes
+  it("reads a long run of carriage returns at once, as a short one", () => {
+    const run = "\r".repeat(1_000_000)
+    expect(sanitizeOutput(run)).toBe("\n".repeat(999_999))
+    expect(sanitizeOutput(`${run}\n`)).toBe("\n")
+    expect(sanitizeOutput(`a${run}x\r\r\ny\r`)).toBe(`a${"\n".repeat(1_000_000)}x\ny`)
+    expect(sanitizeOutput("a\r\rb\r\r")).toBe("a\n\nb\n")
+  })
 })

@@ -4,10 +4,15 @@ export interface McpContent {
   readonly [key: string]: unknown
 }
 
+/** How many `=` end `base64` (its padding), counted from the end. */
+const padding = (base64: string): number => {
+  let end = base64.length
+  while (end > 0 && base64.charCodeAt(end - 1) === 61) end--
+  return base64.length - end
+}
+
 const size = (base64: unknown): string =>
-  typeof base64 === "string"
-    ? `, ${Math.floor((base64.length * 3) / 4) - (base64.match(/=+$/)?.[0].length ?? 0)} bytes`
-    : ""
+  typeof base64 === "string" ? `, ${Math.floor((base64.length * 3) / 4) - padding(base64)} bytes` : ""
 
 /** Non-text content, described in one line the model can read. */
 const describeContent = (block: McpContent): string => {
@@ -16,7 +21,7 @@ const describeContent = (block: McpContent): string => {
     case "audio":
       return `[${block.type}: ${String(block.mimeType ?? "unknown type")}${size(block.data)}]`
     case "resource_link":
-      return `[resource link: ${String(block.name ?? "")} ${String(block.uri ?? "")}]`.replace(/\s+]/, "]")
+      return `[resource link: ${[String(block.name ?? "").trim(), String(block.uri ?? "").trim()].join(" ").trim()}]`
     case "resource": {
       const resource = (block.resource ?? {}) as Record<string, unknown>
       if (typeof resource.text === "string") return resource.text

@@ -92,6 +92,20 @@ describe("results", () => {
     expect(resultText({ content: [] })).toBe("(no output)")
     expect(resultText({ content: [], structuredContent: { rows: 2 } })).toBe("{\"rows\":2}")
   })
+
+  // a server's reply of a million characters took a quadratic regular expression minutes
+  it("describe a megabyte of padding or of spaces at once", () => {
+    const padded = "=".repeat(1_000_000) + "A"
+    expect(resultText({ content: [{ type: "image", data: padded, mimeType: "image/png" }] })).toBe(
+      "[image: image/png, 750000 bytes]"
+    )
+    expect(resultText({ content: [{ type: "resource", resource: { uri: "u", blob: "QUJD".repeat(250_000) + "==" } }] }))
+      .toBe("[resource: u (binary, 749999 bytes)]")
+    expect(resultText({ content: [{ type: "resource_link", name: " ".repeat(1_000_000) + "x", uri: "u " }] })).toBe(
+      "[resource link: x u]"
+    )
+    expect(resultText({ content: [{ type: "resource_link", name: "a.txt", uri: "" }] })).toBe("[resource link: a.txt]")
+  })
 })
 
 describe("mcpServers in agent.yaml", () => {

@@ -12,10 +12,12 @@ import { readRegularTextSync } from "../lib/RegularFiles"
  * signature check (log.showSignature, gpg.program), a partial clone's lazy fetch, hooks kept
  * elsewhere (`core.hooksPath`). An include may hold any of them. A key may follow its
  * section's header on the same line (`[core] fsmonitor = …`). The user's own configuration is
- * theirs; the repository's may come with the project.
+ * theirs; the repository's may come with the project. A line's indentation is spaces and tabs
+ * only (as git reads it; `^` starts a line after `\r` too): a `\s*` there would run over every
+ * blank line after each line start, in time quadratic in a configuration of blank lines.
  */
 const RUNS_PROGRAMS =
-  /^\s*(?:\[[^\]\n]*\]\s*)?(?:\[\s*include|(fsmonitor|external|command|textconv|clean|smudge|process|showsignature|program|partialclone|promisor|hookspath)\s*(?:=|$))/im
+  /^[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:\[\s*include|(fsmonitor|external|command|textconv|clean|smudge|process|showsignature|program|partialclone|promisor|hookspath)\s*(?:=|$))/im
 
 /** The repository holding `cwd`: its top (the work tree's), its configuration files and its hooks' directory. */
 export interface Repository {

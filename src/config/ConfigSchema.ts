@@ -13,13 +13,17 @@ import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./Sandbox
 
 const unitSeconds: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 }
 
-const durationPattern = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/
+/**
+ * A duration once trimmed (`trim` drops what `\s` matches): with a `\s*` on either side of the
+ * optional unit, a long run of spaces before a wrong character took time quadratic in its length.
+ */
+const durationPattern = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/
 
 /** Seconds, written as a number or as a string such as "90s", "2m", "1h", "500ms". */
 const Seconds = Schema.transformOrFail(Schema.Unknown, Schema.Number, {
   strict: true,
   decode: (input, _, ast) => {
-    const match = typeof input === "string" ? durationPattern.exec(input) : null
+    const match = typeof input === "string" ? durationPattern.exec(input.trim()) : null
     const seconds = typeof input === "number"
       ? input
       : match === null

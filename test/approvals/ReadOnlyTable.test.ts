@@ -684,4 +684,18 @@ describe("git and the repository around the project (a breaking pass)", () => {
     fs.writeFileSync(path.join(dir, ".git", "hooks", "post-index-change"), "#!/bin/sh\n", { mode: 0o755 })
     expect(keyOf("git status", dir)).toMatch(/post-index-change hook/)
   })
+
+  // a megabyte of blank lines held a regular expression for minutes (quadratic in their number)
+  it("a configuration of a million blank lines is read at once, and a key after them is found", () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-blank-")))
+    gitIn(dir, "init", "-q")
+    const config = path.join(dir, ".git", "config")
+    const before = fs.readFileSync(config, "utf8")
+    fs.writeFileSync(config, before + "\n".repeat(1_000_000))
+    expect(keyOf("git status", dir)).toBe("git status")
+    fs.writeFileSync(config, `${before}${"\n".repeat(1_000_000)}[diff "x"]\r\n \t textconv = cat\n`)
+    expect(keyOf("git status", dir)).toMatch(/names a program git may run \(textconv\)/)
+    fs.writeFileSync(config, `${before}${" \n".repeat(500_000)}[core]\t\tfsmonitor\n`)
+    expect(keyOf("git status", dir)).toMatch(/\(fsmonitor\)/)
+  })
 })

@@ -158,6 +158,12 @@ describe("configuration", () => {
       "/p/agent.yaml: watchdogTimeout (line 1, column 18): expected a positive duration such as 90, \"90s\" or \"2m\", got \"2x\""
     )
     expect(bad("- a\n- b\n")).toBe("/p/agent.yaml: expected a mapping of keys at the top level")
+    // a million spaces before a wrong unit held the duration's regular expression for minutes
+    expect(bad(`watchdogTimeout: "1${" ".repeat(1_000_000)}x"\n`)).toMatch(
+      /^\/p\/agent\.yaml: watchdogTimeout \(line 1, column 18\): expected a positive duration/
+    )
+    expect(Either.getOrThrow(parseConfig(`watchdogTimeout: "\t1${" ".repeat(1_000_000)}m "`, "f")).watchdogTimeout)
+      .toBe(60)
     for (const text of ["watchdogTimeout: -1\n", "model:\n  nmae: x\n", "maxSteps: 0\n"]) {
       expect(bad(text)).not.toContain("\n")
     }

@@ -16,8 +16,24 @@ const shownUri = (uri: string): string => {
   }
 }
 
-const glue = (left: string, right: string): string =>
-  left === "" || right === "" || /\s$/.test(left) || /^\s/.test(right) ? left + right : `${left} ${right}`
+/**
+ * Text put together from pieces, a space between two where neither side has whitespace: the
+ * pieces are kept and joined once, and only the last character is looked at, so that a prompt
+ * of many blocks is put together in time linear in its size.
+ */
+const glued = () => {
+  const parts: Array<string> = []
+  let last = ""
+  return {
+    add: (right: string) => {
+      if (right === "") return
+      if (last !== "" && !/\s/.test(last) && !/^\s/.test(right)) parts.push(" ")
+      parts.push(right)
+      last = right[right.length - 1]
+    },
+    text: () => parts.join("")
+  }
+}
 
 /**
  * The question a prompt asks, as one text: text blocks and links inline, the contents of
@@ -29,45 +45,45 @@ export const promptText = (
   selections: ReadonlyMap<string, string> = new Map(),
   cwd: string = process.cwd()
 ): string => {
-  let inline = ""
+  const inline = glued()
   const context: Array<string> = []
   for (const block of blocks) {
     switch (block.type) {
       case "text":
-        inline = glue(inline, block.text)
+        inline.add(block.text)
         break
       case "resource_link": {
         const selection = selectionOf(block.uri)
         const lines = selections.get(block.uri)
         if (selection === undefined) {
-          inline = glue(inline, `@${shownUri(block.uri)}`)
+          inline.add(`@${shownUri(block.uri)}`)
           break
         }
         const label = selectionLabel(selection, cwd)
-        inline = glue(inline, `@${label}`)
+        inline.add(`@${label}`)
         if (lines !== undefined) context.push(`<context ref="${label}">\n${lines}\n</context>`)
         break
       }
       case "resource": {
         const uri = shownUri(block.resource.uri)
         if ("text" in block.resource) {
-          inline = glue(inline, `@${uri}`)
+          inline.add(`@${uri}`)
           context.push(`<context ref="${uri}">\n${block.resource.text}\n</context>`)
         } else {
-          inline = glue(inline, `@${uri} (binary content not included)`)
+          inline.add(`@${uri} (binary content not included)`)
         }
         break
       }
       case "image":
         // sent beside the text (promptImages), or said not to be
-        if (!isSentImageType(block.mimeType)) inline = glue(inline, `(image of type ${block.mimeType} not included)`)
+        if (!isSentImageType(block.mimeType)) inline.add(`(image of type ${block.mimeType} not included)`)
         break
       case "audio":
-        inline = glue(inline, `(audio not included: mm reads text only)`)
+        inline.add(`(audio not included: mm reads text only)`)
         break
     }
   }
-  return [inline, ...context].filter((part) => part.trim() !== "").join("\n\n")
+  return [inline.text(), ...context].filter((part) => part.trim() !== "").join("\n\n")
 }
 
 /** The images of a prompt that mm sends (png, jpeg, gif, webp, within the size cap), and lines for the others. */

@@ -50,9 +50,20 @@ export const forEditor = (name: string, described: CallDescription, cwd: string)
   }))
 })
 
+/** The longest run of backticks in `text`, at least 2 (counted in a loop: a spread of every run overflows the stack). */
+const longestBackticks = (text: string): number => {
+  let longest = 2
+  for (let at = text.indexOf("`"); at >= 0; at = text.indexOf("`", at)) {
+    const start = at
+    while (text.charCodeAt(at) === 96) at++
+    longest = Math.max(longest, at - start)
+  }
+  return longest
+}
+
 /** A fence longer than any run of backticks in `text`, so the command shows verbatim. */
 const fenced = (text: string, info: string): string => {
-  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length))
+  const longest = longestBackticks(text)
   const fence = "`".repeat(longest + 1)
   return `${fence}${info}\n${text.replace(/\n$/, "")}\n${fence}`
 }

@@ -1,9 +1,20 @@
 import type { Message, Session } from "../domain/Session"
 import { userMessageKind } from "./UserMessages"
 
+/** The longest run of backticks in `text`, at least 2 (counted in a loop: a spread of every run overflows the stack). */
+const longestBackticks = (text: string): number => {
+  let longest = 2
+  for (let at = text.indexOf("`"); at >= 0; at = text.indexOf("`", at)) {
+    const start = at
+    while (text.charCodeAt(at) === 96) at++
+    longest = Math.max(longest, at - start)
+  }
+  return longest
+}
+
 /** A fence longer than any run of backticks in `text`, so the block cannot be closed early. */
 const fence = (text: string, info = ""): string => {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length))
+  const longest = longestBackticks(text)
   const ticks = "`".repeat(longest + 1)
   return `${ticks}${info}\n${text.replace(/\n$/, "")}\n${ticks}`
 }

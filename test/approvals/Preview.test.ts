@@ -22,6 +22,15 @@ const project = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-
 const texts = (lines: ReturnType<typeof previewLines>) => lines.map((l) => l.text)
 
 describe("a tool's preview", () => {
+  // 200,000 runs of backticks spread into Math.max overflowed the stack (RangeError): the
+  // editor's permission request for a 400 KB command failed
+  it("bash, for an editor: a fence longer than the longest of 200,000 runs of backticks", () => {
+    const command = "`a".repeat(200_000) + "````b"
+    expect(previewContent(previewNow("bash", { command }, "/p"))).toEqual([
+      { type: "content", content: { type: "text", text: `\`\`\`\`\`sh\n${command}\n\`\`\`\`\`` } }
+    ])
+  })
+
   it("bash: every line of the command, and its timeout", () => {
     const command = "cat > deploy.sh <<'EOF'\nset -e\nnpm ci\nnpm run build\ncurl -s https://x.example | sh\nEOF"
     const preview = previewNow("bash", { command, timeout: 30 }, "/p")

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "@effect/vitest"
+
+import { sessionMarkdown } from "../../src/text/SessionMarkdown"
+import { sessionOf } from "../support/store-fixtures"
+
+describe("a session as Markdown", () => {
+  // a 400 KB command of 200,000 runs of backticks: spreading every run's length into
+  // Math.max overflowed the stack (RangeError), and `mm sessions show` failed
+  it("fences a command of 200,000 runs of backticks longer than its longest", () => {
+    const command = "`a".repeat(200_000) + "```b"
+    const markdown = sessionMarkdown(sessionOf([
+      { role: "user", content: "q1" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: JSON.stringify({ command }) } }]
+      },
+      { role: "tool", tool_call_id: "c1", content: "``ok" }
+    ]))
+    expect(markdown).toContain(`\`\`\`\`sh\n${command}\n\`\`\`\``)
+    expect(markdown).toContain("Output:\n\n```text\n``ok\n```")
+  })
+})

@@ -23,18 +23,45 @@ const wasmFiles = (): { readonly runtime: string; readonly grammar: string } => 
   }
 }
 
-/** Loads the parser; `parse` hands the tree's root to `read` and frees the tree after. */
+/**
+ * Loads the parser; `parse` hands the tree's root to `read` and frees the tree after. When the
+ * parser throws (tree-sitter's WebAssembly aborts when a pathological command exhausts its
+ * memory, and the parser that aborted fails every later parse), `parse` throws, and the next
+ * call builds a new parser: one command cannot stop every later one from being read.
+ */
 export const loadBashSyntax = async (): Promise<
   { readonly parse: <A>(command: string, read: (root: SyntaxNode) => A) => A }
 > => {
   const files = wasmFiles()
-  await Parser.init({ locateFile: () => files.runtime })
+  // an abort is thrown to the caller: nothing is printed on mm's screen
+  await Parser.init({ locateFile: () => files.runtime, printErr: () => undefined })
   const bash = await Language.load(files.grammar)
-  const parser = new Parser()
-  parser.setLanguage(bash)
+  let current: Parser | undefined
+  const parserNow = (): Parser => {
+    if (current !== undefined) return current
+    const parser = new Parser()
+    parser.setLanguage(bash)
+    current = parser
+    return parser
+  }
+  const drop = (parser: Parser) => {
+    current = undefined
+    try {
+      parser.delete()
+    } catch {
+      // an aborted parser may not free itself: it is forgotten all the same
+    }
+  }
   return {
     parse: (command, read) => {
-      const tree = parser.parse(command)
+      const parser = parserNow()
+      let tree: ReturnType<Parser["parse"]>
+      try {
+        tree = parser.parse(command)
+      } catch (cause) {
+        drop(parser)
+        throw cause
+      }
       if (tree === null) throw new Error("the bash parser returned nothing")
       try {
         return read(tree.rootNode)

@@ -144,13 +144,32 @@ const noParser = (why: string): CommandReader => ({
   read: () => unresolved(`the bash parser could not be loaded (${why})`)
 })
 
+/**
+ * A longer command is not parsed: tree-sitter's time grows faster than the command on some
+ * shapes (a chain of 16 KB of `a | ` takes a third of a second, 64 KB aborts its WebAssembly),
+ * and a command this long is rarely read-only. It is asked as it is, as any command the
+ * classifier cannot resolve. The classify bench's 2 KB commands are well inside it.
+ */
+export const PARSED_MAX_BYTES = 8 * 1024
+
 let loading: Promise<CommandReader> | undefined
 
 /** The reader, loading the parser the first time (a few tens of milliseconds); never fails. */
 export const loadCommandReader = (): Promise<CommandReader> => (loading ??= import("./BashSyntax").then(
   async ({ loadBashSyntax }) => {
     const syntax = await loadBashSyntax()
-    return { read: (command: string) => syntax.parse(command, (root) => readCommandTree(root, command)) }
+    return {
+      read: (command: string) => {
+        const bytes = Buffer.byteLength(command)
+        if (bytes > PARSED_MAX_BYTES) return unresolved(`too long to check (${bytes} bytes)`)
+        try {
+          return syntax.parse(command, (root) => readCommandTree(root, command))
+        } catch (cause) {
+          const message = cause instanceof Error ? cause.message : String(cause)
+          return unresolved(`the bash parser failed on it (${message.split(/\. |\n/)[0]})`)
+        }
+      }
+    }
   },
   (cause: unknown) => noParser(cause instanceof Error ? cause.message : String(cause))
 ).catch((cause: unknown) => noParser(cause instanceof Error ? cause.message : String(cause))))

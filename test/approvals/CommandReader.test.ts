@@ -1,6 +1,8 @@
-import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it, vi } from "@effect/vitest"
+import { Parser } from "web-tree-sitter"
 
-import { type CommandReader, loadCommandReader } from "../../src/approvals/CommandReader"
+import { classifyCommand } from "../../src/approvals/ApprovalScope"
+import { type CommandReader, loadCommandReader, PARSED_MAX_BYTES } from "../../src/approvals/CommandReader"
 
 let reader: CommandReader
 beforeAll(async () => {
@@ -69,4 +71,45 @@ describe("CommandReader reads words only when every part is literal", () => {
       if (reading._tag === "Unresolved") expect(reading.reason).toMatch(reason)
     })
   }
+})
+
+describe("no command stops the classifier from reading the next one", () => {
+  // 100 KB of `a | `: tree-sitter's WebAssembly aborted on it after seconds, and every later
+  // parse in the process failed with it
+  it("a command over the size limit is asked as it is, with why, and the next one is read", () => {
+    const command = "a | ".repeat(25_000)
+    expect(classifyCommand(reader.read, command, process.cwd())).toEqual({
+      _tag: "ExactOnly",
+      reason: "too long to check (100000 bytes)"
+    })
+    expect(reader.read("git log -n 3")).toEqual({ _tag: "Simple", words: ["git", "log", "-n", "3"] })
+  })
+
+  it("the limit is in bytes, and a command just within it is parsed", () => {
+    const within = `ls ${"a".repeat(PARSED_MAX_BYTES - 3)}`
+    expect(reader.read(within)).toEqual({ _tag: "Simple", words: ["ls", "a".repeat(PARSED_MAX_BYTES - 3)] })
+    const over = `ls ${"é".repeat(PARSED_MAX_BYTES / 2)}`
+    expect(reader.read(over)).toEqual({
+      _tag: "Unresolved",
+      reason: `too long to check (${PARSED_MAX_BYTES + 3} bytes)`
+    })
+  })
+
+  it("when the parser throws, the command is asked with why, and a new parser reads the next one", () => {
+    const used: Array<Parser> = []
+    const parse = Parser.prototype.parse
+    const spy = vi.spyOn(Parser.prototype, "parse").mockImplementation(function(this: Parser, ...args) {
+      used.push(this)
+      if (used.length === 1) throw new WebAssembly.RuntimeError("Aborted(). Build with -sASSERTIONS for more info.")
+      return parse.apply(this, args)
+    })
+    try {
+      expect(reader.read("ls -la")).toEqual({ _tag: "Unresolved", reason: "the bash parser failed on it (Aborted())" })
+      expect(reader.read("ls -la")).toEqual({ _tag: "Simple", words: ["ls", "-la"] })
+      expect(used).toHaveLength(2)
+      expect(used[1]).not.toBe(used[0])
+    } finally {
+      spy.mockRestore()
+    }
+  })
 })

@@ -133,9 +133,23 @@ export const stateOf = (
 
 /** SIGXFSZ's exit status through bash (128 + 25): a process wrote past the file-size limit. */
 const FILE_SIZE_STATUS = /^(exit code 153|killed by signal SIGXFSZ)\b|File size limit exceeded/m
-/** What bash and others print when a fork is refused. */
-const FORK_REFUSED =
-  /fork: (retry: )?(Resource temporarily unavailable|Interrupted system call)|\bEAGAIN\b.*\b(fork|spawn)/
+/** What bash prints when a fork is refused. */
+const FORK_REFUSED = /fork: (retry: )?(Resource temporarily unavailable|Interrupted system call)/
+
+/**
+ * Whether `output` says a fork was refused: bash's words, or a line naming EAGAIN and, after
+ * it, a fork or a spawn (node's, python's). Only a line's first EAGAIN is looked after: a
+ * `\bEAGAIN\b.*\b(fork|spawn)` tried from every EAGAIN of a long line took quadratic time.
+ */
+const forkRefused = (output: string): boolean => {
+  if (FORK_REFUSED.test(output)) return true
+  if (!output.includes("EAGAIN")) return false
+  for (const line of output.split(/[\n\r\u2028\u2029]/)) {
+    const at = line.search(/\bEAGAIN\b/)
+    if (at >= 0 && /\b(fork|spawn)/.test(line.slice(at + "EAGAIN".length))) return true
+  }
+  return false
+}
 
 /** The line said when a limit stopped a call: the file-size limit, or the process limit (counted, or seen refused). */
 export const limitLineOf = (
@@ -145,7 +159,7 @@ export const limitLineOf = (
 ): string | undefined =>
   FILE_SIZE_STATUS.test(result.output)
     ? `[sandbox: a file reached the limit of ${limits.fileSize} MiB a call may write (sandbox.limits.fileSize)]`
-    : processesRefused || (result.failed && FORK_REFUSED.test(result.output))
+    : processesRefused || (result.failed && forkRefused(result.output))
     ? `[sandbox: the call reached its limit of ${limits.processes} processes at once (sandbox.limits.processes)]`
     : undefined
 

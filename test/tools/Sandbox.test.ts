@@ -107,6 +107,18 @@ describe("the sandbox", () => {
       )
     ).toContain("limit of 64 processes")
     expect(limitLineOf({ output: "exit code 1\n", failed: true }, limits, false)).toBeUndefined()
+    expect(limitLineOf({ output: "Error: spawn EAGAIN", failed: true }, limits, false)).toBeUndefined()
+    expect(limitLineOf({ output: "Error: EAGAIN,\tspawn sh", failed: true }, limits, false)).toContain("64 processes")
+    expect(limitLineOf({ output: "EAGAINfork\nEAGAIN\nfork", failed: true }, limits, false)).toBeUndefined()
+  })
+
+  // a line of 140,000 EAGAINs (when sandbox.maxOutput is raised) took a regular expression
+  // minutes: it was tried from each of them to the end of the line
+  it("reads a megabyte line of EAGAINs at once", () => {
+    const limits = { processes: 64, fileSize: 2 }
+    const line = "EAGAIN ".repeat(140_000)
+    expect(limitLineOf({ output: `exit code 1\n${line}`, failed: true }, limits, false)).toBeUndefined()
+    expect(limitLineOf({ output: `exit code 1\n${line}fork`, failed: true }, limits, false)).toContain("64 processes")
   })
 
   it("sandbox.writable: ~/ is the home directory, a relative path is in the project", () => {

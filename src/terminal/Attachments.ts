@@ -17,9 +17,16 @@ import type { Printer } from "./TerminalIO"
 /** A file larger than this is not attached: the model is better served by read_file's ranges. */
 const ATTACH_MAX_BYTES = 256 * 1024
 
+/** `word` without the punctuation that ends a sentence around it (`.,;:!?)`), looked at from its end. */
+const withoutTrailingPunctuation = (word: string): string => {
+  let end = word.length
+  while (end > 0 && ".,;:!?)".includes(word[end - 1])) end--
+  return word.slice(0, end)
+}
+
 /** `@path` words of a question: `@` at the start of a word. */
 const mentions = (question: string): Array<string> =>
-  [...question.matchAll(/(?:^|\s)@(\S+)/g)].map((match) => match[1].replace(/[.,;:!?)]+$/, ""))
+  [...question.matchAll(/(?:^|\s)@(\S+)/g)].map((match) => withoutTrailingPunctuation(match[1]))
 
 type Attached =
   | {

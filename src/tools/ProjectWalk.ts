@@ -9,6 +9,7 @@ import * as path from "node:path"
 import type { Ignore } from "ignore"
 
 import { gitRoot } from "../lib/Git"
+import { readRegularTextSync } from "../lib/RegularFiles"
 
 type IgnoreFactory = (options?: { ignorecase?: boolean }) => Ignore
 
@@ -64,10 +65,15 @@ interface WalkOptions {
   readonly cancelled: () => boolean
 }
 
+/** An ignore file larger than this is not read (its rules are left out). */
+const IGNORE_FILE_MAX_BYTES = 4 * 1024 * 1024
+
 const readRules = (make: IgnoreFactory, dir: string, file: string): Rules | undefined => {
   let text: string
   try {
-    text = fs.readFileSync(path.join(dir, file), "utf8")
+    // a regular file only, of a sane size: a .gitignore committed as a link to /dev/zero or /dev/tty,
+    // or left as a FIFO, would hold the search thread in a read that nothing can end
+    text = readRegularTextSync(path.join(dir, file), IGNORE_FILE_MAX_BYTES)
   } catch {
     return undefined
   }

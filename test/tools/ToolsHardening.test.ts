@@ -61,6 +61,24 @@ describe("read_file reads regular files only, and no more than it can return", (
       })
     }))
 
+  it.effect("a .gitignore that is a FIFO, or a link to /dev/zero or /dev/tty, is left out and the search answers", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-tools-hard-")
+      fs.mkdirSync(path.join(cwd, "a"))
+      fs.mkdirSync(path.join(cwd, "b"))
+      execFileSync("mkfifo", [path.join(cwd, "a", ".gitignore")])
+      fs.symlinkSync("/dev/zero", path.join(cwd, ".gitignore"))
+      fs.symlinkSync("/dev/tty", path.join(cwd, "b", ".gitignore"))
+      fs.writeFileSync(path.join(cwd, "a", "x.txt"), "needle here\n")
+      fs.writeFileSync(path.join(cwd, "b", "y.txt"), "needle there\n")
+      expect(yield* call("grep", { pattern: "needle" }, cwd)).toEqual({
+        output: "a/x.txt:1: needle here\nb/y.txt:1: needle there",
+        failed: false
+      })
+      const found = yield* call("glob", { pattern: "*.txt" }, cwd)
+      expect(found.output.split("\n").sort()).toEqual(["a/x.txt", "b/y.txt"])
+    }))
+
   it.effect("a symbolic link to a device is refused like the device", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-tools-hard-")

@@ -29,26 +29,45 @@ const parse = (text: string): Array<string> =>
     }
   })
 
-const readFile = (file: string): Array<string> => {
+/** The lines of the history file; undefined when there is none or it cannot be read (a FIFO, a link elsewhere…). */
+const readFile = (file: string): Array<string> | undefined => {
   try {
     return parse(readRegularTextSync(file, HISTORY_MAX_BYTES))
   } catch {
-    return []
+    return undefined
+  }
+}
+
+/**
+ * Writes the history file itself, never through a link (a project may hold `.mm/history` as a
+ * link to a file elsewhere, which would be overwritten) and never into a FIFO or a device
+ * (opening one without a reader fails at once instead of blocking): O_NOFOLLOW, O_NONBLOCK,
+ * and a regular file checked on the descriptor before a byte is written.
+ */
+const writeOwnFile = (file: string, text: string): void => {
+  const { O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants
+  const fd = fs.openSync(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600)
+  try {
+    if (!fs.fstatSync(fd).isFile()) return
+    fs.ftruncateSync(fd, 0)
+    fs.writeSync(fd, text, 0)
+    fs.fchmodSync(fd, 0o600)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
 export const makeHistory = (file: string | undefined): History => {
-  let entries: Array<string> = file === undefined ? [] : readFile(file).slice(-HISTORY_LIMIT)
+  let entries: Array<string> = file === undefined ? [] : (readFile(file) ?? []).slice(-HISTORY_LIMIT)
   const add = (line: string) => {
     if (line.trim() === "") return
     // another mm in the same project may have added lines since: theirs are kept too
-    const base = file === undefined ? entries : readFile(file)
+    const base = file === undefined ? entries : readFile(file) ?? entries
     entries = [...base.filter((entry) => entry !== line), line].slice(-HISTORY_LIMIT)
     if (file === undefined) return
     try {
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-      fs.writeFileSync(file, entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n", { mode: 0o600 })
-      fs.chmodSync(file, 0o600)
+      writeOwnFile(file, entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n")
     } catch {
       // a history that cannot be written is kept in memory: typing goes on
     }

@@ -37,6 +37,11 @@ const notRegular = (stat: fs.Stats, shown: string): string =>
     ? `${shown} is a directory, not a file; list it with bash (ls)`
     : `${shown} is ${kindOf(stat)}; the file tools read regular files only`
 
+const notWritable = (stat: fs.Stats, shown: string): string =>
+  stat.isDirectory()
+    ? `${shown} is a directory, not a file`
+    : `${shown} is ${kindOf(stat)}; the file tools write regular files only`
+
 export const tooBig = (size: number, shown: string): string =>
   `${shown} is ${size} bytes, too big for this tool; use bash (head, tail, sed -n, grep)`
 
@@ -151,6 +156,9 @@ export const writeText = (file: string, shown: string, content: string): Either.
   try {
     // written at its real target (the approval was asked for that one), never through a link swapped in since
     const real = realPathOf(file)
+    // a FIFO, a socket or a device (a project's link to /dev/zero) is never replaced by a file
+    const there = fs.statSync(real, { throwIfNoEntry: false })
+    if (there !== undefined && !there.isFile()) return Either.left(notWritable(there, shown))
     fs.mkdirSync(path.dirname(real), { recursive: true })
     // what an earlier write of this file left beside it when mm was killed in the middle goes first
     removeLeftTempsBeside([real])

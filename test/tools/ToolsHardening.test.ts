@@ -79,6 +79,25 @@ describe("read_file reads regular files only, and no more than it can return", (
       expect(found.output.split("\n").sort()).toEqual(["a/x.txt", "b/y.txt"])
     }))
 
+  it.effect("write_file never replaces a FIFO, or what a link leads to that is not a regular file", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-tools-hard-")
+      const elsewhere = tempDir("mm-tools-hard-")
+      execFileSync("mkfifo", [path.join(cwd, "pipe")])
+      execFileSync("mkfifo", [path.join(elsewhere, "far-pipe")])
+      fs.symlinkSync(path.join(elsewhere, "far-pipe"), path.join(cwd, "log"))
+      expect(yield* call("write_file", { path: "pipe", content: "x" }, cwd)).toEqual({
+        output: "pipe is a named pipe (FIFO); the file tools write regular files only",
+        failed: true
+      })
+      expect(yield* call("write_file", { path: "log", content: "x" }, cwd)).toEqual({
+        output: "log is a named pipe (FIFO); the file tools write regular files only",
+        failed: true
+      })
+      expect(fs.statSync(path.join(cwd, "pipe")).isFIFO()).toBe(true)
+      expect(fs.statSync(path.join(elsewhere, "far-pipe")).isFIFO()).toBe(true)
+    }))
+
   it.effect("a symbolic link to a device is refused like the device", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-tools-hard-")

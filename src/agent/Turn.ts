@@ -200,6 +200,16 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   return state
 })
 
+/**
+ * One turn of Node's event loop. A batch of calls that each finish without waiting on anything
+ * (200 writes of small files) would otherwise run to its end without the loop ever reading a
+ * key, a signal or an editor's message: none of them could stop it.
+ */
+const eventLoopTurn = Effect.async<void>((resume) => {
+  const timer = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(timer))
+})
+
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
   let compacted = false
@@ -232,6 +242,8 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
     }
     for (const call of calls) {
+      // a Ctrl-C, an Esc, a signal or an editor's cancel that came during the last call is heard before the next
+      yield* eventLoopTurn
       yield* runCall(deps, state, call)
       // what ran is on disk before anything else can stop mm
       yield* saveProgress(state)

@@ -36,7 +36,16 @@ const readInEditor = (peer: Peer, seconds: number, file: string, shown: string) 
     () => peer.client.request(acp.methods.client.fs.readTextFile, { sessionId: peer.sessionId, path: file }),
     seconds,
     `${shown}: the editor could not read it`
-  ).pipe(Effect.map((response) => response.content), Effect.either)
+  ).pipe(
+    // an answer without text (null, a number, an object) is a failed read, said in one line
+    Effect.flatMap((response: unknown) => {
+      const content = (response as { content?: unknown } | null)?.content
+      return typeof content === "string"
+        ? Effect.succeed(content)
+        : Effect.fail(`${shown}: the editor's answer holds no text`)
+    }),
+    Effect.either
+  )
 
 /** `fs/write_text_file`: the editor writes (and shows) the new text. */
 const writeInEditor = (peer: Peer, seconds: number, file: string, shown: string, content: string) =>

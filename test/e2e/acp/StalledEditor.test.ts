@@ -47,6 +47,15 @@ describe("mm acp: an editor that does not answer", () => {
     expect((await ask("are you there?")).stopReason).toBe("end_turn")
   })
 
+  it("an answer to fs/read_text_file without text fails the read in one line", async () => {
+    const { ask, toolResults } = await open({ readTextFile: () => ({ content: null }) as any }, files)
+    harness.fake().push({ toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "notes.txt" } }] }, {
+      text: "odd editor"
+    })
+    expect((await ask("read it")).stopReason).toBe("end_turn")
+    expect(toolResults()[0]).toMatchObject({ content: "notes.txt: the editor's answer holds no text", failed: true })
+  })
+
   it("terminal/create unanswered fails the command after editorTimeout", async () => {
     const { ask, toolResults } = await open({ createTerminal: never }, terminals)
     harness.fake().push({ toolCalls: [{ id: "b1", name: "bash", arguments: { command: "echo hi" } }] }, {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 
 import { ThinkSplitter } from "../../src/model/Reasoning"
+import { HeldText } from "../../src/model/TextToolCalls"
 
 /** `text` cut in deltas of `size` characters. */
 const deltas = (text: string, size: number): Array<string> => {
@@ -25,6 +26,14 @@ const split = (pieces: ReadonlyArray<string>) => {
   return { text, reasoning }
 }
 
+/** What HeldText shows while the answer streams, and what it shows at the end. */
+const held = (pieces: ReadonlyArray<string>) => {
+  const hold = new HeldText()
+  let streamed = ""
+  for (const piece of pieces) streamed += hold.push(piece)
+  return { streamed, flushed: hold.flush() }
+}
+
 describe("what a model server sends is read in time linear in its size", () => {
   it("an answer opening with 300,000 blank lines, one character a delta, and the think block after them", () => {
     const blanks = "\n".repeat(300_000)
@@ -34,5 +43,17 @@ describe("what a model server sends is read in time linear in its size", () => {
       reasoning: "plan"
     })
     expect(split(deltas(blanks, 1))).toEqual({ text: blanks, reasoning: "" })
+  })
+
+  it("an answer of 1 MB opening like a JSON call, in 4-character deltas, is held then shown whole", () => {
+    const call = `{"a": "${"x".repeat(1_000_000)}`
+    expect(held(deltas(call, 4))).toEqual({ streamed: "", flushed: call })
+    const list = `[${" ".repeat(1_000_000)}`
+    expect(held(deltas(list, 4))).toEqual({ streamed: "", flushed: list })
+    expect(held(deltas(`${list}x`, 4))).toEqual({ streamed: `${list}x`, flushed: "" })
+    const tagged = `<tool_call>${"x".repeat(1_000_000)}`
+    expect(held(deltas(tagged, 4))).toEqual({ streamed: "", flushed: tagged })
+    // a marker late in an answer held as a JSON call: what comes before it is shown then
+    expect(held(deltas(`${call}<tool_call>{}`, 4))).toEqual({ streamed: call, flushed: "<tool_call>{}" })
   })
 })

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 
+import { httpError, serverMessage } from "../../src/model/Failures"
 import { ThinkSplitter } from "../../src/model/Reasoning"
 import { HeldText } from "../../src/model/TextToolCalls"
 
@@ -55,5 +56,17 @@ describe("what a model server sends is read in time linear in its size", () => {
     expect(held(deltas(tagged, 4))).toEqual({ streamed: "", flushed: tagged })
     // a marker late in an answer held as a JSON call: what comes before it is shown then
     expect(held(deltas(`${call}<tool_call>{}`, 4))).toEqual({ streamed: call, flushed: "<tool_call>{}" })
+  })
+
+  it("an error body of 512 KiB of '<', or of 'model ' words, is worded in one line", () => {
+    expect(serverMessage("<".repeat(512 * 1024))).toBe(`${"<".repeat(199)}…`)
+    expect(serverMessage("a <b>bold</b> refusal")).toBe("a bold refusal")
+    const context = { baseUrl: "http://127.0.0.1:9", model: "m", apiKeyEnv: undefined }
+    const words = "model ".repeat(200_000)
+    const refusal = httpError(context, { status: 500, body: `${words}\nnot found`, serverHeader: undefined })
+    expect(refusal.reason).toBe("http")
+    expect(refusal.message).toMatch(/^model server answered HTTP 500: model model .*… — check the server's log$/)
+    const missing = httpError(context, { status: 500, body: `${words}is not available`, serverHeader: undefined })
+    expect(missing.reason).toBe("model-not-found")
   })
 })

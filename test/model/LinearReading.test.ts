@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 
+import { Completion } from "../../src/model/Completion"
 import { httpError, serverMessage } from "../../src/model/Failures"
 import { ThinkSplitter } from "../../src/model/Reasoning"
 import { HeldText } from "../../src/model/TextToolCalls"
@@ -68,5 +69,19 @@ describe("what a model server sends is read in time linear in its size", () => {
     expect(refusal.message).toMatch(/^model server answered HTTP 500: model model .*… — check the server's log$/)
     const missing = httpError(context, { status: 500, body: `${words}is not available`, serverHeader: undefined })
     expect(missing.reason).toBe("model-not-found")
+  })
+
+  it("100,000 tool calls, each with its own id, are each their own call, in order", () => {
+    const completion = new Completion()
+    const count = 100_000
+    for (let i = 0; i < count; i++) {
+      const call = { id: `c${i}`, function: { name: "bash", arguments: "{}" } }
+      completion.absorb(JSON.stringify({ choices: [{ delta: { tool_calls: [call] } }] }), "message")
+    }
+    const done = completion.complete()
+    expect(done._tag).toBe("Completed")
+    const calls = done._tag === "Completed" ? done.toolCalls : []
+    expect(calls.length).toBe(count)
+    expect([calls[0].id, calls[4242].id, calls[count - 1].id]).toEqual(["c0", "c4242", `c${count - 1}`])
   })
 })

@@ -3,12 +3,18 @@
  * took minutes before (work over all that was held, on every delta); each test asserts only
  * that the result is right: a quadratic reader would not finish within the test's timeout.
  */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 
+import { PROBE_BODY_MAX } from "../../src/model/BodyRead"
 import { Completion } from "../../src/model/Completion"
 import { httpError, serverMessage } from "../../src/model/Failures"
 import { ThinkSplitter } from "../../src/model/Reasoning"
+import { probeContext } from "../../src/model/ServerProbe"
 import { HeldText } from "../../src/model/TextToolCalls"
+import { startFakeModelServer } from "../support/FakeModelServer"
 
 /** `text` cut in deltas of `size` characters. */
 const deltas = (text: string, size: number): Array<string> => {
@@ -84,4 +90,34 @@ describe("what a model server sends is read in time linear in its size", () => {
     expect(calls.length).toBe(count)
     expect([calls[0].id, calls[4242].id, calls[count - 1].id]).toEqual(["c0", "c4242", `c${count - 1}`])
   })
+
+  it.live("Ollama's model parameters after 500,000 blank lines: its num_ctx; a body over the cap: none", () =>
+    Effect.gen(function*() {
+      const show = (parameters: string, license = "") => ({
+        parameters,
+        license,
+        model_info: { "general.architecture": "llama", "llama.context_length": 32768 }
+      })
+      const routes: Record<string, { body: unknown }> = {
+        "GET /api/ps": { body: { models: [] } },
+        "POST /api/show": { body: show(`${"\n".repeat(500_000)}num_ctx 8192\n`) }
+      }
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startFakeModelServer({ routes })),
+        (s) => Effect.promise(() => s.close())
+      )
+      const probe = Effect.flatMap(
+        HttpClient.HttpClient,
+        (client) =>
+          probeContext(client, {
+            baseUrl: server.url,
+            model: "m",
+            list: { ids: ["m"], ownedBy: ["library"], maxModelLen: undefined },
+            headers: {}
+          })
+      ).pipe(Effect.provide(NodeHttpClient.layer))
+      expect(yield* probe).toMatchObject({ kind: "ollama", tokens: 8192 })
+      routes["POST /api/show"] = { body: show("num_ctx 8192", "x".repeat(PROBE_BODY_MAX)) }
+      expect(yield* probe).toMatchObject({ kind: "ollama", tokens: undefined })
+    }).pipe(Effect.scoped))
 })

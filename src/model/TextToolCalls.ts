@@ -66,17 +66,18 @@ const hermes = (text: string, known: ReadonlySet<string>): { start: number; call
   const start = text.indexOf(HERMES_OPEN)
   if (start < 0) return undefined
   const calls: Array<Found> = []
+  // trimmed at the start only, once: trimming both ends on each block is quadratic in the blanks after them
   let rest = text.slice(start)
-  while (rest.trim() !== "") {
-    rest = rest.trimStart()
+  while (rest !== "") {
     if (!rest.startsWith(HERMES_OPEN)) return undefined
     rest = rest.slice(HERMES_OPEN.length)
     const close = rest.indexOf(HERMES_CLOSE)
     const body = close < 0 ? rest : rest.slice(0, close)
     const found = callsOf(parse(body.trim()), known, false)
     if (found === undefined) return undefined
-    calls.push(...found)
-    rest = close < 0 ? "" : rest.slice(close + HERMES_CLOSE.length)
+    // one by one: spread as arguments, a block listing 200,000 calls overflows the stack
+    for (const call of found) calls.push(call)
+    rest = close < 0 ? "" : rest.slice(close + HERMES_CLOSE.length).trimStart()
   }
   return { start, calls }
 }

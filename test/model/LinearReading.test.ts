@@ -13,7 +13,7 @@ import { Completion } from "../../src/model/Completion"
 import { httpError, serverMessage } from "../../src/model/Failures"
 import { ThinkSplitter } from "../../src/model/Reasoning"
 import { probeContext } from "../../src/model/ServerProbe"
-import { HeldText } from "../../src/model/TextToolCalls"
+import { HeldText, textToolCalls } from "../../src/model/TextToolCalls"
 import { startFakeModelServer } from "../support/FakeModelServer"
 
 /** `text` cut in deltas of `size` characters. */
@@ -63,6 +63,17 @@ describe("what a model server sends is read in time linear in its size", () => {
     expect(held(deltas(tagged, 4))).toEqual({ streamed: "", flushed: tagged })
     // a marker late in an answer held as a JSON call: what comes before it is shown then
     expect(held(deltas(`${call}<tool_call>{}`, 4))).toEqual({ streamed: call, flushed: "<tool_call>{}" })
+  })
+
+  it("an answer of 50,000 tagged calls then 2 MB of blanks, or one tag listing 200,000 calls: every call", () => {
+    const known = new Set(["bash"])
+    const block = `<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>`
+    const blocks = textToolCalls(`Running.\n${block.repeat(50_000)}${" ".repeat(2_000_000)}`, known)
+    expect(blocks?.content).toBe("Running.")
+    expect(blocks?.calls.length).toBe(50_000)
+    expect(blocks?.calls[49_999].function).toEqual({ name: "bash", arguments: `{"command":"ls"}` })
+    const list = `<tool_call>[${Array.from({ length: 200_000 }, () => `{"name": "bash"}`).join(",")}]</tool_call>`
+    expect(textToolCalls(list, known)?.calls.length).toBe(200_000)
   })
 
   it("an error body of 512 KiB of '<', or of 'model ' words, is worded in one line", () => {

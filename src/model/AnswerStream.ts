@@ -13,6 +13,7 @@ import * as Stream from "effect/Stream"
 
 import { GenerationError, rawText } from "../domain/Errors"
 import type { SecretRegistry, StreamRedactor } from "../lib/Secrets"
+import { readCapped } from "./BodyRead"
 import { Completion } from "./Completion"
 import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "./Failures"
 import type { ModelEvent, Usage } from "./ModelClient"
@@ -30,29 +31,13 @@ export interface Reading {
   readonly cutCall?: (tool: string, usage: Usage | undefined) => string
 }
 
-/**
- * At most `max` bytes of a body, as text; the rest is never read (the connection is
- * dropped). `whole` says whether that was the entire body.
- */
+/** `readCapped` within the watchdog; nothing (as a whole body) when reading fails or stalls. */
 const readBody = (
   response: HttpClientResponse.HttpClientResponse,
   max: number,
   watchdogMs: number
 ): Effect.Effect<{ readonly text: string; readonly whole: boolean }> =>
-  response.stream.pipe(
-    Stream.runFoldWhile(
-      { chunks: [] as Array<Uint8Array>, size: 0 },
-      (acc) => acc.size <= max,
-      (acc, chunk) => {
-        acc.chunks.push(chunk)
-        acc.size += chunk.byteLength
-        return acc
-      }
-    ),
-    Effect.map(({ chunks, size }) => ({
-      text: Buffer.concat(chunks).subarray(0, max).toString("utf8"),
-      whole: size <= max
-    })),
+  readCapped(response, max).pipe(
     Effect.timeout(watchdogMs),
     Effect.orElseSucceed(() => ({ text: "", whole: true }))
   )

@@ -28,6 +28,12 @@ export class Completion {
   private readonly calls = new Map<number, PendingCall>()
   /** A server's index reused for another call, and the slot that call really has. */
   private readonly aliases = new Map<number, number>()
+  /**
+   * The slot of each call id: the first slot made that has it. Kept beside `calls` (with the
+   * order slots were made in) so that a delta finds its call without a scan of them all.
+   */
+  private readonly slotOfId = new Map<string, number>()
+  private readonly madeAt = new Map<number, number>()
 
   /**
    * `redact` takes the known secrets out of the completed content and reasoning; `cutCall`
@@ -112,8 +118,9 @@ export class Completion {
       const id = typeof delta.id === "string" && delta.id !== "" ? delta.id : undefined
       const fn = delta.function
       const named = isRecord(fn) && typeof fn.name === "string" && fn.name !== ""
-      const call = this.slotFor(whole ? position : delta.index, id, named)
-      if (call.id === undefined) call.id = id
+      const key = this.slotFor(whole ? position : delta.index, id, named)
+      const call = this.calls.get(key) as PendingCall
+      if (call.id === undefined && id !== undefined) this.giveId(key, call, id)
       if (!isRecord(fn)) continue
       if (call.name === "" && typeof fn.name === "string") call.name = fn.name
       const added = typeof fn.arguments === "string"
@@ -131,7 +138,7 @@ export class Completion {
    * A new id with a name (or a name without index or id) where a named call already stands
    * starts another call: some servers send every whole call at index 0.
    */
-  private slotFor(index: unknown, id: string | undefined, named: boolean): PendingCall {
+  private slotFor(index: unknown, id: string | undefined, named: boolean): number {
     let key: number
     if (typeof index === "number") {
       key = this.aliases.get(index) ?? index
@@ -140,24 +147,29 @@ export class Completion {
         named && there !== undefined && id !== undefined && there.id !== undefined && there.id !== id &&
         there.name !== ""
       ) {
-        const known = [...this.calls.entries()].find(([, call]) => call.id === id)
-        key = known !== undefined ? known[0] : Math.max(this.lastIndex, ...this.calls.keys()) + 1
+        // `lastIndex` is the largest slot there is
+        key = this.slotOfId.get(id) ?? this.lastIndex + 1
         this.aliases.set(index, key)
       }
     } else if (id !== undefined) {
-      const known = [...this.calls.entries()].find(([, call]) => call.id === id)
-      key = known !== undefined ? known[0] : this.lastIndex + 1
+      key = this.slotOfId.get(id) ?? this.lastIndex + 1
     } else {
       key = Math.max(this.lastIndex, 0)
       if (named && this.calls.get(key)?.name) key = this.lastIndex + 1
     }
-    let call = this.calls.get(key)
-    if (call === undefined) {
-      call = { id: undefined, name: "", arguments: "" }
-      this.calls.set(key, call)
+    if (!this.calls.has(key)) {
+      this.madeAt.set(key, this.calls.size)
+      this.calls.set(key, { id: undefined, name: "", arguments: "" })
     }
     if (key > this.lastIndex) this.lastIndex = key
-    return call
+    return key
+  }
+
+  /** The call in slot `key` gets its id; an id two slots share finds the one made first. */
+  private giveId(key: number, call: PendingCall, id: string): void {
+    call.id = id
+    const other = this.slotOfId.get(id)
+    if (other === undefined || (this.madeAt.get(key) ?? 0) < (this.madeAt.get(other) ?? 0)) this.slotOfId.set(id, key)
   }
 
   /** Reasoning that arrived since the last call. */

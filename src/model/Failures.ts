@@ -170,7 +170,8 @@ export const serverMessage = (body: string): string => {
         // not a JSON string after all
       }
     }
-    return squashed(body.replace(/<[^>]*>/g, " "), SERVER_MESSAGE_MAX)
+    // `[^<>]`, not `[^>]`: a tag is tried from each `<`, and a run of `<` without `>` made that quadratic
+    return squashed(body.replace(/<[^<>]*>/g, " "), SERVER_MESSAGE_MAX)
   }
   if (isRecord(parsed)) {
     const error = parsed.error
@@ -182,8 +183,27 @@ export const serverMessage = (body: string): string => {
   return squashed(body, SERVER_MESSAGE_MAX)
 }
 
-const MODEL_MISSING =
-  /\bmodel\b.*\b(not found|does not exist|doesn't exist|not exist|is not available|not available|unknown|no such)\b|model_not_found|try pulling it/i
+const MISSING_AFTER_MODEL =
+  /^model\b.*\b(not found|does not exist|doesn't exist|not exist|is not available|not available|unknown|no such)\b/i
+
+/**
+ * Whether a server's words say the model is missing: `model_not_found`, `try pulling it`, or
+ * "model" then "not found" (or the like) later on the same line. Each line is tried once, from
+ * its first "model": `\bmodel\b.*\b(not found|…)` over the whole body backtracks from every
+ * "model" to the end of its line, quadratic in a line of them.
+ */
+const saysModelMissing = (text: string): boolean => {
+  if (/model_not_found|try pulling it/i.test(text)) return true
+  const word = /\bmodel\b/gi
+  const lineBreak = /[\n\r\u2028\u2029]/g
+  for (let found = word.exec(text); found !== null; found = word.exec(text)) {
+    lineBreak.lastIndex = found.index
+    const end = lineBreak.exec(text)?.index ?? text.length
+    if (MISSING_AFTER_MODEL.test(text.slice(found.index, end))) return true
+    word.lastIndex = end
+  }
+  return false
+}
 
 export const looksLikeOllama = (baseUrl: string, serverHeader: string | undefined, body: string): boolean =>
   portOf(baseUrl) === "11434" ||
@@ -264,7 +284,7 @@ export const httpError = (
   const raw = `HTTP ${answer.status} from ${baseUrl}/chat/completions: ${answer.body}`
   const overflow = answer.status === 400 || answer.status === 413 ? contextOverflow(answer.body) : undefined
   if (overflow !== undefined) return fail("context-overflow", overflowLine(overflow), raw)
-  const modelMissing = MODEL_MISSING.test(said) || MODEL_MISSING.test(answer.body)
+  const modelMissing = saysModelMissing(said) || saysModelMissing(answer.body)
   if (answer.status === 404 || modelMissing) {
     const ollama = looksLikeOllama(baseUrl, answer.serverHeader, answer.body)
     const head = `model "${model}" is not available on ${baseUrl}`

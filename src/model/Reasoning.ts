@@ -24,6 +24,11 @@ const partialTagAtEnd = (text: string, tag: string): number => {
 export class ThinkSplitter {
   private state: "start" | "thinking" | "after" | "answer" = "start"
   private held = ""
+  /**
+   * The blanks before anything else, kept apart from `held` while the answer may still open
+   * with `<think>`: trimming all that is held on each delta is quadratic in a long run of them.
+   */
+  private blanks = ""
 
   push(chunk: string): Split {
     if (this.state === "answer") return { text: chunk, reasoning: "" }
@@ -33,20 +38,25 @@ export class ThinkSplitter {
       if (text !== "") this.state = "answer"
       return { text, reasoning: "" }
     }
-    this.held += chunk
     if (this.state === "start") {
-      const trimmed = this.held.trimStart()
-      if (trimmed.startsWith(OPEN)) {
+      const rest = this.held === "" ? chunk.trimStart() : chunk
+      this.blanks += chunk.slice(0, chunk.length - rest.length)
+      this.held += rest
+      if (this.held.startsWith(OPEN)) {
         this.state = "thinking"
-        this.held = trimmed.slice(OPEN.length)
-      } else if (OPEN.startsWith(trimmed)) {
+        this.held = this.held.slice(OPEN.length)
+        this.blanks = ""
+      } else if (OPEN.startsWith(this.held)) {
         return none
       } else {
         this.state = "answer"
-        const text = this.held
+        const text = this.blanks + this.held
         this.held = ""
+        this.blanks = ""
         return { text, reasoning: "" }
       }
+    } else {
+      this.held += chunk
     }
     const close = this.held.indexOf(CLOSE)
     if (close >= 0) {
@@ -64,8 +74,9 @@ export class ThinkSplitter {
 
   /** The content is complete: what was held back, as text (no think block) or reasoning (one never closed). */
   end(): Split {
-    const held = this.held
+    const held = this.blanks + this.held
     this.held = ""
+    this.blanks = ""
     if (this.state === "thinking") return { text: "", reasoning: held }
     return { text: held, reasoning: "" }
   }

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
 import { isRecord } from "../lib/Guards"
+import { probeBody } from "./BodyRead"
 
 export type ServerKind = "ollama" | "llama.cpp" | "vllm" | "lmstudio" | "openai" | "unknown"
 
@@ -201,7 +202,8 @@ const ollamaShownContext = (
   body: unknown
 ): { readonly numCtx: number | undefined; readonly trained: number | undefined } => {
   if (!isRecord(body)) return { numCtx: undefined, trained: undefined }
-  const params = typeof body.parameters === "string" ? /^\s*num_ctx\s+(\d+)/m.exec(body.parameters) : null
+  // `[ \t]*`, not `\s*`: under /m a `\s*` from each line start runs over every blank line after it, quadratic
+  const params = typeof body.parameters === "string" ? /^[ \t]*num_ctx\s+(\d+)/m.exec(body.parameters) : null
   const info = isRecord(body.model_info) ? body.model_info : {}
   const arch = typeof info["general.architecture"] === "string" ? info["general.architecture"] : undefined
   const trained = (arch !== undefined ? positive(info[`${arch}.context_length`]) : undefined) ??
@@ -295,7 +297,7 @@ const askerOf = (
     .pipe(
       Effect.flatMap((response) =>
         response.status === 200
-          ? response.text
+          ? probeBody(response)
           : Effect.as(failedStatus(response.status) ? Ref.set(failed, true) : Effect.void, "")
       ),
       Effect.scoped,

@@ -13,6 +13,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
+import { probeBody } from "./BodyRead"
 import { type Client, type Listing, probeHeaders } from "./ClientState"
 import { looksNotOpenAi, notOpenAiLine, type Overflow } from "./Failures"
 import type { ModelEvent } from "./ModelClient"
@@ -83,7 +84,7 @@ const listModels = (c: Client): Effect.Effect<Listing> =>
     .execute(HttpClientRequest.setHeaders(HttpClientRequest.get(`${c.baseUrl}/models`), probeHeaders(c)))
     .pipe(
       Effect.flatMap((response) =>
-        Effect.map(response.text, (text): Listing => {
+        Effect.map(probeBody(response), (text): Listing => {
           if (response.status === 503) return { answered: true, list: undefined, loading: true }
           const type = typeof response.headers["content-type"] === "string" ? response.headers["content-type"] : ""
           // a refused key or a proxy's failure says nothing of the models
@@ -273,7 +274,7 @@ export const models = (c: Client): Effect.Effect<ReadonlyArray<string>> =>
   Effect.suspend(() => {
     const request = HttpClientRequest.setHeaders(HttpClientRequest.get(`${c.baseUrl}/models`), probeHeaders(c))
     return HttpClient.withScope(c.http).execute(request).pipe(
-      Effect.flatMap((response) => (response.status < 300 ? response.json : Effect.succeed(undefined))),
+      Effect.flatMap((response) => response.status < 300 ? Effect.map(probeBody(response), parseJson) : Effect.void),
       Effect.scoped
     )
   }).pipe(

@@ -66,17 +66,18 @@ const hermes = (text: string, known: ReadonlySet<string>): { start: number; call
   const start = text.indexOf(HERMES_OPEN)
   if (start < 0) return undefined
   const calls: Array<Found> = []
+  // trimmed at the start only, once: trimming both ends on each block is quadratic in the blanks after them
   let rest = text.slice(start)
-  while (rest.trim() !== "") {
-    rest = rest.trimStart()
+  while (rest !== "") {
     if (!rest.startsWith(HERMES_OPEN)) return undefined
     rest = rest.slice(HERMES_OPEN.length)
     const close = rest.indexOf(HERMES_CLOSE)
     const body = close < 0 ? rest : rest.slice(0, close)
     const found = callsOf(parse(body.trim()), known, false)
     if (found === undefined) return undefined
-    calls.push(...found)
-    rest = close < 0 ? "" : rest.slice(close + HERMES_CLOSE.length)
+    // one by one: spread as arguments, a block listing 200,000 calls overflows the stack
+    for (const call of found) calls.push(call)
+    rest = close < 0 ? "" : rest.slice(close + HERMES_CLOSE.length).trimStart()
   }
   return { start, calls }
 }
@@ -156,15 +157,40 @@ export const textToolCalls = (text: string, known: ReadonlySet<string>): TextCal
 }
 
 const MARKERS = [HERMES_OPEN, MISTRAL]
+/** How many characters before a delta a marker it completes may start at. */
+const MARKER_REACH = Math.max(...MARKERS.map((marker) => marker.length)) - 1
 
 /** How an answer that is a bare JSON call (or a list of them) may begin: `{"`, `[{"`, or a part of it. */
 const CALL_OPENING = /^\s*(?:\{\s*(?:"|$)|\[\s*(?:\{\s*(?:"|$)|$))/
+
+/** The first marker in `text`, from `from` on. */
+const firstMarker = (text: string, from: number): number | undefined => {
+  let first: number | undefined
+  for (const marker of MARKERS) {
+    const at = text.indexOf(marker, from)
+    if (at >= 0 && (first === undefined || at < first)) first = at
+  }
+  return first
+}
+
+/** Where a marker cut by the end of `text` starts, if one is. */
+const partialMarker = (text: string): number | undefined => {
+  for (const marker of MARKERS) {
+    for (let k = Math.min(marker.length - 1, text.length); k > 0; k--) {
+      if (text.endsWith(marker.slice(0, k))) return text.length - k
+    }
+  }
+  return undefined
+}
 
 /**
  * While an answer streams, the text that may be the start of a call written as text is held
  * back (from a marker on, a partial marker at the end, or an answer opening like a JSON
  * call), so that a call is not shown as text before it runs. Text that cannot be a call is
  * shown at once; what is held and turns out not to be a call is shown in full at the end.
+ *
+ * Each delta is looked at alone, with the few characters before it a marker could start
+ * in: all that is held is never searched again, which would be quadratic in the answer.
  */
 export class HeldText {
   /** Whether anything but white space was shown yet (kept as a flag: trimming all that was shown on each delta is quadratic). */
@@ -172,20 +198,48 @@ export class HeldText {
   /** How many characters of the answer were shown. */
   private shownLength = 0
   private held = ""
+  /**
+   * Why `held` is held: a partial marker at most (`free`), a marker at its start (all that
+   * follows is held), or an answer opening like a JSON call, surely (`call`, from its `"`
+   * on) or perhaps (`opening`: blanks and brackets so far).
+   */
+  private mode: "free" | "marker" | "call" | "opening" = "free"
+  /** The last characters held, where a marker the next delta completes may start. */
+  private tail = ""
+  /** While `opening`: what is held with each run of blanks made one space, as CALL_OPENING sees it alike. */
+  private shape = ""
 
   /** Takes a delta; returns what may be shown now. */
   push(text: string): string {
-    const all = this.held + text
-    const at = this.holdFrom(all)
-    const out = at === undefined ? all : all.slice(0, at)
-    this.held = at === undefined ? "" : all.slice(at)
-    return this.shown(out)
+    if (this.mode === "free") return this.pushFree(this.held + text)
+    if (this.mode === "marker") {
+      this.held += text
+      return ""
+    }
+    const window = this.tail + text
+    const marker = firstMarker(window, 0)
+    if (marker !== undefined) {
+      const all = this.held + text
+      const at = all.length - window.length + marker
+      this.held = all.slice(at)
+      this.mode = "marker"
+      return this.shown(all.slice(0, at))
+    }
+    if (this.mode === "opening") {
+      const opening = CALL_OPENING.exec(this.shape + text)
+      if (opening === null) return this.pushFree(this.held + text)
+      if (opening[0].endsWith("\"")) this.mode = "call"
+      else this.shape = (this.shape + text).replace(/\s+/g, " ")
+    }
+    this.held += text
+    this.tail = window.slice(-MARKER_REACH)
+    return ""
   }
 
   /** The text held back, to be shown after all (the answer held no call). */
   flush(): string {
     const out = this.held
-    this.held = ""
+    this.reset()
     return this.shown(out)
   }
 
@@ -194,8 +248,15 @@ export class HeldText {
    * to be shown now; the calls themselves are dropped.
    */
   flushBefore(content: string): string {
-    this.held = ""
+    this.reset()
     return this.shown(content.slice(this.shownLength))
+  }
+
+  private reset(): void {
+    this.held = ""
+    this.mode = "free"
+    this.tail = ""
+    this.shape = ""
   }
 
   private shown(out: string): string {
@@ -204,19 +265,25 @@ export class HeldText {
     return out
   }
 
-  private holdFrom(pending: string): number | undefined {
-    let first: number | undefined
-    for (const marker of MARKERS) {
-      const at = pending.indexOf(marker)
-      if (at >= 0 && (first === undefined || at < first)) first = at
+  /** `all` holds at most a partial marker before this delta: looks at it whole. */
+  private pushFree(all: string): string {
+    const marker = firstMarker(all, 0)
+    if (marker !== undefined) {
+      this.held = all.slice(marker)
+      this.mode = "marker"
+      return this.shown(all.slice(0, marker))
     }
-    if (first !== undefined) return first
-    if (!this.shownText && CALL_OPENING.test(pending)) return 0
-    for (const marker of MARKERS) {
-      for (let k = Math.min(marker.length - 1, pending.length); k > 0; k--) {
-        if (pending.endsWith(marker.slice(0, k))) return pending.length - k
-      }
+    const opening = this.shownText ? null : CALL_OPENING.exec(all)
+    if (opening !== null) {
+      this.held = all
+      this.mode = opening[0].endsWith("\"") ? "call" : "opening"
+      this.shape = this.mode === "opening" ? all.replace(/\s+/g, " ") : ""
+      this.tail = all.slice(-MARKER_REACH)
+      return ""
     }
-    return undefined
+    const partial = partialMarker(all)
+    this.held = partial === undefined ? "" : all.slice(partial)
+    this.mode = "free"
+    return this.shown(partial === undefined ? all : all.slice(0, partial))
   }
 }

@@ -16,7 +16,23 @@ import { quickRandomHex } from "./QuickIds"
  * per writer, and naming its writer's process, so that a temporary it left can be told apart
  * from one being written.
  */
-export const tempNameOf = (name: string): string => `.${name}.${process.pid}.${quickRandomHex(4)}.tmp`
+export const tempNameOf = (name: string): string => `.${tempStemOf(name)}.${process.pid}.${quickRandomHex(4)}.tmp`
+
+/** Bytes of a file's name kept whole in its temporary's name: the rest of 255 is the suffix's. */
+const STEM_MAX_BYTES = 200
+
+/**
+ * The part of a temporary's name that names its file: the name itself, or for a name too long
+ * to carry a suffix within 255 bytes, its start and a hash of the whole (FNV-1a).
+ */
+export const tempStemOf = (name: string): string => {
+  if (Buffer.byteLength(name) <= STEM_MAX_BYTES) return name
+  let hash = 0x811c9dc5
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193) >>> 0
+  let start = name.slice(0, 160)
+  while (Buffer.byteLength(start) > 160) start = start.slice(0, -1)
+  return `${start}~${hash.toString(16).padStart(8, "0")}`
+}
 
 const tempPattern = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/
 
@@ -82,10 +98,11 @@ const removeLeftTemps = (dir: string, names: ReadonlySet<string> | undefined, no
   } catch {
     return 0
   }
+  const stems = names === undefined ? undefined : new Set([...names].map(tempStemOf))
   let removed = 0
   for (const entry of entries) {
     const match = tempParts.exec(entry)
-    if (match === null || (names !== undefined && !names.has(match[1]))) continue
+    if (match === null || (stems !== undefined && !stems.has(match[1]))) continue
     const file = NodePath.join(dir, entry)
     const stat = NodeFs.lstatSync(file, { throwIfNoEntry: false })
     if (stat === undefined || !stat.isFile() || !abandoned(Number(match[2]), stat.mtimeMs, now)) continue

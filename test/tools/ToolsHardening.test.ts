@@ -98,6 +98,17 @@ describe("read_file reads regular files only, and no more than it can return", (
       expect(fs.statSync(path.join(elsewhere, "far-pipe")).isFIFO()).toBe(true)
     }))
 
+  it.effect("write_file and edit_file work on a name of 255 bytes, whose temporary name would be too long", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-tools-hard-")
+      const name = `${"é".repeat(100)}${"n".repeat(51)}.txt`
+      expect(Buffer.byteLength(name)).toBe(255)
+      expect((yield* call("write_file", { path: name, content: "one\n" }, cwd)).failed).toBe(false)
+      expect((yield* call("edit_file", { path: name, old: "one", new: "two" }, cwd)).failed).toBe(false)
+      expect(fs.readFileSync(path.join(cwd, name), "utf8")).toBe("two\n")
+      expect(fs.readdirSync(cwd)).toEqual([name])
+    }))
+
   it.effect("a symbolic link to a device is refused like the device", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-tools-hard-")

@@ -263,18 +263,18 @@ describe("/undo killed midway", () => {
 
   it("a SIGKILL during /undo leaves each file whole, either as before or as after", async () => {
     const { project, names, before, after, mm } = await undoUnderWay(12, 1024 * 1024, (i) => `big${i}.txt`)
-    // kill once the first file is restored, as soon as another one's temporary copy appears
-    const head = (name: string) => {
-      const fd = fs.openSync(path.join(project, name), "r")
-      const bytes = Buffer.alloc(6)
-      fs.readSync(fd, bytes, 0, 6, 0)
-      fs.closeSync(fd)
-      return bytes.toString("utf8")
-    }
-    const midway = () => head(names[0]) === "before" && tempsIn(path.join(project, ".mm", "tmp")).length > 0
-    const deadline = Date.now() + 30_000
-    while (Date.now() < deadline && !midway()) {
-      await new Promise((resolve) => setImmediate(resolve))
+    // stopped once the first file is restored and another one's temporary copy exists (the undo
+    // writes its files in order), else let go and watched again; then killed
+    const tmp = path.join(project, ".mm", "tmp")
+    const midway = () => tempsIn(tmp).some((temp) => !temp.startsWith(`.${names[0]}.`))
+    const pid = mm.child.pid!
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      while (!midway() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1))
+      if (Date.now() >= deadline) throw new Error("no temporary file of the undo's second file or later seen")
+      process.kill(pid, "SIGSTOP")
+      if (midway()) break
+      process.kill(pid, "SIGCONT")
     }
     mm.kill()
     await mm.exited
@@ -305,9 +305,7 @@ describe("/undo killed midway", () => {
     const pid = mm.child.pid!
     const deadline = Date.now() + 60_000
     for (;;) {
-      while (!writing() && Date.now() < deadline) {
-        await new Promise((resolve) => setImmediate(resolve))
-      }
+      while (!writing() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1))
       if (Date.now() >= deadline) throw new Error("no temporary file of the undo seen")
       process.kill(pid, "SIGSTOP")
       if (writing()) break

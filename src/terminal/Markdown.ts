@@ -50,6 +50,10 @@ interface Rendering {
   readonly engine: MarkdownEngine
   /** The line being written, not complete yet. */
   partial: string
+  /** Its length in characters (code points), kept as it grows: the live rows are cut from its end. */
+  partialPoints: number
+  /** Whether it ends with the first half of a surrogate pair (looked at, it would be copied whole). */
+  partialHigh: boolean
   /** A fenced block: its code lines not drawn yet are highlighted together, when it closes or when the timer comes. */
   fence: { readonly marker: string; readonly language: string; lines: Array<string> } | undefined
   table: Array<string> | undefined
@@ -107,16 +111,62 @@ const releaseTable = (r: Rendering): string => {
   return `${r.engine.table(rows)}\n`
 }
 
-/** The raw text not complete yet, cut into screen rows; only the last screen's worth. */
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
+
+/** Characters (code points) in `text`: a surrogate pair is one, a lone half one too. */
+const pointsOf = (text: string): number => {
+  let points = text.length
+  for (let i = 1; i < text.length; i++) {
+    if (isLow(text.charCodeAt(i)) && isHigh(text.charCodeAt(i - 1))) {
+      points--
+      i++
+    }
+  }
+  return points
+}
+
+/**
+ * The last `max` of the rows `line` (of `points` characters) is cut into, `width` characters
+ * each from its start: built from the characters those rows hold, at its end, only.
+ */
+const tailRows = (line: string, points: number, width: number, max: number): Array<string> => {
+  if (points === 0) return [""]
+  const kept = points - Math.max(0, Math.ceil(points / width) - max) * width
+  let start = line.length
+  for (let k = 0; k < kept; k++) {
+    start--
+    if (start > 0 && isLow(line.charCodeAt(start)) && isHigh(line.charCodeAt(start - 1))) start--
+  }
+  const chars = [...line.slice(start)]
+  const rows: Array<string> = []
+  for (let i = 0; i < chars.length; i += width) rows.push(chars.slice(i, i + width).join(""))
+  return rows
+}
+
+/**
+ * The raw text not complete yet, cut into screen rows; only the last screen's worth, taken
+ * from the end: a line of a megabyte costs no more to redraw than a short one.
+ */
 const pendingRows = (r: Rendering): Array<string> => {
   const width = Math.max(20, (r.out.columns() || 80) - 1)
-  const rows: Array<string> = []
-  for (const line of [...(r.table ?? []), ...(r.fence?.lines ?? []), ...(r.partial === "" ? [] : [r.partial])]) {
-    const chars = [...line]
-    if (chars.length === 0) rows.push("")
-    for (let i = 0; i < chars.length; i += width) rows.push(chars.slice(i, i + width).join(""))
+  const max = Math.max(1, (r.out.rows() || 24) - 2)
+  const parts: Array<Array<string>> = []
+  let total = 0
+  if (r.partial !== "") {
+    parts.push(tailRows(r.partial, r.partialPoints, width, max))
+    total = parts[0].length
   }
-  return rows.slice(-Math.max(1, (r.out.rows() || 24) - 2))
+  const held = [r.table ?? [], r.fence?.lines ?? []]
+  for (let h = held.length - 1; h >= 0; h--) {
+    for (let k = held[h].length - 1; k >= 0 && total < max; k--) {
+      const line = held[h][k]
+      const rows = tailRows(line, pointsOf(line), width, max - total)
+      parts.push(rows)
+      total += rows.length
+    }
+  }
+  return parts.reverse().flat().slice(-max)
 }
 
 const showPending = (r: Rendering) => {
@@ -144,16 +194,30 @@ const cancelLive = (r: Rendering) => {
   r.liveShown = false
 }
 
-/** A piece of the answer: its complete lines drawn (or held), the rest shown live soon. */
+/**
+ * A piece of the answer: its complete lines drawn (or held), the rest shown live soon. Only
+ * the piece is searched for line ends: a line streamed in thousands of pieces is not searched
+ * again for each one.
+ */
 const writeAnswer = (r: Rendering, text: string) => {
-  const lines = (r.partial + text).split("\n")
-  r.partial = lines.pop()!
-  let drawn = ""
-  for (const line of lines) drawn += completeLine(r, line.replace(/\r$/, ""))
-  if (drawn !== "") {
-    // writing erases the live block: it is drawn again, by the timer, if something is still pending
-    r.liveShown = false
-    r.out.write(drawn)
+  if (!text.includes("\n")) {
+    const joined = r.partialHigh && isLow(text.charCodeAt(0))
+    r.partialPoints += pointsOf(text) - (joined ? 1 : 0)
+    r.partial += text
+    if (text !== "") r.partialHigh = isHigh(text.charCodeAt(text.length - 1))
+  } else {
+    const lines = text.split("\n")
+    lines[0] = r.partial + lines[0]
+    r.partial = lines.pop()!
+    r.partialPoints = pointsOf(r.partial)
+    r.partialHigh = isHigh(r.partial.charCodeAt(r.partial.length - 1))
+    let drawn = ""
+    for (const line of lines) drawn += completeLine(r, line.replace(/\r$/, ""))
+    if (drawn !== "") {
+      // writing erases the live block: it is drawn again, by the timer, if something is still pending
+      r.liveShown = false
+      r.out.write(drawn)
+    }
   }
   if (r.partial !== "" || r.table !== undefined || (r.fence?.lines.length ?? 0) > 0) schedule(r)
 }
@@ -163,6 +227,8 @@ const flushAnswer = (r: Rendering) => {
   cancelLive(r)
   let drawn = r.partial === "" ? "" : completeLine(r, r.partial)
   r.partial = ""
+  r.partialPoints = 0
+  r.partialHigh = false
   drawn += releaseCode(r) + releaseTable(r)
   r.fence = undefined
   if (drawn !== "") r.out.write(drawn)
@@ -171,7 +237,11 @@ const flushAnswer = (r: Rendering) => {
 /** The answer was cancelled: a table held is drawn without its unfinished row, and closed with a line saying so. */
 const cutAnswer = (r: Rendering) => {
   if (r.table === undefined) return flushAnswer(r)
-  if (/^\s{0,3}\|/.test(r.partial)) r.partial = ""
+  if (/^\s{0,3}\|/.test(r.partial)) {
+    r.partial = ""
+    r.partialPoints = 0
+    r.partialHigh = false
+  }
   const rows = r.table
   r.table = undefined
   cancelLive(r)
@@ -184,6 +254,8 @@ export const makeAnswerRenderer = (out: AnswerOutput, engine: MarkdownEngine): A
     out,
     engine,
     partial: "",
+    partialPoints: 0,
+    partialHigh: false,
     fence: undefined,
     table: undefined,
     timer: undefined,

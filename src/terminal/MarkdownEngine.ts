@@ -4,6 +4,7 @@ import { markedTerminal } from "marked-terminal"
 import stringWidth from "string-width"
 import wrapAnsi from "wrap-ansi"
 
+import { graphemesOf, WINDOW } from "../text/Graphemes"
 import { cutWord } from "../text/Wrap"
 import { fitColumns } from "./TableFit"
 
@@ -30,6 +31,22 @@ const quote = /^\s{0,3}>\s?(.*)$/
 const rule = /^\s{0,3}([-*_])(?:\s*\1){2,}\s*$/
 
 const CODE_INDENT = "  "
+
+/**
+ * A line longer than this is drawn as plain text, its inline syntax not parsed: marked's
+ * inline lexer takes time that grows faster than a line's length on some of them (`**a` a
+ * hundred thousand times takes seconds) and recurses once per nested marker (a run of
+ * thousands of `*` overflows the stack). No line of real prose comes near it.
+ */
+const INLINE_MAX = 4096
+
+/**
+ * A fenced block with a line longer than this, or longer than `CODE_BLOCK_MAX` in all, is shown
+ * plain: highlight.js takes time that grows with the square of a line's length in many
+ * languages, and the language is whatever the model names.
+ */
+const CODE_LINE_MAX = 2048
+const CODE_BLOCK_MAX = 65_536
 
 /*
  * Colours are mm's own, not those of the libraries' colour packages: those decide for
@@ -139,21 +156,41 @@ const invisible = /\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\
  */
 const narrowOnly = /^[\x20-\x7e\u00a0-\u00ac\u00ae-\u02ff\u2010-\u2027\u2030-\u205e\u2190-\u21ff\u2500-\u259f]*$/
 
-/** Columns taken on the screen; text of narrow characters only is counted without string-width's grapheme pass. */
+/**
+ * Columns taken on the screen; text of narrow characters only is counted without string-width's
+ * grapheme pass. A long text is measured in pieces cut between grapheme clusters: string-width
+ * sums its clusters' widths, but its segmenter takes time growing with the square of the text.
+ */
 export const widthOf = (text: string): number => {
   const plain = text.includes("\u001b") ? text.replace(invisible, "") : text
-  return narrowOnly.test(plain) ? plain.length : stringWidth(plain)
+  if (narrowOnly.test(plain)) return plain.length
+  // an escape left (not mm's colours) is stripped by string-width itself, whole
+  if (plain.length <= WINDOW || plain.includes("\u001b") || plain.includes("\u009b")) return stringWidth(plain)
+  let width = 0
+  let piece = ""
+  for (const cluster of graphemesOf(plain)) {
+    piece += cluster
+    if (piece.length >= WINDOW) {
+      width += stringWidth(piece)
+      piece = ""
+    }
+  }
+  return width + stringWidth(piece)
 }
 
 /**
  * `text` with each path wider than `room` cut into pieces that fit, after a `/` where one is
  * (Wrap.ts's rule for mm's own lines), a space between them: wrap-ansi then breaks the path
  * there rather than at the row's last column. Each piece is as wide as a row allows, so two
- * never share a row and the space falls at a row's end, where it is trimmed.
+ * never share a row and the space falls at a row's end, where it is trimmed. A word longer
+ * than `WINDOW` characters is cut so too (by characters): wrap-ansi measures a word whole, in
+ * time growing with the square of its length.
  */
 const breakPaths = (text: string, room: number): string =>
-  text.includes("/")
-    ? text.split(" ").map((word) => (word.includes("/") && widthOf(word) > room ? cutWord(word, room).join(" ") : word))
+  text.includes("/") || text.length > WINDOW
+    ? text.split(" ").map((word) =>
+      (word.includes("/") || word.length > WINDOW) && widthOf(word) > room ? cutWord(word, room).join(" ") : word
+    )
       .join(" ")
     : text
 
@@ -169,11 +206,20 @@ export const makeMarkdownEngine = (columns: () => number, theme: "dark" | "light
   const width = () => Math.max(20, (columns() || 80) - 1)
 
   // one lexer and one parser for every line: marked's parseInline builds both on each call
-  const lexer = new marked.Lexer(marked.defaults)
-  const parser = new marked.Parser(marked.defaults)
-  const inline = (
-    text: string
-  ): string => (inlineSyntax.test(text) ? parser.parseInline(lexer.inlineTokens(text)) : text)
+  let lexer = new marked.Lexer(marked.defaults)
+  let parser = new marked.Parser(marked.defaults)
+  /** `text` with its inline syntax drawn; a line too long for that, or one marked fails on, as it came. */
+  const inline = (text: string): string => {
+    if (text.length > INLINE_MAX || !inlineSyntax.test(text)) return text
+    try {
+      return parser.parseInline(lexer.inlineTokens(text))
+    } catch {
+      // a failure can leave the lexer mid-link: the next line gets fresh ones
+      lexer = new marked.Lexer(marked.defaults)
+      parser = new marked.Parser(marked.defaults)
+      return text
+    }
+  }
 
   /** `text` wrapped at word boundaries, after `lead` on its first row and `rest` (as wide) on the others. */
   const wrap = (text: string, lead = "", rest = " ".repeat(widthOf(lead))): string => {
@@ -208,15 +254,23 @@ export const makeMarkdownEngine = (columns: () => number, theme: "dark" | "light
   }
 
   const code = (lines: ReadonlyArray<string>, language: string): string => {
-    const known = language !== "" && hljs.getLanguage(language) !== undefined
     const text = lines.join("\n")
-    const drawn = known
-      ? spansToAnsi(hljs.highlight(text, { language, ignoreIllegals: true }).value).split("\n")
-      : lines.map(yellow)
-    return drawn.map((line) => CODE_INDENT + line).join("\n")
+    const known = language !== "" && hljs.getLanguage(language) !== undefined
+    const small = text.length <= CODE_BLOCK_MAX && lines.every((line) => line.length <= CODE_LINE_MAX)
+    const drawn = known && small ? highlighted(text, language) : undefined
+    return (drawn ?? lines.map(yellow)).map((line) => CODE_INDENT + line).join("\n")
   }
 
   const table = (rows: ReadonlyArray<string>): string => {
+    try {
+      return tableOf(rows)
+    } catch {
+      // marked failed on a cell (thousands of nested markers): each row is drawn as a line
+      return rows.map(line).join("\n")
+    }
+  }
+
+  const tableOf = (rows: ReadonlyArray<string>): string => {
     const token = marked.lexer(rows.join("\n")).find((t): t is Tokens.Table => t.type === "table")
     // not a table after all (no delimiter row): each row is prose
     if (token === undefined) return rows.map(line).join("\n")
@@ -232,6 +286,15 @@ export const makeMarkdownEngine = (columns: () => number, theme: "dark" | "light
   }
 
   return { line, code, table }
+}
+
+/** `text` highlighted as `language`, a line of output per line of text; `undefined` if highlight.js fails. */
+const highlighted = (text: string, language: string): Array<string> | undefined => {
+  try {
+    return spansToAnsi(hljs.highlight(text, { language, ignoreIllegals: true }).value).split("\n")
+  } catch {
+    return undefined
+  }
 }
 
 /**

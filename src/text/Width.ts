@@ -53,10 +53,13 @@ export const displayWidth = (text: string): number => {
   const plain = text.includes("\u001b") ? text.replace(INVISIBLE, "") : text
   if (NARROW_ONLY.test(plain)) return plain.length
   let width = 0
-  for (const cluster of graphemesOf(plain)) {
-    const code = cluster.codePointAt(0)!
-    if (isZero(code)) continue
-    width += isWide(code) || cluster.includes("\ufe0f") ? 2 : 1
-  }
+  for (const cluster of graphemesOf(plain)) width += clusterWidth(cluster)
   return width
+}
+
+/** Columns one grapheme cluster takes (`displayWidth` of it, without splitting it again). */
+export const clusterWidth = (cluster: string): number => {
+  const code = cluster.codePointAt(0)!
+  if (isZero(code)) return 0
+  return isWide(code) || cluster.includes("\ufe0f") ? 2 : 1
 }

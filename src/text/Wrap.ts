@@ -1,5 +1,5 @@
 import { graphemesOf } from "./Graphemes"
-import { displayWidth } from "./Width"
+import { clusterWidth, displayWidth } from "./Width"
 
 /**
  * Lines of text fitted to a terminal's width at word boundaries, as mm prints them (help,
@@ -30,6 +30,9 @@ const hangOf = (line: string, width: number): number => {
 /** Colour codes and hyperlinks: each one unit, no room on the screen. */
 const ESCAPE = /(\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\))/
 
+/** Columns a unit takes: none for an escape sequence (a lone ESC is a cluster of its own). */
+const unitWidth = (unit: string): number => (unit.length > 1 && unit.startsWith("\u001b") ? 0 : clusterWidth(unit))
+
 /** What a word is cut between: grapheme clusters, and escape sequences kept whole. */
 const unitsOf = (text: string): Array<string> =>
   text.includes("\u001b")
@@ -38,31 +41,59 @@ const unitsOf = (text: string): Array<string> =>
 
 /**
  * `word` cut into pieces of at most `room` columns: after a `/` where one is, else by
- * characters. Colour codes stay whole and take no room.
+ * characters. Colour codes stay whole and take no room. The word is split into units once and
+ * walked with an index, so a word of any length costs time linear in it.
  */
 export const cutWord = (word: string, room: number): Array<string> => {
+  if (displayWidth(word) <= room) return word === "" ? [] : [word]
   const pieces: Array<string> = []
+  let units = unitsOf(word)
+  let widths = units.map(unitWidth)
+  // columns from each unit to the word's end
+  let after = suffixSums(widths)
   let rest = word
-  while (displayWidth(rest) > room) {
-    const units = unitsOf(rest)
+  let i = 0
+  // with colour codes in it the rest is measured whole, as printed: a code may sit inside a cluster
+  const coloured = word.includes("\u001b")
+  while (coloured ? displayWidth(rest) > room : after[i] > room) {
     let used = 0
     let end = 0
     let lastSlash = -1
-    let at = 0
-    for (const unit of units) {
-      const w = displayWidth(unit)
-      if (used + w > room) break
-      used += w
-      at += unit.length
-      end = at
-      if (unit === "/") lastSlash = at
+    let lastSlashUnit = -1
+    let k = i
+    for (; k < units.length; k++) {
+      if (used + widths[k] > room) break
+      used += widths[k]
+      end += units[k].length
+      if (units[k] === "/") {
+        lastSlash = end
+        lastSlashUnit = k + 1
+      }
     }
-    const cut = lastSlash > 0 ? lastSlash : Math.max(end, 1)
-    pieces.push(rest.slice(0, cut))
-    rest = rest.slice(cut)
+    if (lastSlash > 0 || end > 0) {
+      const cut = lastSlash > 0 ? lastSlash : end
+      pieces.push(rest.slice(0, cut))
+      rest = rest.slice(cut)
+      i = lastSlash > 0 ? lastSlashUnit : k
+      continue
+    }
+    // not one unit fits: one code unit goes, and what is left is split again (rare: a row of one column)
+    pieces.push(rest.slice(0, 1))
+    rest = rest.slice(1)
+    units = unitsOf(rest)
+    widths = units.map(unitWidth)
+    after = suffixSums(widths)
+    i = 0
   }
   if (rest !== "") pieces.push(rest)
   return pieces
+}
+
+/** For each index, the sum of `values` from it to the end (and 0 past the end). */
+const suffixSums = (values: ReadonlyArray<number>): Array<number> => {
+  const sums = new Array<number>(values.length + 1).fill(0)
+  for (let k = values.length - 1; k >= 0; k--) sums[k] = sums[k + 1] + values[k]
+  return sums
 }
 
 const wrapLine = (line: string, width: number): string => {

@@ -94,6 +94,25 @@ describe("an answer drawn as it streams", () => {
     expect(text()).toMatch(/C\[py\]\(third = 3\)\n$/)
     answer.flush()
   })
+
+  it("a line streamed in half a million pieces is drawn live from its last screenful, then whole", async () => {
+    // each piece used to split the whole line again, and each redraw to spread it into characters
+    const { out, live, text } = recorder(40)
+    const answer = makeAnswerRenderer(out, tracing)
+    const line = `a😀${"x".repeat(1_000_000)}`
+    // two-character pieces: the emoji's halves come apart
+    for (let i = 0; i < line.length; i += 2) answer.write(line.slice(i, i + 2))
+    await until(() => live.length > 0, "the live block's redraw")
+    const chars = [...line]
+    const rows = Array.from(
+      { length: Math.ceil(chars.length / 39) },
+      (_, i) => chars.slice(i * 39, i * 39 + 39).join("")
+    )
+    expect(live.at(-1)).toEqual(rows.slice(-22))
+    answer.write("\nnext\n")
+    expect(text()).toBe(`L(${line})\nL(next)\n`)
+    answer.flush()
+  })
 })
 
 describe("the markdown engine", () => {
@@ -163,6 +182,43 @@ describe("the markdown engine", () => {
     expect(first).toMatch(/\u001b\[31m`a\u001b\[39m$/)
     expect(second).toMatch(/^ {2}\u001b\[31mb`\u001b\[39m/)
     expect(stripAnsi(engine.code(["whatever here"], "no-such-language"))).toBe("  whatever here")
+  })
+
+  it("draws a model's line of thousands of nested markers as it came, and the next lines as usual", () => {
+    // marked's inline lexer overflowed the stack on this line, and mm exited
+    const stars = `${"*".repeat(20_000)}a${"*".repeat(20_000)}`
+    expect(stripAnsi(engine.line(stars)).split("\n").join("")).toBe(stars)
+    const unders = `${"_".repeat(3000)}a${"_".repeat(3000)}`
+    expect(stripAnsi(engine.line(`- ${unders}`)).replace(/\n +/g, "")).toBe(`• ${unders}`)
+    // seconds in marked before
+    const opened = "**a".repeat(100_000)
+    expect(stripAnsi(engine.line(opened)).split("\n").join("")).toBe(opened)
+    const table = engine.table(["| a | b |", "| --- | --- |", `| ${stars} | x |`])
+    expect(stripAnsi(table).split("\n").join("")).toContain(stars)
+    expect(engine.line("after **that**")).toContain("\u001b[1mthat")
+  })
+
+  it("cuts a model's word of 100,000 characters into rows as wide as the terminal", () => {
+    // wrap-ansi measured the word whole for each row: 50 s on this line
+    const word = `${"x".repeat(100_000)}😀`
+    const rows = stripAnsi(engine.line(word)).split("\n")
+    expect(rows.join("")).toBe(word)
+    expect(rows.slice(0, -1).every((row) => row === "x".repeat(59))).toBe(true)
+    const wide = stripAnsi(engine.line(`- ${"日本".repeat(20_000)}`)).split("\n")
+    expect(wide.map((row) => row.replace(/^(• | {2})/, "")).join("")).toBe("日本".repeat(20_000))
+    expect(wide.every((row) => stringWidth(row) <= 59)).toBe(true)
+  })
+
+  it("shows a fenced block plain when a line of it is too long to highlight, or the block too big", () => {
+    // highlight.js took seconds, growing with the square of the line, in many languages
+    const long = "a ".repeat(100_000)
+    expect(engine.code(["int x = 1;", long], "c")).toBe(
+      `  \u001b[33mint x = 1;\u001b[39m\n  \u001b[33m${long}\u001b[39m`
+    )
+    const many = Array.from({ length: 4000 }, (_, i) => `int x${i} = ${i}; // a short line`)
+    const drawn = engine.code(many, "c").split("\n")
+    expect(drawn).toEqual(many.map((line) => `  \u001b[33m${line}\u001b[39m`))
+    expect(engine.code(["int x = 1;"], "c")).toMatch(/\u001b\[\d+mint\u001b/)
   })
 
   it("fits columns: narrow ones keep their width, wide ones share the rest, words are kept whole when they fit", () => {

@@ -35,4 +35,20 @@ describe("wrapping at word boundaries", () => {
     const pieces = cutWord(path, 40)
     expect(pieces).toEqual(["\u001b[33msrc/components/dashboard/widgets/charts/", "renderers/LineChart.tsx\u001b[39m"])
   })
+
+  it("a model's 100,000-character word or path is cut row by row in one walk, as before", () => {
+    // each row used to split and measure the rest of the word again: 'x' * 10,000 took 1.7 s
+    const word = "x".repeat(100_000)
+    const rows = wrapText(word, 80).split("\n")
+    expect(rows.length).toBe(1250)
+    expect(rows.every((row) => row === "x".repeat(80))).toBe(true)
+    const path = "a/".repeat(100_000)
+    const cut = wrapText(path, 81).split("\n")
+    expect(cut.join("")).toBe(path)
+    expect(cut.slice(0, -1).every((row) => row === "a/".repeat(40))).toBe(true)
+    const wide = cutWord(`${"日".repeat(50_010)}😀`, 41)
+    expect(wide.join("")).toBe(`${"日".repeat(50_010)}😀`)
+    expect(wide.slice(0, -1).every((piece) => stringWidth(piece) === 40)).toBe(true)
+    expect(wide.at(-1)).toBe("日日日日日日日日日日😀")
+  })
 })

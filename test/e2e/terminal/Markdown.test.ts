@@ -69,6 +69,25 @@ describe("rendered answers on a terminal, raw through a pipe", () => {
     expect(await mm.exit()).toBe(0)
   })
 
+  it("on a terminal: a line of thousands of nested markers is drawn as it came, and mm answers on", async () => {
+    // marked's inline lexer overflowed the stack on this line and mm exited with 1
+    const stars = `${"*".repeat(2550)}a${"*".repeat(2550)}`
+    const mm = new PtyMm(tempProject(configFor(server.url)))
+    await mm.waitFor(/> /)
+    server.push({ text: inPieces(`${stars}\nEND`, 500) })
+    const mark = mm.out.length
+    mm.type("show me\r")
+    await mm.waitFor(/END[^]*> /, mark)
+    const plain = stripAnsi(mm.out.slice(mark)).replace(/\r/g, "")
+    expect(plain).toContain(`a${"*".repeat(40)}`)
+    server.push({ text: ["still here"] })
+    const again = mm.out.length
+    mm.type("and now?\r")
+    await mm.waitFor(/still here[^]*> /, again)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
   it("through a pipe stdout holds exactly what the model wrote", async () => {
     server.push({ text: inPieces(answerText) })
     const run = await runMm(tempProject(configFor(server.url)), ["show me"])

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import type * as acp from "@agentclientprotocol/sdk"
 
 import { outsideLines, previewLines } from "../approvals/PreviewLines"
+import { longestBackticks } from "../text/SessionMarkdown"
 import type { FileChange, Preview } from "../tools/Preview"
 import type { ToolRegistryShape } from "../tools/Registry"
 import { isMcpToolName } from "../tools/ToolNames"
@@ -49,17 +50,6 @@ export const forEditor = (name: string, described: CallDescription, cwd: string)
     ...(l.line === undefined ? {} : { line: l.line })
   }))
 })
-
-/** The longest run of backticks in `text`, at least 2 (counted in a loop: a spread of every run overflows the stack). */
-const longestBackticks = (text: string): number => {
-  let longest = 2
-  for (let at = text.indexOf("`"); at >= 0; at = text.indexOf("`", at)) {
-    const start = at
-    while (text.charCodeAt(at) === 96) at++
-    longest = Math.max(longest, at - start)
-  }
-  return longest
-}
 
 /** A fence longer than any run of backticks in `text`, so the command shows verbatim. */
 const fenced = (text: string, info: string): string => {

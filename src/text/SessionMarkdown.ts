@@ -2,7 +2,7 @@ import type { Message, Session } from "../domain/Session"
 import { userMessageKind } from "./UserMessages"
 
 /** The longest run of backticks in `text`, at least 2 (counted in a loop: a spread of every run overflows the stack). */
-const longestBackticks = (text: string): number => {
+export const longestBackticks = (text: string): number => {
   let longest = 2
   for (let at = text.indexOf("`"); at >= 0; at = text.indexOf("`", at)) {
     const start = at

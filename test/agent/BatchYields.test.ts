@@ -45,11 +45,14 @@ describe("a batch of tool calls", () => {
         { toolCalls: Array.from({ length: 20 }, (_, i) => ({ name: "tick", arguments: { n: i + 1 } })) },
         { text: "done" }
       )
-      const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(tempDir("mm-batch-"), { createFile: "later" }))
+      const conversation = yield* Effect.flatMap(Keeper, (keeper) =>
+        keeper.open(tempDir("mm-batch-"), { createFile: "later" }))
       yield* runTurn(conversation, "tick twenty times")
       // the callback the first call scheduled ran right after it, before the second call
       expect(log.slice(0, 3)).toEqual(["call 1", "event loop", "call 2"])
-      expect(log.filter((entry) => entry.startsWith("call"))).toHaveLength(20)
+      expect(log.filter((entry) =>
+        entry.startsWith("call")
+      )).toHaveLength(20)
     }).pipe(
       Effect.provide(
         coreLayer(testConfig(server.url), MemorySessionStore.layer(), scriptedApprover([]), {

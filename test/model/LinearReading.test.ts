@@ -11,27 +11,16 @@ import * as Effect from "effect/Effect"
 import { PROBE_BODY_MAX } from "../../src/model/BodyRead"
 import { Completion } from "../../src/model/Completion"
 import { httpError, serverMessage } from "../../src/model/Failures"
-import { ThinkSplitter } from "../../src/model/Reasoning"
 import { probeContext } from "../../src/model/ServerProbe"
 import { HeldText, textToolCalls } from "../../src/model/TextToolCalls"
 import { startFakeModelServer } from "../support/FakeModelServer"
+import { splitAll } from "../support/thinkSplit"
 
 /** `text` cut in deltas of `size` characters. */
 const deltas = (text: string, size: number): Array<string> => {
   const out: Array<string> = []
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size))
   return out
-}
-
-const split = (pieces: ReadonlyArray<string>) => {
-  const splitter = new ThinkSplitter()
-  let text = ""
-  let reasoning = ""
-  for (const piece of [...pieces.map((p) => splitter.push(p)), splitter.end()]) {
-    text += piece.text
-    reasoning += piece.reasoning
-  }
-  return { text, reasoning }
 }
 
 /** What HeldText shows while the answer streams, and what it shows at the end. */
@@ -45,12 +34,12 @@ const held = (pieces: ReadonlyArray<string>) => {
 describe("what a model server sends is read in time linear in its size", () => {
   it("an answer opening with 300,000 blank lines, one character a delta, and the think block after them", () => {
     const blanks = "\n".repeat(300_000)
-    expect(split(deltas(`${blanks}The answer.`, 1))).toEqual({ text: `${blanks}The answer.`, reasoning: "" })
-    expect(split(deltas(`${blanks}<think>plan</think>\n\nThe answer.`, 1))).toEqual({
+    expect(splitAll(deltas(`${blanks}The answer.`, 1))).toEqual({ text: `${blanks}The answer.`, reasoning: "" })
+    expect(splitAll(deltas(`${blanks}<think>plan</think>\n\nThe answer.`, 1))).toEqual({
       text: "The answer.",
       reasoning: "plan"
     })
-    expect(split(deltas(blanks, 1))).toEqual({ text: blanks, reasoning: "" })
+    expect(splitAll(deltas(blanks, 1))).toEqual({ text: blanks, reasoning: "" })
   })
 
   it("an answer of 1 MB opening like a JSON call, in 4-character deltas, is held then shown whole", () => {

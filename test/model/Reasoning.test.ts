@@ -2,22 +2,11 @@ import { describe, expect, it } from "vitest"
 
 import { replayUpdates } from "../../src/acp/Replay"
 import { Completion } from "../../src/model/Completion"
-import { ThinkSplitter } from "../../src/model/Reasoning"
 import { modelIds } from "../../src/model/ServerProbe"
 import { makePrinter } from "../../src/terminal/TerminalIO"
 import { makeThoughtDisplay, rowsOf } from "../../src/terminal/Thought"
 import { colored, plain } from "../../src/text/Style"
-
-const splitAll = (pieces: ReadonlyArray<string>) => {
-  const splitter = new ThinkSplitter()
-  let text = ""
-  let reasoning = ""
-  for (const piece of [...pieces.map((p) => splitter.push(p)), splitter.end()]) {
-    text += piece.text
-    reasoning += piece.reasoning
-  }
-  return { text, reasoning }
-}
+import { splitAll } from "../support/thinkSplit"
 
 const chunk = (delta: object, finish?: string) =>
   JSON.stringify({ choices: [{ index: 0, delta, ...(finish ? { finish_reason: finish } : {}) }] })

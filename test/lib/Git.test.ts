@@ -124,6 +124,10 @@ describe("gitDirty runs no program the repository names", () => {
     expect(await gitDirty(root)).toBe(true)
     expect(fs.readdirSync(marks)).toEqual([])
 
+    // a tracked file whose time changed and text did not: git status must refresh its index entry
+    // and write the index (a changed file alone is written only when its time is racy)
+    const later = new Date(Date.now() + 10_000)
+    fs.utimesSync(path.join(root, ".gitattributes"), later, later)
     plainStatus(root)
     expect(fs.readdirSync(marks)).toContain("post-index-change")
   })

@@ -166,6 +166,8 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           const loaded = yield* store.load(h.dir, ID_A)
           expect(loaded.errors).toEqual([])
           expect(loaded.messages).toHaveLength(1)
+          // its one question is a turn held, though the file (written before cancelled turns counted) said 0
+          expect(loaded.turns).toBe(1)
           const [listing] = yield* store.list(h.dir)
           expect(listing).toEqual({
             _tag: "Readable",
@@ -175,7 +177,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
               createdAt: old.createdAt,
               updatedAt: old.updatedAt,
               title: "",
-              turns: 0,
+              turns: 1,
               errors: 0
             }
           })
@@ -749,7 +751,7 @@ describe("FileSessionStore on disk", () => {
         yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
         const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
-        expect(written).toMatchObject({ version: 3, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
+        expect(written).toMatchObject({ version: 4, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
         const stat = NodeFs.statSync(NodePath.join(dir, `${ID_A}.json`))
         const row = [`${ID_A}.json`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, "/", "a", "b", "forged", 1, 0]
         const forged = [
@@ -759,7 +761,9 @@ describe("FileSessionStore on disk", () => {
           // an earlier mm's index, of one array per file; then of columns, its other entries in another order
           JSON.stringify({ version: 1, files: [row] }),
           JSON.stringify({ ...written, version: 2, title: ["forged"] }),
-          JSON.stringify({ ...written, version: 4, title: ["forged"] }),
+          // the index before cancelled turns counted: its files are read again, whole
+          JSON.stringify({ ...written, version: 3, title: ["forged"] }),
+          JSON.stringify({ ...written, version: 5, title: ["forged"] }),
           // columns of other lengths, or not arrays
           JSON.stringify({ ...written, title: ["forged", "x"] }),
           JSON.stringify({ ...written, turns: 2 }),

@@ -626,6 +626,46 @@ describe("FileSessionStore on disk", () => {
         expect(next.calls).toContain(`openSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
+    it.effect("after an index of the version before cancelled turns counted, reads each file whole once", () =>
+      Effect.gen(function*() {
+        const { dir, readsSince, store, age } = setup()
+        // written by an earlier mm: a cancelled turn kept in `messages`, not counted in `turns`
+        const old: Session = {
+          ...emptySession(ID_A, "/work/project", new Date(0)),
+          title: "q1",
+          turns: 1,
+          messages: [
+            { role: "user", content: "q1" },
+            { role: "assistant", content: "half an answer" },
+            { role: "user", content: "q2" },
+            { role: "assistant", content: "a2" }
+          ]
+        }
+        NodeFs.mkdirSync(dir, { recursive: true })
+        NodeFs.writeFileSync(NodePath.join(dir, `${ID_A}.json`), encodeSession(old))
+        age(ID_A, 1)
+        const turnsListed = (listing: ReadonlyArray<SessionListing>) =>
+          listing.map((l) => (l._tag === "Readable" ? l.summary.turns : -1))
+        // without that index, the head is trusted as written
+        expect(turnsListed(yield* FileSessionStore.make().list(dir))).toEqual([1])
+        yield* indexWritten
+        const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
+        const index = JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))
+        NodeFs.writeFileSync(indexPath, JSON.stringify({ ...index, version: 3 }))
+        const reads = readsSince()
+        expect(turnsListed(yield* store.list(dir))).toEqual([2])
+        expect(reads()).toBe(1)
+        expect(turnsListed(yield* store.list(dir))).toEqual([2])
+        expect((yield* store.load(dir, ID_A)).turns).toBe(2)
+        // the index written then holds the count: the next process lists it without reading the file
+        yield* indexWritten
+        expect(JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))).toMatchObject({ version: 4, turns: [2] })
+        const next = setup()
+        const nextReads = next.readsSince()
+        expect(turnsListed(yield* FileSessionStore.make({ fs: next.fs }).list(dir))).toEqual([2])
+        expect(nextReads()).toBe(0)
+      }))
+
     it.effect("writes the index file once the listing is returned, once for the listings of one turn", () =>
       Effect.gen(function*() {
         const { dir, store, calls, age } = setup()

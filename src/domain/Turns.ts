@@ -132,7 +132,8 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
  * those a compaction replaced, never less than it was: for a compacted old file the number of
  * turns in its archives is not read here, so the old count stands for them. A change record made
  * by a tool call still in `messages` takes the number of the turn holding that call; one whose
- * call left `messages` (compacted, or from a failed turn) keeps its number. An undo's record has
+ * call left `messages` (compacted, or from a failed turn), or whose call id is in two turns,
+ * keeps its number. An undo's record has
  * no call: it takes the number of the latest turn whose call made a record before it, when that is
  * higher (an undo runs after those turns; it counted fewer only because cancelled turns did not
  * count), else keeps its own.
@@ -148,10 +149,16 @@ export const withNumbering = <S extends Numbered & Pick<Session, "changes">>(ses
 const renumbered = (session: Numbered & Pick<Session, "changes">): ReadonlyArray<ChangeRecord> | undefined => {
   const changes = session.changes
   if (changes === undefined || changes.length === 0) return undefined
-  const turnOfCall = new Map<string, number>()
+  // a call id given in two turns (some servers number calls afresh in each answer) names neither
+  const turnOfCall = new Map<string, number | undefined>()
   const turnOf = turnOfMessages(session)
   session.messages.forEach((message, index) => {
-    for (const call of message.tool_calls ?? []) turnOfCall.set(call.id, turnOf[index])
+    for (const call of message.tool_calls ?? []) {
+      turnOfCall.set(
+        call.id,
+        turnOfCall.has(call.id) && turnOfCall.get(call.id) !== turnOf[index] ? undefined : turnOf[index]
+      )
+    }
   })
   let moved = false
   let latest = 0

@@ -182,6 +182,19 @@ describe("turns and forks", () => {
       expect(read._tag === "Right" && encodeSession(read.right)).toBe(text)
     })
 
+    it("leaves a record as it is when its call id is in two turns (a server numbering calls afresh)", () => {
+      const twice = session([
+        { role: "user", content: "q1" },
+        ...call("call_0"),
+        { role: "user", content: "q2" },
+        ...call("call_0")
+      ], {
+        turns: 2,
+        changes: [{ ...change(1, "a"), tool_call_id: "call_0" }, { ...change(2, "a"), tool_call_id: "call_0" }]
+      })
+      expect(withNumbering(twice)).toBe(twice)
+    })
+
     it("never lowers `turns`, and leaves out a turn still in progress", () => {
       // a compacted file: turns 1–5 live in an archive, the summary stands for them
       const compacted = session([

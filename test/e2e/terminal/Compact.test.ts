@@ -154,3 +154,27 @@ describe("a fork shares its original's archives", () => {
     await server.close()
   }, 60_000)
 })
+
+describe("/compact after /resume", () => {
+  it("writes the system prompt a request sends, environment included, not the bare configured one", async () => {
+    const server = await startFakeModelServer()
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
+    )
+    server.push({ text: "a1" }, { text: "a2" })
+    await runMm(project, ["q1", "q2"])
+    server.push({ text: "the summary" })
+    const compacted = await runMm(project, ["/resume", "/compact"])
+    expect(compacted.stdout).toMatch(/compacted: 2 older message\(s\) replaced by a summary/)
+    const main = sessionFiles(project).map((f) => readSession(project, f)).find((s) => s.archiveOf === undefined)
+    const system = main.messages[0]
+    expect(system.role).toBe("system")
+    expect(system.content).toContain("# Environment")
+    expect(system.content).toContain(`- working directory: ${project}`)
+    // the next request, with no compaction of its own, sends the same system message
+    server.push({ text: "a3" })
+    await runMm(project, ["/resume", "q3"])
+    expect(server.completions().at(-1)!.body.messages[0]).toEqual({ role: "system", content: system.content })
+    await server.close()
+  }, 60_000)
+})

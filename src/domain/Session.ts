@@ -123,7 +123,10 @@ const makeSessionSchemas = () => {
     changes: Schema.optional(Schema.Array(ChangeRecord)),
     /** A turn still being answered when the file was written (see `InProgress`). */
     inProgress: Schema.optional(InProgress),
-    /** In an archive: the id of the session whose compaction moved these turns here. */
+    /**
+     * In an archive: the id of the session whose compaction moved these turns here, or that
+     * holds them now (a fork it was left to, the id an ACP `/new` moved that session to).
+     */
     archiveOf: Schema.optional(Schema.String),
     /** In a compacted session: the ids of its archives, oldest first. */
     archives: Schema.optional(Schema.Array(Schema.String)),

@@ -1,0 +1,107 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+import { describe, expect, it } from "vitest"
+
+import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
+import { MmProcess, sessionFiles } from "../../support/MmProcess"
+import { until } from "../../support/until"
+
+// mm SIGKILLed while a tool call runs: the running call is kept with what it printed.
+
+const harness = useAgents()
+
+const STOPPED = "[mm stopped while this ran]"
+
+/** The project's one session file, parsed; undefined while there is none (or it is being replaced). */
+const sessionOf = (dir: string): any => {
+  const files = sessionFiles(dir)
+  if (files.length !== 1) return undefined
+  try {
+    return readSession(path.join(dir, ".mm", "sessions", files[0]))
+  } catch {
+    return undefined
+  }
+}
+
+/** `mm -p ARGS…` with stdin closed. */
+const print = (dir: string, args: ReadonlyArray<string>) => {
+  const mm = new MmProcess(dir, ["-p", ...args], { AGENT_CONFIG: path.join(dir, "agent.yaml") })
+  mm.child.stdin!.end()
+  return mm
+}
+
+describe("a turn mm was killed during", () => {
+  it(
+    "keeps the running call with what it printed: in the file after the next load, and in the next request",
+    async () => {
+      const fake = harness.fake()
+      const { dir } = makeProject(configYaml({ url: fake.url }))
+      // prints a line, then waits until the test lets it go (at most 60 s if the test never does)
+      const script = "echo partial-line-of-the-call; for i in $(seq 600); do [ -e let-go ] && break; sleep 0.1; done"
+      fake.push({
+        toolCalls: [
+          { id: "call_long", name: "bash", arguments: { command: script } },
+          { id: "call_next", name: "bash", arguments: { command: "echo never > never.txt" } }
+        ]
+      })
+      const mm = print(dir, ["run the long script"])
+      try {
+        // the line is in the file while the call still runs: then mm is killed
+        await until(
+          () => sessionOf(dir)?.inProgress?.running?.output?.includes("partial-line-of-the-call") === true,
+          "the running call's output in the session file",
+          30_000
+        )
+        const running = sessionOf(dir)
+        expect(running.inProgress.running.id).toBe("call_long")
+        expect(running.messages.at(-1).tool_calls.map((c: any) => c.id)).toEqual(["call_long", "call_next"])
+        mm.kill()
+        expect(await mm.exited).toBeNull()
+      } finally {
+        fs.writeFileSync(path.join(dir, "let-go"), "")
+      }
+      const id = sessionFiles(dir)[0].slice(0, 24)
+
+      // mm sessions show: the call as the next load will close it, the file left as it is
+      const show = new MmProcess(dir, ["sessions", "show", id], { AGENT_CONFIG: path.join(dir, "agent.yaml") })
+      show.child.stdin!.end()
+      expect(await show.exited).toBe(0)
+      expect(show.stdout).toContain(`partial-line-of-the-call\n${STOPPED}`)
+      expect(show.stdout).toContain("not run: mm stopped before this call ran")
+      expect(sessionOf(dir).inProgress.running.id).toBe("call_long")
+
+      fake.push({ text: "I see it stopped" })
+      const next = print(dir, ["--resume", id, "what happened?"])
+      expect(await next.exited).toBe(0)
+      expect(next.stderr).toContain("the last question was interrupted: \"run the long script\"")
+      // the next request: the call closed with its partial output, the one after it as never run
+      const sent = fake.completions().at(-1)!.body.messages
+      const results = Object.fromEntries(
+        sent.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, m.content])
+      )
+      expect(results.call_long).toBe(`partial-line-of-the-call\n${STOPPED}`)
+      expect(results.call_next).toBe("not run: mm stopped before this call ran")
+      expect(sent.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual([
+        "run the long script",
+        "what happened?"
+      ])
+      expect(fs.existsSync(path.join(dir, "never.txt"))).toBe(false)
+      // the same conversation, its file holding the closed call
+      expect(sessionFiles(dir).map((f) => f.slice(0, 24))).toEqual([id])
+      const closed = sessionOf(dir)
+      expect(closed.inProgress).toBeUndefined()
+      expect(closed.messages.find((m: any) => m.tool_call_id === "call_long")).toEqual({
+        role: "tool",
+        tool_call_id: "call_long",
+        content: `partial-line-of-the-call\n${STOPPED}`,
+        failed: true
+      })
+      expect(closed.errors.at(-1)).toMatchObject({
+        line: "mm stopped during this turn",
+        question: "run the long script"
+      })
+    },
+    120_000
+  )
+})

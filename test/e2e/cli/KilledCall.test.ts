@@ -7,7 +7,9 @@ import { configYaml, makeProject, readSession, useAgents } from "../../support/a
 import { MmProcess, sessionFiles } from "../../support/MmProcess"
 import { until } from "../../support/until"
 
-// mm SIGKILLed while a tool call runs: the running call is kept with what it printed.
+// mm SIGKILLed while a tool call runs, or while the first answer streams: the running call is
+// kept with what it printed, and `mm -p --continue` goes on with the same conversation, saying
+// which question was never answered.
 
 const harness = useAgents()
 
@@ -104,4 +106,37 @@ describe("a turn mm was killed during", () => {
     },
     120_000
   )
+
+  it("killed while its first answer streams: -p --continue goes on in the same session and says so", async () => {
+    const fake = harness.fake()
+    const { dir } = makeProject(configYaml({ url: fake.url }))
+    fake.push({ text: ["streaming-mark ", ...Array.from({ length: 40 }, () => "more ")], chunkDelayMs: 250 })
+    const first = print(dir, ["the first question\nwith a second line"])
+    await first.waitFor("streaming-mark", 0, 30_000)
+    first.kill()
+    await first.exited
+    const files = sessionFiles(dir)
+    expect(files).toHaveLength(1)
+    const id = files[0].slice(0, 24)
+
+    fake.push({ text: "answered" })
+    const next = print(dir, ["--continue", "--output-format", "json", "the second question"])
+    expect(await next.exited).toBe(0)
+    expect(next.stderr).toContain("the last question was interrupted: \"the first question\"")
+    const events = next.stdout.trim().split("\n").map((line) => JSON.parse(line))
+    expect(events[0]).toEqual({ type: "interrupted", question: "the first question\nwith a second line" })
+    expect(events.at(-1)).toMatchObject({ type: "result", status: "answered", sessionId: id })
+    // no tool ran: the unanswered question left the history, as a failed one does
+    const sent = fake.completions().at(-1)!.body.messages
+    expect(sent.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual(["the second question"])
+    expect(sessionFiles(dir)).toEqual(files)
+
+    // answered now: the next --continue says nothing of it
+    fake.push({ text: "again" })
+    const third = print(dir, ["--continue", "--output-format", "json", "a third question"])
+    expect(await third.exited).toBe(0)
+    expect(third.stderr).not.toContain("interrupted")
+    expect(third.stdout).not.toContain("\"type\":\"interrupted\"")
+    expect(sessionFiles(dir)).toEqual(files)
+  }, 120_000)
 })

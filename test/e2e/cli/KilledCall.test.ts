@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
 import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
@@ -139,4 +140,49 @@ describe("a turn mm was killed during", () => {
     expect(third.stdout).not.toContain("\"type\":\"interrupted\"")
     expect(sessionFiles(dir)).toEqual(files)
   }, 120_000)
+
+  it(
+    "an editor's session/load replays the stopped call failed with its output; -p --continue then still names the question",
+    async () => {
+      const fake = harness.fake()
+      const project = makeProject(configYaml({ url: fake.url }))
+      const { dir } = project
+      const script = "echo output-for-the-editor; for i in $(seq 600); do [ -e let-go ] && break; sleep 0.1; done"
+      fake.push({ toolCalls: [{ id: "call_acp", name: "bash", arguments: { command: script } }] })
+      const mm = print(dir, ["question for the editor"])
+      try {
+        await until(
+          () => sessionOf(dir)?.inProgress?.running?.output?.includes("output-for-the-editor") === true,
+          "the running call's output in the session file",
+          30_000
+        )
+        mm.kill()
+        await mm.exited
+      } finally {
+        fs.writeFileSync(path.join(dir, "let-go"), "")
+      }
+      const id = sessionFiles(dir)[0].slice(0, 24)
+      const agent = harness.start({ cwd: dir, config: project.config })
+      await agent.initialize()
+      await agent.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: dir, mcpServers: [] })
+      const updates = agent.updates.filter((n) => n.sessionId === id).map((n) => n.update) as Array<any>
+      const replayed = updates.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_acp")
+      expect(replayed).toMatchObject({ status: "failed" })
+      expect(JSON.stringify(replayed.rawOutput ?? replayed.content)).toContain(`output-for-the-editor\\n${STOPPED}`)
+      expect(agent.invalid()).toEqual([])
+      await agent.kill()
+
+      // the load closed the turn and nothing changed the session since: still the unanswered question
+      fake.push({ text: "answered" })
+      const next = print(dir, ["--continue", "--output-format", "json", "go on"])
+      expect(await next.exited).toBe(0)
+      expect(next.stderr).toContain("the last question was interrupted: \"question for the editor\"")
+      expect(JSON.parse(next.stdout.split("\n")[0])).toEqual({
+        type: "interrupted",
+        question: "question for the editor"
+      })
+      expect(sessionFiles(dir).map((f) => f.slice(0, 24))).toEqual([id])
+    },
+    120_000
+  )
 })

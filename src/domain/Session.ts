@@ -98,13 +98,16 @@ const makeSessionSchemas = () => {
   })
 
   /**
-   * The turn being answered, while it is (saved when its question is sent and after each tool
-   * call): `start` is the index of its question in `messages`. Never sent to the model.
+   * The turn being answered, while it is (saved when its question is sent, before and after each
+   * tool call, and while a call prints): `start` is the index of its question in `messages`;
+   * `running`, the call running then and what it had printed so far (its last `maxOutput`
+   * characters). Never sent to the model.
    */
   const InProgress = Schema.Struct({
     question: Schema.String,
     at: Schema.String,
-    start: Schema.Number
+    start: Schema.Number,
+    running: Schema.optional(Schema.Struct({ id: Schema.String, output: Schema.String }))
   })
 
   /** Where a fork came from: the original session and the last turn the fork kept. */

@@ -47,9 +47,12 @@ const startOver = Effect.fn("Acp.startOver")(function*(peer: Peer, conversation:
     ? `Started a new conversation. The previous one was not kept: sessions cannot be saved (${status.reason}).`
     : archived.right === undefined
     ? "Started a new conversation (the previous one was empty: nothing to keep)."
-    : `Started a new conversation. The previous one is kept as session ${archived.right}: ${
-      path.join(status.dir, `${archived.right}.json`)
-    }`
+    : [
+      `Started a new conversation. The previous one is kept as session ${archived.right.id}: ${
+        path.join(status.dir, `${archived.right.id}.json`)
+      }`,
+      ...archived.right.warnings
+    ].join("\n\n")
   yield* send(peer.client, peer.sessionId, [agentText(text)])
   return endTurn
 })

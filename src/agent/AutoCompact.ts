@@ -1,28 +1,40 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
+import { withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { estimateTokens } from "./Compactor"
 import type { Deps, Emit } from "./Deps"
+import { gitConfineOf } from "./Environment"
+import { systemPromptOf } from "./SystemPrompt"
 
 /**
  * Older turns replaced by a summary. A failure is recorded in the session with `question`:
- * `/compact`, or the question of the turn it ran before.
+ * `/compact`, or the question of the turn it ran before. The file is written with the whole
+ * system prompt a request would send now (instructions, skills, environment), never the bare
+ * configured one a resumed conversation holds until its next turn.
  */
 export const compact = Effect.fn("Agent.compact")(
   function*(deps: Deps, conversation: Conversation, hint: string | undefined, _question: string) {
     const before = yield* conversation.snapshot
     const result = yield* deps.compactor.compact(before.messages, { keepTurns: deps.config.compaction.keepTurns, hint })
     if (result._tag === "Nothing") return result
+    const system = yield* systemPromptOf(
+      deps.config,
+      deps.tools,
+      conversation.cwd,
+      gitConfineOf(deps.sandbox, conversation.cwd)
+    )
+    const messages = withSystem(result.messages, system.text)
     // the turns the summary replaces: after the system prompt, the first `replaced` messages
     const rest = before.messages[0]?.role === "system" ? before.messages.slice(1) : before.messages
-    const warning = yield* conversation.compacted(result.messages, rest.slice(0, result.replaced))
+    const warning = yield* conversation.compacted(messages, rest.slice(0, result.replaced))
     yield* Ref.set(conversation.usage, undefined)
     return {
       _tag: "Compacted",
       replaced: result.replaced,
       tokensBefore: estimateTokens(before.messages),
-      tokensAfter: estimateTokens(result.messages),
+      tokensAfter: estimateTokens(messages),
       warning
     } as const
   },

@@ -17,6 +17,7 @@ import { unknownToolRecord } from "../tools/UnknownTool"
 import type { Deps } from "./Deps"
 import { runConfined } from "./SandboxedBash"
 import type { TurnEvent } from "./TurnEvent"
+import { runSaved, saveProgress } from "./TurnProgress"
 import type { TurnState } from "./TurnState"
 
 export const DENIED = "denied by the user"
@@ -61,13 +62,20 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
   const described = describeCall(tool, input, conversation.cwd)
   const question = yield* awaitsApproval(deps, state, tool, input)
   yield* emit(callStarted(call, input, described, question !== undefined))
+  // the call the user is asked about is on disk while they think: killed then, it never ran
+  if (question !== undefined) yield* saveProgress(deps, state)
   const refused = question === undefined ? undefined : yield* ask(deps, state, call, tool, described, question)
   if (refused !== undefined) return yield* finish(state, call, failure(refused))
   // the call is on the user's screen before it runs (an editor may show its terminal under it)
   yield* state.shown
   // what a file tool changes, read just before it runs: the old text is gone after it
   const preview = yield* withFiles(deps, tool.preview(input, conversation.cwd))
-  const result = yield* runApproved(deps, state, call, tool, prepared.right, described)
+  const result = yield* runSaved(
+    deps,
+    state,
+    call.id,
+    (changed) => runApproved(deps, state, call, tool, prepared.right, described, changed)
+  )
   yield* finish(state, call, result, preview._tag === "FileChange" && !result.failed ? preview : undefined)
 })
 
@@ -75,18 +83,23 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
 const finish = (state: TurnState, call: ToolCall, result: ToolResult, change?: FileChange) =>
   Effect.suspend(() => {
     state.toolOutput.delete(call.id)
+    if (state.running === call.id) state.running = undefined
     state.added.push(toolMessage(call, result))
     return state.emit(callFinished(call, result, change))
   })
 
-/** Runs a call that may run: a command confined when the sandbox is on; a file tool's writes recorded. */
+/**
+ * Runs a call that may run: a command confined when the sandbox is on; a file tool's writes
+ * recorded. `outputChanged` is told each time the call prints (its output is saved as it runs).
+ */
 const runApproved = Effect.fn("Agent.runApproved")(function*(
   deps: Deps,
   state: TurnState,
   call: ToolCall,
   tool: ToolRecord,
   prepared: PreparedCall,
-  described: CallDescription
+  described: CallDescription,
+  outputChanged: Effect.Effect<void>
 ) {
   const { changes, config } = deps
   const { conversation, emit } = state
@@ -114,7 +127,7 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
         // only the end is kept: a cancelled call's result is its last `maxOutput` characters
         const sofar = (state.toolOutput.get(call.id) ?? "") + text
         state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
-        return emit({ _tag: "ToolOutput", id: call.id, text })
+        return Effect.zipRight(outputChanged, emit({ _tag: "ToolOutput", id: call.id, text }))
       })
   }
   const run = (confine: ToolContext["confine"]) =>

@@ -10,6 +10,7 @@ import { GenerationError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
 import { type EditorBlock, type Message, type Session, titleOf, withSystem } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
+import { lastOutput, unfinishedResult } from "../sessions/Interrupted"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn, warnOnce } from "./Deps"
 import { gitConfineOf } from "./Environment"
@@ -19,17 +20,15 @@ import { recoverOverflow } from "./Overflow"
 import { systemPromptOf } from "./SystemPrompt"
 import { runCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
+import { saveProgress } from "./TurnProgress"
 import type { TurnState } from "./TurnState"
 
 /** The result of a tool call left unanswered when the user cancelled the turn. */
 export const CANCELLED = "cancelled by the user"
 
 /** A cancelled call's result: what it printed so far (its last `max` characters), then `[cancelled by the user]`. */
-export const cancelledResult = (output: string | undefined, max: number): string => {
-  if (output === undefined || output.trim() === "") return CANCELLED
-  const kept = output.length > max ? `…${output.slice(-max)}` : output
-  return `${kept}${kept.endsWith("\n") ? "" : "\n"}[${CANCELLED}]`
-}
+export const cancelledResult = (output: string | undefined, max: number): string =>
+  unfinishedResult(output === undefined ? undefined : lastOutput(output, max), CANCELLED)
 
 /**
  * The history after a cancel: the partial answer kept, every unanswered tool call closed —
@@ -125,7 +124,7 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   shown: Effect.Effect<void>
 ) {
   const state = yield* prepareTurn(deps, conversation, asked, emit, shown)
-  yield* saveProgress(state)
+  yield* saveProgress(deps, state)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
       Effect.flatMap(
@@ -195,7 +194,8 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     }],
     sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
     partial: yield* Ref.make(""),
-    toolOutput: new Map()
+    toolOutput: new Map(),
+    running: undefined
   }
   return state
 })
@@ -226,7 +226,7 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
           )
           yield* recoverOverflow(deps, state, error, compacted)
           compacted = true
-          yield* saveProgress(state)
+          yield* saveProgress(deps, state)
           return yield* call()
         })
     )
@@ -246,7 +246,7 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       yield* eventLoopTurn
       yield* runCall(deps, state, call)
       // what ran is on disk before anything else can stop mm
-      yield* saveProgress(state)
+      yield* saveProgress(deps, state)
     }
   }
   return "max_steps" as const
@@ -258,26 +258,6 @@ const withoutProgress = (session: Session): Session => {
   const { inProgress: _done, ...rest } = session
   return rest
 }
-
-/**
- * The turn so far, written as in progress: when the question is sent and after each tool call,
- * so that mm killed mid-turn loses neither the question nor what already ran (see
- * sessions/Interrupted.ts for how the next load closes it).
- */
-const saveProgress = (state: TurnState) =>
-  Effect.flatMap(
-    state.conversation.update((session) => ({
-      ...session,
-      messages: [...state.base, ...state.added],
-      title: session.title === "" ? titleOf(state.question) : session.title,
-      inProgress: { question: state.question, at: state.sentAt, start: state.base.length }
-    })),
-    (warning) => warn(state.emit, warning)
-  ).pipe(
-    // a conversation with no file yet (the terminal's and mm -p's first question) gets it now,
-    // holding the question: one durable write rather than an empty file and then a rewrite
-    Effect.zipRight(Effect.flatMap(state.conversation.ensureFile, (warning) => warn(state.emit, warning)))
-  )
 
 /** The session with this turn's messages after the history it started from; a cancelled turn counts as a completed one. */
 const commit = (state: TurnState, messages: ReadonlyArray<Message>) =>

@@ -28,4 +28,6 @@ export interface TurnState {
   readonly partial: Ref.Ref<string>
   /** What each running tool call has printed so far, by call id: the model gets it if the turn is cancelled. */
   readonly toolOutput: Map<string, string>
+  /** The id of the tool call running now, marked in the saved turn so that it survives mm being killed. */
+  running: string | undefined
 }

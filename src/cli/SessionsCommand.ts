@@ -10,9 +10,11 @@ import { Checkpoints } from "../changes/Checkpoints"
 import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import type { Message } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
+import { readNamedArchive, repointArchive } from "../sessions/Archives"
+import { closeInterrupted } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
 import type { SearchQuery } from "../sessions/SessionSearch"
-import { SessionStore } from "../sessions/SessionStore"
+import { SessionStore, type SessionStoreShape } from "../sessions/SessionStore"
 import { changesMarkdown } from "../text/ChangesText"
 import { sessionsListing } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
@@ -84,7 +86,9 @@ export const showSession = (config: string | undefined, typed: string) =>
         // an archive's own summary is of turns an older archive already shows
         archived.push(...archive.right.messages.filter((m) => m.role !== "system" && m.summary !== true))
       }
-      const whole = { ...session.right, messages: [...archived, ...session.right.messages] }
+      // a turn mm was killed during shows as the next load will close it (the file is not written)
+      const closed = closeInterrupted(session.right, new Date()).session
+      const whole = { ...closed, messages: [...archived, ...closed.messages] }
       const listing = yield* keeper.list(cwd)
       const forks = listing._tag === "Listed"
         ? listing.entries.flatMap((entry) =>
@@ -149,8 +153,77 @@ const confirm = (question: string): Promise<boolean> =>
   })
 
 /**
- * `mm sessions rm ID…`: deletes exactly the sessions named. Every id must name one session of
- * the project, or nothing is deleted. Asks first on a terminal; without one, only with `--yes`.
+ * The sessions that stay and list archives (forks, which share their original's, and the
+ * originals of removed forks), by archive id: the first of them that lists it.
+ */
+const archiveHolders = (
+  store: SessionStoreShape,
+  dir: string,
+  removed: ReadonlyArray<string>,
+  forkOrigins: ReadonlySet<string>
+) =>
+  Effect.gen(function*() {
+    const holders = new Map<string, string>()
+    const listing = yield* Effect.either(store.list(dir))
+    for (const entry of listing._tag === "Right" ? listing.right : []) {
+      if (entry._tag !== "Readable" || removed.includes(entry.summary.id)) continue
+      if (entry.summary.forkedFrom === undefined && !forkOrigins.has(entry.summary.id)) continue
+      const held = yield* Effect.either(store.load(dir, entry.summary.id))
+      for (const archiveId of held._tag === "Right" ? held.right.archives ?? [] : []) {
+        if (!holders.has(archiveId)) holders.set(archiveId, entry.summary.id)
+      }
+    }
+    return holders
+  })
+
+const note = (line: string) => Effect.sync(() => process.stderr.write(`${line}\n`))
+
+/**
+ * What becomes of the files the removed session `id` named in its `archives`. Only its own
+ * archives (their `archiveOf` is `id`) go with it, and one a remaining session still lists
+ * becomes that session's instead; an archive of another session stays, and so does a file
+ * that is a conversation or cannot be read (said in one line), never deleted blindly.
+ */
+const removeArchivesOf = (
+  store: SessionStoreShape,
+  dir: string,
+  id: string,
+  named: ReadonlyArray<string>,
+  holders: ReadonlyMap<string, string>,
+  untouchable: Set<string>
+) =>
+  Effect.gen(function*() {
+    for (const archiveId of named) {
+      if (untouchable.has(archiveId)) continue
+      const found = yield* readNamedArchive(store, dir, archiveId, id)
+      if (found._tag === "Unreadable") {
+        yield* note(`skipped ${archiveId}, named among the archives of ${id}: ${found.error.message}`)
+      } else if (found._tag === "Conversation") {
+        yield* note(`kept ${archiveId}, named among the archives of ${id}: a conversation, not an archive`)
+      } else if (found._tag === "Own") {
+        const holder = holders.get(archiveId)
+        if (holder !== undefined) {
+          const given = yield* Effect.either(repointArchive(store, dir, found.archive, holder))
+          if (given._tag === "Left") {
+            yield* note(`kept ${archiveId} for ${holder}, still naming ${id}: ${given.left.message}`)
+          }
+          continue
+        }
+        const gone = yield* Effect.either(store.remove(dir, archiveId))
+        if (gone._tag === "Left") {
+          yield* note(`could not delete ${archiveId} (an archive of ${id}): ${gone.left.message}`)
+        } else {
+          untouchable.add(archiveId)
+          process.stdout.write(`deleted ${archiveId} (an archive of ${id})\n`)
+        }
+      }
+    }
+  })
+
+/**
+ * `mm sessions rm ID…`: deletes exactly the sessions named, with their own archives. Every id
+ * must name one session of the project, or nothing is deleted. Asks first on a terminal;
+ * without one, only with `--yes`.
  */
 export const removeSessions = (config: string | undefined, typed: ReadonlyArray<string>, yes: boolean) =>
   withSessions(
@@ -169,7 +242,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
       /** The checkpoints (copies kept for /undo) the sessions named use: removed with them unless another session uses them. */
       const blobs = new Set<string>()
       const archivesOf = new Map<string, ReadonlyArray<string>>()
-      const forkOrigins: Array<string> = []
+      const forkOrigins = new Set<string>()
       for (const id of ids) {
         const exists = yield* Effect.either(store.load(dir, id))
         if (exists._tag === "Left" && exists.left.reason === "not-found") {
@@ -178,7 +251,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         if (exists._tag === "Right") {
           for (const blob of blobsOf(exists.right)) blobs.add(blob)
           archivesOf.set(id, (exists.right.archives ?? []).filter(isSessionId))
-          if (exists.right.forkedFrom !== undefined) forkOrigins.push(exists.right.forkedFrom.id)
+          if (exists.right.forkedFrom !== undefined) forkOrigins.add(exists.right.forkedFrom.id)
         }
       }
       if (!yes) {
@@ -188,28 +261,15 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         const ok = yield* Effect.promise(() => confirm(`delete ${ids.length} session(s): ${ids.join(", ")}? [y/N] `))
         if (!ok) return yield* Effect.sync(() => (process.stderr.write("nothing deleted\n"), 0))
       }
-      // a fork keeps its original's archives in its own list: those stay while a fork names them
-      const sharedArchives = new Set<string>()
-      const forkedFromIds = new Set(forkOrigins)
-      const listing = yield* Effect.either(store.list(dir))
-      for (const entry of listing._tag === "Right" ? listing.right : []) {
-        if (entry._tag !== "Readable" || ids.includes(entry.summary.id)) continue
-        // a remaining fork, or the session a removed fork came from
-        const related = entry.summary.forkedFrom !== undefined || forkedFromIds.has(entry.summary.id)
-        if (!related) continue
-        const fork = yield* Effect.either(store.load(dir, entry.summary.id))
-        if (fork._tag === "Right") { for (const archiveId of fork.right.archives ?? []) sharedArchives.add(archiveId) }
-      }
+      const anyArchives = [...archivesOf.values()].some((named) => named.length > 0)
+      const holders = anyArchives ? yield* archiveHolders(store, dir, ids, forkOrigins) : new Map<string, string>()
+      // the sessions named, and the archives deleted so far: never read again as someone's archive
+      const untouchable = new Set(ids)
       for (const id of ids) {
         const removed = yield* Effect.either(store.remove(dir, id))
         if (removed._tag === "Left") return yield* fail(removed.left.message, 1)
         process.stdout.write(`deleted ${id}\n`)
-        // its archives (the turns its compactions replaced) go with it
-        for (const archiveId of archivesOf.get(id) ?? []) {
-          if (sharedArchives.has(archiveId)) continue
-          const gone = yield* Effect.either(store.remove(dir, archiveId))
-          if (gone._tag === "Right") process.stdout.write(`deleted ${archiveId} (an archive of ${id})\n`)
-        }
+        yield* removeArchivesOf(store, dir, id, archivesOf.get(id) ?? [], holders, untouchable)
       }
       if (blobs.size === 0) return 0
       const cleaned = yield* Effect.either(checkpointsGc(cwd, blobs))

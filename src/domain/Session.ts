@@ -98,13 +98,16 @@ const makeSessionSchemas = () => {
   })
 
   /**
-   * The turn being answered, while it is (saved when its question is sent and after each tool
-   * call): `start` is the index of its question in `messages`. Never sent to the model.
+   * The turn being answered, while it is (saved when its question is sent, before and after each
+   * tool call, and while a call prints): `start` is the index of its question in `messages`;
+   * `running`, the call running then and what it had printed so far (its last `maxOutput`
+   * characters). Never sent to the model.
    */
   const InProgress = Schema.Struct({
     question: Schema.String,
     at: Schema.String,
-    start: Schema.Number
+    start: Schema.Number,
+    running: Schema.optional(Schema.Struct({ id: Schema.String, output: Schema.String }))
   })
 
   /** Where a fork came from: the original session and the last turn the fork kept. */
@@ -123,7 +126,10 @@ const makeSessionSchemas = () => {
     changes: Schema.optional(Schema.Array(ChangeRecord)),
     /** A turn still being answered when the file was written (see `InProgress`). */
     inProgress: Schema.optional(InProgress),
-    /** In an archive: the id of the session whose compaction moved these turns here. */
+    /**
+     * In an archive: the id of the session whose compaction moved these turns here, or that
+     * holds them now (a fork it was left to, the id an ACP `/new` moved that session to).
+     */
     archiveOf: Schema.optional(Schema.String),
     /** In a compacted session: the ids of its archives, oldest first. */
     archives: Schema.optional(Schema.Array(Schema.String)),

@@ -12,13 +12,13 @@ import { Secrets } from "../lib/Secrets"
 import { startedUp } from "../lib/StartedUp"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
-import { interruptedLine } from "../sessions/Interrupted"
-import { openOn } from "../sessions/SessionStart"
+import { closedUnanswered, interruptedLine } from "../sessions/Interrupted"
+import { openOn, type Started } from "../sessions/SessionStart"
 import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize, sanitizeOutput, sanitizeProse } from "../text/Sanitize"
 import { plain } from "../text/Style"
 import { cutLine, cutNote, readOwnStdin, stdinCap } from "./BoundedStdin"
-import { type PrintEvent, printEventJson } from "./PrintEvents"
+import { interruptedEvent, type PrintEvent, printEventJson } from "./PrintEvents"
 
 /** The question sent: what was typed, then what came on stdin, as context. */
 export const promptOf = (question: string | undefined, piped: string | undefined): string | undefined => {
@@ -90,8 +90,13 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
       if (started.line !== "") io.err(`mm: ${started.line}`)
       return started.code
     }
-    if (run.verbose) { for (const line of [...(run.notes ?? []), ...startedLines(started)]) io.err(line) }
-    else if (started.report?.interrupted !== undefined) io.err(sanitize(interruptedLine(started.report.interrupted)))
+    const told = yield* withUnanswered(conversation, started)
+    if (run.verbose) { for (const line of [...(run.notes ?? []), ...startedLines(told)]) io.err(line) }
+    const unanswered = told.report?.interrupted
+    if (unanswered !== undefined) {
+      if (!run.verbose) io.err(sanitize(interruptedLine(unanswered)))
+      if (run.outputFormat === "json") io.out(`${JSON.stringify(interruptedEvent(unanswered))}\n`)
+    }
     const code = yield* Effect.flatMap(Agent, (agent) => answer(run, agent, conversation, prompt, io))
     if (run.verbose) {
       const id = yield* conversation.id
@@ -99,6 +104,17 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
       io.err(status._tag === "Saving" && id !== "" ? `session ${id} (mm --resume ${id} to go on)` : "session not saved")
     }
     return code
+  })
+
+/**
+ * What was resumed, naming the question of its last turn when mm stopped during it: closed by
+ * this load, or by an earlier one with nothing changed since (a script is told either way).
+ */
+const withUnanswered = (conversation: Conversation, started: Extract<Started, { _tag: "Started" }>) =>
+  Effect.gen(function*() {
+    if (started.report === undefined || started.report.interrupted !== undefined) return started
+    const question = closedUnanswered(yield* conversation.snapshot)
+    return question === undefined ? started : { ...started, report: { ...started.report, interrupted: question } }
   })
 
 /** What print mode keeps of a turn while it runs, and prints of each event, as text or as JSON. */

@@ -31,6 +31,8 @@ export type PrintEvent =
     readonly output: string
   }
   | { readonly type: "notice"; readonly text: string }
+  /** Before the turn, with `--continue`/`--resume`: the last question of the session was never answered. */
+  | { readonly type: "interrupted"; readonly question: string }
   | { readonly type: "compaction_failed"; readonly line: string; readonly raw: string }
   | {
     readonly type: "usage"
@@ -52,6 +54,9 @@ export type PrintEvent =
     readonly answer: string
     readonly model: string
   }
+
+/** The event said before the turn when the resumed session's last question was never answered (mm stopped). */
+export const interruptedEvent = (question: string): PrintEvent => ({ type: "interrupted", question })
 
 /** The JSON object of one turn event; undefined for one that has none (a running command's output). */
 export const printEventJson = (event: TurnEvent, usage: Usage | undefined): PrintEvent | undefined => {

@@ -39,6 +39,12 @@ export interface ForkReport {
   readonly warning?: string
 }
 
+/** Where ACP `/new` moved the conversation so far, and a line for each archive that could not follow it. */
+export interface MovedReport {
+  readonly id: string
+  readonly warnings: ReadonlyArray<string>
+}
+
 /**
  * The current session of a façade: the conversation in memory, written whole to its file
  * after every change when sessions are on. A failed write never stops the conversation.
@@ -66,8 +72,11 @@ export interface Conversation {
   readonly record: (failure: Failure) => Effect.Effect<string | undefined>
   /** Terminal `/new`: the file stays as it is; the next question opens a new one. */
   readonly detach: Effect.Effect<void>
-  /** ACP `/new`: the conversation so far moves to a new id, then this id starts over empty. */
-  readonly archiveAndReset: Effect.Effect<string | undefined, StoreError>
+  /**
+   * ACP `/new`: the conversation so far moves to a new id, its archives re-pointed to it
+   * (`archiveOf`), then this id starts over empty. Undefined when there was nothing to move.
+   */
+  readonly archiveAndReset: Effect.Effect<MovedReport | undefined, StoreError>
   /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */
   readonly resume: (id: string | undefined) => Effect.Effect<ResumeReport | undefined, ResumeError>
   /**

@@ -7,7 +7,8 @@ import { ForkError, type StoreError } from "../domain/Errors"
 import { emptySession, ERRORS_CAP, type Message, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
 import { cutProblem, forkOf, lastTurn, questionsIn } from "../domain/Turns"
 import type { Usage } from "../model/ModelClient"
-import type { Conversation, ForkReport, ResumeReport, SaveStatus } from "./Conversation"
+import { repointArchives } from "./Archives"
+import type { Conversation, ForkReport, MovedReport, ResumeReport, SaveStatus } from "./Conversation"
 import type { Failure } from "./ErrorLog"
 import {
   type Deps,
@@ -248,12 +249,15 @@ const archiveAndReset = (deps: Deps, cells: Cells) =>
     Effect.gen(function*() {
       const current = yield* Ref.get(cells.status)
       const session = yield* Ref.get(cells.state)
-      let archived: string | undefined
+      let archived: MovedReport | undefined
       if (
         current._tag === "Saving" && (yield* Ref.get(cells.hasFile)) &&
         session.messages.length + session.errors.length > 0
       ) {
-        archived = (yield* deps.store.saveAsNew(current.dir, session)).id
+        const moved = (yield* deps.store.saveAsNew(current.dir, session)).id
+        // its archives go with it: they name the id it lives under now, which this thread leaves
+        const warnings = yield* repointArchives(deps.store, current.dir, session.archives ?? [], session.id, moved)
+        archived = { id: moved, warnings }
       }
       // the editor's mode and model stay with its thread
       const fresh = {

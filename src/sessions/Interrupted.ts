@@ -1,4 +1,4 @@
-import { appendError, type Message, type Session } from "../domain/Session"
+import { appendError, type ErrorRecord, type Message, type Session } from "../domain/Session"
 import { firstLine } from "../lib/OneLine"
 
 /**
@@ -12,6 +12,20 @@ export const STOPPED_LINE = "mm stopped during this turn"
 
 /** The result given to a tool call the model asked for but mm never ran. */
 export const NEVER_RAN = "not run: mm stopped before this call ran"
+
+/** What ends the result of the call that was running when mm stopped, after what it printed. */
+export const STOPPED_WHILE_RUNNING = "mm stopped while this ran"
+
+/** The last `max` characters of a call's output, `…` before them when some were cut. */
+export const lastOutput = (output: string, max: number): string =>
+  output.length > max ? `…${output.slice(-max)}` : output
+
+/**
+ * The result of a call that did not finish: what it printed so far, then `[why]` on a line of
+ * its own; `why` alone when it printed nothing.
+ */
+export const unfinishedResult = (output: string | undefined, why: string): string =>
+  output === undefined || output.trim() === "" ? why : `${output}${output.endsWith("\n") ? "" : "\n"}[${why}]`
 
 export const interruptedLine = (question: string): string =>
   `the last question was interrupted: ${JSON.stringify(firstLine(question))}`
@@ -32,23 +46,35 @@ const startOf = (messages: ReadonlyArray<Message>, question: string, recorded: n
   return -1
 }
 
-/** The turn's messages with every call that has no result closed as never run. */
-const answered = (turn: ReadonlyArray<Message>): Array<Message> => {
+type Running = NonNullable<Session["inProgress"]>["running"]
+
+/**
+ * The turn's messages with every call that has no result closed: the one that was running with
+ * what it printed so far, the others as never run.
+ */
+const answered = (turn: ReadonlyArray<Message>, running: Running): Array<Message> => {
   const out: Array<Message> = []
   const results = new Set(turn.filter((m) => m.role === "tool").map((m) => m.tool_call_id))
   for (const message of turn) {
     out.push(message)
     for (const call of message.tool_calls ?? []) {
-      if (!results.has(call.id)) out.push({ role: "tool", tool_call_id: call.id, content: NEVER_RAN, failed: true })
+      if (results.has(call.id)) continue
+      const content = call.id === running?.id ? unfinishedResult(running.output, STOPPED_WHILE_RUNNING) : NEVER_RAN
+      out.push({ role: "tool", tool_call_id: call.id, content, failed: true })
     }
   }
   return out
 }
 
+/** Whether the turn holds the call that was running (it had started: something may have run). */
+const holdsRunning = (turn: ReadonlyArray<Message>, running: Running): boolean =>
+  running !== undefined && turn.some((m) => (m.tool_calls ?? []).some((call) => call.id === running.id))
+
 /**
  * The session with its interrupted turn closed: the tool calls that completed stay (the model
- * must know what already ran), with their question; a turn where no tool ran leaves `messages`
- * as a failed turn does. Either way one `generation` record says so.
+ * must know what already ran), with their question, and so does the call that was running, with
+ * what it printed so far; a turn where no tool ran leaves `messages` as a failed turn does.
+ * Either way one `generation` record says so.
  */
 export const closeInterrupted = (session: Session, at: Date): Closed => {
   const marker = session.inProgress
@@ -57,7 +83,7 @@ export const closeInterrupted = (session: Session, at: Date): Closed => {
   const start = startOf(session.messages, marker.question, marker.start)
   const before = start < 0 ? session.messages : session.messages.slice(0, start)
   const turn = start < 0 ? [] : session.messages.slice(start)
-  const ran = turn.some((m) => m.role === "tool")
+  const ran = turn.some((m) => m.role === "tool") || holdsRunning(turn, marker.running)
   const record = {
     kind: "generation" as const,
     at: at.toISOString(),
@@ -68,7 +94,7 @@ export const closeInterrupted = (session: Session, at: Date): Closed => {
   return {
     session: {
       ...rest,
-      messages: ran ? [...before, ...answered(turn)] : before,
+      messages: ran ? [...before, ...answered(turn, marker.running)] : before,
       // a question that stays is a turn held (domain/Turns.ts)
       turns: ran ? session.turns + 1 : session.turns,
       errors: appendError(session.errors, record),
@@ -76,4 +102,27 @@ export const closeInterrupted = (session: Session, at: Date): Closed => {
     },
     question: marker.question
   }
+}
+
+/** The record an interrupted turn's closing left, when it is the session's latest. */
+const latestStopped = (session: Session): ErrorRecord | undefined => {
+  const last = session.errors.at(-1)
+  return last !== undefined && last.kind === "generation" && last.line === STOPPED_LINE ? last : undefined
+}
+
+/**
+ * Whether a turn of the session was interrupted and nothing failed since: still marked in
+ * progress, or closed (its record the latest). Such a session is a conversation to go on with,
+ * even when its only question left `messages` (no tool ran before mm stopped).
+ */
+export const wasInterrupted = (session: Session): boolean =>
+  session.inProgress !== undefined || latestStopped(session) !== undefined
+
+/**
+ * The question (its first line) of an interrupted turn an earlier load closed, when nothing
+ * has changed the session since: its last turn is still the one that was never answered.
+ */
+export const closedUnanswered = (session: Session): string | undefined => {
+  const record = latestStopped(session)
+  return record !== undefined && record.at === session.updatedAt ? record.question : undefined
 }

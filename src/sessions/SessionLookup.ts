@@ -9,7 +9,7 @@ import { type Session, withSystem } from "../domain/Session"
 import { isSessionId, validateSessionId } from "../domain/SessionId"
 import { resolveSessionRef, sessionRefProblem } from "../domain/SessionRef"
 import type { ErrorLogShape } from "./ErrorLog"
-import { closeInterrupted } from "./Interrupted"
+import { closeInterrupted, wasInterrupted } from "./Interrupted"
 import type { SessionListing, SessionStoreShape } from "./SessionStore"
 
 /**
@@ -142,13 +142,35 @@ const resolveRefIn = (deps: Deps, dir: string, cwd: string, typed: string) =>
 export const idOfTyped = (deps: Deps, dir: string, cwd: string, typed: string): Effect.Effect<string, ResumeError> =>
   isSessionId(typed) || !looksLikeRef.test(typed) ? validId(typed) : resolveRefIn(deps, dir, cwd, typed)
 
-/** `/resume` alone: the project's most recently updated session with a turn, other than this one. */
+/** Whether the stored session's last turn was interrupted (Interrupted.ts); an unreadable one was not. */
+const interruptedOnDisk = (deps: Deps, dir: string, id: string): Effect.Effect<boolean> =>
+  Effect.map(
+    Effect.either(deps.store.load(dir, id)),
+    (loaded) => loaded._tag === "Right" && wasInterrupted(loaded.right)
+  )
+
+/**
+ * `/resume` alone, `--continue`: the project's most recently updated session with a turn, other
+ * than this one. A session whose only question mm stopped during counts too (the question left
+ * `messages` if no tool ran), so that it is the one continued; one whose only question failed,
+ * or that was never asked one, does not. Only sessions newer than the newest with a turn, and
+ * titled by a question, are read to tell.
+ */
 export const latestOther = (deps: Deps, dir: string, cwd: string, currentId: string) =>
   Effect.gen(function*() {
     const listed = yield* deps.store.list(dir).pipe(Effect.mapError(resumeErrorOf))
-    const candidates = listed.filter(ofProject(deps, cwd)).flatMap((entry) =>
-      entry._tag === "Readable" && entry.summary.id !== currentId && entry.summary.turns > 0 ? [entry.summary] : []
+    const others = listed.filter(ofProject(deps, cwd)).flatMap((entry) =>
+      entry._tag === "Readable" && entry.summary.id !== currentId ? [entry.summary] : []
     )
-    if (candidates.length === 0) return undefined
-    return candidates.reduce((best, s) => (s.updatedAt > best.updatedAt ? s : best)).id
+    const withTurn = others.filter((s) => s.turns > 0)
+    const best = withTurn.length === 0
+      ? undefined
+      : withTurn.reduce((newest, s) => (s.updatedAt > newest.updatedAt ? s : newest))
+    const newer = others
+      .filter((s) => s.turns === 0 && s.title !== "" && (best === undefined || s.updatedAt > best.updatedAt))
+      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
+    for (const summary of newer) {
+      if (yield* interruptedOnDisk(deps, dir, summary.id)) return summary.id
+    }
+    return best?.id
   })

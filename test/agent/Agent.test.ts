@@ -36,7 +36,7 @@ describe("the turn loop", () => {
 
   const open = (cwd: string) => Effect.flatMap(Keeper, (keeper) => keeper.open(cwd, { createFile: "later" }))
 
-  it.live("a first question makes the session's file holding it: one write, then one per tool call and one at the end", () =>
+  it.live("a first question makes the session's file holding it: one write, then two per tool call and one at the end", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-agent-")
       const memory = MemorySessionStore.make()
@@ -44,7 +44,7 @@ describe("the turn loop", () => {
       const said = (session: Session) =>
         `${session.messages.filter((m) => m.role === "user").length} question(s)${
           session.inProgress ? ", in progress" : ""
-        }`
+        }${session.inProgress?.running ? `, ${session.inProgress.running.id} running` : ""}`
       const spied = Layer.succeed(SessionStore, {
         ...memory.store,
         createNew: (dir, cwd) =>
@@ -69,6 +69,8 @@ describe("the turn loop", () => {
       )
       expect(writes).toEqual([
         "saveAsNew: 1 question(s), in progress",
+        // before the call runs: marked as running, then after it with its result
+        "save: 1 question(s), in progress, c1 running",
         "save: 1 question(s), in progress",
         "save: 1 question(s)"
       ])

@@ -296,3 +296,44 @@ describe("mm acp: a session survives the agent", () => {
     expect(reloaded.invalid()).toEqual([])
   })
 })
+
+describe("mm acp: /new on a compacted thread", () => {
+  it("the moved conversation keeps its archives, and they name its new id, not the thread's", async () => {
+    const project = makeProject(configYaml({ url: harness.fake().url, keepTurns: 1 }))
+    const agent = start({ cwd: project.dir, config: project.config })
+    await agent.initialize()
+    const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
+    const dir = path.join(project.dir, ".mm", "sessions")
+    const ask = (text: string) =>
+      agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    harness.fake().push({ text: "one" }, { text: "two" }, { text: "The user asked a first question." })
+    await ask("first question")
+    await ask("second question")
+    await ask("/compact")
+    const [archiveId] = readSession(path.join(dir, `${sessionId}.json`)).archives
+    expect(readSession(path.join(dir, `${archiveId}.json`)).archiveOf).toBe(sessionId)
+
+    const before = agent.updates.length
+    expect((await ask("/new")).stopReason).toBe("end_turn")
+    const movedId = textOf(agent.updates.slice(before), "agent_message_chunk").match(/kept as session (\S+):/)![1]
+    const moved = readSession(path.join(dir, `${movedId}.json`))
+    expect(moved.messages.map((m: any) => m.content)).toContain("second question")
+    expect(moved.archives).toEqual([archiveId])
+    expect(readSession(path.join(dir, `${archiveId}.json`)).archiveOf).toBe(movedId)
+    const thread = readSession(path.join(dir, `${sessionId}.json`))
+    expect(thread.messages).toEqual([])
+    expect(thread.archives).toBeUndefined()
+    await agent.kill()
+
+    // the moved conversation, loaded in an editor, still tells the turns its archive holds
+    const reloaded = start({ cwd: project.dir, config: project.config })
+    await reloaded.initialize()
+    await reloaded.agent.request(acp.methods.agent.session.load, {
+      sessionId: movedId,
+      cwd: project.dir,
+      mcpServers: []
+    })
+    expect(textOf(updatesOf(reloaded, movedId), "user_message_chunk")).toBe("first questionsecond question")
+    expect(reloaded.invalid()).toEqual([])
+  })
+})

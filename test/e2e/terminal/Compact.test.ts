@@ -144,6 +144,8 @@ describe("a fork shares its original's archives", () => {
     expect(removed.code).toBe(0)
     expect(removed.stdout).not.toContain(archive.id)
     expect(sessionFiles(project)).toContain(`${archive.id}.json`)
+    // the fork that still lists it is where it belongs now
+    expect(readSession(project, `${archive.id}.json`).archiveOf).toBe(fork.id)
     // the fork still shows the archived turns
     const show = await runCli(project, ["sessions", "show", fork.id], env)
     expect(show.stdout).toContain("> q1")
@@ -151,6 +153,90 @@ describe("a fork shares its original's archives", () => {
     const last = await runCli(project, ["sessions", "rm", fork.id, "--yes"], env)
     expect(last.stdout).toContain(`deleted ${archive.id} (an archive of ${fork.id})`)
     expect(sessionFiles(project)).toEqual([])
+    await server.close()
+  }, 60_000)
+})
+
+describe("mm sessions rm and the files a session names as archives", () => {
+  it(
+    "deletes only archives whose archiveOf is the removed session; a conversation, another's archive, a missing or broken file stay",
+    async () => {
+      const server = await startFakeModelServer()
+      const project = tempProject(
+        configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
+      )
+      const env = { AGENT_CONFIG: path.join(project, "agent.yaml") }
+      server.push({ text: "a1" }, { text: "a2" }, { text: "summary A" })
+      await runMm(project, ["q1", "q2", "/compact"])
+      server.push({ text: "a3" }, { text: "a4" }, { text: "summary C" })
+      await runMm(project, ["q3", "q4", "/compact"])
+      server.push({ text: "a5" })
+      await runMm(project, ["q5"])
+      const sessions = sessionFiles(project).map((f) => readSession(project, f))
+      const holding = (question: string) =>
+        sessions.find((s) =>
+          s.archiveOf === undefined &&
+          s.archives?.some((id: string) =>
+            readSession(project, `${id}.json`).messages.some((m: any) => m.content === question)
+          )
+        )
+      const a = holding("q1")
+      const c = holding("q3")
+      const b = sessions.find((s) => s.archiveOf === undefined && s.archives === undefined)
+      const [ownArchive] = a.archives
+      const [othersArchive] = c.archives
+      expect(readSession(project, `${othersArchive}.json`).archiveOf).toBe(c.id)
+      // A's list also names a conversation, C's archive, a file that is not there and one that is not JSON
+      const missing = "20200101-000000-0000abcd"
+      const broken = "20200101-000000-0000beef"
+      const dir = path.join(project, ".mm", "sessions")
+      fs.writeFileSync(path.join(dir, `${broken}.json`), "not a session")
+      fs.writeFileSync(
+        path.join(dir, `${a.id}.json`),
+        JSON.stringify({ ...a, archives: [ownArchive, b.id, othersArchive, missing, broken] }, null, 2)
+      )
+
+      const removed = await runCli(project, ["sessions", "rm", a.id, "--yes"], env)
+      expect(removed.code).toBe(0)
+      expect(removed.stdout).toBe(`deleted ${a.id}\ndeleted ${ownArchive} (an archive of ${a.id})\n`)
+      const said = removed.stderr.trimEnd().split("\n")
+      expect(said).toHaveLength(3)
+      expect(said[0]).toBe(`kept ${b.id}, named among the archives of ${a.id}: a conversation, not an archive`)
+      expect(said[1]).toMatch(
+        new RegExp(`^skipped ${missing}, named among the archives of ${a.id}: no session ${missing}`)
+      )
+      expect(said[2]).toMatch(
+        new RegExp(`^skipped ${broken}, named among the archives of ${a.id}: session ${broken} is unreadable`)
+      )
+      expect(sessionFiles(project)).toEqual([broken, b.id, c.id, othersArchive].map((id) => `${id}.json`).sort())
+      const show = await runCli(project, ["sessions", "show", c.id], env)
+      expect(show.stdout).toContain("> q3")
+      await server.close()
+    },
+    60_000
+  )
+})
+
+describe("/compact after /resume", () => {
+  it("writes the system prompt a request sends, environment included, not the bare configured one", async () => {
+    const server = await startFakeModelServer()
+    const project = tempProject(
+      configFor(server.url, ["sessions:", "  enabled: true", "compaction:", "  keepTurns: 1"])
+    )
+    server.push({ text: "a1" }, { text: "a2" })
+    await runMm(project, ["q1", "q2"])
+    server.push({ text: "the summary" })
+    const compacted = await runMm(project, ["/resume", "/compact"])
+    expect(compacted.stdout).toMatch(/compacted: 2 older message\(s\) replaced by a summary/)
+    const main = sessionFiles(project).map((f) => readSession(project, f)).find((s) => s.archiveOf === undefined)
+    const system = main.messages[0]
+    expect(system.role).toBe("system")
+    expect(system.content).toContain("# Environment")
+    expect(system.content).toContain(`- working directory: ${project}`)
+    // the next request, with no compaction of its own, sends the same system message
+    server.push({ text: "a3" })
+    await runMm(project, ["/resume", "q3"])
+    expect(server.completions().at(-1)!.body.messages[0]).toEqual({ role: "system", content: system.content })
     await server.close()
   }, 60_000)
 })

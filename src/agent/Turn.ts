@@ -129,7 +129,7 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
     Effect.onInterrupt(() =>
       Effect.flatMap(
         Ref.get(state.partial),
-        (text) => commit(state, closeCancelled(state.added, text, state.toolOutput, deps.config.maxOutput), false)
+        (text) => commit(state, closeCancelled(state.added, text, state.toolOutput, deps.config.maxOutput))
       )
     ),
     Effect.either
@@ -259,12 +259,12 @@ const withoutProgress = (session: Session): Session => {
   return rest
 }
 
-/** The session with this turn's messages after the history it started from; a completed turn counts. */
-const commit = (state: TurnState, messages: ReadonlyArray<Message>, completed: boolean) =>
+/** The session with this turn's messages after the history it started from; a cancelled turn counts as a completed one. */
+const commit = (state: TurnState, messages: ReadonlyArray<Message>) =>
   state.conversation.update((session) => ({
     ...withoutProgress(session),
     messages: [...state.base, ...messages],
-    turns: completed ? session.turns + 1 : session.turns,
+    turns: session.turns + 1,
     title: session.title === "" ? titleOf(state.question) : session.title
   }))
 
@@ -286,7 +286,7 @@ const endTurn = Effect.fn("Agent.endTurn")(function*(
     yield* emit({ _tag: "TurnFailed", error })
     return
   }
-  yield* warn(emit, yield* commit(state, state.added, true))
+  yield* warn(emit, yield* commit(state, state.added))
   if (outcome.right === "max_steps") {
     yield* emit({
       _tag: "Notice",

@@ -13,7 +13,7 @@ import { type CheckpointsShape, MAX_CHECKPOINT_BYTES } from "./Checkpoints"
 
 export interface ChangeGroup {
   readonly kind: "turn" | "undo"
-  /** The turn the changes were made in; for an undo, the turns completed when it ran. */
+  /** The turn the changes were made in; for an undo, the number of turns the conversation held when it ran. */
   readonly turn: number
   /** `turn 3`, or what an undo took back (`undo of turn 3`). */
   readonly label: string

@@ -5,7 +5,7 @@ import type { Scope } from "../approvals/ApprovalScope"
 import { defaultSettings, type SessionSettings } from "../approvals/SessionSettings"
 import { ForkError, type StoreError } from "../domain/Errors"
 import { emptySession, ERRORS_CAP, type Message, type Session, SESSION_VERSION, titleOf } from "../domain/Session"
-import { cutProblem, forkOf, lastTurn } from "../domain/Turns"
+import { cutProblem, forkOf, lastTurn, questionsIn } from "../domain/Turns"
 import type { Usage } from "../model/ModelClient"
 import { repointArchives } from "./Archives"
 import type { Conversation, ForkReport, MovedReport, ResumeReport, SaveStatus } from "./Conversation"
@@ -185,7 +185,7 @@ const archiveOfTurns = (session: Session, replaced: ReadonlyArray<Message>, at: 
   createdAt: at.toISOString(),
   updatedAt: at.toISOString(),
   title: session.title,
-  turns: replaced.filter((m) => m.role === "user" && m.summary !== true && m.note !== true).length,
+  turns: questionsIn(replaced),
   archiveOf: session.id,
   messages: replaced,
   errors: []

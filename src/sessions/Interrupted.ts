@@ -95,6 +95,8 @@ export const closeInterrupted = (session: Session, at: Date): Closed => {
     session: {
       ...rest,
       messages: ran ? [...before, ...answered(turn, marker.running)] : before,
+      // a question that stays is a turn held (domain/Turns.ts)
+      turns: ran ? session.turns + 1 : session.turns,
       errors: appendError(session.errors, record),
       updatedAt: at.toISOString()
     },

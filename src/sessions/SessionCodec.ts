@@ -4,6 +4,7 @@ import * as Schema from "effect/Schema"
 
 import { type Session, SESSION_VERSION, sessionSchemas } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
+import { withNumbering } from "../domain/Turns"
 import { endsLikeObject, type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
 import { FORK_PARTS, HEAD, HEAD_END, type HeadField, LISTED } from "./SessionHead"
 import type { SessionListing, SessionSummary } from "./SessionStore"
@@ -256,7 +257,8 @@ const parseShallow = (text: string, id: string): Either.Either<Session, Rejectio
       const problem = fieldsProblem(session)
       return problem === undefined ? Either.right(session) : Either.left({ _tag: "Unreadable", detail: problem })
     }),
-    Either.map((session) => (session.id === id ? session : { ...session, id }))
+    // a file written before cancelled turns counted is numbered as they are now (domain/Turns.ts)
+    Either.map((session) => withNumbering(session.id === id ? session : { ...session, id }))
   )
 }
 

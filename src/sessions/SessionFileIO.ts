@@ -310,12 +310,14 @@ const scanBounded = (buffer: Buffer, n: number): HeadScan => {
 
 /**
  * The listing of one file from its head (its tail checked too), or from a full parse when the
- * head is unusual, with the stat of what was read. `undefined` when the file has gone.
+ * head is unusual (or `whole` asks for it), with the stat of what was read. `undefined` when
+ * the file has gone.
  */
 export const readListing = (
   { fs, head, tail }: Reader,
   path: string,
-  id: string
+  id: string,
+  whole = false
 ): { listing: SessionListing; stat?: NodeFs.Stats } | undefined => {
   let fd: number
   try {
@@ -327,6 +329,7 @@ export const readListing = (
     const stat = fs.fstatSync(fd)
     if (!stat.isFile()) return { listing: unreadable(id, "not a regular file"), stat }
     const size = stat.size
+    if (whole) return { listing: listingOfText(id, readWhole(fs, fd, size)), stat }
     let want = HEAD_BYTES
     for (;;) {
       const buffer = want <= HEAD_BYTES ? head : Buffer.allocUnsafe(Math.min(want, size))

@@ -98,10 +98,13 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
   let entries = index.caches.get(dir)
   // the first listing of `dir` in this process takes what the index file holds
   let table: IndexTable | undefined
+  let renumber = false
   if (entries === undefined) {
     entries = new Map()
     index.caches.set(dir, entries)
-    if (index.persist) table = readIndexTable(fs, dir)
+    const read = index.persist ? readIndexTable(fs, dir) : undefined
+    if (read === "renumber") renumber = true
+    else table = read
   }
   const prefix = dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
   const now = Date.now()
@@ -127,7 +130,7 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
         continue
       }
     }
-    const fresh = readListing(index.reader, path, id)
+    const fresh = readListing(index.reader, path, id, renumber)
     if (fresh === undefined) continue
     // an archive is kept in the cache (it is not read again) but never listed
     if (!isArchiveListing(fresh.listing)) found.push(fresh.listing)
@@ -141,7 +144,7 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
     }
   }
   // an index row no file was found for: that file has gone
-  if (table !== undefined && table.taken < table.rows) changed = true
+  if (renumber || (table !== undefined && table.taken < table.rows)) changed = true
   if (entries.size > kept && forgetRemoved(entries, sessions)) changed = true
   if (changed && index.persist) writeSoon(index, dir)
   sweepStaleTemps(fs, prefix, names, now)

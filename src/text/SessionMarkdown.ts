@@ -1,4 +1,5 @@
 import type { Message, Session } from "../domain/Session"
+import { lastTurn, turnStarts } from "../domain/Turns"
 import { userMessageKind } from "./UserMessages"
 
 /** The longest run of backticks in `text`, at least 2 (counted in a loop: a spread of every run overflows the stack). */
@@ -46,7 +47,7 @@ const quoted = (text: string): string =>
  * functions so that more of the session (its changes) can be added after the messages.
  */
 export const sessionMarkdown = (session: Session, forks: ReadonlyArray<ForkOf> = []): string =>
-  [header(session, forks), ...conversation(session.messages), ...errors(session)].join("\n\n") + "\n"
+  [header(session, forks), ...conversation(session), ...errors(session)].join("\n\n") + "\n"
 
 /** A session forked from the one shown: its id and the last turn it kept. */
 interface ForkOf {
@@ -69,12 +70,15 @@ const header = (session: Session, forks: ReadonlyArray<ForkOf>): string =>
     `- id: \`${session.id}\``,
     `- project: \`${session.cwd}\``,
     `- started: ${session.createdAt} · last update: ${session.updatedAt}`,
-    `- ${session.turns} turn(s)${session.errors.length > 0 ? ` · ${session.errors.length} error(s)` : ""}`,
+    `- ${lastTurn(session)} turn(s)${session.errors.length > 0 ? ` · ${session.errors.length} error(s)` : ""}`,
     ...forkLines(session, forks)
   ].join("\n")
 
-/** A question under its numbered heading; a `!command` and a note of mm's marked as such, not numbered as questions. */
-const userPart = (content: string, nextTurn: () => number): string => {
+/**
+ * A question under its heading, numbered as every command numbers turns (domain/Turns.ts); a
+ * `!command` and a note of mm's marked as such, not numbered as questions.
+ */
+const userPart = (content: string, turn: number | undefined): string => {
   const kind = userMessageKind(content)
   if (kind._tag === "Shell") {
     const head = `**! ${
@@ -82,18 +86,19 @@ const userPart = (content: string, nextTurn: () => number): string => {
     }** — a shell command the user ran; its output went to the model as context`
     return kind.output.trim() === "" ? head : `${head}\n\n${fence(kind.output.trimEnd())}`
   }
-  if (kind._tag === "Note") return `*(mm) ${kind.text.split("\n")[0]}*`
-  return `## ${nextTurn()}. Question\n\n${quoted(content)}`
+  if (kind._tag === "Note" || turn === undefined) return `*(mm) ${kind.text.split("\n")[0]}*`
+  return `## ${turn}. Question\n\n${quoted(content)}`
 }
 
-const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
+const conversation = (session: Session): Array<string> => {
+  const { messages } = session
+  const turnAt = new Map(turnStarts(session).map((start) => [start.index, start.turn]))
   const outputs = new Map<string, Message>()
   for (const message of messages) {
     if (message.role === "tool" && message.tool_call_id !== undefined) outputs.set(message.tool_call_id, message)
   }
   const parts: Array<string> = []
-  let turn = 0
-  for (const message of messages) {
+  messages.forEach((message, index) => {
     switch (message.role) {
       case "system":
         break
@@ -103,7 +108,7 @@ const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
           break
         }
         parts.push(
-          `${userPart(message.content ?? "", () => ++turn)}${
+          `${userPart(message.content ?? "", turnAt.get(index))}${
             (message.images ?? []).map((image) => `\n\n*(image: ${image.name}, blob ${image.blob.slice(0, 12)})*`).join(
               ""
             )
@@ -132,7 +137,7 @@ const conversation = (messages: ReadonlyArray<Message>): Array<string> => {
       case "tool":
         break
     }
-  }
+  })
   return parts
 }
 

@@ -412,7 +412,7 @@ describe("the turn loop", () => {
       expect(events.at(-1)?._tag).toBe("TurnFinished")
     }).pipe(Effect.provide(layer({ skills: { dirs: [".mm/skills"] } }))))
 
-  it.live("a cancel keeps the question and the partial answer, closes open tool calls, records nothing", () =>
+  it.live("a cancel keeps the question and the partial answer, closes open tool calls, counts the turn, records nothing", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-agent-")
       const sleeperArgv = ["sleep", `20.${process.pid}2`]
@@ -432,7 +432,8 @@ describe("the turn loop", () => {
         { role: "assistant", content: seen.join("") }
       ])
       expect(session.errors).toEqual([])
-      expect(session.turns).toBe(0)
+      // the cancelled turn stays, and counts
+      expect(session.turns).toBe(1)
 
       server.push({
         toolCalls: [{
@@ -462,5 +463,6 @@ describe("the turn loop", () => {
         failed: true
       })
       expect(after.errors).toEqual([])
+      expect(after.turns).toBe(2)
     }).pipe(Effect.provide(layer())))
 })

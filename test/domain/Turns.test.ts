@@ -1,7 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 
 import type { ChangeRecord, Message, Session } from "../../src/domain/Session"
-import { changesSince, cutProblem, forkOf, lastTurn, SHELL_CONTEXT_HEAD, turnStarts } from "../../src/domain/Turns"
+import {
+  changesSince,
+  cutProblem,
+  forkOf,
+  lastTurn,
+  SHELL_CONTEXT_HEAD,
+  turnStarts,
+  withNumbering
+} from "../../src/domain/Turns"
+import { encodeSession, parseSession } from "../../src/sessions/SessionCodec"
 import { sessionOf } from "../support/store-fixtures"
 
 const hash = (n: number) => String(n).repeat(64).slice(0, 64)
@@ -83,7 +92,7 @@ describe("turns and forks", () => {
       },
       { role: "tool", content: "ok", tool_call_id: id }
     ]
-    // q2 was cancelled (kept, `turns` not counted): the retry's changes are recorded as turn 2
+    // a file of an earlier mm: q2 was cancelled (kept, `turns` not counted), the retry's changes recorded as turn 2
     const s = session([
       { role: "user", content: "q1" },
       ...call("c1"),
@@ -109,5 +118,100 @@ describe("turns and forks", () => {
     expect(changesSince(s, 4)).toBe(2)
     expect(changesSince(s, 5)).toBe(3)
     expect(forkOf(s, 2, new Date(0)).changes?.map((c) => c.tool_call_id)).toEqual(["c1"])
+  })
+
+  describe("a file written before cancelled turns counted", () => {
+    const call = (id: string): Array<Message> => [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id, type: "function", function: { name: "write_file", arguments: "{}" } }]
+      },
+      { role: "tool", content: "ok", tool_call_id: id }
+    ]
+    // q2 cancelled (kept, not counted); q3 changed a file, recorded as turn 2; an undo after it
+    // recorded 2 turns; a failed turn (its call gone from messages) recorded as turn 3; then q4
+    const old = session([
+      { role: "system", content: "s" },
+      { role: "user", content: "q1" },
+      ...call("c1"),
+      { role: "assistant", content: "a1" },
+      { role: "user", content: "q2" },
+      { role: "assistant", content: "half an ans" },
+      { role: "user", content: "q3" },
+      ...call("c3"),
+      { role: "assistant", content: "a3" },
+      { role: "user", content: "[mm] undone: turn 2", note: true },
+      { role: "user", content: "q4" },
+      ...call("c4"),
+      { role: "assistant", content: "a4" }
+    ], {
+      turns: 3,
+      changes: [
+        { ...change(1, "a"), tool_call_id: "c1" },
+        { ...change(2, "b"), tool_call_id: "c3" },
+        { ...change(2, "b", "undo") },
+        { ...change(3, "c"), tool_call_id: "failed-call" },
+        { ...change(3, "d"), tool_call_id: "c4" }
+      ]
+    })
+
+    it("is numbered by the questions it holds when read, change records by the turn of their call", () => {
+      const numbered = withNumbering(old)
+      expect(numbered.turns).toBe(4)
+      expect(lastTurn(numbered)).toBe(numbered.turns)
+      expect(numbered.changes?.map((c) => [c.tool_call_id ?? c.kind, c.turn])).toEqual([
+        ["c1", 1],
+        ["c3", 3],
+        // an undo has no call: it ran after turn 3, whose record comes before it
+        ["undo", 3],
+        // a call no longer held keeps its number
+        ["failed-call", 3],
+        ["c4", 4]
+      ])
+      // the same through the file: what parseSession gives back is numbered
+      const read = parseSession(encodeSession(old), old.id)
+      expect(read._tag === "Right" && read.right).toEqual(numbered)
+    })
+
+    it("is left as it is once numbered, as is a file mm writes now: reading it again changes nothing", () => {
+      const numbered = withNumbering(old)
+      expect(withNumbering(numbered)).toBe(numbered)
+      const text = encodeSession(numbered)
+      const read = parseSession(text, numbered.id)
+      expect(read._tag === "Right" && encodeSession(read.right)).toBe(text)
+    })
+
+    it("leaves a record as it is when its call id is in two turns (a server numbering calls afresh)", () => {
+      const twice = session([
+        { role: "user", content: "q1" },
+        ...call("call_0"),
+        { role: "user", content: "q2" },
+        ...call("call_0")
+      ], {
+        turns: 2,
+        changes: [{ ...change(1, "a"), tool_call_id: "call_0" }, { ...change(2, "a"), tool_call_id: "call_0" }]
+      })
+      expect(withNumbering(twice)).toBe(twice)
+    })
+
+    it("never lowers `turns`, and leaves out a turn still in progress", () => {
+      // a compacted file: turns 1–5 live in an archive, the summary stands for them
+      const compacted = session([
+        { role: "user", content: "summary of q1–q5", summary: true },
+        { role: "user", content: "q6" },
+        { role: "assistant", content: "a6" }
+      ], { turns: 6 })
+      expect(withNumbering(compacted)).toBe(compacted)
+      expect(turnStarts(compacted).map((t) => t.turn)).toEqual([6])
+      // killed while q2 was answered: its question is in messages, not yet in `turns`
+      const running = session([
+        { role: "user", content: "q1" },
+        { role: "assistant", content: "a1" },
+        { role: "user", content: "q2" }
+      ], { turns: 1, inProgress: { question: "q2", at: "2026-12-03T10:20:00.000Z", start: 2 } })
+      expect(withNumbering(running)).toBe(running)
+      expect(lastTurn(running)).toBe(2)
+    })
   })
 })

@@ -46,6 +46,8 @@ describe("closing a turn mm stopped during", () => {
       { role: "tool", tool_call_id: "c2", content: NEVER_RAN, failed: true },
       turn[2]
     ])
+    // the question stays: a turn held, counted; the record keeps the turns there were when it began
+    expect(closed.session.turns).toBe(2)
     expect(closed.session.errors).toEqual([
       { kind: "generation", at: at.toISOString(), turns: 1, question: "q2", line: STOPPED_LINE }
     ])
@@ -57,6 +59,7 @@ describe("closing a turn mm stopped during", () => {
       at
     )
     expect(closed.session.messages).toEqual(before)
+    expect(closed.session.turns).toBe(1)
     expect(closed.question).toBe("q2\nsecond line")
     expect(closed.session.errors[0].question).toBe("q2")
   })

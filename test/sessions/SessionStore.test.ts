@@ -166,6 +166,8 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           const loaded = yield* store.load(h.dir, ID_A)
           expect(loaded.errors).toEqual([])
           expect(loaded.messages).toHaveLength(1)
+          // its one question is a turn held, though the file (written before cancelled turns counted) said 0
+          expect(loaded.turns).toBe(1)
           const [listing] = yield* store.list(h.dir)
           expect(listing).toEqual({
             _tag: "Readable",
@@ -175,7 +177,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
               createdAt: old.createdAt,
               updatedAt: old.updatedAt,
               title: "",
-              turns: 0,
+              turns: 1,
               errors: 0
             }
           })
@@ -624,6 +626,46 @@ describe("FileSessionStore on disk", () => {
         expect(next.calls).toContain(`openSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
+    it.effect("after an index of the version before cancelled turns counted, reads each file whole once", () =>
+      Effect.gen(function*() {
+        const { dir, readsSince, store, age } = setup()
+        // written by an earlier mm: a cancelled turn kept in `messages`, not counted in `turns`
+        const old: Session = {
+          ...emptySession(ID_A, "/work/project", new Date(0)),
+          title: "q1",
+          turns: 1,
+          messages: [
+            { role: "user", content: "q1" },
+            { role: "assistant", content: "half an answer" },
+            { role: "user", content: "q2" },
+            { role: "assistant", content: "a2" }
+          ]
+        }
+        NodeFs.mkdirSync(dir, { recursive: true })
+        NodeFs.writeFileSync(NodePath.join(dir, `${ID_A}.json`), encodeSession(old))
+        age(ID_A, 1)
+        const turnsListed = (listing: ReadonlyArray<SessionListing>) =>
+          listing.map((l) => (l._tag === "Readable" ? l.summary.turns : -1))
+        // without that index, the head is trusted as written
+        expect(turnsListed(yield* FileSessionStore.make().list(dir))).toEqual([1])
+        yield* indexWritten
+        const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
+        const index = JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))
+        NodeFs.writeFileSync(indexPath, JSON.stringify({ ...index, version: 3 }))
+        const reads = readsSince()
+        expect(turnsListed(yield* store.list(dir))).toEqual([2])
+        expect(reads()).toBe(1)
+        expect(turnsListed(yield* store.list(dir))).toEqual([2])
+        expect((yield* store.load(dir, ID_A)).turns).toBe(2)
+        // the index written then holds the count: the next process lists it without reading the file
+        yield* indexWritten
+        expect(JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))).toMatchObject({ version: 4, turns: [2] })
+        const next = setup()
+        const nextReads = next.readsSince()
+        expect(turnsListed(yield* FileSessionStore.make({ fs: next.fs }).list(dir))).toEqual([2])
+        expect(nextReads()).toBe(0)
+      }))
+
     it.effect("writes the index file once the listing is returned, once for the listings of one turn", () =>
       Effect.gen(function*() {
         const { dir, store, calls, age } = setup()
@@ -749,7 +791,7 @@ describe("FileSessionStore on disk", () => {
         yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
         const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
-        expect(written).toMatchObject({ version: 3, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
+        expect(written).toMatchObject({ version: 4, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
         const stat = NodeFs.statSync(NodePath.join(dir, `${ID_A}.json`))
         const row = [`${ID_A}.json`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, "/", "a", "b", "forged", 1, 0]
         const forged = [
@@ -759,7 +801,9 @@ describe("FileSessionStore on disk", () => {
           // an earlier mm's index, of one array per file; then of columns, its other entries in another order
           JSON.stringify({ version: 1, files: [row] }),
           JSON.stringify({ ...written, version: 2, title: ["forged"] }),
-          JSON.stringify({ ...written, version: 4, title: ["forged"] }),
+          // the index before cancelled turns counted: its files are read again, whole
+          JSON.stringify({ ...written, version: 3, title: ["forged"] }),
+          JSON.stringify({ ...written, version: 5, title: ["forged"] }),
           // columns of other lengths, or not arrays
           JSON.stringify({ ...written, title: ["forged", "x"] }),
           JSON.stringify({ ...written, turns: 2 }),

@@ -15,7 +15,7 @@ describe("the terminal on a pseudo-terminal", () => {
   })
   afterAll(() => server.close())
 
-  it("Ctrl-C cancels a streaming answer and records nothing; errors are red; Ctrl-C at an empty prompt exits", async () => {
+  it("Ctrl-C cancels a streaming answer, which stays as a turn; errors are red; Ctrl-C at an empty prompt exits", async () => {
     const project = tempProject(configFor(server.url, ["sessions:", "  enabled: true"]))
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
@@ -45,8 +45,11 @@ describe("the terminal on a pseudo-terminal", () => {
     expect(session.messages[1]).toEqual({ role: "user", content: "count slowly" })
     expect(session.messages[2].role).toBe("assistant")
     expect(session.messages[2].content).toMatch(/^one two /)
-    expect(session.turns).toBe(0)
+    // the cancelled turn stays and counts; the failed one leaves nothing but its record
+    expect(session.turns).toBe(1)
+    expect(session.messages).toHaveLength(3)
     expect(session.errors.map((e: any) => e.kind)).toEqual(["generation"])
+    expect(session.errors[0].turns).toBe(1)
     expect(session.errors[0].line).toBe("model server answered HTTP 500: kaput — check the server's log")
   })
 

@@ -26,7 +26,7 @@ const project = (recap?: number) => {
     { role: "user", content: `${SHELL}\n$ git status\nnothing to commit` },
     { role: "user", content: "why is the build red?" },
     { role: "assistant", content: "A missing import." },
-    { role: "user", content: "[mm] the user reverted the last turn's changes: files app.ts" },
+    { role: "user", content: "[mm] the user reverted the last turn's changes: files app.ts", note: true },
     { role: "user", content: "try again" },
     { role: "assistant", content: "Fixed the import." }
   ]

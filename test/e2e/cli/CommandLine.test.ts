@@ -459,7 +459,7 @@ describe("mm on the command line", () => {
     expect(help.stdout).toContain("/resume")
   })
 
-  it("mm init writes a commented agent.yaml with the server's model and sessions on, adds .mm/ to .gitignore, never overwrites without --force", async () => {
+  it("mm init writes a commented agent.yaml with the server's model and sessions on, leaves .gitignore alone, never overwrites without --force", async () => {
     const models = await startFakeModelServer({ models: ["small-coder:1b"] })
     const project = tempProject(undefined)
     fs.writeFileSync(path.join(project, ".gitignore"), "node_modules")
@@ -473,7 +473,9 @@ describe("mm on the command line", () => {
       expect(parsed.right.model).toMatchObject({ url: models.url, name: "small-coder:1b" })
       expect(parsed.right.sessions.enabled).toBe(true)
     }
-    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules\n.mm/\n")
+    // the .mm/ made at the first question ignores itself: the project's own file is not touched
+    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules")
+    expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
     expect(run.stdout).toContain(`wrote ${path.join(project, "agent.yaml")}`)
     // only known values are written, and the last line says what to run
     expect(yaml).not.toContain("undefined")
@@ -485,7 +487,7 @@ describe("mm on the command line", () => {
     const forced = await mm(project, ["init", "--url", models.url, "--model", "other", "--force"])
     expect(forced.code).toBe(0)
     expect(fs.readFileSync(path.join(project, "agent.yaml"), "utf8")).toContain("name: other")
-    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules\n.mm/\n")
+    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules")
     await models.close()
 
     const sub = path.join(project, "src", "deep")

@@ -140,7 +140,15 @@ describe("mm -p: one answer for scripts", () => {
       line: "model server answered HTTP 500: kaput — check the server's log"
     })
     expect(typeof events[0].raw).toBe("string")
-    expect(events[1]).toEqual({ type: "result", status: "failed", sessionId: null, answer: "", model: "fake-model" })
+    // sessions are on by default: the failure is recorded in the new session, which the result names
+    const [file] = sessionFiles(project)
+    expect(events[1]).toEqual({
+      type: "result",
+      status: "failed",
+      sessionId: file.slice(0, -5),
+      answer: "",
+      model: "fake-model"
+    })
   })
 
   it("approvals: with nobody to ask a tool is refused (said on stderr, stdin never read as an answer); --yes allows it", async () => {
@@ -235,9 +243,10 @@ describe("mm -p: one answer for scripts", () => {
     expect(run.stdout).toBe("")
     expect(run.stderr).toBe("mm: no session \"1999\" in this project\n")
     expect(sessionFiles(project)).toEqual([])
-    const off = await mm(tempProject(configFor(server.url)), ["--continue", "-p", "q"])
+    const offProject = tempProject(configFor(server.url, ["sessions:", "  enabled: false"]))
+    const off = await mm(offProject, ["--continue", "-p", "q"])
     expect(off.code).toBe(2)
-    expect(off.stderr).toContain("sessions are off")
+    expect(off.stderr).toBe("mm: sessions are off (sessions.enabled: false): no conversation is kept\n")
   })
 })
 

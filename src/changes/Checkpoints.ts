@@ -10,6 +10,7 @@ import { nodeCrypto } from "../lib/NodeModules"
 
 export { writeFileAtomic } from "../lib/DurableFiles"
 import { firstLineOf } from "../lib/OneLine"
+import { ensureProjectDir } from "../lib/ProjectDir"
 import { within } from "../lib/RealPath"
 import { readRegularSync } from "../lib/RegularFiles"
 
@@ -55,20 +56,6 @@ const errorText = (cause: unknown): string => {
   }
 }
 
-/** Creates `dir` (and `.mm` above it) with mode 0700 when missing. */
-const ensurePrivateDir = (dir: string): void => {
-  const stat = fs.statSync(dir, { throwIfNoEntry: false })
-  if (stat?.isDirectory()) return
-  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 })
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 })
-  } catch (cause) {
-    if ((cause as { code?: unknown }).code !== "EEXIST") throw cause
-    return
-  }
-  fs.chmodSync(dir, 0o700)
-}
-
 /**
  * Stores `bytes` as `<dir>/<hash>` (mode 0600, written atomically like a session file) unless
  * a blob of that name is already there; the directory is made on the first blob.
@@ -82,7 +69,7 @@ export const putBlob = (dir: string, bytes: Uint8Array, hash: string = hashOf(by
     fd = fs.openSync(temp, "wx", 0o600)
   } catch (cause) {
     if ((cause as { code?: unknown }).code !== "ENOENT") throw cause
-    ensurePrivateDir(dir)
+    ensureProjectDir(dir)
     fd = fs.openSync(temp, "wx", 0o600)
   }
   commitTemp(fd, temp, file, bytes, 0o600)

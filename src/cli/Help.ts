@@ -89,7 +89,7 @@ const top = (): string =>
 /** What each subcommand's page says besides its usage and options. */
 const ABOUT: { readonly [T in TopCommand]: { readonly title: string; readonly text: ReadonlyArray<string> } } = {
   sessions: {
-    title: "mm sessions — this project's saved conversations (sessions.enabled: true in agent.yaml)",
+    title: "mm sessions — this project's saved conversations (kept under .mm/sessions unless sessions.enabled: false)",
     text: [
       "ID is a full id (20261128-164210-9c03be11), a unique prefix (20261128-16) or the last 4 to 8",
       "hex digits (9c03be11). To go on with one: mm --resume ID."
@@ -99,8 +99,8 @@ const ABOUT: { readonly [T in TopCommand]: { readonly title: string; readonly te
     title: "mm init — write a commented agent.yaml for the project in the current directory",
     text: [
       "Looks for a model server on 127.0.0.1 (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM 8000),",
-      "lists the models it finds and lets you pick one, turns sessions on, and adds .mm/ to .gitignore",
-      "when the project has one."
+      "lists the models it finds and lets you pick one, and writes sessions.enabled: true (the default) for",
+      "all to see."
     ]
   },
   checkpoints: {

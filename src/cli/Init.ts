@@ -8,7 +8,6 @@ import { configInputs } from "../config/Config"
 import { mergeConfigs } from "../config/ConfigMerge"
 import { defaultConfig } from "../config/ConfigSchema"
 import { recordTrust } from "../config/TrustStore"
-import { readRegularTextSync } from "../lib/RegularFiles"
 import { listedModels } from "../model/ServerProbe"
 import type { ExitCode } from "./Run"
 
@@ -75,7 +74,8 @@ export const initYaml = (url: string, model: string): string => {
     `permissions: ${defaults.permissions}`,
     "",
     "sessions:",
-    "  # every conversation is kept under .mm/sessions: /resume or `mm --continue` to go on with one",
+    "  # every conversation is kept under .mm/sessions (its own .gitignore keeps .mm/ out of git):",
+    "  # /resume or `mm --continue` to go on with one; false keeps none",
     "  enabled: true",
     "",
     "# seconds the model may stay silent before a turn is given up",
@@ -84,22 +84,6 @@ export const initYaml = (url: string, model: string): string => {
     `# maxSteps: ${defaults.maxSteps}`,
     ""
   ].join("\n")
-}
-
-/** Adds `.mm/` to the project's `.gitignore` when it has one that does not ignore it yet; true when it did. */
-export const ignoreMmDir = (cwd: string): boolean => {
-  const file = path.join(cwd, ".gitignore")
-  let text: string
-  try {
-    // a .gitignore that is not a regular file (a FIFO) is left alone: reading or appending would block
-    text = readRegularTextSync(file, 16 * 1024 * 1024)
-  } catch {
-    return false
-  }
-  const ignored = text.split(/\r?\n/).some((line) => ["/.mm", "/.mm/", ".mm", ".mm/"].includes(line.trim()))
-  if (ignored) return false
-  fs.appendFileSync(file, `${text === "" || text.endsWith("\n") ? "" : "\n"}.mm/\n`)
-  return true
 }
 
 const say = (line: string) => process.stdout.write(`${line}\n`)
@@ -143,8 +127,10 @@ const pickModel = async (
 
 /**
  * `mm init`: finds a model server (the usual local ports, or `--url`), lets the user pick a
- * model (or takes `--model`), writes a commented `agent.yaml` with sessions on, and adds
- * `.mm/` to `.gitignore`. An existing `agent.yaml` is replaced only with `--force`.
+ * model (or takes `--model`), and writes a commented `agent.yaml` with sessions on. The
+ * project's `.gitignore` is left alone: the `.mm/` mm makes at the first question holds a
+ * `.gitignore` of its own (lib/ProjectDir.ts). An existing `agent.yaml` is replaced only with
+ * `--force`.
  */
 export const initProject = (
   options: { readonly url?: string; readonly model?: string; readonly force: boolean },
@@ -205,7 +191,6 @@ export const initProject = (
       trustWritten(cwd)
     })
     say(`wrote ${target} — model ${chosen.model} at ${chosen.url}, sessions on`)
-    if (ignoreMmDir(cwd)) say("added .mm/ to .gitignore")
     // the last line is what to do next
     say(
       choices.length > 0

@@ -123,7 +123,7 @@ const CompactionConfig = Schema.Struct({
 })
 
 const SessionsConfig = Schema.Struct({
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   dir: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => ".mm/sessions" }),
   recap: Schema.optionalWith(
     Schema.Int.pipe(
@@ -227,7 +227,8 @@ export const keyDescriptions: Record<string, string> = {
   "compaction.threshold": "Fraction of model.contextWindow that triggers automatic compaction.",
   "compaction.keepTurns": "Most recent turns kept word for word after a compaction.",
   sessions: "Persistent sessions: one JSON file per conversation.",
-  "sessions.enabled": "Save every conversation, to list and resume it later.",
+  "sessions.enabled":
+    "Save every conversation under sessions.dir, to list and resume it later (on unless set to false).",
   "sessions.dir": "Where session files go: relative to the project, or absolute for one store shared by every project.",
   theme:
     "The terminal's colours: dark (for a dark background), light (for a light one), or auto (from COLORFGBG where the terminal sets it, else dark).",

@@ -1,6 +1,7 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
+import { ignoreRecords } from "./ProjectDir"
 import { quickRandomHex } from "./QuickIds"
 
 /**
@@ -222,7 +223,11 @@ const sweptTempDirs = new Set<string>()
 const ownPrivateDir = (stat: NodeFs.Stats): boolean =>
   stat.isDirectory() && (process.getuid === undefined || stat.uid === process.getuid()) && (stat.mode & 0o022) === 0
 
-/** `records/tmp`, made 0700 when missing, if it is usable on device `dev`; swept of what dead writers left at its first use. */
+/**
+ * `records/tmp`, made 0700 when missing, if it is usable on device `dev`; swept of what dead
+ * writers left at its first use, when `records` (a `.mm/`) also gets its `.gitignore` if it has
+ * none (lib/ProjectDir.ts).
+ */
 const tempDirIn = (records: string, dev: number): string | undefined => {
   const tmp = NodePath.join(records, "tmp")
   let stat = NodeFs.lstatSync(tmp, { throwIfNoEntry: false })
@@ -237,6 +242,7 @@ const tempDirIn = (records: string, dev: number): string | undefined => {
   if (stat === undefined || !ownPrivateDir(stat) || stat.dev !== dev) return undefined
   if (!sweptTempDirs.has(tmp)) {
     sweptTempDirs.add(tmp)
+    ignoreRecords(records)
     removeLeftTemps(tmp, undefined)
   }
   return tmp

@@ -3,6 +3,7 @@ import * as NodePath from "node:path"
 
 import { rawText, StoreError } from "../domain/Errors"
 import * as Durable from "../lib/DurableFiles"
+import { ensureProjectDir, notADirectory } from "../lib/ProjectDir"
 import { bytesEndLikeObject, type HeadScan, scanHead, scanLayout, scanStamp, type Stamp } from "./HeadScanner"
 import { listingOf, listingOfScan, listingOfText, stampOfText, unreadable } from "./SessionCodec"
 import { HEAD_END } from "./SessionHead"
@@ -44,39 +45,13 @@ export const errnoText = (cause: unknown): string => {
 
 export const codeOf = (cause: unknown): unknown => (cause as { code?: unknown } | null)?.code
 
-const notADirectory = (dir: string) =>
-  Object.assign(new Error(`${dir} is a file`), { code: "ENOTDIR", words: "it is a file, not a directory" })
-
 // ---- directories ----
 
 /**
- * Creates `dir` and its missing parents, tolerating another process doing the same; true when
- * this call made `dir`. Not `mkdirSync({ recursive })`: that one loops forever under /proc.
+ * Makes sure `dir` is a directory; one that mm creates gets mode 0700 whatever the umask, and a
+ * `.mm/` it is in gets its `.gitignore` (lib/ProjectDir.ts).
  */
-const makeDirs = (fs: Fs, dir: string, depth: number): boolean => {
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 })
-    return true
-  } catch (cause) {
-    const code = codeOf(cause)
-    if (code === "EEXIST") {
-      if (fs.statSync(dir).isDirectory()) return false
-      throw notADirectory(dir)
-    }
-    const parent = NodePath.dirname(dir)
-    if (code !== "ENOENT" || parent === dir || depth > 64) throw cause
-    makeDirs(fs, parent, depth + 1)
-    return makeDirs(fs, dir, depth + 1)
-  }
-}
-
-/** Makes sure `dir` is a directory; one that mm creates gets mode 0700 whatever the umask. */
-export const ensureDir = (fs: Fs, dir: string): void => {
-  const stat = fs.statSync(dir, { throwIfNoEntry: false })
-  if (stat?.isDirectory()) return
-  if (stat !== undefined) throw notADirectory(dir)
-  if (makeDirs(fs, dir, 0)) fs.chmodSync(dir, 0o700)
-}
+export const ensureDir = (fs: Fs, dir: string): void => ensureProjectDir(dir, fs)
 
 const isDanglingLink = (fs: Fs, path: string): boolean => {
   try {

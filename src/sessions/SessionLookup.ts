@@ -109,7 +109,7 @@ export const underCurrentSystem = (config: AgentConfig, session: Session): Sessi
 export const sessionsOff = () =>
   new ResumeError({
     reason: "disabled",
-    message: "sessions are off — set sessions.enabled: true in agent.yaml to keep and resume conversations",
+    message: "sessions are off (sessions.enabled: false): no conversation is kept",
     raw: ""
   })
 

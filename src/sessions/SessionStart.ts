@@ -19,8 +19,7 @@ export type Started =
   /** The user's request could not be met: one line (may be empty) and the exit code. */
   | { readonly _tag: "Failed"; readonly line: string; readonly code: number }
 
-export const SESSIONS_OFF =
-  "sessions are off — set sessions.enabled: true in agent.yaml to keep and resume conversations"
+export const SESSIONS_OFF = "sessions are off (sessions.enabled: false): no conversation is kept"
 
 const failed = (line: string, code: number): Started => ({ _tag: "Failed", line, code })
 

@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { ensureProjectDir } from "../lib/ProjectDir"
 import { readRegularTextSync } from "../lib/RegularFiles"
 
 /** How many typed lines are kept, newest last. */
@@ -66,7 +67,7 @@ export const makeHistory = (file: string | undefined): History => {
     entries = [...base.filter((entry) => entry !== line), line].slice(-HISTORY_LIMIT)
     if (file === undefined) return
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+      ensureProjectDir(path.dirname(file))
       writeOwnFile(file, entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n")
     } catch {
       // a history that cannot be written is kept in memory: typing goes on

@@ -38,7 +38,7 @@ export const errorsSuffix = (count: number): string => (count > 0 ? ` · ⚠️ 
 export const sessionsLine = (status: SaveStatus, earlier: number): string => {
   switch (status._tag) {
     case "Off":
-      return "sessions: off — set sessions.enabled: true in agent.yaml to keep conversations"
+      return "sessions: off (sessions.enabled: false): no conversation is kept"
     case "NotSaved":
       return `sessions: not saved (${status.reason})`
     case "Saving":
@@ -194,7 +194,7 @@ export const listingRows = (listing: Listing, options: ListingOptions = {}): Rea
 export const sessionsListing = (listing: Listing, currentId: string, options: ListingOptions = {}): string => {
   switch (listing._tag) {
     case "Off":
-      return "sessions are off — set sessions.enabled: true in agent.yaml to keep conversations"
+      return "sessions are off (sessions.enabled: false): no conversation is kept"
     case "Failed":
       return cannotList(listing.dir, listing.reason)
     case "Listed": {

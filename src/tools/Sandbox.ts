@@ -1,4 +1,3 @@
-import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -10,6 +9,7 @@ import type { SandboxLimits, SandboxSettings } from "../config/SandboxConfig"
 import { bwrapProgram, confinedCommand, type Confinement, probeBwrap, readOnlyCommand } from "../lib/Bubblewrap"
 import { inGroup, openPidsGroup } from "../lib/PidsCgroup"
 import { programPath } from "../lib/Programs"
+import { ensureProjectDir, RECORDS_DIR_NAME } from "../lib/ProjectDir"
 import { within } from "../lib/RealPath"
 import { Secrets } from "../lib/Secrets"
 import { existingProtected, protectedReason } from "./ProtectedPaths"
@@ -180,7 +180,7 @@ const shellOutsideProject = (argv: ReadonlyArray<string>, cwd: string): Readonly
  */
 const ensureRecordsDir = (cwd: string): void => {
   try {
-    fs.mkdirSync(path.join(cwd, ".mm"), { recursive: true, mode: 0o700 })
+    ensureProjectDir(path.join(cwd, RECORDS_DIR_NAME))
   } catch {
     // a project that cannot be written: nothing to protect there
   }

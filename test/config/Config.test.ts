@@ -31,7 +31,7 @@ describe("configuration", () => {
     expect(defaultConfig().maxSteps).toBe(50)
     expect(defaultConfig().permissions).toBe("ask")
     expect(defaultConfig().compaction).toEqual({ auto: true, threshold: 0.8, keepTurns: 2 })
-    expect(defaultConfig().sessions).toEqual({ enabled: false, dir: ".mm/sessions", recap: 3 })
+    expect(defaultConfig().sessions).toEqual({ enabled: true, dir: ".mm/sessions", recap: 3 })
     expect(defaultConfig().skills.dirs).toEqual([".mm/skills", "~/.mm/skills"])
     expect(defaultConfig().system.length).toBeGreaterThan(20)
   })

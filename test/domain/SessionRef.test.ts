@@ -114,10 +114,12 @@ describe("the keeper resolves typed ids for /resume and the command line", () =>
 
   it.live("with sessions off, a typed id is refused with the reason", () => {
     const memory = MemorySessionStore.make()
-    const layer = coreLayer(testConfig(server.url), Layer.succeed(SessionStore, memory.store))
+    const config = testConfig(server.url, { sessions: { enabled: false } })
+    const layer = coreLayer(config, Layer.succeed(SessionStore, memory.store))
     return Effect.gen(function*() {
       const error = yield* Effect.flip(Effect.flatMap(Keeper, (k) => k.resolve("/project", "2026")))
       expect(error.reason).toBe("disabled")
+      expect(error.message).toBe("sessions are off (sessions.enabled: false): no conversation is kept")
     }).pipe(Effect.provide(layer))
   })
 })

@@ -31,9 +31,14 @@ describe("mm acp on stdio", () => {
     )
     expect(run.status).toBe(0)
     const byId = new Map(run.messages.map((m) => [m.id, m]))
-    // no agent.yaml: sessions are off, so neither load nor list and resume are offered
-    expect(byId.get(1)?.result?.agentCapabilities?.loadSession).toBe(false)
-    expect(byId.get(1)?.result?.agentCapabilities?.sessionCapabilities).toEqual({})
+    // no agent.yaml: sessions are on (the default), so load, list and resume are offered
+    expect(byId.get(1)?.result?.agentCapabilities?.loadSession).toBe(true)
+    expect(byId.get(1)?.result?.agentCapabilities?.sessionCapabilities).toEqual({
+      list: {},
+      resume: {},
+      close: {},
+      fork: {}
+    })
     expect(byId.get(null)?.error?.code).toBe(-32700)
     expect(byId.get(2)?.result).toEqual({ sessions: [] })
   })

@@ -36,7 +36,7 @@ describe("the mm command", () => {
     const lines = stderr.split("\n")
     expect(lines[0]).toBe(`mm 0.1.0 · model fake-model at ${server.url} (answering) · 32k context`)
     expect(lines[1]).toBe(`project: ${dir} · config: ${path.join(dir, "agent.yaml")}`)
-    expect(lines[2]).toMatch(/^sessions: off/)
+    expect(lines[2]).toBe(`sessions: saved under ${path.join(dir, ".mm", "sessions")} · no earlier sessions`)
     expect(stdout).toBe("Hello there!\n")
     expect(stderr).not.toContain("\u001b[")
     expect(code).toBe(0)

@@ -140,7 +140,15 @@ describe("mm -p: one answer for scripts", () => {
       line: "model server answered HTTP 500: kaput — check the server's log"
     })
     expect(typeof events[0].raw).toBe("string")
-    expect(events[1]).toEqual({ type: "result", status: "failed", sessionId: null, answer: "", model: "fake-model" })
+    // sessions are on by default: the failure is recorded in the new session, which the result names
+    const [file] = sessionFiles(project)
+    expect(events[1]).toEqual({
+      type: "result",
+      status: "failed",
+      sessionId: file.slice(0, -5),
+      answer: "",
+      model: "fake-model"
+    })
   })
 
   it("approvals: with nobody to ask a tool is refused (said on stderr, stdin never read as an answer); --yes allows it", async () => {
@@ -235,9 +243,10 @@ describe("mm -p: one answer for scripts", () => {
     expect(run.stdout).toBe("")
     expect(run.stderr).toBe("mm: no session \"1999\" in this project\n")
     expect(sessionFiles(project)).toEqual([])
-    const off = await mm(tempProject(configFor(server.url)), ["--continue", "-p", "q"])
+    const offProject = tempProject(configFor(server.url, ["sessions:", "  enabled: false"]))
+    const off = await mm(offProject, ["--continue", "-p", "q"])
     expect(off.code).toBe(2)
-    expect(off.stderr).toContain("sessions are off")
+    expect(off.stderr).toBe("mm: sessions are off (sessions.enabled: false): no conversation is kept\n")
   })
 })
 
@@ -459,7 +468,7 @@ describe("mm on the command line", () => {
     expect(help.stdout).toContain("/resume")
   })
 
-  it("mm init writes a commented agent.yaml with the server's model and sessions on, adds .mm/ to .gitignore, never overwrites without --force", async () => {
+  it("mm init writes a commented agent.yaml with the server's model and sessions on, leaves .gitignore alone, never overwrites without --force", async () => {
     const models = await startFakeModelServer({ models: ["small-coder:1b"] })
     const project = tempProject(undefined)
     fs.writeFileSync(path.join(project, ".gitignore"), "node_modules")
@@ -473,7 +482,9 @@ describe("mm on the command line", () => {
       expect(parsed.right.model).toMatchObject({ url: models.url, name: "small-coder:1b" })
       expect(parsed.right.sessions.enabled).toBe(true)
     }
-    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules\n.mm/\n")
+    // the .mm/ made at the first question ignores itself: the project's own file is not touched
+    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules")
+    expect(fs.existsSync(path.join(project, ".mm"))).toBe(false)
     expect(run.stdout).toContain(`wrote ${path.join(project, "agent.yaml")}`)
     // only known values are written, and the last line says what to run
     expect(yaml).not.toContain("undefined")
@@ -485,7 +496,7 @@ describe("mm on the command line", () => {
     const forced = await mm(project, ["init", "--url", models.url, "--model", "other", "--force"])
     expect(forced.code).toBe(0)
     expect(fs.readFileSync(path.join(project, "agent.yaml"), "utf8")).toContain("name: other")
-    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules\n.mm/\n")
+    expect(fs.readFileSync(path.join(project, ".gitignore"), "utf8")).toBe("node_modules")
     await models.close()
 
     const sub = path.join(project, "src", "deep")

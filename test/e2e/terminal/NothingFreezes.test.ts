@@ -51,11 +51,18 @@ describe("no file mm reads can freeze it", () => {
     expect(sent[0].body.messages.at(-1).content).toBe("and @ok.txt?\n\n<file path=\"ok.txt\">\nfine\n</file>")
     for (const line of lines) expect(mm.stderr.split("\n").filter((l) => l === line)).toHaveLength(1)
   })
-  it("a project whose own files are FIFOs (a skill, AGENTS.md, the sessions index, .gitignore) still gets answers", async () => {
+  it("a project whose own files are FIFOs (a skill, AGENTS.md, the sessions index, .gitignore, .mm/.gitignore) still gets answers", async () => {
     const project = tempProject(withSessions(server.url))
     fs.mkdirSync(path.join(project, ".mm", "skills", "deploy"), { recursive: true })
     fs.mkdirSync(path.join(project, ".mm", "sessions"), { recursive: true })
-    for (const file of [".mm/skills/deploy/SKILL.md", "AGENTS.md", ".mm/sessions/.index.json", ".gitignore"]) {
+    const fifos = [
+      ".mm/skills/deploy/SKILL.md",
+      "AGENTS.md",
+      ".mm/sessions/.index.json",
+      ".gitignore",
+      ".mm/.gitignore"
+    ]
+    for (const file of fifos) {
       execFileSync("mkfifo", [path.join(project, file)])
     }
     server.push({ text: "answered anyway" }, { text: "and again" })
@@ -65,7 +72,8 @@ describe("no file mm reads can freeze it", () => {
     const next = await runMm(project, [], ["-p", "--continue", "again"])
     expect(next.stdout).toContain("and again")
     expect(next.code).toBe(0)
-    // mm init leaves a .gitignore it cannot read alone, instead of waiting to append to it
+    // mm init never touches the project's .gitignore, and mm never opens a .mm/.gitignore already there
+    expect(fs.statSync(path.join(project, ".mm", ".gitignore")).isFIFO()).toBe(true)
     const init = await runMm(project, [], ["init", "--url", server.url, "--model", "fake-model", "--force"])
     expect(init.code).toBe(0)
     expect(fs.statSync(path.join(project, ".gitignore")).isFIFO()).toBe(true)

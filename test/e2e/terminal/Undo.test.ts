@@ -208,7 +208,7 @@ describe("/changes and /undo in the terminal", () => {
   })
 
   it("keeps changes in memory when sessions are off", async () => {
-    const project = tempProject(configFor(server.url))
+    const project = tempProject(configFor(server.url, ["sessions:", "  enabled: false"]))
     fs.writeFileSync(path.join(project, "a.txt"), "one\ntwo\nthree\n")
     server.push({ toolCalls: [{ id: "x", name: "write_file", arguments: { path: "a.txt", content: "gone\n" } }] }, {
       text: "ok"

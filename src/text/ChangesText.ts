@@ -37,7 +37,7 @@ const groupHeader = (overview: GroupOverview): string =>
 export const changesListing = (overviews: ReadonlyArray<GroupOverview>, style: Style): string => {
   if (overviews.length === 0) return NO_CHANGES
   const lines = [
-    "changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the last"
+    "changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the latest turn's"
   ]
   for (const overview of overviews) {
     lines.push(style.bold(groupHeader(overview)))

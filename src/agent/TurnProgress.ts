@@ -15,6 +15,12 @@ import type { TurnState } from "./TurnState"
 export const OUTPUT_SAVE_MS = 1000
 
 /**
+ * How long a call runs before what it prints is saved: a quick call (most are) costs no save of
+ * its own beyond the two around it, and a longer one has its first output on disk within this.
+ */
+export const FIRST_OUTPUT_SAVE_MS = 250
+
+/**
  * The turn so far, written as in progress: when the question is sent, before and after each
  * tool call, and while a call prints. The running call, if any, is marked with what it has
  * printed so far (its last `maxOutput` characters, as a cancel keeps them).
@@ -46,8 +52,9 @@ export const saveProgress = (deps: Deps, state: TurnState) =>
 
 /**
  * Runs a tool call marked as running: saved before it starts, then its output saved as it
- * comes, at most once every `OUTPUT_SAVE_MS` (each save rewrites the whole file). `run` gets
- * what to call when the output has changed. The mark is left for the call's result to clear.
+ * comes — from `FIRST_OUTPUT_SAVE_MS` after the start, then at most once every `OUTPUT_SAVE_MS`
+ * (each save rewrites the whole file). `run` gets what to call when the output has changed. The
+ * mark is left for the call's result to clear.
  */
 export const runSaved = <A, E, R>(
   deps: Deps,
@@ -59,12 +66,16 @@ export const runSaved = <A, E, R>(
     state.running = id
     yield* saveProgress(deps, state)
     const changed = yield* Effect.makeLatch(false)
-    // wait, then save once the output has changed since the last save; again and again
-    const saving = Effect.sleep(OUTPUT_SAVE_MS).pipe(
-      Effect.zipRight(changed.await),
-      Effect.zipRight(changed.close),
-      Effect.zipRight(saveProgress(deps, state)),
-      Effect.forever
+    // once the output has changed since the last save: save, then wait; again and again
+    const saving = Effect.sleep(FIRST_OUTPUT_SAVE_MS).pipe(
+      Effect.zipRight(
+        changed.await.pipe(
+          Effect.zipRight(changed.close),
+          Effect.zipRight(saveProgress(deps, state)),
+          Effect.zipRight(Effect.sleep(OUTPUT_SAVE_MS)),
+          Effect.forever
+        )
+      )
     )
     return yield* Effect.scoped(Effect.zipRight(Effect.forkScoped(saving), run(changed.open)))
   })

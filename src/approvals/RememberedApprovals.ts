@@ -134,13 +134,22 @@ const writeFileOf = (project: string, scopes: ReadonlyArray<Scope>): void => {
   commitTemp(fd, temp, target, new TextEncoder().encode(text), 0o600)
 }
 
+/** Whether the project holds a `.mm/permissions.json`; no when `.mm` is a file or cannot be looked into. */
+const holdsProjectPermissions = (project: string): boolean => {
+  try {
+    return fs.lstatSync(path.join(project, PROJECT_PERMISSIONS_FILE), { throwIfNoEntry: false }) !== undefined
+  } catch {
+    return false
+  }
+}
+
 /** Says that the project's own `.mm/permissions.json`, if it has one, grants nothing. */
 const ignoredLineOf = (project: string): string | undefined =>
-  fs.lstatSync(path.join(project, PROJECT_PERMISSIONS_FILE), { throwIfNoEntry: false }) === undefined
-    ? undefined
-    : `${PROJECT_PERMISSIONS_FILE} in this project is ignored: approvals are kept in ${
+  holdsProjectPermissions(project)
+    ? `${PROJECT_PERMISSIONS_FILE} in this project is ignored: approvals are kept in ${
       shownHomePath(rememberedFileOf(project))
     }; /permissions import shows its rows`
+    : undefined
 
 export const makeRememberedApprovals: Effect.Effect<RememberedApprovalsShape> = Effect.sync(() => ({
   read: Effect.fn("RememberedApprovals.read")((project: string) => Effect.sync(() => readFileOf(project))),

@@ -14,7 +14,7 @@ import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import { closedUnanswered, interruptedLine } from "../sessions/Interrupted"
 import { openOn, type Started } from "../sessions/SessionStart"
-import { startedLines, toolResultLine, toolStartLine } from "../text/Lines"
+import { sessionsLine, startedLines, toolResultLine, toolStartLine } from "../text/Lines"
 import { sanitize, sanitizeOutput, sanitizeProse } from "../text/Sanitize"
 import { plain } from "../text/Style"
 import { cutLine, cutNote, readOwnStdin, stdinCap } from "./BoundedStdin"
@@ -92,6 +92,12 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
     }
     const told = yield* withUnanswered(conversation, started)
     if (run.verbose) { for (const line of [...(run.notes ?? []), ...startedLines(told)]) io.err(line) }
+    for (const line of yield* startNotices(run, conversation, told)) {
+      io.err(line)
+      if (run.outputFormat === "json") {
+        io.out(`${JSON.stringify({ type: "notice", text: line } satisfies PrintEvent)}\n`)
+      }
+    }
     const unanswered = told.report?.interrupted
     if (unanswered !== undefined) {
       if (!run.verbose) io.err(sanitize(interruptedLine(unanswered)))
@@ -105,6 +111,16 @@ export const runPrint = (run: PrintOptions, cwd: string, given?: PrintIO) =>
     }
     return code
   })
+
+/**
+ * What a script is told before the turn even without `--verbose`: that the conversation will not
+ * be kept (and why), and that `--continue` found nothing to continue and started a new one.
+ */
+const startNotices = (run: PrintOptions, conversation: Conversation, told: Extract<Started, { _tag: "Started" }>) =>
+  Effect.map(conversation.status, (status): ReadonlyArray<string> => [
+    ...(status._tag === "NotSaved" ? [sessionsLine(status, 0)] : []),
+    ...(!run.verbose && told.note !== undefined ? [told.note] : [])
+  ])
 
 /**
  * What was resumed, naming the question of its last turn when mm stopped during it: closed by

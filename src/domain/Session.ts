@@ -109,7 +109,9 @@ const makeSessionSchemas = () => {
     at: Schema.String,
     start: Schema.Number,
     running: Schema.optional(Schema.Struct({ id: Schema.String, output: Schema.String })),
-    by: Schema.optional(Schema.Struct({ pid: Schema.Number, host: Schema.String, start: Schema.optional(Schema.Number) }))
+    by: Schema.optional(
+      Schema.Struct({ pid: Schema.Number, host: Schema.String, start: Schema.optional(Schema.Number) })
+    )
   })
 
   /** Where a fork came from: the original session and the last turn the fork kept. */

@@ -117,7 +117,9 @@ const callPart = (call: Call, result: Message | undefined, running: Running): st
     : result === undefined
     ? []
     : ["Output:", fence(result.content ?? "", "text")]
-  return [`**Tool call \`${call.function.name}\`** (${status})`, inputOf(call.function.arguments), ...output].join("\n\n")
+  return [`**Tool call \`${call.function.name}\`** (${status})`, inputOf(call.function.arguments), ...output].join(
+    "\n\n"
+  )
 }
 
 const conversation = (session: Session): Array<string> => {

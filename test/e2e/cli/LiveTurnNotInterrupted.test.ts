@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 
 import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
-import { MmProcess, sessionFiles } from "../../support/MmProcess"
+import { MmProcess, runMm, sessionFiles } from "../../support/MmProcess"
 import { until } from "../../support/until"
 
 // Breaking pass of issue 45: a turn that another mm is still running is not an interrupted
@@ -48,7 +48,8 @@ describe("a turn another mm is still running", () => {
       const running = sessionOf(dir)
       id = running.id
       expect(running.inProgress.by).toMatchObject({ pid: first.child.pid })
-      const before = fs.readFileSync(path.join(dir, ".mm", "sessions", sessionFiles(dir)[0]), "utf8")
+      const file = path.join(dir, ".mm", "sessions", `${id}.json`)
+      const before = fs.readFileSync(file, "utf8")
       const requests = fake.completions().length
       const refusal =
         `mm: session ${id} is answering a question in another mm (pid ${first.child.pid}); wait for it to finish, or start a new conversation`
@@ -60,6 +61,21 @@ describe("a turn another mm is still running", () => {
       expect(await byId.exited).toBe(1)
       expect(byId.stderr.trim().split("\n")).toEqual([refusal])
 
+      // the terminal: --continue with no question (then Ctrl-D) is refused as well; a /resume
+      // is a red line, and the conversation goes on in a session of its own
+      const env = { AGENT_CONFIG: path.join(dir, "agent.yaml") }
+      const bare = await runMm(dir, [], ["--continue"], env)
+      expect(bare.code).toBe(1)
+      expect(bare.stderr).toContain(`\n${refusal.slice("mm: ".length)}\n`)
+      fake.push({ text: "terminal answer" })
+      const terminal = await runMm(dir, ["/resume", "a question of its own"], [], env)
+      expect(terminal.code).toBe(0)
+      expect(terminal.stderr).toContain(`\n${refusal.slice("mm: ".length)}\n`)
+      expect(terminal.stdout).toContain("terminal answer")
+      expect(sessionFiles(dir)).toHaveLength(2)
+      const sent = fake.completions().at(-1)!.body.messages
+      expect(JSON.stringify(sent)).not.toContain("the running question")
+
       // mm sessions show: the turn as it stands, not closed
       const show = mmIn(dir, ["sessions", "show", id])
       expect(await show.exited).toBe(0)
@@ -67,10 +83,9 @@ describe("a turn another mm is still running", () => {
       expect(show.stdout).toContain(`*(this turn is still being answered by mm pid ${first.child.pid})*`)
       expect(show.stdout).not.toContain("mm stopped")
 
-      // nothing was asked of the model, and the file is as the first mm wrote it
-      expect(fake.completions().length).toBe(requests)
-      expect(sessionFiles(dir)).toHaveLength(1)
-      expect(fs.readFileSync(path.join(dir, ".mm", "sessions", sessionFiles(dir)[0]), "utf8")).toBe(before)
+      // nothing was asked of the model for it, and the file is as the first mm wrote it
+      expect(fake.completions().length).toBe(requests + 1)
+      expect(fs.readFileSync(file, "utf8")).toBe(before)
     } finally {
       fs.writeFileSync(path.join(dir, "let-go"), "")
       fake.push({ text: "first answer" })
@@ -78,8 +93,8 @@ describe("a turn another mm is still running", () => {
     expect(await first.exited).toBe(0)
     expect(first.stdout).toContain("first answer")
     // the first mm's turn ended in its own file: no error, no marker, the call's whole result
-    expect(sessionFiles(dir)).toHaveLength(1)
-    const ended = sessionOf(dir)
+    expect(sessionFiles(dir)).toHaveLength(2)
+    const ended = readSession(path.join(dir, ".mm", "sessions", `${id}.json`))
     expect(ended.id).toBe(id)
     expect(ended.inProgress).toBeUndefined()
     expect(ended.errors).toEqual([])

@@ -27,6 +27,9 @@ const loadError = (sessionId: string) => (error: ResumeError): acp.RequestError 
       return acp.RequestError.invalidParams({ sessionId }, error.message)
     case "other-project":
       return new acp.RequestError(-32602, error.message, { sessionId })
+    case "live":
+      // not this agent's fault, nor the request's: the thread is busy elsewhere, its line says where
+      return new acp.RequestError(-32603, error.message, { sessionId })
     case "not-found":
     case "disabled":
     case "no-session":

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 
 import { titleOf } from "../domain/Session"
+import { thisProcess } from "../lib/ProcessIdentity"
 import { lastOutput } from "../sessions/Interrupted"
 import { type Deps, warn } from "./Deps"
 import type { TurnState } from "./TurnState"
@@ -35,6 +36,8 @@ export const saveProgress = (deps: Deps, state: TurnState) =>
         question: state.question,
         at: state.sentAt,
         start: state.base.length,
+        // who answers it: another mm that opens the file leaves a turn whose mm still runs
+        by: thisProcess(),
         ...(state.running === undefined ? {} : {
           running: {
             id: state.running,

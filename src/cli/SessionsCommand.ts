@@ -11,7 +11,7 @@ import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import type { Message } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
 import { readNamedArchive, repointArchive } from "../sessions/Archives"
-import { closeInterrupted } from "../sessions/Interrupted"
+import { closeInterrupted, liveWriter } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
 import type { SearchQuery } from "../sessions/SessionSearch"
 import { SessionStore, type SessionStoreShape } from "../sessions/SessionStore"
@@ -86,8 +86,11 @@ export const showSession = (config: string | undefined, typed: string) =>
         // an archive's own summary is of turns an older archive already shows
         archived.push(...archive.right.messages.filter((m) => m.role !== "system" && m.summary !== true))
       }
-      // a turn mm was killed during shows as the next load will close it (the file is not written)
-      const closed = closeInterrupted(session.right, new Date()).session
+      // a turn mm was killed during shows as the next load will close it (the file is not written);
+      // one another mm is still answering shows as it stands
+      const closed = liveWriter(session.right) === undefined
+        ? closeInterrupted(session.right, new Date()).session
+        : session.right
       const whole = { ...closed, messages: [...archived, ...closed.messages] }
       const listing = yield* keeper.list(cwd)
       const forks = listing._tag === "Listed"

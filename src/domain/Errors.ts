@@ -42,7 +42,9 @@ export class ResumeError extends Schema.TaggedError<ResumeError>()("ResumeError"
     "newer-version",
     "no-session",
     "disabled",
-    "other-project"
+    "other-project",
+    /** Another mm is answering the session's turn now. */
+    "live"
   ),
   message: Schema.String,
   raw: Schema.String

@@ -101,13 +101,17 @@ const makeSessionSchemas = () => {
    * The turn being answered, while it is (saved when its question is sent, before and after each
    * tool call, and while a call prints): `start` is the index of its question in `messages`;
    * `running`, the call running then and what it had printed so far (its last `maxOutput`
-   * characters). Never sent to the model.
+   * characters); `by`, the mm answering it (its pid, host and start time), so that another mm
+   * does not take a turn still running for one whose mm was killed. Never sent to the model.
    */
   const InProgress = Schema.Struct({
     question: Schema.String,
     at: Schema.String,
     start: Schema.Number,
-    running: Schema.optional(Schema.Struct({ id: Schema.String, output: Schema.String }))
+    running: Schema.optional(Schema.Struct({ id: Schema.String, output: Schema.String })),
+    by: Schema.optional(
+      Schema.Struct({ pid: Schema.Number, host: Schema.String, start: Schema.optional(Schema.Number) })
+    )
   })
 
   /** Where a fork came from: the original session and the last turn the fork kept. */

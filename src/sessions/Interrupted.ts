@@ -1,5 +1,6 @@
 import { appendError, type ErrorRecord, type Message, type Session } from "../domain/Session"
 import { firstLine } from "../lib/OneLine"
+import { type ProcessProbe, runsElsewhere, systemProbe } from "../lib/ProcessIdentity"
 
 /**
  * A turn that was still being answered when mm stopped (killed, power lost): its file says
@@ -29,6 +30,21 @@ export const unfinishedResult = (output: string | undefined, why: string): strin
 
 export const interruptedLine = (question: string): string =>
   `the last question was interrupted: ${JSON.stringify(firstLine(question))}`
+
+/**
+ * The pid of the other mm still answering the session's turn, if one is: the file is being
+ * written by a running mm, not left by a killed one, and must be neither closed nor written.
+ * Asked of the system only when the file marks a turn in progress; a marker from before mm
+ * named its writer (no `by`) is taken as left.
+ */
+export const liveWriter = (session: Session, probe: ProcessProbe = systemProbe): number | undefined => {
+  const by = session.inProgress?.by
+  return by !== undefined && runsElsewhere(by, probe) ? by.pid : undefined
+}
+
+/** Why a session whose turn another mm is answering cannot be opened here. */
+export const liveLine = (id: string, pid: number): string =>
+  `session ${id} is answering a question in another mm (pid ${pid}); wait for it to finish, or start a new conversation`
 
 interface Closed {
   readonly session: Session

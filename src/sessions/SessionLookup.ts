@@ -9,7 +9,7 @@ import { type Session, withSystem } from "../domain/Session"
 import { isSessionId, validateSessionId } from "../domain/SessionId"
 import { resolveSessionRef, sessionRefProblem } from "../domain/SessionRef"
 import type { ErrorLogShape } from "./ErrorLog"
-import { closeInterrupted, wasInterrupted } from "./Interrupted"
+import { closeInterrupted, liveLine, liveWriter, wasInterrupted } from "./Interrupted"
 import type { SessionListing, SessionStoreShape } from "./SessionStore"
 
 /**
@@ -84,15 +84,26 @@ interface Loaded {
   readonly interrupted: string | undefined
 }
 
+/** Refused: another mm is answering the session's turn (Interrupted.ts `liveWriter`). */
+const answeredElsewhere = (session: Session, pid: number) =>
+  new ResumeError({
+    reason: "live",
+    message: liveLine(session.id, pid),
+    raw: `inProgress.by ${JSON.stringify(session.inProgress?.by)}`
+  })
+
 /**
  * A stored session of the project with a turn left in progress closed (Interrupted.ts), the
  * closed version written back so that the closing is recorded once. When that write fails,
- * the session is closed in memory only and written with the next change.
+ * the session is closed in memory only and written with the next change. A turn another mm
+ * is still answering is refused, and nothing is written.
  */
 export const loadClosed = (deps: Deps, dir: string, cwd: string, id: string): Effect.Effect<Loaded, ResumeError> =>
   Effect.gen(function*() {
     const loaded = yield* loadOwned(deps, dir, cwd, id)
     if (loaded.inProgress === undefined) return { session: loaded, interrupted: undefined }
+    const live = liveWriter(loaded)
+    if (live !== undefined) return yield* answeredElsewhere(loaded, live)
     const now = new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis))
     const closed = closeInterrupted(loaded, now)
     const saved = yield* Effect.either(deps.store.save(dir, closed.session, loaded.updatedAt))

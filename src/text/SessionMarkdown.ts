@@ -47,7 +47,16 @@ const quoted = (text: string): string =>
  * functions so that more of the session (its changes) can be added after the messages.
  */
 export const sessionMarkdown = (session: Session, forks: ReadonlyArray<ForkOf> = []): string =>
-  [header(session, forks), ...conversation(session), ...errors(session)].join("\n\n") + "\n"
+  [header(session, forks), ...conversation(session), ...stillAnswered(session), ...errors(session)].join("\n\n") +
+  "\n"
+
+/** A turn still in progress (another mm is answering it): said after what it holds so far. */
+const stillAnswered = (session: Session): Array<string> => {
+  const marker = session.inProgress
+  if (marker === undefined) return []
+  const by = marker.by === undefined ? "mm" : `mm pid ${marker.by.pid}`
+  return [`*(this turn is still being answered by ${by})*`]
+}
 
 /** A session forked from the one shown: its id and the last turn it kept. */
 interface ForkOf {
@@ -90,8 +99,32 @@ const userPart = (content: string, turn: number | undefined): string => {
   return `## ${turn}. Question\n\n${quoted(content)}`
 }
 
+type Call = NonNullable<Message["tool_calls"]>[number]
+type Running = NonNullable<Session["inProgress"]>["running"]
+
+/** A tool call, its input and output; the one running now with what it has printed so far. */
+const callPart = (call: Call, result: Message | undefined, running: Running): string => {
+  const now = result === undefined && running?.id === call.id ? running : undefined
+  const status = now !== undefined
+    ? "running"
+    : result === undefined
+    ? "no result"
+    : result.failed === true
+    ? "failed"
+    : "completed"
+  const output = now !== undefined
+    ? ["Output so far:", fence(now.output, "text")]
+    : result === undefined
+    ? []
+    : ["Output:", fence(result.content ?? "", "text")]
+  return [`**Tool call \`${call.function.name}\`** (${status})`, inputOf(call.function.arguments), ...output].join(
+    "\n\n"
+  )
+}
+
 const conversation = (session: Session): Array<string> => {
   const { messages } = session
+  const running = session.inProgress?.running
   const turnAt = new Map(turnStarts(session).map((start) => [start.index, start.turn]))
   const outputs = new Map<string, Message>()
   for (const message of messages) {
@@ -121,17 +154,7 @@ const conversation = (session: Session): Array<string> => {
           break
         }
         if (message.content !== null && message.content.trim() !== "") parts.push(message.content.trim())
-        for (const call of message.tool_calls ?? []) {
-          const result = outputs.get(call.id)
-          const status = result === undefined ? "no result" : result.failed === true ? "failed" : "completed"
-          parts.push(
-            [
-              `**Tool call \`${call.function.name}\`** (${status})`,
-              inputOf(call.function.arguments),
-              ...(result === undefined ? [] : ["Output:", fence(result.content ?? "", "text")])
-            ].join("\n\n")
-          )
-        }
+        for (const call of message.tool_calls ?? []) parts.push(callPart(call, outputs.get(call.id), running))
         break
       }
       case "tool":

@@ -1,8 +1,12 @@
+import { spawn } from "node:child_process"
+import * as os from "node:os"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { emptySession, type Session } from "../../src/domain/Session"
+import { systemProbe } from "../../src/lib/ProcessIdentity"
 import { STOPPED_LINE } from "../../src/sessions/Interrupted"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
@@ -49,18 +53,24 @@ const closedEarlier = session("20261207-100200-0000000e", 2, {
   errors: [record(STOPPED_LINE, "closed by an earlier load", 2)]
 })
 
-const latest = (sessions: ReadonlyArray<Session>) => {
-  const memory = MemorySessionStore.make()
-  for (const s of sessions) memory.controls.writeRaw(DIR, `${s.id}.json`, encodeSession(s))
+const resumeIn = (memory: ReturnType<typeof MemorySessionStore.make>, id: string | undefined) => {
   const layer = coreLayer(
     testConfig("http://127.0.0.1:9/v1", { sessions: { enabled: true } }),
     Layer.succeed(SessionStore, memory.store)
   )
   return Effect.gen(function*() {
     const conversation = yield* Effect.flatMap(Keeper, (k) => k.open("/project", { createFile: "later" }))
-    return yield* conversation.resume(undefined)
+    return yield* conversation.resume(id)
   }).pipe(Effect.provide(layer))
 }
+
+const storeOf = (sessions: ReadonlyArray<Session>) => {
+  const memory = MemorySessionStore.make()
+  for (const s of sessions) memory.controls.writeRaw(DIR, `${s.id}.json`, encodeSession(s))
+  return memory
+}
+
+const latest = (sessions: ReadonlyArray<Session>) => resumeIn(storeOf(sessions), undefined)
 
 describe("the latest session", () => {
   it.effect("is the newest with a turn when the newer ones failed or are empty", () =>
@@ -86,5 +96,57 @@ describe("the latest session", () => {
         errors: [...closedEarlier.errors, record("the model server did not answer", "again", 3)]
       }
       expect(yield* latest([answered, failedSince])).toMatchObject({ id: answered.id })
+    }))
+})
+
+describe("a session whose turn another mm is answering", () => {
+  /** Another process of this host, as the mm answering the turn, while `body` runs. */
+  const withOtherProcess = <A, E>(body: (by: { pid: number; host: string; start?: number }) => Effect.Effect<A, E>) =>
+    Effect.acquireUseRelease(
+      Effect.async<ReturnType<typeof spawn>>((resume) => {
+        const child = spawn("sleep", ["60"], { stdio: "ignore" })
+        child.on("spawn", () => resume(Effect.succeed(child)))
+      }),
+      (child) => {
+        const start = systemProbe.startOf(child.pid!)
+        return body({ pid: child.pid!, host: os.hostname(), ...(start === undefined ? {} : { start }) })
+      },
+      (child) =>
+        Effect.async<void>((resume) => {
+          child.on("exit", () => resume(Effect.void))
+          child.kill("SIGKILL")
+        })
+    )
+
+  const live = (by: { pid: number; host: string; start?: number }): Session => ({
+    ...killed,
+    id: "20261207-100500-0000000f",
+    updatedAt: at(5),
+    inProgress: { ...killed.inProgress!, by }
+  })
+
+  it.effect("is refused by --continue (the latest) and by its id, and its file is left as it is", () =>
+    withOtherProcess((by) =>
+      Effect.gen(function*() {
+        const { id } = live(by)
+        const memory = storeOf([answered, live(by)])
+        const before = memory.controls.readRaw(DIR, `${id}.json`)
+        const line =
+          `session ${id} is answering a question in another mm (pid ${by.pid}); wait for it to finish, or start a new conversation`
+        for (const asked of [undefined, id]) {
+          const error = yield* Effect.flip(resumeIn(memory, asked))
+          expect(error).toMatchObject({ _tag: "ResumeError", reason: "live", message: line })
+        }
+        expect(memory.controls.readRaw(DIR, `${id}.json`)).toBe(before)
+      })
+    ))
+
+  it.effect("is closed as interrupted once that mm is gone, or when it ran on another host", () =>
+    Effect.gen(function*() {
+      const gone = yield* withOtherProcess((by) => Effect.succeed(by))
+      for (const by of [gone, { ...gone, host: `not-${os.hostname()}` }]) {
+        const report = yield* latest([answered, live(by)])
+        expect(report).toMatchObject({ id: live(by).id, interrupted: "killed while streaming" })
+      }
     }))
 })

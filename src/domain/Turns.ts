@@ -202,13 +202,14 @@ const renumbered = (session: Numbered & Pick<Session, "changes">): ReadonlyArray
       : turnOfCall.get(change.tool_call_id)
   )
   const failed = failedOnRead(session, changes, turnOfCall)
-  // the lowest held turn of the records after each one
+  const anyFailed = failed.includes(true)
+  // the lowest held turn of the records after each one (needed only for failed ones)
   const nextHeld: Array<number> = []
-  for (let i = changes.length - 1, low = Infinity; i >= 0; i--) {
+  for (let i = changes.length - 1, low = Infinity; anyFailed && i >= 0; i--) {
     nextHeld[i] = low
     low = Math.min(low, heldTurn[i] ?? Infinity)
   }
-  const last = lastTurn(session)
+  const last = anyFailed ? lastTurn(session) : 0
   let moved = false
   let latest = 0
   let run: { readonly key: string; readonly mark: string } | undefined

@@ -7,26 +7,53 @@ import { diffTexts, tooLargeSummary } from "../lib/Diff"
 import { type CheckpointsShape, MAX_CHECKPOINT_BYTES } from "./Checkpoints"
 
 /**
- * The changes of a session (its `changes`) gathered into groups: the changes of one turn, or
- * of one undo; each file's net change in a group, and its diff read from the checkpoints.
+ * The changes of a session (its `changes`) gathered into groups: the changes of one turn, of one
+ * question that failed, or of one undo; each file's net change in a group, and its diff read from
+ * the checkpoints.
  */
 
 export interface ChangeGroup {
-  readonly kind: "turn" | "undo"
-  /** The turn the changes were made in; for an undo, the number of turns the conversation held when it ran. */
+  /** `failed`: made by a question that failed (it left the conversation, and is no turn). */
+  readonly kind: "turn" | "failed" | "undo"
+  /**
+   * The turn the changes were made in; for a failed question, the turn it came after; for an
+   * undo, the number of turns the conversation held when it ran.
+   */
   readonly turn: number
-  /** `turn 3`, or what an undo took back (`undo of turn 3`). */
+  /** `turn 3`, `failed question after turn 2`, or what an undo took back (`undo of turn 3`). */
   readonly label: string
-  /** First line of the turn's question ("" for an undo). */
+  /** First line of the question ("" for an undo). */
   readonly question: string
   readonly at: string
   readonly entries: ReadonlyArray<ChangeRecord>
 }
 
-const groupKey = (change: ChangeRecord): string =>
-  change.kind === "undo" ? `undo ${change.at}` : `turn ${change.turn} ${change.question ?? ""}`
+/** How a failed question's changes are named: by the turn it came after. */
+export const failedLabel = (after: number): string =>
+  after === 0 ? "failed question before turn 1" : `failed question after turn ${after}`
 
-/** The changes in order, gathered by turn (and by undo); oldest first. */
+const groupKey = (change: ChangeRecord): string =>
+  change.kind === "undo"
+    ? `undo ${change.at}`
+    : change.failed !== undefined
+    ? `failed ${change.turn} ${change.failed}`
+    : `turn ${change.turn} ${change.question ?? ""}`
+
+const kindOf = (change: ChangeRecord): ChangeGroup["kind"] =>
+  change.kind === "undo" ? "undo" : change.failed !== undefined ? "failed" : "turn"
+
+const labelOf = (change: ChangeRecord): string => {
+  switch (kindOf(change)) {
+    case "undo":
+      return change.question ?? "undo"
+    case "failed":
+      return failedLabel(change.turn)
+    case "turn":
+      return `turn ${change.turn}`
+  }
+}
+
+/** The changes in order, gathered by turn (by failed question, and by undo); oldest first. */
 export const groupChanges = (changes: ReadonlyArray<ChangeRecord>): Array<ChangeGroup> => {
   const groups: Array<ChangeGroup & { entries: Array<ChangeRecord> }> = []
   let lastKey: string | undefined
@@ -37,12 +64,12 @@ export const groupChanges = (changes: ReadonlyArray<ChangeRecord>): Array<Change
       continue
     }
     lastKey = key
-    const undo = change.kind === "undo"
+    const kind = kindOf(change)
     groups.push({
-      kind: undo ? "undo" : "turn",
+      kind,
       turn: change.turn,
-      label: undo ? (change.question ?? "undo") : `turn ${change.turn}`,
-      question: undo ? "" : (change.question ?? ""),
+      label: labelOf(change),
+      question: kind === "undo" ? "" : (change.question ?? ""),
       at: change.at,
       entries: [change]
     })

@@ -45,7 +45,10 @@ export interface ChangesShape {
   readonly forget: Forget
   /** `/changes`: every group with its files and their line counts. */
   readonly overview: (conversation: Conversation) => Effect.Effect<ReadonlyArray<GroupOverview>>
-  /** `/changes N`: the diffs of turn N; undefined when that turn changed nothing. */
+  /**
+   * `/changes N`: the diffs of turn N (not those of a question that failed after it: no turn's);
+   * undefined when that turn changed nothing.
+   */
   readonly turnDiffs: (conversation: Conversation, turn: number) => Effect.Effect<GroupOverview | undefined>
   /**
    * What `/rewind` restores: every file changed since turn `turn` began (undos included) back
@@ -183,7 +186,7 @@ const plan = (deps: Deps): ChangesShape["plan"] =>
       conversation,
       taken.flatMap((g) => g.entries),
       planLabel(newestFirst),
-      taken.every((g) => g.kind === "turn")
+      taken.every((g) => g.kind !== "undo")
     )
   })
 

@@ -42,9 +42,9 @@ const foundRestored = (file: PlannedFile): boolean =>
   file.afterHash !== file.targetHash
 
 export interface UndoPlan {
-  /** `turn 3`, `turns 3, 2`, `undo of turn 3`. */
+  /** `turn 3`, `turns 3, 2`, `the failed question after turn 2`, `undo of turn 3`. */
   readonly label: string
-  /** Every group taken back is an agent's turn (not an undo). */
+  /** Every group taken back is the agent's (a turn, or a failed question), not an undo. */
   readonly ofTurns: boolean
   readonly files: ReadonlyArray<PlannedFile>
 }
@@ -76,7 +76,7 @@ export const planLabel = (groups: ReadonlyArray<ChangeGroup>): string => {
   if (groups.every((g) => g.kind === "turn")) {
     return groups.length === 1 ? `turn ${groups[0].turn}` : `turns ${groups.map((g) => g.turn).join(", ")}`
   }
-  return groups.map((g) => g.label).join(", ")
+  return groups.map((g) => (g.kind === "failed" ? `the ${g.label}` : g.label)).join(", ")
 }
 
 const listOf = (paths: ReadonlyArray<string>): string => paths.join(", ")

@@ -83,7 +83,10 @@ const makeSessionSchemas = () => {
   /**
    * One file changed through mm's file tools (`kind` absent) or by `/undo` (`kind: "undo"`):
    * its content before and after as blob names; `before: null` for a file that did not exist,
-   * `after: null` for a file an undo deleted. Never sent to the model.
+   * `after: null` for a file an undo deleted. `failed` marks a change made by a question that
+   * failed (its calls left `messages`): it holds when that question was asked (the records of one
+   * failed question share it), and `turn` is then the last turn the conversation held when it
+   * was asked (domain/Turns.ts). Never sent to the model.
    */
   const ChangeRecord = Schema.Struct({
     turn: Schema.Number,
@@ -94,7 +97,8 @@ const makeSessionSchemas = () => {
     after: Schema.NullOr(BlobHash),
     kind: Schema.optional(Schema.Literal("undo")),
     question: Schema.optional(Schema.String),
-    skipped: Schema.optional(Schema.Literal("too large"))
+    skipped: Schema.optional(Schema.Literal("too large")),
+    failed: Schema.optional(Schema.String)
   })
 
   /**

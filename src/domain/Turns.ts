@@ -66,24 +66,29 @@ export const turnOfMessages = (session: Numbered): ReadonlyArray<number> => {
 const callIds = (messages: ReadonlyArray<Message>): Set<string> =>
   new Set(messages.flatMap((message) => (message.tool_calls ?? []).map((call) => call.id)))
 
+/** A change made by a question that failed: it came after turn `change.turn`, and is no turn's. */
+export const isFailedChange = (change: ChangeRecord): boolean => change.failed !== undefined
+
 /**
- * Where turn `turn` begins in the change log: the first change made by a tool call of that
- * turn or a later one, else the first recorded with that turn number or a later one.
+ * Where turn `turn` begins in the change log: the first change made by a tool call of that turn
+ * or a later one, or (an undo's, a failed question's, one whose call a compaction took away)
+ * recorded with that turn number or a later one. A failed question's changes, numbered by the
+ * turn they came after, come before the next turn: the files as they were just before turn K+1
+ * include what a question that failed after turn K changed.
  */
 export const changesSince = (session: Numbered & Pick<Session, "changes">, turn: number): number => {
   const changes = session.changes ?? []
   const start = turnStarts(session).find((t) => t.turn === turn)
   if (start === undefined && turn > lastTurn(session)) return changes.length
-  if (start !== undefined) {
-    const earlier = callIds(session.messages.slice(0, start.index))
-    const later = callIds(session.messages.slice(start.index))
-    const byCall = changes.findIndex((c) =>
-      c.tool_call_id !== undefined && later.has(c.tool_call_id) && !earlier.has(c.tool_call_id)
-    )
-    if (byCall >= 0) return byCall
-  }
-  const byTurn = changes.findIndex((change) => change.turn >= turn)
-  return byTurn === -1 ? changes.length : byTurn
+  const earlier = start === undefined ? new Set<string>() : callIds(session.messages.slice(0, start.index))
+  const later = start === undefined ? new Set<string>() : callIds(session.messages.slice(start.index))
+  const since = changes.findIndex((change) => {
+    const id = change.kind === "undo" || isFailedChange(change) ? undefined : change.tool_call_id
+    // a call held on one side of the turn's question says where its change is; one held on both sides does not
+    if (id !== undefined && later.has(id) !== earlier.has(id)) return later.has(id)
+    return change.turn >= turn
+  })
+  return since === -1 ? changes.length : since
 }
 
 /** Why a session cannot be cut after `turn`, or undefined when it can. */
@@ -130,13 +135,14 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
  * count; this brings them to the numbering, and leaves a file written since as it is (the same
  * object: nothing to change). `turns` becomes the turns held (a turn in progress excluded) plus
  * those a compaction replaced, never less than it was: for a compacted old file the number of
- * turns in its archives is not read here, so the old count stands for them. A change record made
- * by a tool call still in `messages` takes the number of the turn holding that call; one whose
- * call left `messages` (compacted, or from a failed turn), or whose call id is in two turns,
- * keeps its number. An undo's record has
- * no call: it takes the number of the latest turn whose call made a record before it, when that is
- * higher (an undo runs after those turns; it counted fewer only because cancelled turns did not
- * count), else keeps its own.
+ * turns in its archives is not read here, so the old count stands for them.
+ *
+ * A change record made by a tool call still in `messages` takes the number of the turn holding
+ * that call; one whose call id is in two turns keeps its number. An undo's record has no call:
+ * it takes the number of the latest turn a record before it was made in (or after), when that
+ * is higher (an undo runs after those turns; it counted fewer only because cancelled turns did
+ * not count), else keeps its own. See `failedOnRead` for records of a failed question written
+ * before they were marked.
  */
 export const withNumbering = <S extends Numbered & Pick<Session, "changes">>(session: S): S => {
   const turns = Math.max(session.turns, endedHeld(session))
@@ -145,11 +151,8 @@ export const withNumbering = <S extends Numbered & Pick<Session, "changes">>(ses
   return changes === undefined ? numbered : { ...numbered, changes }
 }
 
-/** The change log with each record numbered by the turn holding its call; undefined when none moves. */
-const renumbered = (session: Numbered & Pick<Session, "changes">): ReadonlyArray<ChangeRecord> | undefined => {
-  const changes = session.changes
-  if (changes === undefined || changes.length === 0) return undefined
-  // a call id given in two turns (some servers number calls afresh in each answer) names neither
+/** The turn of each call id in `messages`; undefined for an id given in two turns (some servers number calls afresh in each answer). */
+const turnsOfCalls = (session: Numbered): Map<string, number | undefined> => {
   const turnOfCall = new Map<string, number | undefined>()
   const turnOf = turnOfMessages(session)
   session.messages.forEach((message, index) => {
@@ -160,17 +163,72 @@ const renumbered = (session: Numbered & Pick<Session, "changes">): ReadonlyArray
       )
     }
   })
-  let moved = false
-  let latest = 0
-  const out = changes.map((change) => {
-    const held = change.kind === "undo" || change.tool_call_id === undefined
+  return turnOfCall
+}
+
+/**
+ * Which records were made by a question that failed, in a file written before such records were
+ * marked: a tool's record (not an undo's) whose call id is in no message. In a compacted
+ * conversation a record of a compacted turn looks the same, so only those after the first record
+ * whose call is held count (the compaction came before that call); before it nothing tells them
+ * apart, and they are left as they are. A failed call whose id a later turn gave again (a server
+ * numbering calls afresh) looks held, and is not found either.
+ */
+const failedOnRead = (session: Numbered, changes: ReadonlyArray<ChangeRecord>, held: Map<string, unknown>) => {
+  const compacted = session.messages.some((m) => m.summary === true)
+  const firstHeld = changes.findIndex((c) => c.kind !== "undo" && held.has(c.tool_call_id ?? ""))
+  return changes.map((change, index) =>
+    change.kind !== "undo" && !isFailedChange(change) && change.tool_call_id !== undefined &&
+    !held.has(change.tool_call_id) && (!compacted || (firstHeld >= 0 && index > firstHeld))
+  )
+}
+
+/**
+ * The change log numbered (see `withNumbering`); undefined when nothing changes. A failed
+ * question's records found by `failedOnRead` are marked with the time of their first record, and
+ * numbered by the turn they came after: the one before the number they were given (`turns + 1`
+ * then), or the latest turn of a record before them when that is higher, and never the turn of a
+ * record after them or later. Consecutive ones with the same number and question are taken as
+ * one question's (two failed tries of one question in a row, with no change between, cannot be
+ * told apart).
+ */
+const renumbered = (session: Numbered & Pick<Session, "changes">): ReadonlyArray<ChangeRecord> | undefined => {
+  const changes = session.changes
+  if (changes === undefined || changes.length === 0) return undefined
+  const turnOfCall = turnsOfCalls(session)
+  const heldTurn = changes.map((change) =>
+    change.kind === "undo" || isFailedChange(change) || change.tool_call_id === undefined
       ? undefined
       : turnOfCall.get(change.tool_call_id)
-    if (held !== undefined) latest = Math.max(latest, held)
-    const turn = held ?? (change.kind === "undo" ? Math.max(change.turn, latest) : change.turn)
-    if (turn === change.turn) return change
-    moved = true
-    return { ...change, turn }
+  )
+  const failed = failedOnRead(session, changes, turnOfCall)
+  const anyFailed = failed.includes(true)
+  // the lowest held turn of the records after each one (needed only for failed ones)
+  const nextHeld: Array<number> = []
+  for (let i = changes.length - 1, low = Infinity; anyFailed && i >= 0; i--) {
+    nextHeld[i] = low
+    low = Math.min(low, heldTurn[i] ?? Infinity)
+  }
+  const last = anyFailed ? lastTurn(session) : 0
+  let moved = false
+  let latest = 0
+  let run: { readonly key: string; readonly mark: string } | undefined
+  const out = changes.map((change, index): ChangeRecord => {
+    const held = heldTurn[index]
+    let next = change
+    if (failed[index]) {
+      const key = `${change.turn} ${change.question ?? ""}`
+      run = run?.key === key ? run : { key, mark: change.at }
+      const after = Math.max(0, Math.min(Math.max(latest, change.turn - 1), nextHeld[index] - 1, last))
+      next = { ...change, turn: after, failed: run.mark }
+    } else {
+      run = undefined
+      const turn = held ?? (change.kind === "undo" ? Math.max(change.turn, latest) : change.turn)
+      if (turn !== change.turn) next = { ...change, turn }
+    }
+    if (held !== undefined || isFailedChange(next)) latest = Math.max(latest, next.turn)
+    if (next !== change) moved = true
+    return next
   })
   return moved ? out : undefined
 }

@@ -28,10 +28,11 @@ const fileMark = (file: FileDiff): string =>
     ? "  (binary)"
     : ""
 
+/** `turn 3  "the question"`, `failed question after turn 2  "the question"`, `undo of turn 3`. */
 const groupHeader = (overview: GroupOverview): string =>
-  overview.group.kind === "turn"
-    ? `${overview.group.label}  ${JSON.stringify(sanitize(overview.group.question))}`
-    : overview.group.label
+  overview.group.kind === "undo"
+    ? overview.group.label
+    : `${overview.group.label}  ${JSON.stringify(sanitize(overview.group.question))}`
 
 /** Every group of changes, each file with its `+N -M` lines. */
 export const changesListing = (overviews: ReadonlyArray<GroupOverview>, style: Style): string => {
@@ -150,7 +151,7 @@ export const changesMarkdown = (overviews: ReadonlyArray<GroupOverview>): string
     "",
     ...overviews.flatMap(({ group, files }) => [
       `- ${group.label}${
-        group.kind === "turn" && group.question !== "" ? ` · ${JSON.stringify(group.question)}` : ""
+        group.kind !== "undo" && group.question !== "" ? ` · ${JSON.stringify(group.question)}` : ""
       } · ${group.at}`,
       ...files.map((file) => `  - ${fileSummary(file)}`)
     ])

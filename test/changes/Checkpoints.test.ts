@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import { type FileChange, groupChanges, netChanges, recordedPath } from "../../src/changes/ChangeGroups"
 import { Changes } from "../../src/changes/Changes"
 import { collectGarbage, hashOf, MAX_CHECKPOINT_BYTES, putBlob, writeFileAtomic } from "../../src/changes/Checkpoints"
-import { noteText } from "../../src/changes/UndoPlan"
+import { noteText, planLabel } from "../../src/changes/UndoPlan"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { type ChangeRecord, emptySession } from "../../src/domain/Session"
 import { Keeper } from "../../src/sessions/Keeper"
@@ -88,8 +88,15 @@ describe("blobs", () => {
 })
 
 describe("changes in the session file", () => {
+  // the call that made the changes is in the conversation (else they would be read as a failed question's)
   const session = (changes: ReadonlyArray<unknown>) => ({
     ...emptySession("20261130-100000-0a1b2c3d", "/p", new Date(0)),
+    turns: 1,
+    messages: [{ role: "user", content: "q" }, {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call", type: "function", function: { name: "write_file", arguments: "{}" } }]
+    }],
     changes
   })
 
@@ -142,6 +149,32 @@ describe("grouping", () => {
       { path: "b", before: H("2"), after: H("3"), skipped: false }
     ])
     expect(netChanges([change({ skipped: "too large", before: null, after: null })])[0].skipped).toBe(true)
+  })
+
+  it("keeps a failed question's changes apart, named by the turn it came after, each failed question its own", () => {
+    const failed = (at: string, fields: Partial<ChangeRecord>) =>
+      change({ question: "q2 fails", failed: at, ...fields })
+    const changes = [
+      change({ path: "a", question: "q1" }),
+      failed("2026-11-30T10:01:00.000Z", { path: "x" }),
+      failed("2026-11-30T10:01:00.000Z", { path: "y" }),
+      // asked again, failed again: the same turn before it and the same question, another group
+      failed("2026-11-30T10:02:00.000Z", { path: "x" }),
+      change({ turn: 2, path: "b", question: "q3" }),
+      failed("2026-11-30T10:03:00.000Z", { turn: 0, path: "z", question: "first" })
+    ]
+    const groups = groupChanges(changes)
+    expect(groups.map((g) => [g.kind, g.turn, g.label, g.question, g.entries.map((e) => e.path).join()])).toEqual([
+      ["turn", 1, "turn 1", "q1", "a"],
+      ["failed", 1, "failed question after turn 1", "q2 fails", "x,y"],
+      ["failed", 1, "failed question after turn 1", "q2 fails", "x"],
+      ["turn", 2, "turn 2", "q3", "b"],
+      ["failed", 0, "failed question before turn 1", "first", "z"]
+    ])
+    // what /undo calls them
+    expect(planLabel([groups[2]])).toBe("the failed question after turn 1")
+    expect(planLabel([groups[3], groups[2]])).toBe("turn 2, the failed question after turn 1")
+    expect(planLabel([groups[3], groups[0]])).toBe("turns 2, 1")
   })
 
   it("names files relative to the project when inside it", () => {
@@ -275,8 +308,8 @@ describe("recording limits", () => {
 })
 
 describe("changes in mm sessions show", () => {
-  it("lists each turn and undo with its files", () => {
-    const group = (kind: "turn" | "undo", label: string, question: string) => ({
+  it("lists each turn, failed question and undo with its files", () => {
+    const group = (kind: "turn" | "failed" | "undo", label: string, question: string) => ({
       kind,
       turn: 1,
       label,
@@ -302,6 +335,10 @@ describe("changes in mm sessions show", () => {
           files: [file("src/a.ts"), file("new.ts", { added: 3, removed: 0, created: true })]
         },
         {
+          group: group("failed", "failed question after turn 1", "it fails"),
+          files: [file("x.txt", { added: 1, removed: 0, created: true })]
+        },
+        {
           group: group("undo", "undo of turn 1", ""),
           files: [file("big.log", { problem: "larger than 10 MB: not recorded" })]
         }
@@ -313,6 +350,8 @@ describe("changes in mm sessions show", () => {
         "- turn 1 · \"fix prices\" · 2026-11-30T10:00:00.000Z",
         "  - `src/a.ts` +1 -1",
         "  - `new.ts` +3 -0 (created)",
+        "- failed question after turn 1 · \"it fails\" · 2026-11-30T10:00:00.000Z",
+        "  - `x.txt` +1 -0 (created)",
         "- undo of turn 1 · 2026-11-30T10:00:00.000Z",
         "  - `big.log` larger than 10 MB: not recorded"
       ].join("\n")

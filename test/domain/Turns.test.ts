@@ -160,12 +160,19 @@ describe("turns and forks", () => {
       const numbered = withNumbering(old)
       expect(numbered.turns).toBe(4)
       expect(lastTurn(numbered)).toBe(numbered.turns)
+      expect(numbered.changes?.map((c) => c.failed)).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        change(3, "c").at,
+        undefined
+      ])
       expect(numbered.changes?.map((c) => [c.tool_call_id ?? c.kind, c.turn])).toEqual([
         ["c1", 1],
         ["c3", 3],
         // an undo has no call: it ran after turn 3, whose record comes before it
         ["undo", 3],
-        // a call no longer held keeps its number
+        // a call in no message, between held ones: a failed question's, after turn 3 (the undo's)
         ["failed-call", 3],
         ["c4", 4]
       ])
@@ -213,5 +220,167 @@ describe("turns and forks", () => {
       expect(withNumbering(running)).toBe(running)
       expect(lastTurn(running)).toBe(2)
     })
+  })
+})
+
+describe("a failed question's changes", () => {
+  const call = (id: string): Array<Message> => [
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name: "write_file", arguments: "{}" } }]
+    },
+    { role: "tool", content: "ok", tool_call_id: id }
+  ]
+  const record = (turn: number, file: string, id: string, question: string, at = "2026-12-07T10:00:00.000Z") => ({
+    ...change(turn, file),
+    at,
+    tool_call_id: id,
+    question
+  })
+  // as mm wrote it before the mark: q1 wrote a; "q2 fails" wrote x, then its next model request failed
+  // (its call left messages, its record kept turns + 1); then "q3" wrote b
+  const written = session([
+    { role: "user", content: "q1" },
+    ...call("c1"),
+    { role: "assistant", content: "a1" },
+    { role: "user", content: "q3" },
+    ...call("c3"),
+    { role: "assistant", content: "a3" }
+  ], {
+    turns: 2,
+    changes: [
+      record(1, "a", "c1", "q1"),
+      record(2, "x", "cx", "q2 fails", "2026-12-07T10:01:00.000Z"),
+      record(2, "b", "c3", "q3")
+    ]
+  })
+
+  it("are found on read in a file written before they were marked: numbered by the turn they came after", () => {
+    const numbered = withNumbering(written)
+    expect(numbered.changes?.map((c) => [c.path, c.turn, c.failed])).toEqual([
+      ["a", 1, undefined],
+      ["x", 1, "2026-12-07T10:01:00.000Z"],
+      ["b", 2, undefined]
+    ])
+    expect(numbered.turns).toBe(2)
+    // marked once: reading it again changes nothing, through the file too
+    expect(withNumbering(numbered)).toBe(numbered)
+    const text = encodeSession(numbered)
+    const read = parseSession(text, numbered.id)
+    expect(read._tag === "Right" && encodeSession(read.right)).toBe(text)
+  })
+
+  it("belong before the next turn: a cut just before it keeps them, one before the turn they came after does not", () => {
+    const numbered = withNumbering(written)
+    expect(changesSince(numbered, 2)).toBe(2)
+    expect(changesSince(numbered, 1)).toBe(0)
+    expect(forkOf(numbered, 1, new Date(0)).changes?.map((c) => c.path)).toEqual(["a", "x"])
+    // turn 1 changed nothing: the failed question's changes still come after turn 1 began
+    const quiet = withNumbering({ ...written, changes: written.changes!.slice(1) })
+    expect(quiet.changes?.map((c) => [c.path, c.turn, c.failed !== undefined])).toEqual([["x", 1, true], [
+      "b",
+      2,
+      false
+    ]])
+    expect(changesSince(quiet, 1)).toBe(0)
+    expect(changesSince(quiet, 2)).toBe(1)
+  })
+
+  it("are numbered 0 when the first question failed, and never after a turn whose record comes later", () => {
+    const first = withNumbering({
+      ...written,
+      changes: [record(1, "x", "cx", "q0 fails"), record(1, "a", "c1", "q1"), record(2, "b", "c3", "q3")]
+    })
+    expect(first.changes?.map((c) => [c.path, c.turn, c.failed !== undefined])).toEqual([
+      ["x", 0, true],
+      ["a", 1, false],
+      ["b", 2, false]
+    ])
+  })
+
+  it("of one question share a mark; a question failed twice in a row with no change between looks like one", () => {
+    const twice = withNumbering({
+      ...written,
+      changes: [
+        record(1, "a", "c1", "q1"),
+        record(2, "x", "cx", "q2 fails", "2026-12-07T10:01:00.000Z"),
+        record(2, "y", "cy", "q2 fails", "2026-12-07T10:01:30.000Z"),
+        record(2, "z", "cz", "another that fails", "2026-12-07T10:02:00.000Z"),
+        record(2, "b", "c3", "q3")
+      ]
+    })
+    expect(twice.changes?.map((c) => [c.path, c.failed])).toEqual([
+      ["a", undefined],
+      ["x", "2026-12-07T10:01:00.000Z"],
+      ["y", "2026-12-07T10:01:00.000Z"],
+      ["z", "2026-12-07T10:02:00.000Z"],
+      ["b", undefined]
+    ])
+  })
+
+  it("are found in a compacted file only after the first change whose call is held", () => {
+    const compacted = session([
+      { role: "user", content: "summary of q1–q3", summary: true },
+      { role: "user", content: "q4" },
+      ...call("c4"),
+      { role: "user", content: "q6" },
+      ...call("c6")
+    ], {
+      turns: 5,
+      changes: [
+        // a compacted turn's and a failed question's look the same here: left as they are
+        record(2, "old", "c2", "q2"),
+        record(4, "x", "cx", "q4b fails"),
+        record(4, "a", "c4", "q4"),
+        record(5, "y", "cy", "q5 fails"),
+        record(5, "b", "c6", "q6")
+      ]
+    })
+    const numbered = withNumbering(compacted)
+    expect(numbered.changes?.map((c) => [c.path, c.turn, c.failed !== undefined])).toEqual([
+      ["old", 2, false],
+      ["x", 4, false],
+      ["a", 4, false],
+      ["y", 4, true],
+      ["b", 5, false]
+    ])
+  })
+
+  it("keep their mark and number once marked, even when a later turn gives their call's id again", () => {
+    const marked = session([
+      { role: "user", content: "q1" },
+      ...call("call_0"),
+      { role: "user", content: "q2" },
+      ...call("call_0")
+    ], {
+      turns: 2,
+      changes: [
+        { ...record(1, "a", "call_0", "q1") },
+        { ...record(1, "x", "call_0", "fails"), failed: "2026-12-07T10:01:00.000Z" },
+        { ...record(2, "b", "call_0", "q2") }
+      ]
+    })
+    expect(withNumbering(marked)).toBe(marked)
+    // the id is held on both sides of turn 2's question: the numbers say where turn 2 begins
+    expect(changesSince(marked, 2)).toBe(2)
+  })
+
+  it("an undo between turns is cut by its number even when the turn after made changes", () => {
+    const s = session([
+      { role: "user", content: "q1" },
+      ...call("c1"),
+      { role: "user", content: "q2" },
+      { role: "user", content: "[mm] the user reverted the changes of turn 1: files a", note: true },
+      { role: "user", content: "q3" },
+      ...call("c3")
+    ], {
+      turns: 3,
+      changes: [record(1, "a", "c1", "q1"), { ...change(2, "a", "undo") }, record(3, "b", "c3", "q3")]
+    })
+    expect(withNumbering(s)).toBe(s)
+    // rewinding to before turn 2 takes the undo back too (it ran after turn 2 began)
+    expect(changesSince(s, 2)).toBe(1)
+    expect(changesSince(s, 3)).toBe(2)
   })
 })

@@ -98,6 +98,39 @@ describe("mm acp: /changes and /undo", () => {
     expect(agent.invalid()).toEqual([])
   })
 
+  it("a failed question's changes are its own group, named by the turn it came after, in /changes and /undo", async () => {
+    const { project, agent, file, ask } = await open((request) => ({
+      outcome: { outcome: "selected", optionId: request.options[0].optionId }
+    }))
+    editingTurn()
+    await ask("change things")
+    harness.fake().push(
+      { toolCalls: [{ id: "call_x", name: "write_file", arguments: { path: "x.txt", content: "x\n" } }] },
+      { kind: "status", status: 500, body: { error: { message: "kaput" } } }
+    )
+    await ask("this one fails").catch(() => undefined)
+    expect(fs.readFileSync(path.join(project.dir, "x.txt"), "utf8")).toBe("x\n")
+
+    let before = agent.updates.length
+    await ask("/changes")
+    expect(textOf(agent.updates.slice(before), "agent_message_chunk")).toContain(
+      "turn 1  \"change things\"\n  a.txt  +1 -1\n  new.txt  +1 -0  (created)\n" +
+        "failed question after turn 1  \"this one fails\"\n  x.txt  +1 -0  (created)"
+    )
+    before = agent.updates.length
+    await ask("/undo")
+    expect(agent.permissionRequests.map((r) => r.toolCall.title)).toEqual(["Undo the failed question after turn 1"])
+    expect(textOf(agent.updates.slice(before), "agent_message_chunk")).toContain(
+      "↩️ undid the failed question after turn 1: deleted x.txt"
+    )
+    expect(fs.existsSync(path.join(project.dir, "x.txt"))).toBe(false)
+    expect(fs.readFileSync(path.join(project.dir, "a.txt"), "utf8")).toBe("one\nTWO\n")
+    const stored = readSession(file)
+    expect(stored.changes.map((c: any) => [c.path, c.turn, c.kind ?? (c.failed === undefined ? "turn" : "failed")]))
+      .toEqual([["a.txt", 1, "turn"], ["new.txt", 1, "turn"], ["x.txt", 1, "failed"], ["x.txt", 1, "undo"]])
+    expect(agent.invalid()).toEqual([])
+  })
+
   it("a refused /undo leaves every file as it is", async () => {
     const { project, agent, ask } = await open(() => ({ outcome: { outcome: "selected", optionId: "keep" } }))
     editingTurn()

@@ -15,7 +15,7 @@ export type PlannedState =
 export interface PlannedFile {
   readonly path: string
   readonly file: string
-  /** `delete`: the turn created it. */
+  /** `delete`: it did not exist before the changes taken back. */
   readonly action: "restore" | "delete"
   readonly state: PlannedState
   readonly targetHash: string | null

@@ -38,7 +38,7 @@ const groupHeader = (overview: GroupOverview): string =>
 export const changesListing = (overviews: ReadonlyArray<GroupOverview>, style: Style): string => {
   if (overviews.length === 0) return NO_CHANGES
   const lines = [
-    "changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the latest turn's"
+    "changes made through mm's file tools — /changes N shows the diffs of turn N, /undo takes back the latest group"
   ]
   for (const overview of overviews) {
     lines.push(style.bold(groupHeader(overview)))
@@ -97,7 +97,7 @@ export const plannedLine = (file: PlannedFile): string => {
   switch (file.state) {
     case "ready":
       return file.action === "delete"
-        ? `delete ${shown}  (the turn created it)`
+        ? `delete ${shown}  (it did not exist before)`
         : `restore ${shown}  ${counts(file.diff)}`
     case "changed":
       return `${shown} was changed after mm wrote it: asked separately`

@@ -103,7 +103,7 @@ describe("/changes and /undo in the terminal", () => {
     expect(preview).toContain("/undo takes back turn 1:")
     expect(preview).toContain("  restore a.txt  +1 -1")
     expect(preview).toContain("    -TWO\n    +two")
-    expect(preview).toContain(`  delete ${path.join("sub", "c.txt")}  (the turn created it)`)
+    expect(preview).toContain(`  delete ${path.join("sub", "c.txt")}  (it did not exist before)`)
     mm.send("y")
     const undone = await mm.waitFor("the model is told", mark, undefined, "all")
     expect(undone).toContain(`↩️ undid turn 1: restored a.txt, b.txt; deleted ${path.join("sub", "c.txt")}`)

@@ -31,15 +31,29 @@ type Numbered = Pick<Session, "turns" | "messages"> & { readonly inProgress?: un
 /** How many questions `messages` holds (what an archive's `turns` counts). */
 export const questionsIn = (messages: ReadonlyArray<Message>): number => messages.filter(isQuestion).length
 
-/** The questions held whose turn has ended (the last one is still being answered while `inProgress` is set). */
+/**
+ * The questions held whose turn has ended: while `inProgress` is set, those before its `start`
+ * (where mm put the question being answered), else all but the last.
+ */
 const endedHeld = (session: Numbered): number => {
+  const marker = session.inProgress
+  if (marker === undefined) return questionsIn(session.messages)
+  const start = typeof marker === "object" && marker !== null
+    ? (marker as { readonly start?: unknown }).start
+    : undefined
+  if (typeof start === "number" && Number.isSafeInteger(start) && start >= 0) {
+    return questionsIn(session.messages.slice(0, start))
+  }
   const asked = questionsIn(session.messages)
-  return session.inProgress !== undefined && asked > 0 ? asked - 1 : asked
+  return asked > 0 ? asked - 1 : asked
 }
+
+/** Whether a compaction replaced turns by a summary. */
+const isCompacted = (session: Numbered): boolean => session.messages.some((m) => m.summary === true)
 
 /** Turns a compaction took out of `messages` (they live in the session's archives). */
 const compactedTurns = (session: Numbered): number =>
-  session.messages.some((m) => m.summary === true) ? Math.max(0, session.turns - endedHeld(session)) : 0
+  isCompacted(session) ? Math.max(0, session.turns - endedHeld(session)) : 0
 
 /** Each question still in `messages`, with its turn number. */
 export const turnStarts = (session: Numbered): ReadonlyArray<TurnStart> => {
@@ -134,8 +148,10 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
  * had `turns` counting completed turns only, and change records numbered `turns + 1` of that
  * count; this brings them to the numbering, and leaves a file written since as it is (the same
  * object: nothing to change). `turns` becomes the turns held (a turn in progress excluded) plus
- * those a compaction replaced, never less than it was: for a compacted old file the number of
- * turns in its archives is not read here, so the old count stands for them.
+ * those a compaction replaced: without a compaction, the questions held, whatever the file said
+ * (a larger count, written by hand, is one no command numbers turns by); with one, the number of
+ * turns in its archives is not read here, so the file's count stands for them, raised only when
+ * it is below the turns held.
  *
  * A change record made by a tool call still in `messages` takes the number of the turn holding
  * that call; one whose call id is in two turns keeps its number. An undo's record has no call:
@@ -145,7 +161,8 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
  * before they were marked.
  */
 export const withNumbering = <S extends Numbered & Pick<Session, "changes">>(session: S): S => {
-  const turns = Math.max(session.turns, endedHeld(session))
+  const held = endedHeld(session)
+  const turns = isCompacted(session) ? Math.max(session.turns, held) : held
   const numbered = turns === session.turns ? session : { ...session, turns }
   const changes = renumbered(numbered)
   return changes === undefined ? numbered : { ...numbered, changes }

@@ -1,11 +1,12 @@
-import { FORK_PARTS, HEAD, HEAD_END, type HeadKey, type HeadValue, LISTED, VERSION_AT } from "./SessionHead"
+import { FORK_PARTS, HEAD, HEAD_END, type HeadKey, type HeadValue, LISTED, NUMBERING, VERSION_AT } from "./SessionHead"
 import type { SessionSummary } from "./SessionStore"
 
 /**
  * The head scanner: reads the summary fields from the beginning of a file without parsing
  * the rest, in one match of a regular expression when the file is laid out as mm writes it,
  * field by field otherwise; both are made from the head's description (SessionHead.ts). It
- * answers only when it is sure; anything unusual goes to the slow path (SessionCodec.ts).
+ * answers only when it is sure; anything unusual goes to the slow path (SessionCodec.ts) — a
+ * head without this mm's `numbering` among them, whose `turns` may count the old way.
  */
 
 export type HeadScan =
@@ -218,6 +219,11 @@ const readValue = (cursor: Cursor, value: HeadValue): unknown => {
     case "version":
     case "count":
       return cursor.number()
+    case "numbering": {
+      // another numbering: `turns` is not to be trusted from the head (nor without one: it is required)
+      if (cursor.number() !== NUMBERING) throw unsure
+      return NUMBERING
+    }
     case "text":
       return cursor.string()
     case "fork":
@@ -273,6 +279,9 @@ const patternOf = (value: HeadValue): { readonly source: string; readonly groups
     case "version":
     case "count":
       return { source: COUNT, groups: 1 }
+    case "numbering":
+      // this mm's alone: any other head is `scanFields`' to refuse
+      return { source: String(NUMBERING), groups: 0 }
     case "text":
       return { source: STRING, groups: 1 }
     case "fork": {

@@ -16,9 +16,12 @@ import type { SessionListing, SessionSummary } from "./SessionStore"
  */
 
 export const INDEX_FILE = ".index.json"
-/** 4: `turns` counts cancelled turns (domain/Turns.ts); a version 3 index was written with files counting them not. */
-const INDEX_VERSION = 4
-const BEFORE_NUMBERING = 3
+/**
+ * 5: `turns` as a full read gives it (domain/Turns.ts), the head trusted only when it says this
+ * mm's `numbering` (SessionHead.ts). Those of 3 and 4 may hold the count of a file written before
+ * cancelled turns counted as its head said it: they are ignored, like any other version.
+ */
+const INDEX_VERSION = 5
 
 /** What the listing knows of one file: its listing, with the stat it was read under. */
 export interface CacheEntry {
@@ -289,12 +292,8 @@ const readIndexText = (fs: Fs, file: string): string => {
   return bytes.toString(isAscii(bytes) ? "latin1" : "utf8")
 }
 
-/**
- * The index of `dir`; `"renumber"` when it is of the version before cancelled turns counted:
- * its files were written by an mm that did not count them, and each is read whole once, so
- * that the listing counts its turns as `mm sessions show` does (SessionCodec.ts's `parseSession`).
- */
-export const readIndexTable = (fs: Fs, dir: string): IndexTable | "renumber" | undefined => {
+/** The index of `dir`, when it has one of this version. */
+export const readIndexTable = (fs: Fs, dir: string): IndexTable | undefined => {
   let json: unknown
   try {
     json = JSON.parse(readIndexText(fs, NodePath.join(dir, INDEX_FILE)))
@@ -304,7 +303,6 @@ export const readIndexTable = (fs: Fs, dir: string): IndexTable | "renumber" | u
   }
   if (json === null || typeof json !== "object" || Array.isArray(json)) return undefined
   const record = json as Record<string, unknown>
-  if (record.version === BEFORE_NUMBERING) return "renumber"
   if (record.version !== INDEX_VERSION) return undefined
   const others = new Map<string, CacheEntry>()
   if (Array.isArray(record.others)) {

@@ -6,7 +6,7 @@ import { type Session, SESSION_VERSION, sessionSchemas } from "../domain/Session
 import { isSessionId } from "../domain/SessionId"
 import { withNumbering } from "../domain/Turns"
 import { endsLikeObject, type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
-import { FORK_PARTS, HEAD, HEAD_END, type HeadField, LISTED } from "./SessionHead"
+import { FORK_PARTS, HEAD, HEAD_END, type HeadField, LISTED, NUMBERING } from "./SessionHead"
 import type { SessionListing, SessionSummary } from "./SessionStore"
 
 /**
@@ -54,6 +54,9 @@ const headValue = (session: Session, field: HeadField): unknown => {
   switch (field.value) {
     case "version":
       return SESSION_VERSION
+    case "numbering":
+      // a session in memory is always numbered as this mm numbers turns (`withNumbering` on read)
+      return NUMBERING
     case "count":
     case "text":
       return value
@@ -258,8 +261,15 @@ const parseShallow = (text: string, id: string): Either.Either<Session, Rejectio
       return problem === undefined ? Either.right(session) : Either.left({ _tag: "Unreadable", detail: problem })
     }),
     // a file written before cancelled turns counted is numbered as they are now (domain/Turns.ts)
-    Either.map((session) => withNumbering(session.id === id ? session : { ...session, id }))
+    Either.map((session) => withNumbering(withoutMark(session.id === id ? session : { ...session, id })))
   )
+}
+
+/** The session without the file's `numbering` (decoding keeps it as an unknown field): the encoder writes it. */
+const withoutMark = (session: Session): Session => {
+  if (!("numbering" in session)) return session
+  const { numbering: _numbering, ...rest } = session as Session & { readonly numbering?: unknown }
+  return rest
 }
 
 /** What a listing shows of a decoded session: its listed head fields, a records field as its number. */
@@ -303,10 +313,22 @@ export const stampOfText = (text: string): Stamp => {
   }
 }
 
-/** The listing of a file from its head scan, or `undefined` when the slow path must decide. */
-export const listingOfScan = (id: string, scan: HeadScan): SessionListing | undefined => {
+/**
+ * The fewest bytes a question takes in a file, `{"role":"user"},`: a file of `size` bytes holds
+ * at most `size / 16` of them.
+ */
+const QUESTION_BYTES = 16
+
+/**
+ * The listing of a file of `size` bytes from its head scan, or `undefined` when the slow path
+ * must decide: as the scan says, or a head whose `turns` is more than such a file can hold (an
+ * edit by hand; or a compacted conversation, whose archives hold the rest, in a small file), as
+ * the file read whole says.
+ */
+export const listingOfScan = (id: string, scan: HeadScan, size: number): SessionListing | undefined => {
   if (scan._tag !== "Found") return undefined
   if (scan.version > SESSION_VERSION) return unreadable(id, newerVersionMessage(id, scan.version))
+  if (scan.fields.turns * QUESTION_BYTES > size) return undefined
   const problem = fieldsProblem(scan.fields)
   if (problem !== undefined) return unreadable(id, problem)
   return readable({ id, ...scan.fields })
@@ -314,4 +336,6 @@ export const listingOfScan = (id: string, scan: HeadScan): SessionListing | unde
 
 /** The listing of a whole text, fast when its head is in the usual order. */
 export const listingOf = (id: string, text: string): SessionListing =>
-  (endsLikeObject(text) ? listingOfScan(id, scanHead(text, true)) : undefined) ?? listingOfText(id, text)
+  // `text.length` counts no more than its bytes, and a question takes as many characters as bytes
+  (endsLikeObject(text) ? listingOfScan(id, scanHead(text, true), text.length) : undefined) ??
+    listingOfText(id, text)

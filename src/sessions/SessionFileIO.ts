@@ -285,14 +285,13 @@ const scanBounded = (buffer: Buffer, n: number): HeadScan => {
 
 /**
  * The listing of one file from its head (its tail checked too), or from a full parse when the
- * head is unusual (or `whole` asks for it), with the stat of what was read. `undefined` when
- * the file has gone.
+ * head is unusual (or says nothing of `numbering`: written by an earlier mm), with the stat of
+ * what was read. `undefined` when the file has gone.
  */
 export const readListing = (
   { fs, head, tail }: Reader,
   path: string,
-  id: string,
-  whole = false
+  id: string
 ): { listing: SessionListing; stat?: NodeFs.Stats } | undefined => {
   let fd: number
   try {
@@ -304,7 +303,6 @@ export const readListing = (
     const stat = fs.fstatSync(fd)
     if (!stat.isFile()) return { listing: unreadable(id, "not a regular file"), stat }
     const size = stat.size
-    if (whole) return { listing: listingOfText(id, readWhole(fs, fd, size)), stat }
     let want = HEAD_BYTES
     for (;;) {
       const buffer = want <= HEAD_BYTES ? head : Buffer.allocUnsafe(Math.min(want, size))
@@ -313,7 +311,7 @@ export const readListing = (
       const scan = scanLayout(buffer.toString("utf8", 0, Math.min(n, LAYOUT_BYTES))) ?? scanBounded(buffer, n)
       if (scan._tag === "Found") {
         const end = readFully(fs, fd, tail, TAIL_BYTES, size - TAIL_BYTES)
-        const listing = bytesEndLikeObject(tail, end) ? listingOfScan(id, scan) : undefined
+        const listing = bytesEndLikeObject(tail, end) ? listingOfScan(id, scan, size) : undefined
         if (listing !== undefined) return { listing, stat }
       }
       if (scan._tag !== "NeedMore" || want >= MAX_HEAD_BYTES) {

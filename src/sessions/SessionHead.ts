@@ -10,12 +10,22 @@
 /**
  * How a field's value is written and what a listing makes of it:
  * - `version`: a whole number, the format's version, always written as this mm's;
+ * - `numbering`: a whole number, how the file's turns are numbered, always written as this mm's
+ *   (`NUMBERING`); a head with another, or without it, is not trusted (its file is read whole);
  * - `count`: a whole number;
  * - `text`: a string;
  * - `fork`: an object of `FORK_PARTS`, `{"id": …, "turn": …}`;
  * - `records`: an array of flat objects (the `errors`), listed as their number.
  */
-export type HeadValue = "version" | "count" | "text" | "fork" | "records"
+export type HeadValue = "version" | "numbering" | "count" | "text" | "fork" | "records"
+
+/**
+ * The numbering of the files this mm writes: 2, turn N is the N-th question held, a cancelled
+ * turn included (domain/Turns.ts). A file without it was written when `turns` counted only the
+ * turns that finished; its `turns` is right only once the whole file is read and renumbered
+ * (`withNumbering`), so a listing reads such a file whole (once: the index keeps what it found).
+ */
+export const NUMBERING = 2
 
 /**
  * Where a listing keeps a field. `unlisted`: not in a listing's summary (the version is
@@ -37,6 +47,7 @@ export interface HeadField {
 /** The head, in the order mm writes it. */
 export const HEAD = [
   { key: "version", value: "version", optional: false, listing: "unlisted" },
+  { key: "numbering", value: "numbering", optional: false, listing: "unlisted" },
   { key: "id", value: "text", optional: false, listing: "unlisted" },
   { key: "cwd", value: "text", optional: false, listing: "shared" },
   { key: "createdAt", value: "text", optional: false, listing: "column" },

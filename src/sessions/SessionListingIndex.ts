@@ -98,13 +98,10 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
   let entries = index.caches.get(dir)
   // the first listing of `dir` in this process takes what the index file holds
   let table: IndexTable | undefined
-  let renumber = false
   if (entries === undefined) {
     entries = new Map()
     index.caches.set(dir, entries)
-    const read = index.persist ? readIndexTable(fs, dir) : undefined
-    if (read === "renumber") renumber = true
-    else table = read
+    table = index.persist ? readIndexTable(fs, dir) : undefined
   }
   const prefix = dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
   const now = Date.now()
@@ -130,7 +127,7 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
         continue
       }
     }
-    const fresh = readListing(index.reader, path, id, renumber)
+    const fresh = readListing(index.reader, path, id)
     if (fresh === undefined) continue
     // an archive is kept in the cache (it is not read again) but never listed
     if (!isArchiveListing(fresh.listing)) found.push(fresh.listing)
@@ -144,7 +141,7 @@ export const listDir = (index: ListingIndex, dir: string): ReadonlyArray<Session
     }
   }
   // an index row no file was found for: that file has gone
-  if (renumber || (table !== undefined && table.taken < table.rows)) changed = true
+  if (table !== undefined && table.taken < table.rows) changed = true
   if (entries.size > kept && forgetRemoved(entries, sessions)) changed = true
   if (changed && index.persist) writeSoon(index, dir)
   sweepStaleTemps(fs, prefix, names, now)

@@ -202,7 +202,7 @@ describe("turns and forks", () => {
       expect(withNumbering(twice)).toBe(twice)
     })
 
-    it("never lowers `turns`, and leaves out a turn still in progress", () => {
+    it("keeps a compacted file's `turns`, and leaves out a turn still in progress", () => {
       // a compacted file: turns 1–5 live in an archive, the summary stands for them
       const compacted = session([
         { role: "user", content: "summary of q1–q5", summary: true },
@@ -219,6 +219,26 @@ describe("turns and forks", () => {
       ], { turns: 1, inProgress: { question: "q2", at: "2026-12-03T10:20:00.000Z", start: 2 } })
       expect(withNumbering(running)).toBe(running)
       expect(lastTurn(running)).toBe(2)
+      // saved as the question was sent, by an mm that marked the turn before adding its question
+      const marked = session(turnsOf(2), { turns: 2, inProgress: { question: "q3", at: "x", start: 4 } })
+      expect(withNumbering(marked)).toBe(marked)
+    })
+  })
+
+  describe("a count no command numbers turns by (a file edited by hand)", () => {
+    it("is the questions held when nothing was compacted, above or below them", () => {
+      for (const turns of [1_000_000_000, 7, 0]) {
+        const numbered = withNumbering(session(turnsOf(4), { turns }))
+        expect(numbered.turns).toBe(4)
+        expect(numbered.turns).toBe(lastTurn(numbered))
+      }
+    })
+
+    it("stands for the archived turns of a compacted conversation, raised only to the turns held", () => {
+      const compacted = (turns: number) =>
+        session([{ role: "user", content: "summary", summary: true }, ...turnsOf(2)], { turns })
+      expect(withNumbering(compacted(1_000_000_000)).turns).toBe(1_000_000_000)
+      expect(withNumbering(compacted(1)).turns).toBe(2)
     })
   })
 })

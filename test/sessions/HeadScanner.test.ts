@@ -136,6 +136,33 @@ describe("the head of a session file", () => {
     expect(scanHead(reordered, true)).toStrictEqual(scanLayout(head))
   })
 
+  it("is unsure of a head without this mm's numbering: its turns may count the old way", () => {
+    const head = encodeSession({
+      version: 1,
+      id: "20261203-101530-4f2a9c1e",
+      cwd: "/p",
+      createdAt: "c",
+      updatedAt: "u",
+      title: "t",
+      turns: 3,
+      messages: [],
+      errors: []
+    })
+    expect(head).toContain("\n  \"numbering\": 2,\n")
+    expect(scanHead(head, true)._tag).toBe("Found")
+    // written by an earlier mm (none), or by one numbering otherwise
+    for (const other of ["", "\n  \"numbering\": 1,", "\n  \"numbering\": 3,", "\n  \"numbering\": \"2\","]) {
+      const unmarked = head.replace("\n  \"numbering\": 2,", other)
+      expect(scanLayout(unmarked)).toBeUndefined()
+      expect(scanHeadByField(unmarked, true)._tag).toBe("Unsure")
+      expect(scanHeadByField(unmarked.replace(/\n */g, ""), true)._tag).toBe("Unsure")
+    }
+    // elsewhere in the head, or in one line, it is read all the same
+    const moved = head.replace("\n  \"numbering\": 2,", "").replace("\"turns\": 3,", "\"turns\": 3, \"numbering\": 2,")
+    expect(scanHead(moved, true)).toStrictEqual(scanLayout(head))
+    expect(scanHead(head.replace(/\n */g, ""), true)).toStrictEqual(scanLayout(head))
+  })
+
   it("ends like an object read from its bytes exactly when it does read from its text", () => {
     // whitespace of both kinds, the bytes of characters beyond ASCII (a no-break space, a line
     // separator, a cut one) and what a file ends with

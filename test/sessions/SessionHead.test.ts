@@ -12,7 +12,14 @@ import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { scanHeadByField, scanLayout } from "../../src/sessions/HeadScanner"
 import { Keeper } from "../../src/sessions/Keeper"
 import { encodeSession, parseSession, summaryOf } from "../../src/sessions/SessionCodec"
-import { FORK_PARTS, HEAD, HEAD_END, type HeadValue, type ListedFields } from "../../src/sessions/SessionHead"
+import {
+  FORK_PARTS,
+  HEAD,
+  HEAD_END,
+  type HeadValue,
+  type ListedFields,
+  NUMBERING
+} from "../../src/sessions/SessionHead"
 import type { SessionSummary } from "../../src/sessions/SessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { coreLayer, runTurn, testConfig } from "../support/layers"
@@ -47,6 +54,8 @@ const valueOf = (value: HeadValue): fc.Arbitrary<unknown> => {
   switch (value) {
     case "version":
       return fc.constant(SESSION_VERSION)
+    case "numbering":
+      return fc.constant(NUMBERING)
     case "count":
       return fc.nat(100_000)
     case "text":
@@ -106,6 +115,9 @@ describe("the head of a session file, described once", () => {
       const dir = freshDir()
       const sessions = fc.sample(headSession, { numRuns: 40, seed: 41 }).map((session, i): Session => ({
         ...session,
+        // as many questions as turns, as mm writes (a count the file cannot hold is read whole)
+        turns: session.turns % 9,
+        messages: Array.from({ length: session.turns % 9 }, () => ({ role: "user", content: "hello" })),
         id: `20260101-000000-${String(i).padStart(8, "0")}`,
         createdAt: "2026-01-01T00:00:00.000Z",
         updatedAt: "2026-01-01T00:01:00.000Z"

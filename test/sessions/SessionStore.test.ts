@@ -127,6 +127,7 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
           expect(text).toBe(encodeSession(session))
           expect(Object.keys(JSON.parse(text))).toEqual([
             "version",
+            "numbering",
             "id",
             "cwd",
             "createdAt",
@@ -138,7 +139,9 @@ const storeSuite = (name: string, makeHarness: (options?: HarnessOptions) => Har
             "origin",
             "pinned"
           ])
-          expect(text).toContain("\n  \"version\": 1,")
+          expect(text).toContain("\n  \"version\": 1,\n  \"numbering\": 2,\n")
+          // the mark is the file's: a session read back has none, and the model never sees it
+          expect("numbering" in loaded).toBe(false)
         }))
     })
 
@@ -626,44 +629,122 @@ describe("FileSessionStore on disk", () => {
         expect(next.calls).toContain(`openSync ${NodePath.join(dir, FileSessionStore.INDEX_FILE)}`)
       }))
 
-    it.effect("after an index of the version before cancelled turns counted, reads each file whole once", () =>
-      Effect.gen(function*() {
-        const { dir, readsSince, store, age } = setup()
-        // written by an earlier mm: a cancelled turn kept in `messages`, not counted in `turns`
-        const old: Session = {
-          ...emptySession(ID_A, "/work/project", new Date(0)),
-          title: "q1",
-          turns: 1,
-          messages: [
-            { role: "user", content: "q1" },
-            { role: "assistant", content: "half an answer" },
-            { role: "user", content: "q2" },
-            { role: "assistant", content: "a2" }
-          ]
+    /** A file system counting the bytes read from each path. */
+    const bytesCountingFs = () => {
+      const paths = new Map<number, string>()
+      const read = new Map<string, number>()
+      const fs = new Proxy(NodeFs, {
+        get: (target, key) => {
+          if (key === "openSync") {
+            return (...args: Parameters<typeof NodeFs.openSync>) => {
+              const fd = NodeFs.openSync(...args)
+              paths.set(fd, String(args[0]))
+              return fd
+            }
+          }
+          if (key === "readSync") {
+            return (fd: number, ...rest: Array<unknown>) => {
+              const n = Reflect.apply(NodeFs.readSync, NodeFs, [fd, ...rest]) as number
+              const path = paths.get(fd)
+              if (path !== undefined) read.set(path, (read.get(path) ?? 0) + n)
+              return n
+            }
+          }
+          return Reflect.get(target, key)
         }
+      }) as FileSessionStore.Fs
+      return { fs, bytesOf: (path: string) => read.get(path) ?? 0, reset: () => read.clear() }
+    }
+    // q1 cancelled (kept with its partial answer), q2 answered: two turns held; an answer long
+    // enough that a file read whole is told from one whose head alone is read
+    const twoTurns = (id: string): Session => ({
+      ...emptySession(id, "/work/project", new Date(0)),
+      title: "q1",
+      turns: 2,
+      messages: [
+        { role: "user", content: "q1" },
+        { role: "assistant", content: "half an answer" },
+        { role: "user", content: "q2" },
+        { role: "assistant", content: "a2 ".repeat(5000) }
+      ]
+    })
+    /** The file an earlier mm wrote of it, in mm's own layout: no `numbering`, the cancelled turn not counted. */
+    const oldText = (id: string): string => {
+      const { numbering: _numbering, ...fields } = JSON.parse(encodeSession({ ...twoTurns(id), turns: 1 }))
+      return JSON.stringify(fields, null, 2) + "\n"
+    }
+    const turnsListed = (listing: ReadonlyArray<SessionListing>) =>
+      listing.map((l) => (l._tag === "Readable" ? `${l.summary.id} ${l.summary.turns}` : `${l.id} !`))
+    const unchanged = (path: string) => {
+      const before = { text: NodeFs.readFileSync(path, "utf8"), stat: NodeFs.statSync(path) }
+      return () => {
+        const stat = NodeFs.statSync(path)
+        expect(NodeFs.readFileSync(path, "utf8")).toBe(before.text)
+        expect([stat.ino, stat.mtimeMs, stat.ctimeMs]).toEqual([
+          before.stat.ino,
+          before.stat.mtimeMs,
+          before.stat.ctimeMs
+        ])
+      }
+    }
+
+    it.effect("reads a file written before the numbering whole once, lists its turns renumbered, keeps them indexed", () =>
+      Effect.gen(function*() {
+        const { age, dir, readsSince, store } = setup()
         NodeFs.mkdirSync(dir, { recursive: true })
-        NodeFs.writeFileSync(NodePath.join(dir, `${ID_A}.json`), encodeSession(old))
+        const oldPath = NodePath.join(dir, `${ID_A}.json`)
+        const newPath = NodePath.join(dir, `${ID_B}.json`)
+        NodeFs.writeFileSync(oldPath, oldText(ID_A))
+        yield* store.save(dir, twoTurns(ID_B))
+        expect(NodeFs.readFileSync(newPath, "utf8")).toContain("\n  \"numbering\": 2,\n")
         age(ID_A, 1)
-        const turnsListed = (listing: ReadonlyArray<SessionListing>) =>
-          listing.map((l) => (l._tag === "Readable" ? l.summary.turns : -1))
-        // without that index, the head is trusted as written
-        expect(turnsListed(yield* FileSessionStore.make().list(dir))).toEqual([1])
+        age(ID_B, 1)
+        const oldKept = unchanged(oldPath)
+        const newKept = unchanged(newPath)
+        const counted = bytesCountingFs()
+        const cold = yield* FileSessionStore.make({ fs: counted.fs }).list(dir)
+        expect(turnsListed(cold)).toEqual([`${ID_B} 2`, `${ID_A} 2`])
+        // the old file read whole; of the new one, its head and its last bytes
+        expect(counted.bytesOf(oldPath)).toBeGreaterThanOrEqual(NodeFs.statSync(oldPath).size)
+        expect(counted.bytesOf(newPath)).toBeLessThan(NodeFs.statSync(newPath).size / 2)
+        expect((yield* store.load(dir, ID_A)).turns).toBe(2)
+        // the index written then holds the count: the next process reads neither file
         yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
         const index = JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))
-        NodeFs.writeFileSync(indexPath, JSON.stringify({ ...index, version: 3 }))
+        expect(index).toMatchObject({ version: 5, turns: [2, 2] })
         const reads = readsSince()
-        expect(turnsListed(yield* store.list(dir))).toEqual([2])
-        expect(reads()).toBe(1)
-        expect(turnsListed(yield* store.list(dir))).toEqual([2])
+        expect(turnsListed(yield* store.list(dir))).toEqual(turnsListed(cold))
+        expect(reads()).toBe(0)
+        // reading either, listed or loaded, never writes it
+        oldKept()
+        newKept()
+        // an index an earlier mm wrote (3: before cancelled turns counted; 4: its head trusted
+        // without the mark) is not used: the old file is read whole again, the new one by its head
+        for (const version of [3, 4]) {
+          NodeFs.writeFileSync(indexPath, JSON.stringify({ ...index, version, turns: [2, 1] }))
+          counted.reset()
+          expect(turnsListed(yield* FileSessionStore.make({ fs: counted.fs }).list(dir))).toEqual(turnsListed(cold))
+          expect(counted.bytesOf(oldPath)).toBeGreaterThanOrEqual(NodeFs.statSync(oldPath).size)
+          expect(counted.bytesOf(newPath)).toBeLessThan(NodeFs.statSync(newPath).size / 2)
+          yield* indexWritten
+        }
+        oldKept()
+        newKept()
+      }))
+
+    it.effect("reads whole a head whose turns no file of its size could hold: the full read's count", () =>
+      Effect.gen(function*() {
+        const { age, dir, store } = setup()
+        yield* store.save(dir, twoTurns(ID_A))
+        const path = NodePath.join(dir, `${ID_A}.json`)
+        // edited by hand
+        NodeFs.writeFileSync(path, NodeFs.readFileSync(path, "utf8").replace("\"turns\": 2,", "\"turns\": 1000000000,"))
+        age(ID_A, 1)
+        const counted = bytesCountingFs()
+        expect(turnsListed(yield* FileSessionStore.make({ fs: counted.fs }).list(dir))).toEqual([`${ID_A} 2`])
+        expect(counted.bytesOf(path)).toBeGreaterThanOrEqual(NodeFs.statSync(path).size)
         expect((yield* store.load(dir, ID_A)).turns).toBe(2)
-        // the index written then holds the count: the next process lists it without reading the file
-        yield* indexWritten
-        expect(JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))).toMatchObject({ version: 4, turns: [2] })
-        const next = setup()
-        const nextReads = next.readsSince()
-        expect(turnsListed(yield* FileSessionStore.make({ fs: next.fs }).list(dir))).toEqual([2])
-        expect(nextReads()).toBe(0)
       }))
 
     it.effect("writes the index file once the listing is returned, once for the listings of one turn", () =>
@@ -791,7 +872,7 @@ describe("FileSessionStore on disk", () => {
         yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
         const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
-        expect(written).toMatchObject({ version: 4, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
+        expect(written).toMatchObject({ version: 5, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
         const stat = NodeFs.statSync(NodePath.join(dir, `${ID_A}.json`))
         const row = [`${ID_A}.json`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, "/", "a", "b", "forged", 1, 0]
         const forged = [
@@ -801,9 +882,10 @@ describe("FileSessionStore on disk", () => {
           // an earlier mm's index, of one array per file; then of columns, its other entries in another order
           JSON.stringify({ version: 1, files: [row] }),
           JSON.stringify({ ...written, version: 2, title: ["forged"] }),
-          // the index before cancelled turns counted: its files are read again, whole
+          // indexes of before the numbering mark: their files are read again
           JSON.stringify({ ...written, version: 3, title: ["forged"] }),
-          JSON.stringify({ ...written, version: 5, title: ["forged"] }),
+          JSON.stringify({ ...written, version: 4, title: ["forged"] }),
+          JSON.stringify({ ...written, version: 6, title: ["forged"] }),
           // columns of other lengths, or not arrays
           JSON.stringify({ ...written, title: ["forged", "x"] }),
           JSON.stringify({ ...written, turns: 2 }),

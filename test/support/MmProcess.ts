@@ -111,6 +111,17 @@ export const sessionFiles = (project: string): Array<string> =>
 export const readSession = (project: string, file: string) =>
   JSON.parse(fs.readFileSync(path.join(sessionsDir(project), file), "utf8"))
 
+/** The project's one session file, parsed; undefined while there is none (or several, or it is being replaced). */
+export const onlySession = (project: string): any => {
+  const files = sessionFiles(project)
+  if (files.length !== 1) return undefined
+  try {
+    return readSession(project, files[0])
+  } catch {
+    return undefined
+  }
+}
+
 /** An agent.yaml for the fake server with persistent sessions on, and any more lines. */
 export const withSessions = (url: string, extra: ReadonlyArray<string> = []): Array<string> =>
   configFor(url, ["sessions:", "  enabled: true", ...extra])

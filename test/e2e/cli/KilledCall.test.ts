@@ -4,8 +4,8 @@ import * as path from "node:path"
 import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
-import { MmProcess, sessionFiles } from "../../support/MmProcess"
+import { configYaml, makeProject, useAgents } from "../../support/acp-agent"
+import { MmProcess, onlySession, sessionFiles } from "../../support/MmProcess"
 import { until } from "../../support/until"
 
 // mm SIGKILLed while a tool call runs, or while the first answer streams: the running call is
@@ -16,16 +16,7 @@ const harness = useAgents()
 
 const STOPPED = "[mm stopped while this ran]"
 
-/** The project's one session file, parsed; undefined while there is none (or it is being replaced). */
-const sessionOf = (dir: string): any => {
-  const files = sessionFiles(dir)
-  if (files.length !== 1) return undefined
-  try {
-    return readSession(path.join(dir, ".mm", "sessions", files[0]))
-  } catch {
-    return undefined
-  }
-}
+const sessionOf = onlySession
 
 /** `mm -p ARGS…` with stdin closed. */
 const print = (dir: string, args: ReadonlyArray<string>) => {

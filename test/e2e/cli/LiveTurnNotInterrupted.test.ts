@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 
 import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
-import { MmProcess, runMm, sessionFiles } from "../../support/MmProcess"
+import { MmProcess, onlySession, runMm, sessionFiles } from "../../support/MmProcess"
 import { until } from "../../support/until"
 
 // Breaking pass of issue 45: a turn that another mm is still running is not an interrupted
@@ -13,15 +13,7 @@ import { until } from "../../support/until"
 
 const harness = useAgents()
 
-const sessionOf = (dir: string): any => {
-  const files = sessionFiles(dir)
-  if (files.length !== 1) return undefined
-  try {
-    return readSession(path.join(dir, ".mm", "sessions", files[0]))
-  } catch {
-    return undefined
-  }
-}
+const sessionOf = onlySession
 
 const mmIn = (dir: string, args: ReadonlyArray<string>) => {
   const mm = new MmProcess(dir, args, { AGENT_CONFIG: path.join(dir, "agent.yaml") })

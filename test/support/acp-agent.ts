@@ -308,6 +308,23 @@ export const textOf = (
 
 export const readSession = (file: string): any => JSON.parse(fs.readFileSync(file, "utf8"))
 
+/** The JSON-RPC error a request answered with; throws when it answered without one. */
+export const errorOf = async (promise: Promise<unknown>): Promise<{ code: number; message: string }> => {
+  try {
+    await promise
+  } catch (error) {
+    return error as { code: number; message: string }
+  }
+  throw new Error("expected a JSON-RPC error")
+}
+
+/** A new agent on the project that loads session `id`: the updates of its replay, and the agent. */
+export const replayOf = async (agent: AgentProcess, id: string, cwd: string) => {
+  await agent.initialize()
+  await agent.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd, mcpServers: [] })
+  return agent.updates.filter((n) => n.sessionId === id).map((n) => n.update) as Array<any>
+}
+
 /**
  * Per test: a fresh fake model server, and every agent started through `start` killed after,
  * with the temporary projects removed.

@@ -4,22 +4,13 @@ import * as path from "node:path"
 import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
+import { configYaml, errorOf, makeProject, readSession, useAgents } from "../../support/acp-agent"
 import { until } from "../../support/until"
 
 // A thread whose turn another mm is answering: a second agent's session/load and
 // session/resume answer an error naming that mm, write nothing, and the turn ends as usual.
 
 const harness = useAgents()
-
-const errorOf = async (promise: Promise<unknown>): Promise<{ code: number; message: string }> => {
-  try {
-    await promise
-  } catch (error) {
-    return error as { code: number; message: string }
-  }
-  throw new Error("expected a JSON-RPC error")
-}
 
 const runningOutput = (file: string): string | undefined => {
   try {

@@ -4,7 +4,15 @@ import * as path from "node:path"
 import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, readSession, type startAgent, textOf, useAgents } from "../../support/acp-agent"
+import {
+  configYaml,
+  errorOf,
+  makeProject,
+  readSession,
+  type startAgent,
+  textOf,
+  useAgents
+} from "../../support/acp-agent"
 import { until } from "../../support/until"
 
 const harness = useAgents()
@@ -20,15 +28,6 @@ const open = async (
   const ask = (text: string) =>
     agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
   return { project, agent, sessionId, file, ask }
-}
-
-const errorOf = async (promise: Promise<unknown>): Promise<{ code: number; message: string }> => {
-  try {
-    await promise
-  } catch (error) {
-    return error as { code: number; message: string }
-  }
-  throw new Error("expected a JSON-RPC error")
 }
 
 describe("mm acp: prompts", () => {

@@ -1,10 +1,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, readSession, useAgents } from "../../support/acp-agent"
+import { configYaml, makeProject, readSession, replayOf, useAgents } from "../../support/acp-agent"
 import { MmProcess, sessionFiles } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
 
@@ -124,9 +123,7 @@ describe("a turn in flight is saved as it goes", () => {
       await killDuring(dir, "question for the editor", "editor-mark")
       const id = sessionFiles(dir)[0].slice(0, 24)
       const agent = harness.start({ cwd: dir, config: project.config })
-      await agent.initialize()
-      await agent.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: dir, mcpServers: [] })
-      const updates = agent.updates.filter((n) => n.sessionId === id).map((n) => n.update) as Array<any>
+      const updates = await replayOf(agent, id, dir)
       const replayed = updates.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_acp")
       expect(replayed).toMatchObject({ status: "completed" })
       expect(JSON.stringify(replayed.rawOutput ?? replayed.content)).toContain("for-the-editor")

@@ -1,10 +1,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, useAgents } from "../../support/acp-agent"
+import { configYaml, makeProject, replayOf, useAgents } from "../../support/acp-agent"
 import { MmProcess, onlySession, sessionFiles } from "../../support/MmProcess"
 import { until } from "../../support/until"
 
@@ -154,9 +153,7 @@ describe("a turn mm was killed during", () => {
       }
       const id = sessionFiles(dir)[0].slice(0, 24)
       const agent = harness.start({ cwd: dir, config: project.config })
-      await agent.initialize()
-      await agent.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: dir, mcpServers: [] })
-      const updates = agent.updates.filter((n) => n.sessionId === id).map((n) => n.update) as Array<any>
+      const updates = await replayOf(agent, id, dir)
       const replayed = updates.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_acp")
       expect(replayed).toMatchObject({ status: "failed" })
       expect(JSON.stringify(replayed.rawOutput ?? replayed.content)).toContain(`output-for-the-editor\\n${STOPPED}`)

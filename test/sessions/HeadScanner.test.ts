@@ -56,6 +56,20 @@ const agrees = (head: string, complete: boolean): void => {
   if (fast !== undefined) expect(fast).toStrictEqual(scanHeadByField(head, complete))
 }
 
+/** The head of a small session with three turns, as mm writes it. */
+const smallHead = () =>
+  encodeSession({
+    version: 1,
+    id: "20261203-101530-4f2a9c1e",
+    cwd: "/p",
+    createdAt: "c",
+    updatedAt: "u",
+    title: "t",
+    turns: 3,
+    messages: [],
+    errors: []
+  })
+
 describe("the head of a session file", () => {
   it("is read in one match for every file mm writes, whatever its strings and its errors", () => {
     fc.assert(
@@ -107,17 +121,7 @@ describe("the head of a session file", () => {
   })
 
   it("leaves a number JSON would not write, an escape JSON has not or another order to the field-by-field scan", () => {
-    const head = encodeSession({
-      version: 1,
-      id: "20261203-101530-4f2a9c1e",
-      cwd: "/p",
-      createdAt: "c",
-      updatedAt: "u",
-      title: "t",
-      turns: 3,
-      messages: [],
-      errors: []
-    })
+    const head = smallHead()
     expect(scanLayout(head)).toBeDefined()
     expect(scanLayout(head.replace("\"turns\": 3", "\"turns\": 03"))).toBeUndefined()
     expect(scanHead(head.replace("\"turns\": 3", "\"turns\": 03"), true)._tag).toBe("Unsure")
@@ -137,17 +141,7 @@ describe("the head of a session file", () => {
   })
 
   it("is unsure of a head without this mm's numbering: its turns may count the old way", () => {
-    const head = encodeSession({
-      version: 1,
-      id: "20261203-101530-4f2a9c1e",
-      cwd: "/p",
-      createdAt: "c",
-      updatedAt: "u",
-      title: "t",
-      turns: 3,
-      messages: [],
-      errors: []
-    })
+    const head = smallHead()
     expect(head).toContain("\n  \"numbering\": 2,\n")
     expect(scanHead(head, true)._tag).toBe("Found")
     // written by an earlier mm (none), or by one numbering otherwise

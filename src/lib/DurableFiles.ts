@@ -1,6 +1,7 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
+import { pidExists } from "./ProcessIdentity"
 import { ignoreRecords } from "./ProjectDir"
 import { quickRandomHex } from "./QuickIds"
 
@@ -68,15 +69,7 @@ export const fsyncDir = (dir: string, fs: SyncCalls = NodeFs): void => {
 
 const tempParts = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/
 
-const alive = (pid: number): boolean => {
-  if (pid === process.pid) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (cause) {
-    return (cause as { code?: unknown }).code === "EPERM"
-  }
-}
+const alive = (pid: number): boolean => pid === process.pid || pidExists(pid)
 
 /**
  * Whether the temporary file of writer `pid`, last written at `mtimeMs`, was left behind: its

@@ -8,6 +8,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+import { pidExists } from "./ProcessIdentity"
+
 /** One group: where a process joins it, and whether the limit refused a new process. */
 export interface PidsGroup {
   /**
@@ -53,20 +55,11 @@ const findBase = (): string | undefined => {
 let base: string | undefined | null = null
 let made = 0
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (cause) {
-    return (cause as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 /** Groups left by an mm that is gone (killed before it could remove them) are removed on first use. */
 const sweep = (dir: string): void => {
   for (const name of fs.readdirSync(dir)) {
     const owner = /^mm-(\d+)-\d+$/.exec(name)
-    if (owner === null || isAlive(Number(owner[1]))) continue
+    if (owner === null || pidExists(Number(owner[1]))) continue
     try {
       fs.rmdirSync(path.join(dir, name))
     } catch {

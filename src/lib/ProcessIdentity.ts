@@ -41,12 +41,12 @@ const startFromProc = (pid: number | "self"): number | undefined => {
   }
 }
 
-const exists = (pid: number): boolean => {
+/** Whether a process with this pid runs (EPERM: it does, as another user). */
+export const pidExists = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true
   } catch (cause) {
-    // EPERM: it runs, as another user
     return (cause as NodeJS.ErrnoException).code === "EPERM"
   }
 }
@@ -54,7 +54,7 @@ const exists = (pid: number): boolean => {
 export const systemProbe: ProcessProbe = {
   host: os.hostname(),
   self: process.pid,
-  exists,
+  exists: pidExists,
   startOf: startFromProc
 }
 

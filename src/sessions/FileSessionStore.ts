@@ -10,12 +10,12 @@ import { rawText, StoreError } from "../domain/Errors"
 import { emptySession, type Session, SESSION_VERSION } from "../domain/Session"
 import { newSessionId } from "../domain/SessionId"
 import * as Durable from "../lib/DurableFiles"
+import { ensureProjectDir } from "../lib/ProjectDir"
 import { Secrets } from "../lib/Secrets"
 import { searchDir } from "./SearchFiles"
 import { encodeSession, FILE_SUFFIX } from "./SessionCodec"
 import {
   codeOf,
-  ensureDir,
   errnoText,
   type Fs,
   makeReader,
@@ -70,7 +70,7 @@ const fileOf = (dir: string, id: string) => NodePath.join(dir, id + FILE_SUFFIX)
 /** A new file under a fresh id, retried while the id is taken (never overwrites). */
 const createExclusively = (store: Store, dir: string, sessionOf: (id: string) => Session) =>
   attempt(() => {
-    ensureDir(store.fs, dir)
+    ensureProjectDir(dir, store.fs)
     for (let i = 0; i < CREATE_ATTEMPTS; i++) {
       const session = sessionOf(store.newId())
       if (placeExclusively(store.fs, dir, fileOf(dir, session.id), store.encode(session))) return session
@@ -110,7 +110,7 @@ const save = (store: Store) =>
     yield* refuseNewer(session)
     const path = fileOf(dir, id)
     yield* attempt(() => {
-      ensureDir(store.fs, dir)
+      ensureProjectDir(dir, store.fs)
       const onDisk = stampOnDisk(store.reader, path)
       if (onDisk?.version !== undefined && onDisk.version > SESSION_VERSION) throw notOverwritten(id, onDisk.version)
       if (onDisk !== undefined && expectedUpdatedAt !== undefined && onDisk.updatedAt !== expectedUpdatedAt) {

@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 
 import { rawText, StoreError } from "../domain/Errors"
 import * as Durable from "../lib/DurableFiles"
-import { ensureProjectDir, notADirectory } from "../lib/ProjectDir"
+import { notADirectory } from "../lib/ProjectDir"
 import { bytesEndLikeObject, type HeadScan, scanHead, scanLayout, scanStamp, type Stamp } from "./HeadScanner"
 import { listingOf, listingOfScan, listingOfText, stampOfText, unreadable } from "./SessionCodec"
 import { HEAD_END } from "./SessionHead"
@@ -46,12 +46,6 @@ export const errnoText = (cause: unknown): string => {
 export const codeOf = (cause: unknown): unknown => (cause as { code?: unknown } | null)?.code
 
 // ---- directories ----
-
-/**
- * Makes sure `dir` is a directory; one that mm creates gets mode 0700 whatever the umask, and a
- * `.mm/` it is in gets its `.gitignore` (lib/ProjectDir.ts).
- */
-export const ensureDir = (fs: Fs, dir: string): void => ensureProjectDir(dir, fs)
 
 const isDanglingLink = (fs: Fs, path: string): boolean => {
   try {

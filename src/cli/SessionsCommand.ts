@@ -252,6 +252,14 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
           return yield* fail(`${exists.left.message} — nothing deleted`, 2)
         }
         if (exists._tag === "Right") {
+          // a session another mm is answering a question in is left to it, like every other named
+          const writer = liveWriter(exists.right)
+          if (writer !== undefined) {
+            return yield* fail(
+              `session ${id} is answering a question in another mm (pid ${writer}); nothing deleted — wait for it to finish`,
+              1
+            )
+          }
           for (const blob of blobsOf(exists.right)) blobs.add(blob)
           archivesOf.set(id, (exists.right.archives ?? []).filter(isSessionId))
           if (exists.right.forkedFrom !== undefined) forkOrigins.add(exists.right.forkedFrom.id)

@@ -68,6 +68,14 @@ describe("a turn another mm is still running", () => {
       const sent = fake.completions().at(-1)!.body.messages
       expect(JSON.stringify(sent)).not.toContain("the running question")
 
+      // mm sessions rm leaves it to the mm answering in it
+      const rm = mmIn(dir, ["sessions", "rm", "--yes", id])
+      expect(await rm.exited).toBe(1)
+      expect(rm.stderr.trim()).toBe(
+        `mm: session ${id} is answering a question in another mm (pid ${first.child.pid}); nothing deleted — wait for it to finish`
+      )
+      expect(fs.existsSync(file)).toBe(true)
+
       // mm sessions show: the turn as it stands, not closed
       const show = mmIn(dir, ["sessions", "show", id])
       expect(await show.exited).toBe(0)

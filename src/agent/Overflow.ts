@@ -46,16 +46,16 @@ export const recoverOverflow = Effect.fn("Agent.recoverOverflow")(function*(
   const firstStep = state.added.length === 1
   const tooLong = firstStep ? questionTooLong(prompt, window) : turnTooLong(prompt, window)
   if (compacted) return yield* refused(error, tooLong)
-  const done = yield* Effect.either(compact(deps, state.conversation, undefined, state.question))
+  const turnSystem = state.base[0]?.role === "system" ? state.base[0].content ?? "" : undefined
+  const done = yield* Effect.either(compact(deps, state.conversation, undefined, state.question, turnSystem))
   if (done._tag === "Left") {
     yield* state.emit({ _tag: "CompactionFailed", error: done.left })
     return yield* refused(error, tooLong)
   }
   if (done.right._tag === "Nothing") return yield* refused(error, tooLong)
   const { messages } = yield* state.conversation.snapshot
-  const system = state.base[0]?.role === "system" ? state.base[0].content ?? "" : ""
   state.previous = messages
-  state.base = withSystem(messages, system)
+  state.base = withSystem(messages, turnSystem ?? "")
   yield* state.emit({
     _tag: "Notice",
     about: "compaction",

@@ -152,8 +152,9 @@ const sayAutoFallsBack = Effect.fn("Agent.sayAutoFallsBack")(function*(
 })
 
 /**
- * What comes before the first model call: the warnings not shown yet, compaction when the
- * history is near the window, the system prompt (instructions, skills, environment), the turn's MCP tools.
+ * What comes before the first model call: the warnings not shown yet, the system prompt
+ * (instructions, skills, environment), compaction when the history is near the window, the
+ * turn's MCP tools.
  */
 const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
@@ -163,13 +164,13 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   shown: Effect.Effect<void>
 ) {
   yield* warn(emit, yield* deps.model.takeWarning)
-  yield* autoCompact(deps, conversation, question, emit)
   const { text: system, warnings } = yield* systemPromptOf(
     deps.config,
     deps.tools,
     conversation.cwd,
     gitConfineOf(deps.sandbox, conversation.cwd)
   )
+  yield* autoCompact(deps, conversation, question, emit, system)
   for (const warning of warnings) yield* warnOnce(deps, emit, warning)
 
   yield* sayAutoFallsBack(deps, conversation, emit)

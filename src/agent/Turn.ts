@@ -8,7 +8,8 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import { GenerationError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
-import { type ChangeRecord, type EditorBlock, type Message, type Session, titleOf, withSystem } from "../domain/Session"
+import { type EditorBlock, type Message, type Session, titleOf, withSystem } from "../domain/Session"
+import { markFailed } from "../domain/Turns"
 import type { Conversation } from "../sessions/Conversation"
 import { lastOutput, unfinishedResult } from "../sessions/Interrupted"
 import { autoCompact } from "./AutoCompact"
@@ -269,17 +270,6 @@ const commit = (state: TurnState, messages: ReadonlyArray<Message>) =>
     title: session.title === "" ? titleOf(state.question) : session.title
   }))
 
-/** The change log once the turn failed: the changes its calls made marked, and numbered by the turn it came after. */
-const markFailed = (state: TurnState, changes: ReadonlyArray<ChangeRecord>): ReadonlyArray<ChangeRecord> => {
-  const calls = new Set(state.added.flatMap((message) => (message.tool_calls ?? []).map((call) => call.id)))
-  return changes.map((change) =>
-    change.kind === undefined && change.failed === undefined && change.turn === state.turnNumber &&
-      calls.has(change.tool_call_id ?? "")
-      ? { ...change, turn: state.turnNumber - 1, failed: state.sentAt }
-      : change
-  )
-}
-
 /**
  * A failed turn leaves the history as it was and keeps its error beside the conversation;
  * a finished one is committed.
@@ -297,7 +287,9 @@ const endTurn = Effect.fn("Agent.endTurn")(function*(
     yield* Effect.ignore(conversation.update((session) => ({
       ...withoutProgress(session),
       messages: state.previous,
-      ...(session.changes === undefined ? {} : { changes: markFailed(state, session.changes) })
+      ...(session.changes === undefined
+        ? {}
+        : { changes: markFailed(session.changes, state.added, state.turnNumber, state.sentAt) })
     })))
     yield* warn(emit, yield* conversation.record({ kind: "generation", line: error.message, raw: error.raw, question }))
     yield* emit({ _tag: "TurnFailed", error })

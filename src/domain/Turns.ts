@@ -84,6 +84,25 @@ const callIds = (messages: ReadonlyArray<Message>): Set<string> =>
 export const isFailedChange = (change: ChangeRecord): boolean => change.failed !== undefined
 
 /**
+ * The change log once turn `turn` failed (its question asked at `askedAt`, its messages
+ * `added`): the changes its calls made are marked `failed` and numbered by the turn it came
+ * after, so that no number names both them and the next question.
+ */
+export const markFailed = (
+  changes: ReadonlyArray<ChangeRecord>,
+  added: ReadonlyArray<Message>,
+  turn: number,
+  askedAt: string
+): ReadonlyArray<ChangeRecord> => {
+  const calls = callIds(added)
+  return changes.map((change) =>
+    change.kind === undefined && !isFailedChange(change) && change.turn === turn && calls.has(change.tool_call_id ?? "")
+      ? { ...change, turn: turn - 1, failed: askedAt }
+      : change
+  )
+}
+
+/**
  * Where turn `turn` begins in the change log: the first change made by a tool call of that turn
  * or a later one, or (an undo's, a failed question's, one whose call a compaction took away)
  * recorded with that turn number or a later one. A failed question's changes, numbered by the

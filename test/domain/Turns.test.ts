@@ -6,6 +6,7 @@ import {
   cutProblem,
   forkOf,
   lastTurn,
+  markFailed,
   SHELL_CONTEXT_HEAD,
   turnStarts,
   withNumbering
@@ -244,6 +245,33 @@ describe("turns and forks", () => {
 })
 
 describe("a failed question's changes", () => {
+  it("are marked when the turn fails: only its own calls' records, numbered by the turn before it", () => {
+    const withCall = (record: ChangeRecord, id: string): ChangeRecord => ({ ...record, tool_call_id: id })
+    const log = [
+      withCall(change(1, "a"), "c1"),
+      change(1, "a", "undo"),
+      withCall(change(2, "b"), "c2"),
+      withCall(change(2, "c"), "elsewhere")
+    ]
+    const added: Array<Message> = [
+      { role: "user", content: "q2" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c2", type: "function", function: { name: "w", arguments: "{}" } }]
+      }
+    ]
+    const marked = markFailed(log, added, 2, "2026-12-07T10:00:00.000Z")
+    expect(marked.map((c) => [c.path, c.turn, c.failed])).toEqual([
+      ["a", 1, undefined],
+      ["a", 1, undefined],
+      ["b", 1, "2026-12-07T10:00:00.000Z"],
+      ["c", 2, undefined]
+    ])
+    // a record already marked is left as it is
+    expect(markFailed(marked, added, 2, "later")).toEqual(marked)
+  })
+
   const call = (id: string): Array<Message> => [
     {
       role: "assistant",

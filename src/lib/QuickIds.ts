@@ -22,7 +22,7 @@ const FNV128_OFFSET = [0xc58d, 0x6295, 0x2175, 0x62b8, 0x0142, 0x07bb, 0x272e, 0
 /**
  * FNV-1a over the UTF-8 bytes of `text`, 128 bits as 32 hex digits: a file name that does not
  * collide by chance. A fast hash keeps no secret (a short one could be found back from it):
- * what is hashed must hold none (model/ServerCache.ts leaves a URL's keys out). Computed in
+ * what is hashed must hold none (model/chat/ServerCache.ts leaves a URL's keys out). Computed in
  * 16-bit limbs (BigInt arithmetic took half a millisecond of every start for one URL).
  */
 export const nameHash = (text: string): string => {

@@ -4,7 +4,7 @@ import type * as Stream from "effect/Stream"
 
 import type { GenerationError } from "../domain/Errors"
 import type { ToolCall, WireMessage } from "../domain/Session"
-import type { ServerCheck } from "./ServerProbe"
+import type { ServerCheck } from "./chat/ServerProbe"
 
 /** A tool as the model is told about it (`tools: [{type: "function", function: …}]`). */
 export interface ToolSpec {

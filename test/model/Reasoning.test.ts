@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
 
 import { replayUpdates } from "../../src/acp/Replay"
-import { Completion } from "../../src/model/Completion"
-import { modelIds } from "../../src/model/ServerProbe"
+import { Completion } from "../../src/model/chat/Completion"
+import { modelIds } from "../../src/model/chat/ServerProbe"
 import { makePrinter } from "../../src/terminal/TerminalIO"
 import { makeThoughtDisplay, rowsOf } from "../../src/terminal/Thought"
 import { colored, plain } from "../../src/text/Style"

@@ -1,4 +1,4 @@
-// What a model server said of itself, kept between runs (src/model/ServerCache.ts), and how the
+// What a model server said of itself, kept between runs (src/model/chat/ServerCache.ts), and how the
 // model client uses it: nothing asked before the first request, the window known at once.
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -13,7 +13,6 @@ import * as Stream from "effect/Stream"
 import { AppConfig, type LoadedConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { nameHash } from "../../src/lib/QuickIds"
-import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
 import {
   diskServerCache,
   publicPartOf,
@@ -24,7 +23,8 @@ import {
   type ServerCacheShape,
   type ServerMemo,
   writeMemo
-} from "../../src/model/ServerCache"
+} from "../../src/model/chat/ServerCache"
+import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
 import { type FakeModelServer, type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
 import { modelClientLayer, quickRetries, secretsLayer } from "../support/layers"
 

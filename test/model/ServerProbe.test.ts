@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 
-import { listedModels, modelIds } from "../../src/model/ServerProbe"
+import { listedModels, modelIds } from "../../src/model/chat/ServerProbe"
 
 describe("listedModels (the one reader of a /models answer)", () => {
   it("reads OpenAI's data[].id and Ollama's models[].name, each id once", () => {

@@ -1,7 +1,7 @@
 // Run before every test file (vitest.config.ts).
 //
 // mm keeps what a model server said of itself under the user's cache directory for a few
-// minutes (src/model/ServerCache.ts), and the tests run with that cache on, as a user does.
+// minutes (src/model/chat/ServerCache.ts), and the tests run with that cache on, as a user does.
 // Tests start many fake servers, a later one perhaps on a port an earlier one used, so each
 // test gets a cache directory of its own ($XDG_CACHE_HOME), shared by the mm processes it starts
 // (a second run finds what the first kept) and the layers it builds, and removed after it;

@@ -1,4 +1,4 @@
-import { ThinkSplitter } from "../../src/model/Reasoning"
+import { ThinkSplitter } from "../../src/model/chat/Reasoning"
 
 /** An answer streamed in `pieces` through a ThinkSplitter: the text and the reasoning it separated. */
 export const splitAll = (pieces: ReadonlyArray<string>) => {

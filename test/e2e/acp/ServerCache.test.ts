@@ -1,4 +1,4 @@
-// What `mm acp` kept of a model server is a first guess (src/model/ServerCache.ts): a server
+// What `mm acp` kept of a model server is a first guess (src/model/chat/ServerCache.ts): a server
 // restarted on the same URL with a smaller window is measured against it from the first
 // answer on. Each test has a cache directory of its own (test/support/setup.ts).
 import * as acp from "@agentclientprotocol/sdk"

@@ -1,5 +1,5 @@
 // `mm -p` sends its request before asking the server anything about itself, and what the
-// server said is kept under the user's cache directory for the next run (src/model/ServerCache.ts).
+// server said is kept under the user's cache directory for the next run (src/model/chat/ServerCache.ts).
 // What was kept is a first guess: every run asks again, beside its request, and the server's
 // answer replaces it at once. Each test has a cache directory of its own (test/support/setup.ts).
 import * as fs from "node:fs"

@@ -1,5 +1,5 @@
 // The terminal's banner when a run of the last minutes kept what the server said of itself
-// (src/model/ServerCache.ts): it is drawn at once from what was kept, the server is asked all
+// (src/model/chat/ServerCache.ts): it is drawn at once from what was kept, the server is asked all
 // the same, a server that says otherwise now is told above the prompt, and the window it serves
 // now is the one in force. Each test has a cache directory of its own (test/support/setup.ts).
 import * as fs from "node:fs"

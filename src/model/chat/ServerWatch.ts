@@ -13,10 +13,10 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
-import { probeBody } from "./BodyRead"
+import { probeBody } from "../BodyRead"
+import { looksNotOpenAi, notOpenAiLine, type Overflow } from "../Failures"
+import type { ModelEvent } from "../ModelClient"
 import { type Client, type Listing, probeHeaders } from "./ClientState"
-import { looksNotOpenAi, notOpenAiLine, type Overflow } from "./Failures"
-import type { ModelEvent } from "./ModelClient"
 import type { ServerMemo } from "./ServerCache"
 import {
   checkOf,

@@ -12,9 +12,9 @@ import * as TestClock from "effect/TestClock"
 import { AppConfig, type LoadedConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { GenerationError } from "../../src/domain/Errors"
-import { Completion } from "../../src/model/Completion"
+import { Completion } from "../../src/model/chat/Completion"
+import { PROBE_TIMEOUT_MS } from "../../src/model/chat/ServerWatch"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../src/model/ModelClient"
-import { PROBE_TIMEOUT_MS } from "../../src/model/ServerWatch"
 import {
   closedPort as closedPortNumber,
   type FakeModelServer,
@@ -112,7 +112,7 @@ const withServer = <A, E, R>(
   models?: ReadonlyArray<string>
 ) => Effect.flatMap(fakeServer({ steps, ollama, models }), f)
 
-describe("OpenAiClient: streaming", () => {
+describe("ChatClient: streaming", () => {
   it.scopedLive("streams the text as several deltas, then one Completed with usage", () =>
     withServer([{
       text: ["Hel", "lo, ", "world"],
@@ -354,7 +354,7 @@ describe("OpenAiClient: streaming", () => {
     ))
 })
 
-describe("OpenAiClient: failures", () => {
+describe("ChatClient: failures", () => {
   it.scopedLive("404 from Ollama: the model is named, with `ollama pull`", () =>
     withServer(
       [{
@@ -568,7 +568,7 @@ describe("OpenAiClient: failures", () => {
     }))
 })
 
-describe("OpenAiClient: cancellation", () => {
+describe("ChatClient: cancellation", () => {
   it.scopedLive("interrupting the consumer mid-stream closes the request at once", () =>
     withServer([{ kind: "stall", text: "thinking about it" }], (server) =>
       Effect.gen(function*() {
@@ -607,7 +607,7 @@ describe("OpenAiClient: cancellation", () => {
       })))
 })
 
-describe("OpenAiClient: probe", () => {
+describe("ChatClient: probe", () => {
   const probe = (config: LoadedConfig) =>
     Effect.flatMap(ModelClient, (c) => c.probe).pipe(Effect.provide(clientLayer(config)))
 

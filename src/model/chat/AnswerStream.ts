@@ -11,12 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 
-import { GenerationError, rawText } from "../domain/Errors"
-import type { SecretRegistry, StreamRedactor } from "../lib/Secrets"
-import { readCapped } from "./BodyRead"
+import { GenerationError, rawText } from "../../domain/Errors"
+import type { SecretRegistry, StreamRedactor } from "../../lib/Secrets"
+import { readCapped } from "../BodyRead"
+import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "../Failures"
+import type { ModelEvent, Usage } from "../ModelClient"
 import { Completion } from "./Completion"
-import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "./Failures"
-import type { ModelEvent, Usage } from "./ModelClient"
 
 /** How an answer is read. */
 export interface Reading {

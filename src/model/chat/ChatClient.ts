@@ -15,11 +15,9 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
-import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../config/Config"
-import { GenerationError, rawText } from "../domain/Errors"
-import { type SecretRegistry, Secrets } from "../lib/Secrets"
-import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "./AnswerStream"
-import { authorization, type Client, type Headers, makeLearned, type ModelSettings } from "./ClientState"
+import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../../config/Config"
+import { GenerationError, rawText } from "../../domain/Errors"
+import { type SecretRegistry, Secrets } from "../../lib/Secrets"
 import {
   afterAttempts,
   contextOverflow,
@@ -34,9 +32,12 @@ import {
   streamCut,
   transportError,
   watchdogError
-} from "./Failures"
-import { type ChatRequest, ModelClient, type ModelEvent } from "./ModelClient"
-import { type Busy, busyIfReset, busyIfRetried, RetryTiming, withRetries } from "./Retry"
+} from "../Failures"
+import { type ChatRequest, ModelClient, type ModelEvent } from "../ModelClient"
+import { type Busy, busyIfReset, busyIfRetried, RetryTiming, withRetries } from "../Retry"
+import { cutBy, cutCallLine } from "../StopReason"
+import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "./AnswerStream"
+import { authorization, type Client, type Headers, makeLearned, type ModelSettings } from "./ClientState"
 import { ServerCache } from "./ServerCache"
 import { kindOf } from "./ServerProbe"
 import {
@@ -56,7 +57,6 @@ import {
   takeTextToolsHint,
   takeWarning
 } from "./ServerWatch"
-import { cutBy, cutCallLine } from "./StopReason"
 import { refusesTools, withTextTools } from "./TextToolMode"
 
 /** The context window in force: the configured one, unless the server serves fewer tokens. */

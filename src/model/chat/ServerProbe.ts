@@ -10,8 +10,8 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
-import { isRecord } from "../lib/Guards"
-import { probeBody } from "./BodyRead"
+import { isRecord } from "../../lib/Guards"
+import { probeBody } from "../BodyRead"
 
 export type ServerKind = "ollama" | "llama.cpp" | "vllm" | "lmstudio" | "openai" | "unknown"
 

@@ -5,8 +5,8 @@
  * the Hermes form (`<tool_call>…</tool_call>`, `<tool_response>…</tool_response>`), and the
  * reply is read back by `TextToolCalls.ts`. Pure functions; the client decides when.
  */
-import type { WireMessage } from "../domain/Session"
-import type { ToolSpec } from "./ModelClient"
+import type { WireMessage } from "../../domain/Session"
+import type { ToolSpec } from "../ModelClient"
 
 /** What the user is told, once, when a server's tools go as text. */
 export const textToolsHint = (why: "template" | "jinja"): string =>

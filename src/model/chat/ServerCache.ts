@@ -14,10 +14,10 @@ import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 
-import { userCacheDir } from "../lib/CacheDir"
-import { tempNameFor } from "../lib/DurableFiles"
-import { isRecord } from "../lib/Guards"
-import { nameHash } from "../lib/QuickIds"
+import { userCacheDir } from "../../lib/CacheDir"
+import { tempNameFor } from "../../lib/DurableFiles"
+import { isRecord } from "../../lib/Guards"
+import { nameHash } from "../../lib/QuickIds"
 import type { ModelList, ServedContext, ServerKind } from "./ServerProbe"
 
 /** How long what a server said is trusted without asking it again. */

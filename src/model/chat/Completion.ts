@@ -1,12 +1,12 @@
 /** The answer as it streams in: text, reasoning and tool calls assembled from their deltas. */
-import { type GenerationError, rawText } from "../domain/Errors"
-import type { ToolCall } from "../domain/Session"
-import { isRecord } from "../lib/Guards"
-import { squashed } from "../lib/OneLine"
-import { CHUNK_SHOWN_MAX, fail, serverMessage } from "./Failures"
-import type { ModelEvent, Usage } from "./ModelClient"
+import { type GenerationError, rawText } from "../../domain/Errors"
+import type { ToolCall } from "../../domain/Session"
+import { isRecord } from "../../lib/Guards"
+import { squashed } from "../../lib/OneLine"
+import { CHUNK_SHOWN_MAX, fail, serverMessage } from "../Failures"
+import type { ModelEvent, Usage } from "../ModelClient"
+import { cutCallLine } from "../StopReason"
 import { ThinkSplitter } from "./Reasoning"
-import { cutCallLine } from "./StopReason"
 
 interface PendingCall {
   id: string | undefined

@@ -123,6 +123,7 @@ export const assistantMessage = (completed: Completed): Message => {
     role: "assistant",
     content: completed.content === "" && calls.length > 0 ? null : completed.content,
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
-    ...(completed.reasoning === "" ? {} : { reasoning: completed.reasoning })
+    ...(completed.reasoning === "" ? {} : { reasoning: completed.reasoning }),
+    ...(completed.opaque === undefined ? {} : { opaque: completed.opaque })
   }
 }

@@ -44,6 +44,10 @@ export type TurnEvent =
     readonly completionTokens: number
     readonly contextWindow: number
     readonly estimated: boolean
+    /** Of `promptTokens`, read from the server's prompt cache, when the server says. */
+    readonly cachedTokens?: number
+    /** Of `promptTokens`, written into the server's prompt cache (Anthropic). */
+    readonly cacheWriteTokens?: number
   }
   /** `max_tokens`: the last answer was cut at the model's output limit (finish_reason: length). */
   | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" | "max_tokens" }

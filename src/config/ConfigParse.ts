@@ -9,7 +9,7 @@ import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node a
 
 import { ConfigError } from "../domain/Errors"
 import { yamlProblem } from "../lib/YamlErrors"
-import { type AgentConfig, AgentConfigSchema } from "./ConfigSchema"
+import { type AgentConfig, AgentConfigSchema, PROVIDER_URLS } from "./ConfigSchema"
 
 const nodeAt = (doc: Document, keys: ReadonlyArray<PropertyKey>): { node?: YamlNode; key?: YamlNode } => {
   let current: unknown = doc.contents
@@ -65,6 +65,18 @@ const keyPathOf = (keys: ReadonlyArray<PropertyKey>): string =>
       ""
     )
 
+/**
+ * With `model.api: anthropic` or `responses` and no `model.url` written, the provider's own
+ * address rather than the local server's default.
+ */
+const withProviderUrl = (config: AgentConfig, value: unknown): AgentConfig => {
+  const model = typeof value === "object" && value !== null ? (value as { model?: unknown }).model : undefined
+  const written = typeof model === "object" && model !== null && typeof (model as { url?: unknown }).url === "string"
+  return written || config.model.api === "chat"
+    ? config
+    : { ...config, model: { ...config.model, url: PROVIDER_URLS[config.model.api] } }
+}
+
 /** A value of agent.yaml's shape decoded; a failure names `file`, the key and, with the document, where it is. */
 const decodeWith = (
   value: unknown,
@@ -72,6 +84,7 @@ const decodeWith = (
   doc?: { readonly doc: Document; readonly counter: LineCounter }
 ): Either.Either<AgentConfig, ConfigError> =>
   Schema.decodeUnknownEither(AgentConfigSchema, { onExcessProperty: "error", errors: "first" })(value).pipe(
+    Either.map((config) => withProviderUrl(config, value)),
     Either.mapLeft((error) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const keys = issue?.path ?? []

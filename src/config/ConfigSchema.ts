@@ -53,7 +53,38 @@ const PositiveInt = Schema.Int.pipe(
   Schema.positive({ message: (i) => `expected a positive whole number, got ${String(i.actual)}` })
 )
 
+/** Where `model.api: anthropic` and `responses` go when no `model.url` is written. */
+export const PROVIDER_URLS = {
+  anthropic: "https://api.anthropic.com/v1",
+  responses: "https://api.openai.com/v1"
+} as const
+
+type ModelApi = "chat" | "responses" | "anthropic"
+
+/** `model.thinking`: how hard the model thinks before answering, or Anthropic's budget in tokens. */
+const Thinking = Schema.Union(
+  Schema.String.pipe(
+    Schema.filter((s): s is "off" | "low" | "medium" | "high" => ["off", "low", "medium", "high"].includes(s), {
+      message: (issue) =>
+        `expected "off", "low", "medium", "high" or a number of tokens, got ${JSON.stringify(issue.actual)}`,
+      jsonSchema: { enum: ["off", "low", "medium", "high"] }
+    })
+  ),
+  PositiveInt
+)
+
 const ModelConfig = Schema.Struct({
+  api: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((s): s is ModelApi => s === "chat" || s === "responses" || s === "anthropic", {
+        message: (issue) => `expected "chat", "responses" or "anthropic", got ${JSON.stringify(issue.actual)}`,
+        jsonSchema: { enum: ["chat", "responses", "anthropic"] }
+      })
+    ),
+    { default: () => "chat" as const }
+  ).annotations({
+    description: "wire protocol of the server: chat completions, OpenAI Responses or Anthropic Messages"
+  }),
   url: Schema.optionalWith(
     Schema.String.pipe(
       Schema.filter(
@@ -65,7 +96,8 @@ const ModelConfig = Schema.Struct({
     ),
     { default: () => "http://127.0.0.1:11434/v1" }
   ).annotations({
-    description: "base URL of an OpenAI-compatible server; /chat/completions is appended"
+    description:
+      "base URL of the API (with api: chat, of an OpenAI-compatible server, /chat/completions appended); unset with api: anthropic or responses, the provider's own"
   }),
   name: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "qwen2.5-coder:7b" }).annotations({
     description: "model id sent with each request"
@@ -86,6 +118,10 @@ const ModelConfig = Schema.Struct({
     )
   ),
   maxTokens: Schema.optional(PositiveInt),
+  thinking: Schema.optional(Thinking).annotations({
+    description:
+      "extended thinking (anthropic) or reasoning effort (responses): off, low, medium, high, or a budget in tokens"
+  }),
   headers: Schema.optional(
     Schema.Record({
       key: Schema.String.pipe(
@@ -196,7 +232,12 @@ export type AgentConfig = typeof AgentConfigSchema.Type
 /** What each key means, for the published JSON Schema (editors show it on hover). */
 export const keyDescriptions: Record<string, string> = {
   model: "The model server and the model mm talks to.",
-  "model.url": "Base URL of an OpenAI-compatible server; mm appends /chat/completions.",
+  "model.api":
+    "The wire protocol: chat (OpenAI chat completions: local servers, most gateways), responses (OpenAI Responses) or anthropic (Anthropic Messages).",
+  "model.url":
+    "Base URL of the API. With api: chat, of an OpenAI-compatible server (mm appends /chat/completions); unset with anthropic or responses, the provider's (https://api.anthropic.com/v1, https://api.openai.com/v1).",
+  "model.thinking":
+    "How much the model thinks before it answers: off, low, medium, high, or a budget in tokens. Anthropic: extended thinking with that budget; Responses: the reasoning effort; chat: not sent (use model.extraBody).",
   "model.name": "Model id sent with each request.",
   "model.apiKeyEnv": "Name of the environment variable holding the bearer token (the key never goes in this file).",
   "model.contextWindow":

@@ -163,6 +163,15 @@ const modelSettings = (project: Raw, user: AgentConfig, merged: AgentConfig): Ar
       effect: `model.url — send ${dollars(sent)} to ${model.url}`
     })
   }
+  // another API with no url written moves the key to that provider's own address
+  if (typeof model.api === "string" && model.api !== user.model.api && merged.model.url !== user.model.url) {
+    found.push({
+      path: ["model", "api"],
+      value: model.api,
+      short: `model.api: ${model.api} (would send ${dollars(sent)} to ${merged.model.url})`,
+      effect: `model.api — send ${dollars(sent)} to ${merged.model.url}`
+    })
+  }
   if (typeof model.apiKeyEnv === "string" && model.apiKeyEnv !== user.model.apiKeyEnv) {
     found.push({
       path: ["model", "apiKeyEnv"],

@@ -54,7 +54,16 @@ const makeMessageSchemas = () => {
     /** Images sent with a question (to a model that can see), kept as checkpoint blobs. */
     images: Schema.optional(Schema.Array(ImageRef)),
     /** A question from an editor: the blocks it sent, replayed on load instead of `content`. */
-    blocks: Schema.optional(Schema.Array(EditorBlock))
+    blocks: Schema.optional(Schema.Array(EditorBlock)),
+    /**
+     * What only the API that wrote this assistant message understands (signed thinking,
+     * encrypted reasoning), as it sent it: given back to that API and model only.
+     */
+    opaque: Schema.optional(Schema.Struct({
+      api: Schema.Literal("anthropic", "responses"),
+      model: Schema.String,
+      items: Schema.Array(Schema.Unknown)
+    }))
   })
   return { ToolCall, EditorBlock, ImageRef, Message }
 }
@@ -226,12 +235,16 @@ export type WirePart =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
 
-/** The message as the server receives it: mm's own marks removed. */
+/**
+ * The message as the server receives it: mm's own marks removed. `opaque` is for the adapter
+ * of the API that wrote it, which alone sends it back; every other adapter leaves it out.
+ */
 export interface WireMessage {
   readonly role: Message["role"]
   readonly content: string | null | ReadonlyArray<WirePart>
   readonly tool_calls?: ReadonlyArray<ToolCall>
   readonly tool_call_id?: string
+  readonly opaque?: Message["opaque"]
 }
 
 export const toWire = (message: Message): WireMessage => {
@@ -247,5 +260,6 @@ export const toWire = (message: Message): WireMessage => {
     }))
   }
   if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id
+  if (message.opaque !== undefined) wire.opaque = message.opaque
   return wire
 }

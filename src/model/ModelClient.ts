@@ -20,9 +20,37 @@ export interface ChatRequest {
   readonly model?: string
 }
 
+/** Which wire protocol the configured server speaks (`model.api`). */
+export type ModelApi = "chat" | "responses" | "anthropic"
+
+/**
+ * What one answer used, in mm's words. `promptTokens` is the whole prompt as the window sees
+ * it, whatever part of it came from the server's prompt cache.
+ */
 export interface Usage {
   readonly promptTokens: number
   readonly completionTokens: number
+  /** Of `promptTokens`, how many the server read from its prompt cache (when it says). */
+  readonly cachedTokens?: number
+  /** Of `promptTokens`, how many the server wrote into its prompt cache (Anthropic says). */
+  readonly cacheWriteTokens?: number
+}
+
+/**
+ * Why an answer ended, in mm's words; each adapter maps its API's own (chat's
+ * `finish_reason`, Anthropic's `stop_reason`, a Responses `status`).
+ */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter"
+
+/**
+ * What only one API understands about an assistant message (Anthropic's signed thinking
+ * blocks, a Responses reasoning item with its encrypted content): kept with the message as
+ * the API sent it and given back only to the same API and model, never shown to another.
+ */
+export interface ProviderData {
+  readonly api: Exclude<ModelApi, "chat">
+  readonly model: string
+  readonly items: ReadonlyArray<unknown>
 }
 
 /**
@@ -46,12 +74,14 @@ export type ModelEvent =
     /** The whole reasoning of this answer; "" when the model gave none. */
     readonly reasoning: string
     readonly toolCalls: ReadonlyArray<ToolCall>
-    readonly finishReason: string
+    readonly finishReason: FinishReason
     readonly usage: Usage | undefined
+    /** What the API needs back with this message on the next request, when it is one that does. */
+    readonly opaque?: ProviderData
   }
 
 export interface ModelClientShape {
-  /** `POST {url}/chat/completions` with `stream: true`. Interrupting the stream aborts the request. */
+  /** One streamed answer to the request. Interrupting the stream aborts the request. */
   readonly stream: (request: ChatRequest) => Stream.Stream<ModelEvent, GenerationError>
   /** Whether the server answers at all (for the banner); never fails, bounded in time. */
   readonly probe: Effect.Effect<boolean>
@@ -99,6 +129,7 @@ export interface ModelClientShape {
   readonly askServer: Effect.Effect<void>
   readonly url: string
   readonly model: string
+  readonly api: ModelApi
 }
 
 export class ModelClient extends Context.Tag("mm/ModelClient")<ModelClient, ModelClientShape>() {}

@@ -40,6 +40,8 @@ export type PrintEvent =
     readonly completionTokens: number
     readonly contextWindow: number
     readonly estimated: boolean
+    readonly cachedTokens?: number
+    readonly cacheWriteTokens?: number
   }
   | {
     readonly type: "turn_finished"
@@ -71,7 +73,9 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
         promptTokens: event.promptTokens,
         completionTokens: event.completionTokens,
         contextWindow: event.contextWindow,
-        estimated: event.estimated
+        estimated: event.estimated,
+        ...(event.cachedTokens === undefined ? {} : { cachedTokens: event.cachedTokens }),
+        ...(event.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: event.cacheWriteTokens })
       }
     case "ToolCallStarted":
       return {

@@ -274,11 +274,17 @@ const tokenCount = (n: number): string =>
     ? `${(Math.round(n / 100) / 10).toFixed(1).replace(/\.0$/, "")}k`
     : `${Math.round(n / 1000)}k`
 
-/** The dim line after a turn: `1.2k in · 340 out · 18% of 32k context` (`~` when mm estimated it). */
+/**
+ * The dim line after a turn: `1.2k in · 340 out · 18% of 32k context` (`~` when mm estimated
+ * it), with `(1.1k cached)` after the input when the server read part of it from its cache.
+ */
 export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>): string => {
   const mark = usage.estimated ? "~" : ""
   const percent = Math.round((100 * (usage.promptTokens + usage.completionTokens)) / usage.contextWindow)
-  return `${mark}${tokenCount(usage.promptTokens)} in · ${mark}${
+  const cached = usage.cachedTokens === undefined || usage.cachedTokens === 0
+    ? ""
+    : ` (${tokenCount(usage.cachedTokens)} cached)`
+  return `${mark}${tokenCount(usage.promptTokens)} in${cached} · ${mark}${
     tokenCount(usage.completionTokens)
   } out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context`
 }

@@ -21,6 +21,7 @@ const bad = (text: string) => {
 describe("configuration", () => {
   it("has every default of the contract", () => {
     expect(defaultConfig().model).toEqual({
+      api: "chat",
       url: "http://127.0.0.1:11434/v1",
       name: "qwen2.5-coder:7b",
       textToolCalls: true,
@@ -54,6 +55,7 @@ describe("configuration", () => {
     ].join("\n")
     const config = Either.getOrThrow(parseConfig(text, "agent.yaml"))
     expect(config.model).toEqual({
+      api: "chat",
       url: "http://localhost:8080/v1",
       name: "llama",
       apiKeyEnv: "MY_KEY",
@@ -69,6 +71,23 @@ describe("configuration", () => {
     expect(Either.getOrThrow(parseConfig("watchdogTimeout: \"90s\"", "f")).watchdogTimeout).toBe(90)
     expect(Either.getOrThrow(parseConfig("watchdogTimeout: 1.5", "f")).watchdogTimeout).toBe(1.5)
     expect(Either.getOrThrow(parseConfig("watchdogTimeout: \"500ms\"", "f")).watchdogTimeout).toBe(0.5)
+  })
+
+  it("model.api picks the provider's address when no url is written, and keeps a written one", () => {
+    const anthropic = Either.getOrThrow(parseConfig("model:\n  api: anthropic\n  name: claude-sonnet-4-5\n", "f"))
+    expect(anthropic.model).toMatchObject({ api: "anthropic", url: "https://api.anthropic.com/v1" })
+    const responses = Either.getOrThrow(parseConfig("model:\n  api: responses\n", "f"))
+    expect(responses.model.url).toBe("https://api.openai.com/v1")
+    const proxied = Either.getOrThrow(parseConfig("model:\n  api: anthropic\n  url: http://127.0.0.1:9/v1\n", "f"))
+    expect(proxied.model.url).toBe("http://127.0.0.1:9/v1")
+    expect(bad("model:\n  api: gemini\n")).toMatch(/^\/p\/agent\.yaml: model\.api.*"chat".*"responses".*"anthropic"/)
+  })
+
+  it("model.thinking takes a level or a budget in tokens", () => {
+    expect(Either.getOrThrow(parseConfig("model:\n  thinking: high\n", "f")).model.thinking).toBe("high")
+    expect(Either.getOrThrow(parseConfig("model:\n  thinking: 4096\n", "f")).model.thinking).toBe(4096)
+    expect(bad("model:\n  thinking: lots\n")).toMatch(/^\/p\/agent\.yaml: model\.thinking/)
+    expect(bad("model:\n  thinking: -3\n")).toMatch(/^\/p\/agent\.yaml: model\.thinking/)
   })
 
   it("an empty file or a file of comments gives the defaults", () => {

@@ -110,6 +110,14 @@ describe("a project's guarded settings", () => {
       .toEqual(["sandbox: auto", "model.url (would receive $MY_KEY)"])
   })
 
+  it("include another model.api that would send the user's key to that provider", () => {
+    expect(shorts("model:\n  api: anthropic\n", "model:\n  apiKeyEnv: MY_KEY\n"))
+      .toEqual(["model.api: anthropic (would send $MY_KEY to https://api.anthropic.com/v1)"])
+    // no key sent, or the user's own API: nothing to guard
+    expect(shorts("model:\n  api: anthropic\n")).toEqual([])
+    expect(shorts("model:\n  api: anthropic\n", "model:\n  api: anthropic\n  apiKeyEnv: K\n")).toEqual([])
+  })
+
   it("are named by a hash of exactly their values, whatever their order", () => {
     const a = guardHash(guarded("permissions: allow\nsandbox: off\nmaxSteps: 3\n"))
     expect(a).toMatch(/^[0-9a-f]{64}$/)

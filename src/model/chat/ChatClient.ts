@@ -17,7 +17,9 @@ import * as Stream from "effect/Stream"
 
 import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../../config/Config"
 import { GenerationError, rawText } from "../../domain/Errors"
+import type { WireMessage } from "../../domain/Session"
 import { type SecretRegistry, Secrets } from "../../lib/Secrets"
+import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "../AnswerStream"
 import {
   afterAttempts,
   contextOverflow,
@@ -36,8 +38,8 @@ import {
 import { type ChatRequest, ModelClient, type ModelEvent } from "../ModelClient"
 import { type Busy, busyIfReset, busyIfRetried, RetryTiming, withRetries } from "../Retry"
 import { cutBy, cutCallLine } from "../StopReason"
-import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "./AnswerStream"
 import { authorization, type Client, type Headers, makeLearned, type ModelSettings } from "./ClientState"
+import { Completion } from "./Completion"
 import { ServerCache } from "./ServerCache"
 import { kindOf } from "./ServerProbe"
 import {
@@ -81,6 +83,13 @@ const resolveHeaders = (headers: ModelSettings["headers"], secrets: SecretRegist
 // ---------------------------------------------------------------------------------------
 // The request
 
+/** A message as chat completions take it: what only another API understands is left out. */
+const chatMessage = (message: WireMessage): WireMessage => {
+  if (message.opaque === undefined) return message
+  const { opaque: _, ...rest } = message
+  return rest
+}
+
 /** The body; with `asText`, the tools described in the system prompt rather than sent as `tools`. */
 const requestBody = (settings: ModelSettings, asked: ChatRequest, withUsage: boolean, asText: boolean): string => {
   const { temperature, maxTokens, extraBody } = settings
@@ -90,7 +99,7 @@ const requestBody = (settings: ModelSettings, asked: ChatRequest, withUsage: boo
   return JSON.stringify({
     ...extraBody,
     model: request.model ?? settings.name,
-    messages: request.messages,
+    messages: request.messages.map(chatMessage),
     stream: true,
     ...(withUsage ? { stream_options: { include_usage: true } } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
@@ -194,12 +203,14 @@ const answer = (
   window: number
 ): Stream.Stream<ModelEvent, GenerationError> => {
   const reading: Reading = {
+    begin: () =>
+      new Completion(c.secrets.redact, (tool, usage) => cutCallLine(cutBy(usage, window), tool, c.settings.maxTokens)),
     maxAnswerBytes: c.settings.maxAnswerBytes,
     secrets: c.secrets,
     watchdogSeconds: c.watchdogSeconds,
     watchdogMs: c.watchdogMs,
     afterAnswer: afterAnswer(c),
-    cutCall: (tool, usage) => cutCallLine(cutBy(usage, window), tool, c.settings.maxTokens)
+    isLast: (data) => data.length <= 8 && data.trim() === "[DONE]"
   }
   return (headerOf(response, "content-type") ?? "").includes("application/json")
     ? wholeAnswer(response, reading)
@@ -347,6 +358,7 @@ export const makeModelClient = Effect.gen(function*() {
     takeWarning: takeWarning(c),
     askServer: askServer(c),
     url: baseUrl,
-    model: c.model
+    model: c.model,
+    api: "chat"
   })
 })

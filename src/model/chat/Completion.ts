@@ -3,8 +3,9 @@ import { type GenerationError, rawText } from "../../domain/Errors"
 import type { ToolCall } from "../../domain/Session"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
+import type { AnswerReader } from "../AnswerStream"
 import { CHUNK_SHOWN_MAX, fail, serverMessage } from "../Failures"
-import type { ModelEvent, Usage } from "../ModelClient"
+import type { FinishReason, ModelEvent, Usage } from "../ModelClient"
 import { cutCallLine } from "../StopReason"
 import { ThinkSplitter } from "./Reasoning"
 
@@ -14,8 +15,16 @@ interface PendingCall {
   arguments: string
 }
 
+/** A server's `finish_reason` in mm's words: a missing or unknown one is "stop", or "tool_calls" with calls. */
+const finishOf = (reason: string | undefined, withCalls: boolean): FinishReason =>
+  reason === "length" || reason === "content_filter"
+    ? reason
+    : reason === "tool_calls" || reason === "function_call" || withCalls
+    ? "tool_calls"
+    : "stop"
+
 /** The answer so far: the text, the tool calls by index, how it finished. */
-export class Completion {
+export class Completion implements AnswerReader {
   private contentSoFar = ""
   /** The reasoning so far; `takeReasoning` hands out what arrived since it was last called. */
   private reasoning = ""
@@ -80,9 +89,14 @@ export class Completion {
     }
     const usage = chunk.usage
     if (isRecord(usage) && typeof usage.prompt_tokens === "number") {
+      const details = usage.prompt_tokens_details
+      const cached = isRecord(details) && typeof details.cached_tokens === "number" && details.cached_tokens > 0
+        ? details.cached_tokens
+        : undefined
       this.usage = {
         promptTokens: usage.prompt_tokens,
-        completionTokens: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0
+        completionTokens: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0,
+        ...(cached === undefined ? {} : { cachedTokens: cached })
       }
     }
     const choices = chunk.choices
@@ -238,7 +252,7 @@ export class Completion {
       content: this.redact(this.contentSoFar),
       reasoning: this.redact(this.reasoning),
       toolCalls,
-      finishReason: this.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      finishReason: finishOf(this.finishReason, toolCalls.length > 0),
       usage: this.usage
     }
   }

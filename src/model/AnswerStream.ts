@@ -1,7 +1,8 @@
 /**
- * A model server's answer read into `ModelEvent`s: the usual SSE stream of deltas, or the
- * whole completion as one JSON body from a server that ignored `stream: true`. Text is
- * redacted as it goes; the answer is held against model.maxAnswerBytes and the watchdog.
+ * A model server's answer read into `ModelEvent`s, whatever the API: the usual SSE stream of
+ * events, or the whole answer as one JSON body from a server that ignored `stream: true`. Each
+ * API's adapter brings what reads its events (an `AnswerReader`); text is redacted as it goes
+ * and the answer held against model.maxAnswerBytes and the watchdog here, once for all.
  */
 import * as Sse from "@effect/experimental/Sse"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -11,15 +12,34 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 
-import { GenerationError, rawText } from "../../domain/Errors"
-import type { SecretRegistry, StreamRedactor } from "../../lib/Secrets"
-import { readCapped } from "../BodyRead"
-import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "../Failures"
-import type { ModelEvent, Usage } from "../ModelClient"
-import { Completion } from "./Completion"
+import { GenerationError, rawText } from "../domain/Errors"
+import type { SecretRegistry, StreamRedactor } from "../lib/Secrets"
+import { readCapped } from "./BodyRead"
+import { ERROR_BODY_READ_MAX, eventTooLarge, streamCut, tooLargeError, watchdogError } from "./Failures"
+import type { ModelEvent } from "./ModelClient"
+
+/** One API's reading of one answer: its events absorbed one by one, then the whole answer. */
+export interface AnswerReader {
+  /** One event's data (and SSE event name): the text to show now, if any, or why the answer failed. */
+  absorb(data: string, eventName: string): string | GenerationError | undefined
+  /** The reasoning that arrived since this was last called. */
+  takeReasoning(): string
+  /** Text held back until the answer ends (a `<think>` split still open), handed out once. */
+  endContent(): string
+  /** The answer's text so far. */
+  readonly content: string
+  /** Bytes of text (answer and tool-call arguments) streamed so far. */
+  readonly bytes: number
+  /** Whether the API said the answer is over. */
+  readonly finished: boolean
+  /** The closing `Completed` event, or why the whole answer cannot be used. */
+  complete(): ModelEvent | GenerationError
+}
 
 /** How an answer is read. */
 export interface Reading {
+  /** A fresh reader of this API's events, for one answer. */
+  readonly begin: () => AnswerReader
   readonly maxAnswerBytes: number
   /** The secrets the answer's text is redacted of as it streams. */
   readonly secrets: SecretRegistry
@@ -27,8 +47,8 @@ export interface Reading {
   readonly watchdogMs: number
   /** Run once the answer is whole (the client's own follow-up, after the `Completed` event). */
   readonly afterAnswer: Effect.Effect<void>
-  /** Words a tool call that `finish_reason: length` cut before its arguments were whole. */
-  readonly cutCall?: (tool: string, usage: Usage | undefined) => string
+  /** Whether the event with this data ends the stream (chat's `[DONE]`); by default none does. */
+  readonly isLast?: (data: string) => boolean
 }
 
 /** `readCapped` within the watchdog; nothing (as a whole body) when reading fails or stalls. */
@@ -72,7 +92,7 @@ export const wholeAnswer = (
   Stream.unwrap(
     Effect.map(readBody(response, reading.maxAnswerBytes, reading.watchdogMs), ({ text: body, whole }) => {
       if (!whole) return Stream.fail(tooLargeError(reading.maxAnswerBytes))
-      const completion = new Completion(reading.secrets.redact, reading.cutCall)
+      const completion = reading.begin()
       const text = completion.absorb(body, "message")
       if (text instanceof GenerationError) return Stream.fail(text)
       if (!completion.finished && completion.content === "") {
@@ -108,19 +128,21 @@ const oneLinePerPiece = (chunk: Chunk.Chunk<string>): Chunk.Chunk<string> => {
   return Chunk.unsafeFromArray(pieces)
 }
 
-/** The body's SSE events up to `[DONE]`, each byte awaited no longer than the watchdog allows. */
-const sseEvents = (response: HttpClientResponse.HttpClientResponse, reading: Reading) =>
-  response.stream.pipe(
+/** The body's SSE events up to the last one, each byte awaited no longer than the watchdog allows. */
+const sseEvents = (response: HttpClientResponse.HttpClientResponse, reading: Reading) => {
+  const events = response.stream.pipe(
     Stream.timeoutFail(() => watchdogError(reading.watchdogSeconds), reading.watchdogMs),
     Stream.decodeText(),
     Stream.mapChunks(oneLinePerPiece),
-    Stream.pipeThroughChannel(Sse.makeChannel()),
-    Stream.takeUntil((event) => event.data.length <= 8 && event.data.trim() === "[DONE]")
+    Stream.pipeThroughChannel(Sse.makeChannel())
   )
+  const isLast = reading.isLast
+  return isLast === undefined ? events : Stream.takeUntil(events, (event) => isLast(event.data))
+}
 
-/** One streamed answer being read: its completion and the redactors of its text and reasoning. */
+/** One streamed answer being read: its reader and the redactors of its text and reasoning. */
 interface Streamed {
-  readonly completion: Completion
+  readonly completion: AnswerReader
   readonly redactor: StreamRedactor
   readonly thoughtRedactor: StreamRedactor
 }
@@ -152,7 +174,7 @@ const closing = (
   afterAnswer: Effect.Effect<void>
 ): Stream.Stream<ModelEvent, GenerationError> =>
   Stream.suspend(() => {
-    if (!completion.finished) return Stream.fail(streamCut("the stream ended without finish_reason or [DONE]"))
+    if (!completion.finished) return Stream.fail(streamCut("the stream ended before the answer said it was over"))
     const heldText = completion.endContent()
     const done = completion.complete()
     if (done instanceof GenerationError) return Stream.fail(done)
@@ -161,14 +183,14 @@ const closing = (
     return ending(thought, rest, done, afterAnswer)
   })
 
-/** The usual answer: `text/event-stream` of completion deltas. */
+/** The usual answer: `text/event-stream` of the API's events. */
 export const streamedAnswer = (
   response: HttpClientResponse.HttpClientResponse,
   reading: Reading
 ): Stream.Stream<ModelEvent, GenerationError> =>
   Stream.suspend(() => {
     const streamed: Streamed = {
-      completion: new Completion(reading.secrets.redact, reading.cutCall),
+      completion: reading.begin(),
       redactor: reading.secrets.streamRedactor(),
       thoughtRedactor: reading.secrets.streamRedactor()
     }

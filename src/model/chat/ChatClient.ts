@@ -301,7 +301,7 @@ const redactedStream = (
 // ---------------------------------------------------------------------------------------
 // The service
 
-export const makeModelClient = Effect.gen(function*() {
+export const makeChatClient = Effect.gen(function*() {
   const { config } = yield* AppConfig
   // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
   const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))

@@ -150,6 +150,12 @@ export const COMMANDS = {
   init: {
     summary: "write an agent.yaml for this project",
     options: [
+      {
+        long: "--preset",
+        value: "NAME",
+        choices: ["local", "openai", "anthropic", "openrouter"],
+        help: "a hosted API (openai, anthropic, openrouter) or a local server (local: look for one)"
+      },
       { long: "--url", value: "URL", help: "the server to use instead of looking (its /models are listed)" },
       { long: "--model", value: "NAME", help: "the model to use instead of picking" },
       { long: "--force", help: "replace an existing agent.yaml" }

@@ -100,7 +100,8 @@ const ABOUT: { readonly [T in TopCommand]: { readonly title: string; readonly te
     text: [
       "Looks for a model server on 127.0.0.1 (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM 8000),",
       "lists the models it finds and lets you pick one, and writes sessions.enabled: true (the default) for",
-      "all to see."
+      "all to see. --preset anthropic, openai or openrouter writes that hosted API instead, with the",
+      "environment variable its key is read from."
     ]
   },
   checkpoints: {

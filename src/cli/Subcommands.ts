@@ -87,7 +87,12 @@ const HANDLERS: { readonly [P in Runnable]: Handler<P> } = {
     Effect.flatMap(
       Effect.promise(() => import("./Init")),
       ({ initProject }) =>
-        initProject({ url: value(given, "--url"), model: value(given, "--model"), force: flag(given, "--force") })
+        initProject({
+          preset: value(given, "--preset"),
+          url: value(given, "--url"),
+          model: value(given, "--model"),
+          force: flag(given, "--force")
+        })
     ),
   "checkpoints gc": checkpointsGc,
   acp

@@ -506,6 +506,42 @@ describe("mm on the command line", () => {
   })
 })
 
+describe("mm init's presets for hosted APIs", () => {
+  it("--preset writes the API, its address, a model and the key's variable, and says which key to set", async () => {
+    const project = tempProject(undefined)
+    const run = await mm(project, ["init", "--preset", "anthropic"], "", { ANTHROPIC_API_KEY: "" })
+    expect(run.code).toBe(0)
+    const yaml = fs.readFileSync(path.join(project, "agent.yaml"), "utf8")
+    const parsed = parseConfig(yaml, "agent.yaml")
+    expect(parsed._tag === "Right" && parsed.right.model).toMatchObject({
+      api: "anthropic",
+      url: "https://api.anthropic.com/v1",
+      name: "claude-sonnet-4-5",
+      apiKeyEnv: "ANTHROPIC_API_KEY"
+    })
+    expect(run.stdout).toContain("(Anthropic), sessions on")
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe("next: export ANTHROPIC_API_KEY=<your key>, then run mm here")
+
+    const openai = await mm(project, ["init", "--preset", "openai", "--model", "gpt-5-mini", "--force"], "", {
+      OPENAI_API_KEY: "sk-test"
+    })
+    expect(openai.code).toBe(0)
+    const written = parseConfig(fs.readFileSync(path.join(project, "agent.yaml"), "utf8"), "agent.yaml")
+    expect(written._tag === "Right" && written.right.model).toMatchObject({
+      api: "responses",
+      url: "https://api.openai.com/v1",
+      name: "gpt-5-mini",
+      apiKeyEnv: "OPENAI_API_KEY"
+    })
+    // the key is there: nothing more to do
+    expect(openai.stdout.trimEnd().split("\n").at(-1)).toBe("next: run mm here to start")
+
+    const wrong = await mm(project, ["init", "--preset", "gemini", "--force"])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr.split("\n")[0]).toBe(`mm: --preset takes local or openai or anthropic or openrouter, not "gemini"`)
+  })
+})
+
 describe("mm init's picker, on a terminal", () => {
   it("lists the server's models; the arrow keys and Enter choose the one written", async () => {
     const models = await startFakeModelServer({ models: ["alpha-coder:1b", "beta-coder:7b", "gamma:3b"] })
@@ -524,6 +560,19 @@ describe("mm init's picker, on a terminal", () => {
     const parsed = parseConfig(fs.readFileSync(path.join(project, "agent.yaml"), "utf8"), "agent.yaml")
     expect(parsed._tag === "Right" && parsed.right.model.name).toBe("beta-coder:7b")
     await models.close()
+  })
+
+  it("when mm looks for itself, offers the hosted APIs beside what it found", async () => {
+    const project = tempProject(undefined)
+    const pty = new PtyMm(project, {}, ["init"], { columns: 100, rows: 30 })
+    await pty.waitFor(/OpenRouter/)
+    const screen = stripAnsi(pty.out)
+    expect(screen).toContain("Anthropic (claude-sonnet-4-5)")
+    expect(screen).toContain("needs $ANTHROPIC_API_KEY")
+    expect(screen).toContain("OpenAI (gpt-5)")
+    pty.type("\u0003")
+    expect(await pty.exit()).toBe(130)
+    expect(fs.existsSync(path.join(project, "agent.yaml"))).toBe(false)
   })
 
   it("left with Ctrl-C, writes nothing and ends with 130", async () => {

@@ -64,7 +64,7 @@ describe("the terminal, a server restarted between turns with a smaller -c", () 
     const project = tempProject(configFor(server.url))
     const mm = new PtyMm(project)
     try {
-      await mm.waitForText(/8k context/)
+      await mm.waitForText(/model fake-model at/)
       server.push({ text: "first answer", usage: { prompt_tokens: 1000, completion_tokens: 10 } })
       mm.type("one\r")
       await mm.waitForText(/1k in · 10 out · 12% of 8k context/)

@@ -81,8 +81,18 @@ export interface FakeModelServer {
   readonly aborted: () => number
   /** Resolves true once `aborted()` exceeds `before` (default 0), false after `timeoutMs`. */
   readonly waitForAbort: (options?: { readonly before?: number; readonly timeoutMs?: number }) => Promise<boolean>
+  /**
+   * Loading a model, as llama-server is: while on, every request (routes, the model list, chat)
+   * is answered `503 Loading model`; `headers` go with each such answer.
+   */
+  readonly setLoading: (on: boolean, headers?: Readonly<Record<string, string>>) => void
+  /** `METHOD /path` of each request answered `503 Loading model`, in order. */
+  readonly refusedLoading: Array<string>
   readonly close: () => Promise<void>
 }
+
+/** What llama-server answers to every request while it loads its model. */
+export const LOADING_BODY = { error: { code: 503, message: "Loading model", type: "unavailable_error" } }
 
 const splitText = (text: string): Array<string> => {
   if (text.length <= 4) return [text]
@@ -108,6 +118,8 @@ export const startFakeModelServer = async (
     readonly routes?: Readonly<Record<string, Route | ReadonlyArray<Route>>>
     /** Where to listen (default: a free port); the tutorial's transcripts are taken on Ollama's 11434. */
     readonly port?: number
+    /** Start loading a model (see `setLoading`). */
+    readonly loading?: boolean
   } = {}
 ): Promise<FakeModelServer> => {
   const queue: Array<Step> = [...(options.steps ?? [])]
@@ -117,6 +129,8 @@ export const startFakeModelServer = async (
   let fallback: Step | undefined
   let aborted = 0
   let closing = false
+  let loading: Readonly<Record<string, string>> | undefined = options.loading === true ? {} : undefined
+  const refusedLoading: Array<string> = []
   const cutByServer = new WeakSet<http.ServerResponse>()
 
   const server = http.createServer(async (req, res) => {
@@ -137,6 +151,12 @@ export const startFakeModelServer = async (
     if (options.ollama === true) res.setHeader("Server", "ollama")
 
     const key = `${req.method} ${path}`
+    if (loading !== undefined) {
+      res.writeHead(503, { "content-type": "application/json", ...loading })
+      res.end(JSON.stringify(LOADING_BODY))
+      refusedLoading.push(key)
+      return
+    }
     const listed = options.routes?.[key]
     const seen = answered.filter((done) => done === key).length
     const route: Route | undefined = Array.isArray(listed)
@@ -325,6 +345,10 @@ export const startFakeModelServer = async (
       }
       return true
     },
+    setLoading: (on, headers = {}) => {
+      loading = on ? headers : undefined
+    },
+    refusedLoading,
     close: () =>
       new Promise<void>((resolve) => {
         closing = true

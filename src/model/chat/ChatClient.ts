@@ -41,7 +41,7 @@ import { cutBy, cutCallLine } from "../StopReason"
 import { authorization, type Client, type Headers, makeLearned, type ModelSettings } from "./ClientState"
 import { Completion } from "./Completion"
 import { ServerCache } from "./ServerCache"
-import { kindOf } from "./ServerProbe"
+import { failedStatus, kindOf } from "./ServerProbe"
 import {
   afterAnswer,
   answeredAgain,
@@ -178,6 +178,8 @@ const open = (
       return response
     }
     const body = yield* errorBody(response, c.watchdogMs)
+    // a refusal of this request (not a load, a key, a proxy) is an answer too: the server is back
+    if (!failedStatus(response.status)) yield* answeredAgain(c)
     if (looksNotOpenAi(response.status, type, body) && response.status !== 502 && response.status !== 503) {
       return yield* Effect.fail(fail("http", notOpenAiLine(c.baseUrl, type), `HTTP ${response.status}: ${body}`))
     }

@@ -2,6 +2,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 
@@ -67,6 +68,14 @@ export interface Learned {
   readonly failedProbes: Ref.Ref<number>
   /** A probe is running: another is not started. */
   readonly probing: Ref.Ref<boolean>
+  /** The fiber of the probe running in the background, if one is: a stale one is interrupted. */
+  readonly probe: Ref.Ref<Fiber.RuntimeFiber<void> | undefined>
+  /**
+   * Done when the probe started after the server answered again (after a load, a lost
+   * connection, a question that got no answer) is over: the end of the answer that started
+   * it, and the end of the run, wait for it a moment.
+   */
+  readonly reheard: Ref.Ref<Deferred.Deferred<void> | undefined>
   /** The server was asked about itself (or is being asked) in this run: not again unless it was lost. */
   readonly asked: Ref.Ref<boolean>
   /** A chat request was answered (whatever the status): the server is there. */
@@ -93,6 +102,8 @@ export const makeLearned = (memo: ServerMemo | undefined): Effect.Effect<Learned
     lost: Ref.make(false),
     failedProbes: Ref.make(0),
     probing: Ref.make(false),
+    probe: Ref.make<Fiber.RuntimeFiber<void> | undefined>(undefined),
+    reheard: Ref.make<Deferred.Deferred<void> | undefined>(undefined),
     asked: Ref.make(false),
     reached: Ref.make(false),
     list: Ref.make<ModelList | undefined>(memo?.list),

@@ -3,14 +3,17 @@
  * answers: its model list (for the banner), the context window it serves and what its chat
  * template can take. What the cache kept is a first guess: every run asks the server again,
  * beside its first request, and an answer replaces the guess at once. A server still loading
- * its model (`503`) is asked again until it answers; one that was lost and answers again is
- * asked again too (it may have been restarted smaller), and so is one whose questions got no
- * answer (a refused key, a proxy's 502, a timeout), which is never kept as one.
+ * its model (`503`) is asked again until it answers; one that was lost (unreachable, reset,
+ * loading) and answers again is asked afresh at that moment, in place of any question still
+ * pending from before (it may have been restarted with another window), and so is one whose
+ * questions got no answer (a refused key, a proxy's 502, a timeout), which is never kept as
+ * one. The end of the answer that found the server back waits a moment for what it says.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 
 import { probeBody } from "../BodyRead"
@@ -183,25 +186,45 @@ const probeServer = (c: Client): Effect.Effect<void> =>
         ]))
       ))
 
+/** Runs a probe in the background, its fiber kept (a stale one is interrupted), `after` once it is over. */
+const startProbe = (c: Client, after: Effect.Effect<void> = Effect.void): Effect.Effect<void> =>
+  Effect.flatMap(
+    Effect.forkIn(Effect.ensuring(probeServer(c), after), c.scope),
+    (fiber) => Ref.set(c.learned.probe, fiber)
+  )
+
 /**
  * Starts, once, asking the server about itself in the background — its models, then its
  * window — whatever the cache said, and returns at once.
  */
 export const askServer = (c: Client): Effect.Effect<void> =>
-  Effect.flatMap(
-    Ref.getAndSet(c.learned.asked, true),
-    (asked) => asked ? Effect.void : Effect.asVoid(Effect.forkIn(probeServer(c), c.scope))
-  )
+  Effect.flatMap(Ref.getAndSet(c.learned.asked, true), (asked) => asked ? Effect.void : startProbe(c))
 
 /** What the cache said, known from the start: the window and the template's limits, a first guess. */
 export const startFrom = (c: Client, memo: ServerMemo): Effect.Effect<void> => learn(c, memo.served)
 
-/** The server answered: if it had been lost, what it serves is asked again in the background. */
+/**
+ * The server answers after it was lost (unreachable, reset, loading its model, or its last
+ * questions got no answer): what it serves is asked now, once, in place of a probe still
+ * running — its questions went out while the server was away, or it waits to ask a loading
+ * server again — and the answer's end waits for it a moment (`heard`).
+ */
+const probeAgain = (c: Client): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const done = yield* Deferred.make<void>()
+    yield* Ref.set(c.learned.reheard, done)
+    const stale = yield* Ref.getAndSet(c.learned.probe, undefined)
+    if (stale !== undefined) yield* Fiber.interrupt(stale)
+    yield* startProbe(c, Deferred.succeed(done, undefined))
+  })
+
+/** The server answered: if it had been lost, what it serves is asked again at once. */
 export const answeredAgain = (c: Client): Effect.Effect<void> =>
-  Effect.flatMap(
-    Ref.getAndSet(c.learned.lost, false),
-    (lost) => lost ? Effect.asVoid(Effect.forkIn(probeServer(c), c.scope)) : Effect.void
-  )
+  Effect.flatMap(Ref.getAndSet(c.learned.lost, false), (lost) => lost ? probeAgain(c) : Effect.void)
+
+/** The probe started when the server answered again, if there was one: over, or waited for. */
+const reheard = (c: Client): Effect.Effect<void> =>
+  Effect.flatMap(Ref.get(c.learned.reheard), (done) => done === undefined ? Effect.void : Deferred.await(done))
 
 /** Ollama had not loaded the model at start-up: once it has answered, `/api/ps` knows the context. */
 export const afterAnswer = (c: Client): Effect.Effect<void> =>
@@ -244,10 +267,11 @@ export const settled = (c: Client): Effect.Effect<void> =>
 /**
  * This run's own answer about the window, waited for a moment at most: the end of the first
  * answer waits for it, so that its usage is measured against the window the server serves
- * now, not the one the cache kept.
+ * now, not the one the cache kept; and so does the end of an answer that found the server
+ * back after a load or a lost connection, for the questions asked then.
  */
 export const heard = (c: Client): Effect.Effect<void> =>
-  Effect.ignore(Effect.timeout(Deferred.await(c.learned.heard), PROBE_TIMEOUT_MS))
+  Effect.ignore(Effect.timeout(Effect.zipRight(Deferred.await(c.learned.heard), reheard(c)), PROBE_TIMEOUT_MS))
 
 /** The window once this run has asked the server itself (asked now if it was not), whatever the cache said. */
 export const freshWindow = (c: Client, windowNow: Effect.Effect<number>): Effect.Effect<number> =>
@@ -263,9 +287,9 @@ export const settledIfAnswering = (c: Client): Effect.Effect<void> =>
     Effect.all([Ref.get(c.learned.asked), Ref.get(c.learned.checked), Ref.get(c.learned.reached)]),
     ([asked, checked, reached]) =>
       asked && (checked?.answering === true || reached)
-        ? Effect.interruptible(Deferred.await(c.learned.probed).pipe(Effect.timeout(PROBE_TIMEOUT_MS))).pipe(
-          Effect.ignore
-        )
+        ? Effect.interruptible(
+          Effect.zipRight(Deferred.await(c.learned.probed), reheard(c)).pipe(Effect.timeout(PROBE_TIMEOUT_MS))
+        ).pipe(Effect.ignore)
         : Effect.void
   )
 

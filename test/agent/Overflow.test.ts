@@ -96,6 +96,27 @@ describe("a request over the server's window", () => {
       expect(session.inProgress).toBeUndefined()
     }).pipe(Effect.provide(layer())))
 
+  it.live("a history larger than the window is summarised from its start and its end, within the window", () =>
+    Effect.gen(function*() {
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-overflow-"), { createFile: "later" })
+      )
+      for (let i = 1; i <= 2; i++) {
+        server.push({ text: `${"word ".repeat(6000)}end of answer ${i}` })
+        yield* runTurn(conversation, `question ${i}`)
+      }
+      const before = server.completions().length
+      server.push(overflow(16000, 4096), { text: "summary" }, { text: "answer 3" })
+      const events = yield* runTurn(conversation, "question 3")
+      expect(events.at(-1)).toMatchObject({ _tag: "TurnFinished" })
+      const summarised = server.completions()[before + 1].body.messages.at(-1).content as string
+      expect(summarised.length).toBeLessThan(4 * 4096)
+      expect(summarised).toContain("question 1")
+      expect(summarised).toContain("end of answer 2")
+      expect(summarised).toMatch(/\[… \d+ characters of the conversation left out here …\]/)
+    }).pipe(Effect.provide(layer({ model: { contextWindow: 4096 }, compaction: { auto: false } }))))
+
   it.live("keepTurns is kept when older turns are there to compact and the kept ones fit", () =>
     Effect.gen(function*() {
       const conversation = yield* conversationOf(2)

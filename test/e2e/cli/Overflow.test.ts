@@ -42,7 +42,7 @@ const thirdTurn = async (dir: string) => {
   return { code: await third.exited, mm: third }
 }
 
-describe("mm -p --continue on a conversation over the server's window", () => {
+describe("mm -p and a request over the server's window", () => {
   it("compacts the short history, asks again and answers the third question", async () => {
     const fake = harness.fake()
     const { dir } = makeProject(configYaml({ url: fake.url }))
@@ -71,4 +71,20 @@ describe("mm -p --continue on a conversation over the server's window", () => {
     )
     expect(mm.stderr).not.toMatch(/the question/)
   }, 90_000)
+
+  it("tells a window smaller than mm's own prompt and tools from a question too long", async () => {
+    const fake = harness.fake()
+    const { dir } = makeProject(configYaml({ url: fake.url }))
+    // what a llama-server started with -c 512 answers to `hello there`
+    fake.push(overflow(1207, 512))
+    const mm = new MmProcess(dir, ["-p", "hello there"], { AGENT_CONFIG: path.join(dir, "agent.yaml") })
+    mm.child.stdin!.end()
+    expect(await mm.exited).toBe(1)
+    expect(mm.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^mm's own system prompt and tools are about 1,\d{3} tokens; the server takes 512 — start it with a larger window \(llama-server -c\)$/
+      )
+    ])
+    expect(fake.completions()).toHaveLength(1)
+  }, 60_000)
 })

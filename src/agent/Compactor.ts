@@ -42,7 +42,6 @@ const transcript = (messages: ReadonlyArray<Message>): string =>
     })
     .join("\n\n")
 
-/** Tokens, estimated from characters (about four per token). */
 /** What an image is counted as, in characters (about 768 tokens: a mid-sized image on most vision models). */
 const IMAGE_CHARS = 768 * 4
 
@@ -54,6 +53,7 @@ const contentChars = (message: Pick<WireMessage, "content"> & { readonly images?
   return content.reduce((n, part) => n + (part.type === "text" ? part.text.length : IMAGE_CHARS), 0)
 }
 
+/** Tokens, estimated from characters (about four per token). */
 export const estimateTokens = (
   messages: ReadonlyArray<Pick<WireMessage, "content" | "tool_calls"> & { readonly images?: ReadonlyArray<unknown> }>
 ): number => {
@@ -63,6 +63,22 @@ export const estimateTokens = (
     for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length + 8
   }
   return Math.ceil(chars / 4)
+}
+
+/** Tokens of the window kept free for the summary the model writes. */
+const SUMMARY_ROOM = 1024
+
+/**
+ * The transcript within `maxChars`: whole when it fits, else its start and its end (the end
+ * weighs more: it is what the conversation goes on from) around a line saying what was left out.
+ * The summariser's request must fit the same window as any other.
+ */
+export const fitTranscript = (text: string, maxChars: number): string => {
+  if (text.length <= maxChars) return text
+  const head = Math.floor(maxChars / 4)
+  const tail = maxChars - head
+  const marker = `\n\n[… ${text.length - head - tail} characters of the conversation left out here …]\n\n`
+  return text.slice(0, head) + marker + text.slice(text.length - tail)
 }
 
 export type Compaction =
@@ -87,13 +103,16 @@ export const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => 
       return { _tag: "Nothing" } as const
     }
     const hint = options.hint?.trim() ?? ""
+    // the summariser's request within the window: its instructions, the transcript, room for the summary
+    const window = yield* model.contextWindow
+    const budget = Math.max(1024, (window - SUMMARY_ROOM - Math.ceil(SUMMARY_SYSTEM.length / 4) - 64) * 4)
     const request = {
       tools: [],
       messages: [
         { role: "system" as const, content: SUMMARY_SYSTEM },
         {
           role: "user" as const,
-          content: `${transcript(split.older)}\n\n---\nSummarise the conversation above.${
+          content: `${fitTranscript(transcript(split.older), budget)}\n\n---\nSummarise the conversation above.${
             hint === "" ? "" : ` Focus: ${hint}`
           }`
         }

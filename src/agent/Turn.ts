@@ -23,6 +23,7 @@ import { runCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
 import { saveProgress } from "./TurnProgress"
 import type { TurnState } from "./TurnState"
+import { sayTooSmallFor } from "./WindowFit"
 
 /** The result of a tool call left unanswered when the user cancelled the turn. */
 export const CANCELLED = "cancelled by the user"
@@ -199,6 +200,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     toolOutput: new Map(),
     running: undefined
   }
+  yield* sayTooSmallFor(deps, state)
   return state
 })
 
@@ -234,6 +236,7 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
     )
   for (let step = 1; step <= deps.config.maxSteps; step++) {
     const completed = yield* call()
+    yield* sayTooSmallFor(deps, state)
     const calls = completed.toolCalls
     state.added.push(assistantMessage(completed))
     yield* Ref.set(state.partial, "")

@@ -147,7 +147,8 @@ describe("compaction", () => {
         const before = server.completions().length
         const events = yield* runTurn(conversation, `q${i} ${long}`)
         asked.push(server.completions().length - before)
-        if (i < 4) expect(events.some((e) => e._tag === "Notice")).toBe(false)
+        // (a window of 1,000 is also too small to work in: that is said once, apart)
+        if (i < 4) expect(events.some((e) => e._tag === "Notice" && e.about === "compaction")).toBe(false)
         if (i === 3) server.push({ text: "summary of q1" })
         if (i === 4) {
           const notice = events.find((e) => e._tag === "Notice")
@@ -180,83 +181,4 @@ describe("compaction", () => {
       expect(session.errors.map((e) => e.kind)).toEqual(["compaction"])
       expect(session.messages.at(-1)).toEqual({ role: "assistant", content: "still answered" })
     }).pipe(Effect.provide(layer({ model: { contextWindow: 1000 } }))))
-
-  /** What a real llama-server answers to a request over its window. */
-  const overflow = (prompt: number, window: number) => ({
-    kind: "status" as const,
-    status: 400,
-    body: {
-      error: {
-        code: 400,
-        message: `request (${prompt} tokens) exceeds the available context size (${window} tokens), try increasing it`,
-        type: "exceed_context_size_error",
-        n_prompt_tokens: prompt,
-        n_ctx: window
-      }
-    }
-  })
-
-  it.live("an overflow on turn 3 compacts the history once, says so, and the question is answered", () =>
-    Effect.gen(function*() {
-      const cwd = tempDir("mm-compact-")
-      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
-      for (let i = 1; i <= 2; i++) {
-        server.push({ text: `answer ${i}` })
-        yield* runTurn(conversation, `question ${i}`)
-      }
-      const before = server.completions().length
-      server.push(overflow(4858, 4096), { text: "summary of question 1" }, { text: "answer 3" })
-      const events = yield* runTurn(conversation, "question 3")
-      expect(server.completions().length - before).toBe(3)
-      const notices = events.flatMap((e) => (e._tag === "Notice" ? [e.text] : []))
-      expect(notices).toEqual([
-        "the request (4,858 tokens, over the server's window of 4,096) did not fit: history compacted — 2 older message(s) replaced by a summary — asking again"
-      ])
-      expect(events.at(-1)).toMatchObject({ _tag: "TurnFinished", stopReason: "end_turn" })
-      const session = yield* conversation.snapshot
-      expect(session.messages[1].summary).toBe(true)
-      expect(session.messages.at(-1)).toEqual({ role: "assistant", content: "answer 3" })
-      expect(session.errors).toEqual([])
-      // the question being answered (already saved in progress) is neither summarised nor doubled
-      const summarised = server.completions()[before + 1].body.messages.map((m: { content: string }) => m.content)
-      expect(summarised.join("\n")).not.toContain("question 3")
-      expect(session.messages.filter((m) => m.content === "question 3")).toHaveLength(1)
-      expect(session.inProgress).toBeUndefined()
-      // the retried request carried the summary, not the first turn
-      const retried = server.completions().at(-1)?.body
-      expect(retried.messages.map((m: { content: string }) => m.content)).not.toContain("question 1")
-    }).pipe(Effect.provide(layer({ compaction: { keepTurns: 1 } }))))
-
-  it.live("an overflow that compaction does not cure: the two-number line, never a loop", () =>
-    Effect.gen(function*() {
-      const cwd = tempDir("mm-compact-")
-      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
-      for (let i = 1; i <= 2; i++) {
-        server.push({ text: `answer ${i}` })
-        yield* runTurn(conversation, `question ${i}`)
-      }
-      const before = server.completions().length
-      server.push(overflow(9000, 4096), { text: "summary" }, overflow(8800, 4096))
-      const events = yield* runTurn(conversation, "a very long question")
-      expect(server.completions().length - before).toBe(3)
-      const failed = events.at(-1)
-      expect(failed?._tag === "TurnFailed" ? failed.error.message : "").toBe(
-        "the question is 8,800 tokens; the server's window is 4,096 — shorten the question, or start the server with a larger context window (llama-server -c)"
-      )
-    }).pipe(Effect.provide(layer({ compaction: { keepTurns: 1 } }))))
-
-  it.live("a first question over the window: the two-number line after one request", () =>
-    Effect.gen(function*() {
-      const cwd = tempDir("mm-compact-")
-      const conversation = yield* Effect.flatMap(Keeper, (k) => k.open(cwd, { createFile: "later" }))
-      const before = server.completions().length
-      server.push(overflow(4858, 4096))
-      const events = yield* runTurn(conversation, "x".repeat(19000))
-      expect(server.completions().length - before).toBeLessThanOrEqual(2)
-      const failed = events.at(-1)
-      expect(failed?._tag === "TurnFailed" ? failed.error.message : JSON.stringify(events)).toMatch(
-        /^the question is 4,858 tokens; the server's window is 4,096 — /
-      )
-      expect((yield* conversation.snapshot).messages.filter((m) => m.role === "user")).toEqual([])
-    }).pipe(Effect.provide(layer())))
 })

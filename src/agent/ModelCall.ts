@@ -76,6 +76,7 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
     Stream.runForEach((event) => {
       if (event._tag === "TextDelta") return show(held === undefined ? event.text : held.push(event.text))
       if (event._tag === "ReasoningDelta") return emit({ _tag: "ReasoningDelta", text: event.text })
+      if (event._tag === "PromptProgress") return emit(event)
       if (event._tag === "Retrying") return emit({ _tag: "Notice", text: event.text, quiet: true })
       if (event._tag === "Notice") {
         // from this answer on, the tools go as text: the reply may hold calls written out

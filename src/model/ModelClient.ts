@@ -68,6 +68,8 @@ export type ModelEvent =
    * the tools go to this server as text and tool calls come back written in the reply.
    */
   | { readonly _tag: "Notice"; readonly text: string; readonly textTools?: boolean }
+  /** The server is still reading the prompt (llama-server's `prompt_progress`): tokens read of all. */
+  | { readonly _tag: "PromptProgress"; readonly processed: number; readonly total: number }
   | {
     readonly _tag: "Completed"
     readonly content: string

@@ -54,6 +54,8 @@ export class Completion implements AnswerReader {
       cutCallLine("output", tool, undefined)
   ) {}
   private lastIndex = -1
+  /** llama-server's latest word on reading the prompt, not handed out yet. */
+  private progress: { readonly processed: number; readonly total: number } | undefined = undefined
   /** Ids given to calls the server sent without one: the same for the whole answer. */
   private readonly idBase = Math.random().toString(36).slice(2, 10)
 
@@ -99,6 +101,7 @@ export class Completion implements AnswerReader {
         ...(cached === undefined ? {} : { cachedTokens: cached })
       }
     }
+    this.absorbProgress(chunk.prompt_progress)
     const choices = chunk.choices
     if (!Array.isArray(choices) || choices.length === 0) return undefined
     const choice: unknown = choices[0]
@@ -184,6 +187,24 @@ export class Completion implements AnswerReader {
     call.id = id
     const other = this.slotOfId.get(id)
     if (other === undefined || (this.madeAt.get(key) ?? 0) < (this.madeAt.get(other) ?? 0)) this.slotOfId.set(id, key)
+  }
+
+  /**
+   * llama-server's `prompt_progress` (asked with `return_progress`): `processed` counts the
+   * tokens read from its cache too, out of `total`. It says nothing of the answer.
+   */
+  private absorbProgress(progress: unknown): void {
+    if (!isRecord(progress)) return
+    const { processed, total } = progress
+    if (typeof processed !== "number" || typeof total !== "number" || !(total > 0) || !(processed >= 0)) return
+    this.progress = { processed: Math.min(processed, total), total }
+  }
+
+  /** How far the server has read the prompt, when it said so since the last call. */
+  takeProgress(): { readonly processed: number; readonly total: number } | undefined {
+    const progress = this.progress
+    this.progress = undefined
+    return progress
   }
 
   /** Reasoning that arrived since the last call. */

@@ -78,6 +78,11 @@ export type ModelEvent =
     readonly toolCalls: ReadonlyArray<ToolCall>
     readonly finishReason: FinishReason
     readonly usage: Usage | undefined
+    /**
+     * Tool calls the length limit cut, their arguments incomplete, left out of `toolCalls` (the
+     * complete ones before them kept): each with the line that says so.
+     */
+    readonly cutCalls?: ReadonlyArray<{ readonly name: string; readonly line: string }>
     /** What the API needs back with this message on the next request, when it is one that does. */
     readonly opaque?: ProviderData
   }

@@ -751,6 +751,30 @@ describe("ChatClient: llama-server reading a long prompt", () => {
       })))
 })
 
+describe("ChatClient: parallel calls and the length limit", () => {
+  it.scopedLive("keeps the complete calls when a later one is cut, and says which was cut", () =>
+    withServer([{
+      toolCalls: [
+        { id: "a", name: "bash", arguments: { command: "ls" } },
+        { id: "b", name: "read_file", arguments: { path: "a.txt" } },
+        { id: "c", name: "write_file", arguments: "{\"path\": \"b.txt\", \"content\": \"the start of a lo" }
+      ],
+      finishReason: "length"
+    }], (server) =>
+      Effect.gen(function*() {
+        const done = completed(yield* collect(configFor(server), { ...question, tools: [bashTool] }))
+        expect(done.toolCalls.map((call) => [call.id, call.function.name])).toEqual([["a", "bash"], [
+          "b",
+          "read_file"
+        ]])
+        expect(done.cutCalls).toEqual([{
+          name: "write_file",
+          line:
+            "the model's output limit cut tool call \"write_file\" before its arguments were complete (finish_reason: length) — set model.maxTokens higher (the server's own output limit applies now)"
+        }])
+      })))
+})
+
 describe("Completion (pure): progress", () => {
   it("a llama-server progress chunk is neither text nor the end, and is handed out once", () => {
     const completion = new Completion()

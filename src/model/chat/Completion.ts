@@ -236,9 +236,15 @@ export class Completion implements AnswerReader {
     return this.done || this.finishReason !== undefined
   }
 
-  /** The closing event, once every tool call has a name and JSON arguments. */
+  /**
+   * The closing event, once every tool call has a name and JSON arguments. Under
+   * `finish_reason: length`, a call whose arguments the limit cut is left out with its line
+   * when complete calls come before it; alone, it fails the answer.
+   */
   complete(): ModelEvent | GenerationError {
     const toolCalls: Array<ToolCall> = []
+    const cutCalls: Array<{ readonly name: string; readonly line: string }> = []
+    let cut: GenerationError | undefined
     for (const [index, call] of [...this.calls.entries()].sort(([a], [b]) => a - b)) {
       if (call.name === "") {
         return fail("malformed", `the model sent tool call #${index} without a name`, JSON.stringify(call))
@@ -248,11 +254,14 @@ export class Completion implements AnswerReader {
         JSON.parse(args)
       } catch (cause) {
         if (this.finishReason === "length") {
-          return fail(
+          const line = this.cutCall(squashed(call.name, 40), this.usage)
+          cut ??= fail(
             "output-limit",
-            this.cutCall(squashed(call.name, 40), this.usage),
+            line,
             `${rawText(cause)} in arguments of ${call.name} (finish_reason: length): ${args}`
           )
+          cutCalls.push({ name: call.name, line })
+          continue
         }
         return fail(
           "malformed",
@@ -268,13 +277,16 @@ export class Completion implements AnswerReader {
         function: { name: call.name, arguments: args }
       })
     }
+    // nothing to run: the answer is the cut call, and fails as it did
+    if (cut !== undefined && toolCalls.length === 0) return cut
     return {
       _tag: "Completed",
       content: this.redact(this.contentSoFar),
       reasoning: this.redact(this.reasoning),
       toolCalls,
       finishReason: finishOf(this.finishReason, toolCalls.length > 0),
-      usage: this.usage
+      usage: this.usage,
+      ...(cutCalls.length === 0 ? {} : { cutCalls })
     }
   }
 }

@@ -79,6 +79,9 @@ export const makeTurnRenderer = (
       case "ToolOutput":
         // the whole output goes with the call's completion (an editor terminal shows it live)
         return []
+      case "PromptProgress":
+        // ACP has no update for a server reading the prompt: the editor shows its own wait
+        return []
       case "Usage":
         return [{
           sessionUpdate: "usage_update",

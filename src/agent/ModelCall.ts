@@ -4,9 +4,10 @@ import * as Stream from "effect/Stream"
 
 import { GenerationError } from "../domain/Errors"
 import type { Message, WireMessage } from "../domain/Session"
+import { squashed } from "../lib/OneLine"
 import type { ModelEvent } from "../model/ModelClient"
 import { cutBy, lengthNotice } from "../model/StopReason"
-import { HeldText, textToolCalls } from "../model/TextToolCalls"
+import { HeldText, type MalformedCall, malformedTextCall, textToolCalls } from "../model/TextToolCalls"
 import { specOf } from "../tools/Registry"
 import { estimateTokens } from "./Compactor"
 import { type Deps, warn } from "./Deps"
@@ -14,7 +15,29 @@ import { wireMessages } from "./Images"
 import type { TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
-export type Completed = Extract<ModelEvent, { _tag: "Completed" }>
+export type Completed = Extract<ModelEvent, { _tag: "Completed" }> & {
+  /**
+   * What mm tells the model after this answer and its calls' results (a call it must write
+   * again): the turn goes on so that it can, even when nothing ran.
+   */
+  readonly notes?: ReadonlyArray<string>
+}
+
+/** mm's notes to the model after an answer, as the history keeps them. */
+export const notesAfter = (completed: Completed): Array<Message> =>
+  (completed.notes ?? []).map((text) => ({ role: "user", content: `[mm] ${text}`, note: true }))
+
+/** What the model is told of a call the length limit cut: it did not run, and may be written again. */
+const cutNote = (name: string): string =>
+  `your tool call "${
+    squashed(name, 40)
+  }" was cut by the output limit before its arguments were complete, so it did not run ` +
+  `(the calls before it ran). Write it again; if its arguments are long, split the work into smaller calls.`
+
+/** What the model is told of a call written as text that could not be read. */
+const malformedNote = (bad: MalformedCall): string =>
+  `your tool call could not be read, so it did not run: ${bad.why}. You wrote: ${squashed(bad.written, 300)} ` +
+  `— write the call again with its JSON complete.`
 
 /**
  * A line for an answer that ended otherwise than complete, or said nothing at all. `cut`
@@ -76,6 +99,7 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
     Stream.runForEach((event) => {
       if (event._tag === "TextDelta") return show(held === undefined ? event.text : held.push(event.text))
       if (event._tag === "ReasoningDelta") return emit({ _tag: "ReasoningDelta", text: event.text })
+      if (event._tag === "PromptProgress") return emit(event)
       if (event._tag === "Retrying") return emit({ _tag: "Notice", text: event.text, quiet: true })
       if (event._tag === "Notice") {
         // from this answer on, the tools go as text: the reply may hold calls written out
@@ -94,20 +118,58 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
       raw: "stream ended without a Completed event"
     })
   }
-  if (held !== undefined) {
-    const written = completed.toolCalls.length === 0
-      ? textToolCalls(completed.content, new Set(request.tools.map((tool) => tool.name)))
-      : undefined
-    if (written !== undefined) {
-      completed = { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" }
-      yield* show(held.flushBefore(written.content))
-    } else yield* show(held.flush())
-  }
+  if (held !== undefined) completed = yield* readTextCalls(state, held, completed, request.tools, show)
+  for (const cut of completed.cutCalls ?? []) yield* emit({ _tag: "Notice", text: cut.line })
+  const cutNotes = (completed.cutCalls ?? []).map((cut) => cutNote(cut.name))
+  if (cutNotes.length > 0) completed = { ...completed, notes: [...(completed.notes ?? []), ...cutNotes] }
   // the window the server serves may have become known while it answered
   yield* warn(emit, yield* model.takeWarning)
   const window = yield* model.contextWindow
   yield* emit(usageEvent(completed, request.messages, window))
   return completed
+})
+
+/**
+ * The answer's text read for calls written as text: the calls it ends with, or a call that
+ * cannot be read (said in one line, recorded with the session's errors, and told to the model,
+ * never shown as the answer). What is held back and is neither is shown now.
+ */
+const readTextCalls = Effect.fn("Agent.readTextCalls")(function*(
+  state: TurnState,
+  held: HeldText,
+  completed: Completed,
+  tools: ReadonlyArray<{ readonly name: string }>,
+  show: (text: string) => Effect.Effect<void>
+) {
+  if (completed.toolCalls.length > 0) {
+    yield* show(held.flush())
+    return completed
+  }
+  const written = textToolCalls(completed.content, new Set(tools.map((tool) => tool.name)))
+  if (written !== undefined) {
+    yield* show(held.flushBefore(written.content))
+    return { ...completed, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" as const }
+  }
+  const found = malformedTextCall(completed.content)
+  if (found === undefined) {
+    yield* show(held.flush())
+    return completed
+  }
+  // a call the length limit cut is not JSON either: the limit is what to say
+  const bad = completed.finishReason === "length"
+    ? { ...found, why: "the output limit cut it (finish_reason: length)" }
+    : found
+  const content = completed.content.slice(0, bad.start).trimEnd()
+  yield* show(held.flushBefore(content))
+  const line = `the model wrote a tool call that cannot be read (${bad.why}): ${
+    squashed(bad.written, 80)
+  } — it is asked to write it again`
+  yield* state.emit({ _tag: "Notice", text: line })
+  yield* warn(
+    state.emit,
+    yield* state.conversation.record({ kind: "generation", line, raw: completed.content, question: state.question })
+  )
+  return { ...completed, content, notes: [...(completed.notes ?? []), malformedNote(bad)] }
 })
 
 /** The line for an answer cut by `finish_reason: length`: the window full, or the output limit. */

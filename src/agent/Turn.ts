@@ -16,7 +16,7 @@ import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn, warnOnce } from "./Deps"
 import { gitConfineOf } from "./Environment"
 import { questionMessage } from "./Images"
-import { assistantMessage, callModel, type Completed, finishNotice, lengthLine } from "./ModelCall"
+import { assistantMessage, callModel, type Completed, finishNotice, lengthLine, notesAfter } from "./ModelCall"
 import { recoverOverflow } from "./Overflow"
 import { systemPromptOf } from "./SystemPrompt"
 import { runCall } from "./ToolCalls"
@@ -240,7 +240,7 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
     const calls = completed.toolCalls
     state.added.push(assistantMessage(completed))
     yield* Ref.set(state.partial, "")
-    if (calls.length === 0) {
+    if (calls.length === 0 && completed.notes === undefined) {
       const cut = yield* lengthLine(deps, completed)
       const said = finishNotice(completed.finishReason, completed.content, () => cut)
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
@@ -253,6 +253,8 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       // what ran is on disk before anything else can stop mm
       yield* saveProgress(deps, state)
     }
+    // a call the model must write again (cut, or unreadable): it is told, and answers again
+    state.added.push(...notesAfter(completed))
   }
   return "max_steps" as const
 })

@@ -7,6 +7,8 @@ export type TurnEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
   /** The model's reasoning as it streams: shown apart from the answer, never sent back to the model. */
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
+  /** The server is still reading the prompt (llama-server says how far): the status line shows it. */
+  | { readonly _tag: "PromptProgress"; readonly processed: number; readonly total: number }
   | {
     readonly _tag: "ToolCallStarted"
     readonly id: string

@@ -24,6 +24,8 @@ export interface AnswerReader {
   absorb(data: string, eventName: string): string | GenerationError | undefined
   /** The reasoning that arrived since this was last called. */
   takeReasoning(): string
+  /** How far the server has read the prompt, when it said so since this was last called (llama-server). */
+  takeProgress?(): { readonly processed: number; readonly total: number } | undefined
   /** Text held back until the answer ends (a `<think>` split still open), handed out once. */
   endContent(): string
   /** The answer's text so far. */
@@ -159,6 +161,8 @@ const absorbAll = (
     if (event.data.trim() === "") continue
     const text = completion.absorb(event.data, event.event)
     if (text instanceof GenerationError) return Effect.fail(text)
+    const progress = completion.takeProgress?.()
+    if (progress !== undefined) out.push({ _tag: "PromptProgress", ...progress })
     const thought = thoughtRedactor.push(completion.takeReasoning())
     if (thought !== "") out.push({ _tag: "ReasoningDelta", text: thought })
     const shown = text === undefined ? "" : redactor.push(text)

@@ -68,6 +68,8 @@ export type ModelEvent =
    * the tools go to this server as text and tool calls come back written in the reply.
    */
   | { readonly _tag: "Notice"; readonly text: string; readonly textTools?: boolean }
+  /** The server is still reading the prompt (llama-server's `prompt_progress`): tokens read of all. */
+  | { readonly _tag: "PromptProgress"; readonly processed: number; readonly total: number }
   | {
     readonly _tag: "Completed"
     readonly content: string
@@ -76,6 +78,11 @@ export type ModelEvent =
     readonly toolCalls: ReadonlyArray<ToolCall>
     readonly finishReason: FinishReason
     readonly usage: Usage | undefined
+    /**
+     * Tool calls the length limit cut, their arguments incomplete, left out of `toolCalls` (the
+     * complete ones before them kept): each with the line that says so.
+     */
+    readonly cutCalls?: ReadonlyArray<{ readonly name: string; readonly line: string }>
     /** What the API needs back with this message on the next request, when it is one that does. */
     readonly opaque?: ProviderData
   }

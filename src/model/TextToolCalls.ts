@@ -156,6 +156,73 @@ export const textToolCalls = (text: string, known: ReadonlySet<string>): TextCal
   }
 }
 
+/** A call written in tags that cannot be read: where its tags start, the text of them, and why. */
+export interface MalformedCall {
+  readonly start: number
+  readonly written: string
+  readonly why: string
+}
+
+/** Why `body` is not JSON of a call (or a list of calls) of any tool, or undefined when it is. */
+const unreadable = (body: string): string | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(body)
+  } catch (cause) {
+    return `its JSON is not valid (${cause instanceof Error ? cause.message : String(cause)})`
+  }
+  const items = Array.isArray(value) ? value : [value]
+  const call = (item: unknown) => {
+    const fn = isRecord(item) && isRecord(item.function) ? item.function : item
+    if (!isRecord(fn) || typeof fn.name !== "string") return false
+    const raw = "arguments" in fn ? fn.arguments : fn.parameters
+    return raw === undefined || isRecord(raw) || (typeof raw === "string" && isRecord(parse(raw)))
+  }
+  return items.length > 0 && items.every(call) ? undefined : "it is not a call: {\"name\": …, \"arguments\": {…}}"
+}
+
+/** The `<tool_call>` blocks from `start` to the end: the first that cannot be read, and why. */
+const badHermes = (text: string, start: number): string | undefined => {
+  let rest = text.slice(start)
+  let first: string | undefined
+  while (rest !== "") {
+    if (!rest.startsWith(HERMES_OPEN)) return undefined // prose after the tags: not a call
+    rest = rest.slice(HERMES_OPEN.length)
+    const close = rest.indexOf(HERMES_CLOSE)
+    first ??= unreadable((close < 0 ? rest : rest.slice(0, close)).trim())
+    rest = close < 0 ? "" : rest.slice(close + HERMES_CLOSE.length).trimStart()
+  }
+  return first
+}
+
+/** `[TOOL_CALLS]` and what follows it to the end: why it cannot be read, if it cannot. */
+const badMistral = (text: string, start: number): string | undefined => {
+  const rest = text.slice(start + MISTRAL.length).trim()
+  if (rest.startsWith("[") || rest.startsWith("{")) return unreadable(rest)
+  for (const part of rest.split(MISTRAL)) {
+    const at = part.indexOf(MISTRAL_ARGS)
+    if (at < 0) return `${MISTRAL_ARGS} is missing`
+    const args = part.slice(at + MISTRAL_ARGS.length).trim()
+    if (!isRecord(parse(args))) return `its arguments are not a JSON object: ${args}`
+  }
+  return undefined
+}
+
+/**
+ * A call the model wrote in its own tags (`<tool_call>`, `[TOOL_CALLS]`) that runs to the end
+ * of the answer, outside code, yet cannot be read: JSON cut or broken, or not the shape of a
+ * call. Undefined when there is none (a well-formed call of a tool mm does not have stays text).
+ */
+export const malformedTextCall = (text: string): MalformedCall | undefined => {
+  for (const [marker, bad] of [[HERMES_OPEN, badHermes], [MISTRAL, badMistral]] as const) {
+    const start = text.indexOf(marker)
+    if (start < 0 || inCode(text.slice(0, start))) continue
+    const why = bad(text, start)
+    if (why !== undefined) return { start, written: text.slice(start).trim(), why }
+  }
+  return undefined
+}
+
 const MARKERS = [HERMES_OPEN, MISTRAL]
 /** How many characters before a delta a marker it completes may start at. */
 const MARKER_REACH = Math.max(...MARKERS.map((marker) => marker.length)) - 1

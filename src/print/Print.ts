@@ -179,6 +179,7 @@ const makeEventSink = (run: PrintOptions, io: PrintIO) => {
         break
       case "ReasoningDelta": // the answer alone on stdout: the reasoning only in JSON
       case "ToolOutput": // a running command's output: its whole output comes with ToolCallFinished
+      case "PromptProgress": // the server reading the prompt: a terminal's status line only
       case "TurnFinished": // the answer's last line end is written once the stream is over
         break
       default:

@@ -110,7 +110,9 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
     case "TurnFailed":
       return { type: "turn_failed", kind: event.error.reason, line: event.error.message, raw: event.error.raw }
     case "ToolOutput":
-      // a running command's output as it comes: the whole of it is in tool_result
+    case "PromptProgress":
+      // a running command's output as it comes (the whole of it is in tool_result), the
+      // server reading the prompt: nothing of the answer
       return undefined
     default:
       // an event added to TurnEvent without its JSON (or a case saying it has none) does not compile

@@ -9,6 +9,11 @@ const TICK_MS = 100
 export interface Progress {
   /** A status line with a spinner and the seconds since now: `waiting for m · 4 s · Esc to cancel`. */
   readonly start: (label: string) => void
+  /**
+   * A new label for the status line, its seconds still counted from its start (started now
+   * when none is shown): `waiting for m · reading the prompt 2,048/4,858`.
+   */
+  readonly relabel: (label: string) => void
   /** Output of the running command: its latest lines are shown, dim, above the status line. */
   readonly output: (text: string) => void
   /** Erases the status line and the live output. */
@@ -63,15 +68,22 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
     tail = ""
   }
 
+  const start = (text: string) => {
+    stop()
+    erased = ""
+    label = text
+    since = now()
+    draw()
+    timer = setInterval(draw, TICK_MS)
+    timer.unref()
+  }
+
   return {
-    start: (text) => {
-      stop()
-      erased = ""
+    start,
+    relabel: (text) => {
+      if (label === undefined) return start(text)
       label = text
-      since = now()
       draw()
-      timer = setInterval(draw, TICK_MS)
-      timer.unref()
     },
     output: (text) => {
       if (label === undefined) return

@@ -128,6 +128,7 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     Usage: (e) => {
       d.usage = e
     },
+    PromptProgress: (e) => d.progress.relabel(`${d.waiting} · ${promptProgressLine(e.processed, e.total)}`),
     ToolCallStarted: (e) => toolStarted(settled(d), e),
     ToolCallFinished: (e) => toolFinished(settled(d), e),
     Notice: (e) => noticed(settled(d), e),
@@ -139,6 +140,10 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     },
     TurnFinished: () => finished(settled(d))
   })
+
+/** `reading the prompt 2,048/4,858`: how far the server has read it. */
+export const promptProgressLine = (processed: number, total: number): string =>
+  `reading the prompt ${processed.toLocaleString("en-US")}/${total.toLocaleString("en-US")}`
 
 /** Before any other line: the progress line gone, the answer held back drawn, the reasoning closed. */
 const settled = (d: Drawing): Drawing => {

@@ -355,6 +355,47 @@ describe("the turn loop", () => {
       expect(empty.at(-1)?._tag).toBe("TurnFinished")
     }).pipe(Effect.provide(layer())))
 
+  it.live("parallel calls before one the length limit cut: they run, the cut one is said and told to the model", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("mm-agent-")
+      fs.writeFileSync(path.join(cwd, "a.txt"), "alpha\n")
+      const conversation = yield* open(cwd)
+      server.push({
+        toolCalls: [
+          { id: "r1", name: "read_file", arguments: { path: "a.txt" } },
+          { id: "g1", name: "glob", arguments: { pattern: "*.txt" } },
+          { id: "w1", name: "write_file", arguments: "{\"path\": \"b.txt\", \"content\": \"the start of a lo" }
+        ],
+        finishReason: "length"
+      }, { text: "done" })
+      const before = server.completions().length
+      const events = yield* runTurn(conversation, "read, list and write")
+      expect(events.filter((e) => e._tag === "Notice")).toEqual([{
+        _tag: "Notice",
+        text:
+          "the model's output limit cut tool call \"write_file\" before its arguments were complete (finish_reason: length) — set model.maxTokens higher (the server's own output limit applies now)"
+      }])
+      expect(events.flatMap((e) => (e._tag === "ToolCallFinished" ? [[e.id, e.failed]] : []))).toEqual([
+        ["r1", false],
+        ["g1", false]
+      ])
+      expect(fs.existsSync(path.join(cwd, "b.txt"))).toBe(false)
+      expect(events.at(-1)).toEqual({ _tag: "TurnFinished", stopReason: "end_turn" })
+      const requests = server.completions().slice(before)
+      expect(requests).toHaveLength(2)
+      const sent = requests[1].body.messages.slice(-4)
+      expect(sent[0].tool_calls.map((call: { id: string }) => call.id)).toEqual(["r1", "g1"])
+      expect(sent.slice(1, 3).map((m: { role: string; tool_call_id: string }) => [m.role, m.tool_call_id])).toEqual([
+        ["tool", "r1"],
+        ["tool", "g1"]
+      ])
+      expect(sent[1].content).toContain("alpha")
+      expect(sent[3].role).toBe("user")
+      expect(sent[3].content).toMatch(
+        /^\[mm\] your tool call "write_file" was cut by the output limit before its arguments were complete, so it did not run/
+      )
+    }).pipe(Effect.provide(layer())))
+
   it.live("an answer cut because the window filled up is told apart from the output limit", () =>
     Effect.gen(function*() {
       const conversation = yield* open(tempDir("mm-agent-"))

@@ -706,3 +706,87 @@ describe("Completion (pure)", () => {
     expect(completion.finished).toBe(true)
   })
 })
+
+describe("ChatClient: llama-server reading a long prompt", () => {
+  /** llama-server as it says so: `owned_by: llamacpp` in its list, and `/props` with its window. */
+  const llamaServer = {
+    "GET /v1/models": {
+      body: { object: "list", data: [{ id: "fake-model", object: "model", owned_by: "llamacpp" }] }
+    },
+    "GET /props": { body: { default_generation_settings: { n_ctx: 8192 } } }
+  }
+
+  /** The client, once it has heard the server about itself; then the events of one answer. */
+  const streamAfterProbe = (server: FakeModelServer, step: Step, config: LoadedConfig) =>
+    Effect.gen(function*() {
+      const client = yield* ModelClient
+      yield* client.check
+      yield* client.freshWindow
+      server.push(step)
+      return Chunk.toReadonlyArray(yield* Stream.runCollect(client.stream(question)))
+    }).pipe(Effect.provide(clientLayer(config)))
+
+  it.scopedLive("asks for progress chunks, shows them, and outlasts a short watchdog with them", () =>
+    Effect.flatMap(fakeServer({ routes: llamaServer }), (server) =>
+      Effect.gen(function*() {
+        // 7 chunks 300 ms apart: 2.1 s of reading, against a watchdog of 1 s
+        const step: Step = { text: "read it all", promptProgress: { total: 4858, chunks: 7, everyMs: 300 } }
+        const events = yield* streamAfterProbe(server, step, configFor(server, { watchdogTimeout: 1 }))
+        expect(server.completions().at(-1)?.body.return_progress).toBe(true)
+        const progress = events.filter((e) => e._tag === "PromptProgress")
+        expect(progress).toHaveLength(7)
+        expect(progress.at(-1)).toEqual({ _tag: "PromptProgress", processed: 4858, total: 4858 })
+        // the progress came before any of the answer, and none of it is the answer
+        const lastProgress = events.map((e) => e._tag).lastIndexOf("PromptProgress")
+        expect(events.findIndex((e) => e._tag === "TextDelta")).toBeGreaterThan(lastProgress)
+        expect(completed(events).content).toBe("read it all")
+      })))
+
+  it.scopedLive("never asks a server not known to be llama.cpp", () =>
+    withServer([], (server) =>
+      Effect.gen(function*() {
+        const events = yield* streamAfterProbe(server, { text: "hi" }, configFor(server))
+        expect(completed(events).content).toBe("hi")
+        expect(server.completions().at(-1)?.body).not.toHaveProperty("return_progress")
+      })))
+})
+
+describe("ChatClient: parallel calls and the length limit", () => {
+  it.scopedLive("keeps the complete calls when a later one is cut, and says which was cut", () =>
+    withServer([{
+      toolCalls: [
+        { id: "a", name: "bash", arguments: { command: "ls" } },
+        { id: "b", name: "read_file", arguments: { path: "a.txt" } },
+        { id: "c", name: "write_file", arguments: "{\"path\": \"b.txt\", \"content\": \"the start of a lo" }
+      ],
+      finishReason: "length"
+    }], (server) =>
+      Effect.gen(function*() {
+        const done = completed(yield* collect(configFor(server), { ...question, tools: [bashTool] }))
+        expect(done.toolCalls.map((call) => [call.id, call.function.name])).toEqual([["a", "bash"], [
+          "b",
+          "read_file"
+        ]])
+        expect(done.cutCalls).toEqual([{
+          name: "write_file",
+          line:
+            "the model's output limit cut tool call \"write_file\" before its arguments were complete (finish_reason: length) — set model.maxTokens higher (the server's own output limit applies now)"
+        }])
+      })))
+})
+
+describe("Completion (pure): progress", () => {
+  it("a llama-server progress chunk is neither text nor the end, and is handed out once", () => {
+    const completion = new Completion()
+    const chunk = {
+      choices: [{ finish_reason: null, index: 0, delta: { role: "assistant", content: null } }],
+      object: "chat.completion.chunk",
+      prompt_progress: { total: 4858, cache: 0, processed: 2048, time_ms: 1234 }
+    }
+    expect(completion.absorb(JSON.stringify(chunk), "message")).toBeUndefined()
+    expect(completion.content).toBe("")
+    expect(completion.finished).toBe(false)
+    expect(completion.takeProgress()).toEqual({ processed: 2048, total: 4858 })
+    expect(completion.takeProgress()).toBeUndefined()
+  })
+})

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 
 import type { TurnEvent } from "../../src/agent/TurnEvent"
 import { ModelClient } from "../../src/model/ModelClient"
-import { HeldText, textToolCalls } from "../../src/model/TextToolCalls"
+import { HeldText, malformedTextCall, textToolCalls } from "../../src/model/TextToolCalls"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
@@ -95,6 +95,44 @@ describe("tool calls written as text", () => {
     expect(call("Use `<tool_call>` tags, then some prose after it.")).toBeUndefined()
     expect(call("The config is:\n{\"model\": {\"name\": \"x\"}}")).toBeUndefined()
     expect(call("plain answer")).toBeUndefined()
+  })
+})
+
+describe("tool calls written as text that cannot be read", () => {
+  it("tags that run to the end around JSON that is broken, cut or not a call", () => {
+    expect(malformedTextCall("<tool_call>{bash</tool_call>")).toMatchObject({
+      start: 0,
+      written: "<tool_call>{bash</tool_call>",
+      why: expect.stringMatching(/^its JSON is not valid \(.+\)$/)
+    })
+    const cut = "Let me look.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": "
+    expect(malformedTextCall(cut)).toMatchObject({ start: 13, written: cut.slice(13).trim() })
+    // the second block is the broken one
+    expect(
+      malformedTextCall(
+        "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>\n<tool_call>{\"name\": bash}</tool_call>"
+      )?.why
+    ).toMatch(/^its JSON is not valid/)
+    expect(malformedTextCall("<tool_call>{\"command\": \"ls\"}</tool_call>")?.why).toBe(
+      "it is not a call: {\"name\": …, \"arguments\": {…}}"
+    )
+    expect(malformedTextCall("[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}")?.why).toMatch(
+      /^its JSON is not valid/
+    )
+    expect(malformedTextCall("[TOOL_CALLS]bash{\"command\": \"ls\"}")?.why).toBe("[ARGS] is missing")
+  })
+
+  it("a call that can be read, tags in code or followed by prose, and plain text are not malformed", () => {
+    expect(malformedTextCall("<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>"))
+      .toBeUndefined()
+    // a tool mm does not have stays text, as before
+    expect(malformedTextCall("<tool_call>{\"name\": \"delete_everything\", \"arguments\": {}}</tool_call>"))
+      .toBeUndefined()
+    expect(malformedTextCall("For example:\n```\n<tool_call>{bash</tool_call>")).toBeUndefined()
+    expect(malformedTextCall("Use `<tool_call>{bash` tags")).toBeUndefined()
+    expect(malformedTextCall("<tool_call>{bash</tool_call> is how a broken call looks.")).toBeUndefined()
+    expect(malformedTextCall("{\"name\": \"bash\", \"arguments\": {")).toBeUndefined()
+    expect(malformedTextCall("plain answer")).toBeUndefined()
   })
 })
 
@@ -237,6 +275,67 @@ describe("text tool calls in a turn", () => {
       expect(fs.readFileSync(path.join(cwd, "made.txt"), "utf8")).toBe("x")
       expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe("written")
     }).pipe(Effect.provide(layer({ permissions: "allow" }))))
+
+  it.live("a call that cannot be read: one line, recorded, never the answer, and the model asked again", () =>
+    Effect.gen(function*() {
+      server.push({ text: pieces("Checking.\n<tool_call>{bash</tool_call>") }, { text: "done" })
+      const before = server.completions().length
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-textcalls-"), { createFile: "later" })
+      )
+      const events = yield* runTurn(conversation, "list the files")
+      const line = events.filter((e) => e._tag === "Notice").map((e) => (e as { text: string }).text)
+      expect(line).toHaveLength(1)
+      expect(line[0]).toMatch(
+        /^the model wrote a tool call that cannot be read \(its JSON is not valid \(.+\)\): <tool_call>\{bash<\/tool_call> — it is asked to write it again$/
+      )
+      expect(events.some((e) => e._tag === "ToolCallStarted")).toBe(false)
+      expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe("Checking.\ndone")
+      expect(events.at(-1)?._tag).toBe("TurnFinished")
+      // the model was told, and answered again
+      const requests = server.completions().slice(before)
+      expect(requests).toHaveLength(2)
+      const [assistant, note] = requests[1].body.messages.slice(-2)
+      expect(assistant).toEqual({ role: "assistant", content: "Checking." })
+      expect(note.role).toBe("user")
+      expect(note.content).toMatch(/^\[mm\] your tool call could not be read, so it did not run: its JSON is not valid/)
+      expect(note.content).toContain("You wrote: <tool_call>{bash</tool_call>")
+      const session = yield* conversation.snapshot
+      expect(session.messages.slice(1).map((m) => [m.role, m.content])).toEqual([
+        ["user", "list the files"],
+        ["assistant", "Checking."],
+        ["user", note.content],
+        ["assistant", "done"]
+      ])
+      expect(session.errors?.map((e) => [e.kind, e.line, e.raw])).toEqual([[
+        "generation",
+        line[0],
+        "Checking.\n<tool_call>{bash</tool_call>"
+      ]])
+    }).pipe(Effect.provide(layer())))
+
+  it.live("a call written as text that the length limit cut says so, and the model is asked again", () =>
+    Effect.gen(function*() {
+      const text = "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"the sta"
+      server.push({ text: pieces(text), finishReason: "length" }, { text: "done" })
+      const before = server.completions().length
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-textcalls-"), { createFile: "later" })
+      )
+      const events = yield* runTurn(conversation, "write a.txt")
+      expect(events.filter((e) => e._tag === "Notice").map((e) => (e as { text: string }).text)).toEqual([
+        expect.stringMatching(
+          /^the model wrote a tool call that cannot be read \(the output limit cut it \(finish_reason: length\)\): <tool_call>/
+        )
+      ])
+      expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe("done")
+      const note = server.completions().slice(before)[1].body.messages.at(-1)
+      expect(note.content).toMatch(
+        /^\[mm\] your tool call could not be read, so it did not run: the output limit cut it/
+      )
+    }).pipe(Effect.provide(layer())))
 
   it.live("model.textToolCalls: false leaves the text as the answer", () =>
     Effect.gen(function*() {

@@ -15,6 +15,12 @@ export type Step =
     /** Pause before each chunk, in milliseconds. */
     readonly chunkDelayMs?: number
     readonly finishReason?: string
+    /**
+     * A long prompt, as llama-server reads it: `chunks` steps `everyMs` apart before the answer.
+     * A request that asked with `return_progress: true` gets a `prompt_progress` chunk at each
+     * step (and its headers at once); any other gets nothing, headers included, until the end.
+     */
+    readonly promptProgress?: { readonly total: number; readonly chunks: number; readonly everyMs: number }
   }
   | {
     readonly kind: "status"
@@ -227,6 +233,10 @@ export const startFakeModelServer = async (
       return
     }
 
+    const reading = step.kind === undefined || step.kind === "reply" ? step.promptProgress : undefined
+    const progressAsked = reading !== undefined && body?.return_progress === true
+    if (reading !== undefined && !progressAsked) await sleep(reading.chunks * reading.everyMs)
+    if (res.destroyed) return
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
     const id = `chatcmpl-${++callCounter}`
     const send = (delta: object, finish: string | null = null, extra: object = {}) =>
@@ -278,6 +288,17 @@ export const startFakeModelServer = async (
       return
     }
 
+    if (reading !== undefined && progressAsked) {
+      // llama-server's shape: an empty assistant delta with the progress beside the choices
+      for (let done = 1; done <= reading.chunks; done++) {
+        const processed = Math.round((reading.total * done) / reading.chunks)
+        send({ role: "assistant", content: null }, null, {
+          prompt_progress: { total: reading.total, cache: 0, processed, time_ms: done * reading.everyMs }
+        })
+        await sleep(reading.everyMs)
+        if (!alive()) return
+      }
+    }
     const texts = step.text === undefined ? [] : typeof step.text === "string" ? splitText(step.text) : step.text
     send({ role: "assistant", content: "" })
     for (const text of texts) {

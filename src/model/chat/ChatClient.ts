@@ -90,13 +90,36 @@ const chatMessage = (message: WireMessage): WireMessage => {
   return rest
 }
 
-/** The body; with `asText`, the tools described in the system prompt rather than sent as `tools`. */
-const requestBody = (settings: ModelSettings, asked: ChatRequest, withUsage: boolean, asText: boolean): string => {
+/** How the body is asked for, beside the request itself. */
+interface BodyOptions {
+  readonly withUsage: boolean
+  /** The tools described in the system prompt rather than sent as `tools`. */
+  readonly asText: boolean
+  /** llama-server's progress chunks while it reads the prompt (`return_progress`). */
+  readonly progress: boolean
+}
+
+/**
+ * Whether the server is known to be llama.cpp: its `/props` gave a window, or its model list
+ * says `owned_by: llamacpp`. Only then is `return_progress` sent: a strict API (OpenAI's)
+ * refuses a field it does not know.
+ */
+const knownLlamaCpp = (c: Client): Effect.Effect<boolean> =>
+  Effect.map(
+    Effect.zip(Ref.get(c.learned.served), Ref.get(c.learned.list)),
+    ([served, list]) =>
+      (served?.kind === "llama.cpp" && served.tokens !== undefined) || (list?.ownedBy.includes("llamacpp") ?? false)
+  )
+
+/** The body. `model.extraBody` may turn `return_progress` off; mm's own fields win over the rest of it. */
+const requestBody = (settings: ModelSettings, asked: ChatRequest, options: BodyOptions): string => {
   const { temperature, maxTokens, extraBody } = settings
+  const { asText, progress, withUsage } = options
   const request = asText && asked.tools.length > 0
     ? { ...asked, messages: withTextTools(asked.messages, asked.tools), tools: [] }
     : asked
   return JSON.stringify({
+    ...(progress ? { return_progress: true } : {}),
     ...extraBody,
     model: request.model ?? settings.name,
     messages: request.messages.map(chatMessage),
@@ -118,14 +141,13 @@ const requestBody = (settings: ModelSettings, asked: ChatRequest, withUsage: boo
 const chatRequest = (
   c: Client,
   request: ChatRequest,
-  withUsage: boolean,
   auth: string | undefined,
-  asText: boolean
+  options: BodyOptions
 ): HttpClientRequest.HttpClientRequest => {
   const httpRequest = HttpClientRequest.post(c.completionsUrl).pipe(
     HttpClientRequest.setHeaders(c.headers.extra),
     HttpClientRequest.setHeader("accept", "text/event-stream"),
-    HttpClientRequest.bodyText(requestBody(c.settings, request, withUsage, asText), "application/json")
+    HttpClientRequest.bodyText(requestBody(c.settings, request, options), "application/json")
   )
   return auth === undefined ? httpRequest : HttpClientRequest.setHeader(httpRequest, "authorization", auth)
 }
@@ -168,7 +190,8 @@ const open = (
   Effect.gen(function*() {
     const withUsage = yield* Ref.get(c.learned.askForUsage)
     const asText = (yield* Ref.get(c.learned.textTools)) !== undefined
-    const response = yield* send(c, chatRequest(c, request, withUsage, auth, asText))
+    const progress = yield* knownLlamaCpp(c)
+    const response = yield* send(c, chatRequest(c, request, auth, { withUsage, asText, progress }))
     // the request went out first: what the server says about itself is asked now, beside the answer
     yield* Ref.set(c.learned.reached, true)
     yield* askServer(c)

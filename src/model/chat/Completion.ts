@@ -54,6 +54,8 @@ export class Completion implements AnswerReader {
       cutCallLine("output", tool, undefined)
   ) {}
   private lastIndex = -1
+  /** llama-server's latest word on reading the prompt, not handed out yet. */
+  private progress: { readonly processed: number; readonly total: number } | undefined = undefined
   /** Ids given to calls the server sent without one: the same for the whole answer. */
   private readonly idBase = Math.random().toString(36).slice(2, 10)
 
@@ -99,6 +101,7 @@ export class Completion implements AnswerReader {
         ...(cached === undefined ? {} : { cachedTokens: cached })
       }
     }
+    this.absorbProgress(chunk.prompt_progress)
     const choices = chunk.choices
     if (!Array.isArray(choices) || choices.length === 0) return undefined
     const choice: unknown = choices[0]
@@ -186,6 +189,24 @@ export class Completion implements AnswerReader {
     if (other === undefined || (this.madeAt.get(key) ?? 0) < (this.madeAt.get(other) ?? 0)) this.slotOfId.set(id, key)
   }
 
+  /**
+   * llama-server's `prompt_progress` (asked with `return_progress`): `processed` counts the
+   * tokens read from its cache too, out of `total`. It says nothing of the answer.
+   */
+  private absorbProgress(progress: unknown): void {
+    if (!isRecord(progress)) return
+    const { processed, total } = progress
+    if (typeof processed !== "number" || typeof total !== "number" || !(total > 0) || !(processed >= 0)) return
+    this.progress = { processed: Math.min(processed, total), total }
+  }
+
+  /** How far the server has read the prompt, when it said so since the last call. */
+  takeProgress(): { readonly processed: number; readonly total: number } | undefined {
+    const progress = this.progress
+    this.progress = undefined
+    return progress
+  }
+
   /** Reasoning that arrived since the last call. */
   takeReasoning(): string {
     const fresh = this.reasoning.slice(this.reasoningSent)
@@ -215,9 +236,15 @@ export class Completion implements AnswerReader {
     return this.done || this.finishReason !== undefined
   }
 
-  /** The closing event, once every tool call has a name and JSON arguments. */
+  /**
+   * The closing event, once every tool call has a name and JSON arguments. Under
+   * `finish_reason: length`, a call whose arguments the limit cut is left out with its line
+   * when complete calls come before it; alone, it fails the answer.
+   */
   complete(): ModelEvent | GenerationError {
     const toolCalls: Array<ToolCall> = []
+    const cutCalls: Array<{ readonly name: string; readonly line: string }> = []
+    let cut: GenerationError | undefined
     for (const [index, call] of [...this.calls.entries()].sort(([a], [b]) => a - b)) {
       if (call.name === "") {
         return fail("malformed", `the model sent tool call #${index} without a name`, JSON.stringify(call))
@@ -227,11 +254,14 @@ export class Completion implements AnswerReader {
         JSON.parse(args)
       } catch (cause) {
         if (this.finishReason === "length") {
-          return fail(
+          const line = this.cutCall(squashed(call.name, 40), this.usage)
+          cut ??= fail(
             "output-limit",
-            this.cutCall(squashed(call.name, 40), this.usage),
+            line,
             `${rawText(cause)} in arguments of ${call.name} (finish_reason: length): ${args}`
           )
+          cutCalls.push({ name: call.name, line })
+          continue
         }
         return fail(
           "malformed",
@@ -247,13 +277,16 @@ export class Completion implements AnswerReader {
         function: { name: call.name, arguments: args }
       })
     }
+    // nothing to run: the answer is the cut call, and fails as it did
+    if (cut !== undefined && toolCalls.length === 0) return cut
     return {
       _tag: "Completed",
       content: this.redact(this.contentSoFar),
       reasoning: this.redact(this.reasoning),
       toolCalls,
       finishReason: finishOf(this.finishReason, toolCalls.length > 0),
-      usage: this.usage
+      usage: this.usage,
+      ...(cutCalls.length === 0 ? {} : { cutCalls })
     }
   }
 }

@@ -75,3 +75,31 @@ describe("progress on a terminal", () => {
     expect(run.stdout).toContain("done")
   })
 })
+
+describe("llama-server reading a long prompt, on a terminal", () => {
+  it("the status line says how far it has read, and the answer follows it", async () => {
+    const server = await startFakeModelServer({
+      routes: {
+        "GET /v1/models": { body: { data: [{ id: "fake-model", owned_by: "llamacpp" }] } },
+        "GET /props": { body: { default_generation_settings: { n_ctx: 8192 } } }
+      }
+    })
+    try {
+      const mm = new PtyMm(tempProject(configFor(server.url)))
+      // the banner has heard the server: it is llama-server
+      await mm.waitFor(/8k context[^]*> /)
+      server.push({ text: "read it all", promptProgress: { total: 4858, chunks: 7, everyMs: 300 } })
+      const mark = mm.out.length
+      mm.type("a long question\r")
+      await mm.waitFor(/waiting for fake-model · reading the prompt [\d,]+\/4,858 · \d s · Esc to cancel/, mark)
+      await mm.waitFor(/read it all/, mark)
+      const screen = mm.out.slice(mark)
+      expect(screen.lastIndexOf("reading the prompt")).toBeLessThan(screen.indexOf("read it all"))
+      expect(server.completions().at(-1)?.body.return_progress).toBe(true)
+      mm.type("\x04")
+      expect(await mm.exit()).toBe(0)
+    } finally {
+      await server.close()
+    }
+  })
+})

@@ -43,6 +43,8 @@ export type ResponsesStep =
   | { readonly kind: "failed"; readonly code: string; readonly message: string }
   /** A bare `error` event after `response.created`. */
   | { readonly kind: "error-event"; readonly code: string; readonly message: string }
+  /** The whole response object as one JSON body (a server that ignores `stream: true`). */
+  | { readonly kind: "whole"; readonly text: string; readonly usage?: FakeUsage }
   /** Headers, `response.created` and the text's first delta, then nothing more (the client must give up or cancel). */
   | { readonly kind: "stall"; readonly text?: string }
 
@@ -201,6 +203,18 @@ export const startFakeResponsesServer = async (
       return json(500, { error: { message: "fake server: no step left for this request", type: "server_error" } })
     }
     if (step.kind === "status") return json(step.status, step.body, step.headers)
+    if (step.kind === "whole") {
+      const part = { type: "output_text", text: step.text, annotations: [] }
+      return json(200, {
+        id: "resp_whole",
+        object: "response",
+        created_at: 0,
+        model: body?.model ?? "fake-model",
+        status: "completed",
+        output: [{ type: "message", id: "msg_whole", status: "completed", role: "assistant", content: [part] }],
+        usage: usageBody(step.usage ?? { input_tokens: 10, output_tokens: 5 })
+      })
+    }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
     let sequence = 0
     const write = (type: string, fields: object): boolean =>

@@ -145,7 +145,8 @@ export class ResponsesAnswer implements AnswerReader {
       if (typeof item.name === "string" && item.name !== "") call.name = item.name
       if (typeof item.arguments === "string" && item.arguments !== "") call.arguments = item.arguments
       this.calls.set(index, call)
-    } else if (item.type === "reasoning" && (item.encrypted_content !== undefined || this.reasoningItems.has(index))) {
+    } else if (item.type === "reasoning" && typeof item.encrypted_content === "string") {
+      // only a reasoning item with its encrypted content can go back on a stateless request
       this.reasoningItems.set(index, item)
     }
   }

@@ -10,6 +10,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 
 import { type AgentConfig, AppConfig } from "../../config/Config"
@@ -33,7 +34,7 @@ import { type ChatRequest, ModelClient, type ModelEvent } from "../ModelClient"
 import { type Busy, busyIfReset, RetryTiming, type RetryTimingShape, withRetries } from "../Retry"
 import { cutBy, cutCallLine } from "../StopReason"
 import { ResponsesAnswer } from "./ResponsesAnswer"
-import { type Asked, refusal } from "./ResponsesFailures"
+import { type Asked, refusal, refusesReasoning } from "./ResponsesFailures"
 import { requestBody } from "./ResponsesRequest"
 
 /** The window of a Responses model when model.contextWindow does not say (the smallest of OpenAI's current ones). */
@@ -57,6 +58,11 @@ export interface Client {
   readonly watchdogMs: number
   readonly timing: RetryTimingShape
   readonly window: number
+  /**
+   * Whether `reasoning` and `include` are sent: dropped for the rest of the run once the model
+   * refuses them (one without reasoning); `told` once the user was told so.
+   */
+  readonly reasoning: Ref.Ref<{ readonly send: boolean; readonly told: boolean }>
 }
 
 /** The `authorization` header's value, or the failure of a variable that is not set. */
@@ -78,12 +84,13 @@ const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string)
 const send = (
   c: Client,
   request: ChatRequest,
-  auth: string | undefined
+  auth: string | undefined,
+  withReasoning: boolean
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> => {
   const httpRequest = HttpClientRequest.post(`${c.baseUrl}/responses`).pipe(
     HttpClientRequest.setHeaders(c.headers),
     HttpClientRequest.setHeader("accept", "text/event-stream"),
-    HttpClientRequest.bodyText(requestBody(c.settings, request), "application/json")
+    HttpClientRequest.bodyText(requestBody(c.settings, request, withReasoning), "application/json")
   )
   return c.http.execute(
     auth === undefined ? httpRequest : HttpClientRequest.setHeader(httpRequest, "authorization", auth)
@@ -101,17 +108,25 @@ const send = (
     )
 }
 
-/** The request sent and answered with a success, or its refusal worded (`Busy` when worth asking again). */
+/**
+ * The request sent and answered with a success, or its refusal worded (`Busy` when worth
+ * asking again). A model that refuses the reasoning asked of it is asked again without it.
+ */
 const open = (
   c: Client,
   request: ChatRequest,
   auth: string | undefined
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
   Effect.gen(function*() {
-    const response = yield* send(c, request, auth)
+    const withReasoning = (yield* Ref.get(c.reasoning)).send
+    const response = yield* send(c, request, auth, withReasoning)
     const type = headerOf(response, "content-type") ?? ""
     if (response.status < 300 && !/html/i.test(type)) return response
     const body = yield* errorBody(response, c.watchdogMs)
+    if (withReasoning && refusesReasoning(response.status, body)) {
+      yield* Ref.set(c.reasoning, { send: false, told: false })
+      return yield* open(c, request, auth)
+    }
     if (/html/i.test(type) && response.status < 500) {
       return yield* Effect.fail(fail("http", notOpenAiLine(c.baseUrl, type), `HTTP ${response.status}: ${body}`))
     }
@@ -152,6 +167,18 @@ const answer = (
     : streamedAnswer(response, reading)
 }
 
+/** The line saying that the model refused reasoning, once, when it did. */
+const reasoningNotice = (c: Client): Effect.Effect<ModelEvent | undefined> =>
+  Ref.modify(c.reasoning, (state) =>
+    state.send || state.told ? [undefined, state] : [
+      {
+        _tag: "Notice",
+        text:
+          `model "${c.settings.name}" takes no reasoning parameters: asking without them (set model.thinking: off to skip this)`
+      },
+      { ...state, told: true }
+    ])
+
 /** `ModelClient.stream`: the request opened (asked again while the server is busy), then its answer. */
 const opening = (c: Client) =>
   Effect.fn("ModelClient.stream", {
@@ -162,7 +189,11 @@ const opening = (c: Client) =>
     if (auth instanceof GenerationError) return yield* Effect.fail(auth)
     const model = request.model ?? c.settings.name
     return withRetries(
-      Effect.map(open(c, request, auth), (response) => answer(c, model, response)),
+      Effect.flatMap(open(c, request, auth), (response) =>
+        Effect.map(reasoningNotice(c), (notice) =>
+          notice === undefined
+            ? answer(c, model, response)
+            : Stream.concat(Stream.make(notice), answer(c, model, response)))),
       c.timing,
       (error, attempt, earlier) => Effect.succeed(afterAttempts(error, attempt, earlier))
     )
@@ -244,7 +275,8 @@ export const makeResponsesClient = Effect.gen(function*() {
     watchdogSeconds: config.watchdogTimeout,
     watchdogMs: Math.max(1, Math.round(config.watchdogTimeout * 1000)),
     timing: yield* RetryTiming,
-    window: settings.contextWindow ?? RESPONSES_DEFAULT_WINDOW
+    window: settings.contextWindow ?? RESPONSES_DEFAULT_WINDOW,
+    reasoning: yield* Ref.make({ send: settings.thinking !== "off", told: settings.thinking === "off" })
   }
   const stream = opening(c)
   const check = serverCheck(c)

@@ -17,12 +17,19 @@ interface Said {
   readonly message: string
   readonly code: string
   readonly type: string
+  /** The request's field the error is about (`include`, `reasoning.effort`…). */
+  readonly param: string
 }
 
 const saidBy = (error: unknown): Said => {
-  if (!isRecord(error)) return { message: "", code: "", type: "" }
+  if (!isRecord(error)) return { message: "", code: "", type: "", param: "" }
   const field = (name: string) => (typeof error[name] === "string" ? error[name] as string : "")
-  return { message: squashed(field("message"), MESSAGE_MAX), code: field("code"), type: field("type") }
+  return {
+    message: squashed(field("message"), MESSAGE_MAX),
+    code: field("code"),
+    type: field("type"),
+    param: field("param")
+  }
 }
 
 /** The `error` object of an error body; an empty one when the body is not that shape. */
@@ -33,7 +40,18 @@ const saidIn = (body: string): Said => {
   } catch {
     // not JSON: its text is the message
   }
-  return { message: squashed(body.replace(/<[^<>]*>/g, " "), MESSAGE_MAX), code: "", type: "" }
+  return { message: squashed(body.replace(/<[^<>]*>/g, " "), MESSAGE_MAX), code: "", type: "", param: "" }
+}
+
+/**
+ * Whether a refusal is of the reasoning mm asked for (`reasoning`, or `include` of the
+ * encrypted reasoning): a model without reasoning (gpt-4.1, gpt-4o) refuses both.
+ */
+export const refusesReasoning = (status: number, body: string): boolean => {
+  if (status !== 400) return false
+  const said = saidIn(body)
+  return /^(include|reasoning)\b/.test(said.param) ||
+    (/^unsupported_(parameter|value)$/.test(said.code) && /reasoning|encrypted content/i.test(said.message))
 }
 
 const isOverflow = (said: Said, raw: string): boolean =>
@@ -75,16 +93,23 @@ export const refusal = (
   const raw = `HTTP ${status} from ${asked.url}/responses: ${body}`
   const words = said.message === "" ? `HTTP ${status}` : `HTTP ${status}: ${said.message}`
   if (status === 400 && isOverflow(said, body)) return overflowFailure(raw, asked.window)
-  if (status === 401 || status === 403) {
+  if (status === 404 || said.code === "model_not_found") {
+    return fail(
+      "model-not-found",
+      `model "${asked.model}" is not available at ${asked.url} (${words}) — check model.name`,
+      raw
+    )
+  }
+  if (status === 401) {
     const key = asked.apiKeyEnv === undefined
       ? "model.apiKeyEnv is not set — set it to the variable holding your OpenAI key"
       : `check the key in $${asked.apiKeyEnv} (model.apiKeyEnv)`
     return fail("http", `the Responses API refused the key (${words}) — ${key}`, raw)
   }
-  if (status === 404 || said.code === "model_not_found") {
+  if (status === 403) {
     return fail(
-      "model-not-found",
-      `model "${asked.model}" is not available at ${asked.url} (${words}) — check model.name`,
+      "http",
+      `the Responses API refused the request (${words}) — check that the key's project may use model "${asked.model}"`,
       raw
     )
   }

@@ -110,11 +110,13 @@ export const inputOf = (
   return { instructions, input }
 }
 
+/** A tool as a function; `strict: false`, for mm's schemas are not written for OpenAI's strict mode. */
 const toolOf = (tool: ToolSpec): InputItem => ({
   type: "function",
   name: tool.name,
   description: tool.description,
-  parameters: tool.parameters
+  parameters: tool.parameters,
+  strict: false
 })
 
 /**
@@ -136,20 +138,24 @@ const reasoningFields = (settings: ModelSettings): Record<string, unknown> => {
   return { ...(Object.keys(reasoning).length === 0 ? {} : { reasoning }), include }
 }
 
-/** The request's JSON body. */
-export const requestBody = (settings: ModelSettings, request: ChatRequest): string => {
+/**
+ * The request's JSON body; without `withReasoning`, no `reasoning` nor `include` at all (the
+ * model refused them), whatever model.thinking and model.extraBody say.
+ */
+export const requestBody = (settings: ModelSettings, request: ChatRequest, withReasoning = true): string => {
   const model = request.model ?? settings.name
   const { instructions, input } = inputOf(request.messages, model)
-  const { temperature, maxTokens, extraBody } = settings
+  const { temperature, maxTokens } = settings
+  const { reasoning: _reasoning, include: _include, ...otherExtra } = settings.extraBody ?? {}
   return JSON.stringify({
-    ...extraBody,
+    ...(withReasoning ? settings.extraBody : otherExtra),
     model,
     ...(instructions === undefined ? {} : { instructions }),
     input,
     ...(request.tools.length > 0 ? { tools: request.tools.map(toolOf) } : {}),
     stream: true,
     store: false,
-    ...reasoningFields(settings),
+    ...(withReasoning ? reasoningFields(settings) : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {})
   })

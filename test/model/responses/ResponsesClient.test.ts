@@ -135,7 +135,7 @@ describe("ResponsesClient: the request", () => {
               ]
             }
           ],
-          tools: [{ type: "function", ...bashTool }],
+          tools: [{ type: "function", ...bashTool, strict: false }],
           stream: true,
           store: false,
           reasoning: { effort: "high" },
@@ -385,6 +385,91 @@ describe("ResponsesClient: failures", () => {
         const error = yield* failure(configFor(server, { apiKeyEnv: "MM_TEST_UNSET_KEY" }))
         expect(error.message).toContain("MM_TEST_UNSET_KEY")
         expect(server.posts()).toHaveLength(0)
+      })))
+})
+
+describe("ResponsesClient: what the model or the server cannot take", () => {
+  it.scopedLive("a model that refuses reasoning is asked again without it, and the user told once", () =>
+    withServer([
+      {
+        kind: "status",
+        status: 400,
+        body: {
+          error: {
+            message: "Encrypted content is not supported with this model.",
+            type: "invalid_request_error",
+            param: "include",
+            code: null
+          }
+        }
+      },
+      { text: "one" },
+      { text: "two" }
+    ], (server) =>
+      Effect.gen(function*() {
+        const client = yield* ModelClient.pipe(
+          Effect.provide(
+            clientLayer(configFor(server, { thinking: "low", extraBody: { reasoning: { summary: "auto" } } }))
+          )
+        )
+        const first = Chunk.toReadonlyArray(yield* Stream.runCollect(client.stream(question)))
+        expect(first.filter((e) => e._tag === "Notice")).toEqual([{
+          _tag: "Notice",
+          text:
+            "model \"fake-model\" takes no reasoning parameters: asking without them (set model.thinking: off to skip this)"
+        }])
+        expect(completed(first).content).toBe("one")
+        const second = Chunk.toReadonlyArray(yield* Stream.runCollect(client.stream(question)))
+        expect(second.filter((e) => e._tag === "Notice")).toEqual([])
+        const bodies = server.posts().map((p) => p.body)
+        expect(bodies.map((b) => [b.reasoning, b.include])).toEqual([
+          [{ effort: "low", summary: "auto" }, ["reasoning.encrypted_content"]],
+          [undefined, undefined],
+          [undefined, undefined]
+        ])
+      })))
+
+  it.scopedLive("a server that ignores stream: true answers with the whole response", () =>
+    withServer(
+      [{ kind: "whole", text: "all at once", usage: { input_tokens: 30, output_tokens: 3 } }],
+      (server) =>
+        Effect.gen(function*() {
+          const events = yield* collect(configFor(server))
+          expect(events.filter((e) => e._tag === "TextDelta").map((e) => e.text)).toEqual(["all at once"])
+          expect(completed(events)).toMatchObject({
+            content: "all at once",
+            finishReason: "stop",
+            usage: { promptTokens: 30, completionTokens: 3 }
+          })
+        })
+    ))
+
+  it.scopedLive("an answer past model.maxAnswerBytes is given up", () =>
+    withServer([{ text: ["x".repeat(600), "y".repeat(600)] }], (server) =>
+      Effect.gen(function*() {
+        const error = yield* failure(configFor(server, { maxAnswerBytes: 1000 }))
+        expect(error.reason).toBe("too-large")
+      })))
+
+  it.scopedLive("silence after the first event is the watchdog's", () =>
+    withServer([{ kind: "stall" }], (server) =>
+      Effect.gen(function*() {
+        const error = yield* failure(configFor(server, {}, 0.5))
+        expect(error.reason).toBe("watchdog")
+        expect(error.message).toContain("no token from the model for 0.5 s")
+      })))
+
+  it.scopedLive("403 names the model the key's project may not use", () =>
+    withServer([{
+      kind: "status",
+      status: 403,
+      body: { error: { message: "Project does not have access to model", type: "invalid_request_error", code: null } }
+    }], (server) =>
+      Effect.gen(function*() {
+        const error = yield* failure(configFor(server))
+        expect(error.message).toBe(
+          "the Responses API refused the request (HTTP 403: Project does not have access to model) — check that the key's project may use model \"fake-model\""
+        )
       })))
 })
 

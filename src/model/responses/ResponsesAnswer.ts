@@ -41,6 +41,8 @@ export const usageOf = (usage: unknown): Usage | undefined => {
 /** The answer so far, one event at a time. */
 export class ResponsesAnswer implements AnswerReader {
   private said = ""
+  /** How much of `said` was handed out to be shown (the rest came only in the closing response). */
+  private shown = 0
   private reasoning = ""
   private reasoningSent = 0
   private byteCount = 0
@@ -88,6 +90,7 @@ export class ResponsesAnswer implements AnswerReader {
       case "response.refusal.delta": {
         const delta = text(event.delta)
         this.said += delta
+        this.shown = this.said.length
         this.byteCount += Buffer.byteLength(delta)
         return delta === "" ? undefined : delta
       }
@@ -187,6 +190,7 @@ export class ResponsesAnswer implements AnswerReader {
     if (response.status === "failed") return eventFailure({ type: "response.failed", response }, data)
     this.end(response)
     this.byteCount += Buffer.byteLength(this.said)
+    this.shown = this.said.length
     return this.said === "" ? undefined : this.said
   }
 
@@ -196,8 +200,11 @@ export class ResponsesAnswer implements AnswerReader {
     return fresh
   }
 
+  /** Text that came only in the closing response, not as deltas: shown once the answer ends. */
   endContent(): string {
-    return ""
+    const rest = this.said.slice(this.shown)
+    this.shown = this.said.length
+    return rest
   }
 
   get content(): string {

@@ -538,7 +538,9 @@ describe("mm init's presets for hosted APIs", () => {
 
     const wrong = await mm(project, ["init", "--preset", "gemini", "--force"])
     expect(wrong.code).toBe(2)
-    expect(wrong.stderr.split("\n")[0]).toBe(`mm: --preset takes local or openai or anthropic or openrouter, not "gemini"`)
+    expect(wrong.stderr.split("\n")[0]).toBe(
+      `mm: --preset takes local or openai or anthropic or openrouter, not "gemini"`
+    )
   })
 })
 

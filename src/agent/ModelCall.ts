@@ -87,7 +87,9 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
   const request = {
     messages: yield* wireMessages(deps.checkpoints, conversation.cwd, [...state.base, ...state.added]),
     tools: [...deps.tools.specs, ...state.mcpTools.tools().map(specOf)],
-    ...(chosenModel === undefined ? {} : { model: chosenModel })
+    ...(chosenModel === undefined ? {} : { model: chosenModel }),
+    // the question is all this turn has added so far: its first model call
+    ...(state.added.length === 1 ? { newTurn: true } : {})
   }
   let completed: Completed | undefined
   let held = config.model.textToolCalls || (yield* model.toolsAsText) ? new HeldText() : undefined

@@ -18,6 +18,11 @@ export interface ChatRequest {
   readonly tools: ReadonlyArray<ToolSpec>
   /** The model to ask instead of the configured one (an editor's choice for its session). */
   readonly model?: string
+  /**
+   * The first request of a turn: a local server may have been restarted since the last one
+   * (with another window), so the chat client asks what it serves again beside it.
+   */
+  readonly newTurn?: boolean
 }
 
 /** Which wire protocol the configured server speaks (`model.api`). */

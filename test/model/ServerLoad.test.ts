@@ -55,11 +55,11 @@ const clientOn = (url: string, cache: ServerCacheShape) =>
 const question: ChatRequest = { messages: [{ role: "user", content: "hello" }], tools: [] }
 
 /** The answer's text, and the window in force when it was complete: what its usage line says. */
-const answerAndWindow = (client: ModelClient["Type"]) =>
+const answerAndWindow = (client: ModelClient["Type"], request: ChatRequest = question) =>
   Effect.gen(function*() {
     let window = 0
     const events = yield* Stream.runCollect(
-      client.stream(question).pipe(
+      client.stream(request).pipe(
         Stream.tap((event) =>
           event._tag === "Completed" ? Effect.map(client.contextWindow, (now) => (window = now)) : Effect.void
         )
@@ -213,6 +213,36 @@ describe("a server restarted between turns with a smaller -c", () => {
         expect(yield* answerAndWindow(client)).toEqual({ text: "two", window: 4096 })
         expect(yield* answerAndWindow(client)).toEqual({ text: "3", window: 4096 })
         expect(propsAsked(second)).toBe(1)
+      }).pipe(
+        Effect.provide(clientOn(first.url, memoryCache().shape)),
+        Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))
+      )
+    }))
+
+  it.live("restarted in silence, between two turns: the next turn's answer is measured against the new window", () =>
+    Effect.gen(function*() {
+      const first = yield* Effect.promise(() => startFakeModelServer({ routes: llama(8192), steps: [{ text: "one" }] }))
+      let second: FakeModelServer | undefined
+      yield* Effect.gen(function*() {
+        const client = yield* ModelClient
+        const turn = { ...question, newTurn: true }
+        expect(yield* answerAndWindow(client, turn)).toEqual({ text: "one", window: 8192 })
+        // the server goes and comes back on its port before mm asks anything: no refusal, no reset
+        yield* Effect.promise(() => first.close())
+        second = yield* Effect.promise(() =>
+          startFakeModelServer({
+            port: first.port,
+            routes: llama(4096, 150),
+            steps: [{ text: "two" }, { text: "step" }, { text: "three" }]
+          })
+        )
+        expect(yield* answerAndWindow(client, turn)).toEqual({ text: "two", window: 4096 })
+        expect(propsAsked(second)).toBe(1)
+        // a later call of the same turn asks nothing; the next turn asks once more
+        expect(yield* answerAndWindow(client)).toEqual({ text: "step", window: 4096 })
+        expect(propsAsked(second)).toBe(1)
+        expect(yield* answerAndWindow(client, turn)).toEqual({ text: "three", window: 4096 })
+        expect(propsAsked(second)).toBe(2)
       }).pipe(
         Effect.provide(clientOn(first.url, memoryCache().shape)),
         Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))

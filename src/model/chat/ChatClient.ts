@@ -57,7 +57,8 @@ import {
   settledIfAnswering,
   startFrom,
   takeTextToolsHint,
-  takeWarning
+  takeWarning,
+  turnBegins
 } from "./ServerWatch"
 import { refusesTools, withTextTools } from "./TextToolMode"
 
@@ -188,6 +189,7 @@ const open = (
   auth: string | undefined
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
   Effect.gen(function*() {
+    if (request.newTurn === true) yield* turnBegins(c)
     const withUsage = yield* Ref.get(c.learned.askForUsage)
     const asText = (yield* Ref.get(c.learned.textTools)) !== undefined
     const progress = yield* knownLlamaCpp(c)

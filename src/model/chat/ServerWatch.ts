@@ -218,6 +218,26 @@ const probeAgain = (c: Client): Effect.Effect<void> =>
     yield* startProbe(c, Deferred.succeed(done, undefined))
   })
 
+/** Servers whose window is set when they start (`-c`, `--max-model-len`, a loaded model's context). */
+const RESTARTABLE: ReadonlySet<string> = new Set(["llama.cpp", "vllm", "lmstudio", "ollama"])
+
+/**
+ * A turn begins: a local server whose window mm learnt from it may have been restarted since
+ * with another one, and nothing in a successful answer would say so. It is taken as lost, so
+ * that its answer asks what it serves again (`answeredAgain`), once per turn, beside the
+ * request; the answer's end waits for that a moment. A configured window needs no asking.
+ */
+export const turnBegins = (c: Client): Effect.Effect<void> =>
+  c.settings.contextWindow !== undefined
+    ? Effect.void
+    : Effect.flatMap(
+      Effect.all([Ref.get(c.learned.asked), Ref.get(c.learned.served)]),
+      ([asked, served]) =>
+        asked && served?.tokens !== undefined && RESTARTABLE.has(served.kind)
+          ? Ref.set(c.learned.lost, true)
+          : Effect.void
+    )
+
 /** The server answered: if it had been lost, what it serves is asked again at once. */
 export const answeredAgain = (c: Client): Effect.Effect<void> =>
   Effect.flatMap(Ref.getAndSet(c.learned.lost, false), (lost) => lost ? probeAgain(c) : Effect.void)

@@ -105,10 +105,18 @@ export const overflowLine = (shares: Shares, window: number): string => {
   return `this conversation is ${total} tokens; ${server} — /compact, /new, or ${LARGER}`
 }
 
-/** The line for a window too small to work in (mm's prompt and tools plus room for an answer); undefined when it is not. */
-export const tooSmallLine = (fixed: number, window: number): string | undefined => {
+/**
+ * The line for a window too small to work in (mm's prompt and tools plus room for an answer);
+ * undefined when it is not. `mcp` is the MCP servers' share of `fixed`: when mm would fit
+ * without it, the servers' tools are what to cut, not the window to grow.
+ */
+export const tooSmallLine = (fixed: number, window: number, mcp = 0): string | undefined => {
   if (fixed + ANSWER_ROOM <= window) return undefined
   const head = `the server's window of ${tokensFigure(window)} tokens is too small to work in`
+  if (mcp > 0 && fixed - mcp + ANSWER_ROOM <= window) {
+    const why = `the MCP servers' tools take ${about(mcp)} of it, leaving little room for the conversation`
+    return `${head}: ${why} and the answers — turn off a server with many tools (enabled: false), or use ${LARGER}`
+  }
   const why = `mm's system prompt and tools take ${about(fixed)} of it, leaving little room for the conversation`
   return `${head}: ${why} and the answers — start the server with ${LARGER}`
 }
@@ -120,7 +128,9 @@ const TOO_SMALL = "window-too-small"
 export const sayTooSmall = Effect.fn("Agent.sayTooSmall")(
   function*(deps: Deps, emit: Emit, system: string, tools: ReadonlyArray<ToolSpec>) {
     if (deps.shownWarnings.has(TOO_SMALL)) return
-    const line = tooSmallLine(fixedTokens(system, tools), yield* deps.model.contextWindow)
+    const own = new Set(deps.tools.specs.map((tool) => tool.name))
+    const mcp = toolTokens(tools.filter((tool) => !own.has(tool.name)))
+    const line = tooSmallLine(fixedTokens(system, tools), yield* deps.model.contextWindow, mcp)
     if (line === undefined) return
     deps.shownWarnings.add(TOO_SMALL)
     yield* emit({ _tag: "Notice", text: line })

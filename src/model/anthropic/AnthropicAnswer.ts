@@ -221,7 +221,7 @@ export class AnthropicAnswer implements AnswerReader {
     return items.length === 0 ? undefined : { api: "anthropic", model: this.model, items }
   }
 
-  private toolCall(block: OpenBlock): ToolCall | GenerationError {
+  private toolCall(block: OpenBlock, index: number): ToolCall | GenerationError {
     const name = block.name ?? ""
     const args = block.text.trim() === "" ? block.data ?? "{}" : block.text
     try {
@@ -235,14 +235,14 @@ export class AnthropicAnswer implements AnswerReader {
           `${rawText(cause)} in input of ${name}: ${args}`
         )
     }
-    return { id: block.id ?? `toolu_${name}`, type: "function", function: { name, arguments: args } }
+    return { id: block.id ?? `toolu_mm_${index}`, type: "function", function: { name, arguments: args } }
   }
 
   complete(): ModelEvent | GenerationError {
     const toolCalls: Array<ToolCall> = []
-    for (const [, block] of [...this.blocks.entries()].sort(([a], [b]) => a - b)) {
+    for (const [index, block] of [...this.blocks.entries()].sort(([a], [b]) => a - b)) {
       if (block.type !== "tool_use") continue
-      const call = this.toolCall(block)
+      const call = this.toolCall(block, index)
       if (call instanceof GenerationError) return call
       toolCalls.push(call)
     }

@@ -10,6 +10,7 @@ import { AppConfig, type LoadedConfig } from "../../../src/config/Config"
 import { defaultConfig } from "../../../src/config/ConfigSchema"
 import type { GenerationError } from "../../../src/domain/Errors"
 import type { WireMessage } from "../../../src/domain/Session"
+import { AnthropicAnswer } from "../../../src/model/anthropic/AnthropicAnswer"
 import { contextOverflow } from "../../../src/model/Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../../../src/model/ModelClient"
 import {
@@ -460,4 +461,54 @@ describe("AnthropicClient: cancel and the server's questions", () => {
       expect(yield* client.probe).toBe(false)
       expect(yield* client.models).toEqual([])
     }))
+})
+
+describe("AnthropicAnswer (pure)", () => {
+  const feed = (answer: AnthropicAnswer, events: ReadonlyArray<object>) => {
+    for (const event of events) answer.absorb(JSON.stringify(event), (event as { type: string }).type)
+  }
+
+  it("a tool call whose input max_tokens cut is the output limit, named", () => {
+    const answer = new AnthropicAnswer("claude-fake")
+    feed(answer, [
+      { type: "message_start", message: { usage: { input_tokens: 10, output_tokens: 1 } } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "t", name: "write_file", input: {} }
+      },
+      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"path\": \"a" } },
+      { type: "message_delta", delta: { stop_reason: "max_tokens" }, usage: { output_tokens: 100 } }
+    ])
+    const done = answer.complete()
+    expect(done).toMatchObject({ reason: "output-limit" })
+    expect((done as GenerationError).message).toContain("\"write_file\"")
+  })
+
+  it("a whole message sent as one JSON body is read like the stream", () => {
+    const answer = new AnthropicAnswer("claude-fake")
+    const text = answer.absorb(
+      JSON.stringify({
+        type: "message",
+        content: [
+          { type: "thinking", thinking: "hm", signature: "s" },
+          { type: "text", text: "hi" },
+          { type: "tool_use", id: "t1", name: "bash", input: { command: "ls" } }
+        ],
+        stop_reason: "tool_use",
+        usage: { input_tokens: 3, output_tokens: 2 }
+      }),
+      "message"
+    )
+    expect(text).toBe("hi")
+    expect(answer.finished).toBe(true)
+    expect(answer.complete()).toMatchObject({
+      content: "hi",
+      reasoning: "hm",
+      finishReason: "tool_calls",
+      toolCalls: [{ id: "t1", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }],
+      opaque: { api: "anthropic", items: [{ type: "thinking", thinking: "hm", signature: "s" }] },
+      usage: { promptTokens: 3, completionTokens: 2 }
+    })
+  })
 })

@@ -244,7 +244,9 @@ export const contextOverflow = (text: string): Overflow | undefined => {
   if (sentence !== null) {
     return { prompt: sentence[2] === undefined ? undefined : Number(sentence[2]), window: Number(sentence[1]) }
   }
-  return undefined
+  // Anthropic's words: `prompt is too long: 215000 tokens > 200000 maximum`
+  const anthropic = /prompt is too long:\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(text)
+  return anthropic === null ? undefined : { prompt: Number(anthropic[1]), window: Number(anthropic[2]) }
 }
 
 /** The one line for a request over the window. */

@@ -65,9 +65,10 @@ describe("the turn loop over Anthropic Messages", () => {
   it.live("a prompt too long on turn 3 compacts the history once, says so, and the question is answered", () =>
     Effect.gen(function*() {
       const conversation = yield* open
+      // two long questions: the history is what overflows, not mm's own prompt and tools
       for (let i = 1; i <= 2; i++) {
         server.push({ text: `answer ${i}` })
-        yield* runTurn(conversation, `question ${i}`)
+        yield* runTurn(conversation, `question ${i} ${"x".repeat(8000)}`)
       }
       const before = server.messages().length
       server.push(
@@ -75,7 +76,7 @@ describe("the turn loop over Anthropic Messages", () => {
           kind: "error",
           status: 400,
           type: "invalid_request_error",
-          message: "prompt is too long: 215000 tokens > 200000 maximum"
+          message: "prompt is too long: 5200 tokens > 4096 maximum"
         },
         { text: "earlier: two greetings" },
         { text: "answer 3" }
@@ -83,7 +84,7 @@ describe("the turn loop over Anthropic Messages", () => {
       const events = yield* runTurn(conversation, "question 3")
       expect(server.messages().length - before).toBe(3)
       expect(events.flatMap((e) => (e._tag === "Notice" ? [e.text] : []))).toEqual([
-        "the request (215,000 tokens, over the server's window of 200,000) did not fit: history compacted — 2 older message(s) replaced by a summary — asking again"
+        "the request (5,200 tokens, over the server's window of 4,096) did not fit: history compacted — 2 older message(s) replaced by a summary — asking again"
       ])
       expect(events.at(-1)).toMatchObject({ _tag: "TurnFinished" })
       const session = yield* conversation.snapshot

@@ -7,7 +7,7 @@
 import type { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
-import { fail, tokensFigure } from "../Failures"
+import { contextOverflow, fail, tokensFigure } from "../Failures"
 import { Busy, busyIfRetried, retryAfterMs } from "../Retry"
 
 const SAID_MAX = 200
@@ -27,12 +27,6 @@ export const errorWords = (body: string): { readonly kind: string | undefined; r
     // not JSON: the text, squashed
   }
   return { kind: undefined, said: squashed(body.replace(/<[^<>]*>/g, " "), SAID_MAX) }
-}
-
-/** `prompt is too long: 215000 tokens > 200000 maximum`: the prompt and the window, when said. */
-export const promptTooLong = (text: string): { readonly prompt: number; readonly window: number } | undefined => {
-  const found = /prompt is too long:\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(text)
-  return found === null ? undefined : { prompt: Number(found[1]), window: Number(found[2]) }
 }
 
 interface Context {
@@ -56,13 +50,12 @@ export const refusal = (context: Context, answer: Refusal): GenerationError | Bu
   const { status, body } = answer
   const { kind, said } = errorWords(body)
   const raw = `HTTP ${status} from ${context.baseUrl}/messages: ${body}`
-  const overflow = status === 400 || status === 413 ? promptTooLong(body) : undefined
-  if (overflow !== undefined) {
+  const overflow = status === 400 || status === 413 ? contextOverflow(body) : undefined
+  if (overflow?.prompt !== undefined) {
     return fail(
       "context-overflow",
       `the request is ${tokensFigure(overflow.prompt)} tokens; the model's window is ${tokensFigure(overflow.window)}`,
-      // first said in the words the turn's overflow recovery reads (contextOverflow in model/Failures.ts)
-      `maximum context length is ${overflow.window} tokens; the request was ${overflow.prompt} tokens\n${raw}`
+      raw
     )
   }
   if (status === 529 || kind === "overloaded_error") {

@@ -206,6 +206,20 @@ const toolsOf = (tools: ReadonlyArray<ToolSpec>): Array<Block> =>
     ...(index === tools.length - 1 ? { cache_control: EPHEMERAL } : {})
   }))
 
+/**
+ * Whether this turn's tool loop began without signed thinking of this model (an answer
+ * written under another API or model, or with thinking off): the API refuses thinking then,
+ * since each of the turn's answers must begin with its thinking, so it is left out until the
+ * next question.
+ */
+export const loopWithoutThinking = (messages: ReadonlyArray<WireMessage>, model: string): boolean => {
+  let question = messages.length - 1
+  while (question >= 0 && messages[question].role !== "user") question--
+  return messages.slice(question + 1).some((message) =>
+    message.role === "assistant" && (message.tool_calls?.length ?? 0) > 0 && ownThinking(message, model).length === 0
+  )
+}
+
 /** The JSON body of `POST {url}/messages`, streamed. */
 export const messagesBody = (settings: ModelSettings, request: ChatRequest): string => {
   const model = request.model ?? settings.name
@@ -215,7 +229,9 @@ export const messagesBody = (settings: ModelSettings, request: ChatRequest): str
   const systemText = systemMessages.map((message) => textOf(message.content)).filter((text) => text !== "")
   const { out, at } = conversation(rest, model)
   markHistory(rest, out, at)
-  const { maxTokens, budget } = limits(settings)
+  const asked = limits(settings)
+  const budget = loopWithoutThinking(rest, model) ? undefined : asked.budget
+  const maxTokens = budget === undefined ? settings.maxTokens ?? asked.maxTokens : asked.maxTokens
   return JSON.stringify({
     ...settings.extraBody,
     model,

@@ -213,6 +213,27 @@ describe("AnthropicClient: the request", () => {
         expect(tight.thinking.budget_tokens).toBeGreaterThanOrEqual(1024)
       })))
 
+  it.scopedLive("a tool loop begun without this model's signed thinking goes on without thinking until the next question", () =>
+    withServer([{ text: "a" }, { text: "b" }], (server) =>
+      Effect.gen(function*() {
+        const call = { id: "call_1", type: "function" as const, function: { name: "bash", arguments: "{}" } }
+        // the turn's first answer came from chat completions: no thinking to give back
+        const resumed: ReadonlyArray<WireMessage> = [
+          { role: "user", content: "list the files" },
+          { role: "assistant", content: null, tool_calls: [call] },
+          { role: "tool", tool_call_id: "call_1", content: "a.txt" }
+        ]
+        yield* collect(configFor(server, { thinking: "medium" }), { messages: resumed, tools: [bash] })
+        yield* collect(configFor(server, { thinking: "medium" }), {
+          messages: [...resumed, { role: "assistant", content: "one file" }, { role: "user", content: "thanks" }],
+          tools: [bash]
+        })
+        const [inLoop, next] = server.messages().map((r) => r.body)
+        expect(inLoop.thinking).toBeUndefined()
+        expect(inLoop.max_tokens).toBeGreaterThan(0)
+        expect(next.thinking).toEqual({ type: "enabled", budget_tokens: 8192 })
+      })))
+
   it.scopedLive("model.extraBody is merged and request.model overrides the configured name", () =>
     withServer([{ text: "a" }], (server) =>
       Effect.gen(function*() {

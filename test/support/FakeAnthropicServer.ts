@@ -5,8 +5,7 @@
  * reason, output tokens) and `message_stop`; refusals as `{"type":"error","error":{…}}`;
  * `GET /v1/models` as a page of `{data: [{type: "model", id, …}]}`. Every request is recorded.
  */
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import { listen, type ListeningServer, readRequest, type RecordedRequest } from "./FakeApiServer"
 
 export interface FakeUsage {
   readonly input_tokens: number
@@ -43,25 +42,14 @@ export type AnthropicStep =
   /** `message_start` and the given text, then nothing more: the client must give up or cancel. */
   | { readonly kind: "stall"; readonly text?: string }
 
-export interface RecordedAnthropicRequest {
-  readonly method: string
-  readonly path: string
-  readonly headers: http.IncomingHttpHeaders
-  /** The body as sent, and its size in bytes. */
-  readonly body: any
-  readonly bytes: number
-}
+export type RecordedAnthropicRequest = RecordedRequest
 
-export interface FakeAnthropicServer {
-  /** The base URL as written in model.url (ending in /v1). */
-  readonly url: string
+/** The server (its URL, `aborted`, `close`) and what it was sent. */
+export interface FakeAnthropicServer extends ListeningServer {
   readonly requests: Array<RecordedAnthropicRequest>
   /** The `POST /v1/messages` requests only. */
   readonly messages: () => Array<RecordedAnthropicRequest>
   readonly push: (...steps: ReadonlyArray<AnthropicStep>) => void
-  /** How many answers the client closed before the server had finished them. */
-  readonly aborted: () => number
-  readonly close: () => Promise<void>
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -73,25 +61,10 @@ export const startFakeAnthropicServer = async (
 ): Promise<FakeAnthropicServer> => {
   const queue: Array<AnthropicStep> = [...(options.steps ?? [])]
   const requests: Array<RecordedAnthropicRequest> = []
-  const sockets = new Set<import("node:net").Socket>()
-  let aborted = 0
-  let closing = false
-
-  const server = http.createServer(async (req, res) => {
-    res.on("close", () => {
-      if (!res.writableEnded && !closing) aborted++
-    })
-    const chunks: Array<Buffer> = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const raw = Buffer.concat(chunks)
-    let body: any = undefined
-    try {
-      body = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"))
-    } catch {
-      body = raw.toString("utf8")
-    }
-    const path = (req.url ?? "/").split("?")[0]
-    requests.push({ method: req.method ?? "GET", path, headers: req.headers, body, bytes: raw.length })
+  const server = await listen(async (req, res) => {
+    const request = await readRequest(req)
+    requests.push(request)
+    const { body, path } = request
     const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { "content-type": "application/json", ...headers })
       res.end(JSON.stringify(value))
@@ -218,23 +191,12 @@ export const startFakeAnthropicServer = async (
     send("message_stop", { type: "message_stop" })
     res.end()
   })
-  server.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const port = (server.address() as AddressInfo).port
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: server.url,
     requests,
     messages: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/messages"),
     push: (...steps) => queue.push(...steps),
-    aborted: () => aborted,
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing = true
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      })
+    aborted: server.aborted,
+    close: server.close
   }
 }

@@ -6,8 +6,7 @@
  * usage), each `event: TYPE` with `{"type": TYPE, "sequence_number": N, …}`; errors come as
  * `{"error": {message, type, param, code}}`. It records every request it is sent.
  */
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import { listen, type ListeningServer, readRequest, type RecordedRequest } from "./FakeApiServer"
 
 export interface FakeUsage {
   readonly input_tokens: number
@@ -48,25 +47,14 @@ export type ResponsesStep =
   /** Headers, `response.created` and the text's first delta, then nothing more (the client must give up or cancel). */
   | { readonly kind: "stall"; readonly text?: string }
 
-export interface RecordedResponsesRequest {
-  readonly method: string
-  readonly path: string
-  readonly headers: http.IncomingHttpHeaders
-  /** The body's size in bytes as received. */
-  readonly bytes: number
-  readonly body: any
-}
+export type RecordedResponsesRequest = RecordedRequest
 
-export interface FakeResponsesServer {
-  /** Base URL ending in /v1, as written in `model.url`. */
-  readonly url: string
+/** The server (its URL, `aborted`, `close`) and what it was sent. */
+export interface FakeResponsesServer extends ListeningServer {
   readonly requests: Array<RecordedResponsesRequest>
   /** The requests to /responses only. */
   readonly posts: () => Array<RecordedResponsesRequest>
   readonly push: (...steps: ReadonlyArray<ResponsesStep>) => void
-  /** Answers the client closed before the server had finished them. */
-  readonly aborted: () => number
-  readonly close: () => Promise<void>
 }
 
 /** The usage object of a response, as the reference shapes it. */
@@ -166,25 +154,10 @@ export const startFakeResponsesServer = async (
 ): Promise<FakeResponsesServer> => {
   const queue: Array<ResponsesStep> = [...(options.steps ?? [])]
   const requests: Array<RecordedResponsesRequest> = []
-  const sockets = new Set<import("node:net").Socket>()
-  let aborted = 0
-  let closing = false
-
-  const server = http.createServer(async (req, res) => {
-    res.on("close", () => {
-      if (!res.writableEnded && !closing) aborted++
-    })
-    const chunks: Array<Buffer> = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const raw = Buffer.concat(chunks)
-    let body: any = undefined
-    try {
-      body = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"))
-    } catch {
-      body = raw.toString("utf8")
-    }
-    const path = (req.url ?? "/").split("?")[0]
-    requests.push({ method: req.method ?? "GET", path, headers: req.headers, bytes: raw.length, body })
+  const server = await listen(async (req, res) => {
+    const request = await readRequest(req)
+    requests.push(request)
+    const { body, path } = request
     const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { "content-type": "application/json", ...headers })
       res.end(typeof value === "string" ? value : JSON.stringify(value))
@@ -249,24 +222,13 @@ export const startFakeResponsesServer = async (
     await reply(step, model, write)
     res.end()
   })
-  server.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const port = (server.address() as AddressInfo).port
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: server.url,
     requests,
     posts: () => requests.filter((r) => r.path === "/v1/responses"),
     push: (...steps) => queue.push(...steps),
-    aborted: () => aborted,
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing = true
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      })
+    aborted: server.aborted,
+    close: server.close
   }
 }
 

@@ -9,6 +9,7 @@ import type { ToolCall } from "../../domain/Session"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
 import type { AnswerReader } from "../AnswerStream"
+import { eventObject } from "../EventJson"
 import { CHUNK_SHOWN_MAX, fail } from "../Failures"
 import type { FinishReason, ModelEvent, ProviderData, Usage } from "../ModelClient"
 import { cutCallLine } from "../StopReason"
@@ -61,19 +62,8 @@ export class AnthropicAnswer implements AnswerReader {
   ) {}
 
   absorb(data: string, eventName: string): string | GenerationError | undefined {
-    let event: unknown
-    try {
-      event = JSON.parse(data)
-    } catch (cause) {
-      return fail(
-        "malformed",
-        `the Anthropic API sent an event that is not JSON: ${squashed(data, CHUNK_SHOWN_MAX)}`,
-        `${rawText(cause)} in data: ${data}`
-      )
-    }
-    if (!isRecord(event)) {
-      return fail("malformed", `the Anthropic API sent an event that is not an object: ${squashed(data, 80)}`, data)
-    }
+    const event = eventObject(data, "the Anthropic API sent an event")
+    if (event instanceof GenerationError) return event
     const type = typeof event.type === "string" ? event.type : eventName
     switch (type) {
       case "error":

@@ -4,30 +4,20 @@
  * AnswerStream (watchdog, answer cap, redaction) with this API's own reader. The API says
  * nothing of the window a model serves: model.contextWindow, else 200,000 tokens.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
-import { AppConfig, type LoadedConfig } from "../../config/Config"
-import { GenerationError, rawText } from "../../domain/Errors"
+import { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
-import { type SecretRegistry, Secrets } from "../../lib/Secrets"
-import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "../AnswerStream"
-import {
-  afterAttempts,
-  redactedError,
-  streamCut,
-  transportError,
-  unsetApiKey,
-  unsetHeaderVariables,
-  watchdogError
-} from "../Failures"
+import { errorBody, type Reading } from "../AnswerStream"
+import { afterAttempts } from "../Failures"
+import { checkOf, hostedClient, listModels } from "../HostedClient"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../ModelClient"
-import { type Busy, busyIfReset, RetryTiming, type RetryTimingShape, withRetries } from "../Retry"
+import { type Busy, withRetries } from "../Retry"
 import { cutBy, cutCallLine } from "../StopReason"
+import { apiKey, headerOf, makeWire, readAnswer, send, streamedPost, type Wire } from "../Transport"
 import { AnthropicAnswer } from "./AnthropicAnswer"
 import { refusal } from "./AnthropicFailures"
 import { messagesBody } from "./AnthropicRequest"
@@ -36,56 +26,22 @@ import { messagesBody } from "./AnthropicRequest"
 export const ANTHROPIC_VERSION = "2023-06-01"
 /** The window when model.contextWindow is not written: every current Claude model's. */
 export const ANTHROPIC_WINDOW = 200_000
-/** How long the model list is waited for. */
-const LIST_TIMEOUT_MS = 5000
 
-interface Client {
-  readonly http: HttpClient.HttpClient
-  readonly settings: LoadedConfig["config"]["model"]
-  readonly baseUrl: string
-  readonly secrets: SecretRegistry
-  /** model.headers with their `${NAME}` read, and the variables named but not set. */
-  readonly extra: Readonly<Record<string, string>>
-  readonly missing: ReadonlyArray<string>
-  readonly watchdogSeconds: number
-  readonly watchdogMs: number
-  readonly timing: RetryTimingShape
-}
+type Client = Wire
 
-/** The headers of every request: the key (when model.apiKeyEnv names one), the version, model.headers. */
+/**
+ * The headers of every request: the key (when model.apiKeyEnv names one) in `x-api-key`, not
+ * as a bearer token, the version, model.headers.
+ */
 const headersOf = (c: Client): Record<string, string> | GenerationError => {
-  if (c.missing.length > 0) return unsetHeaderVariables(c.missing)
-  const variable = c.settings.apiKeyEnv
-  const key = variable === undefined ? undefined : process.env[variable]?.trim()
-  if (variable !== undefined && (key === undefined || key === "")) return unsetApiKey(variable)
+  const key = apiKey(c.settings.apiKeyEnv, c.headers)
+  if (key instanceof GenerationError) return key
   return {
     "anthropic-version": ANTHROPIC_VERSION,
-    ...c.extra,
+    ...c.headers.extra,
     ...(key === undefined ? {} : { "x-api-key": key })
   }
 }
-
-const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined => {
-  const value = response.headers[name]
-  return typeof value === "string" ? value : undefined
-}
-
-/** The request sent and its headers awaited (the watchdog counts this wait), or why not. */
-const send = (
-  c: Client,
-  request: HttpClientRequest.HttpClientRequest
-): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
-  c.http.execute(request).pipe(
-    Effect.timeoutFail({ duration: c.watchdogMs, onTimeout: () => watchdogError(c.watchdogSeconds) }),
-    Effect.catchIf(
-      (error): error is HttpClientError.RequestError => error._tag === "RequestError",
-      (error) => Effect.fail(busyIfReset(transportError(c.baseUrl, error), error.cause))
-    ),
-    Effect.catchIf(
-      (error): error is HttpClientError.ResponseError => error._tag === "ResponseError",
-      (error) => Effect.fail(streamCut(rawText(error)))
-    )
-  )
 
 /** The answer's events: SSE, or one JSON body from a server that ignored `stream: true`. */
 const answer = (
@@ -108,9 +64,7 @@ const answer = (
     afterAnswer: Effect.void,
     isLast: (data) => data.length < 100 && /^\s*\{\s*"type"\s*:\s*"message_stop"/.test(data)
   }
-  return (headerOf(response, "content-type") ?? "").includes("application/json")
-    ? wholeAnswer(response, reading)
-    : streamedAnswer(response, reading)
+  return readAnswer(response, reading)
 }
 
 /** One attempt: the request sent, then its answer, or the refusal in one line. */
@@ -120,11 +74,7 @@ const attempt = (
   headers: Record<string, string>
 ): Effect.Effect<Stream.Stream<ModelEvent, GenerationError>, GenerationError | Busy> =>
   Effect.gen(function*() {
-    const httpRequest = HttpClientRequest.post(`${c.baseUrl}/messages`).pipe(
-      HttpClientRequest.setHeaders(headers),
-      HttpClientRequest.setHeader("accept", "text/event-stream"),
-      HttpClientRequest.bodyText(messagesBody(c.settings, request), "application/json")
-    )
+    const httpRequest = streamedPost(`${c.baseUrl}/messages`, headers, messagesBody(c.settings, request))
     const response = yield* send(c, httpRequest)
     if (response.status < 300) return answer(c, request.model ?? c.settings.name, response)
     const body = yield* errorBody(response, c.watchdogMs)
@@ -150,26 +100,17 @@ const streaming = (c: Client) =>
     }
   )
 
-/** The ids `GET {url}/models` lists (one page of up to 1,000), undefined when it gave none. Never fails. */
-const listModels = (c: Client): Effect.Effect<{ readonly reached: boolean; readonly ids?: ReadonlyArray<string> }> => {
+/** The ids of an answer of `GET {url}/models`: `data[].id`. */
+const idsOf = (body: unknown): ReadonlyArray<string> | undefined => {
+  const data = isRecord(body) && Array.isArray(body.data) ? body.data : undefined
+  return data?.flatMap((item) => isRecord(item) && typeof item.id === "string" ? [item.id] : [])
+}
+
+/** `GET {url}/models` (one page of up to 1,000) with the key when it is set. */
+const listRequest = (c: Client): HttpClientRequest.HttpClientRequest => {
   const headers = headersOf(c)
-  return c.http.execute(
-    HttpClientRequest.get(`${c.baseUrl}/models`, { urlParams: { limit: "1000" } }).pipe(
-      HttpClientRequest.setHeaders(headers instanceof GenerationError ? c.extra : headers)
-    )
-  ).pipe(
-    Effect.flatMap((response) =>
-      response.status >= 300
-        ? Effect.succeed({ reached: true })
-        : Effect.map(response.json, (body) => {
-          const data = isRecord(body) && Array.isArray(body.data) ? body.data : undefined
-          const ids = data?.flatMap((item) => isRecord(item) && typeof item.id === "string" ? [item.id] : [])
-          return ids === undefined ? { reached: true } : { reached: true, ids }
-        })
-    ),
-    Effect.scoped,
-    Effect.timeout(LIST_TIMEOUT_MS),
-    Effect.orElseSucceed(() => ({ reached: false }))
+  return HttpClientRequest.get(`${c.baseUrl}/models`, { urlParams: { limit: "1000" } }).pipe(
+    HttpClientRequest.setHeaders(headers instanceof GenerationError ? c.headers.extra : headers)
   )
 }
 
@@ -181,58 +122,19 @@ const listed = (ids: ReadonlyArray<string>, name: string): boolean =>
   !/-\d{8}$/.test(name) || ids.some((id) => id === name)
 
 export const makeAnthropicClient = Effect.gen(function*() {
-  const { config } = yield* AppConfig
-  const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
-  const secrets = yield* Secrets
-  const settings = config.model
-  if (settings.apiKeyEnv !== undefined) secrets.registerVariable(settings.apiKeyEnv)
-  const extra: Record<string, string> = {}
-  const missing: Array<string> = []
-  for (const [name, value] of Object.entries(settings.headers ?? {})) {
-    const resolved = secrets.resolveRefs(value)
-    extra[name.toLowerCase()] = resolved.value
-    missing.push(...resolved.missing.map((variable) => `${variable} (model.headers.${name})`))
-  }
-  const c: Client = {
-    http,
-    settings,
-    baseUrl: settings.url.replace(/\/+$/, ""),
-    secrets,
-    extra,
-    missing,
-    watchdogSeconds: config.watchdogTimeout,
-    watchdogMs: Math.max(1, Math.round(config.watchdogTimeout * 1000)),
-    timing: yield* RetryTiming
-  }
+  const c: Client = yield* makeWire
+  const { settings } = c
   const stream = streaming(c)
-  const check = Effect.map(listModels(c), ({ reached, ids }) => ({
-    answering: ids !== undefined,
-    reached,
-    models: ids,
-    missing: ids !== undefined && !listed(ids, settings.name)
+  return ModelClient.of(hostedClient({
+    api: "anthropic",
+    settings,
+    baseUrl: c.baseUrl,
+    secrets: c.secrets,
+    window: settings.contextWindow ?? ANTHROPIC_WINDOW,
+    stream: (request) => Stream.unwrap(stream(request)),
+    check: Effect.map(
+      listModels(c.http, listRequest(c), idsOf),
+      (found) => checkOf(found, (ids) => listed(ids, settings.name))
+    )
   }))
-  const window = Effect.succeed(settings.contextWindow ?? ANTHROPIC_WINDOW)
-  return ModelClient.of({
-    stream: (request) =>
-      Stream.unwrap(stream(request)).pipe(
-        Stream.map((event) =>
-          event._tag === "Retrying" || event._tag === "Notice" ? { ...event, text: secrets.redact(event.text) } : event
-        ),
-        Stream.mapError(redactedError(secrets.redact))
-      ),
-    probe: Effect.map(listModels(c), ({ reached }) => reached),
-    models: Effect.map(listModels(c), ({ ids }) => ids ?? []),
-    check,
-    known: undefined,
-    contextWindow: window,
-    freshWindow: window,
-    settledWindow: window,
-    vision: Effect.succeed(settings.vision ?? true),
-    toolsAsText: Effect.succeed(false),
-    takeWarning: Effect.succeed(undefined),
-    askServer: Effect.void,
-    url: c.baseUrl,
-    model: settings.name,
-    api: "anthropic"
-  })
 })

@@ -3,9 +3,7 @@
  * streamed, asked again while the server is busy, and, in the background from start-up,
  * what the server says about itself (its models, the context window it serves).
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -15,11 +13,10 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
-import { AppConfig, DEFAULT_CONTEXT_WINDOW } from "../../config/Config"
-import { GenerationError, rawText } from "../../domain/Errors"
+import { DEFAULT_CONTEXT_WINDOW } from "../../config/Config"
+import { GenerationError } from "../../domain/Errors"
 import type { WireMessage } from "../../domain/Session"
-import { type SecretRegistry, Secrets } from "../../lib/Secrets"
-import { errorBody, type Reading, streamedAnswer, wholeAnswer } from "../AnswerStream"
+import { errorBody, type Reading } from "../AnswerStream"
 import {
   afterAttempts,
   contextOverflow,
@@ -29,16 +26,13 @@ import {
   looksLikeOllama,
   looksNotOpenAi,
   maybeMissingModel,
-  notOpenAiLine,
-  redactedError,
-  streamCut,
-  transportError,
-  watchdogError
+  notOpenAiLine
 } from "../Failures"
 import { type ChatRequest, ModelClient, type ModelEvent } from "../ModelClient"
-import { type Busy, busyIfReset, busyIfRetried, RetryTiming, withRetries } from "../Retry"
+import { type Busy, busyIfRetried, withRetries } from "../Retry"
 import { cutBy, cutCallLine } from "../StopReason"
-import { authorization, type Client, type Headers, makeLearned, type ModelSettings } from "./ClientState"
+import { headerOf, makeWire, readAnswer, redactedStream, send, streamedPost } from "../Transport"
+import { authorization, type Client, makeLearned, type ModelSettings } from "./ClientState"
 import { Completion } from "./Completion"
 import { ServerCache } from "./ServerCache"
 import { failedStatus, kindOf } from "./ServerProbe"
@@ -69,17 +63,6 @@ const effectiveWindow = (configured: number | undefined, served: number | undefi
     : served === undefined
     ? configured
     : Math.min(configured, served)
-
-const resolveHeaders = (headers: ModelSettings["headers"], secrets: SecretRegistry): Headers => {
-  const extra: Record<string, string> = {}
-  const missing: Array<string> = []
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const resolved = secrets.resolveRefs(value)
-    extra[name.toLowerCase()] = resolved.value
-    missing.push(...resolved.missing.map((variable) => `${variable} (model.headers.${name})`))
-  }
-  return { extra, missing }
-}
 
 // ---------------------------------------------------------------------------------------
 // The request
@@ -144,40 +127,8 @@ const chatRequest = (
   request: ChatRequest,
   auth: string | undefined,
   options: BodyOptions
-): HttpClientRequest.HttpClientRequest => {
-  const httpRequest = HttpClientRequest.post(c.completionsUrl).pipe(
-    HttpClientRequest.setHeaders(c.headers.extra),
-    HttpClientRequest.setHeader("accept", "text/event-stream"),
-    HttpClientRequest.bodyText(requestBody(c.settings, request, options), "application/json")
-  )
-  return auth === undefined ? httpRequest : HttpClientRequest.setHeader(httpRequest, "authorization", auth)
-}
-
-const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined => {
-  const value = response.headers[name]
-  return typeof value === "string" ? value : undefined
-}
-
-/** Sends the request and waits for the headers; the watchdog counts this wait too. */
-const send = (
-  c: Client,
-  httpRequest: HttpClientRequest.HttpClientRequest
-): Effect.Effect<HttpClientResponse.HttpClientResponse, GenerationError | Busy> =>
-  c.http.execute(httpRequest).pipe(
-    Effect.timeoutFail({ duration: c.watchdogMs, onTimeout: () => watchdogError(c.watchdogSeconds) }),
-    Effect.catchIf(
-      (error): error is HttpClientError.RequestError => error._tag === "RequestError",
-      (error) =>
-        Effect.zipRight(
-          Ref.set(c.learned.lost, true),
-          Effect.fail(busyIfReset(transportError(c.baseUrl, error), error.cause))
-        )
-    ),
-    Effect.catchIf(
-      (error): error is HttpClientError.ResponseError => error._tag === "ResponseError",
-      (error) => Effect.fail(streamCut(rawText(error)))
-    )
-  )
+): HttpClientRequest.HttpClientRequest =>
+  streamedPost(c.completionsUrl, c.headers.extra, requestBody(c.settings, request, options), auth)
 
 /**
  * The request sent and answered with a success. A refusal of `stream_options` is asked again
@@ -193,7 +144,12 @@ const open = (
     const withUsage = yield* Ref.get(c.learned.askForUsage)
     const asText = (yield* Ref.get(c.learned.textTools)) !== undefined
     const progress = yield* knownLlamaCpp(c)
-    const response = yield* send(c, chatRequest(c, request, auth, { withUsage, asText, progress }))
+    const response = yield* send(
+      c,
+      chatRequest(c, request, auth, { withUsage, asText, progress }),
+      // a server out of reach is asked about itself again once it answers
+      Ref.set(c.learned.lost, true)
+    )
     // the request went out first: what the server says about itself is asked now, beside the answer
     yield* Ref.set(c.learned.reached, true)
     yield* askServer(c)
@@ -239,9 +195,7 @@ const answer = (
     afterAnswer: afterAnswer(c),
     isLast: (data) => data.length <= 8 && data.trim() === "[DONE]"
   }
-  return (headerOf(response, "content-type") ?? "").includes("application/json")
-    ? wholeAnswer(response, reading)
-    : streamedAnswer(response, reading)
+  return readAnswer(response, reading)
 }
 
 /** The window in force now: the configured one, unless the server serves fewer tokens. */
@@ -313,43 +267,19 @@ const usageBeyond = (c: Client) => (event: ModelEvent): Effect.Effect<void> =>
 const afterHeard = (c: Client) => (event: ModelEvent): Effect.Effect<ModelEvent> =>
   event._tag === "Completed" ? Effect.as(heard(c), event) : Effect.succeed(event)
 
-/** What leaves the client holds no known secret: its failures and its notices are redacted. */
-const redactedStream = (
-  secrets: SecretRegistry,
-  events: Stream.Stream<ModelEvent, GenerationError>
-): Stream.Stream<ModelEvent, GenerationError> =>
-  events.pipe(
-    Stream.map((event) =>
-      event._tag === "Retrying" || event._tag === "Notice" ? { ...event, text: secrets.redact(event.text) } : event
-    ),
-    Stream.mapError(redactedError(secrets.redact))
-  )
-
 // ---------------------------------------------------------------------------------------
 // The service
 
 export const makeChatClient = Effect.gen(function*() {
-  const { config } = yield* AppConfig
-  // the client's own span costs about a millisecond of first-token latency; `ModelClient.stream` has one
-  const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
-  const settings = config.model
-  const baseUrl = settings.url.replace(/\/+$/, "")
-  const secrets = yield* Secrets
+  const wire = yield* makeWire
+  const { baseUrl, secrets, settings } = wire
   const cache = yield* ServerCache
   const memo = yield* cache.read(baseUrl, settings.name)
-  if (settings.apiKeyEnv !== undefined) secrets.registerVariable(settings.apiKeyEnv)
   const c: Client = {
-    http,
-    settings,
-    baseUrl,
+    ...wire,
     model: settings.name,
     apiKeyEnv: settings.apiKeyEnv,
     completionsUrl: `${baseUrl}/chat/completions`,
-    headers: resolveHeaders(settings.headers, secrets),
-    secrets,
-    watchdogSeconds: config.watchdogTimeout,
-    watchdogMs: Math.max(1, Math.round(config.watchdogTimeout * 1000)),
-    timing: yield* RetryTiming,
     learned: yield* makeLearned(memo),
     cache,
     // the background questions' own scope, closed after the finalizer below has waited for them

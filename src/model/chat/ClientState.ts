@@ -1,5 +1,4 @@
 /** What the model client's parts share: its settings, ready to use, and what it learns while it runs. */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
@@ -8,20 +7,11 @@ import type * as Scope from "effect/Scope"
 
 import type { AgentConfig } from "../../config/Config"
 import type { GenerationError } from "../../domain/Errors"
-import type { SecretRegistry } from "../../lib/Secrets"
-import { unsetApiKey, unsetHeaderVariables } from "../Failures"
-import type { RetryTimingShape } from "../Retry"
+import { apiKey, type Wire } from "../Transport"
 import type { ServerCacheShape, ServerMemo } from "./ServerCache"
 import type { ModelList, ServedContext, ServerCheck } from "./ServerProbe"
 
 export type ModelSettings = AgentConfig["model"]
-
-/** `model.headers`, each `${NAME}` in a value read from the environment once, and kept secret. */
-export interface Headers {
-  readonly extra: Readonly<Record<string, string>>
-  /** The variables named but not set, each with the header that wanted it. */
-  readonly missing: ReadonlyArray<string>
-}
 
 /** What `GET {url}/models` said; `answered` is false when nothing answered in time. */
 export interface Listing {
@@ -111,19 +101,10 @@ export const makeLearned = (memo: ServerMemo | undefined): Effect.Effect<Learned
   })
 
 /** Everything the client's parts share: its settings, ready to use, and what it has learned. */
-export interface Client {
-  readonly http: HttpClient.HttpClient
-  readonly settings: ModelSettings
-  readonly baseUrl: string
+export interface Client extends Wire {
   readonly model: string
   readonly apiKeyEnv: string | undefined
   readonly completionsUrl: string
-  readonly headers: Headers
-  /** The program's secrets: the key and header values are registered there, and all that leaves is redacted. */
-  readonly secrets: SecretRegistry
-  readonly watchdogSeconds: number
-  readonly watchdogMs: number
-  readonly timing: RetryTimingShape
   readonly learned: Learned
   /** Where what the server said is kept between runs. */
   readonly cache: ServerCacheShape
@@ -131,13 +112,10 @@ export interface Client {
   readonly scope: Scope.Scope
 }
 
-/** The `authorization` header's value, or the failure of a variable that is not set. */
+/** The `authorization` header's value (the key as a bearer token), or the failure of a variable that is not set. */
 export const authorization = (c: Client): string | undefined | GenerationError => {
-  if (c.headers.missing.length > 0) return unsetHeaderVariables(c.headers.missing)
-  if (c.apiKeyEnv === undefined) return undefined
-  const key = process.env[c.apiKeyEnv]?.trim()
-  if (key === undefined || key === "") return unsetApiKey(c.apiKeyEnv)
-  return `Bearer ${key}`
+  const key = apiKey(c.apiKeyEnv, c.headers)
+  return typeof key === "string" ? `Bearer ${key}` : key
 }
 
 /** The headers of the questions about the server: the extra ones, and the key when there is one. */

@@ -1,9 +1,10 @@
 /** The answer as it streams in: text, reasoning and tool calls assembled from their deltas. */
-import { type GenerationError, rawText } from "../../domain/Errors"
+import { GenerationError, rawText } from "../../domain/Errors"
 import type { ToolCall } from "../../domain/Session"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
 import type { AnswerReader } from "../AnswerStream"
+import { eventObject } from "../EventJson"
 import { CHUNK_SHOWN_MAX, fail, serverMessage } from "../Failures"
 import type { FinishReason, ModelEvent, Usage } from "../ModelClient"
 import { cutCallLine } from "../StopReason"
@@ -68,23 +69,8 @@ export class Completion implements AnswerReader {
       this.done = true
       return undefined
     }
-    let chunk: unknown
-    try {
-      chunk = JSON.parse(data)
-    } catch (cause) {
-      return fail(
-        "malformed",
-        `the model server sent a chunk that is not JSON: ${squashed(data, CHUNK_SHOWN_MAX)}`,
-        `${rawText(cause)} in data: ${data}`
-      )
-    }
-    if (!isRecord(chunk)) {
-      return fail(
-        "malformed",
-        `the model server sent a chunk that is not an object: ${squashed(data, CHUNK_SHOWN_MAX)}`,
-        data
-      )
-    }
+    const chunk = eventObject(data, "the model server sent a chunk")
+    if (chunk instanceof GenerationError) return chunk
     if ((chunk.error !== undefined && chunk.error !== null) || eventName === "error") {
       const said = serverMessage(data)
       return fail("http", `the model server reported an error mid-answer: ${said === "" ? "(no message)" : said}`, data)

@@ -4,11 +4,12 @@
  * or from one whole response object: its text, its reasoning summary, its function calls by
  * output index, the reasoning items kept for the next request, its usage and how it ended.
  */
-import { type GenerationError, rawText } from "../../domain/Errors"
+import { GenerationError, rawText } from "../../domain/Errors"
 import type { ToolCall } from "../../domain/Session"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
 import type { AnswerReader } from "../AnswerStream"
+import { eventObject } from "../EventJson"
 import { CHUNK_SHOWN_MAX, fail } from "../Failures"
 import type { FinishReason, ModelEvent, Usage } from "../ModelClient"
 import { eventFailure } from "./ResponsesFailures"
@@ -65,19 +66,8 @@ export class ResponsesAnswer implements AnswerReader {
   ) {}
 
   absorb(data: string, eventName: string): string | GenerationError | undefined {
-    let event: unknown
-    try {
-      event = JSON.parse(data)
-    } catch (cause) {
-      return fail(
-        "malformed",
-        `the model server sent an event that is not JSON: ${squashed(data, CHUNK_SHOWN_MAX)}`,
-        `${rawText(cause)} in data: ${data}`
-      )
-    }
-    if (!isRecord(event)) {
-      return fail("malformed", `the model server sent an event that is not an object: ${squashed(data, 80)}`, data)
-    }
+    const event = eventObject(data, "the model server sent an event")
+    if (event instanceof GenerationError) return event
     const type = typeof event.type === "string" ? event.type : eventName
     // a server that ignored `stream: true` answers with the whole response object
     if (type === "message" && event.object === "response") return this.whole(event, data)

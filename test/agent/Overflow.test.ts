@@ -4,27 +4,12 @@ import * as Effect from "effect/Effect"
 import type { TurnEvent } from "../../src/agent/TurnEvent"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { Keeper } from "../../src/sessions/Keeper"
-import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
+import { type FakeModelServer, llamaOverflow, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, testConfig } from "../support/layers"
 import { tempDir } from "../support/processes"
 
 // A request over the server's window, as a real llama-server refuses it, on the turn it comes:
 // compacted once and asked again, or one line that says what is too large.
-
-/** What a real llama-server answers to a request over its window. */
-const overflow = (prompt: number, window: number) => ({
-  kind: "status" as const,
-  status: 400,
-  body: {
-    error: {
-      code: 400,
-      message: `request (${prompt} tokens) exceeds the available context size (${window} tokens), try increasing it`,
-      type: "exceed_context_size_error",
-      n_prompt_tokens: prompt,
-      n_ctx: window
-    }
-  }
-})
 
 const noticesOf = (events: ReadonlyArray<TurnEvent>): Array<string> =>
   events.flatMap((e) => (e._tag === "Notice" ? [e.text] : []))
@@ -68,7 +53,7 @@ describe("a request over the server's window", () => {
     Effect.gen(function*() {
       const conversation = yield* conversationOf(2)
       const before = server.completions().length
-      server.push(overflow(4858, 4096), { text: "summary of questions 1 and 2" }, { text: "answer 3" })
+      server.push(llamaOverflow(4858, 4096), { text: "summary of questions 1 and 2" }, { text: "answer 3" })
       const events = yield* runTurn(conversation, "question 3")
       expect(server.completions().length - before).toBe(3)
       expect(noticesOf(events)).toEqual([
@@ -107,7 +92,7 @@ describe("a request over the server's window", () => {
         yield* runTurn(conversation, `question ${i}`)
       }
       const before = server.completions().length
-      server.push(overflow(16000, 4096), { text: "summary" }, { text: "answer 3" })
+      server.push(llamaOverflow(16000, 4096), { text: "summary" }, { text: "answer 3" })
       const events = yield* runTurn(conversation, "question 3")
       expect(events.at(-1)).toMatchObject({ _tag: "TurnFinished" })
       const summarised = server.completions()[before + 1].body.messages.at(-1).content as string
@@ -121,7 +106,7 @@ describe("a request over the server's window", () => {
     Effect.gen(function*() {
       const conversation = yield* conversationOf(2)
       const before = server.completions().length
-      server.push(overflow(4858, 4096), { text: "summary of question 1" }, { text: "answer 3" })
+      server.push(llamaOverflow(4858, 4096), { text: "summary of question 1" }, { text: "answer 3" })
       const events = yield* runTurn(conversation, "question 3")
       expect(server.completions().length - before).toBe(3)
       expect(noticesOf(events)).toEqual([expect.stringMatching(/— 2 older message\(s\) replaced by a summary —/)])
@@ -140,7 +125,7 @@ describe("a request over the server's window", () => {
       const conversation = yield* conversationOf(2)
       const before = server.completions().length
       // a summary as long as the turns it replaces
-      server.push(overflow(4858, 4096), { text: LONG_ANSWER.repeat(2) }, overflow(4300, 4096))
+      server.push(llamaOverflow(4858, 4096), { text: LONG_ANSWER.repeat(2) }, llamaOverflow(4300, 4096))
       const events = yield* runTurn(conversation, "question 3")
       expect(server.completions().length - before).toBe(3)
       expect(failureOf(events)).toBe(
@@ -154,7 +139,7 @@ describe("a request over the server's window", () => {
     Effect.gen(function*() {
       const conversation = yield* conversationOf(1)
       const before = server.completions().length
-      server.push(overflow(6200, 4096))
+      server.push(llamaOverflow(6200, 4096))
       const events = yield* runTurn(conversation, "x".repeat(19000))
       expect(server.completions().length - before).toBe(1)
       expect(failureOf(events)).toMatch(
@@ -165,7 +150,7 @@ describe("a request over the server's window", () => {
   it.live("on the first turn, the question's line carries the server's count", () =>
     Effect.gen(function*() {
       const conversation = yield* conversationOf(0)
-      server.push(overflow(4858, 4096))
+      server.push(llamaOverflow(4858, 4096))
       const events = yield* runTurn(conversation, "x".repeat(19000))
       expect(failureOf(events)).toMatch(
         /^the question alone is about 4,\d{3} tokens \(4,858 with mm's system prompt and tools\); the server takes 4,096 — /
@@ -177,7 +162,7 @@ describe("a request over the server's window", () => {
     Effect.gen(function*() {
       const conversation = yield* conversationOf(0)
       const before = server.completions().length
-      server.push(overflow(1207, 512))
+      server.push(llamaOverflow(1207, 512))
       const events = yield* runTurn(conversation, "hello there")
       expect(server.completions().length - before).toBe(1)
       expect(failureOf(events)).toMatch(

@@ -26,7 +26,7 @@ import {
 } from "../../src/model/chat/ServerCache"
 import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
 import { type FakeModelServer, type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
-import { modelClientLayer, quickRetries, secretsLayer } from "../support/layers"
+import { memoryServerCache, modelClientLayer, quickRetries, secretsLayer } from "../support/layers"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mm-server-cache-")))
 
@@ -128,21 +128,6 @@ describe("the cache file", () => {
     }))
 })
 
-/** A cache in memory that counts its writes. */
-const memoryCache = (start: ServerMemo | undefined) => {
-  let memo = start
-  const writes: Array<ServerMemo> = []
-  const shape: ServerCacheShape = {
-    read: () => Effect.sync(() => memo),
-    write: (_url, _model, written) =>
-      Effect.sync(() => {
-        memo = written
-        writes.push(written)
-      })
-  }
-  return { shape, writes }
-}
-
 const configFor = (url: string): LoadedConfig => ({
   config: { ...defaultConfig(), watchdogTimeout: 5, model: { ...defaultConfig().model, url, name: "fake-model" } },
   file: undefined
@@ -192,7 +177,7 @@ const noToolsProps: Route = {
 
 describe("the model client with a cache", () => {
   it.live("nothing cached: the request goes out first, then the server is asked, and what it said is kept", () => {
-    const { shape, writes } = memoryCache(undefined)
+    const { shape, writes } = memoryServerCache(undefined)
     return withCachedClient(
       { steps: [{ text: "ok" }], routes: { "GET /props": noToolsProps } },
       shape,
@@ -213,7 +198,7 @@ describe("the model client with a cache", () => {
   })
 
   it.live("cached: the window and the template's limits are known at once; the server is asked after the request all the same", () => {
-    const { shape, writes } = memoryCache(llamaMemo)
+    const { shape, writes } = memoryServerCache(llamaMemo)
     return withCachedClient(
       {
         steps: [{ text: "ok" }],
@@ -247,7 +232,7 @@ describe("the model client with a cache", () => {
   })
 
   it.live("cached, and the server restarted with a smaller window: the answer's end already knows the new one", () => {
-    const { shape, writes } = memoryCache({
+    const { shape, writes } = memoryServerCache({
       ...llamaMemo,
       served: { kind: "llama.cpp", tokens: 32768, askAgainAfterAnswer: false }
     })
@@ -285,7 +270,7 @@ describe("the model client with a cache", () => {
           }
         }
       },
-      memoryCache(llamaMemo).shape,
+      memoryServerCache(llamaMemo).shape,
       (client, server) =>
         Effect.gen(function*() {
           yield* collect(client)
@@ -304,7 +289,7 @@ describe("the model client with a cache", () => {
           "GET /props": noToolsProps
         }
       },
-      memoryCache(llamaMemo).shape,
+      memoryServerCache(llamaMemo).shape,
       (client, server) =>
         Effect.gen(function*() {
           const check = yield* client.check
@@ -315,7 +300,7 @@ describe("the model client with a cache", () => {
     ))
 
   it.live("cached, but the server lists something else now: its window is asked again and the cache rewritten", () => {
-    const { shape, writes } = memoryCache(llamaMemo)
+    const { shape, writes } = memoryServerCache(llamaMemo)
     return withCachedClient(
       {
         routes: {
@@ -364,7 +349,7 @@ const failing: ReadonlyArray<{ readonly what: string; readonly routes: Record<st
 describe("a question about the server that got no answer", () => {
   for (const { routes, what } of failing) {
     it.live(`${what} is not kept as no window, and leaves what the cache said in force`, () => {
-      const { shape, writes } = memoryCache(llamaMemo)
+      const { shape, writes } = memoryServerCache(llamaMemo)
       return withCachedClient({ steps: [{ text: "ok" }], routes }, shape, (client) =>
         Effect.gen(function*() {
           yield* collect(client)
@@ -376,7 +361,7 @@ describe("a question about the server that got no answer", () => {
     })
 
     it.live(`${what}, with nothing cached: nothing kept, the default window in force`, () => {
-      const { shape, writes } = memoryCache(undefined)
+      const { shape, writes } = memoryServerCache(undefined)
       return withCachedClient({ steps: [{ text: "ok" }], routes }, shape, (client) =>
         Effect.gen(function*() {
           yield* collect(client)
@@ -387,7 +372,7 @@ describe("a question about the server that got no answer", () => {
   }
 
   it.live("is asked again once the server has answered a request, and its answer then kept", () => {
-    const { shape, writes } = memoryCache(undefined)
+    const { shape, writes } = memoryServerCache(undefined)
     return withCachedClient(
       {
         steps: [{ text: "one" }, { text: "two" }],

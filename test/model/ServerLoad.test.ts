@@ -10,27 +10,12 @@ import * as Stream from "effect/Stream"
 
 import { AppConfig, type LoadedConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
-import { ServerCache, type ServerCacheShape, type ServerMemo } from "../../src/model/chat/ServerCache"
+import { ServerCache, type ServerCacheShape } from "../../src/model/chat/ServerCache"
 import { type ChatRequest, ModelClient } from "../../src/model/ModelClient"
 import { RetryTiming } from "../../src/model/Retry"
 import { type FakeModelServer, type Route, startFakeModelServer, type Step } from "../support/FakeModelServer"
-import { modelClientLayer, secretsLayer } from "../support/layers"
+import { memoryServerCache, modelClientLayer, secretsLayer } from "../support/layers"
 import { until } from "../support/until"
-
-/** A cache in memory that records its writes. */
-const memoryCache = (start?: ServerMemo) => {
-  let memo = start
-  const writes: Array<ServerMemo> = []
-  const shape: ServerCacheShape = {
-    read: () => Effect.sync(() => memo),
-    write: (_url, _model, written) =>
-      Effect.sync(() => {
-        memo = written
-        writes.push(written)
-      })
-  }
-  return { shape, writes }
-}
 
 const configFor = (url: string): LoadedConfig => ({
   config: { ...defaultConfig(), watchdogTimeout: 5, model: { ...defaultConfig().model, url, name: "fake-model" } },
@@ -93,7 +78,7 @@ const withServer = <A, E, R>(
 
 describe("a server loading its model", () => {
   it.live("a short load: the answer that follows it is measured against the window the server serves", () => {
-    const { shape, writes } = memoryCache()
+    const { shape, writes } = memoryServerCache()
     return withServer(
       { loading: true, routes: llama(4096), steps: [{ text: "loaded" }] },
       (server) =>
@@ -122,7 +107,7 @@ describe("a server loading its model", () => {
   })
 
   it.live("a load that outlasts the request: nothing kept, the default in force, the window learnt with the next answer", () => {
-    const { shape, writes } = memoryCache()
+    const { shape, writes } = memoryServerCache()
     return withServer(
       { loading: true, routes: llama(4096), steps: [{ text: "loaded" }] },
       (server) =>
@@ -148,7 +133,7 @@ describe("a side question refused for want of a key (llama-server --api-key)", (
   const refused: Route = { status: 401, body: { error: { code: 401, message: "Invalid API Key" } } }
 
   it.live("is never kept as no window: the next run asks again, and learns it once the key is right", () => {
-    const { shape, writes } = memoryCache()
+    const { shape, writes } = memoryServerCache()
     return withServer(
       {
         // llama-server lists its models without a key; /props wants one
@@ -195,7 +180,7 @@ describe("a server restarted between turns with a smaller -c", () => {
           expect(yield* answerAndWindow(client)).toEqual({ text: "three", window: 4096 })
           expect(yield* answerAndWindow(client)).toEqual({ text: "four", window: 4096 })
           expect(propsAsked(server)).toBe(2)
-        }).pipe(Effect.provide(clientOn(server.url, memoryCache().shape)))
+        }).pipe(Effect.provide(clientOn(server.url, memoryServerCache().shape)))
     ))
 
   it.live("met with a refused connection: the first answer after it is measured against the new window", () =>
@@ -214,7 +199,7 @@ describe("a server restarted between turns with a smaller -c", () => {
         expect(yield* answerAndWindow(client)).toEqual({ text: "3", window: 4096 })
         expect(propsAsked(second)).toBe(1)
       }).pipe(
-        Effect.provide(clientOn(first.url, memoryCache().shape)),
+        Effect.provide(clientOn(first.url, memoryServerCache().shape)),
         Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))
       )
     }))
@@ -244,7 +229,7 @@ describe("a server restarted between turns with a smaller -c", () => {
         expect(yield* answerAndWindow(client, turn)).toEqual({ text: "three", window: 4096 })
         expect(propsAsked(second)).toBe(2)
       }).pipe(
-        Effect.provide(clientOn(first.url, memoryCache().shape)),
+        Effect.provide(clientOn(first.url, memoryServerCache().shape)),
         Effect.ensuring(Effect.promise(() => second?.close() ?? Promise.resolve()))
       )
     }))

@@ -97,6 +97,21 @@ export interface FakeModelServer {
   readonly close: () => Promise<void>
 }
 
+/** A real llama-server's refusal of a request over its window (`-c window`): a step to push. */
+export const llamaOverflow = (prompt: number, window: number) => ({
+  kind: "status" as const,
+  status: 400,
+  body: {
+    error: {
+      code: 400,
+      message: `request (${prompt} tokens) exceeds the available context size (${window} tokens), try increasing it`,
+      type: "exceed_context_size_error",
+      n_prompt_tokens: prompt,
+      n_ctx: window
+    }
+  }
+})
+
 /** What llama-server answers to every request while it loads its model. */
 export const LOADING_BODY = { error: { code: 503, message: "Loading model", type: "unavailable_error" } }
 

@@ -13,7 +13,7 @@ import { Changes, makeChanges } from "../../src/changes/Changes"
 import { type AgentConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
 import { SecretRegistry, Secrets } from "../../src/lib/Secrets"
-import { noServerCache, ServerCache } from "../../src/model/chat/ServerCache"
+import { noServerCache, ServerCache, type ServerCacheShape, type ServerMemo } from "../../src/model/chat/ServerCache"
 import { makeModelClient } from "../../src/model/ModelApis"
 import { ModelClient } from "../../src/model/ModelClient"
 import { RetryTiming } from "../../src/model/Retry"
@@ -115,6 +115,21 @@ export const quickRetries = Layer.succeed(RetryTiming, { baseMs: 5, maxRetries: 
 
 /** No server cache: nothing kept, nothing read (what a test of the client alone wants). */
 export const serverCacheOff = Layer.succeed(ServerCache, noServerCache)
+
+/** A server cache in memory that records its writes, starting from `start`. */
+export const memoryServerCache = (start?: ServerMemo) => {
+  let memo = start
+  const writes: Array<ServerMemo> = []
+  const shape: ServerCacheShape = {
+    read: () => Effect.sync(() => memo),
+    write: (_url, _model, written) =>
+      Effect.sync(() => {
+        memo = written
+        writes.push(written)
+      })
+  }
+  return { shape, writes }
+}
 
 /**
  * The model client alone, on Node's HTTP client, made as app/Layers.ts makes it; it needs the

@@ -3,27 +3,13 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 
 import { configYaml, makeProject, useAgents } from "../../support/acp-agent"
+import { llamaOverflow } from "../../support/FakeModelServer"
 import { MmProcess } from "../../support/MmProcess"
 
 // A conversation continued with `mm -p --continue` until the server refuses its third question
 // as over its window, as a llama-server started with `-c 4096` does: what a script is told.
 
 const harness = useAgents()
-
-/** What a real llama-server answers to a request over its window. */
-const overflow = (prompt: number, window: number) => ({
-  kind: "status" as const,
-  status: 400,
-  body: {
-    error: {
-      code: 400,
-      message: `request (${prompt} tokens) exceeds the available context size (${window} tokens), try increasing it`,
-      type: "exceed_context_size_error",
-      n_prompt_tokens: prompt,
-      n_ctx: window
-    }
-  }
-})
 
 /** About 1,500 tokens of answer. */
 const LONG_ANSWER = "word ".repeat(1200)
@@ -47,7 +33,7 @@ describe("mm -p and a request over the server's window", () => {
     const fake = harness.fake()
     const { dir } = makeProject(configYaml({ url: fake.url }))
     fake.push({ text: `${LONG_ANSWER}1` }, { text: `${LONG_ANSWER}2` })
-    fake.push(overflow(4858, 4096), { text: "summary of the first two questions" }, { text: "answer 3" })
+    fake.push(llamaOverflow(4858, 4096), { text: "summary of the first two questions" }, { text: "answer 3" })
     const { code, mm } = await thirdTurn(dir)
     expect(code, mm.stderr).toBe(0)
     expect(mm.stdout.trim()).toBe("answer 3")
@@ -61,7 +47,7 @@ describe("mm -p and a request over the server's window", () => {
     const fake = harness.fake()
     const { dir } = makeProject(configYaml({ url: fake.url }))
     fake.push({ text: `${LONG_ANSWER}1` }, { text: `${LONG_ANSWER}2` })
-    fake.push(overflow(4858, 4096), { text: LONG_ANSWER.repeat(2) }, overflow(4300, 4096))
+    fake.push(llamaOverflow(4858, 4096), { text: LONG_ANSWER.repeat(2) }, llamaOverflow(4300, 4096))
     const { code, mm } = await thirdTurn(dir)
     expect(code).toBe(1)
     expect(mm.stdout).toBe("")
@@ -76,7 +62,7 @@ describe("mm -p and a request over the server's window", () => {
     const fake = harness.fake()
     const { dir } = makeProject(configYaml({ url: fake.url }))
     // what a llama-server started with -c 512 answers to `hello there`
-    fake.push(overflow(1207, 512))
+    fake.push(llamaOverflow(1207, 512))
     const mm = new MmProcess(dir, ["-p", "hello there"], { AGENT_CONFIG: path.join(dir, "agent.yaml") })
     mm.child.stdin!.end()
     expect(await mm.exited).toBe(1)

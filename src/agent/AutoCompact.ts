@@ -89,7 +89,10 @@ const sayStillOver = Effect.fn("Agent.sayStillOver")(function*(
   if (after <= limit) return
   deps.shownWarnings.add(OVER_THRESHOLD)
   const fixed = Math.round(fixedTokens(counts.system, deps.tools.specs) * scale)
-  yield* emit({ _tag: "Notice", text: overThresholdLine(after, fixed, limit, yield* deps.model.contextWindow) })
+  yield* emit({
+    _tag: "Notice",
+    text: overThresholdLine(after, fixed, limit, yield* deps.model.contextWindow, deps.model.api)
+  })
 })
 
 /**

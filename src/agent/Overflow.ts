@@ -53,7 +53,7 @@ export const recoverOverflow = Effect.fn("Agent.recoverOverflow")(function*(
   const prompt = overflow?.prompt
   const tools = turnTools(deps, state)
   const shares = sharesOf(state.base, state.added, tools, prompt)
-  const tooLong = overflowLine(shares, window)
+  const tooLong = overflowLine(shares, window, deps.model.api)
   // compaction cannot help a question that does not fit even alone
   if (compacted || questionAloneOver(shares, window)) return yield* refused(error, tooLong)
   const system = turnSystem(state)

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 
 import type { Message } from "../domain/Session"
 import { tokensFigure } from "../model/Failures"
-import type { ToolSpec } from "../model/ModelClient"
+import type { ModelApi, ToolSpec } from "../model/ModelClient"
 import { specOf } from "../tools/Registry"
 import { estimateTokens } from "./Compactor"
 import type { Deps, Emit } from "./Deps"
@@ -17,7 +17,13 @@ import type { TurnState } from "./TurnState"
 /** Tokens kept free for a question and its answer: below this, a window is too small to work in. */
 export const ANSWER_ROOM = 1024
 
-const LARGER = "a larger window (llama-server -c)"
+/** What gives more room: a local server started larger, or a hosted API's larger model. */
+const larger = (api: ModelApi): string =>
+  api === "chat" ? "a larger window (llama-server -c)" : "a model with a larger window"
+
+/** The advice to grow the window, as its own clause (`server`: how the server is named in it). */
+const grow = (api: ModelApi, server = "the server"): string =>
+  api === "chat" ? `start ${server} with ${larger(api)}` : `use ${larger(api)}`
 
 /** The tool specs as the request carries them (`{type: "function", function: …}`), estimated. */
 export const toolTokens = (tools: ReadonlyArray<ToolSpec>): number =>
@@ -83,10 +89,10 @@ const about = (n: number): string => `about ${tokensFigure(Math.round(n))}`
  * The one line for a request that does not fit `window`, naming what is too large: mm's own
  * system prompt and tools, the question alone, this turn's tool results, else the conversation.
  */
-export const overflowLine = (shares: Shares, window: number): string => {
+export const overflowLine = (shares: Shares, window: number, api: ModelApi = "chat"): string => {
   const server = `the server takes ${tokensFigure(window)}`
   if (shares.fixed >= window) {
-    return `mm's own system prompt and tools are ${about(shares.fixed)} tokens; ${server} — start it with ${LARGER}`
+    return `mm's own system prompt and tools are ${about(shares.fixed)} tokens; ${server} — ${grow(api, "it")}`
   }
   if (questionAloneOver(shares, window)) {
     const withOwn = shares.fixed + shares.question
@@ -95,14 +101,14 @@ export const overflowLine = (shares: Shares, window: number): string => {
       ? tokensFigure(shares.total)
       : about(withOwn)
     const alone = `the question alone is ${about(shares.question)} tokens (${figure} with mm's system prompt and tools)`
-    return `${alone}; ${server} — shorten it, or ${LARGER}`
+    return `${alone}; ${server} — shorten it, or ${larger(api)}`
   }
   if (shares.turn > 0 && shares.fixed + shares.question + shares.turn > window) {
     const results = `this turn's tool results are ${about(shares.turn)} tokens and fill the window`
-    return `${results}; ${server} — ask for less at once, or ${LARGER}`
+    return `${results}; ${server} — ask for less at once, or ${larger(api)}`
   }
   const total = shares.counted ? tokensFigure(shares.total) : about(shares.total)
-  return `this conversation is ${total} tokens; ${server} — /compact, /new, or ${LARGER}`
+  return `this conversation is ${total} tokens; ${server} — /compact, /new, or ${larger(api)}`
 }
 
 /**
@@ -110,15 +116,15 @@ export const overflowLine = (shares: Shares, window: number): string => {
  * undefined when it is not. `mcp` is the MCP servers' share of `fixed`: when mm would fit
  * without it, the servers' tools are what to cut, not the window to grow.
  */
-export const tooSmallLine = (fixed: number, window: number, mcp = 0): string | undefined => {
+export const tooSmallLine = (fixed: number, window: number, mcp = 0, api: ModelApi = "chat"): string | undefined => {
   if (fixed + ANSWER_ROOM <= window) return undefined
   const head = `the server's window of ${tokensFigure(window)} tokens is too small to work in`
   if (mcp > 0 && fixed - mcp + ANSWER_ROOM <= window) {
     const why = `the MCP servers' tools take ${about(mcp)} of it, leaving little room for the conversation`
-    return `${head}: ${why} and the answers — turn off a server with many tools (enabled: false), or use ${LARGER}`
+    return `${head}: ${why} and the answers — turn off a server with many tools (enabled: false), or use ${larger(api)}`
   }
   const why = `mm's system prompt and tools take ${about(fixed)} of it, leaving little room for the conversation`
-  return `${head}: ${why} and the answers — start the server with ${LARGER}`
+  return `${head}: ${why} and the answers — ${grow(api)}`
 }
 
 /** Said once per run: the key in `shownWarnings`. */
@@ -130,7 +136,7 @@ export const sayTooSmall = Effect.fn("Agent.sayTooSmall")(
     if (deps.shownWarnings.has(TOO_SMALL)) return
     const own = new Set(deps.tools.specs.map((tool) => tool.name))
     const mcp = toolTokens(tools.filter((tool) => !own.has(tool.name)))
-    const line = tooSmallLine(fixedTokens(system, tools), yield* deps.model.contextWindow, mcp)
+    const line = tooSmallLine(fixedTokens(system, tools), yield* deps.model.contextWindow, mcp, deps.model.api)
     if (line === undefined) return
     deps.shownWarnings.add(TOO_SMALL)
     yield* emit({ _tag: "Notice", text: line })
@@ -155,9 +161,15 @@ export const sayTooSmallFor = (deps: Deps, state: TurnState) =>
  * The line for a conversation that compaction left over its threshold (`limit`): every turn
  * would compact again, and answers have little room.
  */
-export const overThresholdLine = (tokens: number, fixed: number, limit: number, window: number): string => {
+export const overThresholdLine = (
+  tokens: number,
+  fixed: number,
+  limit: number,
+  window: number,
+  api: ModelApi = "chat"
+): string => {
   const head = `compaction cannot bring this conversation under ${tokensFigure(limit)} tokens (compaction.threshold)`
   const still = `it is still ${about(tokens)} of the server's ${tokensFigure(window)}`
   const own = `${about(fixed)} of them mm's system prompt and tools`
-  return `${head}: ${still}, ${own}, so answers have little room — /new, or ${LARGER}`
+  return `${head}: ${still}, ${own}, so answers have little room — /new, or ${larger(api)}`
 }

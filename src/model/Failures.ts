@@ -246,7 +246,13 @@ export const contextOverflow = (text: string): Overflow | undefined => {
   }
   // Anthropic's words: `prompt is too long: 215000 tokens > 200000 maximum`
   const anthropic = /prompt is too long:\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(text)
-  return anthropic === null ? undefined : { prompt: Number(anthropic[1]), window: Number(anthropic[2]) }
+  if (anthropic !== null) return { prompt: Number(anthropic[1]), window: Number(anthropic[2]) }
+  // and when the answer's room does not fit beside the prompt: `input length and `max_tokens`
+  // exceed context limit: 188240 + 24576 > 200000` (the prompt may hold what the answer leaves)
+  const withRoom = /exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)/i.exec(text)
+  return withRoom === null
+    ? undefined
+    : { prompt: Number(withRoom[1]), window: Math.max(1, Number(withRoom[3]) - Number(withRoom[2])) }
 }
 
 /** The one line for a request over the window. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import type { TurnEvent } from "../../src/agent/TurnEvent"
+import { overflowLine, overThresholdLine, tooSmallLine } from "../../src/agent/WindowFit"
 import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { Keeper } from "../../src/sessions/Keeper"
 import { type FakeModelServer, llamaOverflow, startFakeModelServer } from "../support/FakeModelServer"
@@ -225,4 +226,20 @@ describe("a window too small to work in", () => {
       expect(noticesOf(fifth)).toEqual([expect.stringMatching(/^history compacted: /)])
       expect(fifth.at(-1)).toMatchObject({ _tag: "TurnFinished" })
     }).pipe(Effect.provide(layer({ model: { contextWindow: 2048 }, compaction: { threshold: 0.8 } }))))
+})
+
+describe("the advice in the lines about the window", () => {
+  const shares = { fixed: 1000, history: 3500, question: 10, turn: 0, total: 4510, scale: 1, counted: true }
+
+  it("names llama-server's -c for a local server, a larger model for a hosted API", () => {
+    expect(overflowLine(shares, 4096)).toBe(
+      "this conversation is 4,510 tokens; the server takes 4,096 — /compact, /new, or a larger window (llama-server -c)"
+    )
+    expect(overflowLine(shares, 4096, "anthropic")).toBe(
+      "this conversation is 4,510 tokens; the server takes 4,096 — /compact, /new, or a model with a larger window"
+    )
+    expect(tooSmallLine(1500, 2048, 0, "responses")).toMatch(/— use a model with a larger window$/)
+    expect(overThresholdLine(1750, 1200, 1638, 2048, "anthropic")).toMatch(/— \/new, or a model with a larger window$/)
+    expect(tooSmallLine(1500, 2048)).toMatch(/— start the server with a larger window \(llama-server -c\)$/)
+  })
 })

@@ -423,6 +423,21 @@ describe("AnthropicClient: failures", () => {
         expect(server.messages()).toHaveLength(1)
       })))
 
+  it.scopedLive("a prompt that leaves no room for max_tokens is an overflow too, its window what the answer leaves", () =>
+    withServer([{
+      kind: "error",
+      status: 400,
+      type: "invalid_request_error",
+      message:
+        "input length and `max_tokens` exceed context limit: 188240 + 24576 > 200000, decrease input length or `max_tokens` and try again"
+    }], (server) =>
+      Effect.gen(function*() {
+        const error = yield* failure(configFor(server))
+        expect(error.reason).toBe("context-overflow")
+        expect(error.message).toBe("the request is 188,240 tokens; the model's window is 175,424")
+        expect(contextOverflow(error.raw)).toEqual({ prompt: 188240, window: 175424 })
+      })))
+
   it.scopedLive("an error event mid-answer is one line with the API's words", () =>
     withServer(
       [{ kind: "error-event", text: "partial", type: "overloaded_error", message: "Overloaded" }],

@@ -92,7 +92,10 @@ export const callModel = Effect.fn("Agent.callModel")(function*(deps: Deps, stat
     ...(state.added.length === 1 ? { newTurn: true } : {})
   }
   let completed: Completed | undefined
-  let held = config.model.textToolCalls || (yield* model.toolsAsText) ? new HeldText() : undefined
+  // calls written as text come from local models over chat completions; a hosted API's are native
+  let held = (config.model.textToolCalls && model.api === "chat") || (yield* model.toolsAsText)
+    ? new HeldText()
+    : undefined
   const show = (text: string) =>
     text === ""
       ? Effect.void

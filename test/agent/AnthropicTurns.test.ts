@@ -62,6 +62,23 @@ describe("the turn loop over Anthropic Messages", () => {
       expect(asked?.reasoning).toBe("I should list the files.")
     }).pipe(Effect.provide(layer())))
 
+  it.live("text that looks like a call written as text stays the answer: the API's calls are native", () =>
+    Effect.gen(function*() {
+      const conversation = yield* open
+      const answer = "Write it as <tool_call>{\"name\": \"bash\"</tool_call> in your template."
+      server.push({ text: "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}" }, { text: answer })
+      const before = server.messages().length
+      const first = yield* runTurn(conversation, "show me a call as JSON")
+      expect(first.flatMap((e) => e._tag === "ToolCallStarted" ? [e.name] : [])).toEqual([])
+      const second = yield* runTurn(conversation, "and the Hermes way?")
+      expect(second.flatMap((e) => e._tag === "TextDelta" ? [e.text] : []).join("")).toBe(answer)
+      expect(second.flatMap((e) => e._tag === "Notice" ? [e.text] : [])).toEqual([])
+      // one request per turn: nothing was taken for a call to run or to write again
+      expect(server.messages().length - before).toBe(2)
+      const session = yield* conversation.snapshot
+      expect(session.errors).toEqual([])
+    }).pipe(Effect.provide(layer())))
+
   it.live("a prompt too long on turn 3 compacts the history once, says so, and the question is answered", () =>
     Effect.gen(function*() {
       const conversation = yield* open

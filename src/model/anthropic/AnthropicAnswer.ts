@@ -4,13 +4,11 @@
  * `message_stop`): text as it comes, thinking as mm's reasoning, tool calls assembled from
  * their JSON pieces, and the signed thinking blocks kept whole for the next request.
  */
-import { GenerationError, rawText } from "../../domain/Errors"
-import type { ToolCall } from "../../domain/Session"
+import { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
-import { squashed } from "../../lib/OneLine"
+import { answerCalls } from "../AnswerCalls"
 import type { AnswerReader } from "../AnswerStream"
 import { eventObject } from "../EventJson"
-import { CHUNK_SHOWN_MAX, fail } from "../Failures"
 import type { FinishReason, ModelEvent, ProviderData, Usage } from "../ModelClient"
 import { cutCallLine } from "../StopReason"
 import { midAnswerError } from "./AnthropicFailures"
@@ -211,31 +209,20 @@ export class AnthropicAnswer implements AnswerReader {
     return items.length === 0 ? undefined : { api: "anthropic", model: this.model, items }
   }
 
-  private toolCall(block: OpenBlock, index: number): ToolCall | GenerationError {
-    const name = block.name ?? ""
-    const args = block.text.trim() === "" ? block.data ?? "{}" : block.text
-    try {
-      JSON.parse(args)
-    } catch (cause) {
-      return this.stopReason === "max_tokens"
-        ? fail("output-limit", this.cutCall(squashed(name, 40), this.usage), `${rawText(cause)} in input of ${name}`)
-        : fail(
-          "malformed",
-          `the model gave tool "${squashed(name, 40)}" input that is not JSON: ${squashed(args, CHUNK_SHOWN_MAX)}`,
-          `${rawText(cause)} in input of ${name}: ${args}`
-        )
-    }
-    return { id: block.id ?? `toolu_mm_${index}`, type: "function", function: { name, arguments: args } }
-  }
-
   complete(): ModelEvent | GenerationError {
-    const toolCalls: Array<ToolCall> = []
-    for (const [index, block] of [...this.blocks.entries()].sort(([a], [b]) => a - b)) {
-      if (block.type !== "tool_use") continue
-      const call = this.toolCall(block, index)
-      if (call instanceof GenerationError) return call
-      toolCalls.push(call)
-    }
+    const written = [...this.blocks.entries()].sort(([a], [b]) => a - b).flatMap(([index, block]) =>
+      block.type === "tool_use"
+        ? [{
+          index,
+          id: block.id ?? `toolu_mm_${index}`,
+          name: block.name ?? "",
+          arguments: block.text.trim() === "" ? block.data ?? "" : block.text
+        }]
+        : []
+    )
+    const calls = answerCalls(written, this.stopReason === "max_tokens", (tool) => this.cutCall(tool, this.usage))
+    if (calls instanceof GenerationError) return calls
+    const { toolCalls, cutCalls } = calls
     const opaque = this.thinking()
     return {
       _tag: "Completed",
@@ -244,7 +231,8 @@ export class AnthropicAnswer implements AnswerReader {
       toolCalls,
       finishReason: finishOf(this.stopReason, toolCalls.length > 0),
       usage: this.usage,
-      ...(opaque === undefined ? {} : { opaque })
+      ...(opaque === undefined ? {} : { opaque }),
+      ...(cutCalls.length === 0 ? {} : { cutCalls })
     }
   }
 }

@@ -1,11 +1,10 @@
 /** The answer as it streams in: text, reasoning and tool calls assembled from their deltas. */
-import { GenerationError, rawText } from "../../domain/Errors"
-import type { ToolCall } from "../../domain/Session"
+import { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
-import { squashed } from "../../lib/OneLine"
+import { answerCalls } from "../AnswerCalls"
 import type { AnswerReader } from "../AnswerStream"
 import { eventObject } from "../EventJson"
-import { CHUNK_SHOWN_MAX, fail, serverMessage } from "../Failures"
+import { fail, serverMessage } from "../Failures"
 import type { FinishReason, ModelEvent, Usage } from "../ModelClient"
 import { cutCallLine } from "../StopReason"
 import { ThinkSplitter } from "./Reasoning"
@@ -228,43 +227,15 @@ export class Completion implements AnswerReader {
    * when complete calls come before it; alone, it fails the answer.
    */
   complete(): ModelEvent | GenerationError {
-    const toolCalls: Array<ToolCall> = []
-    const cutCalls: Array<{ readonly name: string; readonly line: string }> = []
-    let cut: GenerationError | undefined
-    for (const [index, call] of [...this.calls.entries()].sort(([a], [b]) => a - b)) {
-      if (call.name === "") {
-        return fail("malformed", `the model sent tool call #${index} without a name`, JSON.stringify(call))
-      }
-      const args = call.arguments.trim() === "" ? "{}" : call.arguments
-      try {
-        JSON.parse(args)
-      } catch (cause) {
-        if (this.finishReason === "length") {
-          const line = this.cutCall(squashed(call.name, 40), this.usage)
-          cut ??= fail(
-            "output-limit",
-            line,
-            `${rawText(cause)} in arguments of ${call.name} (finish_reason: length): ${args}`
-          )
-          cutCalls.push({ name: call.name, line })
-          continue
-        }
-        return fail(
-          "malformed",
-          `the model gave tool "${squashed(call.name, 40)}" arguments that are not JSON: ${
-            squashed(args, CHUNK_SHOWN_MAX)
-          }`,
-          `${rawText(cause)} in arguments of ${call.name}: ${args}`
-        )
-      }
-      toolCalls.push({
-        id: call.id ?? `call_${this.idBase}_${index}`,
-        type: "function",
-        function: { name: call.name, arguments: args }
-      })
-    }
-    // nothing to run: the answer is the cut call, and fails as it did
-    if (cut !== undefined && toolCalls.length === 0) return cut
+    const written = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({
+      index,
+      id: call.id ?? `call_${this.idBase}_${index}`,
+      name: call.name,
+      arguments: call.arguments
+    }))
+    const calls = answerCalls(written, this.finishReason === "length", (tool) => this.cutCall(tool, this.usage))
+    if (calls instanceof GenerationError) return calls
+    const { toolCalls, cutCalls } = calls
     return {
       _tag: "Completed",
       content: this.redact(this.contentSoFar),

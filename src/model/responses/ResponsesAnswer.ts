@@ -4,13 +4,11 @@
  * or from one whole response object: its text, its reasoning summary, its function calls by
  * output index, the reasoning items kept for the next request, its usage and how it ended.
  */
-import { GenerationError, rawText } from "../../domain/Errors"
-import type { ToolCall } from "../../domain/Session"
+import { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
-import { squashed } from "../../lib/OneLine"
+import { answerCalls } from "../AnswerCalls"
 import type { AnswerReader } from "../AnswerStream"
 import { eventObject } from "../EventJson"
-import { CHUNK_SHOWN_MAX, fail } from "../Failures"
 import type { FinishReason, ModelEvent, Usage } from "../ModelClient"
 import { eventFailure } from "./ResponsesFailures"
 
@@ -219,31 +217,15 @@ export class ResponsesAnswer implements AnswerReader {
 
   complete(): ModelEvent | GenerationError {
     const cut = this.ending?.status === "incomplete" && this.ending.reason !== "content_filter"
-    const toolCalls: Array<ToolCall> = []
-    for (const [index, call] of [...this.calls.entries()].sort(([a], [b]) => a - b)) {
-      if (call.name === "") {
-        return fail("malformed", `the model sent function call #${index} without a name`, JSON.stringify(call))
-      }
-      const args = call.arguments.trim() === "" ? "{}" : call.arguments
-      try {
-        JSON.parse(args)
-      } catch (cause) {
-        const raw = `${rawText(cause)} in arguments of ${call.name}: ${args}`
-        if (cut) return fail("output-limit", this.cutCall(squashed(call.name, 40), this.usage), raw)
-        return fail(
-          "malformed",
-          `the model gave tool "${squashed(call.name, 40)}" arguments that are not JSON: ${
-            squashed(args, CHUNK_SHOWN_MAX)
-          }`,
-          raw
-        )
-      }
-      toolCalls.push({
-        id: call.callId === "" ? `call_${index}` : call.callId,
-        type: "function",
-        function: { name: call.name, arguments: args }
-      })
-    }
+    const written = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({
+      index,
+      id: call.callId === "" ? `call_${index}` : call.callId,
+      name: call.name,
+      arguments: call.arguments
+    }))
+    const calls = answerCalls(written, cut, (tool) => this.cutCall(tool, this.usage))
+    if (calls instanceof GenerationError) return calls
+    const { toolCalls, cutCalls } = calls
     const items = [...this.reasoningItems.entries()].sort(([a], [b]) => a - b).map(([, item]) => this.kept(item))
     return {
       _tag: "Completed",
@@ -252,7 +234,8 @@ export class ResponsesAnswer implements AnswerReader {
       toolCalls,
       finishReason: this.finishReason(toolCalls.length > 0),
       usage: this.usage,
-      ...(items.length === 0 ? {} : { opaque: { api: "responses", model: this.model, items } })
+      ...(items.length === 0 ? {} : { opaque: { api: "responses", model: this.model, items } }),
+      ...(cutCalls.length === 0 ? {} : { cutCalls })
     }
   }
 

@@ -521,6 +521,34 @@ describe("AnthropicAnswer (pure)", () => {
     expect((done as GenerationError).message).toContain("\"write_file\"")
   })
 
+  it("a complete tool call before one that max_tokens cut runs; the cut one is left out with its line", () => {
+    const answer = new AnthropicAnswer("claude-fake")
+    feed(answer, [
+      { type: "message_start", message: { usage: { input_tokens: 10, output_tokens: 1 } } },
+      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "t1", name: "bash", input: {} } },
+      {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "input_json_delta", partial_json: "{\"command\": \"ls\"}" }
+      },
+      { type: "content_block_stop", index: 0 },
+      {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: "t2", name: "write_file", input: {} }
+      },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"path\": \"a" } },
+      { type: "message_delta", delta: { stop_reason: "max_tokens" }, usage: { output_tokens: 100 } }
+    ])
+    const done = answer.complete()
+    expect(done).toMatchObject({
+      _tag: "Completed",
+      finishReason: "length",
+      toolCalls: [{ id: "t1", function: { name: "bash", arguments: "{\"command\": \"ls\"}" } }],
+      cutCalls: [{ name: "write_file" }]
+    })
+  })
+
   it("a whole message sent as one JSON body is read like the stream", () => {
     const answer = new AnthropicAnswer("claude-fake")
     const text = answer.absorb(

@@ -276,6 +276,20 @@ describe("ResponsesClient: the answer", () => {
         expect(error.message).toContain("raise model.maxTokens (now 50)")
       })))
 
+  it.scopedLive("a complete call before one the output limit cut is kept; the cut one is left out with its line", () =>
+    withServer([{
+      calls: [{ name: "bash", arguments: { command: "ls" } }, { name: "bash", arguments: "{\"command\": \"ec" }],
+      incomplete: "max_output_tokens"
+    }], (server) =>
+      Effect.gen(function*() {
+        const done = completed(yield* collect(configFor(server, { maxTokens: 50 }), { ...question, tools: [bashTool] }))
+        expect(done.toolCalls.map((call) => call.function.arguments)).toEqual(["{\"command\":\"ls\"}"])
+        expect(done.cutCalls).toEqual([{
+          name: "bash",
+          line: expect.stringContaining("raise model.maxTokens (now 50)")
+        }])
+      })))
+
   it.scopedLive("the key never shows in streamed text", () =>
     withServer([{ text: ["the key is ", KEY.slice(0, 10), KEY.slice(10), " ok"] }], (server) =>
       Effect.gen(function*() {

@@ -5,7 +5,10 @@ import type { CallLocation, ToolKind } from "../tools/ToolRecord"
 /** What the core tells a façade while a turn runs; both façades render the same stream. */
 export type TurnEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
-  /** The model's reasoning as it streams: shown apart from the answer, never sent back to the model. */
+  /**
+   * The model's reasoning as it streams: shown apart from the answer. Its text is never sent
+   * back; only an API's own signed or encrypted form of it is (the message's `opaque`).
+   */
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   /** The server is still reading the prompt (llama-server says how far): the status line shows it. */
   | { readonly _tag: "PromptProgress"; readonly processed: number; readonly total: number }

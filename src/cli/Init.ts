@@ -6,7 +6,7 @@ import * as Either from "effect/Either"
 
 import { configInputs } from "../config/Config"
 import { mergeConfigs } from "../config/ConfigMerge"
-import { defaultConfig } from "../config/ConfigSchema"
+import { defaultConfig, PROVIDER_URLS } from "../config/ConfigSchema"
 import { recordTrust } from "../config/TrustStore"
 import { listedModels } from "../model/chat/ServerProbe"
 import type { ExitCode } from "./Run"
@@ -32,14 +32,14 @@ export const PRESETS: Readonly<Record<"openai" | "anthropic" | "openrouter", Pre
   anthropic: {
     label: "Anthropic",
     api: "anthropic",
-    url: "https://api.anthropic.com/v1",
+    url: PROVIDER_URLS.anthropic,
     model: "claude-sonnet-4-5",
     apiKeyEnv: "ANTHROPIC_API_KEY"
   },
   openai: {
     label: "OpenAI",
     api: "responses",
-    url: "https://api.openai.com/v1",
+    url: PROVIDER_URLS.responses,
     model: "gpt-5",
     apiKeyEnv: "OPENAI_API_KEY"
   },

@@ -6,7 +6,7 @@ import type { GenerationError } from "../domain/Errors"
 import type { ToolCall, WireMessage } from "../domain/Session"
 import type { ServerCheck } from "./chat/ServerProbe"
 
-/** A tool as the model is told about it (`tools: [{type: "function", function: …}]`). */
+/** A tool as the model is told about it; each adapter writes it in its API's shape. */
 export interface ToolSpec {
   readonly name: string
   readonly description: string
@@ -64,7 +64,10 @@ export interface ProviderData {
  */
 export type ModelEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
-  /** Reasoning, from `reasoning_content` / `reasoning` deltas or a leading `<think>` block. */
+  /**
+   * Reasoning: chat's `reasoning_content` / `reasoning` deltas or a leading `<think>` block,
+   * Anthropic's thinking, a Responses reasoning summary.
+   */
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   /** The server was busy (or dropped the connection) before answering: mm waits, then asks again. */
   | { readonly _tag: "Retrying"; readonly text: string }
@@ -109,7 +112,8 @@ export interface ModelClientShape {
   /**
    * The context window in force now, without waiting: `model.contextWindow`, or what the
    * server says it serves when that is smaller or nothing is configured (asked in the
-   * background from start-up), else 32768.
+   * background from start-up), else 32768; a hosted API's own default (Anthropic 200,000,
+   * Responses 128,000) when nothing is configured.
    */
   readonly contextWindow: Effect.Effect<number>
   /**
@@ -136,7 +140,8 @@ export interface ModelClientShape {
   /**
    * Starts asking the server about itself in the background, once, and returns at once: its
    * models and window, even when the cache knew them (what it kept is only a first guess).
-   * Without it, the server is asked when the banner needs it or once the first request has gone out.
+   * Without it, the server is asked when the banner needs it or once the first request has gone out
+   * (chat; and again at each turn to a local server, which may have been restarted).
    */
   readonly askServer: Effect.Effect<void>
   readonly url: string

@@ -7,7 +7,9 @@
  * loading) and answers again is asked afresh at that moment, in place of any question still
  * pending from before (it may have been restarted with another window), and so is one whose
  * questions got no answer (a refused key, a proxy's 502, a timeout), which is never kept as
- * one. The end of the answer that found the server back waits a moment for what it says.
+ * one. A local server whose window came from it is asked again at the first request of each
+ * turn, since it may have been restarted in between with another window. The end of the answer
+ * that found the server back waits a moment for what it says.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -231,9 +233,10 @@ export const turnBegins = (c: Client): Effect.Effect<void> =>
   c.settings.contextWindow !== undefined
     ? Effect.void
     : Effect.flatMap(
-      Effect.all([Ref.get(c.learned.asked), Ref.get(c.learned.served)]),
-      ([asked, served]) =>
-        asked && served?.tokens !== undefined && RESTARTABLE.has(served.kind)
+      Effect.all([Ref.get(c.learned.asked), Ref.get(c.learned.served), Ref.get(c.learned.failedProbes)]),
+      // a server whose questions keep going unanswered (the window came from an overflow) is not asked each turn
+      ([asked, served, failed]) =>
+        asked && served?.tokens !== undefined && RESTARTABLE.has(served.kind) && failed < UNANSWERED_TRIES
           ? Ref.set(c.learned.lost, true)
           : Effect.void
     )

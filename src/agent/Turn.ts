@@ -214,6 +214,14 @@ const eventLoopTurn = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(timer))
 })
 
+/**
+ * Answers in a row that held only a call mm could not run: a model that keeps writing the same
+ * broken call would otherwise be asked again up to `maxSteps` times.
+ */
+const UNRUN_MAX = 2
+const UNRUN_LINE =
+  `the model wrote a call that could not run ${UNRUN_MAX} times in a row — the turn stops here; ask again`
+
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
   let compacted = false
@@ -234,6 +242,8 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
           return yield* call()
         })
     )
+  // answers in a row that ran nothing and only earned a note (a call to write again)
+  let unrun = 0
   for (let step = 1; step <= deps.config.maxSteps; step++) {
     const completed = yield* call()
     yield* sayTooSmallFor(deps, state)
@@ -245,6 +255,11 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       const said = finishNotice(completed.finishReason, completed.content, () => cut)
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
+    }
+    unrun = calls.length === 0 ? unrun + 1 : 0
+    if (unrun >= UNRUN_MAX) {
+      yield* state.emit({ _tag: "Notice", text: UNRUN_LINE })
+      return "end_turn" as const
     }
     for (const call of calls) {
       // a Ctrl-C, an Esc, a signal or an editor's cancel that came during the last call is heard before the next

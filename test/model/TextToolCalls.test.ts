@@ -315,6 +315,26 @@ describe("text tool calls in a turn", () => {
       ]])
     }).pipe(Effect.provide(layer())))
 
+  it.live("a model that writes the same unreadable call again is not asked a third time", () =>
+    Effect.gen(function*() {
+      const broken = { text: pieces("<tool_call>{bash</tool_call>") }
+      // a third request, if made, would find no step scripted and show in the count
+      server.push(broken, broken)
+      const before = server.completions().length
+      const conversation = yield* Effect.flatMap(
+        Keeper,
+        (k) => k.open(tempDir("mm-textcalls-"), { createFile: "later" })
+      )
+      const events = yield* runTurn(conversation, "list the files")
+      expect(server.completions().slice(before)).toHaveLength(2)
+      const lines = events.filter((e) => e._tag === "Notice").map((e) => (e as { text: string }).text)
+      expect(lines).toHaveLength(3)
+      expect(lines[2]).toBe(
+        "the model wrote a call that could not run 2 times in a row — the turn stops here; ask again"
+      )
+      expect(events.at(-1)).toMatchObject({ _tag: "TurnFinished", stopReason: "end_turn" })
+    }).pipe(Effect.provide(layer())))
+
   it.live("a call written as text that the length limit cut says so, and the model is asked again", () =>
     Effect.gen(function*() {
       const text = "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"the sta"

@@ -255,11 +255,21 @@ export const contextOverflow = (text: string): Overflow | undefined => {
     : { prompt: Number(withRoom[1]), window: Math.max(1, Number(withRoom[3]) - Number(withRoom[2])) }
 }
 
-/** The one line for a request over the window. */
-const overflowLine = (overflow: Overflow): string =>
-  overflow.prompt === undefined
-    ? `the request is larger than the server's window of ${tokensFigure(overflow.window)} tokens`
-    : `the request is ${tokensFigure(overflow.prompt)} tokens; the server's window is ${tokensFigure(overflow.window)}`
+/**
+ * The one line for a request over the window, with the figures it has; `whose` window it is:
+ * a local server's, or a hosted API's model's.
+ */
+export const overflowLine = (
+  overflow: { readonly prompt?: number | undefined; readonly window?: number | undefined },
+  whose: "server" | "model" = "server"
+): string =>
+  overflow.window === undefined
+    ? `the request is larger than the ${whose}'s window`
+    : overflow.prompt === undefined
+    ? `the request is larger than the ${whose}'s window of ${tokensFigure(overflow.window)} tokens`
+    : `the request is ${tokensFigure(overflow.prompt)} tokens; the ${whose}'s window is ${
+      tokensFigure(overflow.window)
+    }`
 
 /** A server that answered something other than the OpenAI protocol (a web page, plain text). */
 export const notOpenAiLine = (baseUrl: string, contentType: string): string =>

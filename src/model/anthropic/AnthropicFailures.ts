@@ -7,7 +7,7 @@
 import type { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
-import { contextOverflow, fail, tokensFigure } from "../Failures"
+import { contextOverflow, fail, overflowLine } from "../Failures"
 import { Busy, busyIfRetried, retryAfterMs } from "../Retry"
 
 const SAID_MAX = 200
@@ -54,7 +54,7 @@ export const refusal = (context: Context, answer: Refusal): GenerationError | Bu
   if (overflow?.prompt !== undefined) {
     return fail(
       "context-overflow",
-      `the request is ${tokensFigure(overflow.prompt)} tokens; the model's window is ${tokensFigure(overflow.window)}`,
+      overflowLine(overflow, "model"),
       raw
     )
   }

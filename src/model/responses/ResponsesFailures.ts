@@ -7,7 +7,7 @@
 import type { GenerationError } from "../../domain/Errors"
 import { isRecord } from "../../lib/Guards"
 import { squashed } from "../../lib/OneLine"
-import { contextOverflow, fail, tokensFigure } from "../Failures"
+import { contextOverflow, fail, overflowLine } from "../Failures"
 import { Busy, retryAfterMs } from "../Retry"
 
 const MESSAGE_MAX = 200
@@ -60,12 +60,9 @@ const isOverflow = (said: Said, raw: string): boolean =>
 /** The line for a request over the model's window, with the figures when the server gave them. */
 const overflowFailure = (raw: string, window: number): GenerationError => {
   const figures = contextOverflow(raw)
-  const limit = figures?.window ?? window
   return fail(
     "context-overflow",
-    figures?.prompt === undefined
-      ? `the request is larger than the model's window of ${tokensFigure(limit)} tokens`
-      : `the request is ${tokensFigure(figures.prompt)} tokens; the model's window is ${tokensFigure(limit)}`,
+    overflowLine({ prompt: figures?.prompt, window: figures?.window ?? window }, "model"),
     raw
   )
 }
@@ -133,14 +130,8 @@ export const eventFailure = (event: Record<string, unknown>, data: string): Gene
     ? saidBy(response.error)
     : saidBy(isRecord(event.error) ? event.error : event)
   if (isOverflow(said, data)) {
-    const figures = contextOverflow(data)
-    return fail(
-      "context-overflow",
-      figures === undefined
-        ? "the request is larger than the model's window"
-        : `the request is larger than the model's window of ${tokensFigure(figures.window)} tokens`,
-      data
-    )
+    // mid-answer, the window alone is said, as it was counted before the answer began
+    return fail("context-overflow", overflowLine({ window: contextOverflow(data)?.window }, "model"), data)
   }
   const what = event.type === "response.failed" ? "the answer failed" : "the model server reported an error mid-answer"
   return fail("http", `${what}: ${said.message === "" ? said.code || "(no message)" : said.message}`, data)

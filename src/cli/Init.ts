@@ -8,7 +8,7 @@ import { configInputs } from "../config/Config"
 import { mergeConfigs } from "../config/ConfigMerge"
 import { defaultConfig, PROVIDER_URLS } from "../config/ConfigSchema"
 import { recordTrust } from "../config/TrustStore"
-import { listedModels } from "../model/chat/ServerProbe"
+import { listedModels } from "../model/ServerWords"
 import type { ExitCode } from "./Run"
 
 /** The local servers `mm init` looks for, on 127.0.0.1 only. */

@@ -8,7 +8,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import { GenerationError, type GenerationReason, rawText } from "../domain/Errors"
 import { isRecord } from "../lib/Guards"
 import { squashed } from "../lib/OneLine"
-import { modelNames, portOf } from "./chat/ServerProbe"
+import { modelNames, portOf } from "./ServerWords"
 
 const SERVER_MESSAGE_MAX = 200
 /** How much of a bad chunk or bad arguments a message shows. */

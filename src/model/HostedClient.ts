@@ -13,7 +13,7 @@ import type { AgentConfig } from "../config/Config"
 import type { GenerationError } from "../domain/Errors"
 import type { SecretRegistry } from "../lib/Secrets"
 import { probeBody } from "./BodyRead"
-import type { ServerCheck } from "./chat/ServerProbe"
+import type { ServerCheck } from "./ModelClient"
 import type { ChatRequest, ModelApi, ModelClientShape, ModelEvent } from "./ModelClient"
 import { redactedStream } from "./Transport"
 

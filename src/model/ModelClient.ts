@@ -4,13 +4,28 @@ import type * as Stream from "effect/Stream"
 
 import type { GenerationError } from "../domain/Errors"
 import type { ToolCall, WireMessage } from "../domain/Session"
-import type { ServerCheck } from "./chat/ServerProbe"
 
 /** A tool as the model is told about it; each adapter writes it in its API's shape. */
 export interface ToolSpec {
   readonly name: string
   readonly description: string
   readonly parameters: Record<string, unknown>
+}
+
+/** What the banner says about the server. */
+export interface ServerCheck {
+  /** A model list came back (the one sign, before a completion, that an OpenAI-compatible server is there). */
+  readonly answering: boolean
+  /** Something answered over HTTP, though not with a model list. */
+  readonly reached?: boolean
+  /** The server answered `503` (llama-server loading its model): asked again in the background. */
+  readonly loading?: boolean
+  /** The line for a server that is not OpenAI-compatible (it answered HTML or other non-JSON). */
+  readonly notOpenAi?: string
+  /** The model ids listed by `GET {url}/models`; undefined when it did not list any. */
+  readonly models: ReadonlyArray<string> | undefined
+  /** The list is known and lacks `model.name` (never said of llama.cpp, which serves its one model under any name). */
+  readonly missing: boolean
 }
 
 export interface ChatRequest {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 
-import { listedModels, modelIds } from "../../src/model/chat/ServerProbe"
+import { modelIds } from "../../src/model/chat/ServerProbe"
+import { listedModels } from "../../src/model/ServerWords"
 
 describe("listedModels (the one reader of a /models answer)", () => {
   it("reads OpenAI's data[].id and Ollama's models[].name, each id once", () => {

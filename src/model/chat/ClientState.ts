@@ -7,9 +7,10 @@ import type * as Scope from "effect/Scope"
 
 import type { AgentConfig } from "../../config/Config"
 import type { GenerationError } from "../../domain/Errors"
+import type { ServerCheck } from "../ModelClient"
 import { apiKey, type Wire } from "../Transport"
 import type { ServerCacheShape, ServerMemo } from "./ServerCache"
-import type { ModelList, ServedContext, ServerCheck } from "./ServerProbe"
+import type { ModelList, ServedContext } from "./ServerProbe"
 
 export type ModelSettings = AgentConfig["model"]
 

@@ -12,6 +12,8 @@ import * as Ref from "effect/Ref"
 
 import { isRecord } from "../../lib/Guards"
 import { probeBody } from "../BodyRead"
+import type { ServerCheck } from "../ModelClient"
+import { listedModels, portOf } from "../ServerWords"
 
 export type ServerKind = "ollama" | "llama.cpp" | "vllm" | "lmstudio" | "openai" | "unknown"
 
@@ -21,22 +23,6 @@ export interface ModelList {
   readonly ownedBy: ReadonlyArray<string>
   /** vLLM's `max_model_len` of the configured model (or of the only model listed). */
   readonly maxModelLen: number | undefined
-}
-
-/** What the banner says about the server. */
-export interface ServerCheck {
-  /** A model list came back (the one sign, before a completion, that an OpenAI-compatible server is there). */
-  readonly answering: boolean
-  /** Something answered over HTTP, though not with a model list. */
-  readonly reached?: boolean
-  /** The server answered `503` (llama-server loading its model): asked again in the background. */
-  readonly loading?: boolean
-  /** The line for a server that is not OpenAI-compatible (it answered HTML or other non-JSON). */
-  readonly notOpenAi?: string
-  /** The model ids listed by `GET {url}/models`; undefined when it did not list any. */
-  readonly models: ReadonlyArray<string> | undefined
-  /** The list is known and lacks `model.name` (never said of llama.cpp, which serves its one model under any name). */
-  readonly missing: boolean
 }
 
 /** What the server says about its context window. */
@@ -85,44 +71,8 @@ export const parseModelList = (body: unknown, model: string): ModelList | undefi
   return { ids, ownedBy, maxModelLen: positive(mine?.max_model_len) }
 }
 
-/**
- * The model ids of a `/models` answer: OpenAI's `{data: [{id}]}`, or Ollama's `{models: [{name}]}`;
- * undefined when the body is neither. The one reader of a server's list (`mm init` uses it too).
- */
-export const listedModels = (body: unknown): ReadonlyArray<string> | undefined => {
-  if (!isRecord(body)) return undefined
-  const list = Array.isArray(body.data) ? body.data : Array.isArray(body.models) ? body.models : undefined
-  if (list === undefined) return undefined
-  const ids = list.flatMap((entry: unknown) =>
-    isRecord(entry) && typeof entry.id === "string"
-      ? [entry.id]
-      : isRecord(entry) && typeof entry.name === "string"
-      ? [entry.name]
-      : []
-  )
-  return [...new Set(ids)].filter((id) => id !== "")
-}
-
 /** The ids of a `/models` answer (see `listedModels`); none when it is not a list. */
 export const modelIds = (body: unknown): ReadonlyArray<string> => listedModels(body) ?? []
-
-const MODELS_SHOWN = 8
-
-/** `a, b, c` (the first few of a long list). */
-export const modelNames = (models: ReadonlyArray<string>): string =>
-  models.length <= MODELS_SHOWN
-    ? models.join(", ")
-    : `${models.slice(0, MODELS_SHOWN).join(", ")}, … (${models.length} in all)`
-
-/** The port a URL names, or the one its scheme implies; "" when it is not a URL. */
-export const portOf = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    return parsed.port !== "" ? parsed.port : parsed.protocol === "https:" ? "443" : "80"
-  } catch {
-    return ""
-  }
-}
 
 const hostOf = (url: string): string => {
   try {
@@ -230,14 +180,6 @@ const lmStudioV1Context = (body: unknown, model: string): number | undefined => 
   }
   return undefined
 }
-
-/** `32768` → `32k`, `4096` → `4k`, `131072` → `128k`, `1000` → `1000`. */
-export const windowFigure = (tokens: number): string =>
-  tokens >= 1024 && tokens % 1024 === 0
-    ? `${tokens / 1024}k`
-    : tokens >= 10000
-    ? `${Math.round(tokens / 1000)}k`
-    : String(tokens)
 
 /** Below this, an Ollama window is too small for an agent with tools, whatever agent.yaml says. */
 const OLLAMA_SMALL = 16384

@@ -20,6 +20,7 @@ import * as Ref from "effect/Ref"
 
 import { probeBody } from "../BodyRead"
 import { looksNotOpenAi, notOpenAiLine, type Overflow } from "../Failures"
+import type { ServerCheck } from "../ModelClient"
 import type { ModelEvent } from "../ModelClient"
 import { type Client, type Listing, probeHeaders } from "./ClientState"
 import type { ServerMemo } from "./ServerCache"
@@ -32,8 +33,7 @@ import {
   parseModelList,
   probeContext,
   probeOllamaLoaded,
-  type ServedContext,
-  type ServerCheck
+  type ServedContext
 } from "./ServerProbe"
 import { textToolsHint } from "./TextToolMode"
 

@@ -16,7 +16,11 @@ const modeInfo: Record<ApprovalMode, { readonly name: string; readonly descripti
     description:
       "Commands run in the sandbox and file edits inside the project go ahead; anything else is asked (as Ask without a sandbox)"
   },
-  allow: { name: "Allow", description: "Nothing is asked" }
+  allow: { name: "Allow", description: "Nothing is asked" },
+  plan: {
+    name: "Plan",
+    description: "The model plans: only what reads runs (files, searches, read-only commands); nothing is changed"
+  }
 }
 
 export const modeState = (settings: SessionSettings): acp.SessionModeState => ({

@@ -4,6 +4,7 @@ import { absurd } from "effect/Function"
 import { CANCELLED } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
 import type { GenerationError } from "../domain/Errors"
+import type { PlanEntry } from "../domain/Plan"
 import { quickRandomHex } from "../lib/QuickIds"
 import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
@@ -29,6 +30,16 @@ const plainDisplay: ClientDisplay = { notices: false, compaction: false }
 
 /** An id for one compaction, unique in this process (so within any session) without a counter to keep. */
 const newCompactionId = (): string => `compaction-${quickRandomHex(16)}`
+
+/** The model's plan, whole, as an ACP `plan` update (an entry without a priority is of medium priority). */
+export const planUpdate = (entries: ReadonlyArray<PlanEntry>): acp.SessionUpdate => ({
+  sessionUpdate: "plan",
+  entries: entries.map((entry) => ({
+    content: entry.content,
+    status: entry.status,
+    priority: entry.priority ?? "medium"
+  }))
+})
 
 /** A finished compaction, told as a `compaction_update` to an editor that shows them. */
 export const compactionUpdate = (
@@ -110,6 +121,11 @@ export const makeTurnRenderer = (
       case "TurnFailed":
         failure = event.error
         return [line(event.error.message)]
+      case "Plan":
+        return [planUpdate(event.entries)]
+      case "SubAgentUsage":
+        // what a sub-agent spent: the editor's usage is the conversation's own window
+        return []
       case "TurnFinished":
         stop = event.stopReason === "max_steps" ? "max_turn_requests" : event.stopReason
         return []

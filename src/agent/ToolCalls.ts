@@ -3,7 +3,9 @@ import * as Ref from "effect/Ref"
 
 import { alwaysChoices, type CallToApprove, isAllowed, type ReadCommand } from "../approvals/ApprovalScope"
 import { commandReader } from "../approvals/CommandReader"
+import { refusedInPlan } from "../approvals/PlanMode"
 import { approvalNeeded, secretsAsked } from "../approvals/SessionSettings"
+import type { PlanEntry } from "../domain/Plan"
 import type { Message, ToolCall } from "../domain/Session"
 import { Secrets } from "../lib/Secrets"
 import { bashTool } from "../tools/Bash"
@@ -14,7 +16,7 @@ import { failure, type ToolContext, type ToolResult } from "../tools/Tool"
 import { type CallDescription, describeCall, type PreparedCall, type ToolRecord } from "../tools/ToolRecord"
 import { runPrepared, runTool } from "../tools/Tools"
 import { unknownToolRecord } from "../tools/UnknownTool"
-import type { Deps } from "./Deps"
+import { type Deps, warn } from "./Deps"
 import { runConfined } from "./SandboxedBash"
 import type { TurnEvent } from "./TurnEvent"
 import { runSaved, saveProgress } from "./TurnProgress"
@@ -60,6 +62,11 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
   }
   const { input } = prepared.right
   const described = describeCall(tool, input, conversation.cwd)
+  const planned = yield* planModeRefusal(deps, conversation, tool, input)
+  if (planned !== undefined) {
+    yield* emit(callStarted(call, input, described, false))
+    return yield* finish(state, call, failure(planned))
+  }
   const question = yield* awaitsApproval(deps, state, tool, input)
   yield* emit(callStarted(call, input, described, question !== undefined))
   // the call the user is asked about is on disk while they think: killed then, it never ran
@@ -122,6 +129,7 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
     timeoutSeconds: config.watchdogTimeout,
     callId: call.id,
     ...(beforeWrite === undefined ? {} : { beforeWrite }),
+    setPlan: (entries) => keepPlan(state, entries),
     onOutput: (text) =>
       Effect.suspend(() => {
         // only the end is kept: a cancelled call's result is its last `maxOutput` characters
@@ -153,6 +161,16 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
   if (recorded) { for (const text of held) yield* emit({ _tag: "Notice", text }) }
   return result
 })
+
+/** The model's new plan: kept in the session (its file says it on a resume or a reload) and shown. */
+const keepPlan = (state: TurnState, entries: ReadonlyArray<PlanEntry>) =>
+  Effect.zipRight(
+    Effect.flatMap(
+      state.conversation.update((session) => ({ ...session, plan: { turn: state.turnNumber, entries } })),
+      (warning) => warn(state.emit, warning)
+    ),
+    state.emit({ _tag: "Plan", entries })
+  )
 
 const callStarted = (
   call: ToolCall,
@@ -193,6 +211,22 @@ const readerFor = (tool: ToolRecord): Effect.Effect<ReadCommand> =>
   tool.access === "command"
     ? Effect.map(commandReader, (reader) => reader.read)
     : Effect.succeed(() => ({ _tag: "Unresolved" as const, reason: "not a command" }))
+
+/** Why plan mode refuses a call (approvals/PlanMode.ts); undefined when the session is not planning or it reads. */
+const planModeRefusal = Effect.fn("Agent.planModeRefusal")(function*(
+  deps: Deps,
+  conversation: TurnState["conversation"],
+  tool: ToolRecord,
+  input: Record<string, unknown>
+) {
+  const { mode } = yield* Ref.get(conversation.settings)
+  if (mode !== "plan") return undefined
+  const read = yield* readerFor(tool)
+  const secret = tool.access === "command" && deps.config.secrets.length > 0
+    ? (yield* secretFilesOf(conversation.cwd, deps.config.secrets)).test
+    : undefined
+  return refusedInPlan(tool, input, conversation.cwd, read, secret)
+})
 
 /** What asking about a call needs: the call as the rule sees it, and how its command is read. */
 interface Question {

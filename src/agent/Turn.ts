@@ -5,6 +5,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 
+import { PLAN_MODE_PROMPT } from "../approvals/PlanMode"
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import { GenerationError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
@@ -166,12 +167,16 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   shown: Effect.Effect<void>
 ) {
   yield* warn(emit, yield* deps.model.takeWarning)
-  const { text: system, warnings } = yield* systemPromptOf(
+  const { text: configured, warnings } = yield* systemPromptOf(
     deps.config,
     deps.tools,
     conversation.cwd,
     gitConfineOf(deps.sandbox, conversation.cwd)
   )
+  // in plan mode the model is told it plans, and what will be refused
+  const system = (yield* Ref.get(conversation.settings)).mode === "plan"
+    ? `${configured}\n\n${PLAN_MODE_PROMPT}`
+    : configured
   yield* autoCompact(deps, conversation, question, emit, system)
   for (const warning of warnings) yield* warnOnce(deps, emit, warning)
 

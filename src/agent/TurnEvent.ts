@@ -1,4 +1,5 @@
 import type { CompactionError, GenerationError } from "../domain/Errors"
+import type { PlanEntry } from "../domain/Plan"
 import type { FileChange } from "../tools/Preview"
 import type { CallLocation, ToolKind } from "../tools/ToolRecord"
 
@@ -53,6 +54,20 @@ export type TurnEvent =
     readonly cachedTokens?: number
     /** Of `promptTokens`, written into the server's prompt cache (Anthropic). */
     readonly cacheWriteTokens?: number
+  }
+  /** The model wrote its plan again (`todo`): the whole list, as it stands now. */
+  | { readonly _tag: "Plan"; readonly entries: ReadonlyArray<PlanEntry> }
+  /**
+   * A sub-agent (`task`) ended: the tokens its own model calls took, all told. They count apart
+   * from the conversation's window, which holds only the sub-agent's answer.
+   */
+  | {
+    readonly _tag: "SubAgentUsage"
+    /** The `task` call that ran it. */
+    readonly id: string
+    readonly agent: string
+    readonly promptTokens: number
+    readonly completionTokens: number
   }
   /** `max_tokens`: the last answer was cut at the model's output limit (finish_reason: length). */
   | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" | "max_tokens" }

@@ -3,21 +3,23 @@ import type { ToolRecord } from "../tools/ToolRecord"
 import { isOutsideProject } from "./ApprovalScope"
 
 /**
- * How much a session asks before a tool runs, chosen for one session (never saved): `ask` as
- * `permissions` says, `edits` lets file edits inside the project through and asks for the rest,
- * `auto` also lets commands through when they run in the sandbox, `allow` asks nothing.
+ * How much a session asks before a tool runs, chosen for one session: `ask` as `permissions`
+ * says, `edits` lets file edits inside the project through and asks for the rest, `auto` also
+ * lets commands through when they run in the sandbox, `allow` asks nothing, and `plan` lets only
+ * what reads run (approvals/PlanMode.ts) while the model plans.
  */
-export type ApprovalMode = "ask" | "edits" | "auto" | "allow"
+export type ApprovalMode = "ask" | "edits" | "auto" | "allow" | "plan"
 
 /** The one list of modes: the editor's mode menu and the terminal's cycle read it, in this order. */
-export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "auto", "allow"]
+export const approvalModes: ReadonlyArray<ApprovalMode> = ["ask", "edits", "auto", "allow", "plan"]
 
 /** What each mode does, in words (a mode without its own words is named alone). */
 const MODE_WORDS: Partial<Record<string, string>> = {
   ask: "commands and edits are asked (as permissions says in agent.yaml)",
   edits: "file edits inside the project go ahead; commands and the rest are asked",
   auto: "edits inside the project and sandboxed commands go ahead; the rest is asked",
-  allow: "nothing is asked"
+  allow: "nothing is asked",
+  plan: "only what reads runs; the model plans and changes nothing"
 }
 
 /** The mode after `mode` in `approvalModes`, round to the first. */
@@ -47,7 +49,7 @@ const effectiveMode = (
   permissions: "ask" | "auto" | "allow",
   mode: ApprovalMode,
   sandboxed: boolean
-): "ask" | "edits" | "auto" | "allow" => {
+): ApprovalMode => {
   const chosen = mode === "ask" && permissions !== "ask" ? permissions : mode
   return chosen === "auto" && !sandboxed ? "ask" : chosen
 }
@@ -85,6 +87,9 @@ export const approvalNeeded = (
       return !(tool.access === "command" || editInside(tool, input, cwd))
     case "edits":
       return !editInside(tool, input, cwd)
+    case "plan":
+      // a command got here only if it reads (PlanMode.ts refuses the others first)
+      return tool.access !== "command"
     case "ask":
       return true
   }

@@ -188,6 +188,48 @@ const InstructionFileName = Schema.String.pipe(
 /** `false`, or the file names read as project instructions. */
 const InstructionsConfig = Schema.Union(Schema.Array(InstructionFileName), Schema.Literal(false))
 
+/** The built-in tools a declared sub-agent may be given (never `task`: a sub-agent starts none of its own). */
+export const SUB_AGENT_TOOLS = ["bash", "read_file", "write_file", "edit_file", "grep", "glob", "todo"] as const
+
+const SubAgentTool = Schema.String.pipe(
+  Schema.filter(
+    (name) =>
+      (SUB_AGENT_TOOLS as ReadonlyArray<string>).includes(name) ||
+      `expected one of ${SUB_AGENT_TOOLS.join(", ")}, got ${JSON.stringify(name)}`,
+    { jsonSchema: { enum: [...SUB_AGENT_TOOLS] } }
+  )
+)
+
+/** A sub-agent's name: what the model passes to `task` and the user sees beside its calls. */
+const SubAgentName = Schema.String.pipe(
+  Schema.filter(
+    (name) =>
+      /^[A-Za-z][A-Za-z0-9_-]{0,39}$/.test(name) ||
+      `expected a name of letters, digits, - and _ (at most 40, a letter first), got ${JSON.stringify(name)}`,
+    { jsonSchema: { pattern: "^[A-Za-z][A-Za-z0-9_-]{0,39}$" } }
+  )
+)
+
+/** One sub-agent of `agents:`: what it is for (the model reads it), and what it is given. */
+const SubAgentConfig = Schema.Struct({
+  description: Schema.NonEmptyTrimmedString.annotations({
+    description: "what the agent is for; the model reads it to choose one"
+  }),
+  system: Schema.optional(Schema.String).annotations({
+    description: "its system prompt; unset: mm's own for sub-agents"
+  }),
+  tools: Schema.optional(Schema.Array(SubAgentTool)).annotations({
+    description: "the built-in tools it is given; unset: read_file, grep, glob and bash"
+  }),
+  model: Schema.optional(Schema.NonEmptyTrimmedString).annotations({
+    description: "the model it asks, on the same server; unset: the conversation's"
+  })
+})
+
+const TasksConfig = Schema.Struct({
+  parallel: Schema.optionalWith(PositiveInt, { default: () => 3 })
+})
+
 const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
 
 /** `permissions` in agent.yaml: ask before what changes things, ask only what the sandbox cannot hold, or never ask. */
@@ -224,7 +266,9 @@ export const AgentConfigSchema = Schema.Struct({
   skills: Schema.optionalWith(SkillsConfig, { default: decodeDefaults(SkillsConfig) }),
   mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) }),
   secrets: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [] }),
-  instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] })
+  instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] }),
+  agents: Schema.optionalWith(Schema.Record({ key: SubAgentName, value: SubAgentConfig }), { default: () => ({}) }),
+  tasks: Schema.optionalWith(TasksConfig, { default: decodeDefaults(TasksConfig) })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
 export type AgentConfig = typeof AgentConfigSchema.Type
@@ -281,6 +325,10 @@ export const keyDescriptions: Record<string, string> = {
     "File names read as the project's instructions (AGENTS.md by default), at the project's root and in every folder down to the working directory, and in ~/.config/mm/; false reads none.",
   secrets:
     "Globs of files whose content is secret, besides the built-in names (.env, .env.*, *.pem, *.key, id_rsa*, .npmrc, .netrc, .pypirc, .pgpass): read_file asks before reading one even inside the project (in every mode but allow), and grep and glob leave them out. A glob without a / matches a file's name at any depth; one with a / the path relative to the project.",
+  agents:
+    "Sub-agents the model may hand a task to (the task tool), by name: a description the model reads, and optionally their own system prompt, tools and model. Without any, task runs a general sub-agent with read_file, grep, glob and bash.",
+  tasks: "Sub-agents at work.",
+  "tasks.parallel": "Most sub-agents that run at once when one answer holds several task calls.",
   ...mcpKeyDescriptions,
   ...sandboxKeyDescriptions
 }

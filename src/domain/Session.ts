@@ -1,6 +1,7 @@
 import * as Schema from "effect/Schema"
 
 import { firstLine } from "../lib/OneLine"
+import { PlanEntrySchema } from "./Plan"
 
 /** The schemas of a message and its parts. */
 const makeMessageSchemas = () => {
@@ -130,6 +131,15 @@ const makeSessionSchemas = () => {
   /** Where a fork came from: the original session and the last turn the fork kept. */
   const ForkedFrom = Schema.Struct({ id: Schema.String, turn: Schema.Number })
 
+  /**
+   * A sub-agent's conversation: the session whose `task` call ran it, the turn that call was
+   * made in, and the call's id (whose result names this session).
+   */
+  const Parent = Schema.Struct({ id: Schema.String, turn: Schema.Number, callId: Schema.String })
+
+  /** The latest plan the model wrote with `todo`, and the turn that wrote it (domain/Plan.ts). */
+  const Plan = Schema.Struct({ turn: Schema.Number, entries: Schema.Array(PlanEntrySchema) })
+
   const Session = Schema.Struct({
     version: Schema.Number,
     id: Schema.String,
@@ -152,6 +162,10 @@ const makeSessionSchemas = () => {
     archives: Schema.optional(Schema.Array(Schema.String)),
     /** Set on a fork (`/fork`, `/rewind`, `--fork`, `session/fork`); never sent to the model. */
     forkedFrom: Schema.optional(ForkedFrom),
+    /** Set on a sub-agent's conversation: the `task` call that ran it. */
+    parent: Schema.optional(Parent),
+    /** The latest plan (`todo`); never sent to the model, which has its calls. */
+    plan: Schema.optional(Plan),
     /** What an editor chose for this session (`mm acp`): restored on load and resume; the terminal ignores it. */
     settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) }))
   })
@@ -166,6 +180,8 @@ const makeSessionSchemas = () => {
     ChangeRecord,
     InProgress,
     ForkedFrom,
+    Parent,
+    Plan,
     Session
   }
 }
@@ -186,6 +202,7 @@ export type ErrorRecord = SessionSchemas["ErrorRecord"]["Type"]
 export type ChangeRecord = SessionSchemas["ChangeRecord"]["Type"]
 export type Session = SessionSchemas["Session"]["Type"]
 export type ForkedFrom = SessionSchemas["ForkedFrom"]["Type"]
+export type ParentRef = SessionSchemas["Parent"]["Type"]
 
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200

@@ -180,6 +180,8 @@ const makeEventSink = (run: PrintOptions, io: PrintIO) => {
       case "ReasoningDelta": // the answer alone on stdout: the reasoning only in JSON
       case "ToolOutput": // a running command's output: its whole output comes with ToolCallFinished
       case "PromptProgress": // the server reading the prompt: a terminal's status line only
+      case "Plan": // the plan: in JSON only (the answer alone on stdout)
+      case "SubAgentUsage": // a sub-agent's tokens: in JSON only
       case "TurnFinished": // the answer's last line end is written once the stream is over
         break
       default:

@@ -6,6 +6,7 @@ interface Usage {
 import { absurd } from "effect/Function"
 
 import type { TurnEvent } from "../agent/TurnEvent"
+import type { PlanEntry } from "../domain/Plan"
 
 /**
  * The objects `mm -p --output-format json` prints, one per line. A public interface: every
@@ -31,6 +32,16 @@ export type PrintEvent =
     readonly output: string
   }
   | { readonly type: "notice"; readonly text: string }
+  /** The model's plan (`todo`), whole, each time it changes. */
+  | { readonly type: "plan"; readonly entries: ReadonlyArray<PlanEntry> }
+  /** A sub-agent (`task`) ended: the tokens its own model calls took. */
+  | {
+    readonly type: "sub_agent_usage"
+    readonly id: string
+    readonly agent: string
+    readonly promptTokens: number
+    readonly completionTokens: number
+  }
   /** Before the turn, with `--continue`/`--resume`: the last question of the session was never answered. */
   | { readonly type: "interrupted"; readonly question: string }
   | { readonly type: "compaction_failed"; readonly line: string; readonly raw: string }
@@ -106,6 +117,16 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
         usage: usage === undefined
           ? null
           : { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }
+      }
+    case "Plan":
+      return { type: "plan", entries: event.entries }
+    case "SubAgentUsage":
+      return {
+        type: "sub_agent_usage",
+        id: event.id,
+        agent: event.agent,
+        promptTokens: event.promptTokens,
+        completionTokens: event.completionTokens
       }
     case "TurnFailed":
       return { type: "turn_failed", kind: event.error.reason, line: event.error.message, raw: event.error.raw }

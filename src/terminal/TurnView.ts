@@ -3,7 +3,8 @@ import * as Match from "effect/Match"
 
 import { cancelledResult } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
-import { toolResultLine, toolStartLine, usageLine } from "../text/Lines"
+import { type SubAgentSpend, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
+import { planChecklist } from "../text/PlanText"
 import { sanitize, sanitizeOutput, sanitizeProse } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import type { TerminalMemory } from "./Commands"
@@ -56,6 +57,8 @@ interface Drawing extends TurnViewParts {
   /** What the calls not finished yet printed so far, by call id: `/last` shows it after a cancel. */
   readonly running: Map<string, { readonly name: string; output: string }>
   usage: Usage | undefined
+  /** What this turn's sub-agents spent, all told (shown apart from the window's usage). */
+  subAgents: SubAgentSpend | undefined
   failed: boolean
 }
 
@@ -72,6 +75,7 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     titles: new Map(),
     running: new Map(),
     usage: undefined,
+    subAgents: undefined,
     failed: false
   }
   const draw = (event: TurnEvent) => Effect.sync(() => drawEvent(drawing, event))
@@ -86,6 +90,7 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     },
     end: () => {
       drawing.usage = undefined
+      drawing.subAgents = undefined
       // a call still running was cancelled: /last shows what it printed, as the model gets it
       for (const [id, call] of drawing.running) {
         drawing.memory.lastTool = {
@@ -138,6 +143,16 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
       d.print.endLine()
       red(d, e.error.message)
     },
+    Plan: (e) => {
+      for (const line of planChecklist(e.entries, settled(d).style)) d.info.line(line)
+      d.progress.start(d.waiting)
+    },
+    SubAgentUsage: (e) => {
+      d.subAgents = {
+        promptTokens: (d.subAgents?.promptTokens ?? 0) + e.promptTokens,
+        completionTokens: (d.subAgents?.completionTokens ?? 0) + e.completionTokens
+      }
+    },
     TurnFinished: () => finished(settled(d))
   })
 
@@ -184,6 +199,7 @@ const noticed = (d: Drawing, event: Extract<TurnEvent, { _tag: "Notice" }>) => {
 
 const finished = (d: Drawing) => {
   d.print.endLine()
-  if (d.usage !== undefined) d.info.line(d.style.dim(usageLine(d.usage)))
+  if (d.usage !== undefined) d.info.line(d.style.dim(usageLine(d.usage, d.subAgents)))
   d.usage = undefined
+  d.subAgents = undefined
 }

@@ -278,7 +278,17 @@ const tokenCount = (n: number): string =>
  * The dim line after a turn: `1.2k in · 340 out · 18% of 32k context` (`~` when mm estimated
  * it), with `(1.1k cached)` after the input when the server read part of it from its cache.
  */
-export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>): string => {
+/** What sub-agents spent in a turn, all told. */
+export interface SubAgentSpend {
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
+/**
+ * `2.2k in · 9 out · 1% of 200k context`, then what the turn's sub-agents spent, apart: their
+ * tokens fill their own windows, not this one.
+ */
+export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>, subAgents?: SubAgentSpend): string => {
   const mark = usage.estimated ? "~" : ""
   const percent = Math.round((100 * (usage.promptTokens + usage.completionTokens)) / usage.contextWindow)
   const cached = usage.cachedTokens === undefined || usage.cachedTokens === 0
@@ -286,7 +296,11 @@ export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>): string 
     : ` (${tokenCount(usage.cachedTokens)} cached)`
   return `${mark}${tokenCount(usage.promptTokens)} in${cached} · ${mark}${
     tokenCount(usage.completionTokens)
-  } out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context`
+  } out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context${
+    subAgents === undefined
+      ? ""
+      : ` · sub-agents: ${tokenCount(subAgents.promptTokens)} in · ${tokenCount(subAgents.completionTokens)} out`
+  }`
 }
 
 /** `/context`: what the next request holds, part by part. */

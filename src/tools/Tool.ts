@@ -1,5 +1,7 @@
 import type * as Effect from "effect/Effect"
 
+import type { PlanEntry } from "../domain/Plan"
+
 // What every tool shares: the context a call runs in, its result, and the limits the tools apply.
 // A tool itself is a record (ToolRecord.ts).
 
@@ -38,6 +40,13 @@ export interface ToolContext {
    * thread from what it was made of (any other function fails the call).
    */
   readonly secretFile?: (file: string) => boolean
+  /** Keeps the model's plan (`todo`) and shows it; absent where no conversation keeps one. */
+  readonly setPlan?: (entries: ReadonlyArray<PlanEntry>) => Effect.Effect<void>
+  /**
+   * Runs a sub-agent on a task (`task`) and gives its answer as the call's result; absent where
+   * no sub-agent may start (inside a sub-agent).
+   */
+  readonly delegate?: (task: SubTask) => Effect.Effect<ToolResult>
   /** Puts a command's argv in the sandbox; absent: the command runs unconfined. */
   readonly confine?: (argv: ReadonlyArray<string>) => Confined
 }
@@ -56,6 +65,16 @@ export interface CommandLine {
   readonly name: string
   /** The whole environment it runs in, when it must be exactly that (the sandbox's): nothing of the runner's is added. */
   readonly env?: Readonly<Record<string, string>>
+}
+
+/** What the model hands a sub-agent: the task in its own words, and which declared agent takes it. */
+export interface SubTask {
+  /** A few words naming the task (shown to the user). */
+  readonly description: string
+  /** The whole task, self-contained: the sub-agent knows nothing else of the conversation. */
+  readonly prompt: string
+  /** One of `agents:` in agent.yaml; absent: the general one. */
+  readonly agent?: string
 }
 
 export interface ToolResult {

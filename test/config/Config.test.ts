@@ -245,8 +245,16 @@ describe("the published JSON Schema", () => {
         }
       }
     }
-    const { mcpServers, sandbox, ...closed } = defaultConfig()
+    const { agents, mcpServers, sandbox, ...closed } = defaultConfig()
     walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined, sandbox: undefined } }, closed, "")
+    // agents: a map of names, each a closed object with its own keys described
+    expect(agents).toEqual({})
+    const agent = Object.values(schema.properties.agents.patternProperties)[0] as any
+    expect(agent.additionalProperties).toBe(false)
+    expect(Object.keys(agent.properties)).toEqual(["description", "system", "tools", "model"])
+    expect(agent.properties.tools.items.enum).toContain("todo")
+    expect(agent.properties.tools.items.enum).not.toContain("task")
+    expect(schema.properties.agents.propertyNames.pattern).toBe("^[A-Za-z][A-Za-z0-9_-]{0,39}$")
     expect(sandbox).toEqual({
       mode: "auto",
       network: false,

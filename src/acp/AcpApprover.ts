@@ -88,7 +88,11 @@ export const permissionRequest = (
   request: ApprovalRequest
 ): acp.RequestPermissionRequest => {
   const content = previewContent(request.preview)
-  const described = forEditor(request.tool, request, peer.cwd)
+  const shown = forEditor(request.tool, request, peer.cwd)
+  // a sub-agent's call: the editor never saw it start, so its title says whose it is
+  const described = request.agent === undefined
+    ? shown
+    : { ...shown, title: `${request.agent}: ${request.tool} ${shown.title}` }
   if (request.outsideSandbox !== undefined) {
     return {
       sessionId: peer.sessionId,

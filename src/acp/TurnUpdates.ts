@@ -7,6 +7,7 @@ import type { GenerationError } from "../domain/Errors"
 import type { PlanEntry } from "../domain/Plan"
 import { quickRandomHex } from "../lib/QuickIds"
 import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
+import { taskTool } from "../tools/Task"
 import { agentText, agentThought, type StartedCall, toolCallFinished, toolCallStarted } from "./ToolUpdates"
 
 interface TurnRenderer {
@@ -27,6 +28,26 @@ export interface ClientDisplay {
 }
 
 const plainDisplay: ClientDisplay = { notices: false, compaction: false }
+
+/** The end of a sub-agent's steps shown under its `task` call while it runs, in characters. */
+const STEPS_SHOWN = 4000
+
+/** What each running sub-agent did so far, by its `task` call's id: the update that shows it under that call. */
+const makeStepsShown = () => {
+  const steps = new Map<string, string>()
+  return {
+    add: (id: string, text: string): acp.SessionUpdate => {
+      const sofar = ((steps.get(id) ?? "") + text).slice(-STEPS_SHOWN)
+      steps.set(id, sofar)
+      return {
+        sessionUpdate: "tool_call_update",
+        toolCallId: id,
+        content: [{ type: "content", content: { type: "text", text: sofar } }]
+      }
+    },
+    delete: (id: string) => steps.delete(id)
+  }
+}
 
 /** An id for one compaction, unique in this process (so within any session) without a counter to keep. */
 const newCompactionId = (): string => `compaction-${quickRandomHex(16)}`
@@ -70,6 +91,7 @@ export const makeTurnRenderer = (
   tools: Pick<ToolRegistryShape, "find"> = builtinRegistry
 ): TurnRenderer => {
   const open = new Map<string, StartedCall>()
+  const subAgentSteps = makeStepsShown()
   let atLineStart = true
   let stop: acp.StopReason | undefined
   let failure: GenerationError | undefined
@@ -88,8 +110,9 @@ export const makeTurnRenderer = (
       case "ReasoningDelta":
         return event.text === "" ? [] : [agentThought(event.text)]
       case "ToolOutput":
-        // the whole output goes with the call's completion (an editor terminal shows it live)
-        return []
+        // the whole output goes with the call's completion (an editor terminal shows it live);
+        // a sub-agent's steps are shown under its `task` call as they come
+        return open.get(event.id)?.name === taskTool.name ? [subAgentSteps.add(event.id, event.text)] : []
       case "PromptProgress":
         // ACP has no update for a server reading the prompt: the editor shows its own wait
         return []
@@ -108,6 +131,7 @@ export const makeTurnRenderer = (
       case "ToolCallFinished": {
         const call = open.get(event.id) ?? { id: event.id, name: event.name, rawArguments: "" }
         open.delete(event.id)
+        subAgentSteps.delete(event.id)
         return [
           toolCallFinished({ ...call, output: event.output, failed: event.failed, change: event.change }, cwd, tools)
         ]

@@ -15,13 +15,14 @@ import { Secrets } from "../lib/Secrets"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
+import { Keeper } from "../sessions/Keeper"
 import { FileAccess } from "../tools/FileAccess"
 import { ToolRegistry } from "../tools/Registry"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { type ToolResult } from "../tools/Tool"
 import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
-import type { Deps } from "./Deps"
+import type { Deps, SubAgentSpend } from "./Deps"
 import { gitConfineOf } from "./Environment"
 import { systemPromptOf } from "./SystemPrompt"
 import { runShell } from "./ToolCalls"
@@ -76,6 +77,8 @@ export interface ContextReport {
   readonly measured: number | undefined
   /** Whether the model's commands run confined: the line the banner shows. */
   readonly sandbox?: string
+  /** What this conversation's sub-agents spent in this run, in their own windows; absent when none ran. */
+  readonly subAgents?: SubAgentSpend
 }
 
 export type CompactReport =
@@ -105,7 +108,10 @@ export const makeAgent = Effect.gen(function*() {
     files: yield* FileAccess,
     secrets: yield* Secrets,
     sandbox: yield* Sandbox,
-    shownWarnings: new Set()
+    shownWarnings: new Set(),
+    keeper: yield* Keeper,
+    asking: yield* Effect.makeSemaphore(1),
+    subAgentSpend: new WeakMap()
   }
   return {
     turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
@@ -138,6 +144,7 @@ const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: C
   const tools = Math.ceil(JSON.stringify(deps.tools.specs).length / 4)
   const parts = { messages: estimateTokens(others), toolResults: estimateTokens(results) }
   const usage = yield* Ref.get(conversation.usage)
+  const spend = deps.subAgentSpend.get(conversation)
   return {
     systemPrompt,
     instructions: { count: system.instructionFiles.length, tokens: instructions },
@@ -149,6 +156,7 @@ const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: C
     total: systemPrompt + instructions + skillsTokens + environment + tools + parts.messages + parts.toolResults,
     contextWindow: yield* model.contextWindow,
     measured: usage === undefined ? undefined : usage.promptTokens + usage.completionTokens,
-    sandbox: sandboxLine(yield* deps.sandbox.state)
+    sandbox: sandboxLine(yield* deps.sandbox.state),
+    ...(spend === undefined ? {} : { subAgents: spend })
   }
 })

@@ -9,6 +9,8 @@ import type { AgentConfig } from "../config/Config"
 import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
+import type { Conversation } from "../sessions/Conversation"
+import type { KeeperShape } from "../sessions/Keeper"
 import type { FileAccessShape } from "../tools/FileAccess"
 import type { ToolRegistryShape } from "../tools/Registry"
 import type { SandboxShape } from "../tools/Sandbox"
@@ -36,6 +38,19 @@ export interface Deps {
   /** Whether the model's commands run confined, and how. */
   readonly sandbox: SandboxShape
   readonly shownWarnings: Set<string>
+  /** Opens a sub-agent's conversation, a session beside its parent's. */
+  readonly keeper: KeeperShape
+  /** One question at a time: sub-agents running side by side ask the user in turn. */
+  readonly asking: Effect.Semaphore
+  /** What each conversation's sub-agents spent in this run (`/context` shows it). */
+  readonly subAgentSpend: WeakMap<Conversation, SubAgentSpend>
+}
+
+/** Sub-agents run for a conversation, and the tokens they took, all told. */
+export interface SubAgentSpend {
+  readonly runs: number
+  readonly promptTokens: number
+  readonly completionTokens: number
 }
 
 export type Emit = (event: TurnEvent) => Effect.Effect<void>

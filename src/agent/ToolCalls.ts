@@ -122,6 +122,13 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
       (text) => emit({ _tag: "Notice", text })
     )
     : undefined
+  const emitOutput = (text: string) =>
+    Effect.suspend(() => {
+      // only the end is kept: a cancelled call's result is its last `maxOutput` characters
+      const sofar = (state.toolOutput.get(call.id) ?? "") + text
+      state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
+      return Effect.zipRight(outputChanged, emit({ _tag: "ToolOutput", id: call.id, text }))
+    })
   const ctx: ToolContext = {
     cwd: conversation.cwd,
     maxOutput: config.maxOutput,
@@ -130,13 +137,8 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
     callId: call.id,
     ...(beforeWrite === undefined ? {} : { beforeWrite }),
     setPlan: (entries) => keepPlan(state, entries),
-    onOutput: (text) =>
-      Effect.suspend(() => {
-        // only the end is kept: a cancelled call's result is its last `maxOutput` characters
-        const sofar = (state.toolOutput.get(call.id) ?? "") + text
-        state.toolOutput.set(call.id, sofar.slice(-2 * config.maxOutput))
-        return Effect.zipRight(outputChanged, emit({ _tag: "ToolOutput", id: call.id, text }))
-      })
+    delegate: (task) => state.delegate(call.id, task, (text) => emitOutput(text)),
+    onOutput: (text) => emitOutput(text)
   }
   const run = (confine: ToolContext["confine"]) =>
     withFiles(deps, runPrepared(tool, prepared, confine === undefined ? ctx : { ...ctx, confine }))

@@ -9,16 +9,18 @@ import { PLAN_MODE_PROMPT } from "../approvals/PlanMode"
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import { GenerationError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
-import { type EditorBlock, type Message, type Session, titleOf, withSystem } from "../domain/Session"
+import { type EditorBlock, type Message, type Session, titleOf, type ToolCall, withSystem } from "../domain/Session"
 import { markFailed } from "../domain/Turns"
 import type { Conversation } from "../sessions/Conversation"
 import { lastOutput, unfinishedResult } from "../sessions/Interrupted"
+import { taskTool } from "../tools/Task"
 import { autoCompact } from "./AutoCompact"
 import { type Deps, type Emit, warn, warnOnce } from "./Deps"
 import { gitConfineOf } from "./Environment"
 import { questionMessage } from "./Images"
 import { assistantMessage, callModel, type Completed, finishNotice, lengthLine, notesAfter } from "./ModelCall"
 import { recoverOverflow } from "./Overflow"
+import { runSubAgent } from "./SubAgents"
 import { systemPromptOf } from "./SystemPrompt"
 import { runCall } from "./ToolCalls"
 import { isTerminal, type TurnEvent } from "./TurnEvent"
@@ -188,6 +190,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
 
   const before = yield* conversation.snapshot
   const state: TurnState = {
+    delegate: (callId, task, onOutput) => runSubAgent(deps, state, callId, task, onOutput, turn),
     conversation,
     question,
     emit,
@@ -226,6 +229,18 @@ const eventLoopTurn = Effect.async<void>((resume) => {
 const UNRUN_MAX = 2
 const UNRUN_LINE =
   `the model wrote a call that could not run ${UNRUN_MAX} times in a row — the turn stops here; ask again`
+
+/** An answer's calls in the order they run: `task` calls next to each other together (they run side by side), others alone. */
+const callGroups = (calls: ReadonlyArray<ToolCall>): Array<Array<ToolCall>> => {
+  const groups: Array<Array<ToolCall>> = []
+  for (const call of calls) {
+    const last = groups[groups.length - 1]
+    const together = call.function.name === taskTool.name && last?.[0]?.function.name === taskTool.name
+    if (together) last.push(call)
+    else groups.push([call])
+  }
+  return groups
+}
 
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
@@ -266,10 +281,14 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       yield* state.emit({ _tag: "Notice", text: UNRUN_LINE })
       return "end_turn" as const
     }
-    for (const call of calls) {
+    for (const group of callGroups(calls)) {
       // a Ctrl-C, an Esc, a signal or an editor's cancel that came during the last call is heard before the next
       yield* eventLoopTurn
-      yield* runCall(deps, state, call)
+      // sub-agents side by side (at most `tasks.parallel` at once), anything else one by one
+      yield* Effect.forEach(group, (call) => runCall(deps, state, call), {
+        concurrency: deps.config.tasks.parallel,
+        discard: true
+      })
       // what ran is on disk before anything else can stop mm
       yield* saveProgress(deps, state)
     }

@@ -4,6 +4,7 @@ import type * as Ref from "effect/Ref"
 import type { Message } from "../domain/Session"
 import type { McpTurnTools } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
+import type { SubTask, ToolResult } from "../tools/Tool"
 import type { Emit } from "./Deps"
 
 /** One turn under way: where its events go, and the history it adds to. */
@@ -28,6 +29,15 @@ export interface TurnState {
   readonly partial: Ref.Ref<string>
   /** What each running tool call has printed so far, by call id: the model gets it if the turn is cancelled. */
   readonly toolOutput: Map<string, string>
+  /**
+   * Runs a `task` call's sub-agent (SubAgents.ts) and gives its answer; `onOutput` is told its
+   * steps as they come.
+   */
+  readonly delegate: (
+    callId: string,
+    task: SubTask,
+    onOutput: (text: string) => Effect.Effect<void>
+  ) => Effect.Effect<ToolResult>
   /** The id of the tool call running now, marked in the saved turn so that it survives mm being killed. */
   running: string | undefined
 }

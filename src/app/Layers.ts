@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 
 import { Agent, makeAgent } from "../agent/Agent"
 import { Compactor, makeCompactor } from "../agent/Compactor"
+import { agentOffers } from "../agent/SubAgents"
 import type { Approver } from "../approvals/Approver"
 import { makeRememberedApprovals, RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes, makeChanges } from "../changes/Changes"
@@ -26,7 +27,7 @@ import { fileSessionStore } from "../sessions/FileSessionStore"
 import { Keeper, makeKeeper } from "../sessions/Keeper"
 import { SessionStore } from "../sessions/SessionStore"
 import { diskFileAccess, FileAccess } from "../tools/FileAccess"
-import { builtinRegistry, ToolRegistry, type ToolRegistryShape } from "../tools/Registry"
+import { registryFor, ToolRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { configuredSandbox, Sandbox } from "../tools/Sandbox"
 import { built, inSequence, made } from "./Sequence"
 
@@ -82,7 +83,7 @@ const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
     ),
     made(RememberedApprovals, makeRememberedApprovals),
     // the tools the model is given: the built-in ones unless a test says otherwise
-    made(ToolRegistry, Effect.succeed(options.tools ?? builtinRegistry)),
+    made(ToolRegistry, Effect.succeed(options.tools ?? registryFor(agentOffers(loaded.config)))),
     // bubblewrap is tried when the sandbox's state is first asked for, after the banner
     made(Sandbox, configuredSandbox),
     // the program's secrets (Main provides them) are among the services, for a runtime built from these

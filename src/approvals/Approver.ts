@@ -50,6 +50,8 @@ export interface ApprovalRequest {
    * The question is then whether to run it again outside the sandbox (yes or no, never "always").
    */
   readonly outsideSandbox?: string
+  /** Set when a sub-agent (`task`) makes the call: its name, shown with the question. */
+  readonly agent?: string
 }
 
 /**

@@ -35,11 +35,12 @@ export const printApprover = (err: (line: string) => void) =>
   Layer.succeed(Approver, {
     ask: (request) =>
       Effect.sync(() => {
+        const call = `${request.agent === undefined ? "" : `${request.agent}: `}${request.tool}  ${request.title}`
         err(
           sanitize(
             request.outsideSandbox === undefined
-              ? `${request.tool}  ${request.title}: ${NO_TERMINAL}`
-              : `${request.tool}  ${request.title}: the sandbox blocked it (${request.outsideSandbox}); not run outside it: no terminal to ask`
+              ? `${call}: ${NO_TERMINAL}`
+              : `${call}: the sandbox blocked it (${request.outsideSandbox}); not run outside it: no terminal to ask`
           )
         )
         return Approval.noOneToAsk

@@ -3,6 +3,7 @@
 import type { AlwaysChoice } from "../approvals/ApprovalScope"
 import type { ApprovalRequest } from "../approvals/Approver"
 import { type PreviewLine, previewLines } from "../approvals/PreviewLines"
+import { toolStartLine } from "../text/Lines"
 import { sanitize } from "../text/Sanitize"
 import type { Style } from "../text/Style"
 import { displayWidth } from "../text/Width"
@@ -99,6 +100,10 @@ const cutCommand = (preview: ApprovalRequest["preview"], width: number, rows: nu
 const shownByTitle = ({ preview, title }: Pick<ApprovalRequest, "preview" | "title">): boolean =>
   preview._tag === "Command" && preview.timeout === undefined && !preview.command.trim().includes("\n") &&
   preview.command.trim() === title && sanitize(title) === title
+
+/** Above a sub-agent's question: who asks, and its call as the tool line shows one (`⚙ explore: bash  ls -la`). */
+export const subAgentCallLine = (request: Pick<ApprovalRequest, "agent" | "tool" | "title">, style: Style): string =>
+  toolStartLine(sanitize(`${request.agent ?? ""}: ${request.tool}`), sanitize(request.title), style)
 
 /** The old and new line numbers a diff is at, moved on by its hunk headers and lines. */
 interface Numbering {

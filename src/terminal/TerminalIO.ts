@@ -10,7 +10,7 @@ import { Secrets } from "../lib/Secrets"
 import { escapesFor, rewrapsOnResize, type Style, styleFor, themeOf } from "../text/Style"
 import { displayWidth } from "../text/Width"
 import { clipToWidth, wrapText } from "../text/Wrap"
-import { choiceKey, choicesOf, previewBlock } from "./ApprovalPrompt"
+import { choiceKey, choicesOf, previewBlock, subAgentCallLine } from "./ApprovalPrompt"
 import { CANCELLED, makePipedInput, type TerminalInput } from "./Input"
 import { ERASE_DOWN } from "./LineDrawing"
 import { makeLineEditor } from "./LineEditor"
@@ -222,6 +222,8 @@ export const TerminalApprover = Layer.effect(
           info.endLine()
           // no status line over the preview and the question while it waits
           const release = print.hold()
+          // a sub-agent's call: its own lines are the task's output, so the question says what it is
+          if (request.agent !== undefined) print.write(`${subAgentCallLine(request, style)}\n`)
           print.write(previewBlock(request, style, columns, rows))
           return input.key(style.yellow(redact(choices.line)), choices.keys, { thenLine: ["t"] }).finally(release)
         }),

@@ -328,6 +328,13 @@ export const contextListing = (report: ContextReport): string => {
     ...(report.measured === undefined
       ? []
       : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`]),
+    ...(report.subAgents === undefined ? [] : [
+      `  sub-agents: ${report.subAgents.runs} run${report.subAgents.runs === 1 ? "" : "s"} took ${
+        tokenCount(report.subAgents.promptTokens)
+      } in · ${
+        tokenCount(report.subAgents.completionTokens)
+      } out in their own windows; only their answers are in this one`
+    ]),
     ...(report.sandbox === undefined ? [] : [report.sandbox])
   ].join("\n")
 }

@@ -12,10 +12,9 @@ import { defineTool } from "./ToolRecord"
 
 export const bashTool = defineTool({
   name: "bash",
-  description: "Run a shell command with `bash -c` in the project directory. stdin is closed, so nothing can prompt. " +
-    "The result starts with a status line (`exit code N`, or `killed after N s (timeout)`) followed by stdout and stderr interleaved. " +
-    "Long output keeps its beginning and its end. The command and everything it started are killed on timeout. " +
-    "What it starts in the background ends with it in the sandbox; unconfined, it may go on.",
+  description: "Run a command with `bash -c` in the project directory; stdin is closed. " +
+    "The result starts with `exit code N` (or `killed after N s (timeout)`), then stdout and stderr interleaved; " +
+    "long output keeps its start and end. On timeout, the command and all it started are killed.",
   parameters: Schema.Struct({
     command: NonBlankText("a command", "the command line, run by bash -c"),
     timeout: optional(Seconds(`seconds before the command is killed (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`))

@@ -106,12 +106,11 @@ const planned = (shown: string, old: string, replacement: string): PlanWrite => 
 
 export const editFileTool = defineTool({
   name: "edit_file",
-  description:
-    "Replace one exact piece of text in a file. `old` must occur exactly once in the file, whitespace and indentation included; " +
-    "if it occurs several times, include more surrounding lines to make it unique.",
+  description: "Replace one exact piece of text in a file: `old` must occur exactly once, whitespace included " +
+    "(add surrounding lines to make it unique).",
   parameters: Schema.Struct({
-    path: NonBlankText("a path", "file path, relative to the project directory or absolute"),
-    old: Schema.String.annotations({ description: "the exact text to replace; must occur exactly once" }),
+    path: NonBlankText("a path", "relative to the project, or absolute"),
+    old: Schema.String.annotations({ description: "the exact text to replace" }),
     new: Schema.String.annotations({ description: "the text to put in its place" })
   }),
   access: "write",

@@ -52,7 +52,7 @@ const glob = (args: GlobArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
 
 export const globTool = defineTool({
   name: "glob",
-  description: "Find files by path pattern; .gitignored files and files that look secret (.env, keys) are skipped. " +
+  description: "Find files by path pattern (.gitignored and secret-looking files skipped): " +
     "`*.ts` matches at any depth, " +
     `\`src/**/*.ts\` from the folder searched. Returns up to ${GLOB_MAX_PATHS} paths, newest first.`,
   parameters: Schema.Struct({

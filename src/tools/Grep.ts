@@ -72,9 +72,9 @@ const grep = (args: GrepArgs, ctx: ToolContext): Effect.Effect<ToolResult> => {
 export const grepTool = defineTool({
   name: "grep",
   description:
-    "Search file contents for a regular expression (JavaScript syntax); .gitignored and binary files are skipped, " +
-    "and so are files that look secret (.env, keys) unless `path` names one. " +
-    `Returns up to ${GREP_MAX_MATCHES} matching lines as \`path:line: text\`.`,
+    "Search file contents for a JavaScript regular expression; .gitignored, binary and secret-looking files " +
+    "(.env, keys) are skipped unless `path` names one. " +
+    `Returns up to ${GREP_MAX_MATCHES} lines as \`path:line: text\`.`,
   parameters: Schema.Struct({
     pattern: Schema.String.annotations({ description: "regular expression" }).pipe(
       Schema.filter((s) => s !== "" || "expected a regular expression, got an empty string")

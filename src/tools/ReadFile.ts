@@ -189,14 +189,13 @@ const lineRange = (offset: number | undefined, limit: number | undefined): strin
 
 export const readFileTool = defineTool({
   name: "read_file",
-  description:
-    "Read a text file, relative to the project directory (absolute paths work too). Returns the lines as they are, without line numbers. " +
-    `At most ${DEFAULT_READ_LIMIT} lines (and what fits in the output limit) come back at once; ` +
-    "a partial read ends with a line in brackets saying which lines were shown and the offset to read on from.",
+  description: "Read a text file. Returns its lines as they are, without line numbers: " +
+    `at most ${DEFAULT_READ_LIMIT} lines (and what fits in the output limit) at once; ` +
+    "a partial read ends with a line in brackets giving the lines shown and the offset to read on from.",
   parameters: Schema.Struct({
-    path: NonBlankText("a path", "file path, relative to the project directory or absolute"),
-    offset: optional(Count("1-based number of the first line to read (default 1)")),
-    limit: optional(Count(`how many lines to read at most (default ${DEFAULT_READ_LIMIT})`))
+    path: NonBlankText("a path", "relative to the project, or absolute"),
+    offset: optional(Count("first line to read, from 1 (default 1)")),
+    limit: optional(Count(`most lines to read (default ${DEFAULT_READ_LIMIT})`))
   }),
   access: "read",
   kind: "read",

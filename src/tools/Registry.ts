@@ -12,6 +12,7 @@ import { editFileTool } from "./EditFile"
 import { globTool } from "./Glob"
 import { grepTool } from "./Grep"
 import { readFileTool } from "./ReadFile"
+import { type AgentOffer, taskTool, taskToolFor } from "./Task"
 import { type CallDescription, describeCall, type ToolRecord } from "./ToolRecord"
 import { unknownToolRecord } from "./UnknownTool"
 import { writeFileTool } from "./WriteFile"
@@ -23,7 +24,8 @@ export const builtinTools: ReadonlyArray<ToolRecord> = [
   writeFileTool,
   editFileTool,
   grepTool,
-  globTool
+  globTool,
+  taskTool
 ]
 
 export interface ToolRegistryShape {
@@ -48,7 +50,9 @@ const listed = (items: ReadonlyArray<string>): string =>
 /** "You can run shell commands with `bash`, …; `grep`, … need no approval inside the project." */
 export const toolSentence = (tools: ReadonlyArray<ToolRecord>): string => {
   const purposes = tools.flatMap((tool) => (tool.purpose === undefined ? [] : [tool.purpose]))
-  const readers = tools.filter((tool) => tool.access === "read").map((tool) => `\`${tool.name}\``)
+  // the tools the sentence names that read
+  const readers = tools.filter((tool) => tool.access === "read" && tool.purpose !== undefined)
+    .map((tool) => `\`${tool.name}\``)
   const free = readers.length === 0
     ? ""
     : `; ${listed(readers)} ${readers.length === 1 ? "needs" : "need"} no approval inside the project`
@@ -78,3 +82,9 @@ export class ToolRegistry extends Context.Tag("mm/ToolRegistry")<ToolRegistry, T
 
 /** The built-in tools' registry. */
 export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools)
+
+/** The built-in tools, with `task` offering the sub-agents agent.yaml declares (the same registry when there are none). */
+export const registryFor = (agents: ReadonlyArray<AgentOffer>): ToolRegistryShape =>
+  agents.length === 0
+    ? builtinRegistry
+    : registryOf(builtinTools.map((tool) => (tool.name === taskTool.name ? taskToolFor(agents) : tool)))

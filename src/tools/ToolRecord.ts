@@ -116,7 +116,8 @@ interface ToolDefinition<A extends Record<string, unknown>, I> {
   readonly parameters: Schema.Schema<A, I>
   readonly access: ToolAccess
   readonly kind: ToolKind
-  readonly purpose: string
+  /** Absent for a tool the system prompt need not name (its description says enough). */
+  readonly purpose?: string
   /** The decoded arguments, tidied before they are used (e.g. optional text given as ""). */
   readonly tidy?: (args: A) => A
   readonly describe: ToolRecord["describe"]
@@ -135,7 +136,7 @@ export const defineTool = <A extends Record<string, unknown>, I>(definition: Too
     parameters: jsonSchemaOf(parameters),
     access: definition.access,
     kind: definition.kind,
-    purpose: definition.purpose,
+    ...(definition.purpose === undefined ? {} : { purpose: definition.purpose }),
     prepare: (raw) =>
       Either.flatMap(parseArguments(raw), decode).pipe(
         Either.map((decoded): PreparedCall => {

@@ -37,10 +37,10 @@ const writeFile = (args: { readonly path: string; readonly content: string }, ct
 
 export const writeFileTool = defineTool({
   name: "write_file",
-  description: "Create a file or overwrite it whole with the given content, creating missing parent directories. " +
-    "To change part of an existing file, prefer edit_file.",
+  description: "Create or overwrite a whole file (missing folders are made). " +
+    "To change part of a file, use edit_file.",
   parameters: Schema.Struct({
-    path: NonBlankText("a path", "file path, relative to the project directory or absolute"),
+    path: NonBlankText("a path", "relative to the project, or absolute"),
     content: Schema.String.annotations({ description: "the complete new content of the file" })
   }),
   access: "write",

@@ -252,7 +252,7 @@ describe("the published JSON Schema", () => {
     const agent = Object.values(schema.properties.agents.patternProperties)[0] as any
     expect(agent.additionalProperties).toBe(false)
     expect(Object.keys(agent.properties)).toEqual(["description", "system", "tools", "model"])
-    expect(agent.properties.tools.items.enum).toContain("todo")
+    expect(agent.properties.tools.items.enum).toContain("bash")
     expect(agent.properties.tools.items.enum).not.toContain("task")
     expect(schema.properties.agents.propertyNames.pattern).toBe("^[A-Za-z][A-Za-z0-9_-]{0,39}$")
     expect(sandbox).toEqual({

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 
 import { TABLE_END, TABLE_START, toolsTable, withToolsTable } from "../../scripts/tools-table"
+import { SUB_AGENT_TOOLS } from "../../src/config/ConfigSchema"
 import { builtinRegistry, builtinTools, toolSentence } from "../../src/tools/Registry"
 
 const srcFiles = (dir: string): Array<string> =>
@@ -18,9 +19,17 @@ describe("the registry of tools", () => {
     for (const tool of builtinTools) {
       const own = files.filter(({ text }) => text.includes(`name: "${tool.name}",`))
       expect(own.map(({ file }) => file), tool.name).toHaveLength(1)
+      // agent.yaml's schema names the tools a sub-agent may be given (checked below against this list)
       const spelled = files.filter(({ text }) => text.includes(`"${tool.name}"`)).map(({ file }) => file)
+        .filter((file) => file !== path.join("src", "config", "ConfigSchema.ts"))
       expect(spelled, tool.name).toEqual([own[0].file])
     }
+  })
+
+  it("names in agent.yaml's schema every built-in tool a sub-agent may have: all but task", () => {
+    expect([...SUB_AGENT_TOOLS].sort()).toEqual(
+      builtinTools.map((tool) => tool.name).filter((name) => name !== "task").sort()
+    )
   })
 
   it("tells the model each tool's parameters as JSON Schema derived from the schema calls are decoded with", () => {
@@ -37,16 +46,16 @@ describe("the registry of tools", () => {
         type: "object",
         required: ["path"],
         properties: {
-          path: { type: "string", description: "file path, relative to the project directory or absolute" },
-          offset: { type: "integer", minimum: 1, description: "1-based number of the first line to read (default 1)" },
-          limit: { type: "integer", minimum: 1, description: "how many lines to read at most (default 2000)" }
+          path: { type: "string", description: "relative to the project, or absolute" },
+          offset: { type: "integer", minimum: 1, description: "first line to read, from 1 (default 1)" },
+          limit: { type: "integer", minimum: 1, description: "most lines to read (default 2000)" }
         }
       },
       write_file: {
         type: "object",
         required: ["path", "content"],
         properties: {
-          path: { type: "string", description: "file path, relative to the project directory or absolute" },
+          path: { type: "string", description: "relative to the project, or absolute" },
           content: { type: "string", description: "the complete new content of the file" }
         }
       },
@@ -54,8 +63,8 @@ describe("the registry of tools", () => {
         type: "object",
         required: ["path", "old", "new"],
         properties: {
-          path: { type: "string", description: "file path, relative to the project directory or absolute" },
-          old: { type: "string", description: "the exact text to replace; must occur exactly once" },
+          path: { type: "string", description: "relative to the project, or absolute" },
+          old: { type: "string", description: "the exact text to replace" },
           new: { type: "string", description: "the text to put in its place" }
         }
       },
@@ -75,6 +84,14 @@ describe("the registry of tools", () => {
         properties: {
           pattern: { type: "string", description: "glob pattern" },
           path: { type: "string", description: "folder to search (default: the project)" }
+        }
+      },
+      task: {
+        type: "object",
+        required: ["description", "prompt"],
+        properties: {
+          description: { type: "string", description: "3-6 words" },
+          prompt: { type: "string", description: "the whole task" }
         }
       }
     })

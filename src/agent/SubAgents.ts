@@ -12,6 +12,7 @@ import * as Stream from "effect/Stream"
 
 import type { Approver } from "../approvals/Approver"
 import type { AgentConfig } from "../config/Config"
+import { SUB_AGENT_SYSTEM } from "../config/DefaultSystem"
 import type { GenerationError } from "../domain/Errors"
 import { firstLineOf } from "../lib/OneLine"
 import { noMcpTools } from "../mcp/McpTurnTools"
@@ -26,12 +27,6 @@ import { failure, type SubTask, type ToolResult } from "../tools/Tool"
 import type { Deps } from "./Deps"
 import type { TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
-
-/** mm's system prompt for a sub-agent that agent.yaml gives none. */
-export const SUB_AGENT_SYSTEM = [
-  "You are a sub-agent of mm, a coding agent, working in the user's project directory on one task handed to you.",
-  "You see nothing of the conversation that handed it: the task says all you know. Do it, then answer with what was asked — the facts, paths and line numbers found, or what you changed — briefly: your answer is all that goes back."
-].join("\n")
 
 /** How a turn runs (Turn.ts's `turn`, passed in: that module runs the sub-agents of its calls). */
 export type RunTurn = (deps: Deps, conversation: Conversation, question: string) => Stream.Stream<TurnEvent>

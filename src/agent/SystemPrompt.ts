@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as Effect from "effect/Effect"
 
 import type { AgentConfig } from "../config/Config"
-import { DEFAULT_SYSTEM } from "../config/DefaultSystem"
+import { DEFAULT_SYSTEM, SUB_AGENT_SYSTEM } from "../config/DefaultSystem"
 import type { GitConfine } from "../lib/Git"
 import type { ToolRegistryShape } from "../tools/Registry"
 import { environmentOf, environmentPrompt } from "./Environment"
@@ -30,9 +30,9 @@ interface SystemPrompt {
   readonly warnings: ReadonlyArray<string>
 }
 
-/** The configured prompt as sent: mm's own with the tools' sentence after its first line; anyone else's as written. */
+/** The configured prompt as sent: mm's own (or its sub-agents') with the tools' sentence after its first line; anyone else's as written. */
 export const configuredSystem = (system: string, toolSentence: string): string => {
-  if (system !== DEFAULT_SYSTEM || toolSentence === "") return system
+  if ((system !== DEFAULT_SYSTEM && system !== SUB_AGENT_SYSTEM) || toolSentence === "") return system
   const [first, ...rest] = system.split("\n")
   return [first, toolSentence, ...rest].join("\n")
 }

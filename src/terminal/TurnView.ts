@@ -57,6 +57,8 @@ interface Drawing extends TurnViewParts {
   /** What the calls not finished yet printed so far, by call id: `/last` shows it after a cancel. */
   readonly running: Map<string, { readonly name: string; output: string }>
   usage: Usage | undefined
+  /** Whether calls run side by side now (sub-agents): a result line is then preceded by its call's. */
+  sideBySide: boolean
   /** What this turn's sub-agents spent, all told (shown apart from the window's usage). */
   subAgents: SubAgentSpend | undefined
   failed: boolean
@@ -76,6 +78,7 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     running: new Map(),
     usage: undefined,
     subAgents: undefined,
+    sideBySide: false,
     failed: false
   }
   const draw = (event: TurnEvent) => Effect.sync(() => drawEvent(drawing, event))
@@ -100,6 +103,7 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
         }
       }
       drawing.running.clear()
+      drawing.sideBySide = false
     },
     failed: () => drawing.failed,
     cancelled: () => {
@@ -171,6 +175,8 @@ const settled = (d: Drawing): Drawing => {
 const red = (d: Drawing, line: string) => d.info.line(d.style.red(sanitize(line)))
 
 const toolStarted = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallStarted" }>) => {
+  // calls side by side (sub-agents): each result then says which call it ends
+  if (d.running.size > 0) d.sideBySide = true
   d.titles.set(event.id, event.title)
   d.running.set(event.id, { name: event.name, output: "" })
   d.print.endLine()
@@ -180,6 +186,10 @@ const toolStarted = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallStar
 
 const toolFinished = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallFinished" }>) => {
   d.running.delete(event.id)
+  if (d.sideBySide) {
+    d.info.line(toolStartLine(sanitize(event.name), sanitize(d.titles.get(event.id) ?? event.name), d.style))
+    if (d.running.size === 0) d.sideBySide = false
+  }
   d.memory.lastTool = {
     name: event.name,
     title: sanitize(d.titles.get(event.id) ?? ""),

@@ -15,7 +15,8 @@ const accessWords: Record<ToolAccess, { readonly reaches: string; readonly asked
   write: { reaches: "writes the file at `path`", asked: "yes (modes `edits`, `auto`: not inside the project)" },
   command: { reaches: "runs a command line", asked: "yes (mode `auto`: not when the sandbox is on)" },
   network: { reaches: "reaches the network", asked: "yes" },
-  outside: { reaches: "acts outside mm's view", asked: "yes, unless its configuration allows it" }
+  outside: { reaches: "acts outside mm's view", asked: "yes, unless its configuration allows it" },
+  mm: { reaches: "works inside mm (a sub-agent's own calls are asked as any)", asked: "no" }
 }
 
 /** A tool's parameters as `name`, optional ones with a `?`, in the order of its schema. */

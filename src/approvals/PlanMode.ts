@@ -21,7 +21,7 @@ export const refusedInPlan = (
   read: ReadCommand,
   secret?: SecretTest
 ): string | undefined => {
-  if (tool.access === "read") return undefined
+  if (tool.access === "read" || tool.access === "mm") return undefined
   if (tool.access !== "command" || typeof input.command !== "string") {
     return planRefusal(`${tool.name} ${tool.access === "write" ? "writes files" : "may change things"}`)
   }

@@ -200,15 +200,7 @@ const SubAgentTool = Schema.String.pipe(
   )
 )
 
-/** A sub-agent's name: what the model passes to `task` and the user sees beside its calls. */
-const SubAgentName = Schema.String.pipe(
-  Schema.filter(
-    (name) =>
-      /^[A-Za-z][A-Za-z0-9_-]{0,39}$/.test(name) ||
-      `expected a name of letters, digits, - and _ (at most 40, a letter first), got ${JSON.stringify(name)}`,
-    { jsonSchema: { pattern: "^[A-Za-z][A-Za-z0-9_-]{0,39}$" } }
-  )
-)
+const SUB_AGENT_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/
 
 /** One sub-agent of `agents:`: what it is for (the model reads it), and what it is given. */
 const SubAgentConfig = Schema.Struct({
@@ -267,7 +259,18 @@ export const AgentConfigSchema = Schema.Struct({
   mcpServers: Schema.optionalWith(McpServersConfig, { default: () => ({}) }),
   secrets: Schema.optionalWith(Schema.Array(Schema.NonEmptyTrimmedString), { default: () => [] }),
   instructions: Schema.optionalWith(InstructionsConfig, { default: () => ["AGENTS.md"] }),
-  agents: Schema.optionalWith(Schema.Record({ key: SubAgentName, value: SubAgentConfig }), { default: () => ({}) }),
+  agents: Schema.optionalWith(
+    // each name is what the model passes to `task`; checked here so that a bad one is named
+    // (a key refused by the record's own key schema would read as an unknown key)
+    Schema.Record({ key: Schema.String, value: SubAgentConfig }).pipe(
+      Schema.filter((agents) => {
+        const bad = Object.keys(agents).find((name) => !SUB_AGENT_NAME.test(name))
+        return bad === undefined ||
+          `expected agent names of letters, digits, - and _ (a letter first, at most 40), got ${JSON.stringify(bad)}`
+      }, { jsonSchema: { propertyNames: { pattern: SUB_AGENT_NAME.source } } })
+    ),
+    { default: () => ({}) }
+  ),
   tasks: Schema.optionalWith(TasksConfig, { default: decodeDefaults(TasksConfig) })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 

@@ -11,8 +11,11 @@ const isOutsideProject = (cwd: string, file: string): boolean => !isInsideProjec
 /**
  * Whether a call waits for approval under `permissions: ask`: every call that changes things
  * or reaches beyond the project, and a call of a reading tool whose `path` leads outside the
- * project directory (given `input` and `cwd`).
+ * project directory (given `input` and `cwd`). What works inside mm alone (`todo`, `task`) never
+ * does: a sub-agent's own calls are asked as any.
  */
-export const needsApproval = (access: ToolAccess, input?: Record<string, unknown>, cwd?: string): boolean =>
-  access !== "read" ||
-  (cwd !== undefined && typeof input?.path === "string" && input.path !== "" && isOutsideProject(cwd, input.path))
+export const needsApproval = (access: ToolAccess, input?: Record<string, unknown>, cwd?: string): boolean => {
+  if (access === "mm") return false
+  if (access !== "read") return true
+  return cwd !== undefined && typeof input?.path === "string" && input.path !== "" && isOutsideProject(cwd, input.path)
+}

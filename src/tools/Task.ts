@@ -46,7 +46,7 @@ export const taskToolFor = (agents: ReadonlyArray<AgentOffer>): ToolRecord =>
         ? {}
         : { agent: optional(Schema.String.annotations({ description: "agent name" })) })
     }),
-    access: "read",
+    access: "mm",
     kind: "other",
     tidy: withoutEmptyText,
     describe: (args) => ({

@@ -25,9 +25,11 @@ import { decodeArguments, parseArguments } from "./ToolArguments"
  * - `command`: runs the command line of its `command` argument (confined by the sandbox when it
  *   is on, which lets mode `auto` run it unasked); an "always" covers a command prefix;
  * - `network`: reaches the network;
- * - `outside`: does what mm cannot see (an MCP server's tool); an "always" covers the tool.
+ * - `outside`: does what mm cannot see (an MCP server's tool); an "always" covers the tool;
+ * - `mm`: works inside mm alone — keeps the plan (`todo`), runs a sub-agent whose own calls are
+ *   asked (`task`); never asked itself, and it runs in plan mode.
  */
-export type ToolAccess = "read" | "write" | "command" | "network" | "outside"
+export type ToolAccess = "read" | "write" | "command" | "network" | "outside" | "mm"
 
 /** How an editor groups a call (ACP's `ToolKind`). */
 export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "other"

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 
 import { Agent } from "../../src/agent/Agent"
@@ -252,4 +253,22 @@ describe("sub-agents (task)", () => {
         }
       }
     }))))
+
+  it.live("a sub-agent works in its parent's mode: in plan mode its write is refused", () =>
+    Effect.gen(function*() {
+      const cwd = project()
+      server.push(
+        { toolCalls: [taskCall("t1", "write", "Write notes.txt.")] },
+        { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "notes.txt", content: "hi\n" } }] },
+        { text: "refused" },
+        { text: "ok" }
+      )
+      const conversation = yield* open(cwd)
+      yield* Ref.update(conversation.settings, (settings) => ({ ...settings, mode: "plan" as const }))
+      yield* runTurn(conversation, "plan it")
+      const childRequest = server.completions().at(-2)!.body.messages as Array<Wire>
+      expect(childRequest.find((m) => m.tool_call_id === "w1")?.content).toMatch(/^refused in plan mode/)
+      expect(childRequest[0].content).toContain("You are in plan mode")
+      expect(fs.existsSync(path.join(cwd, "notes.txt"))).toBe(false)
+    }).pipe(Effect.provide(layer({ agents: { general: { description: "g", tools: ["write_file"] } } }))))
 })

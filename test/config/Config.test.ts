@@ -249,7 +249,7 @@ describe("the published JSON Schema", () => {
     walk({ ...schema, properties: { ...schema.properties, mcpServers: undefined, sandbox: undefined } }, closed, "")
     // agents: a map of names, each a closed object with its own keys described
     expect(agents).toEqual({})
-    const agent = Object.values(schema.properties.agents.patternProperties)[0] as any
+    const agent = schema.properties.agents.additionalProperties
     expect(agent.additionalProperties).toBe(false)
     expect(Object.keys(agent.properties)).toEqual(["description", "system", "tools", "model"])
     expect(agent.properties.tools.items.enum).toContain("bash")
@@ -281,5 +281,32 @@ describe("the published JSON Schema", () => {
     })
     expect(JSON.stringify(schema.properties.maxSteps)).toContain("\"exclusiveMinimum\":0")
     expect(fs.readFileSync(path.join(REPO_ROOT, "agent.example.yaml"), "utf8")).toContain("$schema=./agent.schema.json")
+  })
+})
+
+describe("agents: in agent.yaml", () => {
+  it("takes declared sub-agents, and names a bad name or tool in one line", () => {
+    const read = (text: string) => parseConfig(text, "agent.yaml")
+    const good = read("agents:\n  reviewer:\n    description: Reviews code\n    tools: [read_file, grep]\n")
+    expect(Either.getOrThrow(good).agents).toEqual({
+      reviewer: { description: "Reviews code", tools: ["read_file", "grep"] }
+    })
+    expect(Either.getOrThrow(good).tasks).toEqual({ parallel: 3 })
+    const badName = read("agents:\n  \"9 lives\":\n    description: x\n")
+    expect(Either.isLeft(badName) && badName.left.message).toBe(
+      "agent.yaml: agents (line 2, column 3): expected agent names of letters, digits, - and _ (a letter first, at most 40), got \"9 lives\""
+    )
+    const badTool = read("agents:\n  r:\n    description: x\n    tools: [task]\n")
+    expect(Either.isLeft(badTool) && badTool.left.message).toBe(
+      "agent.yaml: agents.r.tools[0] (line 4, column 13): expected one of bash, read_file, write_file, edit_file, grep, glob, got \"task\""
+    )
+    const noDescription = read("agents:\n  r:\n    system: hi\n")
+    expect(Either.isLeft(noDescription) && noDescription.left.message).toMatch(
+      /^agent\.yaml: agents\.r\.description .*missing value$/
+    )
+    const parallel = read("tasks:\n  parallel: 0\n")
+    expect(Either.isLeft(parallel) && parallel.left.message).toMatch(
+      /^agent\.yaml: tasks\.parallel .*expected a positive whole number, got 0$/
+    )
   })
 })

@@ -12,6 +12,7 @@ import { editFileTool } from "./EditFile"
 import { globTool } from "./Glob"
 import { grepTool } from "./Grep"
 import { readFileTool } from "./ReadFile"
+import { todoTool } from "./Todo"
 import { type CallDescription, describeCall, type ToolRecord } from "./ToolRecord"
 import { unknownToolRecord } from "./UnknownTool"
 import { writeFileTool } from "./WriteFile"
@@ -23,7 +24,8 @@ export const builtinTools: ReadonlyArray<ToolRecord> = [
   writeFileTool,
   editFileTool,
   grepTool,
-  globTool
+  globTool,
+  todoTool
 ]
 
 export interface ToolRegistryShape {

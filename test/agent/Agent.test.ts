@@ -134,7 +134,8 @@ describe("the turn loop", () => {
         "write_file",
         "edit_file",
         "grep",
-        "glob"
+        "glob",
+        "todo"
       ])
     }).pipe(Effect.provide(layer())))
 

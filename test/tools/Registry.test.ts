@@ -76,6 +76,25 @@ describe("the registry of tools", () => {
           pattern: { type: "string", description: "glob pattern" },
           path: { type: "string", description: "folder to search (default: the project)" }
         }
+      },
+      // told in a hand-written, shorter form (src/tools/Todo.ts): it goes with every request
+      todo: {
+        type: "object",
+        required: ["todos"],
+        properties: {
+          todos: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["content", "status"],
+              properties: {
+                content: { type: "string" },
+                status: { enum: ["pending", "in_progress", "completed"] },
+                priority: { enum: ["high", "medium", "low"] }
+              }
+            }
+          }
+        }
       }
     })
   })
@@ -83,8 +102,8 @@ describe("the registry of tools", () => {
   it("names every tool and what it is for in one sentence of the system prompt", () => {
     expect(builtinRegistry.sentence).toBe(
       "You can run shell commands with `bash`, read files with `read_file`, write files with `write_file`, " +
-        "edit files with `edit_file`, find text with `grep` and find files with `glob`; " +
-        "`read_file`, `grep` and `glob` need no approval inside the project."
+        "edit files with `edit_file`, find text with `grep`, find files with `glob` and show your plan with `todo`; " +
+        "`read_file`, `grep`, `glob` and `todo` need no approval inside the project."
     )
     expect(toolSentence([])).toBe("")
     expect(toolSentence(builtinTools.slice(0, 1))).toBe("You can run shell commands with `bash`.")

@@ -40,8 +40,16 @@ const parseToolArguments = (name: string, raw: string) =>
   Either.map(toolNamed(name).prepare(raw), (prepared) => prepared.input)
 
 describe("tool specs", () => {
-  it("offers exactly the six tools with their parameters", () => {
-    expect(toolSpecs.map((spec) => spec.name)).toEqual(["bash", "read_file", "write_file", "edit_file", "grep", "glob"])
+  it("offers exactly the seven tools with their parameters", () => {
+    expect(toolSpecs.map((spec) => spec.name)).toEqual([
+      "bash",
+      "read_file",
+      "write_file",
+      "edit_file",
+      "grep",
+      "glob",
+      "todo"
+    ])
     const required = Object.fromEntries(toolSpecs.map((spec) => [spec.name, spec.parameters.required]))
     expect(required).toEqual({
       bash: ["command"],
@@ -49,7 +57,8 @@ describe("tool specs", () => {
       write_file: ["path", "content"],
       edit_file: ["path", "old", "new"],
       grep: ["pattern"],
-      glob: ["pattern"]
+      glob: ["pattern"],
+      todo: ["todos"]
     })
     const properties = Object.fromEntries(
       toolSpecs.map((spec) => [spec.name, Object.keys(spec.parameters.properties as object)])
@@ -60,7 +69,8 @@ describe("tool specs", () => {
       write_file: ["path", "content"],
       edit_file: ["path", "old", "new"],
       grep: ["pattern", "path", "glob", "ignore_case"],
-      glob: ["pattern", "path"]
+      glob: ["pattern", "path"],
+      todo: ["todos"]
     })
   })
 
@@ -71,7 +81,8 @@ describe("tool specs", () => {
       ["write_file", true],
       ["edit_file", true],
       ["grep", false],
-      ["glob", false]
+      ["glob", false],
+      ["todo", false]
     ])
   })
 })

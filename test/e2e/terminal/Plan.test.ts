@@ -94,6 +94,34 @@ describe("the model's plan on a terminal", () => {
     expect(await again.exit()).toBe(0)
   })
 
+  it("a cancelled turn keeps its plan and prints it once; a failed one prints none and keeps the one before", async () => {
+    const project = tempProject(configFor(server.url))
+    const mm = new PtyMm(project, {}, [], SIZE)
+    await mm.waitFor(/> /)
+    const never = gate()
+    server.push(todoStep(0), heldText("never said", never.held))
+    let mark = mm.out.length
+    mm.type("plan it\r")
+    await mm.waitForText(/◼ read the code[^]*waiting for fake-model/, mark)
+    mm.type("\x03")
+    await mm.waitForText(/cancelled[^]*> \s*$/, mark)
+    let rows = screenOf(mm.out.slice(mark)).lines
+    expect(rowsWith(rows, "read the code")).toEqual(["  ◼ read the code"])
+    expect(onlySession(project).plan).toEqual({ turn: 1, entries: PLANS[0] })
+    never.release()
+
+    server.push(todoStep(1), { kind: "status", status: 500, body: { error: { message: "kaput" } } })
+    mark = mm.out.length
+    mm.type("go on\r")
+    await mm.waitForText(/kaput[^]*> \s*$/, mark)
+    rows = screenOf(mm.out.slice(mark)).lines
+    // drawn live while it ran, then erased: nothing of it stays
+    expect(rowsWith(rows, "read the code")).toEqual([])
+    expect(onlySession(project).plan).toEqual({ turn: 1, entries: PLANS[0] })
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+  })
+
   it("/plan in a conversation without one says so", async () => {
     const mm = new PtyMm(tempProject(configFor(server.url)), {}, [], SIZE)
     await mm.waitFor(/> /)

@@ -220,13 +220,16 @@ const planned = (d: Drawing, entries: ReadonlyArray<PlanEntry>) => {
   d.progress.plan(livePlan(d.style, entries))
 }
 
-/** How many lines of the plan the status line carries above it; a longer plan shows those around its first open step. */
+/** How many lines of the plan the status line carries above it at most. */
 const LIVE_PLAN_LINES = 10
 
-const livePlan = (style: Style, entries: ReadonlyArray<PlanEntry>): ReadonlyArray<string> => {
+/** The plan's lines drawn live: all of them, or, for a longer plan, those from just before its first open step. */
+export const livePlan = (style: Style, entries: ReadonlyArray<PlanEntry>): ReadonlyArray<string> => {
   const lines = planChecklist(entries, style)
   if (lines.length <= LIVE_PLAN_LINES) return lines
-  const open = Math.max(0, entries.findIndex((entry) => entry.status !== "completed"))
+  const first = entries.findIndex((entry) => entry.status !== "completed")
+  // every step done: the last ones
+  const open = first === -1 ? entries.length - 1 : first
   const from = Math.min(Math.max(0, open - 2), lines.length - (LIVE_PLAN_LINES - 2))
   const to = from + LIVE_PLAN_LINES - 2
   return [

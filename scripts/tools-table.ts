@@ -16,7 +16,7 @@ const accessWords: Record<ToolAccess, { readonly reaches: string; readonly asked
   command: { reaches: "runs a command line", asked: "yes (mode `auto`: not when the sandbox is on)" },
   network: { reaches: "reaches the network", asked: "yes" },
   outside: { reaches: "acts outside mm's view", asked: "yes, unless its configuration allows it" },
-  mm: { reaches: "works inside mm (a sub-agent's own calls are asked as any)", asked: "no" }
+  mm: { reaches: "nothing outside mm (a sub-agent's own calls are asked as any)", asked: "no" }
 }
 
 /** A tool's parameters as `name`, optional ones with a `?`, in the order of its schema. */

@@ -1,9 +1,11 @@
 import type * as acp from "@agentclientprotocol/sdk"
 
 import { SUMMARY_HEADER } from "../agent/Compactor"
+import type { PlanEntry } from "../domain/Plan"
 import type { Message } from "../domain/Session"
 import { builtinRegistry, type ToolRegistryShape } from "../tools/Registry"
 import { agentText, agentThought, pastToolCall, type ShownChange, userText } from "./ToolUpdates"
+import { planUpdate } from "./TurnUpdates"
 
 export const SUMMARY_TITLE = "Summary of earlier conversation"
 
@@ -24,6 +26,8 @@ export interface Told {
   readonly blob?: (hash: string) => Buffer | undefined
   /** How the calls are described: the registry of the tools the agent has (the built-in ones by default). */
   readonly tools?: Pick<ToolRegistryShape, "find" | "describe">
+  /** The session's plan, told as a `plan` update before the message at index `at` (the end when past it): after the turn that wrote it. */
+  readonly plan?: { readonly at: number; readonly entries: ReadonlyArray<PlanEntry> }
 }
 
 const noneTold: Told = {}
@@ -80,6 +84,7 @@ export const replayUpdates = (
   }
 
   for (let i = 0; i < messages.length; i++) {
+    if (told.plan?.at === i) updates.push(planUpdate(told.plan.entries))
     const message = messages[i]
     const content = message.content ?? ""
     switch (message.role) {
@@ -135,5 +140,6 @@ export const replayUpdates = (
       }
     }
   }
+  if (told.plan !== undefined && told.plan.at >= messages.length) updates.push(planUpdate(told.plan.entries))
   return updates
 }

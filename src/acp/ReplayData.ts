@@ -8,6 +8,7 @@ import { Agent } from "../agent/Agent"
 import { textOf } from "../changes/ChangeGroups"
 import { Checkpoints, readBlobSync } from "../changes/Checkpoints"
 import type { ChangeRecord, Session } from "../domain/Session"
+import { turnStarts } from "../domain/Turns"
 import type { Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { ToolRegistry } from "../tools/Registry"
@@ -70,6 +71,14 @@ const userBlocks = (session: Session, cwd: string) =>
     return told
   })
 
+/** Where the session's plan is told: before the first question of a turn after the one that wrote it. */
+const planTold = (session: Session): Pick<Told, "plan"> => {
+  if (session.plan === undefined) return {}
+  const { entries, turn } = session.plan
+  const next = turnStarts(session).find((start) => start.turn > turn)
+  return { plan: { at: next === undefined ? session.messages.length : next.index, entries } }
+}
+
 /**
  * One stored conversation's updates, sharing `usedIds` with the others of the same replay.
  * `changes`: the change log (an archive has none of its own: the compacted session keeps it).
@@ -86,7 +95,8 @@ const conversationUpdates = (
       fileChanges: yield* fileChanges(changes, cwd),
       usedIds,
       blob: (hash) => readBlobSync(cwd, hash),
-      tools: yield* ToolRegistry
+      tools: yield* ToolRegistry,
+      ...planTold(session)
     }
     return replayUpdates(session.messages, cwd, told)
   })

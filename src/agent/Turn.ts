@@ -9,6 +9,7 @@ import { PLAN_MODE_PROMPT } from "../approvals/PlanMode"
 import { AUTO_FALLBACK, autoFallsBack } from "../approvals/SessionSettings"
 import { GenerationError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
+import type { SavedPlan } from "../domain/Plan"
 import { type EditorBlock, type Message, type Session, titleOf, type ToolCall, withSystem } from "../domain/Session"
 import { markFailed } from "../domain/Turns"
 import type { Conversation } from "../sessions/Conversation"
@@ -198,6 +199,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     mcpTools,
     turnNumber: before.turns + 1,
     previous: before.messages,
+    planBefore: before.plan,
     base: withSystem(before.messages, system),
     added: [{
       ...(yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)),
@@ -318,6 +320,12 @@ const commit = (state: TurnState, messages: ReadonlyArray<Message>) =>
  * A failed turn leaves the history as it was and keeps its error beside the conversation;
  * a finished one is committed.
  */
+/** `session` holding `plan`, or none. */
+const withPlan = (session: Session, plan: SavedPlan | undefined): Session => {
+  const { plan: _written, ...rest } = session
+  return plan === undefined ? rest : { ...rest, plan }
+}
+
 const endTurn = Effect.fn("Agent.endTurn")(function*(
   deps: Deps,
   state: TurnState,
@@ -326,10 +334,10 @@ const endTurn = Effect.fn("Agent.endTurn")(function*(
   const { conversation, emit, question } = state
   if (outcome._tag === "Left") {
     const error = outcome.left
-    // the history goes back to what it was before the question; the files its calls changed
-    // stay changed, and their records say a failed question made them, after the last turn held
+    // the history and the plan go back to what they were before the question; the files its calls
+    // changed stay changed, and their records say a failed question made them, after the last turn held
     yield* Effect.ignore(conversation.update((session) => ({
-      ...withoutProgress(session),
+      ...withPlan(withoutProgress(session), state.planBefore),
       messages: state.previous,
       ...(session.changes === undefined
         ? {}

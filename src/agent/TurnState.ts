@@ -1,6 +1,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Ref from "effect/Ref"
 
+import type { SavedPlan } from "../domain/Plan"
 import type { Message } from "../domain/Session"
 import type { McpTurnTools } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
@@ -19,6 +20,8 @@ export interface TurnState {
   readonly turnNumber: number
   /** The history as it was before the question, given back if the turn fails. */
   previous: ReadonlyArray<Message>
+  /** The plan as it was before the question, given back if the turn fails. */
+  readonly planBefore: SavedPlan | undefined
   /** What comes before this turn's messages: the system prompt, then the history (compacted on an overflow). */
   base: ReadonlyArray<Message>
   /** This turn's messages so far, the question first. */

@@ -76,6 +76,14 @@ export const SLASH_COMMANDS = [
     facades: ["terminal"]
   },
   {
+    name: "plan",
+    aliases: [],
+    hint: "",
+    description: "the plan the model keeps for this conversation (its todo list), as it stands",
+    facades: ["terminal"],
+    elsewhere: "here the editor shows the plan itself"
+  },
+  {
     name: "changes",
     aliases: [],
     hint: "[n]",

@@ -189,7 +189,7 @@ const InstructionFileName = Schema.String.pipe(
 const InstructionsConfig = Schema.Union(Schema.Array(InstructionFileName), Schema.Literal(false))
 
 /** The built-in tools a declared sub-agent may be given (never `task`: a sub-agent starts none of its own). */
-export const SUB_AGENT_TOOLS = ["bash", "read_file", "write_file", "edit_file", "grep", "glob"] as const
+export const SUB_AGENT_TOOLS = ["bash", "read_file", "write_file", "edit_file", "grep", "glob", "todo"] as const
 
 const SubAgentTool = Schema.String.pipe(
   Schema.filter(

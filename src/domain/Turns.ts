@@ -136,7 +136,8 @@ export const cutProblem = (session: Session, turn: number): string | undefined =
 
 /**
  * The session as it stood after `turn`: a new conversation (no id yet, dated `now`) holding
- * its messages up to that turn, the changes and errors made by then, and `forkedFrom`. The
+ * its messages up to that turn, the changes and errors made by then, the plan if it was written
+ * by then, and `forkedFrom`. The
  * original is not touched. A turn in progress is not carried over.
  */
 export const forkOf = (session: Session, turn: number, now: Date): Session => {
@@ -147,7 +148,7 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
     readonly archiveOf?: unknown
   }
   const changes = (session.changes ?? []).slice(0, changesSince(session, turn + 1))
-  const { changes: _changes, ...rest } = kept
+  const { changes: _changes, plan, ...rest } = kept
   return {
     ...rest,
     id: "",
@@ -158,6 +159,8 @@ export const forkOf = (session: Session, turn: number, now: Date): Session => {
     messages,
     errors: session.errors.filter((error) => error.turns < turn),
     ...(changes.length > 0 ? { changes } : {}),
+    // a plan written after the fork's last turn is not the fork's
+    ...(plan !== undefined && plan.turn <= turn ? { plan } : {}),
     ...(session.id !== "" ? { forkedFrom: { id: session.id, turn } satisfies ForkedFrom } : {})
   }
 }

@@ -4,6 +4,7 @@ import type * as Ref from "effect/Ref"
 import type { Scope } from "../approvals/ApprovalScope"
 import type { SessionSettings } from "../approvals/SessionSettings"
 import type { ForkError, ResumeError, StoreError } from "../domain/Errors"
+import type { PlanEntry } from "../domain/Plan"
 import type { Message, Session } from "../domain/Session"
 import type { Usage } from "../model/ModelClient"
 import type { Failure } from "./ErrorLog"
@@ -23,6 +24,8 @@ export interface ResumeReport {
   readonly errors: number
   /** The question of a turn mm stopped during (killed, power lost), closed on load. */
   readonly interrupted?: string
+  /** The latest plan the model wrote (`todo`), when it holds any entry. */
+  readonly plan?: ReadonlyArray<PlanEntry>
 }
 
 /** What a fork made: the new session, what it holds, and where it came from. */

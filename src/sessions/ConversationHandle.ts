@@ -298,7 +298,8 @@ const reportOf = (loaded: Session, interrupted: string | undefined): ResumeRepor
     id: loaded.id,
     messages: loaded.messages.filter((m) => m.role !== "system").length,
     title: loaded.title,
-    errors: loaded.errors.length
+    errors: loaded.errors.length,
+    ...(loaded.plan === undefined || loaded.plan.entries.length === 0 ? {} : { plan: loaded.plan.entries })
   }
   return interrupted === undefined ? report : { ...report, interrupted }
 }

@@ -11,6 +11,7 @@ import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { importApprovals, permissionsCommand } from "../text/PermissionsText"
+import { NO_PLAN, planChecklist, planHeader } from "../text/PlanText"
 import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
@@ -161,6 +162,14 @@ const compact: TerminalCommand = (ctx, arg) =>
 const context: TerminalCommand = (ctx) =>
   Effect.map(ctx.agent.context(ctx.conversation), (report) => ctx.print.line(contextListing(report)))
 
+/** `/plan`: the latest plan of the conversation, from its session, or a line saying there is none. */
+const plan: TerminalCommand = (ctx) =>
+  Effect.map(ctx.conversation.snapshot, (session) => {
+    if (session.plan === undefined) return ctx.print.line(NO_PLAN)
+    ctx.print.line(planHeader(session.plan))
+    for (const line of planChecklist(session.plan.entries, ctx.style)) ctx.print.line(line)
+  })
+
 const changes: TerminalCommand = (ctx, arg) => showChanges(ctx.changes, ctx.conversation, arg, ctx)
 
 const undo: TerminalCommand = (ctx, arg) => runUndo(ctx.changes, ctx.conversation, arg, ctx)
@@ -211,6 +220,7 @@ const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
   fork,
   compact,
   context,
+  plan,
   changes,
   undo,
   rewind,

@@ -16,7 +16,12 @@ export interface Progress {
   readonly relabel: (label: string) => void
   /** Output of the running command: its latest lines are shown, dim, above the status line. */
   readonly output: (text: string) => void
-  /** Erases the status line and the live output. */
+  /**
+   * Lines kept above the live output while the status line is shown, until replaced
+   * (`undefined` removes them): the model's plan, updated in place during a turn.
+   */
+  readonly plan: (lines: ReadonlyArray<string> | undefined) => void
+  /** Erases the status line and the live output (the plan's lines come back with the next start). */
   readonly stop: () => void
   /**
    * The live output the last `stop` erased, as it was shown (dim lines), then forgotten: a
@@ -35,6 +40,7 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
   let frame = 0
   let tail = ""
   let erased = ""
+  let planLines: ReadonlyArray<string> = []
   let timer: NodeJS.Timeout | undefined
 
   const outputLines = (text: string) =>
@@ -48,7 +54,11 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
   const lines = () => {
     const shown = outputLines(tail)
     const seconds = Math.floor((now() - since) / 1000)
-    return [...shown, style.dim(`${FRAMES[frame % FRAMES.length]} ${label} · ${seconds} s · Esc to cancel`)]
+    return [
+      ...planLines,
+      ...shown,
+      style.dim(`${FRAMES[frame % FRAMES.length]} ${label} · ${seconds} s · Esc to cancel`)
+    ]
   }
 
   const draw = () => {
@@ -90,6 +100,10 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
       // only the end matters: what is shown is the last few lines
       tail = (tail + text).slice(-4096)
       draw()
+    },
+    plan: (given) => {
+      planLines = given ?? []
+      if (label !== undefined) print.live(lines())
     },
     stop,
     erased: () => {

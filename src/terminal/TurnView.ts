@@ -3,6 +3,7 @@ import * as Match from "effect/Match"
 
 import { cancelledResult } from "../agent/Turn"
 import type { TurnEvent } from "../agent/TurnEvent"
+import type { PlanEntry } from "../domain/Plan"
 import { type SubAgentSpend, toolResultLine, toolStartLine, usageLine } from "../text/Lines"
 import { planChecklist } from "../text/PlanText"
 import { sanitize, sanitizeOutput, sanitizeProse } from "../text/Sanitize"
@@ -61,6 +62,10 @@ interface Drawing extends TurnViewParts {
   sideBySide: boolean
   /** What this turn's sub-agents spent, all told (shown apart from the window's usage). */
   subAgents: SubAgentSpend | undefined
+  /** The plan as this turn last wrote it (undefined: the turn has not written one): printed once, at its end. */
+  plan: ReadonlyArray<PlanEntry> | undefined
+  /** The calls that wrote the plan: their result line is not printed (the checklist says it). */
+  readonly planCalls: Set<string>
   failed: boolean
 }
 
@@ -79,6 +84,8 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     usage: undefined,
     subAgents: undefined,
     sideBySide: false,
+    plan: undefined,
+    planCalls: new Set(),
     failed: false
   }
   const draw = (event: TurnEvent) => Effect.sync(() => drawEvent(drawing, event))
@@ -94,6 +101,9 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     end: () => {
       drawing.usage = undefined
       drawing.subAgents = undefined
+      drawing.plan = undefined
+      drawing.planCalls.clear()
+      parts.progress.plan(undefined)
       // a call still running was cancelled: /last shows what it printed, as the model gets it
       for (const [id, call] of drawing.running) {
         drawing.memory.lastTool = {
@@ -109,6 +119,8 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
     cancelled: () => {
       drawing.thoughts.close()
       parts.answers.cut()
+      // a cancelled turn is kept, with the plan it wrote
+      printPlan(settled(drawing))
     }
   }
 }
@@ -143,14 +155,13 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     Notice: (e) => noticed(settled(d), e),
     CompactionFailed: (e) => red(settled(d), e.error.message),
     TurnFailed: (e) => {
+      // the session's plan went back to what it was before the question (agent/Turn.ts)
+      d.plan = undefined
       settled(d).failed = true
       d.print.endLine()
       red(d, e.error.message)
     },
-    Plan: (e) => {
-      for (const line of planChecklist(e.entries, settled(d).style)) d.info.line(line)
-      d.progress.start(d.waiting)
-    },
+    Plan: (e) => planned(d, e.entries),
     SubAgentUsage: (e) => {
       d.subAgents = {
         promptTokens: (d.subAgents?.promptTokens ?? 0) + e.promptTokens,
@@ -190,12 +201,13 @@ const toolFinished = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallFin
     d.info.line(toolStartLine(sanitize(event.name), sanitize(d.titles.get(event.id) ?? event.name), d.style))
     if (d.running.size === 0) d.sideBySide = false
   }
+  const wrotePlan = d.planCalls.delete(event.id)
   d.memory.lastTool = {
     name: event.name,
     title: sanitize(d.titles.get(event.id) ?? ""),
     output: sanitizeOutput(event.output)
   }
-  d.info.line(toolResultLine(sanitizeOutput(event.output), event.failed, d.style))
+  if (!wrotePlan || event.failed) d.info.line(toolResultLine(sanitizeOutput(event.output), event.failed, d.style))
   // the model is asked again with the result
   d.progress.start(d.waiting)
 }
@@ -207,8 +219,46 @@ const noticed = (d: Drawing, event: Extract<TurnEvent, { _tag: "Notice" }>) => {
   d.progress.start(d.waiting)
 }
 
+/**
+ * The model wrote its plan: the checklist is drawn above the status line, in place, and the
+ * call that wrote it (the last one started) shows no result line of its own.
+ */
+const planned = (d: Drawing, entries: ReadonlyArray<PlanEntry>) => {
+  d.plan = entries
+  const writer = [...d.running.keys()].at(-1)
+  if (writer !== undefined) d.planCalls.add(writer)
+  d.progress.plan(livePlan(d.style, entries))
+}
+
+/** How many lines of the plan the status line carries above it at most. */
+const LIVE_PLAN_LINES = 10
+
+/** The plan's lines drawn live: all of them, or, for a longer plan, those from just before its first open step. */
+export const livePlan = (style: Style, entries: ReadonlyArray<PlanEntry>): ReadonlyArray<string> => {
+  const lines = planChecklist(entries, style)
+  if (lines.length <= LIVE_PLAN_LINES) return lines
+  const first = entries.findIndex((entry) => entry.status !== "completed")
+  // every step done: the last ones
+  const open = first === -1 ? entries.length - 1 : first
+  const from = Math.min(Math.max(0, open - 2), lines.length - (LIVE_PLAN_LINES - 2))
+  const to = from + LIVE_PLAN_LINES - 2
+  return [
+    ...(from > 0 ? [style.dim(`  … ${from} before`)] : []),
+    ...lines.slice(from, to),
+    ...(to < lines.length ? [style.dim(`  … ${lines.length - to} more`)] : [])
+  ]
+}
+
+/** The plan this turn wrote, printed once for good (it was drawn live until now). */
+const printPlan = (d: Drawing) => {
+  if (d.plan === undefined) return
+  for (const line of planChecklist(d.plan, d.style)) d.info.line(line)
+  d.plan = undefined
+}
+
 const finished = (d: Drawing) => {
   d.print.endLine()
+  printPlan(d)
   if (d.usage !== undefined) d.info.line(d.style.dim(usageLine(d.usage, d.subAgents)))
   d.usage = undefined
   d.subAgents = undefined

@@ -6,6 +6,7 @@ import { windowFigure } from "../model/ServerWords"
 import type { ForkReport, Listing, ResumeReport, SaveStatus } from "../sessions/Conversation"
 import { interruptedLine } from "../sessions/Interrupted"
 import type { Started } from "../sessions/SessionStart"
+import { resumedPlanLine } from "./PlanText"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 
@@ -237,11 +238,12 @@ export const startedLines = (started: Extract<Started, { _tag: "Started" }>): Re
   ...(started.forked === undefined ? [] : [forkedLine(started.forked)])
 ]
 
-/** The resumed line, and the interrupted question's when mm stopped during the last turn. */
-export const resumedLines = (report: ResumeReport): ReadonlyArray<string> =>
-  report.interrupted === undefined
-    ? [resumedLine(report)]
-    : [resumedLine(report), sanitize(interruptedLine(report.interrupted))]
+/** The resumed line, the plan's in one line when there is one, and the interrupted question's when mm stopped during the last turn. */
+export const resumedLines = (report: ResumeReport): ReadonlyArray<string> => [
+  resumedLine(report),
+  ...(report.plan === undefined ? [] : [resumedPlanLine(report.plan)]),
+  ...(report.interrupted === undefined ? [] : [sanitize(interruptedLine(report.interrupted))])
+]
 
 export const resumedLine = (report: ResumeReport): string =>
   `↩️ resumed ${report.id} — ${report.messages} message(s), started with ${sanitize(JSON.stringify(report.title))}${

@@ -1,4 +1,4 @@
-import type { PlanEntry } from "../domain/Plan"
+import { type PlanEntry, planSummary, type SavedPlan } from "../domain/Plan"
 import { sanitize } from "./Sanitize"
 import type { Style } from "./Style"
 
@@ -18,3 +18,13 @@ export const planChecklist = (entries: ReadonlyArray<PlanEntry>, style: Style): 
       ? style.bold(text)
       : text
   })
+
+/** What `/plan` says when the model has written none in this conversation. */
+export const NO_PLAN = "no plan in this conversation (the model writes one with its todo tool)"
+
+/** `plan of turn 3 · 2 of 5 done · now: write the tests`: the line above `/plan`'s checklist. */
+export const planHeader = (plan: SavedPlan): string =>
+  `plan of turn ${plan.turn} · ${sanitize(planSummary(plan.entries))}`
+
+/** The line a resume says of the conversation's plan: `plan: 2 of 5 done · now: write the tests`. */
+export const resumedPlanLine = (entries: ReadonlyArray<PlanEntry>): string => `plan: ${sanitize(planSummary(entries))}`

@@ -13,6 +13,7 @@ import { globTool } from "./Glob"
 import { grepTool } from "./Grep"
 import { readFileTool } from "./ReadFile"
 import { type AgentOffer, taskTool, taskToolFor } from "./Task"
+import { todoTool } from "./Todo"
 import { type CallDescription, describeCall, type ToolRecord } from "./ToolRecord"
 import { unknownToolRecord } from "./UnknownTool"
 import { writeFileTool } from "./WriteFile"
@@ -25,6 +26,7 @@ export const builtinTools: ReadonlyArray<ToolRecord> = [
   editFileTool,
   grepTool,
   globTool,
+  todoTool,
   taskTool
 ]
 

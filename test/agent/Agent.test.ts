@@ -135,6 +135,7 @@ describe("the turn loop", () => {
         "edit_file",
         "grep",
         "glob",
+        "todo",
         "task"
       ])
     }).pipe(Effect.provide(layer())))

@@ -154,7 +154,7 @@ describe("a request over the server's window", () => {
       server.push(llamaOverflow(4858, 4096))
       const events = yield* runTurn(conversation, "x".repeat(19000))
       expect(failureOf(events)).toMatch(
-        /^the question alone is about 4,\d{3} tokens \(4,858 with mm's system prompt and tools\); the server takes 4,096 — /
+        /^the question alone is about \d,\d{3} tokens \(4,858 with mm's system prompt and tools\); the server takes 4,096 — /
       )
       expect((yield* conversation.snapshot).messages.filter((m) => m.role === "user")).toEqual([])
     }).pipe(Effect.provide(layer())))

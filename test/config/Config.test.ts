@@ -298,7 +298,7 @@ describe("agents: in agent.yaml", () => {
     )
     const badTool = read("agents:\n  r:\n    description: x\n    tools: [task]\n")
     expect(Either.isLeft(badTool) && badTool.left.message).toBe(
-      "agent.yaml: agents.r.tools[0] (line 4, column 13): expected one of bash, read_file, write_file, edit_file, grep, glob, got \"task\""
+      "agent.yaml: agents.r.tools[0] (line 4, column 13): expected one of bash, read_file, write_file, edit_file, grep, glob, todo, got \"task\""
     )
     const noDescription = read("agents:\n  r:\n    system: hi\n")
     expect(Either.isLeft(noDescription) && noDescription.left.message).toMatch(

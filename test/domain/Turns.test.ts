@@ -84,6 +84,14 @@ describe("turns and forks", () => {
     expect("changes" in forkOf(original, 0, new Date(0))).toBe(false)
   })
 
+  it("a fork keeps the plan only when it was written in a turn the fork holds", () => {
+    const plan = { turn: 3, entries: [{ content: "fix it", status: "in_progress" as const }] }
+    const original = session(turnsOf(4), { plan } as Partial<Session>)
+    expect(forkOf(original, 3, new Date(0)).plan).toEqual(plan)
+    expect(forkOf(original, 4, new Date(0)).plan).toEqual(plan)
+    expect("plan" in forkOf(original, 2, new Date(0))).toBe(false)
+  })
+
   it("cuts the change log by the tool calls of the turns, so a cancelled turn kept in messages does not shift it", () => {
     const call = (id: string): Array<Message> => [
       {

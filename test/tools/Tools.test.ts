@@ -48,6 +48,7 @@ describe("tool specs", () => {
       "edit_file",
       "grep",
       "glob",
+      "todo",
       "task"
     ])
     const required = Object.fromEntries(toolSpecs.map((spec) => [spec.name, spec.parameters.required]))
@@ -58,6 +59,7 @@ describe("tool specs", () => {
       edit_file: ["path", "old", "new"],
       grep: ["pattern"],
       glob: ["pattern"],
+      todo: ["todos"],
       task: ["description", "prompt"]
     })
     const properties = Object.fromEntries(
@@ -70,6 +72,7 @@ describe("tool specs", () => {
       edit_file: ["path", "old", "new"],
       grep: ["pattern", "path", "glob", "ignore_case"],
       glob: ["pattern", "path"],
+      todo: ["todos"],
       task: ["description", "prompt"]
     })
   })
@@ -82,6 +85,7 @@ describe("tool specs", () => {
       ["edit_file", true],
       ["grep", false],
       ["glob", false],
+      ["todo", false],
       // a sub-agent's own calls are asked, each under its name
       ["task", false]
     ])

@@ -80,7 +80,7 @@ export const grepTool = defineTool({
       Schema.filter((s) => s !== "" || "expected a regular expression, got an empty string")
     ),
     path: optional(Schema.String.annotations({ description: "folder or file to search (default: the project)" })),
-    glob: optional(Schema.String.annotations({ description: "only files matching this, e.g. *.ts or src/**/*.tsx" })),
+    glob: optional(Schema.String.annotations({ description: "only files matching this glob" })),
     ignore_case: optional(Schema.Boolean)
   }),
   access: "read",

@@ -189,9 +189,9 @@ const lineRange = (offset: number | undefined, limit: number | undefined): strin
 
 export const readFileTool = defineTool({
   name: "read_file",
-  description: "Read a text file. Returns its lines as they are, without line numbers: " +
-    `at most ${DEFAULT_READ_LIMIT} lines (and what fits in the output limit) at once; ` +
-    "a partial read ends with a line in brackets giving the lines shown and the offset to read on from.",
+  description: "Read a text file: its lines as they are, without numbers, " +
+    `at most ${DEFAULT_READ_LIMIT} (and what fits the output limit) at once; ` +
+    "a partial read ends with a bracketed line giving the offset to read on from.",
   parameters: Schema.Struct({
     path: NonBlankText("a path", "relative to the project, or absolute"),
     offset: optional(Count("first line to read, from 1 (default 1)")),

@@ -72,7 +72,7 @@ const todo = (args: TodoArgs, ctx: ToolContext): Effect.Effect<ToolResult> =>
 
 export const todoTool = defineTool({
   name: "todo",
-  description: "Your plan for work of several steps, shown to the user: send the whole list at each change.",
+  description: "Your plan of several steps, shown to the user: send the whole list at each change.",
   parameters: TodoArgsSchema,
   access: "mm",
   kind: "think",

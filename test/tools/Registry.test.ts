@@ -74,7 +74,7 @@ describe("the registry of tools", () => {
         properties: {
           pattern: { type: "string", description: "regular expression" },
           path: { type: "string", description: "folder or file to search (default: the project)" },
-          glob: { type: "string", description: "only files matching this, e.g. *.ts or src/**/*.tsx" },
+          glob: { type: "string", description: "only files matching this glob" },
           ignore_case: { type: "boolean" }
         }
       },

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { ParentRef, Session } from "../../../src/domain/Session"
 import { encodeSession } from "../../../src/sessions/SessionCodec"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
-import { runMm, sessionsDir, tempProject, withSessions } from "../../support/MmProcess"
+import { runMm, sessionsDir, stripAnsi, tempProject, withSessions } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
 
 // The terminal never offers a sub-agent's conversation to go on with: `/sessions`, the banner's
 // count and a bare `/resume` leave it out; `/resume ID` takes it, as any session.
@@ -58,5 +59,17 @@ describe("a sub-agent's session in the terminal", () => {
       expect.stringContaining(`↩️ resumed ${CHILD} — 2 message(s), started with "find every caller of load()"`)
     ])
     expect(run.stdout).not.toMatch(new RegExp(`\\d   ${CHILD}`))
+  })
+
+  it("the picker of --resume does not offer it", async () => {
+    const project = tempProject(withSessions(server.url))
+    writeSession(project, PARENT, "refactor the loader", 0)
+    writeSession(project, CHILD, "find every caller of load()", 1, { id: PARENT, turn: 1, callId: "call_1" })
+    const mm = new PtyMm(project, { COLUMNS: "120", LINES: "40" }, ["--resume"], { columns: 120, rows: 40 })
+    // the sub-agent's session is the newest: it would be drawn above its parent
+    const list = await mm.waitForText(/Resume which conversation\?[\s\S]*refactor the loader/)
+    expect(stripAnsi(list)).not.toContain("find every caller")
+    mm.type("\x1b")
+    expect(await mm.exited).toBe(130)
   })
 })

@@ -97,8 +97,8 @@ const list = (deps: Deps) =>
   Effect.fn("Keeper.list")(function*(cwd: string, options: { readonly subAgents?: boolean } = {}) {
     const dir = sessionsDir(deps.config, cwd)
     if (dir === undefined) return { _tag: "Off" } as const
-    const shown = (entry: SessionListing) =>
-      ofProject(deps, cwd)(entry) && (options.subAgents === true || !isSubAgentListing(entry))
+    const mine = ofProject(deps, cwd)
+    const shown = (entry: SessionListing) => mine(entry) && (options.subAgents === true || !isSubAgentListing(entry))
     return yield* deps.store.list(dir).pipe(
       Effect.map((entries): Listing => ({ _tag: "Listed", dir, entries: entries.filter(shown) })),
       Effect.catchAll((error) => Effect.succeed<Listing>({ _tag: "Failed", dir, reason: storeReason(error) }))

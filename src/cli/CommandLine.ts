@@ -111,17 +111,21 @@ const ROOT_USAGE: ReadonlyArray<readonly [string, string]> = [
 
 const json = (help: string) => ({ long: "--json", help }) as const satisfies OptionSpec
 const listJson = json("print JSON, for scripts")
+const listAll = {
+  long: "--all",
+  help: "sub-agents' conversations too, each under its parent"
+} as const satisfies OptionSpec
 
 /** The subcommands, by their words; a group (`sessions`) comes before its members. */
 export const COMMANDS = {
   sessions: {
     summary: "this project's saved conversations",
-    options: [config, listJson],
+    options: [config, listJson, listAll],
     runs: true
   },
   "sessions list": {
     summary: "list them, newest first (mm sessions alone too)",
-    options: [config, listJson],
+    options: [config, listJson, listAll],
     runs: true
   },
   "sessions show": {

@@ -11,8 +11,10 @@ import { blobsOf, checkpointsGc, gcLine } from "../changes/CheckpointsGc"
 import type { Message } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
 import { readNamedArchive, repointArchive } from "../sessions/Archives"
+import type { Listing } from "../sessions/Conversation"
 import { closeInterrupted, liveWriter } from "../sessions/Interrupted"
-import { Keeper } from "../sessions/Keeper"
+import { Keeper, type KeeperShape } from "../sessions/Keeper"
+import { isSubAgentListing } from "../sessions/SessionCodec"
 import type { SearchQuery } from "../sessions/SessionSearch"
 import { SessionStore, type SessionStoreShape } from "../sessions/SessionStore"
 import { changesMarkdown } from "../text/ChangesText"
@@ -33,18 +35,29 @@ const fail = (line: string, code: ExitCode) =>
     return code
   })
 
-/** `mm sessions [list] [--json]`: the listing of `/sessions`, ending with how to resume from the shell. */
-export const listSessions = (config: string | undefined, json: boolean) =>
+/** The listing without sub-agents' conversations, and how many it held. */
+const withoutSubAgents = (listing: Listing): { readonly listing: Listing; readonly hidden: number } => {
+  if (listing._tag !== "Listed") return { listing, hidden: 0 }
+  const entries = listing.entries.filter((entry) => !isSubAgentListing(entry))
+  return { listing: { ...listing, entries }, hidden: listing.entries.length - entries.length }
+}
+
+/**
+ * `mm sessions [list] [--json] [--all]`: the listing of `/sessions`, ending with how to resume
+ * from the shell; with `--all`, the sub-agents' conversations too, each under its parent.
+ */
+export const listSessions = (config: string | undefined, json: boolean, all: boolean) =>
   withSessions(
     config,
     Effect.gen(function*() {
       const keeper = yield* Keeper
-      const listing = yield* keeper.list(process.cwd())
+      const everything = yield* keeper.list(process.cwd(), { subAgents: true })
+      const { hidden, listing } = all ? { listing: everything, hidden: 0 } : withoutSubAgents(everything)
       const code: ExitCode = listing._tag === "Failed" ? 1 : 0
       if (!json) {
-        yield* Console.log(
-          sanitize(sessionsListing(listing, "", { all: true, resumeHint: "mm --resume <id> to continue one" }))
-        )
+        const text = sessionsListing(listing, "", { all: true, resumeHint: "mm --resume <id> to continue one" })
+        const more = hidden > 0 ? `\n${hidden} sub-agent session(s) not shown (mm sessions list --all)` : ""
+        yield* Console.log(sanitize(text + more))
         return code
       }
       const out = listing._tag === "Listed"
@@ -61,6 +74,20 @@ export const listSessions = (config: string | undefined, json: boolean) =>
       return code
     })
   )
+
+/** The forks made of session `id`, and the sub-agents' conversations it ran, from a listing of them all. */
+const relatedTo = (listing: Listing, id: string) => {
+  const summaries = listing._tag === "Listed"
+    ? listing.entries.flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+    : []
+  const forks = summaries.flatMap((s) => s.forkedFrom?.id === id ? [{ id: s.id, turn: s.forkedFrom.turn }] : [])
+  // in the order the session ran them
+  const subAgents = summaries
+    .filter((s) => s.parent?.id === id)
+    .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
+    .map((s) => ({ id: s.id, turn: s.parent!.turn, callId: s.parent!.callId, title: s.title, turns: s.turns }))
+  return { forks: forks.reverse(), subAgents }
+}
 
 /** `mm sessions show ID`: the conversation as Markdown on stdout. */
 export const showSession = (config: string | undefined, typed: string) =>
@@ -92,15 +119,8 @@ export const showSession = (config: string | undefined, typed: string) =>
         ? closeInterrupted(session.right, new Date()).session
         : session.right
       const whole = { ...closed, messages: [...archived, ...closed.messages] }
-      const listing = yield* keeper.list(cwd)
-      const forks = listing._tag === "Listed"
-        ? listing.entries.flatMap((entry) =>
-          entry._tag === "Readable" && entry.summary.forkedFrom?.id === id.right
-            ? [{ id: entry.summary.id, turn: entry.summary.forkedFrom.turn }]
-            : []
-        )
-        : []
-      process.stdout.write(sanitize(sessionMarkdown(whole, forks.reverse())))
+      const { forks, subAgents } = relatedTo(yield* keeper.list(cwd, { subAgents: true }), id.right)
+      process.stdout.write(sanitize(sessionMarkdown(whole, forks, subAgents)))
       const changes = session.right.changes ?? []
       if (changes.length === 0) return 0
       const overview = yield* Effect.flatMap(Checkpoints, (checkpoints) => changesOverview(checkpoints, cwd, changes))
@@ -224,9 +244,33 @@ const removeArchivesOf = (
   })
 
 /**
- * `mm sessions rm ID…`: deletes exactly the sessions named, with their own archives. Every id
- * must name one session of the project, or nothing is deleted. Asks first on a terminal;
- * without one, only with `--yes`.
+ * The sub-agents' conversations the sessions `named` ran (and those these ran, in turn), which
+ * are part of them and go with them: by id, the session that ran each.
+ */
+const subAgentsOf = (keeper: KeeperShape, cwd: string, named: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const listing = yield* keeper.list(cwd, { subAgents: true })
+    const children = listing._tag === "Listed"
+      ? listing.entries.flatMap((entry) => (entry._tag === "Readable" && entry.summary.parent ? [entry.summary] : []))
+      : []
+    const ran = new Map<string, string>()
+    const going = new Set(named)
+    for (let grew = true; grew;) {
+      grew = false
+      for (const child of children) {
+        if (going.has(child.id) || !going.has(child.parent!.id)) continue
+        ran.set(child.id, child.parent!.id)
+        going.add(child.id)
+        grew = true
+      }
+    }
+    return ran
+  })
+
+/**
+ * `mm sessions rm ID…`: deletes exactly the sessions named, with their own archives and the
+ * sub-agents' conversations they ran. Every id must name one session of the project, or nothing
+ * is deleted. Asks first on a terminal; without one, only with `--yes`.
  */
 export const removeSessions = (config: string | undefined, typed: ReadonlyArray<string>, yes: boolean) =>
   withSessions(
@@ -241,6 +285,8 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
         if (id._tag === "Left") return yield* fail(`${id.left.message} — nothing deleted`, 2)
         if (!ids.includes(id.right)) ids.push(id.right)
       }
+      const ran = yield* subAgentsOf(keeper, cwd, ids)
+      ids.push(...ran.keys())
       const dir = keeper.dirFor(cwd)!
       /** The checkpoints (copies kept for /undo) the sessions named use: removed with them unless another session uses them. */
       const blobs = new Set<string>()
@@ -279,7 +325,7 @@ export const removeSessions = (config: string | undefined, typed: ReadonlyArray<
       for (const id of ids) {
         const removed = yield* Effect.either(store.remove(dir, id))
         if (removed._tag === "Left") return yield* fail(removed.left.message, 1)
-        process.stdout.write(`deleted ${id}\n`)
+        process.stdout.write(`deleted ${id}${ran.has(id) ? ` (a sub-agent session of ${ran.get(id)})` : ""}\n`)
         yield* removeArchivesOf(store, dir, id, archivesOf.get(id) ?? [], holders, untouchable)
       }
       if (blobs.size === 0) return 0

@@ -34,7 +34,7 @@ export const value = <P extends Runnable>(
 type Handler<P extends Runnable> = (given: Given & { readonly path: P }) => Effect.Effect<ExitCode, unknown, Secrets>
 
 const list: Handler<"sessions" | "sessions list"> = (given) =>
-  listSessions(value(given, "--config"), flag(given, "--json"))
+  listSessions(value(given, "--config"), flag(given, "--json"), flag(given, "--all"))
 
 /** `mm checkpoints gc`: the module is loaded for it alone. */
 const checkpointsGc: Handler<"checkpoints gc"> = (given) =>

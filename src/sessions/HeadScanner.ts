@@ -1,4 +1,14 @@
-import { FORK_PARTS, HEAD, HEAD_END, type HeadKey, type HeadValue, LISTED, NUMBERING, VERSION_AT } from "./SessionHead"
+import {
+  HEAD,
+  HEAD_END,
+  type HeadKey,
+  type HeadValue,
+  LISTED,
+  NUMBERING,
+  type Part,
+  partsOf,
+  VERSION_AT
+} from "./SessionHead"
 import type { SessionSummary } from "./SessionStore"
 
 /**
@@ -159,8 +169,8 @@ class Cursor {
     }
   }
 
-  /** A `fork` value: an object with each of `FORK_PARTS`, of its kind; anything else is for the slow path. */
-  fork(): Record<string, unknown> {
+  /** A `fork` or `parent` value: an object with each of its `parts`, of its kind; anything else is for the slow path. */
+  parts(parts: ReadonlyArray<Part>): Record<string, unknown> {
     const start = this.skipWs()
     if (start !== OPEN_BRACE) throw unsure
     const from = this.pos
@@ -171,13 +181,13 @@ class Cursor {
     } catch {
       throw unsure
     }
-    const fork: Record<string, unknown> = {}
-    for (const part of FORK_PARTS) {
-      const read = value[part.key]
-      if (typeof read !== (part.value === "text" ? "string" : "number")) throw unsure
-      fork[part.key] = read
+    const read: Record<string, unknown> = {}
+    for (const part of parts) {
+      const one = value[part.key]
+      if (typeof one !== (part.value === "text" ? "string" : "number")) throw unsure
+      read[part.key] = one
     }
-    return fork
+    return read
   }
 
   /** Counts the elements of the array at `pos`. */
@@ -227,7 +237,8 @@ const readValue = (cursor: Cursor, value: HeadValue): unknown => {
     case "text":
       return cursor.string()
     case "fork":
-      return cursor.fork()
+    case "parent":
+      return cursor.parts(partsOf(value)!)
     case "records":
       return cursor.countArray()
   }
@@ -284,9 +295,11 @@ const patternOf = (value: HeadValue): { readonly source: string; readonly groups
       return { source: String(NUMBERING), groups: 0 }
     case "text":
       return { source: STRING, groups: 1 }
-    case "fork": {
-      const parts = FORK_PARTS.map((part) => `${line(2)}"${part.key}": ${patternOf(part.value).source}`)
-      return { source: String.raw`\{${parts.join(",")}${line(1)}\}`, groups: FORK_PARTS.length }
+    case "fork":
+    case "parent": {
+      const parts = partsOf(value)!
+      const written = parts.map((part) => `${line(2)}"${part.key}": ${patternOf(part.value).source}`)
+      return { source: String.raw`\{${written.join(",")}${line(1)}\}`, groups: parts.length }
     }
     case "records":
       // captured whole, `]` alone when there are none: their number is counted
@@ -331,8 +344,11 @@ const countRecords = (captured: string): number => {
   return count
 }
 
-/** Where the groups of field `key` begin in a match of `LAYOUT`. */
-const groupOf = (key: HeadKey, part = 0): number => GROUP_AT[HEAD_AT.get(key)!] + part
+/** Where the groups of field `key` (or of its part `part`) begin in a match of `LAYOUT`. */
+const groupOf = (key: HeadKey, part?: string): number => {
+  const at = HEAD_AT.get(key)!
+  return GROUP_AT[at] + (part === undefined ? 0 : partsOf(HEAD[at].value)!.findIndex((one) => one.key === part))
+}
 // the fields are taken from the match by name rather than in a loop over `HEAD`, which took
 // twice as long (about 2 ms more for 10,000 files); the tests hold them to `HEAD`
 const VERSION = groupOf("version")
@@ -342,8 +358,11 @@ const CREATED_AT = groupOf("createdAt")
 const UPDATED_AT = groupOf("updatedAt")
 const TITLE = groupOf("title")
 const TURNS = groupOf("turns")
-const FORK_ID = groupOf("forkedFrom", FORK_PARTS.findIndex((part) => part.key === "id"))
-const FORK_TURN = groupOf("forkedFrom", FORK_PARTS.findIndex((part) => part.key === "turn"))
+const FORK_ID = groupOf("forkedFrom", "id")
+const FORK_TURN = groupOf("forkedFrom", "turn")
+const PARENT_ID = groupOf("parent", "id")
+const PARENT_TURN = groupOf("parent", "turn")
+const PARENT_CALL = groupOf("parent", "callId")
 const ARCHIVE_OF = groupOf("archiveOf")
 const ERRORS = groupOf("errors")
 
@@ -368,6 +387,12 @@ export const scanLayout = (head: string): HeadScan | undefined => {
     const id = textOf(match[FORK_ID])
     if (id === undefined) return undefined
     fields.forkedFrom = { id, turn: Number(match[FORK_TURN]) }
+  }
+  if (match[PARENT_ID] !== undefined) {
+    const id = textOf(match[PARENT_ID])
+    const callId = textOf(match[PARENT_CALL])
+    if (id === undefined || callId === undefined) return undefined
+    fields.parent = { id, turn: Number(match[PARENT_TURN]), callId }
   }
   if (match[ARCHIVE_OF] !== undefined) {
     const archiveOf = textOf(match[ARCHIVE_OF])
@@ -421,25 +446,4 @@ export const scanStamp = (head: string): Stamp => {
     if (!(stop instanceof Stop)) throw stop
   }
   return { version, updatedAt }
-}
-
-/**
- * `endsLikeObject` of the first `length` bytes of `bytes` (UTF-8), read as bytes while they are
- * ASCII, which spares decoding them; from a byte of another character on, the text decides.
- */
-export const bytesEndLikeObject = (bytes: Uint8Array, length: number): boolean => {
-  let end = length - 1
-  // the ASCII characters `\s` matches: tab, line feed, vertical tab, form feed, return, space
-  while (end >= 0 && (bytes[end] === 32 || (bytes[end] >= 9 && bytes[end] <= 13))) end--
-  if (end >= 0 && bytes[end] >= 0x80) return endsLikeObject(new TextDecoder().decode(bytes.subarray(0, length)))
-  return end >= 1 && bytes[end] === CLOSE_BRACE && bytes[end - 1] === 10
-}
-
-/** Whether the text ends like a JSON object (a file cut short does not). */
-export const endsLikeObject = (tail: string): boolean => {
-  let end = tail.length - 1
-  while (end >= 0 && /\s/.test(tail[end])) end--
-  // mm writes with a two-space indent, so only the top-level object closes at column 0;
-  // a file cut after some inner `}` does not end this way and gets a full parse.
-  return end >= 1 && tail.charCodeAt(end) === CLOSE_BRACE && tail[end - 1] === "\n"
 }

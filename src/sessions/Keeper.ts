@@ -10,6 +10,7 @@ import { emptySession } from "../domain/Session"
 import type { Conversation, Listing, SaveStatus } from "./Conversation"
 import { makeConversation, now } from "./ConversationHandle"
 import { ErrorLog } from "./ErrorLog"
+import { isSubAgentListing } from "./SessionCodec"
 import {
   type Deps,
   idOfTyped,
@@ -23,7 +24,7 @@ import {
   validId
 } from "./SessionLookup"
 import { compileQuery, type SearchQuery, type SessionHits } from "./SessionSearch"
-import { SessionStore } from "./SessionStore"
+import { type SessionListing, SessionStore } from "./SessionStore"
 
 export interface KeeperShape {
   /** Where the sessions of a project live, or undefined when sessions are off. */
@@ -32,7 +33,11 @@ export interface KeeperShape {
   readonly open: (cwd: string, options: { readonly createFile: "now" | "later" }) => Effect.Effect<Conversation>
   /** A stored conversation, under the current system prompt (ACP `session/load` and `session/resume`). */
   readonly load: (cwd: string, id: unknown) => Effect.Effect<Conversation, ResumeError>
-  readonly list: (cwd: string) => Effect.Effect<Listing>
+  /**
+   * This project's sessions; a sub-agent's conversation (`parent`) only with `subAgents`: no
+   * listing offers one to continue, `mm sessions list --all` and `show` show them with their parent.
+   */
+  readonly list: (cwd: string, options?: { readonly subAgents?: boolean }) => Effect.Effect<Listing>
   /** What a person typed (full id, unique prefix, unique 8-hex suffix) → the id of one of this project's sessions. */
   readonly resolve: (cwd: string, typed: string) => Effect.Effect<string, ResumeError>
   /** This project's sessions (and archives) with lines that match, newest first, as they are found. */
@@ -89,11 +94,13 @@ const load = (deps: Deps) =>
   })
 
 const list = (deps: Deps) =>
-  Effect.fn("Keeper.list")(function*(cwd: string) {
+  Effect.fn("Keeper.list")(function*(cwd: string, options: { readonly subAgents?: boolean } = {}) {
     const dir = sessionsDir(deps.config, cwd)
     if (dir === undefined) return { _tag: "Off" } as const
+    const mine = ofProject(deps, cwd)
+    const shown = (entry: SessionListing) => mine(entry) && (options.subAgents === true || !isSubAgentListing(entry))
     return yield* deps.store.list(dir).pipe(
-      Effect.map((entries): Listing => ({ _tag: "Listed", dir, entries: entries.filter(ofProject(deps, cwd)) })),
+      Effect.map((entries): Listing => ({ _tag: "Listed", dir, entries: entries.filter(shown) })),
       Effect.catchAll((error) => Effect.succeed<Listing>({ _tag: "Failed", dir, reason: storeReason(error) }))
     )
   })

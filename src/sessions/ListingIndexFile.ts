@@ -5,7 +5,7 @@ import * as Durable from "../lib/DurableFiles"
 import { readRegularSync } from "../lib/RegularFiles"
 import { unreadable } from "./SessionCodec"
 import { type Fs, writeTemp } from "./SessionFileIO"
-import { FORK_PARTS, type HeadValue, LISTED } from "./SessionHead"
+import { type HeadValue, LISTED, partsOf } from "./SessionHead"
 import type { SessionListing, SessionSummary } from "./SessionStore"
 
 /**
@@ -17,11 +17,14 @@ import type { SessionListing, SessionSummary } from "./SessionStore"
 
 export const INDEX_FILE = ".index.json"
 /**
+ * 6: a sub-agent's session (`parent`) is an entry of `others`, with its parent. One of 5 was
+ * written by an mm that read no `parent`: a sub-agent's session may be a row there, as if it were
+ * a conversation of its own, and is ignored like any other version (the files are read again).
  * 5: `turns` as a full read gives it (domain/Turns.ts), the head trusted only when it says this
  * mm's `numbering` (SessionHead.ts). Those of 3 and 4 may hold the count of a file written before
- * cancelled turns counted as its head said it: they are ignored, like any other version.
+ * cancelled turns counted as its head said it.
  */
-const INDEX_VERSION = 5
+const INDEX_VERSION = 6
 
 /** What the listing knows of one file: its listing, with the stat it was read under. */
 export interface CacheEntry {
@@ -46,7 +49,7 @@ const isNumber = (value: unknown): value is number => typeof value === "number"
 interface Cell {
   readonly name: string
   readonly key: string
-  /** For a part of a fork: which. */
+  /** For a part of a fork or a parent: which. */
   readonly part?: string
   readonly column: boolean
   readonly shared: boolean
@@ -55,8 +58,9 @@ interface Cell {
 const CELLS: ReadonlyArray<Cell> = LISTED.flatMap(({ key, listing, value }): ReadonlyArray<Cell> => {
   const column = listing === "column" || listing === "shared"
   const shared = listing === "shared"
-  return value === "fork"
-    ? FORK_PARTS.map((part) => ({
+  const parts = partsOf(value)
+  return parts !== undefined
+    ? parts.map((part) => ({
       name: key + part.key.charAt(0).toUpperCase() + part.key.slice(1),
       key,
       part: part.key,
@@ -69,7 +73,7 @@ const COLUMN_CELLS = CELLS.filter((cell) => cell.column)
 /** The fields a session may have only as an entry of `others`. */
 const OTHERS_ONLY = LISTED.filter((field) => field.listing === "others").map((field) => field.key)
 
-/** A readable session whose fields all fit the columns (no archive, no fork): a row. */
+/** A readable session whose fields all fit the columns (no archive, no fork, no sub-agent's): a row. */
 const isUsual = (listing: SessionListing): listing is Extract<SessionListing, { _tag: "Readable" }> =>
   listing._tag === "Readable" &&
   OTHERS_ONLY.every((key) => (listing.summary as unknown as Record<string, unknown>)[key] === undefined)
@@ -92,29 +96,30 @@ const summaryOfCells = (id: string, cells: ReadonlyArray<unknown>): SessionSumma
   const summary: Record<string, unknown> = { id }
   let j = 0
   for (const field of LISTED) {
-    if (field.value !== "fork") {
+    const parts = partsOf(field.value)
+    if (parts === undefined) {
       const value = cells[j++]
       if (value === null && field.optional) continue
       if (!isKind(value, field.value)) return undefined
       summary[field.key] = value
       continue
     }
-    const parts = cells.slice(j, j + FORK_PARTS.length)
-    j += FORK_PARTS.length
-    if (field.optional && parts.every((value) => value === null)) continue
-    const fork: Record<string, unknown> = {}
-    for (const [i, part] of FORK_PARTS.entries()) {
-      if (!isKind(parts[i], part.value)) return undefined
-      fork[part.key] = parts[i]
+    const values = cells.slice(j, j + parts.length)
+    j += parts.length
+    if (field.optional && values.every((value) => value === null)) continue
+    const object: Record<string, unknown> = {}
+    for (const [i, part] of parts.entries()) {
+      if (!isKind(values[i], part.value)) return undefined
+      object[part.key] = values[i]
     }
-    summary[field.key] = fork
+    summary[field.key] = object
   }
   return summary as unknown as SessionSummary
 }
 
 /**
  * One entry of `.index.json`'s `others`: `[name, size, mtimeMs, ctimeMs, ino, reason]` for an
- * unreadable file, `[name, size, mtimeMs, ctimeMs, ino, ...cells]` for an archive or a fork
+ * unreadable file, `[name, size, mtimeMs, ctimeMs, ino, ...cells]` for an archive, a fork or a sub-agent's session
  * (`CELLS`, shared ones as their value). Checked field by field: it is a cache, and anything
  * odd is dropped. Names are only ever looked up from the directory's own valid `<id>.json` names.
  */

@@ -5,8 +5,8 @@ import * as Schema from "effect/Schema"
 import { type Session, SESSION_VERSION, sessionSchemas } from "../domain/Session"
 import { isSessionId } from "../domain/SessionId"
 import { withNumbering } from "../domain/Turns"
-import { endsLikeObject, type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
-import { FORK_PARTS, HEAD, HEAD_END, type HeadField, LISTED, NUMBERING } from "./SessionHead"
+import { type HeadScan, scanHead, scanStamp, type Stamp } from "./HeadScanner"
+import { HEAD, HEAD_END, type HeadField, LISTED, NUMBERING, partsOf } from "./SessionHead"
 import type { SessionListing, SessionSummary } from "./SessionStore"
 
 /**
@@ -60,11 +60,12 @@ const headValue = (session: Session, field: HeadField): unknown => {
     case "count":
     case "text":
       return value
-    case "fork": {
+    case "fork":
+    case "parent": {
       if (value === undefined) return undefined
-      const fork: Record<string, unknown> = {}
-      for (const part of FORK_PARTS) fork[part.key] = (value as Record<string, unknown>)[part.key]
-      return fork
+      const written: Record<string, unknown> = {}
+      for (const part of partsOf(field.value)!) written[part.key] = (value as Record<string, unknown>)[part.key]
+      return written
     }
     case "records":
       // the head's records are the session's `errors`
@@ -288,6 +289,13 @@ export const summaryOf = (session: Session): SessionSummary => {
 export const isArchiveListing = (listing: SessionListing): boolean =>
   listing._tag === "Readable" && listing.summary.archiveOf !== undefined
 
+/**
+ * Whether a listing is of a sub-agent's conversation (`parent`): left out of what `/sessions`,
+ * a bare `/resume`, `--continue` and ACP `session/list` offer, shown under its parent elsewhere.
+ */
+export const isSubAgentListing = (listing: SessionListing): boolean =>
+  listing._tag === "Readable" && listing.summary.parent !== undefined
+
 const readable = (summary: SessionSummary): SessionListing => ({ _tag: "Readable", summary })
 export const unreadable = (id: string, reason: string): SessionListing => ({ _tag: "Unreadable", id, reason })
 
@@ -339,3 +347,26 @@ export const listingOf = (id: string, text: string): SessionListing =>
   // `text.length` counts no more than its bytes, and a question takes as many characters as bytes
   (endsLikeObject(text) ? listingOfScan(id, scanHead(text, true), text.length) : undefined) ??
     listingOfText(id, text)
+
+const CLOSE_BRACE = 125
+
+/**
+ * `endsLikeObject` of the first `length` bytes of `bytes` (UTF-8), read as bytes while they are
+ * ASCII, which spares decoding them; from a byte of another character on, the text decides.
+ */
+export const bytesEndLikeObject = (bytes: Uint8Array, length: number): boolean => {
+  let end = length - 1
+  // the ASCII characters `\s` matches: tab, line feed, vertical tab, form feed, return, space
+  while (end >= 0 && (bytes[end] === 32 || (bytes[end] >= 9 && bytes[end] <= 13))) end--
+  if (end >= 0 && bytes[end] >= 0x80) return endsLikeObject(new TextDecoder().decode(bytes.subarray(0, length)))
+  return end >= 1 && bytes[end] === CLOSE_BRACE && bytes[end - 1] === 10
+}
+
+/** Whether the text ends like a JSON object (a file cut short does not). */
+export const endsLikeObject = (tail: string): boolean => {
+  let end = tail.length - 1
+  while (end >= 0 && /\s/.test(tail[end])) end--
+  // mm writes with a two-space indent, so only the top-level object closes at column 0;
+  // a file cut after some inner `}` does not end this way and gets a full parse.
+  return end >= 1 && tail.charCodeAt(end) === CLOSE_BRACE && tail[end - 1] === "\n"
+}

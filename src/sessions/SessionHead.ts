@@ -15,9 +15,10 @@
  * - `count`: a whole number;
  * - `text`: a string;
  * - `fork`: an object of `FORK_PARTS`, `{"id": …, "turn": …}`;
+ * - `parent`: an object of `PARENT_PARTS`, `{"id": …, "turn": …, "callId": …}`;
  * - `records`: an array of flat objects (the `errors`), listed as their number.
  */
-export type HeadValue = "version" | "numbering" | "count" | "text" | "fork" | "records"
+export type HeadValue = "version" | "numbering" | "count" | "text" | "fork" | "parent" | "records"
 
 /**
  * The numbering of the files this mm writes: 2, turn N is the N-th question held, a cancelled
@@ -55,6 +56,7 @@ export const HEAD = [
   { key: "title", value: "text", optional: false, listing: "column" },
   { key: "turns", value: "count", optional: false, listing: "column" },
   { key: "forkedFrom", value: "fork", optional: true, listing: "others" },
+  { key: "parent", value: "parent", optional: true, listing: "others" },
   { key: "archiveOf", value: "text", optional: true, listing: "others" },
   { key: "errors", value: "records", optional: false, listing: "column" }
 ] as const satisfies ReadonlyArray<HeadField>
@@ -68,6 +70,24 @@ export const FORK_PARTS = [
   { key: "turn", value: "count" }
 ] as const satisfies ReadonlyArray<{ readonly key: string; readonly value: "text" | "count" }>
 
+/** The parts of a `parent` value (a sub-agent's session: the `task` call that ran it), in the order they are written. */
+export const PARENT_PARTS = [
+  { key: "id", value: "text" },
+  { key: "turn", value: "count" },
+  { key: "callId", value: "text" }
+] as const satisfies ReadonlyArray<{ readonly key: string; readonly value: "text" | "count" }>
+
+/** A value written as an object of named parts: its parts, in their order. */
+export type Part = { readonly key: string; readonly value: "text" | "count" }
+export const PARTS: { readonly fork: ReadonlyArray<Part>; readonly parent: ReadonlyArray<Part> } = {
+  fork: FORK_PARTS,
+  parent: PARENT_PARTS
+}
+
+/** The parts of a value of kind `value`, when it is written as an object of them. */
+export const partsOf = (value: HeadValue): ReadonlyArray<Part> | undefined =>
+  value === "fork" || value === "parent" ? PARTS[value] : undefined
+
 /** The position in `HEAD` of its `version` field (the scanners return it beside the summary). */
 export const VERSION_AT = HEAD.findIndex((field) => field.value === "version")
 
@@ -77,6 +97,7 @@ type Listed = Exclude<Head, { readonly listing: "unlisted" }>
 
 type ValueOf<V extends HeadValue> = V extends "text" ? string
   : V extends "fork" ? { readonly id: string; readonly turn: number }
+  : V extends "parent" ? { readonly id: string; readonly turn: number; readonly callId: string }
   : number
 
 /** What the head tells of a session in a listing: its listed fields, by their kind (`SessionSummary` without its id). */

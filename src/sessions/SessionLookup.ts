@@ -162,7 +162,7 @@ const interruptedOnDisk = (deps: Deps, dir: string, id: string): Effect.Effect<b
 
 /**
  * `/resume` alone, `--continue`: the project's most recently updated session with a turn, other
- * than this one. A session whose only question mm stopped during counts too (the question left
+ * than this one and other than a sub-agent's. A session whose only question mm stopped during counts too (the question left
  * `messages` if no tool ran), so that it is the one continued; one whose only question failed,
  * or that was never asked one, does not. Only sessions newer than the newest with a turn, and
  * titled by a question, are read to tell.
@@ -170,8 +170,11 @@ const interruptedOnDisk = (deps: Deps, dir: string, id: string): Effect.Effect<b
 export const latestOther = (deps: Deps, dir: string, cwd: string, currentId: string) =>
   Effect.gen(function*() {
     const listed = yield* deps.store.list(dir).pipe(Effect.mapError(resumeErrorOf))
+    // a sub-agent's conversation is part of its parent's: never the one continued
     const others = listed.filter(ofProject(deps, cwd)).flatMap((entry) =>
-      entry._tag === "Readable" && entry.summary.id !== currentId ? [entry.summary] : []
+      entry._tag === "Readable" && entry.summary.id !== currentId && entry.summary.parent === undefined
+        ? [entry.summary]
+        : []
     )
     const withTurn = others.filter((s) => s.turns > 0)
     const best = withTurn.length === 0

@@ -30,6 +30,8 @@ export interface SessionHits {
   readonly title: string
   /** Set when the file is a compaction's archive: the id of the session it was taken from. */
   readonly archiveOf?: string
+  /** Set when the file is a sub-agent's conversation: the `task` call that ran it. */
+  readonly parent?: { readonly id: string; readonly turn: number; readonly callId: string }
   readonly hits: ReadonlyArray<SearchHit>
 }
 
@@ -132,6 +134,7 @@ export const sessionHits = (session: Session, matcher: Matcher): SessionHits | u
     updatedAt: session.updatedAt,
     title: session.title,
     ...(typeof archiveOf === "string" ? { archiveOf } : {}),
+    ...(session.parent === undefined ? {} : { parent: session.parent }),
     hits
   }
 }

@@ -20,6 +20,8 @@ export interface SessionSummary {
   readonly archiveOf?: string
   /** Set when the session is a fork of another. */
   readonly forkedFrom?: { readonly id: string; readonly turn: number }
+  /** Set on a sub-agent's conversation: the session whose `task` call ran it, that call's turn and id. */
+  readonly parent?: { readonly id: string; readonly turn: number; readonly callId: string }
 }
 
 export type SessionListing =

@@ -8,6 +8,7 @@ import { interruptedLine } from "../sessions/Interrupted"
 import type { Started } from "../sessions/SessionStart"
 import { resumedPlanLine } from "./PlanText"
 import { sanitize } from "./Sanitize"
+import { subAgentSuffix, underParents } from "./SessionTree"
 import type { Style } from "./Style"
 
 const pad = (n: number) => String(n).padStart(2, "0")
@@ -170,16 +171,19 @@ interface ListingOptions {
 
 /**
  * What `/sessions` shows, in its order: conversations with at least one turn, newest
- * update first (the order a bare `/resume` takes), then the unreadable files.
+ * update first (the order a bare `/resume` takes), then the unreadable files. A sub-agent's
+ * conversation, when the listing holds one (`mm sessions list --all`), comes under its parent.
  */
 export const listedSessions = (listing: Listing, options: ListingOptions = {}) => {
   if (listing._tag !== "Listed") return { readable: [], unreadable: [], empty: 0 }
   const word = options.filter?.toLowerCase() ?? ""
-  const readable = listing.entries
-    .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
-    .filter((s) => s.turns > 0)
-    .filter((s) => word === "" || s.title.toLowerCase().includes(word))
-    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? 1 : -1))
+  const readable = underParents(
+    listing.entries
+      .flatMap((entry) => (entry._tag === "Readable" ? [entry.summary] : []))
+      .filter((s) => s.turns > 0)
+      .filter((s) => word === "" || s.title.toLowerCase().includes(word))
+      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? 1 : -1))
+  )
   const unreadable = word === "" ? listing.entries.flatMap((entry) => (entry._tag === "Unreadable" ? [entry] : [])) : []
   const empty = listing.entries.filter((entry) => entry._tag === "Readable" && entry.summary.turns === 0).length
   return { readable, unreadable, empty }
@@ -213,7 +217,9 @@ export const sessionsListing = (listing: Listing, currentId: string, options: Li
         const mark = s.id === currentId ? "*" : " "
         return `${String(i + 1).padStart(width)} ${mark} ${s.id}  ${localMinute(s.updatedAt)} (${
           relativeTime(s.updatedAt, now)
-        })  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}${forkSuffix(s.forkedFrom)}`
+        })  ${s.turns} turn(s)  ${sanitize(s.title)}${errorsSuffix(s.errors)}${forkSuffix(s.forkedFrom)}${
+          subAgentSuffix(s.parent)
+        }`
       })
       const unreadableRows = unreadable.map((entry) =>
         `${" ".repeat(width)}   ${entry.id}  unreadable: ${sanitize(entry.reason)}`

@@ -4,7 +4,7 @@ import { sanitize } from "./Sanitize"
 
 /**
  * The lines of `mm sessions search` and `/sessions search` (docs/reference/cli.md): one per
- * matching line, `id  date  turn N  role  …line…`, an archive marked as one.
+ * matching line, `id  date  turn N  role  …line…`, an archive and a sub-agent's session marked as such.
  */
 
 /** Lines shown per session before `… N more`; `--json` gives them all. */
@@ -12,8 +12,9 @@ const HITS_SHOWN = 3
 
 const hitLine = (session: SessionHits, hit: SearchHit): string => {
   const archive = session.archiveOf === undefined ? "" : `  archive of ${session.archiveOf}`
+  const subAgent = session.parent === undefined ? "" : `  sub-agent of ${session.parent.id}`
   return sanitize(
-    `${session.id}  ${localMinute(session.updatedAt)}${archive}  turn ${hit.turn}  ${hit.role}  ${hit.line}`
+    `${session.id}  ${localMinute(session.updatedAt)}${archive}${subAgent}  turn ${hit.turn}  ${hit.role}  ${hit.line}`
   )
 }
 
@@ -32,6 +33,7 @@ export const sessionHitJson = (session: SessionHits): ReadonlyArray<string> =>
       id: session.id,
       updatedAt: session.updatedAt,
       ...(session.archiveOf === undefined ? {} : { archiveOf: session.archiveOf }),
+      ...(session.parent === undefined ? {} : { parent: session.parent }),
       turn: hit.turn,
       role: hit.role,
       line: hit.line

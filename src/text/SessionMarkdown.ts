@@ -46,9 +46,14 @@ const quoted = (text: string): string =>
  * out (it belongs to the agent); a compaction summary is shown as such. Sections are separate
  * functions so that more of the session (its changes) can be added after the messages.
  */
-export const sessionMarkdown = (session: Session, forks: ReadonlyArray<ForkOf> = []): string =>
-  [header(session, forks), ...conversation(session), ...stillAnswered(session), ...errors(session)].join("\n\n") +
-  "\n"
+export const sessionMarkdown = (
+  session: Session,
+  forks: ReadonlyArray<ForkOf> = [],
+  subAgents: ReadonlyArray<SubAgentOf> = []
+): string =>
+  [header(session, forks, subAgents), ...conversation(session), ...stillAnswered(session), ...errors(session)].join(
+    "\n\n"
+  ) + "\n"
 
 /** A turn still in progress (another mm is answering it): said after what it holds so far. */
 const stillAnswered = (session: Session): Array<string> => {
@@ -72,7 +77,30 @@ const forkLines = (session: Session, forks: ReadonlyArray<ForkOf>): Array<string
   ...forks.map((fork) => `- ⑂ forked into \`${fork.id}\` at turn ${fork.turn}`)
 ]
 
-const header = (session: Session, forks: ReadonlyArray<ForkOf>): string =>
+/** A sub-agent's conversation the session shown ran: its id, the `task` call that ran it, its task and turns. */
+export interface SubAgentOf {
+  readonly id: string
+  readonly turn: number
+  readonly callId: string
+  readonly title: string
+  readonly turns: number
+}
+
+/** `↳ sub-agent of … at turn N`, then one line per sub-agent's conversation it ran, oldest first. */
+const subAgentLines = (session: Session, subAgents: ReadonlyArray<SubAgentOf>): Array<string> => [
+  ...(session.parent === undefined
+    ? []
+    : [
+      `- ↳ sub-agent of \`${session.parent.id}\`, run by its call \`${session.parent.callId}\` at turn ${session.parent.turn}`
+    ]),
+  ...subAgents.map((child) =>
+    `- ↳ sub-agent \`${child.id}\` (call \`${child.callId}\` at turn ${child.turn}, ${child.turns} turn(s)): ${
+      child.title === "" ? "(no task yet)" : child.title
+    }`
+  )
+]
+
+const header = (session: Session, forks: ReadonlyArray<ForkOf>, subAgents: ReadonlyArray<SubAgentOf>): string =>
   [
     `# ${session.title === "" ? "(no question yet)" : session.title}`,
     "",
@@ -80,7 +108,8 @@ const header = (session: Session, forks: ReadonlyArray<ForkOf>): string =>
     `- project: \`${session.cwd}\``,
     `- started: ${session.createdAt} · last update: ${session.updatedAt}`,
     `- ${lastTurn(session)} turn(s)${session.errors.length > 0 ? ` · ${session.errors.length} error(s)` : ""}`,
-    ...forkLines(session, forks)
+    ...forkLines(session, forks),
+    ...subAgentLines(session, subAgents)
   ].join("\n")
 
 /**

@@ -48,6 +48,9 @@ describe("a fork in the listing", () => {
         fork.forkedFrom!.id,
         fork.forkedFrom!.turn,
         null,
+        null,
+        null,
+        null,
         0
       ])
       const fromIndex = yield* FileSessionStore.make().list(dir)

@@ -2,14 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 
 import type { Session } from "../../src/domain/Session"
-import {
-  bytesEndLikeObject,
-  endsLikeObject,
-  scanHead,
-  scanHeadByField,
-  scanLayout
-} from "../../src/sessions/HeadScanner"
-import { encodeSession } from "../../src/sessions/SessionCodec"
+import { scanHead, scanHeadByField, scanLayout } from "../../src/sessions/HeadScanner"
+import { bytesEndLikeObject, encodeSession, endsLikeObject } from "../../src/sessions/SessionCodec"
 
 // The listing reads each file's head with one regular expression when the file is laid out as
 // mm writes it, and field by field otherwise: both must always tell the same, and every file mm

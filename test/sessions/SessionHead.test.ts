@@ -12,14 +12,7 @@ import * as FileSessionStore from "../../src/sessions/FileSessionStore"
 import { scanHeadByField, scanLayout } from "../../src/sessions/HeadScanner"
 import { Keeper } from "../../src/sessions/Keeper"
 import { encodeSession, parseSession, summaryOf } from "../../src/sessions/SessionCodec"
-import {
-  FORK_PARTS,
-  HEAD,
-  HEAD_END,
-  type HeadValue,
-  type ListedFields,
-  NUMBERING
-} from "../../src/sessions/SessionHead"
+import { HEAD, HEAD_END, type HeadValue, type ListedFields, NUMBERING, PARTS } from "../../src/sessions/SessionHead"
 import type { SessionSummary } from "../../src/sessions/SessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { coreLayer, runTurn, testConfig } from "../support/layers"
@@ -61,9 +54,12 @@ const valueOf = (value: HeadValue): fc.Arbitrary<unknown> => {
     case "text":
       return anyText
     case "fork":
-      return fc.tuple(...FORK_PARTS.map((part) => valueOf(part.value))).map((values) =>
-        Object.fromEntries(FORK_PARTS.map((part, i) => [part.key, values[i]]))
+    case "parent": {
+      const parts = PARTS[value]
+      return fc.tuple(...parts.map((part) => valueOf(part.value))).map((values) =>
+        Object.fromEntries(parts.map((part, i) => [part.key, values[i]]))
       )
+    }
     case "records":
       return fc.array(errorRecord, { maxLength: 3 })
   }
@@ -140,7 +136,7 @@ describe("the head of a session file, described once", () => {
         ...columns.map((f) => f.key)
       ])
       for (const column of FileSessionStore.INDEX_COLUMNS) expect(index[column]).toHaveLength(index.id.length)
-      // sessions with a field kept only in `others` (a fork, an archive) are not rows
+      // sessions with a field kept only in `others` (a fork, a sub-agent's, an archive) are not rows
       const others = HEAD.filter((field) => field.listing === "others").map((field) => field.key)
       const rows = sessions.filter((session) => others.every((key) => !(key in session)))
       expect(index.id).toHaveLength(rows.length)

@@ -712,7 +712,7 @@ describe("FileSessionStore on disk", () => {
         yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
         const index = JSON.parse(NodeFs.readFileSync(indexPath, "utf8"))
-        expect(index).toMatchObject({ version: 5, turns: [2, 2] })
+        expect(index).toMatchObject({ version: 6, turns: [2, 2] })
         const reads = readsSince()
         expect(turnsListed(yield* store.list(dir))).toEqual(turnsListed(cold))
         expect(reads()).toBe(0)
@@ -872,7 +872,7 @@ describe("FileSessionStore on disk", () => {
         yield* indexWritten
         const indexPath = NodePath.join(dir, FileSessionStore.INDEX_FILE)
         const written = JSON.parse(NodeFs.readFileSync(indexPath, "latin1"))
-        expect(written).toMatchObject({ version: 5, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
+        expect(written).toMatchObject({ version: 6, cwds: ["/work/project"], id: [ID_A], cwd: [0], others: [] })
         const stat = NodeFs.statSync(NodePath.join(dir, `${ID_A}.json`))
         const row = [`${ID_A}.json`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, "/", "a", "b", "forged", 1, 0]
         const forged = [
@@ -885,7 +885,9 @@ describe("FileSessionStore on disk", () => {
           // indexes of before the numbering mark: their files are read again
           JSON.stringify({ ...written, version: 3, title: ["forged"] }),
           JSON.stringify({ ...written, version: 4, title: ["forged"] }),
-          JSON.stringify({ ...written, version: 6, title: ["forged"] }),
+          // an index of before `parent`, where a sub-agent's session may be a row
+          JSON.stringify({ ...written, version: 5, title: ["forged"] }),
+          JSON.stringify({ ...written, version: 7, title: ["forged"] }),
           // columns of other lengths, or not arrays
           JSON.stringify({ ...written, title: ["forged", "x"] }),
           JSON.stringify({ ...written, turns: 2 }),

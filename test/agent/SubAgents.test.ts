@@ -193,7 +193,10 @@ describe("sub-agents (task)", () => {
       expect(results.map((m) => m.tool_call_id).sort()).toEqual(["a", "b"])
       expect(results.every((m) => m.failed === true && (m.content ?? "").includes("cancelled by the user"))).toBe(true)
       // each sub-agent's own file holds its task, its turn counted as a cancelled one is
-      const listing = yield* Effect.flatMap(Keeper, (keeper) => keeper.list(cwd))
+      // a plain listing hides sub-agents' sessions: they are asked for
+      const hidden = yield* Effect.flatMap(Keeper, (keeper) => keeper.list(cwd))
+      expect(hidden._tag === "Listed" && hidden.entries.length).toBe(1)
+      const listing = yield* Effect.flatMap(Keeper, (keeper) => keeper.list(cwd, { subAgents: true }))
       const ids = listing._tag === "Listed"
         ? listing.entries.flatMap((e) => (e._tag === "Readable" && e.summary.id !== parent.id ? [e.summary.id] : []))
         : []

@@ -127,6 +127,7 @@ const stepLine = (event: TurnEvent): string | undefined => {
 interface Outcome {
   promptTokens: number
   completionTokens: number
+  estimated: boolean
   failed: GenerationError | undefined
   cancelled: boolean
 }
@@ -153,12 +154,19 @@ export const runSubAgent = Effect.fn("SubAgents.run")(function*(
   const agent = agentFor(deps.config, task.agent)
   if (typeof agent === "string") return failure(agent)
   const child = yield* childOf(deps, state, callId, agent, task)
-  const outcome: Outcome = { promptTokens: 0, completionTokens: 0, failed: undefined, cancelled: false }
+  const outcome: Outcome = {
+    promptTokens: 0,
+    completionTokens: 0,
+    estimated: false,
+    failed: undefined,
+    cancelled: false
+  }
   yield* turn(depsOf(deps, agent), child, task.prompt).pipe(
     Stream.runForEach((event) => {
       if (event._tag === "Usage") {
         outcome.promptTokens += event.promptTokens
         outcome.completionTokens += event.completionTokens
+        outcome.estimated ||= event.estimated
       }
       if (event._tag === "TurnFailed") outcome.failed = event.error
       const line = stepLine(event)
@@ -186,7 +194,8 @@ const spent = (deps: Deps, state: TurnState, callId: string, name: string, outco
       id: callId,
       agent: name,
       promptTokens: outcome.promptTokens,
-      completionTokens: outcome.completionTokens
+      completionTokens: outcome.completionTokens,
+      estimated: outcome.estimated
     })
   )
 

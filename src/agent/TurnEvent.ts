@@ -68,6 +68,8 @@ export type TurnEvent =
     readonly agent: string
     readonly promptTokens: number
     readonly completionTokens: number
+    /** Whether some of its figures are estimates (a server that reported no usage). */
+    readonly estimated: boolean
   }
   /** `max_tokens`: the last answer was cut at the model's output limit (finish_reason: length). */
   | { readonly _tag: "TurnFinished"; readonly stopReason: "end_turn" | "max_steps" | "max_tokens" }

@@ -41,6 +41,7 @@ export type PrintEvent =
     readonly agent: string
     readonly promptTokens: number
     readonly completionTokens: number
+    readonly estimated: boolean
   }
   /** Before the turn, with `--continue`/`--resume`: the last question of the session was never answered. */
   | { readonly type: "interrupted"; readonly question: string }
@@ -126,7 +127,8 @@ export const printEventJson = (event: TurnEvent, usage: Usage | undefined): Prin
         id: event.id,
         agent: event.agent,
         promptTokens: event.promptTokens,
-        completionTokens: event.completionTokens
+        completionTokens: event.completionTokens,
+        estimated: event.estimated
       }
     case "TurnFailed":
       return { type: "turn_failed", kind: event.error.reason, line: event.error.message, raw: event.error.raw }

@@ -165,7 +165,8 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     SubAgentUsage: (e) => {
       d.subAgents = {
         promptTokens: (d.subAgents?.promptTokens ?? 0) + e.promptTokens,
-        completionTokens: (d.subAgents?.completionTokens ?? 0) + e.completionTokens
+        completionTokens: (d.subAgents?.completionTokens ?? 0) + e.completionTokens,
+        estimated: d.subAgents?.estimated === true || e.estimated
       }
     },
     TurnFinished: () => finished(settled(d))

@@ -290,6 +290,8 @@ const tokenCount = (n: number): string =>
 export interface SubAgentSpend {
   readonly promptTokens: number
   readonly completionTokens: number
+  /** Some of it estimated: marked `~` as the window's figures are. */
+  readonly estimated?: boolean
 }
 
 /**
@@ -307,7 +309,9 @@ export const usageLine = (usage: Extract<TurnEvent, { _tag: "Usage" }>, subAgent
   } out · ${mark}${percent}% of ${windowFigure(usage.contextWindow)} context${
     subAgents === undefined
       ? ""
-      : ` · sub-agents: ${tokenCount(subAgents.promptTokens)} in · ${tokenCount(subAgents.completionTokens)} out`
+      : ` · sub-agents: ${subAgents.estimated === true ? "~" : ""}${tokenCount(subAgents.promptTokens)} in · ${
+        subAgents.estimated === true ? "~" : ""
+      }${tokenCount(subAgents.completionTokens)} out`
   }`
 }
 

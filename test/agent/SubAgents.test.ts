@@ -119,7 +119,14 @@ describe("sub-agents (task)", () => {
       const output = events.flatMap((e) => (e._tag === "ToolOutput" && e.id === "t1" ? [e.text] : [])).join("")
       expect(output).toContain("grep function turnLoop")
       expect(events.filter((e) => e._tag === "SubAgentUsage")).toEqual([
-        { _tag: "SubAgentUsage", id: "t1", agent: "general", promptTokens: 1900, completionTokens: 32 }
+        {
+          _tag: "SubAgentUsage",
+          id: "t1",
+          agent: "general",
+          promptTokens: 1900,
+          completionTokens: 32,
+          estimated: false
+        }
       ])
       const report = yield* Effect.flatMap(Agent, (agent) => agent.context(conversation))
       expect(report.subAgents).toEqual({ runs: 1, promptTokens: 1900, completionTokens: 32 })

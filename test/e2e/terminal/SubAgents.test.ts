@@ -55,6 +55,10 @@ describe("sub-agents in the terminal", () => {
     const after = await mm.waitForText(/sub-agents: [^\n]*out/)
     expect(after).toContain("The sub-agent made it.")
     expect(after).toMatch(/1\.3k in · 8 out · \d+% of [^\n]* context · sub-agents: 1\.7k in · 30 out/)
+    // /context counts them apart from the window
+    const mark = mm.out.length
+    mm.type("/context\r")
+    await mm.waitForText(/sub-agents: 1 run took 1\.7k in · 30 out in their own windows; only their answers are in this one/, mark)
     mm.type("\x04")
     await mm.exit()
     expect(fs.existsSync(path.join(project, "made-by-sub"))).toBe(true)

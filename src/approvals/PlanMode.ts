@@ -53,7 +53,7 @@ export const refusedInPlan = (
  */
 export const PLAN_MODE_PROMPT = [
   "# Plan mode",
-  "You are planning, not doing: read the code, search, run read-only commands, and work out what to change.",
+  "You are in plan mode: plan, do not do. Read the code, search, run read-only commands, and work out what to change.",
   "Do not change anything: edits, writes and other commands are refused while plan mode is on.",
   "If a tool keeps a plan, write the plan there; end your answer with the plan in short: numbered steps, each naming the files it changes.",
   "The user reads the plan and decides when you carry it out."

@@ -4,7 +4,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
-import { isApprovalMode, type SessionSettings } from "../approvals/SessionSettings"
+import { approvalModes, isApprovalMode, type SessionSettings } from "../approvals/SessionSettings"
 import { AppConfig } from "../config/Config"
 import { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
@@ -83,7 +83,10 @@ const changeSettings = Effect.fn("Acp.changeSettings")(function*(
 })
 
 const unknownMode = (data: Record<string, unknown>, mode: string) =>
-  acp.RequestError.invalidParams(data, `unknown mode ${JSON.stringify(mode)}; the modes are ask, edits, allow`)
+  acp.RequestError.invalidParams(
+    data,
+    `unknown mode ${JSON.stringify(mode)}; the modes are ${approvalModes.join(", ")}`
+  )
 
 /** `session/set_mode`. */
 export const setMode = Effect.fn("Acp.setMode")(function*(params: acp.SetSessionModeRequest, client: acp.AgentContext) {

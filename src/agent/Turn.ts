@@ -176,7 +176,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     conversation.cwd,
     gitConfineOf(deps.sandbox, conversation.cwd)
   )
-  // in plan mode the model is told it plans, and what will be refused
+  // in plan mode (and only then) the model is told it plans, and that what changes is refused
   const system = (yield* Ref.get(conversation.settings)).mode === "plan"
     ? `${configured}\n\n${PLAN_MODE_PROMPT}`
     : configured

@@ -45,6 +45,7 @@ import { attachFiles, secretAttachmentsAllowed, shellContext } from "./Attachmen
 import { type CommandContext, commandMenu, commandNames, runCommandLine, type TerminalMemory } from "./Commands"
 import { ESC_ESC, type TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
+import { offerPlanExit } from "./PlanExit"
 import { makeProgress, type Progress } from "./Progress"
 import { recapLines } from "./Recap"
 import { pickRewind } from "./Rewind"
@@ -341,8 +342,17 @@ const handleLine = (terminal: Conversing, line: string) =>
     yield* question(terminal, line)
   })
 
-/** One turn of the agent, drawn as it streams, until it ends or the user cancels it. */
+/** One turn, then, when it ended in plan mode, whether to carry the plan out, and in which mode (PlanExit.ts). */
 const ask = (terminal: Conversing, question: string, images: ReadonlyArray<ImageInput> = []) =>
+  Effect.gen(function*() {
+    const outcome = yield* oneTurn(terminal, question, images)
+    if (outcome._tag === "Done" && !terminal.view.failed()) {
+      yield* offerPlanExit(terminal, (next) => oneTurn(terminal, next))
+    }
+  })
+
+/** One turn of the agent, drawn as it streams, until it ends or the user cancels it. */
+const oneTurn = (terminal: Conversing, question: string, images: ReadonlyArray<ImageInput> = []) =>
   Effect.gen(function*() {
     const { agent, answers, conversation, input, print, progress, view } = terminal
     view.begin()

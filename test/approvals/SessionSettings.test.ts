@@ -79,7 +79,7 @@ describe("approval modes", () => {
     const options = configOptions({ mode: "edits", model: "b" }, modelChoices("a", ["b", "a", "c"]))
     for (const option of options) expect(validateAgainst("SessionConfigOption", option)).toEqual([])
     expect(options.map((o: any) => [o.currentValue, o.options.map((c: any) => c.value)])).toEqual([
-      ["edits", ["ask", "edits", "auto", "allow"]],
+      ["edits", ["ask", "edits", "auto", "allow", "plan"]],
       ["b", ["a", "b", "c"]]
     ])
   })

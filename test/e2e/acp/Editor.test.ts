@@ -345,10 +345,10 @@ describe("mm acp: modes and config options", () => {
     })
     expect(created.modes).toMatchObject({
       currentModeId: "ask",
-      availableModes: [{ id: "ask" }, { id: "edits" }, { id: "auto" }, { id: "allow" }]
+      availableModes: [{ id: "ask" }, { id: "edits" }, { id: "auto" }, { id: "allow" }, { id: "plan", name: "Plan" }]
     })
     expect(created.configOptions?.map((o: any) => [o.id, o.currentValue, o.options.map((c: any) => c.value)])).toEqual([
-      ["mode", "ask", ["ask", "edits", "auto", "allow"]],
+      ["mode", "ask", ["ask", "edits", "auto", "allow", "plan"]],
       ["model", "fake-model", ["fake-model", "other-model"]]
     ])
 

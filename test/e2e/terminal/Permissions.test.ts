@@ -208,7 +208,7 @@ describe("remembered approvals", () => {
     expect((await printRun(project, "echo other")).result).toMatch(/^not approved/)
   })
 
-  it("Shift-Tab at the prompt cycles the permission mode for this run, and says which", async () => {
+  it("Shift-Tab at the prompt cycles the permission modes (plan last) for this run, and says which", async () => {
     const project = asking(server.url)
     const mm = new PtyMm(project)
     await mm.waitFor(/> /)
@@ -228,6 +228,9 @@ describe("remembered approvals", () => {
     mark = mm.out.length
     mm.type("\u001b[Z")
     await mm.waitForText(/permission mode: allow — nothing is asked/, mark)
+    mark = mm.out.length
+    mm.type("\u001b[Z")
+    await mm.waitForText(/permission mode: plan — only what reads runs; the model plans and changes nothing/, mark)
     mark = mm.out.length
     mm.type("\u001b[Z")
     await mm.waitForText(/permission mode: ask — commands and edits are asked/, mark)

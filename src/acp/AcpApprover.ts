@@ -149,19 +149,29 @@ const ask = (peer: Peer, request: ApprovalRequest) =>
         return Approval.deny
       })
     ),
-    Effect.tap((approval) =>
-      approval._tag !== "Once" && approval._tag !== "Always"
-        ? Effect.void
-        : Effect.promise(() =>
-          peer.client
-            .notify(acp.methods.client.session.update, {
-              sessionId: peer.sessionId,
-              update: { sessionUpdate: "tool_call_update", toolCallId: request.toolCallId, status: "in_progress" }
-            })
-            .catch(() => undefined)
-        )
-    )
+    Effect.tap((approval) => {
+      const status = statusAfter(approval, request)
+      return status === undefined ? Effect.void : Effect.promise(() =>
+        peer.client
+          .notify(acp.methods.client.session.update, {
+            sessionId: peer.sessionId,
+            update: { sessionUpdate: "tool_call_update", toolCallId: request.toolCallId, status }
+          })
+          .catch(() => undefined)
+      )
+    })
   )
+
+/**
+ * The status of the asked call once answered. A call of the conversation goes on under its id:
+ * `in_progress` when allowed (its end comes as any call's). A sub-agent's call is shown only by
+ * its question (its steps are under its `task` call): the answer closes it.
+ */
+const statusAfter = (approval: Approval, request: ApprovalRequest): acp.ToolCallStatus | undefined => {
+  const allowed = approval._tag === "Once" || approval._tag === "Always"
+  if (request.agent !== undefined) return allowed ? "completed" : "failed"
+  return allowed ? "in_progress" : undefined
+}
 
 /** Approval through `session/request_permission`; a cancelled or failed request is a refusal. */
 export const AcpApproverLive = Layer.succeed(Approver, {

@@ -110,8 +110,7 @@ export const makeAgent = Effect.gen(function*() {
     sandbox: yield* Sandbox,
     shownWarnings: new Set(),
     keeper: yield* Keeper,
-    asking: yield* Effect.makeSemaphore(1),
-    subAgentSpend: new WeakMap()
+    subAgentSpend: new Map()
   }
   return {
     turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
@@ -144,7 +143,7 @@ const context = Effect.fn("Agent.context")(function*(deps: Deps, conversation: C
   const tools = Math.ceil(JSON.stringify(deps.tools.specs).length / 4)
   const parts = { messages: estimateTokens(others), toolResults: estimateTokens(results) }
   const usage = yield* Ref.get(conversation.usage)
-  const spend = deps.subAgentSpend.get(conversation)
+  const spend = deps.subAgentSpend.get(yield* conversation.id)
   return {
     systemPrompt,
     instructions: { count: system.instructionFiles.length, tokens: instructions },

@@ -9,7 +9,6 @@ import type { AgentConfig } from "../config/Config"
 import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
-import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
 import type { FileAccessShape } from "../tools/FileAccess"
 import type { ToolRegistryShape } from "../tools/Registry"
@@ -40,10 +39,10 @@ export interface Deps {
   readonly shownWarnings: Set<string>
   /** Opens a sub-agent's conversation, a session beside its parent's. */
   readonly keeper: KeeperShape
-  /** One question at a time: sub-agents running side by side ask the user in turn. */
-  readonly asking: Effect.Semaphore
-  /** What each conversation's sub-agents spent in this run (`/context` shows it). */
-  readonly subAgentSpend: WeakMap<Conversation, SubAgentSpend>
+  /** What the sub-agents of each session (by id) spent in this run (`/context` shows it). */
+  readonly subAgentSpend: Map<string, SubAgentSpend>
+  /** A sub-agent's: a failed turn is kept in its file (what it did is the record), not taken back. */
+  readonly keepsFailedTurns?: boolean
 }
 
 /** Sub-agents run for a conversation, and the tokens they took, all told. */

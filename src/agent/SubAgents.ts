@@ -24,7 +24,7 @@ import { readFileTool } from "../tools/ReadFile"
 import { builtinTools, registryOf } from "../tools/Registry"
 import { type AgentOffer, GENERAL_AGENT, taskTool } from "../tools/Task"
 import { failure, type SubTask, type ToolResult } from "../tools/Tool"
-import type { Deps } from "./Deps"
+import { type Deps, warn } from "./Deps"
 import type { TurnEvent } from "./TurnEvent"
 import type { TurnState } from "./TurnState"
 
@@ -68,18 +68,25 @@ const agentFor = (config: AgentConfig, name: string | undefined): SubAgent | str
  * What a sub-agent works with: the parent's services, but its own system prompt and tools, no
  * MCP server's tools, and the user asked about its calls under its name, one question at a time.
  */
-const depsOf = (deps: Deps, agent: SubAgent): Deps => {
+const depsOf = (deps: Deps, state: TurnState, callId: string, agent: SubAgent): Deps => {
   // never `task`: a sub-agent starts none of its own (agent.yaml cannot name it either)
   const tools = builtinTools.filter((tool) => agent.tools.includes(tool.name) && tool.name !== TASK)
   const approver: Approver["Type"] = {
-    ask: (request) => deps.asking.withPermits(1)(deps.approver.ask({ ...request, agent: agent.name }))
+    ask: (request) =>
+      state.asking.withPermits(1)(deps.approver.ask({
+        ...request,
+        agent: agent.name,
+        // its call ids are its model's: kept apart from the parent's, whose own may be the same
+        toolCallId: `${callId}/${request.toolCallId}`
+      }))
   }
   return {
     ...deps,
     config: { ...deps.config, system: agent.system },
     tools: registryOf(tools),
     approver,
-    mcp: { ...deps.mcp, forTurn: () => Effect.succeed(noMcpTools) }
+    mcp: { ...deps.mcp, forTurn: () => Effect.succeed(noMcpTools) },
+    keepsFailedTurns: true
   }
 }
 
@@ -129,7 +136,8 @@ interface Outcome {
   completionTokens: number
   estimated: boolean
   failed: GenerationError | undefined
-  cancelled: boolean
+  /** How its turn ended, when it ended. */
+  stop: Extract<TurnEvent, { _tag: "TurnFinished" }>["stopReason"] | undefined
 }
 
 /** The sub-agent's answer: the text of its last message, when that is an answer. */
@@ -154,14 +162,18 @@ export const runSubAgent = Effect.fn("SubAgents.run")(function*(
   const agent = agentFor(deps.config, task.agent)
   if (typeof agent === "string") return failure(agent)
   const child = yield* childOf(deps, state, callId, agent, task)
+  // its file exists from the start, and the first step names it: a cancelled call's result says it too
+  yield* warn(state.emit, yield* child.ensureFile)
+  const where = whereSaved(yield* child.id, agent.name)
+  yield* onOutput(`${where}\n`)
   const outcome: Outcome = {
     promptTokens: 0,
     completionTokens: 0,
     estimated: false,
     failed: undefined,
-    cancelled: false
+    stop: undefined
   }
-  yield* turn(depsOf(deps, agent), child, task.prompt).pipe(
+  yield* turn(depsOf(deps, state, callId, agent), child, task.prompt).pipe(
     Stream.runForEach((event) => {
       if (event._tag === "Usage") {
         outcome.promptTokens += event.promptTokens
@@ -169,21 +181,25 @@ export const runSubAgent = Effect.fn("SubAgents.run")(function*(
         outcome.estimated ||= event.estimated
       }
       if (event._tag === "TurnFailed") outcome.failed = event.error
+      if (event._tag === "TurnFinished") outcome.stop = event.stopReason
       const line = stepLine(event)
       return line === undefined ? Effect.void : onOutput(line)
     }),
     Effect.ensuring(Effect.suspend(() => spent(deps, state, callId, agent.name, outcome)))
   )
-  return yield* resultOf(child, agent.name, outcome)
+  return yield* resultOf(deps, child, where, agent.name, outcome)
 })
 
-/** What the sub-agent spent, told once it is over (cancelled too), and added to the conversation's count. */
+/** `[sub-agent general, session ID]`: the line that says where its conversation is kept. */
+const whereSaved = (id: string, name: string): string =>
+  id === "" ? `[sub-agent ${name}; not saved]` : `[sub-agent ${name}, session ${id}]`
+
+/** What the sub-agent spent, told once it is over (cancelled too), and added to its parent session's count. */
 const spent = (deps: Deps, state: TurnState, callId: string, name: string, outcome: Outcome) =>
   Effect.zipRight(
-    Effect.sync(() => {
-      const before = deps.subAgentSpend.get(state.conversation) ??
-        { runs: 0, promptTokens: 0, completionTokens: 0 }
-      deps.subAgentSpend.set(state.conversation, {
+    Effect.map(state.conversation.id, (id) => {
+      const before = deps.subAgentSpend.get(id) ?? { runs: 0, promptTokens: 0, completionTokens: 0 }
+      deps.subAgentSpend.set(id, {
         runs: before.runs + 1,
         promptTokens: before.promptTokens + outcome.promptTokens,
         completionTokens: before.completionTokens + outcome.completionTokens
@@ -200,13 +216,19 @@ const spent = (deps: Deps, state: TurnState, callId: string, name: string, outco
   )
 
 /** The `task` call's result: the answer, then which session holds the sub-agent's work. */
-const resultOf = Effect.fn("SubAgents.resultOf")(function*(child: Conversation, name: string, outcome: Outcome) {
-  const id = yield* child.id
-  const where = id === "" ? `[sub-agent ${name}; not saved]` : `[sub-agent ${name}, session ${id}]`
+const resultOf = Effect.fn("SubAgents.resultOf")(function*(
+  deps: Deps,
+  child: Conversation,
+  where: string,
+  name: string,
+  outcome: Outcome
+) {
   if (outcome.failed !== undefined) return failure(`sub-agent ${name} failed: ${outcome.failed.message}\n${where}`)
   const answer = yield* answerOf(child)
-  const result: ToolResult = answer === ""
-    ? failure(`sub-agent ${name} gave no answer\n${where}`)
-    : { output: `${answer}\n\n${where}`, failed: false }
-  return result
+  if (answer !== "") return { output: `${answer}\n\n${where}`, failed: false } satisfies ToolResult
+  return failure(
+    outcome.stop === "max_steps"
+      ? `sub-agent ${name} stopped after ${deps.config.maxSteps} model calls (maxSteps) without an answer\n${where}`
+      : `sub-agent ${name} gave no answer\n${where}`
+  )
 })

@@ -77,12 +77,10 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
   yield* state.shown
   // what a file tool changes, read just before it runs: the old text is gone after it
   const preview = yield* withFiles(deps, tool.preview(input, conversation.cwd))
-  const result = yield* runSaved(
-    deps,
-    state,
-    call.id,
-    (changed) => runApproved(deps, state, call, tool, prepared.right, described, changed)
-  )
+  const run = (changed: Effect.Effect<void>) => runApproved(deps, state, call, tool, prepared.right, described, changed)
+  // a plan or a sub-agent is not marked running: a sub-agent's own file holds what it does, and
+  // sub-agents side by side would take the one mark from each other
+  const result = tool.access === "mm" ? yield* run(Effect.void) : yield* runSaved(deps, state, call.id, run)
   yield* finish(state, call, result, preview._tag === "FileChange" && !result.failed ? preview : undefined)
 })
 

@@ -191,6 +191,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
 
   const before = yield* conversation.snapshot
   const state: TurnState = {
+    asking: yield* Effect.makeSemaphore(1),
     delegate: (callId, task, onOutput) => runSubAgent(deps, state, callId, task, onOutput, turn),
     conversation,
     question,
@@ -244,6 +245,17 @@ const callGroups = (calls: ReadonlyArray<ToolCall>): Array<Array<ToolCall>> => {
   return groups
 }
 
+/** The results of calls that ran side by side, put back in the order of the calls (they are added as they end). */
+const inCallOrder = (added: Array<Message>, group: ReadonlyArray<ToolCall>): void => {
+  if (group.length < 2) return
+  const order = new Map(group.map((call, i) => [call.id, i]))
+  const at = added.flatMap((m, i) => (m.role === "tool" && order.has(m.tool_call_id ?? "") ? [i] : []))
+  const sorted = at.map((i) => added[i]).sort((a, b) => order.get(a.tool_call_id!)! - order.get(b.tool_call_id!)!)
+  at.forEach((position, k) => {
+    added[position] = sorted[k]
+  })
+}
+
 /** Model calls and their tool calls, until an answer without tool calls or `maxSteps` calls. */
 const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnState) {
   let compacted = false
@@ -291,6 +303,7 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
         concurrency: deps.config.tasks.parallel,
         discard: true
       })
+      inCallOrder(state.added, group)
       // what ran is on disk before anything else can stop mm
       yield* saveProgress(deps, state)
     }
@@ -317,6 +330,24 @@ const commit = (state: TurnState, messages: ReadonlyArray<Message>) =>
   }))
 
 /**
+ * A failed question's history and plan go back to what they were before it; the files its calls
+ * changed stay changed, and their records say a failed question made them, after the last turn
+ * held. A plan the question had changed is shown again as it was.
+ */
+const revertFailed = Effect.fn("Agent.revertFailed")(function*(state: TurnState) {
+  const { conversation } = state
+  const planNow = (yield* conversation.snapshot).plan
+  yield* Effect.ignore(conversation.update((session) => ({
+    ...withPlan(withoutProgress(session), state.planBefore),
+    messages: state.previous,
+    ...(session.changes === undefined
+      ? {}
+      : { changes: markFailed(session.changes, state.added, state.turnNumber, state.sentAt) })
+  })))
+  if (planNow !== state.planBefore) yield* state.emit({ _tag: "Plan", entries: state.planBefore?.entries ?? [] })
+})
+
+/**
  * A failed turn leaves the history as it was and keeps its error beside the conversation;
  * a finished one is committed.
  */
@@ -334,15 +365,12 @@ const endTurn = Effect.fn("Agent.endTurn")(function*(
   const { conversation, emit, question } = state
   if (outcome._tag === "Left") {
     const error = outcome.left
-    // the history and the plan go back to what they were before the question; the files its calls
-    // changed stay changed, and their records say a failed question made them, after the last turn held
-    yield* Effect.ignore(conversation.update((session) => ({
-      ...withPlan(withoutProgress(session), state.planBefore),
-      messages: state.previous,
-      ...(session.changes === undefined
-        ? {}
-        : { changes: markFailed(session.changes, state.added, state.turnNumber, state.sentAt) })
-    })))
+    if (deps.keepsFailedTurns === true) {
+      // a sub-agent's file is the record of what it did: its failed turn stays, with its error
+      yield* warn(emit, yield* commit(state, state.added))
+    } else {
+      yield* revertFailed(state)
+    }
     yield* warn(emit, yield* conversation.record({ kind: "generation", line: error.message, raw: error.raw, question }))
     yield* emit({ _tag: "TurnFailed", error })
     return

@@ -41,6 +41,8 @@ export interface TurnState {
     task: SubTask,
     onOutput: (text: string) => Effect.Effect<void>
   ) => Effect.Effect<ToolResult>
+  /** One question at a time: this turn's sub-agents, side by side, ask the user in turn. */
+  readonly asking: Effect.Semaphore
   /** The id of the tool call running now, marked in the saved turn so that it survives mm being killed. */
   running: string | undefined
 }

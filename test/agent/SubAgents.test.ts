@@ -144,7 +144,8 @@ describe("sub-agents (task)", () => {
       )
       yield* runTurn(yield* open(cwd), "make notes")
       expect(asked).toHaveLength(1)
-      expect(asked[0]).toMatchObject({ tool: "write_file", agent: "general", toolCallId: "w1" })
+      // its call ids are its model's own: the question's id is kept apart from the parent's calls
+      expect(asked[0]).toMatchObject({ tool: "write_file", agent: "general", toolCallId: "t1/w1" })
       expect(fs.readFileSync(path.join(cwd, "notes.txt"), "utf8")).toBe("hi\n")
     }).pipe(
       Effect.provide(layer({ agents: { general: { description: "g", tools: ["write_file"] } } }, ["once"], asked))
@@ -164,8 +165,9 @@ describe("sub-agents (task)", () => {
         { text: "both done" }
       )
       const events = yield* runTurn(yield* open(cwd), "two things")
+      // the results come in the order of the calls, whichever ended first
       const results = (server.completions().at(-1)!.body.messages as Array<Wire>).filter((m) => m.role === "tool")
-      expect(results.map((m) => m.tool_call_id).sort()).toEqual(["a", "b"])
+      expect(results.map((m) => m.tool_call_id)).toEqual(["a", "b"])
       expect(results.map((m) => (m.content ?? "").split("\n")[0]).sort()).toEqual(["another answer", "one answer"])
       const asked = server.completions().slice(before + 1, before + 3).map((r) =>
         (r.body.messages as Array<Wire>)[1].content
@@ -199,6 +201,10 @@ describe("sub-agents (task)", () => {
       const results = parent.messages.filter((m) => m.role === "tool")
       expect(results.map((m) => m.tool_call_id).sort()).toEqual(["a", "b"])
       expect(results.every((m) => m.failed === true && (m.content ?? "").includes("cancelled by the user"))).toBe(true)
+      // a cancelled task still names its sub-agent's session
+      expect(results.every((m) => /\[sub-agent general, session \d{8}-\d{6}-[0-9a-f]{8}\]/.test(m.content ?? ""))).toBe(
+        true
+      )
       // each sub-agent's own file holds its task, its turn counted as a cancelled one is
       // a plain listing hides sub-agents' sessions: they are asked for
       const hidden = yield* Effect.flatMap(Keeper, (keeper) => keeper.list(cwd))
@@ -231,6 +237,9 @@ describe("sub-agents (task)", () => {
       const child = yield* load(cwd, childIdIn(result.content ?? ""))
       expect(child.errors).toHaveLength(1)
       expect(child.errors[0]).toMatchObject({ kind: "generation", question: "Do the impossible." })
+      // what it did is kept: its file is the record, a failed turn included
+      expect(child.turns).toBe(1)
+      expect(child.messages.map((m) => m.role)).toEqual(["system", "user"])
     }).pipe(Effect.provide(layer())))
 
   it.live("a declared agent brings its own prompt, tools and model; an unknown name is refused", () =>
@@ -281,4 +290,18 @@ describe("sub-agents (task)", () => {
       expect(childRequest[0].content).toContain("You are in plan mode")
       expect(fs.existsSync(path.join(cwd, "notes.txt"))).toBe(false)
     }).pipe(Effect.provide(layer({ agents: { general: { description: "g", tools: ["write_file"] } } }))))
+
+  it.live("a sub-agent stopped by maxSteps says so in its result", () =>
+    Effect.gen(function*() {
+      const cwd = project()
+      server.push(
+        { toolCalls: [taskCall("t1", "loop", "Keep looking.")] },
+        { toolCalls: [{ id: "g1", name: "glob", arguments: { pattern: "*.ts" } }] },
+        { toolCalls: [{ id: "g2", name: "glob", arguments: { pattern: "*.md" } }] },
+        { text: "stopped" }
+      )
+      yield* runTurn(yield* open(cwd), "look")
+      const result = (server.completions().at(-1)!.body.messages as Array<Wire>).find((m) => m.tool_call_id === "t1")!
+      expect(result.content).toMatch(/^sub-agent general stopped after 2 model calls \(maxSteps\) without an answer\n/)
+    }).pipe(Effect.provide(layer({ maxSteps: 2 }))))
 })

@@ -47,12 +47,14 @@ describe("mm acp: sub-agents", () => {
     // the sub-agent's question names it and its call
     expect(first.permissionRequests).toHaveLength(1)
     expect(first.permissionRequests[0].toolCall).toMatchObject({
-      toolCallId: "call_sub_bash",
+      toolCallId: "call_task/call_sub_bash",
       title: "general: bash touch made-by-sub"
     })
 
     // its steps came under the task call while it ran; its answer closes the call
     const updates = first.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update as any)
+    // the question's card is closed once answered: the sub-agent's call shows no further
+    expect(updates.filter((u) => u.toolCallId === "call_task/call_sub_bash").map((u) => u.status)).toEqual(["completed"])
     const ofTask = updates.filter((u) => u.toolCallId === "call_task")
     expect(ofTask[0]).toMatchObject({ sessionUpdate: "tool_call", title: "make a marker" })
     expect(

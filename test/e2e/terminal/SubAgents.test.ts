@@ -58,7 +58,10 @@ describe("sub-agents in the terminal", () => {
     // /context counts them apart from the window
     const mark = mm.out.length
     mm.type("/context\r")
-    await mm.waitForText(/sub-agents: 1 run took 1\.7k in · 30 out in their own windows; only their answers are in this one/, mark)
+    await mm.waitForText(
+      /sub-agents: 1 run took 1\.7k in · 30 out in their own windows; only their answers are in this one/,
+      mark
+    )
     mm.type("\x04")
     await mm.exit()
     expect(fs.existsSync(path.join(project, "made-by-sub"))).toBe(true)

@@ -5,6 +5,7 @@ import { configFor, onlySession, tempProject } from "../../support/MmProcess"
 import { gate, heldText, heldTodoStep, PLANS, todoStep } from "../../support/plans"
 import { PtyMm } from "../../support/PtyMm"
 import { Screen } from "../../support/Screen"
+import { until } from "../../support/until"
 
 const SIZE = { columns: 100, rows: 30 }
 
@@ -101,8 +102,11 @@ describe("the model's plan on a terminal", () => {
     const never = gate()
     server.push(todoStep(0), heldText("never said", never.held))
     let mark = mm.out.length
+    const asked = server.completions().length
     mm.type("plan it\r")
     await mm.waitForText(/◼ read the code[^]*waiting for fake-model/, mark)
+    // the held answer's request is in (the status line may come first): cancelled, it is used up
+    await until(() => server.completions().length >= asked + 2, "the second request")
     mm.type("\x03")
     await mm.waitForText(/cancelled[^]*> \s*$/, mark)
     let rows = screenOf(mm.out.slice(mark)).lines

@@ -42,7 +42,10 @@ export interface ForkReport {
   readonly warning?: string
 }
 
-/** Where ACP `/new` moved the conversation so far, and a line for each archive that could not follow it. */
+/**
+ * Where ACP `/new` moved the conversation so far, and a line for each archive or sub-agent's
+ * session that could not follow it.
+ */
 export interface MovedReport {
   readonly id: string
   readonly warnings: ReadonlyArray<string>
@@ -76,8 +79,9 @@ export interface Conversation {
   /** Terminal `/new`: the file stays as it is; the next question opens a new one. */
   readonly detach: Effect.Effect<void>
   /**
-   * ACP `/new`: the conversation so far moves to a new id, its archives re-pointed to it
-   * (`archiveOf`), then this id starts over empty. Undefined when there was nothing to move.
+   * ACP `/new`: the conversation so far moves to a new id, its archives (`archiveOf`) and its
+   * sub-agents' sessions (`parent.id`) re-pointed to it, then this id starts over empty.
+   * Undefined when there was nothing to move.
    */
   readonly archiveAndReset: Effect.Effect<MovedReport | undefined, StoreError>
   /** Terminal `/resume [id]`: this conversation becomes the stored one. Failures are recorded here. */

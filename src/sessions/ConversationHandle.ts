@@ -19,6 +19,7 @@ import {
   storeReason,
   underCurrentSystem
 } from "./SessionLookup"
+import { repointSubAgents } from "./SubAgentLinks"
 
 /**
  * The conversation handle: one conversation's cells in memory, and how each change to them
@@ -255,9 +256,11 @@ const archiveAndReset = (deps: Deps, cells: Cells) =>
         session.messages.length + session.errors.length > 0
       ) {
         const moved = (yield* deps.store.saveAsNew(current.dir, session)).id
-        // its archives go with it: they name the id it lives under now, which this thread leaves
-        const warnings = yield* repointArchives(deps.store, current.dir, session.archives ?? [], session.id, moved)
-        archived = { id: moved, warnings }
+        // its archives and its sub-agents' sessions go with it: they name the id it lives under
+        // now, which this thread leaves
+        const archives = yield* repointArchives(deps.store, current.dir, session.archives ?? [], session.id, moved)
+        const subAgents = yield* repointSubAgents(deps.store, current.dir, session.id, moved)
+        archived = { id: moved, warnings: [...archives, ...subAgents] }
       }
       // the editor's mode and model stay with its thread
       const fresh = {

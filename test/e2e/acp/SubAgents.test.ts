@@ -7,7 +7,7 @@ import * as path from "node:path"
 import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import { configYaml, makeProject, readSession, replayOf, useAgents } from "../../support/acp-agent"
+import { configYaml, makeProject, readSession, replayOf, textOf, useAgents } from "../../support/acp-agent"
 
 const harness = useAgents()
 
@@ -80,5 +80,45 @@ describe("mm acp: sub-agents", () => {
     expect(replayed).toMatchObject({ status: "completed", title: "make a marker" })
     expect(contentText(replayed)).toContain("made-by-sub is there")
     expect(harness.fake().completions().length).toBe(requests)
+  })
+
+  it("/new moves the sub-agent's session with the conversation that ran it", async () => {
+    const project = makeProject(configYaml({ url: harness.fake().url }))
+    harness.fake().push(
+      { toolCalls: [{ id: "call_task", name: "task", arguments: { description: "look", prompt: "Say hi." } }] },
+      { text: "hi from the sub-agent" },
+      { text: "The sub-agent said hi." }
+    )
+    const agent = harness.start({ cwd: project.dir, config: project.config })
+    await agent.initialize()
+    const { sessionId } = await agent.agent.request(acp.methods.agent.session.new, { cwd: project.dir, mcpServers: [] })
+    const ask = (text: string) =>
+      agent.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    expect((await ask("ask a sub-agent")).stopReason).toBe("end_turn")
+    const dir = path.join(project.dir, ".mm", "sessions")
+    const childId = fs.readdirSync(dir).map((f) => f.slice(0, -5)).find((id) =>
+      /^\d{8}-\d{6}-[0-9a-f]{8}$/.test(id) && id !== sessionId
+    )!
+    expect(readSession(path.join(dir, `${childId}.json`)).parent).toEqual({
+      id: sessionId,
+      turn: 1,
+      callId: "call_task"
+    })
+
+    const before = agent.updates.length
+    expect((await ask("/new")).stopReason).toBe("end_turn")
+    const told = textOf(agent.updates.slice(before), "agent_message_chunk")
+    const movedId = told.match(/kept as session (\S+):/)![1]
+    // nothing failed to follow: the answer is the one line
+    expect(told).not.toContain("\n")
+    expect(readSession(path.join(dir, `${movedId}.json`)).messages.map((m: any) => m.content)).toContain(
+      "ask a sub-agent"
+    )
+    expect(readSession(path.join(dir, `${childId}.json`)).parent).toEqual({
+      id: movedId,
+      turn: 1,
+      callId: "call_task"
+    })
+    expect(agent.invalid()).toEqual([])
   })
 })

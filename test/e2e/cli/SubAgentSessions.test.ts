@@ -2,10 +2,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 
 import type { ParentRef, Session } from "../../../src/domain/Session"
+import * as FileSessionStore from "../../../src/sessions/FileSessionStore"
+import { Keeper } from "../../../src/sessions/Keeper"
 import { encodeSession } from "../../../src/sessions/SessionCodec"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
+import { coreLayer, testConfig } from "../../support/layers"
 import { runMm, sessionFiles, sessionsDir, tempProject, withSessions } from "../../support/MmProcess"
 
 // A sub-agent's conversation is a session file of its own beside its parent's, with `parent`
@@ -163,5 +167,43 @@ describe("a sub-agent's session from the shell", () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toBe(`deleted ${PARENT}\ndeleted ${CHILD_1} (a sub-agent session of ${PARENT})\n`)
     expect(sessionFiles(project)).toEqual([`${OTHER}.json`])
+  })
+
+  it("after ACP /new moved the parent's conversation, show and rm find its sub-agents under the new id", async () => {
+    const project = family(server.url)
+    // what `/new` does in an editor's thread on PARENT, over the project's files
+    const moved = await Effect.runPromise(
+      Effect.gen(function*() {
+        const thread = yield* Effect.flatMap(Keeper, (keeper) => keeper.load(project, PARENT))
+        return yield* thread.archiveAndReset
+      }).pipe(
+        Effect.provide(coreLayer(testConfig(server.url, { sessions: { enabled: true } }), FileSessionStore.layer))
+      )
+    )
+    expect(moved!.warnings).toEqual([])
+    const movedId = moved!.id
+    const shown = await runMm(project, [], ["sessions", "show", movedId])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain("done with help")
+    expect(shown.stdout).toContain(
+      [
+        `- ↳ sub-agent \`${CHILD_1}\` (call \`call_task_1\` at turn 1, 1 turn(s)): find every caller of load()`,
+        `- ↳ sub-agent \`${CHILD_2}\` (call \`call_task_2\` at turn 1, 1 turn(s)): read the loader's tests`
+      ].join("\n")
+    )
+    // the editor's id starts over: no sub-agent is its own
+    const thread = await runMm(project, [], ["sessions", "show", PARENT])
+    expect(thread.code).toBe(0)
+    expect(thread.stdout).toContain(`- id: \`${PARENT}\``)
+    expect(thread.stdout).not.toContain("sub-agent")
+    for (const [child, call] of [[CHILD_1, "call_task_1"], [CHILD_2, "call_task_2"]]) {
+      const one = await runMm(project, [], ["sessions", "show", child])
+      expect(one.code).toBe(0)
+      expect(one.stdout).toContain(`- ↳ sub-agent of \`${movedId}\`, run by its call \`${call}\` at turn 1`)
+    }
+    // deleting the emptied thread leaves the moved conversation's sub-agents where they are
+    const removed = await runMm(project, [], ["sessions", "rm", "--yes", PARENT])
+    expect(removed.stdout).toBe(`deleted ${PARENT}\n`)
+    expect(sessionFiles(project)).toEqual([`${OTHER}.json`, `${CHILD_1}.json`, `${CHILD_2}.json`, `${movedId}.json`])
   })
 })

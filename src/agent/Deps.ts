@@ -50,6 +50,8 @@ export interface SubAgentSpend {
   readonly runs: number
   readonly promptTokens: number
   readonly completionTokens: number
+  /** Some of it estimated (a server that reported no usage). */
+  readonly estimated?: boolean
 }
 
 export type Emit = (event: TurnEvent) => Effect.Effect<void>

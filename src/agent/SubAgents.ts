@@ -202,7 +202,8 @@ const spent = (deps: Deps, state: TurnState, callId: string, name: string, outco
       deps.subAgentSpend.set(id, {
         runs: before.runs + 1,
         promptTokens: before.promptTokens + outcome.promptTokens,
-        completionTokens: before.completionTokens + outcome.completionTokens
+        completionTokens: before.completionTokens + outcome.completionTokens,
+        ...(before.estimated === true || outcome.estimated ? { estimated: true } : {})
       })
     }),
     state.emit({

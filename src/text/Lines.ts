@@ -342,8 +342,8 @@ export const contextListing = (report: ContextReport): string => {
       : [`  the server counted ${tokenCount(report.measured)} for the last answer (question, history and answer)`]),
     ...(report.subAgents === undefined ? [] : [
       `  sub-agents: ${report.subAgents.runs} run${report.subAgents.runs === 1 ? "" : "s"} took ${
-        tokenCount(report.subAgents.promptTokens)
-      } in · ${
+        report.subAgents.estimated === true ? "~" : ""
+      }${tokenCount(report.subAgents.promptTokens)} in · ${report.subAgents.estimated === true ? "~" : ""}${
         tokenCount(report.subAgents.completionTokens)
       } out in their own windows; only their answers are in this one`
     ]),

@@ -89,6 +89,8 @@ describe("MCP servers in the terminal", () => {
         "edit_file",
         "grep",
         "glob",
+        "todo",
+        "task",
         "mcp__test__echo",
         "mcp__test__look",
         "mcp__test__fail",

@@ -170,12 +170,12 @@ const converse = (
     const changes = yield* Changes
     const remembered = yield* RememberedApprovals
     const { config } = yield* AppConfig
-    const { input, print, info, style } = yield* TerminalIO
+    const { input, print, info, questions, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
     const progress = makeProgress(print, style)
     const waiting = `waiting for ${config.model.name}`
     const live = input.interactive && escapesFor(process.stdout, process.env)
-    const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting })
+    const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting, questions })
     const terminal: Conversing = {
       cwd,
       agent,

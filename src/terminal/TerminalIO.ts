@@ -145,6 +145,12 @@ export class TerminalIO extends Context.Tag("mm/TerminalIO")<
     /** The banner, tool lines, notices and red lines: the same printer on a terminal, stderr when stdin is piped. */
     readonly info: Printer
     readonly style: Style
+    /**
+     * One permit: held by an approval question for as long as it waits on the screen (its pager
+     * and its follow-up line too), and taken by the turn's view for each event it draws — what
+     * the turn does meanwhile (a sub-agent ending) is drawn once the question is answered.
+     */
+    readonly questions: Effect.Semaphore
   }
 >() {}
 
@@ -179,7 +185,8 @@ export const makeTerminalIO = Effect.acquireRelease(
       print,
       // piped, stdout holds only the answers (`echo q | mm > answer.txt`)
       info: onTty ? print : makePrinter(process.stderr, { live: false, columns: () => process.stderr.columns, redact }),
-      style
+      style,
+      questions: Effect.unsafeMakeSemaphore(1)
     }
   }),
   (io) =>
@@ -209,8 +216,8 @@ const viewThenAsk = (request: ApprovalRequest, ask: (request: ApprovalRequest) =
  */
 export const TerminalApprover = Layer.effect(
   Approver,
-  Effect.map(Effect.all([TerminalIO, Secrets]), ([{ input, info, print, style }, { redact }]) => ({
-    ask: function ask(request): Effect.Effect<Approval> {
+  Effect.map(Effect.all([TerminalIO, Secrets]), ([{ info, input, print, questions, style }, { redact }]) => {
+    const ask = (request: ApprovalRequest): Effect.Effect<Approval> => {
       if (!input.interactive) return Effect.succeed(Approval.noOneToAsk)
       // one size for the block and the keys: whether a long command is cut depends on it
       const columns = (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80
@@ -253,5 +260,7 @@ export const TerminalApprover = Layer.effect(
         }
       )
     }
-  }))
+    // the turn's events wait while the question is on the screen: it does not scroll away (a Ctrl-C interrupts it, and frees them)
+    return { ask: (request) => questions.withPermits(1)(ask(request)) }
+  })
 )

@@ -29,6 +29,8 @@ interface TurnViewParts {
   readonly memory: TerminalMemory
   /** What the progress line says while the model is awaited. */
   readonly waiting: string
+  /** Taken for each event drawn: an approval question holds it while it waits (TerminalIO.ts). */
+  readonly questions: Effect.Semaphore
 }
 
 /** A turn's events drawn on the terminal, and what the terminal learns from them. */
@@ -92,9 +94,11 @@ export const makeTurnView = (parts: TurnViewParts): TurnView => {
   return {
     // the first words of an answer wait for the markdown engine while it loads
     render: (event) =>
-      event._tag === "TextDelta" && !parts.answers.settled()
-        ? Effect.zipRight(parts.answers.engine, draw(event))
-        : draw(event),
+      parts.questions.withPermits(1)(
+        event._tag === "TextDelta" && !parts.answers.settled()
+          ? Effect.zipRight(parts.answers.engine, draw(event))
+          : draw(event)
+      ),
     begin: () => {
       drawing.failed = false
     },

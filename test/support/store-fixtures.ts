@@ -1,6 +1,10 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
 import * as Effect from "effect/Effect"
 
-import type { Message, Session } from "../../src/domain/Session"
+import type { Message, ParentRef, Session } from "../../src/domain/Session"
+import { encodeSession } from "../../src/sessions/SessionCodec"
 
 /**
  * Waits for a listing's index file: the store writes it once the listing is returned, after the
@@ -94,3 +98,39 @@ export const indexedNames = (index: { id: ReadonlyArray<string>; others: Readonl
   ...index.id.map((id) => `${id}.json`),
   ...index.others.map((entry) => entry[0] as string)
 ]
+
+/**
+ * A one-turn session file in `dir` (mode 0600, as mm writes them): a question answered, asked
+ * `minute` minutes after 10:00 on 2026-12-01, and a sub-agent's when `parent` is given.
+ */
+export const writeAnsweredSession = (
+  dir: string,
+  fields: {
+    readonly id: string
+    readonly cwd: string
+    readonly question: string
+    readonly answer?: string
+    readonly minute: number
+    readonly parent?: ParentRef
+  }
+): void => {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const at = new Date(Date.UTC(2026, 11, 1, 10, fields.minute)).toISOString()
+  const session: Session = {
+    version: 1,
+    id: fields.id,
+    cwd: fields.cwd,
+    createdAt: at,
+    updatedAt: at,
+    title: fields.question,
+    turns: 1,
+    messages: [
+      { role: "system", content: "s" },
+      { role: "user", content: fields.question },
+      { role: "assistant", content: fields.answer ?? `answer to ${fields.question}` }
+    ],
+    errors: [],
+    ...(fields.parent === undefined ? {} : { parent: fields.parent })
+  }
+  fs.writeFileSync(path.join(dir, `${fields.id}.json`), encodeSession(session), { mode: 0o600 })
+}

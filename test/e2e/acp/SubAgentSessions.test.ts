@@ -4,34 +4,18 @@ import * as path from "node:path"
 import * as acp from "@agentclientprotocol/sdk"
 import { describe, expect, it } from "vitest"
 
-import type { ParentRef, Session } from "../../../src/domain/Session"
-import { encodeSession } from "../../../src/sessions/SessionCodec"
+import type { ParentRef } from "../../../src/domain/Session"
 import { configYaml, makeProject, replayOf, useAgents } from "../../support/acp-agent"
+import { writeAnsweredSession } from "../../support/store-fixtures"
 
 const harness = useAgents()
 
 const PARENT = "20261201-100000-0000000a"
 const CHILD = "20261201-100100-0000000b"
 
-const writeSession = (dir: string, cwd: string, id: string, question: string, minute: number, parent?: ParentRef) => {
-  const at = new Date(Date.UTC(2026, 11, 1, 10, minute)).toISOString()
-  const session: Session = {
-    version: 1,
-    id,
-    cwd,
-    createdAt: at,
-    updatedAt: at,
-    title: question,
-    turns: 1,
-    messages: [{ role: "system", content: "s" }, { role: "user", content: question }, {
-      role: "assistant",
-      content: `answer to ${question}`
-    }],
-    errors: [],
-    ...(parent === undefined ? {} : { parent })
-  }
-  fs.writeFileSync(path.join(dir, `${id}.json`), encodeSession(session))
-}
+/** A one-turn session file in `dir`, as mm writes it. */
+const writeSession = (dir: string, cwd: string, id: string, question: string, minute: number, parent?: ParentRef) =>
+  writeAnsweredSession(dir, { id, cwd, question, minute, ...(parent === undefined ? {} : { parent }) })
 
 describe("a sub-agent's session over ACP", () => {
   it("is left out of session/list, and session/load replays it by its id", async () => {

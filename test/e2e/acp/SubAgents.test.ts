@@ -54,7 +54,9 @@ describe("mm acp: sub-agents", () => {
     // its steps came under the task call while it ran; its answer closes the call
     const updates = first.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update as any)
     // the question's card is closed once answered: the sub-agent's call shows no further
-    expect(updates.filter((u) => u.toolCallId === "call_task/call_sub_bash").map((u) => u.status)).toEqual(["completed"])
+    expect(updates.filter((u) => u.toolCallId === "call_task/call_sub_bash").map((u) => u.status)).toEqual([
+      "completed"
+    ])
     const ofTask = updates.filter((u) => u.toolCallId === "call_task")
     expect(ofTask[0]).toMatchObject({ sessionUpdate: "tool_call", title: "make a marker" })
     expect(

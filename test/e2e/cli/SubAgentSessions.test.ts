@@ -4,13 +4,13 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
-import type { ParentRef, Session } from "../../../src/domain/Session"
+import type { ParentRef } from "../../../src/domain/Session"
 import * as FileSessionStore from "../../../src/sessions/FileSessionStore"
 import { Keeper } from "../../../src/sessions/Keeper"
-import { encodeSession } from "../../../src/sessions/SessionCodec"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { coreLayer, testConfig } from "../../support/layers"
 import { runMm, sessionFiles, sessionsDir, tempProject, withSessions } from "../../support/MmProcess"
+import { writeAnsweredSession } from "../../support/store-fixtures"
 
 // A sub-agent's conversation is a session file of its own beside its parent's, with `parent`
 // (the `task` call that ran it). The files are written here as mm writes them; what a user sees
@@ -23,31 +23,12 @@ const CHILD_1 = "20261201-100100-0000000b"
 const CHILD_2 = "20261201-100200-0000000c"
 const OTHER = "20261130-090000-0000000d"
 
+/** A one-turn session file of the project, as mm writes it. */
 const writeSession = (
   project: string,
   id: string,
   fields: { readonly question: string; readonly answer: string; readonly minute: number; readonly parent?: ParentRef }
-) => {
-  fs.mkdirSync(sessionsDir(project), { recursive: true, mode: 0o700 })
-  const at = new Date(Date.UTC(2026, 11, 1, 10, fields.minute)).toISOString()
-  const session: Session = {
-    version: 1,
-    id,
-    cwd: project,
-    createdAt: at,
-    updatedAt: at,
-    title: fields.question,
-    turns: 1,
-    messages: [
-      { role: "system", content: "s" },
-      { role: "user", content: fields.question },
-      { role: "assistant", content: fields.answer }
-    ],
-    errors: [],
-    ...(fields.parent === undefined ? {} : { parent: fields.parent })
-  }
-  fs.writeFileSync(path.join(sessionsDir(project), `${id}.json`), encodeSession(session), { mode: 0o600 })
-}
+) => writeAnsweredSession(sessionsDir(project), { id, cwd: project, ...fields })
 
 /** A parent that ran two sub-agents in its first turn (their files newer than its own), and an older conversation. */
 const family = (url: string): string => {

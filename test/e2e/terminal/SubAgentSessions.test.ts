@@ -1,13 +1,10 @@
-import * as fs from "node:fs"
-import * as path from "node:path"
-
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 
-import type { ParentRef, Session } from "../../../src/domain/Session"
-import { encodeSession } from "../../../src/sessions/SessionCodec"
+import type { ParentRef } from "../../../src/domain/Session"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { runMm, sessionsDir, stripAnsi, tempProject, withSessions } from "../../support/MmProcess"
 import { PtyMm } from "../../support/PtyMm"
+import { writeAnsweredSession } from "../../support/store-fixtures"
 
 // The terminal never offers a sub-agent's conversation to go on with: `/sessions`, the banner's
 // count and a bare `/resume` leave it out; `/resume ID` takes it, as any session.
@@ -15,26 +12,15 @@ import { PtyMm } from "../../support/PtyMm"
 const PARENT = "20261201-100000-0000000a"
 const CHILD = "20261201-100100-0000000b"
 
-const writeSession = (project: string, id: string, question: string, minute: number, parent?: ParentRef) => {
-  fs.mkdirSync(sessionsDir(project), { recursive: true, mode: 0o700 })
-  const at = new Date(Date.UTC(2026, 11, 1, 10, minute)).toISOString()
-  const session: Session = {
-    version: 1,
+/** A one-turn session file of the project, as mm writes it. */
+const writeSession = (project: string, id: string, question: string, minute: number, parent?: ParentRef) =>
+  writeAnsweredSession(sessionsDir(project), {
     id,
     cwd: project,
-    createdAt: at,
-    updatedAt: at,
-    title: question,
-    turns: 1,
-    messages: [{ role: "system", content: "s" }, { role: "user", content: question }, {
-      role: "assistant",
-      content: `answer to ${question}`
-    }],
-    errors: [],
+    question,
+    minute,
     ...(parent === undefined ? {} : { parent })
-  }
-  fs.writeFileSync(path.join(sessionsDir(project), `${id}.json`), encodeSession(session), { mode: 0o600 })
-}
+  })
 
 describe("a sub-agent's session in the terminal", () => {
   let server: FakeModelServer

@@ -14,6 +14,7 @@ import type { Session } from "../../src/domain/Session"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { SessionStore } from "../../src/sessions/SessionStore"
+import { builtinTools } from "../../src/tools/Registry"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { type ConfigOverrides, coreLayer, runTurn, scriptedApprover, testConfig } from "../support/layers"
 import { tempDir } from "../support/processes"
@@ -128,16 +129,7 @@ describe("the turn loop", () => {
       expect(answer).toEqual({ role: "assistant", content: "Done: wrote out/hello.txt" })
       const third = server.completions().at(-1)!.body
       expect(third.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c2", content: result2.content })
-      expect(third.tools.map((t: any) => t.function.name)).toEqual([
-        "bash",
-        "read_file",
-        "write_file",
-        "edit_file",
-        "grep",
-        "glob",
-        "todo",
-        "task"
-      ])
+      expect(third.tools.map((t: any) => t.function.name)).toEqual(builtinTools.map((tool) => tool.name))
     }).pipe(Effect.provide(layer())))
 
   it.live("an edit_file with zero or two occurrences is a failed result the model sees", () =>

@@ -5,6 +5,7 @@ import * as path from "node:path"
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 
+import { builtinTools } from "../../../src/tools/Registry"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { startHttpServer } from "../../support/mcp-test-server.mjs"
 import { configFor, MM_BIN, MmProcess, stripAnsi, tempProject } from "../../support/MmProcess"
@@ -83,14 +84,7 @@ describe("MCP servers in the terminal", () => {
       expect(mm.stderr).toContain("⚙ mcp__test__echo  hi there\n  ↳ echo: hi there\n")
       const [first, second] = fake.completions()
       expect(first.body.tools.map((t: any) => t.function.name)).toEqual([
-        "bash",
-        "read_file",
-        "write_file",
-        "edit_file",
-        "grep",
-        "glob",
-        "todo",
-        "task",
+        ...builtinTools.map((tool) => tool.name),
         "mcp__test__echo",
         "mcp__test__look",
         "mcp__test__fail",
@@ -141,16 +135,9 @@ describe("MCP servers in the terminal", () => {
       expect(mm.stdout).toContain("It crashed.\nStill here.")
       // each answer is followed by its dim usage line, on stderr when piped
       expect(mm.stderr).toMatch(/~[\d.k]+ in · [^\n]* context\n/)
-      expect(fake.completions().at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual([
-        "bash",
-        "read_file",
-        "write_file",
-        "edit_file",
-        "grep",
-        "glob",
-        "todo",
-        "task"
-      ])
+      expect(fake.completions().at(-1)!.body.tools.map((t: any) => t.function.name)).toEqual(
+        builtinTools.map((tool) => tool.name)
+      )
       expect(await mm.end()).toBe(0)
 
       const [saved] = fs.readdirSync(path.join(project, ".mm/sessions")).filter((f) => f.endsWith(".json"))

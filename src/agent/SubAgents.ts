@@ -14,6 +14,7 @@ import type { Approver } from "../approvals/Approver"
 import type { AgentConfig } from "../config/Config"
 import { SUB_AGENT_SYSTEM } from "../config/DefaultSystem"
 import type { GenerationError } from "../domain/Errors"
+import { titleOf } from "../domain/Session"
 import { firstLineOf } from "../lib/OneLine"
 import { noMcpTools } from "../mcp/McpTurnTools"
 import type { Conversation } from "../sessions/Conversation"
@@ -108,7 +109,7 @@ const childOf = Effect.fn("SubAgents.childOf")(function*(
   yield* Ref.set(child.settings, { mode, model: agent.model ?? model })
   yield* child.update((session) => ({
     ...session,
-    title: `${agent.name}: ${firstLineOf(task.description)}`,
+    title: titleOf(`${agent.name}: ${task.description}`),
     ...(parentId === "" ? {} : { parent: { id: parentId, turn: state.turnNumber, callId } })
   }))
   // an "always" the user gives one of them holds for the parent and every sub-agent alike

@@ -83,7 +83,7 @@ const serviceSteps = (loaded: LoadedConfig, options: ServiceOptions = {}) =>
     ),
     made(RememberedApprovals, makeRememberedApprovals),
     // the tools the model is given: the built-in ones unless a test says otherwise
-    made(ToolRegistry, Effect.succeed(options.tools ?? registryFor(agentOffers(loaded.config)))),
+    made(ToolRegistry, Effect.succeed(options.tools ?? registryFor(loaded.config, agentOffers(loaded.config)))),
     // bubblewrap is tried when the sandbox's state is first asked for, after the banner
     made(Sandbox, configuredSandbox),
     // the program's secrets (Main provides them) are among the services, for a runtime built from these

@@ -8,7 +8,7 @@ import * as path from "node:path"
 
 import { projectTargetOf } from "../lib/RealPath"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
-import { builtinTools } from "../tools/Registry"
+import { allTools } from "../tools/Registry"
 import type { ToolAccess } from "../tools/ToolRecord"
 import type { CommandReading } from "./CommandReader"
 import { listedProgram, readOnlyOf, type SecretTest } from "./ReadOnlyCommands"
@@ -153,7 +153,7 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
 
 /** mm's own tools with a finer scope than the whole tool (a command, a file): a `Tool` row naming one grants nothing. */
 const FINER_SCOPED: ReadonlySet<string> = new Set(
-  builtinTools.filter((tool) => tool.access === "command" || tool.access === "read" || tool.access === "write")
+  allTools.filter((tool) => tool.access === "command" || tool.access === "read" || tool.access === "write")
     .map((tool) => tool.name)
 )
 

@@ -13,7 +13,7 @@ import { realPathOf } from "../lib/RealPath"
 import { readRegularTextSync } from "../lib/RegularFiles"
 import { bashTool } from "../tools/Bash"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
-import { builtinTools } from "../tools/Registry"
+import { allTools } from "../tools/Registry"
 import { alwaysChoices, type ReadCommand, type Scope } from "./ApprovalScope"
 import { PROJECT_PERMISSIONS_FILE, sameScope, ScopeSchema } from "./RememberedApprovals"
 
@@ -37,7 +37,7 @@ const decodeEnvelope = Schema.decodeUnknownEither(Schema.parseJson(Envelope))
 /** A word as bash reads it back: bare when plain, else single-quoted. */
 const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
 
-const BUILTIN = new Set(builtinTools.map((tool) => tool.name))
+const BUILTIN = new Set(allTools.map((tool) => tool.name))
 
 const sameDir = (a: string, b: string): boolean => {
   const real = (dir: string) => {

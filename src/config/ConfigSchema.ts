@@ -222,6 +222,72 @@ const TasksConfig = Schema.Struct({
   parallel: Schema.optionalWith(PositiveInt, { default: () => 3 })
 })
 
+/** `webFetch`: the `web_fetch` tool, off unless enabled (its description costs every request bytes). */
+const WebFetchConfig = Schema.Struct({
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
+    description: "give the model the web_fetch tool (each new domain is asked)"
+  }),
+  allowPrivate: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
+    description: "let web_fetch reach loopback, link-local and private addresses"
+  }),
+  maxBytes: Schema.optionalWith(PositiveInt, { default: () => 5 * 1024 * 1024 }).annotations({
+    description: "bytes of one answer read at most; the rest is cut"
+  }),
+  timeout: Schema.optionalWith(Seconds, { default: () => 30 }).annotations({
+    description: "seconds one fetch may take, redirects included"
+  })
+})
+
+/** `jobs`: background commands (`bash` with `background: true`, `job_output`, `job_kill`), off unless enabled. */
+const JobsConfig = Schema.Struct({
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
+    description: "let the model start commands in the background and read their output later"
+  }),
+  maxBuffer: Schema.optionalWith(PositiveInt, { default: () => 1024 * 1024 }).annotations({
+    description: "bytes of a job's output kept until it is read; older output is dropped"
+  })
+})
+
+/** The events a hook runs at, with Claude Code's names. */
+export const HOOK_EVENTS = [
+  "PreToolUse",
+  "PostToolUse",
+  "UserPromptSubmit",
+  "Stop",
+  "SessionStart",
+  "PreCompact"
+] as const
+
+export type HookEvent = typeof HOOK_EVENTS[number]
+
+/** One command a hook runs: Claude Code's `{type: command, command, timeout}`. */
+const HookCommand = Schema.Struct({
+  type: Schema.optionalWith(Schema.Literal("command"), { default: () => "command" as const }),
+  command: Schema.NonEmptyTrimmedString,
+  timeout: Schema.optional(Seconds).annotations({ description: "seconds before the hook is killed (default 60)" })
+})
+
+/** The hooks of one event: those whose `matcher` (a regular expression on the tool's name; empty or `*`: all) matches. */
+const HookGroup = Schema.Struct({
+  matcher: Schema.optional(Schema.String),
+  hooks: Schema.Array(HookCommand)
+})
+
+const HooksConfig = Schema.Struct(
+  Object.fromEntries(HOOK_EVENTS.map((event) => [event, Schema.optional(Schema.Array(HookGroup))])) as {
+    readonly [K in HookEvent]: Schema.optional<Schema.Array$<typeof HookGroup>>
+  }
+)
+
+export type HookGroupConfig = typeof HookGroup.Type
+
+/** `commands`: where the user's own slash commands are read. */
+const CommandsConfig = Schema.Struct({
+  claude: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
+    description: "also read .claude/commands (the project's) and ~/.claude/commands (the user's)"
+  })
+})
+
 const decodeDefaults = <A, I>(schema: Schema.Schema<A, I>) => () => Schema.decodeUnknownSync(schema)({})
 
 /** `permissions` in agent.yaml: ask before what changes things, ask only what the sandbox cannot hold, or never ask. */
@@ -271,7 +337,11 @@ export const AgentConfigSchema = Schema.Struct({
     ),
     { default: () => ({}) }
   ),
-  tasks: Schema.optionalWith(TasksConfig, { default: decodeDefaults(TasksConfig) })
+  tasks: Schema.optionalWith(TasksConfig, { default: decodeDefaults(TasksConfig) }),
+  webFetch: Schema.optionalWith(WebFetchConfig, { default: decodeDefaults(WebFetchConfig) }),
+  jobs: Schema.optionalWith(JobsConfig, { default: decodeDefaults(JobsConfig) }),
+  hooks: Schema.optionalWith(HooksConfig, { default: () => ({}) }),
+  commands: Schema.optionalWith(CommandsConfig, { default: decodeDefaults(CommandsConfig) })
 }).annotations({ title: "mm agent.yaml", description: "Configuration of the mm coding agent" })
 
 export type AgentConfig = typeof AgentConfigSchema.Type
@@ -332,6 +402,20 @@ export const keyDescriptions: Record<string, string> = {
     "Sub-agents the model may hand a task to (the task tool), by name: a description the model reads, and optionally their own system prompt, tools and model. Without any, task runs a general sub-agent with read_file, grep, glob and bash.",
   tasks: "Sub-agents at work.",
   "tasks.parallel": "Most sub-agents that run at once when one answer holds several task calls.",
+  webFetch: "The web_fetch tool: the model reads a web page (HTML as Markdown), each new domain asked.",
+  "webFetch.enabled": "Give the model web_fetch (off by default: each tool's description is sent with every request).",
+  "webFetch.allowPrivate":
+    "Let web_fetch reach loopback, link-local and private addresses (refused by default, redirects included).",
+  "webFetch.maxBytes": "Bytes of one answer read at most; a longer one is cut, and the result says so.",
+  "webFetch.timeout": "Seconds one fetch may take, redirects included; a number or a string such as \"30s\".",
+  jobs: "Background commands: bash with background: true, read with job_output, ended with job_kill.",
+  "jobs.enabled":
+    "Give the model background commands (off by default). Jobs end with the conversation: when mm exits, on /new or on /resume of another session.",
+  "jobs.maxBuffer": "Bytes of a job's output kept until the model reads it; older output is dropped (the result says so).",
+  hooks:
+    "Commands run at events of a turn, in Claude Code's format: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact, each a list of {matcher, hooks: [{type: command, command, timeout}]}. A project's hooks run only once the project is trusted.",
+  commands: "The user's own slash commands: Markdown prompt files in .mm/commands/ and ~/.config/mm/commands/.",
+  "commands.claude": "Also read Claude Code's command folders, .claude/commands/ and ~/.claude/commands/.",
   ...mcpKeyDescriptions,
   ...sandboxKeyDescriptions
 }

@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 
+import type { AgentConfig } from "../config/ConfigSchema"
 import type { ToolSpec } from "../model/ModelClient"
 import { bashTool } from "./Bash"
 import { editFileTool } from "./EditFile"
@@ -29,6 +30,21 @@ export const builtinTools: ReadonlyArray<ToolRecord> = [
   todoTool,
   taskTool
 ]
+
+/**
+ * Tools the model is given only when the configuration enables them: each one's description is
+ * sent with every request, and a project that does not use it should not pay for it. They name
+ * no `purpose` (the system prompt's sentence stays the same with or without them).
+ */
+interface OptionalTool {
+  readonly tool: ToolRecord
+  readonly enabled: (config: AgentConfig) => boolean
+}
+
+export const optionalTools: ReadonlyArray<OptionalTool> = []
+
+/** Every tool mm has, enabled or not: what shows a stored call, the docs' table, the approvals' names. */
+export const allTools: ReadonlyArray<ToolRecord> = [...builtinTools, ...optionalTools.map((entry) => entry.tool)]
 
 export interface ToolRegistryShape {
   /** Every tool, in the order the model is told of them. */
@@ -67,14 +83,21 @@ export const specOf = (tool: ToolRecord): ToolSpec => ({
   parameters: tool.parameters
 })
 
-/** A registry of these tools. */
-export const registryOf = (tools: ReadonlyArray<ToolRecord>): ToolRegistryShape => {
+/**
+ * A registry of these tools. `known`: the tools whose stored calls it can still show (a tool
+ * the configuration no longer enables keeps its title in a replay); the model is given `tools` only.
+ */
+export const registryOf = (
+  tools: ReadonlyArray<ToolRecord>,
+  known: ReadonlyArray<ToolRecord> = []
+): ToolRegistryShape => {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  const shown = new Map([...known, ...tools].map((tool) => [tool.name, tool]))
   return {
     tools,
     specs: tools.map(specOf),
     find: (name) => byName.get(name),
-    describe: (name, args, cwd) => describeCall(byName.get(name) ?? unknownToolRecord(name), args, cwd),
+    describe: (name, args, cwd) => describeCall(shown.get(name) ?? unknownToolRecord(name), args, cwd),
     sentence: toolSentence(tools)
   }
 }
@@ -82,11 +105,19 @@ export const registryOf = (tools: ReadonlyArray<ToolRecord>): ToolRegistryShape 
 /** The tools mm gives the model: the built-in ones, for the agent and for whatever shows its calls. */
 export class ToolRegistry extends Context.Tag("mm/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {}
 
-/** The built-in tools' registry. */
-export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools)
+/** The built-in tools' registry (those always given), showing the calls of every tool. */
+export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools, allTools)
 
-/** The built-in tools, with `task` offering the sub-agents agent.yaml declares (the same registry when there are none). */
-export const registryFor = (agents: ReadonlyArray<AgentOffer>): ToolRegistryShape =>
-  agents.length === 0
-    ? builtinRegistry
-    : registryOf(builtinTools.map((tool) => (tool.name === taskTool.name ? taskToolFor(agents) : tool)))
+/**
+ * The tools a configuration gives the model: the built-in ones, with `task` offering the
+ * sub-agents agent.yaml declares, and the optional ones it enables (the same registry as
+ * `builtinRegistry` when it declares and enables none).
+ */
+export const registryFor = (config: AgentConfig, agents: ReadonlyArray<AgentOffer>): ToolRegistryShape => {
+  const enabled = optionalTools.filter((entry) => entry.enabled(config)).map((entry) => entry.tool)
+  if (agents.length === 0 && enabled.length === 0) return builtinRegistry
+  const tools = builtinTools.map((
+    tool
+  ) => (tool.name === taskTool.name && agents.length > 0 ? taskToolFor(agents) : tool))
+  return registryOf([...tools, ...enabled], allTools)
+}

@@ -54,6 +54,14 @@ const searchApart = {
   }
 }
 
+// web_fetch's HTML-to-Markdown converter (node-html-markdown) too: loaded with the first page converted.
+const webApart = {
+  name: "web-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/WebLibs$/ }, () => ({ path: "./mm-web.cjs", external: true }))
+  }
+}
+
 // @effect/platform-node's HTTP client makes an http and an https agent with the services:
 // node:https (and tls) are loaded only when a request goes to an https URL instead
 // (scripts/lazy-https.cjs), node:http when the first request goes out (scripts/lazy-http.cjs)
@@ -110,6 +118,7 @@ await build({
     markdownApart,
     bashApart,
     searchApart,
+    webApart,
     httpWhenUsed,
     builtinsShared
   ],
@@ -117,6 +126,7 @@ await build({
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/tools/WebLibs.ts"], outfile: "dist/mm-web.cjs", format: "cjs" })
 // grep's and glob's searches run in a worker thread of their own file, started with the first search
 await buildSearchWorker("dist/mm-search-worker.cjs", { minify: common.minify })
 await build({

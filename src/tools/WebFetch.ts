@@ -80,10 +80,9 @@ const fetchUrl = (url: string, settings: FetchSettings, ctx: ToolContext): Effec
 export const webFetchToolFor = (settings: WebFetchSettings): ToolRecord =>
   defineTool({
     name: WEB_FETCH,
-    description: "Fetch an http(s) URL and return its text: HTML as Markdown (the page's main content), " +
-      "JSON and plain text as they are; other content types are refused. " +
-      "The first line gives the status, the final URL after redirects and the size. " +
-      "Only public addresses are reached; long pages are cut.",
+    description: "GET an http(s) URL and return its text: HTML as Markdown, JSON and text as they are; " +
+      "other content types are refused. The first line gives the status, the final URL and the size; " +
+      "private addresses are refused, long pages cut.",
     parameters: Schema.Struct({
       url: Schema.String.annotations({ description: "the http or https URL to fetch" }).pipe(
         Schema.filter((text) => urlProblem(text) ?? true)

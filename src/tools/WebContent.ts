@@ -87,5 +87,5 @@ const asText = async (fetched: Fetched, kind: "html" | "text", charset: string |
   if (kind === "text") return decodeText(fetched.body, charset)
   const html = decodeText(fetched.body, charset ?? metaCharset(fetched.body))
   const libs = await loadWebLibs()
-  return libs.htmlToMarkdown(html)
+  return libs.htmlToMarkdown(html, fetched.url)
 }

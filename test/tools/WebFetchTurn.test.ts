@@ -7,11 +7,14 @@ import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
+import { permissionOptions } from "../../src/acp/AcpApprover"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import { RememberedApprovals } from "../../src/approvals/RememberedApprovals"
 import type { AgentConfig } from "../../src/config/ConfigSchema"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
+import { choicesOf, previewBlock } from "../../src/terminal/ApprovalPrompt"
+import { plain } from "../../src/text/Style"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
 import { coreLayer, runTurn, type ScriptedAnswer, scriptedApprover, testConfig } from "../support/layers"
 import { tempDir } from "../support/processes"
@@ -82,6 +85,16 @@ describe("web_fetch in a turn", () => {
       expect(asked[0].preview).toEqual({ _tag: "Command", command: `${pagesUrl}/one`, timeout: undefined })
       expect(asked[0].always.map((choice) => [choice.scope, choice.keep, choice.label])).toEqual([
         [{ _tag: "Domain", host: "127.0.0.1" }, "project", "fetch anything from 127.0.0.1"]
+      ])
+      // the terminal's question and the editor's options name the host
+      expect(choicesOf(asked[0]).line).toContain("[a]lways fetch anything from 127.0.0.1")
+      expect(previewBlock(asked[0], plain, 200)).toContain(
+        "always: any page of 127.0.0.1 (a redirect elsewhere is followed, each address checked)"
+      )
+      expect(permissionOptions(asked[0]).map((option) => [option.name, option.kind])).toEqual([
+        ["Allow once", "allow_once"],
+        ["Always allow fetching from 127.0.0.1", "allow_always"],
+        ["Reject", "reject_once"]
       ])
       const results = requests.at(-1)!.body.messages.filter((m: { role: string }) => m.role === "tool")
       expect(results.map((m: { content: string }) => m.content.split("\n").slice(0, 3))).toEqual([

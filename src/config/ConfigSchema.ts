@@ -7,7 +7,7 @@
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-import { isAddressOrRange } from "../lib/WebAddress"
+import { isAddressOrRange } from "../lib/AddressEntry"
 import { DEFAULT_SYSTEM } from "./DefaultSystem"
 import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
 import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./SandboxConfig"

@@ -22,9 +22,6 @@ const parsed = (text: string): Address | undefined => {
   }
 }
 
-/** Whether an entry of `allowPrivate` (an address or a CIDR range) is valid. */
-export const isAddressOrRange = (entry: string): boolean => parsed(entry) !== undefined || ipaddr.isValidCIDR(entry)
-
 const entryMatches = (entry: string, address: Address): boolean => {
   if (ipaddr.isValidCIDR(entry)) {
     const [base, bits] = ipaddr.parseCIDR(entry)

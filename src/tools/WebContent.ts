@@ -59,9 +59,9 @@ const cutNote = (
   fetched: Fetched
 ): string => (fetched.cut ? `, cut at ${fetched.body.length} bytes (webFetch.maxBytes)` : "")
 
-/** Loads the converter (dist/mm-web.cjs once built) the first time a page is converted. */
+/** Loads the request and the converter (dist/mm-web.cjs once built) at the first fetch. */
 let webLibs: Promise<typeof import("./WebLibs")> | undefined
-const loadWebLibs = (): Promise<typeof import("./WebLibs")> => (webLibs ??= import("./WebLibs"))
+export const loadWebLibs = (): Promise<typeof import("./WebLibs")> => (webLibs ??= import("./WebLibs"))
 
 /** The answer read for the model: HTML as Markdown, text as it is; a status of 400 or more, or another type, refused. */
 export const readAnswer = async (fetched: Fetched): Promise<Reading> => {

@@ -12,7 +12,7 @@ import type { Preview } from "./Preview"
 import { failure, type ToolContext, type ToolResult } from "./Tool"
 import { defineTool, type ToolRecord } from "./ToolRecord"
 import { truncateOutput } from "./Truncate"
-import { readAnswer } from "./WebContent"
+import { loadWebLibs, readAnswer } from "./WebContent"
 import type { FetchSettings } from "./WebRequest"
 
 export const WEB_FETCH = "web_fetch"
@@ -48,13 +48,6 @@ export const hostOf = (text: unknown): string | undefined => {
   return new URL(text).hostname
 }
 
-/**
- * The request's code (and ipaddr.js, node:dns and node:net under it), loaded at the first fetch:
- * a run that never fetches, or has web_fetch off, never evaluates it.
- */
-let webRequest: Promise<typeof import("./WebRequest")> | undefined
-const loadWebRequest = (): Promise<typeof import("./WebRequest")> => (webRequest ??= import("./WebRequest"))
-
 /** The one line a fetch that gave no page fails with (a `FetchProblem`'s message is one already). */
 const problemLine = (cause: unknown): string =>
   cause instanceof Error && cause.name === "FetchProblem"
@@ -63,8 +56,7 @@ const problemLine = (cause: unknown): string =>
 
 const fetchUrl = (url: string, settings: FetchSettings, ctx: ToolContext): Effect.Effect<ToolResult> =>
   Effect.tryPromise({
-    try: (signal) =>
-      loadWebRequest().then((request) => request.fetchPage(new URL(url), settings, signal)).then(readAnswer),
+    try: (signal) => loadWebLibs().then((libs) => libs.fetchPage(new URL(url), settings, signal)).then(readAnswer),
     catch: (cause) => cause
   }).pipe(
     Effect.map((reading): ToolResult => {

@@ -1,6 +1,9 @@
-// HTML turned into Markdown for `web_fetch` (node-html-markdown). Loaded through `import()` only
-// when a page is converted; built apart as dist/mm-web.cjs, so that start-up never reads it.
+// What `web_fetch` needs once it runs: the request (WebRequest.ts, with ipaddr.js under it) and
+// HTML turned into Markdown (node-html-markdown). Loaded through `import()` at the first fetch;
+// built apart as dist/mm-web.cjs, so that start-up never reads it.
 import { NodeHtmlMarkdown, type TranslatorConfigFactory } from "node-html-markdown"
+
+export { fetchPage } from "./WebRequest"
 
 /** What is never part of the text a page is read for. */
 const DROPPED = ["script", "style", "nav", "header", "footer", "aside", "noscript", "svg", "template", "iframe", "form"]

@@ -209,6 +209,16 @@ describe("web_fetch", () => {
       expect(seen.requests.some((request) => request.headers.host === `localhost:${port}`)).toBe(false)
     }))
 
+  it.effect("allowPrivate takes CIDR ranges, and true for every address", () =>
+    Effect.gen(function*() {
+      for (const allowPrivate of [["127.0.0.0/8"], ["::ffff:127.0.0.0/104"], true] as const) {
+        expect((yield* fetchWith(`${base}/data.json`, { allowPrivate })).failed).toBe(false)
+      }
+      expect((yield* fetchWith(`${base}/data.json`, { allowPrivate: ["10.0.0.0/8", "::1"] })).output).toContain(
+        "127.0.0.1 is a loopback address"
+      )
+    }))
+
   it.effect("refuses other schemes and credentials before anything is sent", () =>
     Effect.gen(function*() {
       expect((yield* fetchWith("file:///etc/passwd")).output).toBe(

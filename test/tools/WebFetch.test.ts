@@ -1,4 +1,7 @@
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as https from "node:https"
 import type { AddressInfo } from "node:net"
 import * as zlib from "node:zlib"
 
@@ -9,6 +12,7 @@ import * as Either from "effect/Either"
 import { FileAccessDisk } from "../../src/tools/FileAccess"
 import type { ToolResult } from "../../src/tools/Tool"
 import { type WebFetchSettings, webFetchToolFor } from "../../src/tools/WebFetch"
+import { tempDir } from "../support/processes"
 import { until } from "../support/until"
 
 /** What the test server saw: each request's path and headers, and whether the big answer's client went away. */
@@ -275,5 +279,48 @@ describe("web_fetch", () => {
       expect(last.authorization).toBeUndefined()
       expect(last["user-agent"]).toMatch(/^mm\/\S+$/)
       expect(last.accept).toMatch(/^text\/markdown, text\/html/)
+    }))
+
+  it.effect("over https: a certificate it cannot trust is one line, and a refused address is never connected to", () =>
+    Effect.gen(function*() {
+      // a self-signed certificate, made for this test
+      const dir = tempDir("mm-web-tls-")
+      execFileSync("openssl", [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        `${dir}/key.pem`,
+        "-out",
+        `${dir}/cert.pem`,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=localhost"
+      ], { stdio: "ignore" })
+      let connections = 0
+      const tls = https.createServer(
+        { key: fs.readFileSync(`${dir}/key.pem`), cert: fs.readFileSync(`${dir}/cert.pem`) },
+        (_request, response) => response.end("secret")
+      )
+      tls.on("connection", () => connections++)
+      yield* Effect.promise(() => new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve)))
+      const port = (tls.address() as AddressInfo).port
+      const untrusted = yield* fetchWith(`https://127.0.0.1:${port}/`)
+      expect(untrusted.failed).toBe(true)
+      expect(untrusted.output).toMatch(
+        new RegExp(`^https://127\\.0\\.0\\.1:${port}/: 127\\.0\\.0\\.1:${port}: self-signed certificate`)
+      )
+      expect(untrusted.output).not.toContain("\n")
+      expect(connections).toBe(1)
+      const refused = yield* fetchWith(`https://localhost:${port}/`, { allowPrivate: false })
+      expect(refused.output).toMatch(/localhost \((127\.0\.0\.1|::1)\) is a loopback address/)
+      expect(connections).toBe(1)
+      tls.closeAllConnections()
+      yield* Effect.promise(() => new Promise((resolve) => tls.close(resolve)))
     }))
 })

@@ -42,11 +42,11 @@ export interface HooksShape {
 
 export class Hooks extends Context.Tag("mm/Hooks")<Hooks, HooksShape>() {}
 
-/** RE2's test, loaded the first time a matcher is a regular expression. */
+/** RE2's test, loaded the first time a matcher is a regular expression (dist/mm-regex.cjs). */
 let regexTest: RegexTest | undefined
 const patterns = new Map<string, { test: (subject: string) => boolean } | undefined>()
 
-const loadRegex = Effect.promise(() => import("re2js")).pipe(
+const loadRegex = Effect.promise(() => import("./HookRegex")).pipe(
   Effect.map(({ RE2JS }): RegexTest => (pattern, subject) => {
     if (!patterns.has(pattern)) {
       try {

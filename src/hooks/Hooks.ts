@@ -64,14 +64,12 @@ const regexFor = (groups: ReadonlyArray<HookGroupConfig>) =>
     ? Effect.map(loadRegex, (test) => (regexTest = test))
     : Effect.succeed(regexTest)
 
-/** A matcher that is not a valid regular expression: one line, and its group never runs. */
-const badMatchers = (groups: ReadonlyArray<HookGroupConfig>, event: HookEvent): Array<string> =>
-  groups.flatMap((group) =>
-    needsRegex(group.matcher) && patterns.has(group.matcher!.trim()) &&
-      patterns.get(group.matcher!.trim()) === undefined
-      ? [`hook ${event}: the matcher ${JSON.stringify(group.matcher)} is not a valid regular expression`]
-      : []
-  )
+/** The matchers of `groups` that are not valid regular expressions (known once they were tried). */
+const badMatchers = (groups: ReadonlyArray<HookGroupConfig>): Array<string> =>
+  groups.flatMap((group) => {
+    const pattern = group.matcher?.trim() ?? ""
+    return needsRegex(pattern) && patterns.has(pattern) && patterns.get(pattern) === undefined ? [pattern] : []
+  })
 
 /** The hooks service over the configuration in force. */
 export const makeHooks = Effect.map(AppConfig, ({ config }): HooksShape => {
@@ -79,6 +77,7 @@ export const makeHooks = Effect.map(AppConfig, ({ config }): HooksShape => {
   const started = new Set<string>()
   const pending = new Map<string, SessionSource>()
   let anyStarted = false
+  const saidBad = new Set<string>()
   const has = (event: HookEvent) => (configured[event] ?? []).some((group) => group.hooks.length > 0)
   return {
     has,
@@ -106,8 +105,13 @@ export const makeHooks = Effect.map(AppConfig, ({ config }): HooksShape => {
           (run) => outcomeOf(event, hook.command, run)
         ), { concurrency: "unbounded" })
       const all = combined(outcomes)
-      const bad = badMatchers(groups, event)
-      return bad.length === 0 ? all : { ...all, lines: [...bad, ...all.lines] }
+      // a matcher that is not a valid regular expression: one line, once per run, and its group never runs
+      const bad = badMatchers(groups).filter((pattern) => !saidBad.has(`${event}\0${pattern}`))
+      for (const pattern of bad) saidBad.add(`${event}\0${pattern}`)
+      const lines = bad.map((pattern) =>
+        `hook ${event}: the matcher ${JSON.stringify(pattern)} is not a valid regular expression`
+      )
+      return lines.length === 0 ? all : { ...all, lines: [...lines, ...all.lines] }
     }),
     sessionSource: (id, hasHistory) => {
       const waiting = pending.get(id)

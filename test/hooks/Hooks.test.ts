@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
+import { Agent } from "../../src/agent/Agent"
 import type { TurnEvent } from "../../src/agent/TurnEvent"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import type { AgentConfig } from "../../src/config/Config"
@@ -253,5 +254,51 @@ describe("hooks", () => {
       expect(requests[0]).toContain("[SessionStart hook]\\nuse pnpm, not npm")
       const input = JSON.parse(fs.readFileSync(path.join(hook.dir, "inputs"), "utf8"))
       expect(input).toMatchObject({ hook_event_name: "SessionStart", source: "startup" })
+    }))
+
+  it.live("a matcher that is not a valid regular expression is said once, and its group never runs", () =>
+    Effect.gen(function*() {
+      const { cwd, events } = yield* turnWith(
+        { PreToolUse: [{ matcher: "ba(sh", hooks: [{ type: "command", command: "exit 2" }] }] },
+        [bashCall("touch one"), bashCall("touch two"), { text: "ok" }]
+      )
+      expect(notices(events)).toEqual(["hook PreToolUse: the matcher \"ba(sh\" is not a valid regular expression"])
+      expect(fs.existsSync(path.join(cwd, "one")) && fs.existsSync(path.join(cwd, "two"))).toBe(true)
+    }))
+
+  it.live("PreCompact runs before /compact with its words; the next turn runs SessionStart with source compact", () =>
+    Effect.gen(function*() {
+      const starts = script(`cat >> "$(dirname "$0")/inputs"; echo >> "$(dirname "$0")/inputs"`)
+      const compacts = script(`cat > "$(dirname "$0")/input.json"\necho 'saving a copy first' >&2\nexit 2`)
+      const cwd = tempDir("mm-hooks-project-")
+      const config: AgentConfig = {
+        ...testConfig(server.url),
+        hooks: {
+          SessionStart: [{ hooks: [{ type: "command", command: starts.file }] }],
+          PreCompact: [{ matcher: "manual", hooks: [{ type: "command", command: compacts.file }] }]
+        }
+      }
+      server.push({ text: "one" }, { text: "two" }, { text: "three" }, { text: "the summary" }, { text: "four" })
+      const report = yield* Effect.gen(function*() {
+        const conversation = yield* Effect.flatMap(Keeper, (keeper) => keeper.open(cwd, { createFile: "later" }))
+        for (const question of ["q1", "q2", "q3"]) yield* runTurn(conversation, question)
+        const compacted = yield* Effect.flatMap(Agent, (agent) => agent.compact(conversation, "keep the API notes"))
+        yield* runTurn(conversation, "q4")
+        return compacted
+      }).pipe(Effect.provide(coreLayer(config, MemorySessionStore.layer(), scriptedApprover([]))))
+      expect(report).toMatchObject({ _tag: "Compacted" })
+      expect(report._tag === "Compacted" && report.warning).toBe(
+        `hook PreCompact ${JSON.stringify(compacts.file)}: saving a copy first`
+      )
+      const input = JSON.parse(fs.readFileSync(path.join(compacts.dir, "input.json"), "utf8"))
+      expect(input).toMatchObject({
+        hook_event_name: "PreCompact",
+        trigger: "manual",
+        custom_instructions: "keep the API notes"
+      })
+      const sources = fs.readFileSync(path.join(starts.dir, "inputs"), "utf8").trim().split("\n").map((line) =>
+        JSON.parse(line).source
+      )
+      expect(sources).toEqual(["startup", "compact"])
     }))
 })

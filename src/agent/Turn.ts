@@ -12,7 +12,7 @@ import type { ImageInput } from "../domain/Images"
 import type { SavedPlan } from "../domain/Plan"
 import { type EditorBlock, type Message, type Session, titleOf, type ToolCall, withSystem } from "../domain/Session"
 import { markFailed } from "../domain/Turns"
-import { hookNote, openingHooks, STOP_CAP_LINE, STOP_HOOK_MAX, stopHooks } from "../hooks/HookCalls"
+import { openingHooks, stopHookNote } from "../hooks/HookCalls"
 import type { Conversation } from "../sessions/Conversation"
 import { lastOutput, unfinishedResult } from "../sessions/Interrupted"
 import { taskTool } from "../tools/Task"
@@ -306,7 +306,10 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       const cut = yield* lengthLine(deps, completed)
       const said = finishNotice(completed.finishReason, completed.content, () => cut)
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
-      const goOn = completed.finishReason === "length" ? undefined : yield* stopHookGoesOn(deps, state, stops)
+      // the user's Stop hooks may send the model back to work, with a note saying why
+      const goOn = completed.finishReason === "length"
+        ? undefined
+        : yield* stopHookNote(deps.hooks, state.conversation, notice(state.emit), stops)
       if (goOn !== undefined) {
         stops++
         state.added.push(goOn)
@@ -335,21 +338,6 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
     state.added.push(...notesAfter(completed))
   }
   return "max_steps" as const
-})
-
-/**
- * The note the model goes on from when a Stop hook blocks the end of the turn; undefined when
- * the turn ends (no hook blocked, or they blocked `STOP_HOOK_MAX` times already).
- */
-const stopHookGoesOn = Effect.fn("Agent.stopHookGoesOn")(function*(deps: Deps, state: TurnState, stops: number) {
-  const reason = yield* stopHooks(deps.hooks, state.conversation, notice(state.emit), stops > 0)
-  if (reason === undefined) return undefined
-  if (stops >= STOP_HOOK_MAX) {
-    yield* state.emit({ _tag: "Notice", text: STOP_CAP_LINE })
-    return undefined
-  }
-  const note: Message = { role: "user", content: hookNote("Stop", reason), note: true }
-  return note
 })
 
 /** The session without a turn-in-progress marker. */

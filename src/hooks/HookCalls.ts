@@ -8,6 +8,7 @@ import * as path from "node:path"
 
 import * as Effect from "effect/Effect"
 
+import type { Message } from "../domain/Session"
 import type { Conversation } from "../sessions/Conversation"
 import { FILE_SUFFIX } from "../sessions/SessionCodec"
 import type { ToolResult } from "../tools/Tool"
@@ -169,6 +170,26 @@ export const stopHooks = Effect.fn("Hooks.stop")(function*(
   const outcome = yield* hooks.run(yield* placeOf(conversation), { event: "Stop", stop_hook_active: active })
   yield* sayAll(say, outcome)
   return outcome.halt === undefined ? outcome.block : undefined
+})
+
+/**
+ * The note the model goes on from when a Stop hook blocks the end of the turn; undefined when
+ * the turn ends (no hook blocked, or they sent it back `STOP_HOOK_MAX` times already: `stops`).
+ */
+export const stopHookNote = Effect.fn("Hooks.stopNote")(function*(
+  hooks: HooksShape,
+  conversation: Conversation,
+  say: Say,
+  stops: number
+) {
+  const reason = yield* stopHooks(hooks, conversation, say, stops > 0)
+  if (reason === undefined) return undefined
+  if (stops >= STOP_HOOK_MAX) {
+    yield* say(STOP_CAP_LINE)
+    return undefined
+  }
+  const note: Message = { role: "user", content: hookNote("Stop", reason), note: true }
+  return note
 })
 
 /** `PreCompact`, before older turns are summarised: its lines (a hook cannot stop a compaction). */

@@ -69,7 +69,8 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
     return yield* finish(state, call, failure(planned))
   }
   // the user's PreToolUse hooks come before the approval rule: they may refuse, allow or ask
-  const hooked = yield* preToolUseHooks(deps.hooks, conversation, say(state), tool.name, input)
+  const use = { tool: tool.name, input, id: call.id }
+  const hooked = yield* preToolUseHooks(deps.hooks, conversation, say(state), use)
   if (hooked._tag === "Deny") {
     yield* emit(callStarted(call, input, described, false))
     return yield* finish(state, call, failure(blockedResult(hooked.reason)))
@@ -91,7 +92,7 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
   // sub-agents side by side would take the one mark from each other
   const ran = tool.access === "mm" ? yield* run(Effect.void) : yield* runSaved(deps, state, call.id, run)
   // the user's PostToolUse hooks read the result; what they say back is added to it
-  const result = yield* postToolUseHooks(deps.hooks, conversation, say(state), tool.name, input, ran)
+  const result = yield* postToolUseHooks(deps.hooks, conversation, say(state), use, ran)
   yield* finish(state, call, result, preview._tag === "FileChange" && !result.failed ? preview : undefined)
 })
 

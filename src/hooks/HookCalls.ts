@@ -83,6 +83,13 @@ export const openingHooks = Effect.fn("Hooks.opening")(function*(
   return { _tag: "Send", notes } as Opening
 })
 
+/** A call as the tool hooks see it: the tool's name, its arguments, and the call's id. */
+export interface ToolUse {
+  readonly tool: string
+  readonly input: Record<string, unknown>
+  readonly id: string
+}
+
 /** What `PreToolUse` decided of a call: nothing (the approval rule decides), or allowed, asked, refused. */
 export type ToolPermission =
   | { readonly _tag: "Undecided" }
@@ -100,14 +107,14 @@ export const preToolUseHooks = Effect.fn("Hooks.preToolUse")(function*(
   hooks: HooksShape,
   conversation: Conversation,
   say: Say,
-  tool: string,
-  input: Record<string, unknown>
+  call: ToolUse
 ) {
   if (!hooks.has("PreToolUse")) return UNDECIDED
   const outcome = yield* hooks.run(yield* placeOf(conversation), {
     event: "PreToolUse",
-    tool_name: tool,
-    tool_input: hookToolInput(tool, input, conversation.cwd)
+    tool_name: call.tool,
+    tool_input: hookToolInput(call.tool, call.input, conversation.cwd),
+    tool_use_id: call.id
   })
   yield* sayAll(say, outcome)
   const refused = outcome.block ?? outcome.halt
@@ -129,15 +136,15 @@ export const postToolUseHooks = Effect.fn("Hooks.postToolUse")(function*(
   hooks: HooksShape,
   conversation: Conversation,
   say: Say,
-  tool: string,
-  input: Record<string, unknown>,
+  call: ToolUse,
   result: ToolResult
 ) {
   if (!hooks.has("PostToolUse")) return result
   const outcome = yield* hooks.run(yield* placeOf(conversation), {
     event: "PostToolUse",
-    tool_name: tool,
-    tool_input: hookToolInput(tool, input, conversation.cwd),
+    tool_name: call.tool,
+    tool_input: hookToolInput(call.tool, call.input, conversation.cwd),
+    tool_use_id: call.id,
     tool_response: { output: result.output, failed: result.failed }
   })
   yield* sayAll(say, outcome)

@@ -49,11 +49,17 @@ export interface HookPlace {
 
 /** What each event adds to the common fields. */
 export type HookDetails =
-  | { readonly event: "PreToolUse"; readonly tool_name: string; readonly tool_input: Record<string, unknown> }
+  | {
+    readonly event: "PreToolUse"
+    readonly tool_name: string
+    readonly tool_input: Record<string, unknown>
+    readonly tool_use_id: string
+  }
   | {
     readonly event: "PostToolUse"
     readonly tool_name: string
     readonly tool_input: Record<string, unknown>
+    readonly tool_use_id: string
     readonly tool_response: { readonly output: string; readonly failed: boolean }
   }
   | { readonly event: "UserPromptSubmit"; readonly prompt: string }

@@ -156,6 +156,7 @@ describe("hooks", () => {
         cwd,
         tool_name: "bash",
         tool_input: { command: "echo hello from bash" },
+        tool_use_id: "c1",
         tool_response: { failed: false }
       })
       expect(input.tool_response.output).toContain("hello from bash")

@@ -19,6 +19,9 @@ export type HookRun =
 /** Characters of stdout and of stderr kept; the rest is dropped. */
 const MAX_OUTPUT = 1024 * 1024
 
+/** The longest a Node timer waits (a longer one fires at once): some 24 days. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 export interface HookCommand {
   readonly command: string
   readonly stdin: string
@@ -72,7 +75,7 @@ export const runHookCommand = (hook: HookCommand): Effect.Effect<HookRun> =>
     const timer = setTimeout(() => {
       killGroup(child.pid, "SIGKILL")
       settle({ _tag: "TimedOut", seconds: hook.timeoutSeconds })
-    }, hook.timeoutSeconds * 1000)
+    }, Math.min(hook.timeoutSeconds * 1000, MAX_TIMER_MS))
     return Effect.sync(() => {
       clearTimeout(timer)
       if (!done) killGroup(child.pid, "SIGKILL")

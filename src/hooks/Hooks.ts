@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 
 import { AppConfig } from "../config/Config"
 import type { HookEvent, HookGroupConfig } from "../config/ConfigSchema"
+import { truncateOutput } from "../tools/Truncate"
 import {
   type HookDetails,
   hookInput,
@@ -74,6 +75,7 @@ const badMatchers = (groups: ReadonlyArray<HookGroupConfig>): Array<string> =>
 /** The hooks service over the configuration in force. */
 export const makeHooks = Effect.map(AppConfig, ({ config }): HooksShape => {
   const configured = config.hooks
+  const maxOutput = config.maxOutput
   const started = new Set<string>()
   const pending = new Map<string, SessionSource>()
   let anyStarted = false
@@ -104,7 +106,9 @@ export const makeHooks = Effect.map(AppConfig, ({ config }): HooksShape => {
           }),
           (run) => outcomeOf(event, hook.command, run)
         ), { concurrency: "unbounded" })
-      const all = combined(outcomes)
+      // what a hook gives the model is cut as a tool's output is (maxOutput characters)
+      const together = combined(outcomes)
+      const all = { ...together, context: together.context.map((text) => truncateOutput(text, maxOutput)) }
       // a matcher that is not a valid regular expression: one line, once per run, and its group never runs
       const bad = badMatchers(groups).filter((pattern) => !saidBad.has(`${event}\0${pattern}`))
       for (const pattern of bad) saidBad.add(`${event}\0${pattern}`)

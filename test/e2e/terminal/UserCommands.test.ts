@@ -79,7 +79,9 @@ describe("the user's own commands in the terminal", () => {
     write(path.join(project, ".claude", "commands", "claude-only.md"), "From Claude's folder: $ARGUMENTS\n")
     server.push({ text: "ok" })
     const without = await runMm(project, ["/claude-only x"], [], { XDG_CONFIG_HOME: xdg })
-    expect(without.stderr).toContain("commands: .mm/commands/bad name.md skipped — a name has letters, digits, - and _ only")
+    expect(without.stderr).toContain(
+      "commands: .mm/commands/bad name.md skipped — a name has letters, digits, - and _ only"
+    )
     expect(without.stderr).toContain("commands: .mm/commands/help.md skipped — /help is a built-in command")
     expect(without.stdout + without.stderr).toContain("unknown command /claude-only")
     expect(server.completions()).toHaveLength(0)

@@ -54,11 +54,15 @@ export const chooseModel = (conversation: Conversation, model: string | undefine
     }))
   })
 
-/** A resumed conversation goes on with the model its file kept (or the configured one). */
+/**
+ * A resumed conversation goes on with the model its file kept (or the configured one): the
+ * line that says so when it is not the configured one.
+ */
 export const restoreModel = (conversation: Conversation) =>
   Effect.gen(function*() {
     const kept = (yield* conversation.snapshot).settings?.model
     yield* Ref.update(conversation.settings, (settings) => ({ ...settings, model: kept }))
+    return kept === undefined ? undefined : `model: ${kept}, as this conversation chose (/model to change it)`
   })
 
 /** The question `/init` asks: a normal turn, whose write is approved as any other. */

@@ -16,6 +16,7 @@ import type { KeeperShape } from "../sessions/Keeper"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { importApprovals, permissionsCommand } from "../text/PermissionsText"
 import { NO_PLAN, planChecklist, planHeader } from "../text/PlanText"
+import { sanitize } from "../text/Sanitize"
 import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
@@ -126,7 +127,8 @@ const resume: TerminalCommand = (ctx, arg) =>
       return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
     }
     for (const line of resumedLines(resumed.right)) ctx.print.line(line)
-    yield* restoreModel(ctx.conversation)
+    const kept = yield* restoreModel(ctx.conversation)
+    if (kept !== undefined) ctx.print.line(sanitize(kept))
     const recap = recapLines(
       (yield* ctx.conversation.snapshot).messages,
       ctx.cwd,

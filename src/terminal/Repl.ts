@@ -131,7 +131,8 @@ export const runTerminal = <E, R>(
       return started.code
     }
     for (const line of startedLines(started)) info.line(line)
-    if (started.resumed) yield* restoreModel(conversation)
+    const kept = started.resumed ? yield* restoreModel(conversation) : undefined
+    if (kept !== undefined) info.line(sanitize(kept))
     const answers = makeAnswers(
       (yield* TerminalIO).print,
       process.env,

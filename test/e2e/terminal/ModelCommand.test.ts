@@ -25,8 +25,16 @@ describe("/model in the terminal", () => {
 
       const second = await runMm(project, ["/resume", "/model", "and now"])
       expect(second.code).toBe(0)
+      expect(second.stdout).toContain("model: m2, as this conversation chose (/model to change it)\n")
       expect(second.stdout).toContain("  fake-model (agent.yaml)\n* m2\n")
       expect(server.completions()[2].body.model).toBe("m2")
+
+      // so does mm --continue
+      server.push({ text: "fourth" })
+      const third = await runMm(project, ["once more"], ["--continue"])
+      expect(third.code).toBe(0)
+      expect(third.stdout + third.stderr).toContain("model: m2, as this conversation chose")
+      expect(server.completions()[3].body.model).toBe("m2")
     } finally {
       await server.close()
     }

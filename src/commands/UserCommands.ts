@@ -41,8 +41,6 @@ export interface UserCommands {
   readonly notes: ReadonlyArray<string>
 }
 
-export const NO_USER_COMMANDS: UserCommands = { commands: [], notes: [] }
-
 /** Where they are looked for, and whether the project's folders may be read. */
 export interface CommandPlaces {
   readonly cwd: string
@@ -63,7 +61,7 @@ const MAX_FILES = 500
 /** One name part: letters, digits, `-` and `_`; parts joined by `:`. */
 const NAME = /^[A-Za-z0-9][\w-]*(?::[A-Za-z0-9][\w-]*)*$/
 
-export const isCommandName = (name: string): boolean => NAME.test(name) && name.length <= 64
+const isCommandName = (name: string): boolean => NAME.test(name) && name.length <= 64
 
 /** Every name and alias of the built-in commands, of any façade: none of them can be a file's. */
 const BUILT_IN = new Set<string>(SLASH_COMMANDS.flatMap((command) => [command.name, ...command.aliases]))

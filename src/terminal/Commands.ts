@@ -293,7 +293,7 @@ export const runCommandLine = (
   const own = read?._tag === "Elsewhere" ? undefined : findUserCommand(text, ctx.memory.own?.commands ?? [])
   if (own !== undefined) {
     return Effect.sync(() => {
-      ctx.print.line(ctx.style.dim(expandedLine(own.command)))
+      ctx.print.line(ctx.style.dim(sanitize(expandedLine(own.command))))
       return { send: fillCommand(own.command, own.arg) }
     })
   }

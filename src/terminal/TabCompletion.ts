@@ -24,7 +24,7 @@ const complete = async (
   options: Parameters<typeof makeCompleter>[0],
   models: () => Promise<ReadonlyArray<string>>
 ): ReturnType<Completer> => {
-  const command = /^\/[\w-]*$/.exec(before)
+  const command = /^\/[\w:-]*$/.exec(before)
   if (command !== null) return { start: 0, items: options.commands().filter((name) => name.startsWith(before)) }
   const resume = /^\/resume\s+(\S*)$/.exec(before)
   if (resume !== null) {

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { configFor, runMm, tempProject } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
 
 const REVIEW = [
   "---",
@@ -104,5 +105,28 @@ describe("the user's own commands in the terminal", () => {
     expect(stdout).not.toContain("/review [path]")
     expect(stdout + stderr).toContain("unknown command /review")
     expect(server.completions()).toHaveLength(0)
+  })
+
+  it("Tab completes a command's name, and a model id after /model, on a terminal", async () => {
+    await server.close()
+    server = await startFakeModelServer({ models: ["fake-model", "qwen-big", "qwen-small"] })
+    const project = tempProject(configFor(server.url))
+    write(path.join(project, ".mm", "commands", "git", "commit.md"), "Commit as $1.\n")
+    server.push({ text: "committed" })
+    const mm = new PtyMm(project, { XDG_CONFIG_HOME: xdg })
+    await mm.waitFor(/> /)
+    let mark = mm.out.length
+    mm.type("/git:c\t")
+    await mm.waitFor(/\/git:commit \r/, mark)
+    mm.type("fix\r")
+    await mm.waitForText(/committed[\s\S]*> /, mark)
+    mark = mm.out.length
+    mm.type("/model qwen-b\t")
+    await mm.waitFor(/\/model qwen-big \r/, mark)
+    mm.type("\r")
+    await mm.waitForText(/model: qwen-big from now on/, mark)
+    mm.type("\x04")
+    expect(await mm.exit()).toBe(0)
+    expect(asked()).toEqual(["Commit as fix."])
   })
 })

@@ -51,6 +51,8 @@ describe("/model in the terminal", () => {
       expect(stdout).toContain("model in use: fake-model (the server lists no models: /model NAME takes any name)")
       expect(stdout).toContain("model: other-model from now on in this conversation (the server lists no models")
       expect(server.completions()[0].body.model).toBe("other-model")
+      // chosen before the first question: the session's first save keeps it
+      expect(onlySession(project).settings).toMatchObject({ model: "other-model" })
     } finally {
       await server.close()
     }

@@ -54,7 +54,15 @@ const searchApart = {
   }
 }
 
-// web_fetch's HTML-to-Markdown converter (node-html-markdown) too: loaded with the first page converted.
+// re2js too: loaded when a hook's matcher is a regular expression rather than tool names.
+const regexApart = {
+  name: "regex-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/HookRegex$/ }, () => ({ path: "./mm-regex.cjs", external: true }))
+  }
+}
+
+// web_fetch's request and HTML-to-Markdown converter (ipaddr.js, node-html-markdown) too: loaded at the first fetch.
 const webApart = {
   name: "web-apart",
   setup(build) {
@@ -118,6 +126,7 @@ await build({
     markdownApart,
     bashApart,
     searchApart,
+    regexApart,
     webApart,
     httpWhenUsed,
     builtinsShared
@@ -126,6 +135,7 @@ await build({
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/hooks/HookRegex.ts"], outfile: "dist/mm-regex.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/tools/WebLibs.ts"], outfile: "dist/mm-web.cjs", format: "cjs" })
 // grep's and glob's searches run in a worker thread of their own file, started with the first search
 await buildSearchWorker("dist/mm-search-worker.cjs", { minify: common.minify })

@@ -17,6 +17,7 @@ import { makeRememberedApprovals, RememberedApprovals } from "../approvals/Remem
 import { Changes, makeChanges } from "../changes/Changes"
 import { Checkpoints, makeCheckpoints } from "../changes/Checkpoints"
 import { AppConfig, type LoadedConfig } from "../config/Config"
+import { Hooks, makeHooks } from "../hooks/Hooks"
 import { Secrets } from "../lib/Secrets"
 import { makeMcpServers, McpServers } from "../mcp/McpServers"
 import { makeServerCache, ServerCache } from "../model/chat/ServerCache"
@@ -56,7 +57,7 @@ export type Services =
   | ToolRegistry
 
 /** The agent and what it keeps of the project's files. */
-export type AgentServices = Agent | Changes
+export type AgentServices = Agent | Changes | Hooks
 
 const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
   [
@@ -95,6 +96,8 @@ const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
   [
     made(Changes, makeChanges),
     made(Compactor, makeCompactor),
+    // the user's hooks: nothing is loaded or run for an event without one
+    made(Hooks, makeHooks),
     built(approver),
     made(Agent, makeAgent)
   ] as const

@@ -62,6 +62,14 @@ const regexApart = {
   }
 }
 
+// web_fetch's request and HTML-to-Markdown converter (ipaddr.js, node-html-markdown) too: loaded at the first fetch.
+const webApart = {
+  name: "web-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/WebLibs$/ }, () => ({ path: "./mm-web.cjs", external: true }))
+  }
+}
+
 // @effect/platform-node's HTTP client makes an http and an https agent with the services:
 // node:https (and tls) are loaded only when a request goes to an https URL instead
 // (scripts/lazy-https.cjs), node:http when the first request goes out (scripts/lazy-http.cjs)
@@ -119,6 +127,7 @@ await build({
     bashApart,
     searchApart,
     regexApart,
+    webApart,
     httpWhenUsed,
     builtinsShared
   ],
@@ -127,6 +136,7 @@ await build({
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/hooks/HookRegex.ts"], outfile: "dist/mm-regex.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/tools/WebLibs.ts"], outfile: "dist/mm-web.cjs", format: "cjs" })
 // grep's and glob's searches run in a worker thread of their own file, started with the first search
 await buildSearchWorker("dist/mm-search-worker.cjs", { minify: common.minify })
 await build({

@@ -14,7 +14,10 @@ const accessWords: Record<ToolAccess, { readonly reaches: string; readonly asked
   },
   write: { reaches: "writes the file at `path`", asked: "yes (modes `edits`, `auto`: not inside the project)" },
   command: { reaches: "runs a command line", asked: "yes (mode `auto`: not when the sandbox is on)" },
-  network: { reaches: "reaches the network", asked: "yes" },
+  network: {
+    reaches: "reaches the network",
+    asked: "yes, per domain: an always answer covers the host (mode `allow`: no)"
+  },
   outside: { reaches: "acts outside mm's view", asked: "yes, unless its configuration allows it" },
   mm: { reaches: "nothing outside mm (a sub-agent's own calls are asked as any)", asked: "no" }
 }

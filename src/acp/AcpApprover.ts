@@ -52,6 +52,8 @@ const alwaysOptionName = (choice: AlwaysChoice, access: ApprovalRequest["access"
       return "Always allow edits in this project"
     case "Tool":
       return `Always allow ${choice.label}`
+    case "Domain":
+      return `Always allow fetching from ${choice.scope.host}`
   }
 }
 

@@ -10,6 +10,7 @@ import { projectTargetOf } from "../lib/RealPath"
 import { PROTECTED_TEXT, writesInsideProject } from "../tools/ProtectedPaths"
 import { allTools } from "../tools/Registry"
 import type { ToolAccess } from "../tools/ToolRecord"
+import { hostOf } from "../tools/WebFetch"
 import type { CommandReading } from "./CommandReader"
 import { listedProgram, readOnlyOf, type SecretTest } from "./ReadOnlyCommands"
 
@@ -28,6 +29,8 @@ export type Scope =
   | { readonly _tag: "Project"; readonly dir: string }
   /** Every call of this tool (tools without a finer scope, e.g. MCP tools). */
   | { readonly _tag: "Tool"; readonly name: string }
+  /** A network tool's (`web_fetch`) calls to this host (`docs.python.org`, `[::1]`), any path, any port. */
+  | { readonly _tag: "Domain"; readonly host: string }
 
 /** A call as the approval rule sees it: the tool's name and access, its parsed arguments, the project directory. */
 export interface CallToApprove {
@@ -125,6 +128,9 @@ const realTargetOf = (call: CallToApprove): string | undefined =>
 // ---------------------------------------------------------------------------
 // The rule
 
+/** What tools with these accesses reach is scoped finer than the whole tool: a command, a file, a domain. */
+const FINER_ACCESS: ReadonlySet<ToolAccess> = new Set(["command", "read", "write", "network"])
+
 /**
  * True when one of the "always" answers given covers this call, so it runs without asking.
  * An edit or a write whose real target is outside the project, or is a protected path
@@ -136,8 +142,9 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
     // a whole tool is offered only for tools without a finer scope: a row naming bash or a file
     // tool (mm never writes one) grants nothing, wherever it was found
     if (scope._tag === "Tool") {
-      return scope.name === call.tool && call.access !== "command" && call.access !== "read" && call.access !== "write"
+      return scope.name === call.tool && !FINER_ACCESS.has(call.access)
     }
+    if (call.access === "network") return scope._tag === "Domain" && scope.host === hostOf(call.input?.url)
     if (call.access === "command") {
       return typeof call.input?.command === "string" &&
         commandCovered(scope, read, call.input.command, call.cwd, call.secret)
@@ -151,10 +158,9 @@ export const isAllowed = (scopes: ReadonlyArray<Scope>, call: CallToApprove, rea
   })
 }
 
-/** mm's own tools with a finer scope than the whole tool (a command, a file): a `Tool` row naming one grants nothing. */
+/** mm's own tools with a finer scope than the whole tool (a command, a file, a domain): a `Tool` row naming one grants nothing. */
 const FINER_SCOPED: ReadonlySet<string> = new Set(
-  allTools.filter((tool) => tool.access === "command" || tool.access === "read" || tool.access === "write")
-    .map((tool) => tool.name)
+  allTools.filter((tool) => FINER_ACCESS.has(tool.access)).map((tool) => tool.name)
 )
 
 /** Whether an "always" is remembered for the project (later runs too) or kept for this conversation only. */
@@ -192,6 +198,8 @@ const scopeLabel = (scope: Scope, cwd: string): string => {
       return "every edit in this project"
     case "Tool":
       return `every ${scope.name} call`
+    case "Domain":
+      return `fetch anything from ${scope.host}`
   }
 }
 
@@ -222,6 +230,8 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
       return `every edit and write inside ${scope.dir}, never a file outside it, a link that leads out, or ${PROTECTED_TEXT}`
     case "Tool":
       return `every ${scope.name} call`
+    case "Domain":
+      return `any page of ${scope.host} (a redirect elsewhere is followed, each address checked)`
   }
 }
 
@@ -276,6 +286,11 @@ export const alwaysChoices = (call: CallToApprove, read: ReadCommand): ReadonlyA
     const real = realTargetOf(call)
     if (file === undefined || real === undefined || isOutsideProject(call)) return []
     return [choice({ _tag: "File", path: real }), choice({ _tag: "Project", dir: call.cwd })]
+  }
+  // a fetch: its host, whatever the path
+  if (call.access === "network") {
+    const host = hostOf(call.input?.url)
+    return host === undefined ? [] : [choice({ _tag: "Domain", host })]
   }
   return [choice({ _tag: "Tool", name: call.tool })]
 }

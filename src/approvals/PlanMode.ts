@@ -7,7 +7,9 @@ import type { SecretTest } from "./ReadOnlyCommands"
  * only reads (`access: "read"`: `read_file`, `grep`, `glob`) or works inside mm alone (`mm`:
  * `todo`, and `task`, whose sub-agents plan too) goes on to the approval rule as in any mode, so
  * a read outside the project is still asked; a command runs unasked when the read-only list passes it
- * (ReadOnlyCommands.ts: known programs, paths inside the project, nothing that looks secret).
+ * (ReadOnlyCommands.ts: known programs, paths inside the project, nothing that looks secret). A
+ * fetch (`network`: `web_fetch`, a GET that only reads) goes on too, and is asked per domain as in
+ * `ask`.
  * Everything else is refused before anyone is asked, with a line the model reads. The system
  * prompt says the model is planning while, and only while, the mode is on.
  */
@@ -22,8 +24,6 @@ const reachOf = (tool: ToolRecord): string => {
   switch (tool.access) {
     case "write":
       return `${tool.name} changes files`
-    case "network":
-      return `${tool.name} reaches the network`
     case "outside":
       return `${tool.name} is run by another program, which mm cannot check`
     default:
@@ -39,7 +39,7 @@ export const refusedInPlan = (
   read: ReadCommand,
   secret?: SecretTest
 ): string | undefined => {
-  if (tool.access === "read" || tool.access === "mm") return undefined
+  if (tool.access === "read" || tool.access === "mm" || tool.access === "network") return undefined
   if (tool.access !== "command" || typeof input.command !== "string") return planRefusal(reachOf(tool))
   const verdict = classifyCommand(read, input.command, cwd, secret)
   return verdict._tag === "ReadOnly"

@@ -74,6 +74,8 @@ export const importRefusal = (scope: Scope, project: string, read: ReadCommand):
       return sameDir(scope.dir, project) ? undefined : "another directory than this project"
     case "Tool":
       return BUILTIN.has(scope.name) ? `${scope.name} is built in: its calls are asked one by one` : undefined
+    case "Domain":
+      return undefined
   }
 }
 

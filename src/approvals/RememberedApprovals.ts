@@ -37,7 +37,8 @@ export const ScopeSchema = Schema.Union(
   Schema.TaggedStruct("ExactCommand", { command: Schema.NonEmptyTrimmedString }),
   Schema.TaggedStruct("File", { path: Absolute }),
   Schema.TaggedStruct("Project", { dir: Absolute }),
-  Schema.TaggedStruct("Tool", { name: Schema.NonEmptyString })
+  Schema.TaggedStruct("Tool", { name: Schema.NonEmptyString }),
+  Schema.TaggedStruct("Domain", { host: Schema.NonEmptyTrimmedString })
 )
 
 const FileSchema = Schema.Struct({

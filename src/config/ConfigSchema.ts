@@ -7,6 +7,7 @@
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
+import { isAddressOrRange } from "../lib/AddressEntry"
 import { DEFAULT_SYSTEM } from "./DefaultSystem"
 import { mcpKeyDescriptions, McpServersConfig } from "./McpConfig"
 import { defaultSandbox, SandboxConfig, sandboxKeyDescriptions } from "./SandboxConfig"
@@ -227,8 +228,19 @@ const WebFetchConfig = Schema.Struct({
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
     description: "give the model the web_fetch tool (each new domain is asked)"
   }),
-  allowPrivate: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
-    description: "let web_fetch reach loopback, link-local and private addresses"
+  allowPrivate: Schema.optionalWith(
+    Schema.Union(
+      Schema.Boolean,
+      Schema.Array(
+        Schema.String.pipe(
+          Schema.filter((entry) => isAddressOrRange(entry) || `expected an IP address or a CIDR range, got ${entry}`)
+        )
+      )
+    ),
+    { default: () => false }
+  ).annotations({
+    description:
+      "let web_fetch reach loopback, link-local and private addresses: true for all, or a list of addresses and CIDR ranges"
   }),
   maxBytes: Schema.optionalWith(PositiveInt, { default: () => 5 * 1024 * 1024 }).annotations({
     description: "bytes of one answer read at most; the rest is cut"
@@ -405,7 +417,7 @@ export const keyDescriptions: Record<string, string> = {
   webFetch: "The web_fetch tool: the model reads a web page (HTML as Markdown), each new domain asked.",
   "webFetch.enabled": "Give the model web_fetch (off by default: each tool's description is sent with every request).",
   "webFetch.allowPrivate":
-    "Let web_fetch reach loopback, link-local and private addresses (refused by default, redirects included).",
+    "Let web_fetch reach loopback, link-local, private and other non-public addresses: true for all of them, or a list of addresses and CIDR ranges (e.g. [\"127.0.0.1\", \"10.1.0.0/16\"]). Refused by default, at every redirect too. A project's own agent.yaml sets it only once trusted.",
   "webFetch.maxBytes": "Bytes of one answer read at most; a longer one is cut, and the result says so.",
   "webFetch.timeout": "Seconds one fetch may take, redirects included; a number or a string such as \"30s\".",
   jobs: "Background commands: bash with background: true, read with job_output, ended with job_kill.",

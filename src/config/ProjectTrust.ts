@@ -1,7 +1,7 @@
 /**
  * The settings of a project's own agent.yaml that wait for the user's trust (SPEC §14, the
  * third layer): those that would run a program (MCP servers, hooks), lower the guard (`permissions`,
- * a looser `sandbox`) or send the user's key somewhere (`model.url`, `model.apiKeyEnv`,
+ * a looser `sandbox`, `webFetch.allowPrivate`) or send the user's key somewhere (`model.url`, `model.apiKeyEnv`,
  * `model.headers` naming a variable, when the configuration would send a key). Each is found
  * in the file's own values (as written, before defaults), compared with the user's settings:
  * a project that asks for no more than the user already allows asks nothing.
@@ -176,6 +176,25 @@ const sandboxSettings = (project: Raw, user: AgentConfig): Array<GuardedSetting>
 }
 
 /**
+ * `webFetch.allowPrivate` of the project's file when it allows more than the user's own: it lets
+ * the model reach the user's own network (the router, a local service, the cloud's metadata).
+ */
+const webFetchSettings = (project: Raw, user: AgentConfig): Array<GuardedSetting> => {
+  const webFetch = project.webFetch
+  const wanted = isRecord(webFetch) ? webFetch.allowPrivate : undefined
+  const mine = user.webFetch.allowPrivate
+  if (mine === true || wanted === undefined || wanted === false) return []
+  if (Array.isArray(wanted) && (wanted.length === 0 || (mine !== false && !newEntries(wanted, mine)))) return []
+  const list = Array.isArray(wanted) ? wanted.map(String).join(", ") : "any private address"
+  return [{
+    path: ["webFetch", "allowPrivate"],
+    value: wanted,
+    short: `webFetch.allowPrivate: ${Array.isArray(wanted) ? list : String(wanted)}`,
+    effect: `webFetch.allowPrivate — web_fetch may reach ${list} on your network`
+  }]
+}
+
+/**
  * The project's model settings that decide where a key goes, when the configuration (`merged`:
  * the user's with the whole project file over it) would send one.
  */
@@ -232,6 +251,7 @@ export const guardedSettings = (project: Raw, user: AgentConfig, merged: AgentCo
   ...hookSettings(project, user),
   ...permissionSettings(project, user),
   ...sandboxSettings(project, user),
+  ...webFetchSettings(project, user),
   ...modelSettings(project, user, merged)
 ]
 

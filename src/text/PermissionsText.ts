@@ -35,6 +35,8 @@ const scopeLine = (scope: Scope, cwd: string): string => {
       return `edits: ${scopeCovers(scope, cwd)}`
     case "Tool":
       return `tool: ${scopeCovers(scope, cwd)}`
+    case "Domain":
+      return `web_fetch: ${scopeCovers(scope, cwd)}`
   }
 }
 

@@ -17,6 +17,7 @@ import { type AgentOffer, taskTool, taskToolFor } from "./Task"
 import { todoTool } from "./Todo"
 import { type CallDescription, describeCall, type ToolRecord } from "./ToolRecord"
 import { unknownToolRecord } from "./UnknownTool"
+import { webFetchTool, webFetchToolFor } from "./WebFetch"
 import { writeFileTool } from "./WriteFile"
 
 /** The built-in tools, in the order the model is told of them. */
@@ -39,9 +40,17 @@ export const builtinTools: ReadonlyArray<ToolRecord> = [
 interface OptionalTool {
   readonly tool: ToolRecord
   readonly enabled: (config: AgentConfig) => boolean
+  /** The tool as this configuration sets it up, when its settings change how it runs; absent: `tool`. */
+  readonly configured?: (config: AgentConfig) => ToolRecord
 }
 
-export const optionalTools: ReadonlyArray<OptionalTool> = []
+export const optionalTools: ReadonlyArray<OptionalTool> = [
+  {
+    tool: webFetchTool,
+    enabled: (config) => config.webFetch.enabled,
+    configured: (config) => webFetchToolFor(config.webFetch)
+  }
+]
 
 /** Every tool mm has, enabled or not: what shows a stored call, the docs' table, the approvals' names. */
 export const allTools: ReadonlyArray<ToolRecord> = [...builtinTools, ...optionalTools.map((entry) => entry.tool)]
@@ -114,7 +123,8 @@ export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools, allTo
  * `builtinRegistry` when it declares and enables none).
  */
 export const registryFor = (config: AgentConfig, agents: ReadonlyArray<AgentOffer>): ToolRegistryShape => {
-  const enabled = optionalTools.filter((entry) => entry.enabled(config)).map((entry) => entry.tool)
+  const enabled = optionalTools.filter((entry) => entry.enabled(config))
+    .map((entry) => entry.configured?.(config) ?? entry.tool)
   if (agents.length === 0 && enabled.length === 0) return builtinRegistry
   const tools = builtinTools.map((
     tool

@@ -47,8 +47,15 @@ describe("plan mode's rule", () => {
     expect(bash("git commit -m x")).toMatch(/^refused in plan mode: /)
     const mcp: ToolRecord = { ...toolNamed("grep"), name: "mcp__db__query", access: "outside" }
     expect(refused(mcp, {})).toContain("mcp__db__query is run by another program, which mm cannot check")
+  })
+
+  it("lets a fetch through, to be asked per domain as in ask: a GET only reads", () => {
     const fetch: ToolRecord = { ...toolNamed("grep"), name: "web_fetch", access: "network" }
-    expect(refused(fetch, {})).toContain("web_fetch reaches the network")
+    expect(refused(fetch, { url: "https://example.com/" })).toBeUndefined()
+    expect(approvalNeeded("ask", "plan", fetch, { url: "https://example.com/" }, cwd, true)).toBe(true)
+    expect(approvalNeeded("allow", "ask", fetch, { url: "https://example.com/" }, cwd, true)).toBe(false)
+    expect(approvalNeeded("ask", "auto", fetch, { url: "https://example.com/" }, cwd, true)).toBe(true)
+    expect(approvalNeeded("ask", "edits", fetch, { url: "https://example.com/" }, cwd, true)).toBe(true)
   })
 
   it("what it lets through is asked as in any mode: a read outside the project, a secret file", () => {

@@ -262,3 +262,32 @@ describe("loading the user's file and the project's", () => {
     expect([run.file, run.untrusted, run.config]).toEqual([undefined, undefined, defaultConfig()])
   })
 })
+
+describe("a project's webFetch.allowPrivate", () => {
+  it("waits for trust when it reaches more of the user's network than the user's own setting", async () => {
+    expect(shorts("webFetch:\n  allowPrivate: true\n")).toEqual(["webFetch.allowPrivate: true"])
+    expect(guarded("webFetch: { allowPrivate: [127.0.0.1, 10.0.0.0/8] }\n")[0].effect)
+      .toBe("webFetch.allowPrivate — web_fetch may reach 127.0.0.1, 10.0.0.0/8 on your network")
+    // no more than the user allows: false, an empty list, addresses the user lists, anything under the user's true
+    expect(shorts("webFetch: { allowPrivate: false, enabled: true }\n")).toEqual([])
+    expect(shorts("webFetch: { allowPrivate: [] }\n")).toEqual([])
+    expect(shorts("webFetch: { allowPrivate: [127.0.0.1] }\n", "webFetch: { allowPrivate: [127.0.0.1, ::1] }\n"))
+      .toEqual([])
+    expect(shorts("webFetch: { allowPrivate: true }\n", "webFetch: { allowPrivate: true }\n")).toEqual([])
+    expect(shorts("webFetch: { allowPrivate: [10.0.0.1] }\n", "webFetch: { allowPrivate: [127.0.0.1] }\n"))
+      .toEqual(["webFetch.allowPrivate: 10.0.0.1"])
+
+    const dir = project("webFetch:\n  enabled: true\n  allowPrivate: [192.168.1.1]\n")
+    const first = await loaded({ cwd: dir })
+    // the rest of the section applies; the addresses wait
+    expect(first.config.webFetch).toMatchObject({ enabled: true, allowPrivate: false })
+    expect(first.untrusted?.settings.map((setting) => setting.short)).toEqual(["webFetch.allowPrivate: 192.168.1.1"])
+    expect((await loaded({ cwd: dir, trust: true })).config.webFetch.allowPrivate).toEqual(["192.168.1.1"])
+  })
+
+  it("takes only addresses and CIDR ranges", () => {
+    expect(values("webFetch: { allowPrivate: [\"::1\", 10.0.0.0/8, \"fd00::/8\"] }\n").config.webFetch.allowPrivate)
+      .toEqual(["::1", "10.0.0.0/8", "fd00::/8"])
+    expect(Either.isLeft(readConfig("webFetch: { allowPrivate: [localhost] }\n", "agent.yaml"))).toBe(true)
+  })
+})

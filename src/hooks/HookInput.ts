@@ -6,18 +6,27 @@
 import * as path from "node:path"
 
 import type { HookEvent } from "../config/ConfigSchema"
+import { bashTool } from "../tools/Bash"
+import { editFileTool } from "../tools/EditFile"
+import { globTool } from "../tools/Glob"
+import { grepTool } from "../tools/Grep"
+import { readFileTool } from "../tools/ReadFile"
+import { taskTool } from "../tools/Task"
+import { todoTool } from "../tools/Todo"
+import { WEB_FETCH } from "../tools/WebFetch"
+import { writeFileTool } from "../tools/WriteFile"
 
 /** Claude Code's name for each built-in tool of mm that has a counterpart there. */
 export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
-  bash: "Bash",
-  read_file: "Read",
-  write_file: "Write",
-  edit_file: "Edit",
-  grep: "Grep",
-  glob: "Glob",
-  todo: "TodoWrite",
-  task: "Task",
-  web_fetch: "WebFetch"
+  [bashTool.name]: "Bash",
+  [readFileTool.name]: "Read",
+  [writeFileTool.name]: "Write",
+  [editFileTool.name]: "Edit",
+  [grepTool.name]: "Grep",
+  [globTool.name]: "Glob",
+  [todoTool.name]: "TodoWrite",
+  [taskTool.name]: "Task",
+  [WEB_FETCH]: "WebFetch"
 }
 
 /** The names a tool is matched by: its own, and Claude Code's when it has one. */
@@ -27,7 +36,7 @@ export const toolNames = (name: string): ReadonlyArray<string> => {
 }
 
 /** The tools whose `path` is a file: their input also carries Claude Code's `file_path`, absolute. */
-const FILE_TOOLS = new Set(["read_file", "write_file", "edit_file"])
+const FILE_TOOLS = new Set([readFileTool.name, writeFileTool.name, editFileTool.name])
 
 /** A call's arguments as a hook reads them: mm's own, with `file_path` added for the file tools. */
 export const hookToolInput = (

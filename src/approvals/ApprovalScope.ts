@@ -231,7 +231,7 @@ export const scopeCovers = (scope: Scope, cwd: string, reason?: string): string 
     case "Tool":
       return `every ${scope.name} call`
     case "Domain":
-      return `any page of ${scope.host} (a redirect elsewhere is followed, each address checked)`
+      return `any page of ${scope.host} (a redirect to another host is not followed)`
   }
 }
 

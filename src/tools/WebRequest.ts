@@ -155,12 +155,22 @@ const problemOf = (cause: unknown, url: URL, timedOut: boolean, seconds: number)
 const isRedirect = (status: number): boolean =>
   status === 301 || status === 302 || status === 303 || status === 307 || status === 308
 
+/**
+ * What a redirect to another host says instead of following it: an "always" answer covers one
+ * host, and a page of it must not lead the fetch to a host the user was never asked about.
+ */
+const otherHost = (url: URL): string =>
+  `redirected to ${url.href}, on another host: not followed; fetch that URL to read it (its host is asked for)`
+
 /** The hops: each URL checked, each redirect followed by hand, until an answer that is not one. */
 const follow = async (where: { url: URL }, settings: FetchSettings, signal: AbortSignal): Promise<Fetched> => {
+  const host = where.url.hostname
   for (let hop = 0;; hop++) {
     const url = where.url
     const refused = urlRefusal(url, settings.allowPrivate)
     if (refused !== undefined) throw new FetchProblem(hop === 0 ? refused : `redirected to ${url.href}: ${refused}`)
+    // the host the user was asked about: a redirect stays on it, or the model is told where it leads
+    if (url.hostname !== host) throw new FetchProblem(otherHost(url))
     const response = await get(url, settings, signal)
     const status = response.statusCode ?? 0
     const location = response.headers.location

@@ -73,6 +73,9 @@ const route = (request: http.IncomingMessage, response: http.ServerResponse): vo
     case "/to-loopback6":
       response.writeHead(302, { location: `http://[::1]:${url.port || "80"}/page` }).end()
       return
+    case "/to-other-host":
+      response.writeHead(302, { location: `http://localhost:${url.port || "80"}/page` }).end()
+      return
     case "/to-file":
       response.writeHead(302, { location: "file:///etc/passwd" }).end()
       return
@@ -198,6 +201,16 @@ describe("web_fetch", () => {
       expect((yield* fetchWith(`${base}/to-file`)).output).toContain(
         "redirected to file:///etc/passwd: only http and https URLs are fetched, not file:"
       )
+    }))
+
+  it.effect("does not follow a redirect to another host: the model is told the URL, whose host is asked for", () =>
+    Effect.gen(function*() {
+      const port = new URL(base).port
+      expect(yield* fetchWith(`${base}/to-other-host`)).toEqual({
+        output: `${base}/to-other-host: redirected to http://localhost:${port}/page, on another host: ` +
+          "not followed; fetch that URL to read it (its host is asked for)",
+        failed: true
+      })
     }))
 
   it.effect("refuses loopback without allowPrivate, and a named host that resolves to it", () =>

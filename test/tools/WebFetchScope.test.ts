@@ -27,7 +27,7 @@ describe("an always answer on web_fetch", () => {
       scope: { _tag: "Domain", host: "docs.python.org" },
       keep: "project",
       label: "fetch anything from docs.python.org",
-      covers: "any page of docs.python.org (a redirect elsewhere is followed, each address checked)"
+      covers: "any page of docs.python.org (a redirect to another host is not followed)"
     })
     const allowed = (url: string) => isAllowed([choice.scope], fetchCall(url), never)
     expect(allowed("https://docs.python.org/3/")).toBe(true)

@@ -89,7 +89,7 @@ describe("web_fetch in a turn", () => {
       // the terminal's question and the editor's options name the host
       expect(choicesOf(asked[0]).line).toContain("[a]lways fetch anything from 127.0.0.1")
       expect(previewBlock(asked[0], plain, 200)).toContain(
-        "always: any page of 127.0.0.1 (a redirect elsewhere is followed, each address checked)"
+        "always: any page of 127.0.0.1 (a redirect to another host is not followed)"
       )
       expect(permissionOptions(asked[0]).map((option) => [option.name, option.kind])).toEqual([
         ["Allow once", "allow_once"],

@@ -24,6 +24,7 @@ import { compact } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps, SubAgentSpend } from "./Deps"
 import { gitConfineOf } from "./Environment"
+import { Jobs } from "./Jobs"
 import { systemPromptOf } from "./SystemPrompt"
 import { runShell } from "./ToolCalls"
 import { turn } from "./Turn"
@@ -108,6 +109,7 @@ export const makeAgent = Effect.gen(function*() {
     files: yield* FileAccess,
     secrets: yield* Secrets,
     sandbox: yield* Sandbox,
+    jobs: yield* Jobs,
     shownWarnings: new Set(),
     keeper: yield* Keeper,
     subAgentSpend: new Map()

@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 
 import { Agent, makeAgent } from "../agent/Agent"
 import { Compactor, makeCompactor } from "../agent/Compactor"
+import { Jobs, makeJobs } from "../agent/Jobs"
 import { agentOffers } from "../agent/SubAgents"
 import type { Approver } from "../approvals/Approver"
 import { makeRememberedApprovals, RememberedApprovals } from "../approvals/RememberedApprovals"
@@ -56,7 +57,7 @@ export type Services =
   | ToolRegistry
 
 /** The agent and what it keeps of the project's files. */
-export type AgentServices = Agent | Changes
+export type AgentServices = Agent | Changes | Jobs
 
 const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
   [
@@ -96,6 +97,8 @@ const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
     made(Changes, makeChanges),
     made(Compactor, makeCompactor),
     built(approver),
+    // the conversations' background jobs, ended when the layer closes (mm exits)
+    made(Jobs, makeJobs),
     made(Agent, makeAgent)
   ] as const
 

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
 import type { Agent } from "../agent/Agent"
+import type { JobsShape } from "../agent/Jobs"
 import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
 import { compactedLine } from "../commands/CommandWords"
@@ -9,9 +10,11 @@ import { type CommandHandlers, commandsIn, commandWords, readCommand, usageOf } 
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
+import { endedJobsLine, jobsListing } from "../text/JobsText"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { importApprovals, permissionsCommand } from "../text/PermissionsText"
 import { NO_PLAN, planChecklist, planHeader } from "../text/PlanText"
+import { sanitizeOutput } from "../text/Sanitize"
 import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
@@ -28,6 +31,8 @@ export interface CommandContext {
   readonly conversation: Conversation
   readonly keeper: KeeperShape
   readonly changes: ChangesShape
+  /** The conversation's background jobs: `/jobs`, and ended by `/new` and `/resume`. */
+  readonly jobs: JobsShape
   /** The project's remembered "always" answers (in the user's state), for /permissions. */
   readonly remembered: RememberedApprovalsShape
   readonly input: TerminalInput
@@ -106,8 +111,17 @@ const rowId = (ctx: CommandContext, arg: string) =>
     return n >= 1 && n <= rows.length ? rows[n - 1] : undefined
   })
 
+/** The conversation's jobs ended, said in a line when some ran (before it changes session). */
+const endJobs = (ctx: CommandContext) =>
+  Effect.gen(function*() {
+    const running = ctx.jobs.running()
+    yield* ctx.jobs.end(ctx.conversation)
+    ctx.notice(endedJobsLine(running))
+  })
+
 const resume: TerminalCommand = (ctx, arg) =>
   Effect.gen(function*() {
+    yield* endJobs(ctx)
     const requested = arg === "" ? undefined : ((yield* rowId(ctx, arg)) ?? arg)
     const resumed = yield* Effect.either(ctx.conversation.resume(requested))
     if (resumed._tag === "Left") return ctx.red(resumed.left.message)
@@ -130,6 +144,7 @@ const resume: TerminalCommand = (ctx, arg) =>
 const newConversation: TerminalCommand = (ctx) =>
   Effect.gen(function*() {
     const previous = yield* ctx.conversation.id
+    yield* endJobs(ctx)
     yield* ctx.conversation.detach
     ctx.print.line(
       previous === ""
@@ -187,6 +202,19 @@ const last: TerminalCommand = (ctx) =>
     ctx.print.line(tool.output === "" ? "(no output)" : tool.output)
   })
 
+/** `/jobs`: the listing; `/jobs kill N`: ends job N and shows its last output. */
+const jobs: TerminalCommand = (ctx, arg) =>
+  Effect.gen(function*() {
+    if (arg === "") {
+      return ctx.print.line(sanitizeOutput(jobsListing(yield* ctx.jobs.list(ctx.conversation), Date.now())))
+    }
+    const kill = /^kill\s+(\d+)$/.exec(arg)
+    if (kill === null) return ctx.red("usage: /jobs [kill N]")
+    const result = yield* ctx.jobs.kill(ctx.conversation, Number(kill[1]))
+    if (result.failed) return ctx.red(result.output)
+    ctx.print.line(sanitizeOutput(result.output))
+  })
+
 const mcp: TerminalCommand = (ctx) =>
   Effect.map(McpServers, (servers) => {
     const configured = servers.configured
@@ -225,6 +253,7 @@ const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
   undo,
   rewind,
   last,
+  jobs,
   mcp,
   permissions,
   exit

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 
 import { Agent } from "../agent/Agent"
 import { findInstructionFiles } from "../agent/Instructions"
+import { Jobs, type JobsShape } from "../agent/Jobs"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { modeLine, nextMode } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
@@ -28,6 +29,7 @@ import { modelNames, windowFigure } from "../model/ServerWords"
 import { type Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
+import { jobCount } from "../text/JobsText"
 import {
   answeringPart,
   banner,
@@ -68,7 +70,7 @@ export type TerminalEnd = number
  */
 export const runTerminal = <E, R>(
   cwd: string,
-  agentLayer: Layer.Layer<Agent | Changes, E, R>,
+  agentLayer: Layer.Layer<Agent | Changes | Jobs, E, R>,
   begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
 ) =>
   Effect.gen(function*() {
@@ -143,8 +145,9 @@ export const runTerminal = <E, R>(
       if (recap.length > 0) info.line(recap.join("\n"))
     }
     if (started.report?.interrupted !== undefined) (yield* TerminalIO).input.offer?.(started.report.interrupted)
-    const talk = (agent: Agent["Type"]) => converse(cwd, agent, conversation, begin.question, answers, window)
-    return yield* Effect.flatMap(Agent, talk).pipe(Effect.provide(agentLayer))
+    const talk = ([agent, jobs]: [Agent["Type"], JobsShape]) =>
+      converse(cwd, agent, jobs, conversation, begin.question, answers, window)
+    return yield* Effect.flatMap(Effect.all([Agent, Jobs]), talk).pipe(Effect.provide(agentLayer))
   })
 
 /** What the prompt loop, its questions and its shell lines share: the commands' context, and more. */
@@ -160,6 +163,7 @@ interface Conversing extends CommandContext {
 const converse = (
   cwd: string,
   agent: Agent["Type"],
+  jobs: JobsShape,
   conversation: Conversation,
   first: string | undefined,
   answers: Answers,
@@ -172,13 +176,14 @@ const converse = (
     const { config } = yield* AppConfig
     const { input, print, info, questions, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
-    const progress = makeProgress(print, style)
+    const progress = makeProgress(print, style, Date.now, jobs.running)
     const waiting = `waiting for ${config.model.name}`
     const live = input.interactive && escapesFor(process.stdout, process.env)
     const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting, questions })
     const terminal: Conversing = {
       cwd,
       agent,
+      jobs,
       conversation,
       keeper,
       changes,
@@ -319,7 +324,10 @@ const promptLoop = (terminal: Conversing, first: string | undefined, bannerWindo
       atPrompt = true
       const draft = terminal.memory.draft
       terminal.memory.draft = undefined
-      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "", draft)).pipe(
+      // while background jobs run, the prompt says how many: `2 jobs > `
+      const running = terminal.jobs.running()
+      const shown = running === 0 ? prompt : `${style.dim(jobCount(running))} ${prompt}`
+      const line = yield* Effect.promise(() => input.question(input.interactive ? shown : "", draft)).pipe(
         Effect.ensuring(Effect.sync(() => (atPrompt = false)))
       )
       if (line === undefined) break

@@ -15,19 +15,10 @@ import type { Conversation } from "../../src/sessions/Conversation"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, lastToolResults, startFakeModelServer } from "../support/FakeModelServer"
+import { pidsWith, sleepMarker } from "../support/jobs"
 import { coreLayer, runTurn, type ScriptedAnswer, scriptedApprover, testConfig } from "../support/layers"
 import { tempDir, waitUntilGone } from "../support/processes"
 import { until } from "../support/until"
-
-/** The processes whose command line holds `marker`, by pid (the job's own, confined or not). */
-const pidsWith = (marker: string): Array<number> =>
-  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((name) => {
-    try {
-      return fs.readFileSync(`/proc/${name}/cmdline`, "utf8").includes(marker) ? [Number(name)] : []
-    } catch {
-      return []
-    }
-  })
 
 /** Prints `one`, waits for the file `go`, prints `two`, then waits for ever (a `sleep` naming `marker`). */
 const waitingJob = (marker: string) => `echo one; while [ ! -e go ]; do sleep 0.02; done; echo two; sleep ${marker}`
@@ -75,7 +66,7 @@ describe("background jobs", () => {
   it.live("a job is read twice, then killed with its whole group, and recorded in the session", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-jobs-")
-      const marker = `31${process.pid % 1000}.25`
+      const marker = sleepMarker()
       const conversation = yield* (yield* Keeper).open(cwd, { createFile: "later" })
       const started = yield* call(conversation, "bash", { command: waitingJob(marker), background: true })
       expect(started).toMatch(/^started job 1 \(pid \d+\): echo one;/)
@@ -114,7 +105,7 @@ describe("background jobs", () => {
   it.live("a job ends with its conversation, and its numbers go on after those its session records", () =>
     Effect.gen(function*() {
       const cwd = tempDir("mm-jobs-")
-      const marker = `32${process.pid % 1000}.25`
+      const marker = sleepMarker()
       const conversation = yield* (yield* Keeper).open(cwd, { createFile: "later" })
       yield* call(conversation, "bash", { command: `sleep ${marker}`, background: true })
       const second = yield* call(conversation, "bash", { command: `echo done`, background: true })

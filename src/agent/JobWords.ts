@@ -1,5 +1,6 @@
 // What the model reads of its background jobs: the results of `bash` with `background: true`,
 // `job_output` and `job_kill`, and the line naming the running jobs when an id is unknown.
+import type { JobRecord } from "../domain/Session"
 import { squashed } from "../lib/OneLine"
 import { exitWords, type JobExit } from "../tools/Job"
 import type { Taken } from "../tools/JobBuffer"
@@ -42,3 +43,18 @@ export const unknownJobWords = (id: number, running: ReadonlyArray<JobFacts>): s
   running.length === 0
     ? `no job ${id}; no job is running`
     : `no job ${id}; running: ${running.map((job) => `${job.id} (${squashed(job.command, 60)})`).join(", ")}`
+
+/** Characters of a recorded job's last output a replay shows. */
+const REPLAYED_OUTPUT = 500
+
+/**
+ * What a replay shows of a recorded job under the call that started it: how it ended (or that
+ * its end was never recorded: mm was killed), and the end of its last output.
+ */
+export const recordedJobWords = (job: JobRecord): string => {
+  const state = job.exit === undefined
+    ? `[job ${job.id}: its end was not recorded (mm stopped while it ran)]`
+    : `[job ${job.id} ended: ${exitWords(job.exit)}]`
+  const output = job.output === undefined || job.output === "" ? "" : `\n${job.output.slice(-REPLAYED_OUTPUT)}`
+  return state + output
+}

@@ -411,7 +411,8 @@ export const keyDescriptions: Record<string, string> = {
   jobs: "Background commands: bash with background: true, read with job_output, ended with job_kill.",
   "jobs.enabled":
     "Give the model background commands (off by default). Jobs end with the conversation: when mm exits, on /new or on /resume of another session.",
-  "jobs.maxBuffer": "Bytes of a job's output kept until the model reads it; older output is dropped (the result says so).",
+  "jobs.maxBuffer":
+    "Bytes of a job's output kept until the model reads it; older output is dropped (the result says so).",
   hooks:
     "Commands run at events of a turn, in Claude Code's format: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact, each a list of {matcher, hooks: [{type: command, command, timeout}]}. A project's hooks run only once the project is trusted.",
   commands: "The user's own slash commands: Markdown prompt files in .mm/commands/ and ~/.config/mm/commands/.",

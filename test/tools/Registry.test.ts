@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest"
 
 import { TABLE_END, TABLE_START, toolsTable, withToolsTable } from "../../scripts/tools-table"
 import { SUB_AGENT_TOOLS } from "../../src/config/ConfigSchema"
-import { builtinRegistry, builtinTools, toolSentence } from "../../src/tools/Registry"
+import { allTools, builtinRegistry, builtinTools, toolSentence } from "../../src/tools/Registry"
 
 const srcFiles = (dir: string): Array<string> =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -130,7 +130,7 @@ describe("the registry of tools", () => {
     const page = fs.readFileSync("docs/reference/tools.md", "utf8")
     expect(page).toContain(TABLE_START)
     expect(page).toContain(TABLE_END)
-    expect(withToolsTable(page, toolsTable(builtinTools))).toBe(page)
+    expect(withToolsTable(page, toolsTable(allTools))).toBe(page)
     expect(withToolsTable("no markers here", "table")).toBeUndefined()
   })
 })

@@ -8,6 +8,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 
 import { AppConfig } from "../config/Config"
 import type { JobRecord, Session } from "../domain/Session"
@@ -83,6 +84,8 @@ const withRecord = (session: Session, record: JobRecord): Session => {
 
 /** What the service keeps: each conversation's table, who is told of changes, and how a job is recorded. */
 interface Book {
+  /** Where the watchers of the jobs' ends run: the service's, closed when mm exits. */
+  readonly scope: Scope.Scope
   readonly tables: Map<Conversation, Table>
   readonly changed: () => void
   readonly record: (conversation: Conversation, job: Job) => Effect.Effect<void>
@@ -103,15 +106,17 @@ const tableOf = (book: Book, conversation: Conversation) =>
 
 /** When the job ends on its own (or is killed): its end and last output recorded, if it is still this conversation's. */
 const watchEnd = (book: Book, conversation: Conversation, job: Job) =>
-  job.started.onExit((exit) => {
-    job.exit = exit
-    job.endedAt = new Date()
-    Effect.runFork(Effect.flatMap(job.started.tail, (tail) => {
-      job.tail = tail
-      return book.tables.get(conversation)?.jobs.get(job.id) === job ? book.record(conversation, job) : Effect.void
-    }))
-    book.changed()
-  })
+  Effect.forkIn(
+    Effect.gen(function*() {
+      const exit = yield* Effect.async<JobExit>((resume) => job.started.onExit((how) => resume(Effect.succeed(how))))
+      job.exit = exit
+      job.endedAt = new Date()
+      book.changed()
+      job.tail = yield* job.started.tail
+      if (book.tables.get(conversation)?.jobs.get(job.id) === job) yield* book.record(conversation, job)
+    }),
+    book.scope
+  )
 
 const add = (book: Book, conversation: Conversation, callId: string, command: string, started: StartedCommand) =>
   Effect.gen(function*() {
@@ -128,7 +133,7 @@ const add = (book: Book, conversation: Conversation, callId: string, command: st
     }
     table.jobs.set(job.id, job)
     yield* book.record(conversation, job)
-    watchEnd(book, conversation, job)
+    yield* watchEnd(book, conversation, job)
     book.changed()
     return { output: startedWords(factsOf(job)), failed: false }
   })
@@ -142,11 +147,19 @@ const find = (book: Book, conversation: Conversation, id: number) =>
     return failure(unknownJobWords(id, running))
   })
 
+/** The job's exit when it has ended, whether or not its watcher has run yet. */
+const exitOf = (job: Job) =>
+  Effect.sync(() => {
+    if (job.exit === undefined) job.started.onExit((how) => (job.exit ??= how))
+    return job.exit
+  })
+
 const output = (book: Book, conversation: Conversation, id: number) =>
   Effect.gen(function*() {
     const job = yield* find(book, conversation, id)
     if (!("started" in job)) return job
     // the state is read before the output: a job that ended has nothing after what is taken
+    yield* exitOf(job)
     const facts = factsOf(job)
     const taken = yield* job.started.take
     return { output: outputWords(facts, taken), failed: false }
@@ -158,6 +171,7 @@ const kill = (book: Book, conversation: Conversation, id: number) =>
     if (!("started" in job)) return job
     const already = job.exit !== undefined
     yield* job.started.kill
+    yield* exitOf(job)
     const tail = yield* job.started.tail
     return { output: killedWords(factsOf(job), already, tail), failed: false }
   })
@@ -197,6 +211,7 @@ export const makeJobs = Effect.gen(function*() {
   const { config } = yield* AppConfig
   const listeners = new Set<() => void>()
   const book: Book = {
+    scope: yield* Effect.scope,
     tables: new Map(),
     changed: () => {
       for (const listener of listeners) listener()

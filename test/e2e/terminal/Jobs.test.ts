@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeModelServer, startFakeModelServer } from "../../support/FakeModelServer"
 import { pidsWith, sleepMarker } from "../../support/jobs"
 import { configFor, tempProject } from "../../support/MmProcess"
+import { gate, heldText } from "../../support/plans"
 import { waitUntilGone } from "../../support/processes"
 import { PtyMm } from "../../support/PtyMm"
 import { until } from "../../support/until"
@@ -37,6 +38,15 @@ describe("background jobs on a terminal", () => {
     await until(() => pidsWith(`sleep ${first}`).length > 0 && pidsWith(`sleep ${second}`).length > 0, "both sleeps")
     const pids = [...pidsWith(`sleep ${first}`), ...pidsWith(`sleep ${second}`)]
 
+    // during a turn, the status line counts them too
+    const answer = gate()
+    server.push(heldText("still there", answer.held))
+    mark = mm.out.length
+    mm.type("are they running?\r")
+    await mm.waitForText(/waiting for fake-model · \d+ s · 2 jobs · Esc to cancel/, mark)
+    answer.release()
+    await mm.waitForText(/still there[^]*2 jobs > /, mark)
+
     mark = mm.out.length
     mm.type("/jobs\r")
     const listed = await mm.waitForText(/\/jobs kill N ends one/, mark)
@@ -58,5 +68,38 @@ describe("background jobs on a terminal", () => {
     mm.type("\u0004")
     expect(await mm.exit()).toBe(0)
     for (const pid of pids) expect(await waitUntilGone(pid, 10_000)).toBe(true)
+  })
+})
+
+describe("/new on a terminal", () => {
+  let server: FakeModelServer
+  beforeAll(async () => {
+    server = await startFakeModelServer()
+  })
+  afterAll(() => server.close())
+
+  it("ends the conversation's jobs before it starts the new one", async () => {
+    const project = tempProject(configFor(server.url, ["jobs:", "  enabled: true"]))
+    const marker = sleepMarker()
+    server.push(
+      { toolCalls: [{ id: "a", name: "bash", arguments: { command: `sleep ${marker}`, background: true } }] },
+      { text: "started" }
+    )
+    const mm = new PtyMm(project, {}, ["--trust"], { columns: 120, rows: 30 })
+    await mm.waitForText(/> /)
+    let mark = mm.out.length
+    mm.type("start a job\r")
+    await mm.waitForText(/started[^]*1 job > /, mark)
+    await until(() => pidsWith(`sleep ${marker}`).length > 0, "the job's sleep")
+    const pids = pidsWith(`sleep ${marker}`)
+    mark = mm.out.length
+    mm.type("/new\r")
+    const said = await mm.waitForText(/new conversation[^]*> \s*$/, mark)
+    expect(said).toContain("ended 1 background job of the conversation")
+    for (const pid of pids) expect(await waitUntilGone(pid, 10_000)).toBe(true)
+    mm.type("/jobs\r")
+    await mm.waitForText(/no background jobs in this conversation/, mark)
+    mm.type("\u0004")
+    expect(await mm.exit()).toBe(0)
   })
 })

@@ -16,13 +16,13 @@ const DESCRIPTION = "Run a command with `bash -c` in the project directory; stdi
   "The result starts with `exit code N` (or `killed after N s (timeout)`), then stdout and stderr interleaved; " +
   "long output keeps its start and end. On timeout, the command and all it started are killed."
 
-const BACKGROUND = " With background: true it starts as a job and returns its id at once (no timeout): " +
-  "read it with job_output, end it with job_kill; jobs end with the conversation."
+const BACKGROUND = " With background: true it returns a job id at once (no timeout); " +
+  "read the job with job_output, end it with job_kill."
 
 const command = NonBlankText("a command", "the command line, run by bash -c")
 const timeout = optional(Seconds(`seconds before the command is killed (default ${DEFAULT_BASH_TIMEOUT_SECONDS})`))
 const background = optional(
-  Schema.Boolean.annotations({ description: "start it in the background and return a job id at once" })
+  Schema.Boolean.annotations({ description: "run it as a background job" })
 )
 
 /** The command line confined as the call's context says (the sandbox's argv and environment). */

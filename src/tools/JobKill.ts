@@ -9,7 +9,7 @@ import { defineTool } from "./ToolRecord"
 
 export const jobKillTool = defineTool({
   name: "job_kill",
-  description: "End a background job and every process it started; the result has its last output.",
+  description: "End a background job and all it started; the result has its last output.",
   parameters: Schema.Struct({ id: JobId }),
   access: "mm",
   kind: "execute",

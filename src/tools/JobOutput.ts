@@ -4,12 +4,11 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 import { failure } from "./Tool"
+import { Count } from "./ToolArguments"
 import { defineTool } from "./ToolRecord"
 
 /** A job's number, as `bash` with `background: true` gave it. */
-export const JobId = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({
-  description: "the job's id, as bash gave it"
-})
+export const JobId = Count("the job's id, as bash gave it")
 
 /** `job 2`, the title of a call on job 2. */
 export const jobTitle = (args: Record<string, unknown> | undefined) => ({
@@ -19,8 +18,7 @@ export const jobTitle = (args: Record<string, unknown> | undefined) => ({
 
 export const jobOutputTool = defineTool({
   name: "job_output",
-  description: "What a background job printed since the last read (the buffer keeps its newest output; " +
-    "the result says what was dropped), and whether it still runs or its exit code.",
+  description: "What a background job printed since the last read, and whether it still runs (or its exit code).",
   parameters: Schema.Struct({ id: JobId }),
   access: "mm",
   kind: "read",

@@ -7,8 +7,9 @@ import * as path from "node:path"
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 
-import { Jobs } from "../../src/agent/Jobs"
+import { Jobs, type JobView } from "../../src/agent/Jobs"
 import type { ApprovalRequest } from "../../src/approvals/Approver"
 import type { AgentConfig } from "../../src/config/Config"
 import type { Conversation } from "../../src/sessions/Conversation"
@@ -48,18 +49,18 @@ describe("background jobs", () => {
       return Object.values(lastToolResults(server)).at(-1)!
     })
 
-  /** Waits until job `id`'s last line is `line` (the output has reached mm). */
+  /** Waits until job `id`'s last line is `line` (its output has reached mm); fails saying what it printed last. */
   const lastLineIs = (conversation: Conversation, id: number, line: string) =>
     Effect.gen(function*() {
       const jobs = yield* Jobs
-      let last = ""
-      yield* Effect.promise(() =>
-        until(() => {
-          Effect.runFork(
-            Effect.map(jobs.list(conversation), (list) => (last = list.find((j) => j.id === id)?.lastLine ?? ""))
-          )
-          return last === line
-        }, `job ${id} to print ${line}`)
+      let last: JobView | undefined
+      yield* Effect.map(jobs.list(conversation), (list) => (last = list.find((job) => job.id === id))).pipe(
+        Effect.repeat({ until: (job) => job?.lastLine === line, schedule: Schedule.spaced("10 millis") }),
+        Effect.timeoutFail({
+          duration: "30 seconds",
+          onTimeout: () => new Error(`job ${id} did not print ${line}; it is ${JSON.stringify(last)}`)
+        }),
+        Effect.orDie
       )
     })
 

@@ -61,6 +61,18 @@ describe("a background job and the mm that started it", () => {
     expect(job.exit).toEqual({ code: null, signal: expect.stringMatching(/^SIG(TERM|KILL)$/) })
   })
 
+  it("is gone when mm gets SIGTERM, and its end is recorded", async () => {
+    const { answer, mm, pids, project } = await startJob()
+    try {
+      mm.child.kill("SIGTERM")
+      expect(await mm.exited).toBe(130)
+      for (const pid of pids) expect(await waitUntilGone(pid, 10_000)).toBe(true)
+      expect(onlySession(project).jobs[0].endedAt).toBeDefined()
+    } finally {
+      answer.release()
+    }
+  })
+
   it.each([["on"], ["off"]])("is gone when mm is SIGKILLed (sandbox %s)", async (sandbox) => {
     const { answer, mm, pids } = await startJob(sandbox === "off" ? ["sandbox: off"] : [])
     try {

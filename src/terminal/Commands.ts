@@ -10,7 +10,7 @@ import { type CommandHandlers, commandsIn, commandWords, readCommand, usageOf } 
 import { McpServers, serversListing } from "../mcp/McpServers"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
-import { endedJobsLine, jobsListing } from "../text/JobsText"
+import { endedJobsLine, jobsListing, recordedJobsLine } from "../text/JobsText"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { importApprovals, permissionsCommand } from "../text/PermissionsText"
 import { NO_PLAN, planChecklist, planHeader } from "../text/PlanText"
@@ -137,6 +137,8 @@ const resume: TerminalCommand = (ctx, arg) =>
       ctx.recapExchanges
     )
     if (recap.length > 0) ctx.print.line(recap.join("\n"))
+    const jobsLine = recordedJobsLine((yield* ctx.conversation.snapshot).jobs)
+    if (jobsLine !== undefined) ctx.print.line(ctx.style.dim(sanitizeOutput(jobsLine)))
     // the question mm stopped during waits on the prompt line, to send again or edit
     if (resumed.right.interrupted !== undefined) ctx.input.offer?.(resumed.right.interrupted)
   })

@@ -1,6 +1,7 @@
 // The lines the terminal shows of background jobs: `/jobs`' listing, the status line's count,
 // and the line said when a conversation's end ends its jobs.
 import type { JobView } from "../agent/Jobs"
+import type { JobRecord } from "../domain/Session"
 import { squashed } from "../lib/OneLine"
 import { exitWords } from "../tools/Job"
 
@@ -34,3 +35,16 @@ export const jobsListing = (jobs: ReadonlyArray<JobView>, now: number): string =
 /** What `/new` and `/resume` say when they ended running jobs: `ended 2 background jobs`. */
 export const endedJobsLine = (n: number): string | undefined =>
   n === 0 ? undefined : `ended ${n} background job${n === 1 ? "" : "s"} of the conversation`
+
+/**
+ * What `/resume` says of the jobs a session's file records (all ended: they ended with their
+ * conversation): `jobs earlier in this session: 1 npm run watch (killed by signal SIGTERM)`.
+ */
+export const recordedJobsLine = (jobs: ReadonlyArray<JobRecord> | undefined): string | undefined => {
+  if (jobs === undefined || jobs.length === 0) return undefined
+  const shown = jobs.slice(-3).map((job) =>
+    `${job.id} ${squashed(job.command, 40)} (${job.exit === undefined ? "end not recorded" : exitWords(job.exit)})`
+  )
+  const more = jobs.length > 3 ? ` and ${jobs.length - 3} more` : ""
+  return `background jobs earlier in this session: ${shown.join(", ")}${more}`
+}

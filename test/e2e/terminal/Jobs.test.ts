@@ -78,7 +78,7 @@ describe("/new on a terminal", () => {
   })
   afterAll(() => server.close())
 
-  it("ends the conversation's jobs before it starts the new one", async () => {
+  it("ends the conversation's jobs before it starts the new one; /resume names them", async () => {
     const project = tempProject(configFor(server.url, ["jobs:", "  enabled: true"]))
     const marker = sleepMarker()
     server.push(
@@ -99,6 +99,12 @@ describe("/new on a terminal", () => {
     for (const pid of pids) expect(await waitUntilGone(pid, 10_000)).toBe(true)
     mm.type("/jobs\r")
     await mm.waitForText(/no background jobs in this conversation/, mark)
+    // back in the first conversation, its file's record of the job is said in a line
+    const id = /new conversation — (\S+) stays as it is/.exec(said)![1]
+    mark = mm.out.length
+    mm.type(`/resume ${id}\r`)
+    const resumed = await mm.waitForText(/background jobs earlier in this session: [^\n]*\)/, mark)
+    expect(resumed).toMatch(/background jobs earlier in this session: 1 sleep \S+ \(killed by signal SIG(TERM|KILL)\)/)
     mm.type("\u0004")
     expect(await mm.exit()).toBe(0)
   })

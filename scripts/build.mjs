@@ -54,6 +54,14 @@ const searchApart = {
   }
 }
 
+// re2js too: loaded when a hook's matcher is a regular expression rather than tool names.
+const regexApart = {
+  name: "regex-apart",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/HookRegex$/ }, () => ({ path: "./mm-regex.cjs", external: true }))
+  }
+}
+
 // @effect/platform-node's HTTP client makes an http and an https agent with the services:
 // node:https (and tls) are loaded only when a request goes to an https URL instead
 // (scripts/lazy-https.cjs), node:http when the first request goes out (scripts/lazy-http.cjs)
@@ -110,6 +118,7 @@ await build({
     markdownApart,
     bashApart,
     searchApart,
+    regexApart,
     httpWhenUsed,
     builtinsShared
   ],
@@ -117,6 +126,7 @@ await build({
 })
 await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
 await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
+await build({ ...common, entryPoints: ["src/hooks/HookRegex.ts"], outfile: "dist/mm-regex.cjs", format: "cjs" })
 // grep's and glob's searches run in a worker thread of their own file, started with the first search
 await buildSearchWorker("dist/mm-search-worker.cjs", { minify: common.minify })
 await build({

@@ -15,6 +15,7 @@ export const LAYERS = [
   ["approvals"],
   ["sessions"],
   ["mcp", "changes"],
+  ["hooks"],
   ["agent"],
   ["text"],
   ["commands"],

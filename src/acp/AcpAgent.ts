@@ -7,14 +7,7 @@ import * as Runtime from "effect/Runtime"
 
 import { firstLine } from "../lib/OneLine"
 import { startedUp } from "../lib/StartedUp"
-import {
-  AcpConnection,
-  type AcpServices,
-  commandsUpdate,
-  type ConnectionShape,
-  makeConnection,
-  send
-} from "./Connection"
+import { AcpConnection, type AcpServices, type ConnectionShape, makeConnection } from "./Connection"
 import {
   cancelAll,
   cancelPrompt,
@@ -28,6 +21,7 @@ import {
   parseForkRequest,
   resumeSession
 } from "./Handlers"
+import { sendCommands } from "./OwnCommands"
 import type { PromptOrder } from "./PromptOrder"
 import { prompt } from "./PromptTurn"
 import { setConfigOption, setMode } from "./Settings"
@@ -101,7 +95,7 @@ const appOf = (
       acp.methods.agent.session.new,
       tracked(async ({ params, client }) => {
         const response = await run(newSession(params))
-        setImmediate(() => runLater(send(client, response.sessionId, [commandsUpdate])))
+        setImmediate(() => runLater(sendCommands(client, response.sessionId)))
         return response
       })
     )
@@ -111,7 +105,7 @@ const appOf = (
       parseForkRequest,
       tracked(async ({ params, client }: { readonly params: ForkRequest; readonly client: acp.AgentContext }) => {
         const response = await run(forkSession(params))
-        setImmediate(() => runLater(send(client, response.sessionId, [commandsUpdate])))
+        setImmediate(() => runLater(sendCommands(client, response.sessionId)))
         return response
       })
     )

@@ -11,6 +11,7 @@ import type { Scope } from "../approvals/ApprovalScope"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes } from "../changes/Changes"
 import { compactedLine, sentence } from "../commands/CommandWords"
+import { INIT_PROMPT } from "../commands/ModelChoice"
 import type { CommandHandlers } from "../commands/SlashCommands"
 import type { Conversation } from "../sessions/Conversation"
 import { importApprovals, isImportConfirm, permissionsCommand } from "../text/PermissionsText"
@@ -28,7 +29,9 @@ const endTurn = { stopReason: "end_turn" } satisfies acp.PromptResponse
 type AcpCommand = (
   peer: Peer,
   conversation: Conversation,
-  arg: string
+  arg: string,
+  /** Runs a turn on a question mm wrote: `/init`'s. */
+  ask: (question: string) => Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection>
 ) => Effect.Effect<acp.PromptResponse, acp.RequestError, AcpServices | AcpConnection>
 
 /** `/new`: the editor keeps its id; the conversation so far moves to a new one. */
@@ -109,6 +112,7 @@ const permissions: AcpCommand = (peer, conversation, arg) =>
 export const ACP_COMMANDS: CommandHandlers<"acp", AcpCommand> = {
   new: (peer, conversation) => startOver(peer, conversation),
   compact,
+  init: (_peer, _conversation, _arg, ask) => ask(INIT_PROMPT),
   changes: (peer, conversation, arg) =>
     Effect.flatMap(Changes, (changes) => acpChanges(changes, peer, conversation, arg)),
   undo: (peer, conversation, arg) => Effect.flatMap(Changes, (changes) => acpUndo(changes, peer, conversation, arg)),

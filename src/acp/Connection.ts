@@ -21,7 +21,6 @@ import type { Keeper } from "../sessions/Keeper"
 import type { FileAccess } from "../tools/FileAccess"
 import type { ToolRegistry } from "../tools/Registry"
 import type { Sandbox } from "../tools/Sandbox"
-import { availableCommands } from "./Prompt"
 import type { ClientDisplay } from "./TurnUpdates"
 
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
@@ -86,8 +85,6 @@ export const clientDisplay = Effect.gen(function*() {
   }
   return display
 })
-
-export const commandsUpdate: acp.SessionUpdate = { sessionUpdate: "available_commands_update", availableCommands }
 
 /**
  * Sends updates in order and waits until the SDK has written every one of them. The SDK

@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
-import { findInstructionFiles } from "../agent/Instructions"
+import { findInstructionFiles, instructionLabel } from "../agent/Instructions"
 import { Jobs } from "../agent/Jobs"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
@@ -18,8 +18,9 @@ import { interruptedLine } from "../sessions/Interrupted"
 import { Keeper } from "../sessions/Keeper"
 import type { SessionSummary } from "../sessions/SessionStore"
 import { instructionsLine } from "../text/Lines"
-import { AcpConnection, commandsUpdate, send } from "./Connection"
+import { AcpConnection, send } from "./Connection"
 import { startSessionServers, stopSessionServers } from "./McpSessions"
+import { commandsUpdateOf } from "./OwnCommands"
 import { cancelApplies } from "./PromptOrder"
 import { replayOf, standingUpdates } from "./ReplayData"
 import { decodeCursor, listPage } from "./SessionList"
@@ -66,7 +67,7 @@ const logInstructions = Effect.fn("Acp.logInstructions")(function*(cwd: string) 
   const { log } = yield* AcpConnection
   const { config } = yield* AppConfig
   const files = findInstructionFiles(config.instructions, cwd, os.homedir())
-  if (files.length > 0) log(instructionsLine(files.map((file) => file.path)))
+  if (files.length > 0) log(instructionsLine(files.map((file) => instructionLabel(file.path, file.size))))
 })
 
 /** `session/new`: a new conversation in `cwd`, with the editor's MCP servers. */
@@ -96,7 +97,8 @@ export const loadSession = Effect.fn("Acp.loadSession")(function*(
   const interrupted = yield* session.conversation.takeInterrupted
   // mm stopped during the last turn: what ran is replayed above, and one message says so
   const told = interrupted === undefined ? [] : [agentText(interruptedLine(interrupted))]
-  yield* send(client, session.id, [...(yield* replayOf(session.conversation)), ...told, commandsUpdate])
+  const commands = yield* commandsUpdateOf(session.conversation)
+  yield* send(client, session.id, [...(yield* replayOf(session.conversation)), ...told, commands])
   return yield* setup(session.conversation)
 })
 
@@ -149,7 +151,8 @@ export const resumeSession = Effect.fn("Acp.resumeSession")(function*(
   yield* logInstructions(session.conversation.cwd)
   yield* restoreSettings(session.conversation)
   yield* startSessionServers(session.conversation, params.mcpServers, log)
-  yield* send(client, session.id, [...(yield* standingUpdates(session.conversation)), commandsUpdate])
+  const commands = yield* commandsUpdateOf(session.conversation)
+  yield* send(client, session.id, [...(yield* standingUpdates(session.conversation)), commands])
   return yield* setup(session.conversation)
 })
 

@@ -15,6 +15,7 @@ import { ToolRegistry } from "../tools/Registry"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { ACP_COMMANDS } from "./Commands"
 import { AcpConnection, type AcpServices, type AcpSession, clientDisplay, type PromptFiber, send } from "./Connection"
+import { expandOwnCommand } from "./OwnCommands"
 import { askProjectTrust } from "./ProjectTrustAsk"
 import { notACommandText, promptImages, promptText } from "./Prompt"
 import { readSelections, recordBlocks } from "./PromptBlocks"
@@ -112,7 +113,14 @@ const answerOf = (
       if (selections.withheld.length > 0) {
         yield* send(peer.client, peer.sessionId, selections.withheld.map((line) => agentText(line)))
       }
-      return yield* answerText(peer, conversation, blocks, promptText(blocks, selections.texts, conversation.cwd))
+      const text = promptText(blocks, selections.texts, conversation.cwd)
+      // the user's own command: its filled text is the question, as if typed (a built-in name wins)
+      const read = readCommand(text, "acp")
+      const own = read === undefined || read._tag === "Unknown"
+        ? yield* expandOwnCommand(conversation, text)
+        : undefined
+      if (own !== undefined && promptImages(blocks).images.length === 0) return yield* ask(peer, conversation)(own)
+      return yield* answerText(peer, conversation, blocks, text)
     }),
     CurrentPeer,
     peer
@@ -135,10 +143,14 @@ const answerText = (
         turn(peer, conversation, text, images, blocks)
       )
       : command._tag === "Command"
-      ? ACP_COMMANDS[command.name](peer, conversation, command.arg)
+      ? ACP_COMMANDS[command.name](peer, conversation, command.arg, ask(peer, conversation))
       : Effect.as(send(peer.client, peer.sessionId, [agentText(notACommandText(command))]), endTurn)
   return program
 }
+
+/** A turn on a question mm wrote (`/init`, the user's own commands), kept as a plain text prompt. */
+const ask = (peer: Peer, conversation: Conversation) => (question: string) =>
+  turn(peer, conversation, question, [], [{ type: "text", text: question }])
 
 /** Resumes when the SDK aborts the request (the editor cancelled it, or went away). */
 const aborted = (signal: AbortSignal) =>

@@ -11,6 +11,7 @@ import { AppConfig } from "../config/Config"
 import type { CompactionError } from "../domain/Errors"
 import type { ImageInput } from "../domain/Images"
 import type { EditorBlock } from "../domain/Session"
+import { Hooks } from "../hooks/Hooks"
 import { Secrets } from "../lib/Secrets"
 import { McpServers } from "../mcp/McpServers"
 import { ModelClient } from "../model/ModelClient"
@@ -20,7 +21,7 @@ import { FileAccess } from "../tools/FileAccess"
 import { ToolRegistry } from "../tools/Registry"
 import { Sandbox, sandboxLine } from "../tools/Sandbox"
 import { type ToolResult } from "../tools/Tool"
-import { compact } from "./AutoCompact"
+import { compact, MANUAL } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps, SubAgentSpend } from "./Deps"
 import { gitConfineOf } from "./Environment"
@@ -109,6 +110,7 @@ export const makeAgent = Effect.gen(function*() {
     files: yield* FileAccess,
     secrets: yield* Secrets,
     sandbox: yield* Sandbox,
+    hooks: yield* Hooks,
     jobs: yield* Jobs,
     shownWarnings: new Set(),
     keeper: yield* Keeper,
@@ -116,7 +118,7 @@ export const makeAgent = Effect.gen(function*() {
   }
   return {
     turn: (conversation, question, images = [], blocks) => turn(deps, conversation, question, images, blocks),
-    compact: (conversation, hint) => compact(deps, conversation, hint, "/compact"),
+    compact: (conversation, hint) => compact(deps, conversation, hint, MANUAL),
     context: (conversation) => context(deps, conversation),
     runShell: (command, cwd, onOutput) => runShell(deps, command, cwd, onOutput)
   } satisfies AgentShape

@@ -2,12 +2,16 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 
 import { withSystem } from "../domain/Session"
+import { preCompactHooks } from "../hooks/HookCalls"
 import type { Conversation } from "../sessions/Conversation"
-import { estimateTokens } from "./Compactor"
+import { compactable, estimateTokens } from "./Compactor"
 import type { Deps, Emit } from "./Deps"
 import { gitConfineOf } from "./Environment"
 import { systemPromptOf } from "./SystemPrompt"
 import { fixedTokens, overThresholdLine, toolTokens } from "./WindowFit"
+
+/** The question `/compact` records its failures under: a compaction the user asked for. */
+export const MANUAL = "/compact"
 
 /**
  * Older turns replaced by a summary. A failure is recorded in the session with `question`:
@@ -22,11 +26,15 @@ export const compact = Effect.fn("Agent.compact")(
     deps: Deps,
     conversation: Conversation,
     hint: string | undefined,
-    _question: string,
+    question: string,
     system?: string,
     keepTurns: number = deps.config.compaction.keepTurns
   ) {
     const before = yield* conversation.snapshot
+    // the user's PreCompact hooks run only when there is something to compact; their lines are told with the result
+    const hookLines = compactable(before.messages, keepTurns)
+      ? yield* preCompactHooks(deps.hooks, conversation, question === MANUAL ? "manual" : "auto", hint)
+      : []
     const result = yield* deps.compactor.compact(before.messages, { keepTurns, hint })
     if (result._tag === "Nothing") return result
     const prompt = system ??
@@ -35,8 +43,11 @@ export const compact = Effect.fn("Agent.compact")(
     const messages = withSystem(result.messages, prompt)
     // the turns the summary replaces: after the system prompt, the first `replaced` messages
     const rest = before.messages[0]?.role === "system" ? before.messages.slice(1) : before.messages
-    const warning = yield* conversation.compacted(messages, rest.slice(0, result.replaced))
+    const saved = yield* conversation.compacted(messages, rest.slice(0, result.replaced))
+    const warning = [...hookLines, ...(saved === undefined ? [] : [saved])].join("\n") || undefined
     yield* Ref.set(conversation.usage, undefined)
+    // the next turn runs the SessionStart hooks with source "compact"
+    deps.hooks.compacted(yield* conversation.id)
     return {
       _tag: "Compacted",
       replaced: result.replaced,

@@ -31,6 +31,14 @@ export const splitHistory = (messages: ReadonlyArray<Message>, keepTurns: number
   return { system, older: rest.slice(0, boundary), kept: rest.slice(boundary) }
 }
 
+/** Whether a split leaves anything to summarise (a summary alone is not summarised again). */
+const hasOlderTurns = (split: Split): boolean =>
+  split.older.length > 0 && !(split.older.length === 1 && split.older[0].summary === true)
+
+/** Whether compacting `messages` would replace anything: what runs before a compaction (PreCompact) asks. */
+export const compactable = (messages: ReadonlyArray<Message>, keepTurns: number): boolean =>
+  hasOlderTurns(splitHistory(messages, keepTurns))
+
 /** The older turns as a transcript the summariser reads. */
 const transcript = (messages: ReadonlyArray<Message>): string =>
   messages
@@ -99,9 +107,7 @@ export class Compactor extends Context.Tag("mm/Compactor")<Compactor, CompactorS
 export const makeCompactor = Effect.map(ModelClient, (model): CompactorShape => ({
   compact: Effect.fn("Compactor.compact")(function*(messages, options) {
     const split = splitHistory(messages, options.keepTurns)
-    if (split.older.length === 0 || (split.older.length === 1 && split.older[0].summary === true)) {
-      return { _tag: "Nothing" } as const
-    }
+    if (!hasOlderTurns(split)) return { _tag: "Nothing" } as const
     const hint = options.hint?.trim() ?? ""
     // the summariser's request within the window: its instructions, the transcript, room for the summary
     const window = yield* model.contextWindow

@@ -6,6 +6,7 @@ import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
 import type { CheckpointsShape } from "../changes/Checkpoints"
 import type { AgentConfig } from "../config/Config"
+import type { HooksShape } from "../hooks/Hooks"
 import type { SecretRegistry } from "../lib/Secrets"
 import type { McpServersShape } from "../mcp/McpServers"
 import type { ModelClientShape } from "../model/ModelClient"
@@ -39,6 +40,8 @@ export interface Deps {
   readonly jobs?: JobsShape
   /** Whether the model's commands run confined, and how. */
   readonly sandbox: SandboxShape
+  /** The user's hooks (agent.yaml's `hooks:`), run at the events of a turn. */
+  readonly hooks: HooksShape
   readonly shownWarnings: Set<string>
   /** Opens a sub-agent's conversation, a session beside its parent's. */
   readonly keeper: KeeperShape

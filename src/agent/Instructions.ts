@@ -38,13 +38,24 @@ const projectFolders = (cwd: string): ReadonlyArray<string> => {
   return folders
 }
 
-const isRegularFile = (file: string): boolean => {
+/** The size of a regular file; undefined for anything else. */
+const regularFileSize = (file: string): number | undefined => {
   try {
-    return fs.statSync(file).isFile()
+    const stat = fs.statSync(file)
+    return stat.isFile() ? stat.size : undefined
   } catch {
-    return false
+    return undefined
   }
 }
+
+const kib = (bytes: number): string => `${Math.max(1, Math.round(bytes / 1024))} KiB`
+
+/**
+ * A file as the banner and `mm acp`'s log name it: `AGENTS.md`, or, when it is larger than the
+ * cap, `AGENTS.md (cut: 227 KiB, first 32 KiB read)` — the model reads only its start.
+ */
+export const instructionLabel = (shown: string, size: number): string =>
+  size > INSTRUCTIONS_MAX_BYTES ? `${shown} (cut: ${kib(size)}, first ${kib(INSTRUCTIONS_MAX_BYTES)} read)` : shown
 
 const shownPath = (file: string, cwd: string, home: string): string => {
   const relative = path.relative(cwd, file)
@@ -62,18 +73,19 @@ export const findInstructionFiles = (
   cwd: string,
   home: string,
   env: NodeJS.ProcessEnv = process.env
-): ReadonlyArray<{ readonly path: string; readonly shown: string }> => {
+): ReadonlyArray<{ readonly path: string; readonly shown: string; readonly size: number }> => {
   if (names === false || names.length === 0) return []
   const unique = [...new Set(names)]
   const folders = [userConfigDir(env, home), ...projectFolders(cwd)]
   const seen = new Set<string>()
-  const found: Array<{ path: string; shown: string }> = []
+  const found: Array<{ path: string; shown: string; size: number }> = []
   for (const folder of folders) {
     for (const name of unique) {
       const file = path.join(folder, name)
-      if (seen.has(file) || !isRegularFile(file)) continue
+      const size = seen.has(file) ? undefined : regularFileSize(file)
+      if (size === undefined) continue
       seen.add(file)
-      found.push({ path: file, shown: shownPath(file, path.resolve(cwd), home) })
+      found.push({ path: file, shown: shownPath(file, path.resolve(cwd), home), size })
     }
   }
   return found
@@ -129,7 +141,7 @@ export const loadInstructions = (
   const warnings: Array<string> = []
   for (const found of findInstructionFiles(names, cwd, home, env)) {
     try {
-      files.push({ ...found, text: readInstructionFile(found.path, found.shown) })
+      files.push({ path: found.path, shown: found.shown, text: readInstructionFile(found.path, found.shown) })
     } catch (cause) {
       const code = (cause as { code?: string }).code
       warnings.push(`skipped the instructions in ${found.path} (${code ?? String(cause)})`)

@@ -7,6 +7,7 @@ import { refusedInPlan } from "../approvals/PlanMode"
 import { approvalNeeded, secretsAsked } from "../approvals/SessionSettings"
 import type { PlanEntry } from "../domain/Plan"
 import type { Message, ToolCall } from "../domain/Session"
+import { blockedResult, postToolUseHooks, preToolUseHooks } from "../hooks/HookCalls"
 import { Secrets } from "../lib/Secrets"
 import { bashTool } from "../tools/Bash"
 import { FileAccess } from "../tools/FileAccess"
@@ -67,7 +68,16 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
     yield* emit(callStarted(call, input, described, false))
     return yield* finish(state, call, failure(planned))
   }
-  const question = yield* awaitsApproval(deps, state, tool, input)
+  // the user's PreToolUse hooks come before the approval rule: they may refuse, allow or ask
+  const use = { tool: tool.name, input, id: call.id }
+  const hooked = yield* preToolUseHooks(deps.hooks, conversation, say(state), use)
+  if (hooked._tag === "Deny") {
+    yield* emit(callStarted(call, input, described, false))
+    return yield* finish(state, call, failure(blockedResult(hooked.reason)))
+  }
+  const question = hooked._tag === "Allow"
+    ? undefined
+    : yield* awaitsApproval(deps, state, tool, input, hooked._tag === "Ask")
   yield* emit(callStarted(call, input, described, question !== undefined))
   // the call the user is asked about is on disk while they think: killed then, it never ran
   if (question !== undefined) yield* saveProgress(deps, state)
@@ -80,9 +90,14 @@ export const runCall = Effect.fn("Agent.runCall")(function*(deps: Deps, state: T
   const run = (changed: Effect.Effect<void>) => runApproved(deps, state, call, tool, prepared.right, described, changed)
   // a plan or a sub-agent is not marked running: a sub-agent's own file holds what it does, and
   // sub-agents side by side would take the one mark from each other
-  const result = tool.access === "mm" ? yield* run(Effect.void) : yield* runSaved(deps, state, call.id, run)
+  const ran = tool.access === "mm" ? yield* run(Effect.void) : yield* runSaved(deps, state, call.id, run)
+  // the user's PostToolUse hooks read the result; what they say back is added to it
+  const result = yield* postToolUseHooks(deps.hooks, conversation, say(state), use, ran)
   yield* finish(state, call, result, preview._tag === "FileChange" && !result.failed ? preview : undefined)
 })
+
+/** A hook's line, shown as the turn's notice. */
+const say = (state: Pick<TurnState, "emit">) => (text: string) => state.emit({ _tag: "Notice", text })
 
 /** The call's result added to the turn and told. `change`: what a file tool changed, when it succeeded. */
 const finish = (state: TurnState, call: ToolCall, result: ToolResult, change?: FileChange) =>
@@ -251,7 +266,9 @@ const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
   deps: Deps,
   state: Pick<TurnState, "conversation" | "emit">,
   tool: ToolRecord,
-  input: Record<string, unknown>
+  input: Record<string, unknown>,
+  /** A PreToolUse hook said `ask`: the user is asked whatever the mode and the "always" answers say. */
+  forced = false
 ) {
   const { conversation } = state
   const { mode } = yield* Ref.get(conversation.settings)
@@ -261,7 +278,7 @@ const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
   const needed = secret === undefined
     ? approvalNeeded(deps.config.permissions, mode, tool, input, conversation.cwd, sandboxed)
     : tool.preapproved !== true && secretsAsked(deps.config.permissions, mode)
-  if (!needed) return undefined
+  if (!needed && !forced) return undefined
   const read = yield* readerFor(tool)
   const remembered = yield* deps.remembered.read(conversation.cwd)
   if (remembered.problem !== undefined && !deps.shownWarnings.has(remembered.problem)) {
@@ -273,7 +290,9 @@ const awaitsApproval = Effect.fn("Agent.awaitsApproval")(function*(
     ? { secret: (yield* secretFilesOf(conversation.cwd, deps.config.secrets)).test }
     : {}
   const call: CallToApprove = { tool: tool.name, access: tool.access, input, cwd: conversation.cwd, ...secretTest }
-  if (isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], call, read)) return undefined
+  if (!forced && isAllowed([...remembered.scopes, ...(yield* Ref.get(conversation.allowed))], call, read)) {
+    return undefined
+  }
   const question: Question = { call, read, ...(secret === undefined ? {} : { secret }) }
   return question
 })

@@ -12,6 +12,7 @@ import type { ImageInput } from "../domain/Images"
 import type { SavedPlan } from "../domain/Plan"
 import { type EditorBlock, type Message, type Session, titleOf, type ToolCall, withSystem } from "../domain/Session"
 import { markFailed } from "../domain/Turns"
+import { openingHooks, stopHookNote } from "../hooks/HookCalls"
 import type { Conversation } from "../sessions/Conversation"
 import { lastOutput, unfinishedResult } from "../sessions/Interrupted"
 import { taskTool } from "../tools/Task"
@@ -120,7 +121,19 @@ interface Asked {
   readonly question: string
   readonly images: ReadonlyArray<ImageInput>
   readonly blocks: ReadonlyArray<EditorBlock> | undefined
+  /** What the user's hooks give the model with the question (notes after it). */
+  readonly hookNotes?: ReadonlyArray<string>
 }
+
+/** A line of a hook, as the turn's notice. */
+const notice = (emit: Emit) => (text: string) => emit({ _tag: "Notice", text })
+
+/** A prompt a UserPromptSubmit hook blocked: the user is told why, and the turn ends without a request. */
+const refusePrompt = (emit: Emit, reason: string) =>
+  Effect.zipRight(
+    emit({ _tag: "Notice", text: `prompt blocked by a UserPromptSubmit hook: ${reason}` }),
+    emit({ _tag: "TurnFinished", stopReason: "end_turn" })
+  )
 
 const runTurn = Effect.fn("Agent.runTurn")(function*(
   deps: Deps,
@@ -129,7 +142,10 @@ const runTurn = Effect.fn("Agent.runTurn")(function*(
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
-  const state = yield* prepareTurn(deps, conversation, asked, emit, shown)
+  // the user's SessionStart and UserPromptSubmit hooks: a blocked prompt is never sent nor kept
+  const opening = yield* openingHooks(deps.hooks, conversation, asked.question, notice(emit))
+  if (opening._tag === "Blocked") return yield* refusePrompt(emit, opening.reason)
+  const state = yield* prepareTurn(deps, conversation, { ...asked, hookNotes: opening.notes }, emit, shown)
   yield* saveProgress(deps, state)
   const outcome = yield* runSteps(deps, state).pipe(
     Effect.onInterrupt(() =>
@@ -165,7 +181,7 @@ const sayAutoFallsBack = Effect.fn("Agent.sayAutoFallsBack")(function*(
 const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
   deps: Deps,
   conversation: Conversation,
-  { blocks, images, question }: Asked,
+  { blocks, hookNotes = [], images, question }: Asked,
   emit: Emit,
   shown: Effect.Effect<void>
 ) {
@@ -205,7 +221,7 @@ const prepareTurn = Effect.fn("Agent.prepareTurn")(function*(
     added: [{
       ...(yield* questionMessage(deps, deps.checkpoints, conversation, question, images, emit)),
       ...(blocks === undefined ? {} : { blocks })
-    }],
+    }, ...hookNotes.map((content): Message => ({ role: "user", content, note: true }))],
     sentAt: new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis)).toISOString(),
     partial: yield* Ref.make(""),
     toolOutput: new Map(),
@@ -278,6 +294,8 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
     )
   // answers in a row that ran nothing and only earned a note (a call to write again)
   let unrun = 0
+  // answers a Stop hook sent back to work
+  let stops = 0
   for (let step = 1; step <= deps.config.maxSteps; step++) {
     const completed = yield* call()
     yield* sayTooSmallFor(deps, state)
@@ -288,6 +306,15 @@ const runSteps = Effect.fn("Agent.runSteps")(function*(deps: Deps, state: TurnSt
       const cut = yield* lengthLine(deps, completed)
       const said = finishNotice(completed.finishReason, completed.content, () => cut)
       if (said !== undefined) yield* state.emit({ _tag: "Notice", text: said })
+      // the user's Stop hooks may send the model back to work, with a note saying why
+      const goOn = completed.finishReason === "length"
+        ? undefined
+        : yield* stopHookNote(deps.hooks, state.conversation, notice(state.emit), stops)
+      if (goOn !== undefined) {
+        stops++
+        state.added.push(goOn)
+        continue
+      }
       return completed.finishReason === "length" ? ("max_tokens" as const) : ("end_turn" as const)
     }
     unrun = calls.length === 0 ? unrun + 1 : 0

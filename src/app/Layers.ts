@@ -18,6 +18,7 @@ import { makeRememberedApprovals, RememberedApprovals } from "../approvals/Remem
 import { Changes, makeChanges } from "../changes/Changes"
 import { Checkpoints, makeCheckpoints } from "../changes/Checkpoints"
 import { AppConfig, type LoadedConfig } from "../config/Config"
+import { Hooks, makeHooks } from "../hooks/Hooks"
 import { Secrets } from "../lib/Secrets"
 import { makeMcpServers, McpServers } from "../mcp/McpServers"
 import { makeServerCache, ServerCache } from "../model/chat/ServerCache"
@@ -57,7 +58,7 @@ export type Services =
   | ToolRegistry
 
 /** The agent and what it keeps of the project's files. */
-export type AgentServices = Agent | Changes | Jobs
+export type AgentServices = Agent | Changes | Hooks | Jobs
 
 const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
   [
@@ -96,6 +97,8 @@ const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
   [
     made(Changes, makeChanges),
     made(Compactor, makeCompactor),
+    // the user's hooks: nothing is loaded or run for an event without one
+    made(Hooks, makeHooks),
     built(approver),
     // the conversations' background jobs, ended when the layer closes (mm exits)
     made(Jobs, makeJobs),

@@ -76,6 +76,23 @@ export const SLASH_COMMANDS = [
     facades: ["terminal"]
   },
   {
+    name: "model",
+    aliases: [],
+    hint: "[name]",
+    description:
+      "the models the server lists, the one in use marked; with a name, the model of this conversation from now on (kept in its session)",
+    facades: ["terminal"],
+    elsewhere: "here the editor's model selector chooses it"
+  },
+  {
+    name: "init",
+    aliases: [],
+    hint: "",
+    description:
+      "ask the model to study the project and write or update AGENTS.md (its write is approved as any other)",
+    facades: ["terminal", "acp"]
+  },
+  {
     name: "plan",
     aliases: [],
     hint: "",

@@ -34,6 +34,8 @@ export interface LoadedConfig {
   readonly userFile?: string | undefined
   /** The project's guarded settings, left out of `config` until the user trusts them (ProjectTrust.ts). */
   readonly untrusted?: UntrustedSettings | undefined
+  /** `--trust` or `MM_TRUST_PROJECT=1` was given: the project is trusted for this run. */
+  readonly trustAll?: boolean
 }
 
 /** The configuration in force, provided once at the edge of the program. */
@@ -236,6 +238,7 @@ export const loadConfig = (lookup: ConfigLookup): Effect.Effect<LoadedConfig, Co
     return Effect.map(decode(inputs.right), (decoded) => ({
       ...decoded,
       file: chosen?.file ?? user?.file,
-      userFile: user?.file
+      userFile: user?.file,
+      ...(lookup.trust === true ? { trustAll: true } : {})
     }))
   })

@@ -54,12 +54,23 @@ const deepMerge = (base: Values, over: Values): Values => {
   return merged
 }
 
-/** The chosen file's values over the user's; an MCP server of the same name is replaced whole, never mixed. */
+/** Both files' hooks run: an event's groups are the user's, then the chosen file's. */
+const mergedHooks = (user: Values, chosen: Values): Values => {
+  const merged: Values = { ...user }
+  for (const [event, groups] of Object.entries(chosen)) {
+    const below = merged[event]
+    merged[event] = Array.isArray(below) && Array.isArray(groups) ? [...below, ...groups] : groups
+  }
+  return merged
+}
+
+/** The chosen file's values over the user's; an MCP server of the same name is replaced whole, never mixed; hooks add up. */
 export const mergeValues = (user: Values, chosen: Values): Values => {
   const merged = deepMerge(normalized(user), normalized(chosen))
   if (isRecord(user.mcpServers) && isRecord(chosen.mcpServers)) {
     merged.mcpServers = { ...user.mcpServers, ...chosen.mcpServers }
   }
+  if (isRecord(user.hooks) && isRecord(chosen.hooks)) merged.hooks = mergedHooks(user.hooks, chosen.hooks)
   return merged
 }
 

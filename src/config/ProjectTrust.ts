@@ -1,6 +1,6 @@
 /**
  * The settings of a project's own agent.yaml that wait for the user's trust (SPEC §14, the
- * third layer): those that would run a program (MCP servers), lower the guard (`permissions`,
+ * third layer): those that would run a program (MCP servers, hooks), lower the guard (`permissions`,
  * a looser `sandbox`) or send the user's key somewhere (`model.url`, `model.apiKeyEnv`,
  * `model.headers` naming a variable, when the configuration would send a key). Each is found
  * in the file's own values (as written, before defaults), compared with the user's settings:
@@ -80,6 +80,35 @@ const mcpSettings = (project: Raw): Array<GuardedSetting> => {
         sent.length === 0 ? "" : `, sending ${dollars(sent)}`
       }`
     }]
+  })
+}
+
+/**
+ * The project's hooks: each command it would run at an event, unless the user's own file runs
+ * the same command there already. Trusting them trusts the event's whole list as written.
+ */
+const hookSettings = (project: Raw, user: AgentConfig): Array<GuardedSetting> => {
+  const hooks = isRecord(project.hooks) ? project.hooks : {}
+  return Object.entries(hooks).flatMap(([event, groups]): Array<GuardedSetting> => {
+    if (!Array.isArray(groups)) return []
+    const own = new Set(
+      (user.hooks[event as keyof AgentConfig["hooks"]] ?? []).flatMap((group) =>
+        group.hooks.map((hook) => hook.command)
+      )
+    )
+    return groups.flatMap((group) => {
+      if (!isRecord(group) || !Array.isArray(group.hooks)) return []
+      const matcher = typeof group.matcher === "string" && group.matcher.trim() !== "" ? ` (${group.matcher})` : ""
+      return group.hooks.flatMap((hook): Array<GuardedSetting> => {
+        if (!isRecord(hook) || typeof hook.command !== "string" || own.has(hook.command.trim())) return []
+        return [{
+          path: ["hooks", event],
+          value: groups,
+          short: `a hook (${event}: ${hook.command})`,
+          effect: `run the hook command at ${event}${matcher}, as you, outside the sandbox: ${hook.command}`
+        }]
+      })
+    })
   })
 }
 
@@ -200,6 +229,7 @@ const modelSettings = (project: Raw, user: AgentConfig, merged: AgentConfig): Ar
  */
 export const guardedSettings = (project: Raw, user: AgentConfig, merged: AgentConfig): Array<GuardedSetting> => [
   ...mcpSettings(project),
+  ...hookSettings(project, user),
   ...permissionSettings(project, user),
   ...sandboxSettings(project, user),
   ...modelSettings(project, user, merged)

@@ -77,3 +77,10 @@ export const recordTrust = (
   fs.chmodSync(file, 0o600)
   return file
 }
+
+/**
+ * Whether the user ever trusted a configuration of `project` (the trust store holds a record for
+ * it): what the project's own slash commands wait for (commands/UserCommands.ts). Never fails.
+ */
+export const trustsProject = (project: string, env: NodeJS.ProcessEnv = process.env): boolean =>
+  Object.keys(readRecords(trustFileOf(project, env))).length > 0

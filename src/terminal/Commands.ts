@@ -6,20 +6,26 @@ import type { JobsShape } from "../agent/Jobs"
 import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
 import { compactedLine } from "../commands/CommandWords"
+import { INIT_PROMPT, restoreModel } from "../commands/ModelChoice"
 import { type CommandHandlers, commandsIn, commandWords, readCommand, usageOf } from "../commands/SlashCommands"
+import { expandedLine, fillCommand, findUserCommand, type UserCommands } from "../commands/UserCommands"
+import type { AppConfig } from "../config/Config"
 import { McpServers, serversListing } from "../mcp/McpServers"
+import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
 import { endedJobsLine, jobsListing, recordedJobsLine } from "../text/JobsText"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { importApprovals, permissionsCommand } from "../text/PermissionsText"
 import { NO_PLAN, planChecklist, planHeader } from "../text/PlanText"
-import { sanitizeOutput } from "../text/Sanitize"
+import { sanitize, sanitizeOutput } from "../text/Sanitize"
 import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
 import type { TerminalInput } from "./Input"
 import type { Answers } from "./Markdown"
+import { modelCommand } from "./ModelCommand"
+import { ownHelp, ownMenu, ownWords } from "./OwnCommands"
 import { recapLines } from "./Recap"
 import { runRewind } from "./Rewind"
 import type { Printer } from "./TerminalIO"
@@ -59,13 +65,18 @@ export interface TerminalMemory {
   lastTool: { readonly name: string; readonly title: string; readonly output: string } | undefined
   /** What the next prompt starts with, for editing (a rewound question); taken once. */
   draft?: string
+  /** The user's own commands, read when mm started (src/commands/UserCommands.ts). */
+  own?: UserCommands
 }
 
-/** `"leave"` ends mm. */
-type CommandOutcome = void | "leave"
+/** `"leave"` ends mm; `send`: the question to ask now (`/init`, the user's own commands). */
+export type CommandOutcome = void | "leave" | { readonly send: string }
+
+/** What a command may need beside its context. */
+type CommandNeeds = McpServers | ModelClient | AppConfig
 
 /** What the terminal runs for a slash command (its record, name and help, is in src/commands/SlashCommands.ts). */
-type TerminalCommand = (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, McpServers>
+type TerminalCommand = (ctx: CommandContext, arg: string) => Effect.Effect<CommandOutcome, never, CommandNeeds>
 
 /** `/sessions search [--regex] [-i] PATTERN`: the matching lines, as they are found. */
 const searchCommand = (ctx: CommandContext, arg: string) =>
@@ -129,6 +140,8 @@ const resume: TerminalCommand = (ctx, arg) =>
       return ctx.print.line("no earlier session to resume (only sessions with at least one turn count)")
     }
     for (const line of resumedLines(resumed.right)) ctx.print.line(line)
+    const kept = yield* restoreModel(ctx.conversation)
+    if (kept !== undefined) ctx.print.line(sanitize(kept))
     const recap = recapLines(
       (yield* ctx.conversation.snapshot).messages,
       ctx.cwd,
@@ -178,6 +191,10 @@ const compact: TerminalCommand = (ctx, arg) =>
 
 const context: TerminalCommand = (ctx) =>
   Effect.map(ctx.agent.context(ctx.conversation), (report) => ctx.print.line(contextListing(report)))
+
+const model: TerminalCommand = (ctx, arg) => modelCommand(ctx, arg)
+
+const init: TerminalCommand = () => Effect.succeed({ send: INIT_PROMPT })
 
 /** `/plan`: the latest plan of the conversation, from its session, or a line saying there is none. */
 const plan: TerminalCommand = (ctx) =>
@@ -239,7 +256,7 @@ const permissions: TerminalCommand = (ctx, arg) =>
 
 const exit: TerminalCommand = () => Effect.succeed("leave" as const)
 
-const help: TerminalCommand = (ctx) => Effect.sync(() => ctx.print.line(helpText()))
+const help: TerminalCommand = (ctx) => Effect.sync(() => ctx.print.line(helpText(ctx.memory.own)))
 
 /** What the terminal runs for each command it offers (src/commands/SlashCommands.ts lists them). */
 const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
@@ -250,6 +267,8 @@ const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
   fork,
   compact,
   context,
+  model,
+  init,
   plan,
   changes,
   undo,
@@ -261,25 +280,32 @@ const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
   exit
 }
 
-/** Every word Tab completes at the start of a line: the terminal's commands and their aliases. */
-export const commandNames = (): ReadonlyArray<string> => commandWords("terminal")
+/** Every word Tab completes at the start of a line: the terminal's commands and their aliases, then the user's. */
+export const commandNames = (own?: UserCommands): ReadonlyArray<string> => [
+  ...commandWords("terminal"),
+  ...ownWords(own)
+]
 
-export const helpText = (): string => {
+export const helpText = (own?: UserCommands): string => {
   const commands = commandsIn("terminal")
   const width = Math.max(...commands.map((command) => usageOf(command).length)) + 2
   return [
     "Type a question and press Enter (Alt-Enter or Ctrl-J for a new line). Commands:",
     ...commands.map((command) => `  ${usageOf(command).padEnd(width)}${command.description}`),
+    ...ownHelp(own, width),
     "In a question, @path attaches that project file; a line starting with ! runs a shell command and keeps its output as context.",
     "Keys: Tab completes, Up/Down and Ctrl-R search history, Esc or Ctrl-C cancels a running answer (docs/reference/keys.md)."
   ].join("\n")
 }
 
 /** What `/` on an empty line shows: every command, as typed, and what it does, one a line. */
-export const commandMenu = (style: Style): string => {
+export const commandMenu = (style: Style, own?: UserCommands): string => {
   const commands = commandsIn("terminal")
   const width = Math.max(...commands.map((command) => command.name.length + 1)) + 2
-  return commands.map((command) => `  ${`/${command.name}`.padEnd(width)}${style.dim(command.description)}`).join("\n")
+  return [
+    ...commands.map((command) => `  ${`/${command.name}`.padEnd(width)}${style.dim(command.description)}`),
+    ...ownMenu(own, width, style)
+  ].join("\n")
 }
 
 /**
@@ -290,14 +316,22 @@ export const commandMenu = (style: Style): string => {
 export const runCommandLine = (
   ctx: CommandContext,
   text: string
-): Effect.Effect<CommandOutcome, never, McpServers> | undefined => {
+): Effect.Effect<CommandOutcome, never, CommandNeeds> | undefined => {
   const read = readCommand(text, "terminal")
+  if (read?._tag === "Command") return HANDLERS[read.name](ctx, read.arg)
+  // a built-in name always wins; then the user's own commands
+  const own = read?._tag === "Elsewhere" ? undefined : findUserCommand(text, ctx.memory.own?.commands ?? [])
+  if (own !== undefined) {
+    return Effect.sync(() => {
+      ctx.print.line(ctx.style.dim(sanitize(expandedLine(own.command))))
+      return { send: fillCommand(own.command, own.arg) }
+    })
+  }
   if (read === undefined) return undefined
-  if (read._tag === "Command") return HANDLERS[read.name](ctx, read.arg)
   const elsewhere = read._tag === "Elsewhere"
     ? ` (an editor's command${read.record.elsewhere === undefined ? "" : `: ${read.record.elsewhere}`})`
     : ""
   return Effect.sync(() =>
-    ctx.print.line(`unknown command ${read.word}${elsewhere} — commands: ${commandNames().join(" ")}`)
+    ctx.print.line(`unknown command ${read.word}${elsewhere} — commands: ${commandNames(ctx.memory.own).join(" ")}`)
   )
 }

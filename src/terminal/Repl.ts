@@ -10,11 +10,13 @@ import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 
 import { Agent } from "../agent/Agent"
-import { findInstructionFiles } from "../agent/Instructions"
-import { Jobs, type JobsShape } from "../agent/Jobs"
+import { findInstructionFiles, instructionLabel } from "../agent/Instructions"
+import { Jobs } from "../agent/Jobs"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { modeLine, nextMode } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
+import { restoreModel } from "../commands/ModelChoice"
+import { readUserCommands, type UserCommands } from "../commands/UserCommands"
 import { AppConfig } from "../config/Config"
 import { projectAboveLine } from "../config/ProjectHint"
 import type { ImageInput } from "../domain/Images"
@@ -29,7 +31,7 @@ import { modelNames, windowFigure } from "../model/ServerWords"
 import { type Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
-import { jobCount } from "../text/JobsText"
+import { withJobCount } from "../text/JobsText"
 import {
   answeringPart,
   banner,
@@ -47,6 +49,7 @@ import { attachFiles, secretAttachmentsAllowed, shellContext } from "./Attachmen
 import { type CommandContext, commandMenu, commandNames, runCommandLine, type TerminalMemory } from "./Commands"
 import { ESC_ESC, type TerminalInput } from "./Input"
 import { type Answers, makeAnswers } from "./Markdown"
+import { modelIds } from "./ModelCommand"
 import { offerPlanExit } from "./PlanExit"
 import { makeProgress, type Progress } from "./Progress"
 import { recapLines } from "./Recap"
@@ -107,7 +110,7 @@ export const runTerminal = <E, R>(
         contextWindow: window,
         modelNames,
         instructions: findInstructionFiles(loaded.config.instructions, cwd, os.homedir()).map((file) =>
-          sanitize(file.shown)
+          sanitize(instructionLabel(file.shown, file.size))
         ),
         serverState: serverState(server)
       })
@@ -120,6 +123,8 @@ export const runTerminal = <E, R>(
     if (warning !== undefined) info.line(style.yellow(sanitize(warning)))
     const mcp = yield* McpServers
     if (mcp.configured !== undefined) info.line(summaryLine(mcp.configured))
+    const own = yield* readUserCommands(loaded, cwd)
+    for (const note of own.notes) info.line(style.yellow(sanitize(note)))
     const above = projectAboveLine(cwd, loaded.file)
     if (above !== undefined) info.line(style.yellow(above))
     const started = yield* startOn(conversation, cwd, begin.start)
@@ -128,6 +133,8 @@ export const runTerminal = <E, R>(
       return started.code
     }
     for (const line of startedLines(started)) info.line(line)
+    const kept = started.resumed ? yield* restoreModel(conversation) : undefined
+    if (kept !== undefined) info.line(sanitize(kept))
     const answers = makeAnswers(
       (yield* TerminalIO).print,
       process.env,
@@ -145,9 +152,8 @@ export const runTerminal = <E, R>(
       if (recap.length > 0) info.line(recap.join("\n"))
     }
     if (started.report?.interrupted !== undefined) (yield* TerminalIO).input.offer?.(started.report.interrupted)
-    const talk = ([agent, jobs]: [Agent["Type"], JobsShape]) =>
-      converse(cwd, agent, jobs, conversation, begin.question, answers, window)
-    return yield* Effect.flatMap(Effect.all([Agent, Jobs]), talk).pipe(Effect.provide(agentLayer))
+    const talk = (agent: Agent["Type"]) => converse(cwd, agent, conversation, begin.question, answers, window, own)
+    return yield* Effect.flatMap(Agent, talk).pipe(Effect.provide(agentLayer))
   })
 
 /** What the prompt loop, its questions and its shell lines share: the commands' context, and more. */
@@ -163,11 +169,11 @@ interface Conversing extends CommandContext {
 const converse = (
   cwd: string,
   agent: Agent["Type"],
-  jobs: JobsShape,
   conversation: Conversation,
   first: string | undefined,
   answers: Answers,
-  bannerWindow: number | undefined
+  bannerWindow: number | undefined,
+  own: UserCommands
 ) =>
   Effect.gen(function*() {
     const keeper = yield* Keeper
@@ -175,15 +181,15 @@ const converse = (
     const remembered = yield* RememberedApprovals
     const { config } = yield* AppConfig
     const { input, print, info, questions, style } = yield* TerminalIO
-    const memory: TerminalMemory = { rows: undefined, lastTool: undefined }
-    const progress = makeProgress(print, style, Date.now, jobs.running)
+    const memory: TerminalMemory = { rows: undefined, lastTool: undefined, own }
+    const progress = makeProgress(print, style, Date.now, () => terminal.jobs.running())
     const waiting = `waiting for ${config.model.name}`
     const live = input.interactive && escapesFor(process.stdout, process.env)
     const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting, questions })
     const terminal: Conversing = {
       cwd,
       agent,
-      jobs,
+      jobs: yield* Jobs,
       conversation,
       keeper,
       changes,
@@ -202,7 +208,7 @@ const converse = (
       view,
       waiting
     }
-    configureInput(terminal, yield* Effect.runtime<never>())
+    configureInput(terminal, yield* Effect.runtime<ModelClient | AppConfig>())
     yield* promptLoop(terminal, first, bannerWindow)
     yield* goodbye(conversation)
     return !input.interactive && view.failed() ? 1 : 0
@@ -229,17 +235,18 @@ const makeCancellable =
     })
 
 /** The prompt's history (in the project's `.mm`, or in memory) and its Tab completion. */
-const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<never>) => {
+const configureInput = (terminal: Conversing, runtime: Runtime.Runtime<ModelClient | AppConfig>) => {
   const { conversation, cwd, input, keeper, style } = terminal
   const sessionsDir = keeper.dirFor(cwd)
   input.configure({
     ...(sessionsDir === undefined
       ? { history: "memory" as const }
       : { historyFile: path.join(cwd, ".mm", "history") }),
-    commandMenu: commandMenu(terminal.style),
+    commandMenu: commandMenu(terminal.style, terminal.memory.own),
     complete: makeCompleter({
       cwd,
-      commands: commandNames,
+      commands: () => commandNames(terminal.memory.own),
+      models: () => Runtime.runPromise(runtime)(modelIds),
       sessionIds: () =>
         Runtime.runPromise(runtime)(Effect.map(keeper.list(cwd), (listing) => listingRows(listing, { all: true })))
     }),
@@ -324,9 +331,7 @@ const promptLoop = (terminal: Conversing, first: string | undefined, bannerWindo
       atPrompt = true
       const draft = terminal.memory.draft
       terminal.memory.draft = undefined
-      // while background jobs run, the prompt says how many: `2 jobs > `
-      const running = terminal.jobs.running()
-      const shown = running === 0 ? prompt : `${style.dim(jobCount(running))} ${prompt}`
+      const shown = withJobCount(prompt, terminal.jobs.running(), style)
       const line = yield* Effect.promise(() => input.question(input.interactive ? shown : "", draft)).pipe(
         Effect.ensuring(Effect.sync(() => (atPrompt = false)))
       )
@@ -346,8 +351,9 @@ const handleLine = (terminal: Conversing, line: string) =>
     if (text === "") return
     if (text.startsWith("!") && text.length > 1) return yield* shellLine(terminal, text.slice(1).trim())
     const command = runCommandLine(terminal, text)
-    if (command !== undefined) return yield* command
-    yield* question(terminal, line)
+    const outcome = command === undefined ? { send: line } : yield* command
+    if (typeof outcome === "object") yield* question(terminal, outcome.send)
+    else return outcome
   })
 
 /** One turn, then, when it ended in plan mode, whether to carry the plan out, and in which mode (PlanExit.ts). */

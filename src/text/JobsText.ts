@@ -4,9 +4,14 @@ import type { JobView } from "../agent/Jobs"
 import type { JobRecord } from "../domain/Session"
 import { squashed } from "../lib/OneLine"
 import { exitWords } from "../tools/Job"
+import type { Style } from "./Style"
 
 /** `1 job`, `2 jobs`. */
 export const jobCount = (n: number): string => `${n} job${n === 1 ? "" : "s"}`
+
+/** The prompt while background jobs run, saying how many: `2 jobs > `. */
+export const withJobCount = (prompt: string, running: number, style: Style): string =>
+  running === 0 ? prompt : `${style.dim(jobCount(running))} ${prompt}`
 
 /** `4 s`, `3 min 5 s`, `2 h 1 min`. */
 const runtime = (ms: number): string => {

@@ -374,6 +374,7 @@ describe("prompt text and commands", () => {
     expect(availableCommands.map((command) => command.name)).toEqual([
       "new",
       "compact",
+      "init",
       "changes",
       "undo",
       "permissions"
@@ -396,6 +397,7 @@ describe("prompt text and commands", () => {
     expect(unknown.slice(1).map((line) => line.split(" — ")[0])).toEqual([
       "- `/new`",
       "- `/compact [hint]`",
+      "- `/init`",
       "- `/changes [n]`",
       "- `/undo [n]`",
       "- `/permissions [rm n]`"

@@ -31,15 +31,22 @@ describe("the registry of slash commands", () => {
   })
 
   it("a façade's handlers are exactly its commands: one missing, or one too many, does not compile", () => {
-    const handlers: CommandHandlers<"acp", number> = { new: 1, compact: 2, changes: 3, undo: 4, permissions: 5 }
+    const handlers: CommandHandlers<"acp", number> = {
+      new: 1,
+      compact: 2,
+      init: 7,
+      changes: 3,
+      undo: 4,
+      permissions: 5
+    }
     // @ts-expect-error the editor offers /permissions: its handler cannot be left out
-    const missing: CommandHandlers<"acp", number> = { new: 1, compact: 2, changes: 3, undo: 4 }
+    const missing: CommandHandlers<"acp", number> = { new: 1, compact: 2, init: 7, changes: 3, undo: 4 }
     const extra: CommandHandlers<"acp", number> = {
       ...handlers,
       // @ts-expect-error /sessions is not offered to the editor: no handler for it
       sessions: 6
     }
-    expect([Object.keys(handlers).length, Object.keys(missing).length, Object.keys(extra).length]).toEqual([5, 4, 6])
+    expect([Object.keys(handlers).length, Object.keys(missing).length, Object.keys(extra).length]).toEqual([6, 5, 7])
   })
 
   it("says what /compact did in one wording, a line on the terminal and a sentence in the editor", () => {

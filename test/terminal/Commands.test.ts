@@ -16,6 +16,6 @@ describe("the terminal's slash commands", () => {
       )
     }
     expect(commandWords("terminal")).toContain("/quit")
-    expect(commandWords("acp")).toEqual(["/new", "/compact", "/changes", "/undo", "/permissions"])
+    expect(commandWords("acp")).toEqual(["/new", "/compact", "/init", "/changes", "/undo", "/permissions"])
   })
 })

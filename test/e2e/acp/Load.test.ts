@@ -43,7 +43,7 @@ describe("mm acp: a session survives the agent", () => {
     )
     expect(commandsAt).toBeGreaterThan(newResponseAt)
     const commands = (first.updates[0].update as any).availableCommands
-    expect(commands.map((c: any) => c.name)).toEqual(["new", "compact", "changes", "undo", "permissions"])
+    expect(commands.map((c: any) => c.name)).toEqual(["new", "compact", "init", "changes", "undo", "permissions"])
     expect(commands[1].input).toEqual({ hint: expect.any(String) })
 
     const answer = await first.agent.request(acp.methods.agent.session.prompt, {

@@ -41,6 +41,7 @@ describe("mm acp: /changes and /undo", () => {
     expect(announced.availableCommands.map((c: acp.AvailableCommand) => c.name)).toEqual([
       "new",
       "compact",
+      "init",
       "changes",
       "undo",
       "permissions"

@@ -19,7 +19,10 @@ const accessWords: Record<ToolAccess, { readonly reaches: string; readonly asked
     asked: "yes, per domain: an always answer covers the host (mode `allow`: no)"
   },
   outside: { reaches: "acts outside mm's view", asked: "yes, unless its configuration allows it" },
-  mm: { reaches: "nothing outside mm (a sub-agent's own calls are asked as any)", asked: "no" }
+  mm: {
+    reaches: "works inside mm alone (what a sub-agent runs, or a job started by `bash`, is asked as any call)",
+    asked: "no"
+  }
 }
 
 /** A tool's parameters as `name`, optional ones with a `?`, in the order of its schema. */

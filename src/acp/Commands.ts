@@ -6,6 +6,7 @@ import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 
 import { Agent } from "../agent/Agent"
+import { Jobs } from "../agent/Jobs"
 import type { Scope } from "../approvals/ApprovalScope"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { Changes } from "../changes/Changes"
@@ -35,6 +36,8 @@ type AcpCommand = (
 
 /** `/new`: the editor keeps its id; the conversation so far moves to a new one. */
 const startOver = Effect.fn("Acp.startOver")(function*(peer: Peer, conversation: Conversation) {
+  // the conversation's background jobs end with it
+  yield* (yield* Jobs).end(conversation)
   const archived = yield* Effect.either(conversation.archiveAndReset)
   if (Either.isLeft(archived)) {
     yield* send(peer.client, peer.sessionId, [

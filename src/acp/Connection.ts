@@ -8,6 +8,7 @@ import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import type { Agent } from "../agent/Agent"
+import type { Jobs } from "../agent/Jobs"
 import type { RememberedApprovals } from "../approvals/RememberedApprovals"
 import type { Changes } from "../changes/Changes"
 import type { Checkpoints } from "../changes/Checkpoints"
@@ -25,6 +26,7 @@ import type { ClientDisplay } from "./TurnUpdates"
 /** The core's services the ACP agent runs on (the layer of AcpMain.ts provides them). */
 export type AcpServices =
   | Agent
+  | Jobs
   | Keeper
   | AppConfig
   | ModelClient

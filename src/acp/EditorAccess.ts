@@ -9,26 +9,13 @@ import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../config/Config"
 import { firstLineOf } from "../lib/OneLine"
-import { programPath } from "../lib/Programs"
 import { commandResultOf } from "../tools/CommandProcess"
 import { diskFileAccess, FileAccess, type FileAccessShape } from "../tools/FileAccess"
+import { startJob } from "../tools/JobProcess"
 import type { CommandLine, ToolContext, ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
-
-/**
- * One request to the editor, failed with one line when it is not answered within the
- * deadline (`editorTimeout`); the request is left to the editor, whose late answer is ignored.
- */
-const askEditor = <A>(request: () => Promise<A>, seconds: number, what: string): Effect.Effect<A, string> =>
-  Effect.tryPromise({ try: request, catch: (cause) => `${what} (${firstLineOf(cause)})` }).pipe(
-    Effect.timeoutFail({
-      duration: deadlineMs(seconds),
-      onTimeout: () => `${what.replace(/ could not /, " did not ")} within ${seconds} s (editorTimeout)`
-    })
-  )
-
-/** A deadline in milliseconds that setTimeout can hold. */
-const deadlineMs = (seconds: number): number => Math.min(Math.max(1, Math.round(seconds * 1000)), 2 ** 31 - 1)
+import { startInTerminal } from "./EditorJob"
+import { askEditor, deadlineMs, sendAndForget, withWholeEnv } from "./EditorRequests"
 
 /** `fs/read_text_file`: the editor's text of the file, unsaved changes included. */
 const readInEditor = (peer: Peer, seconds: number, file: string, shown: string) =>
@@ -70,26 +57,6 @@ const writeInEditor = (peer: Peer, seconds: number, file: string, shown: string,
     Effect.asVoid,
     Effect.either
   )
-
-/** Sends a request whose answer mm does not need (a kill, a release): never waited for, so it cannot hold a cancel. */
-const sendAndForget = (work: () => Promise<unknown>) =>
-  Effect.sync(() => {
-    work().catch(() => undefined)
-  })
-
-/**
- * The argv the editor runs: a command that must have exactly its own environment (a confined
- * one) is started by `env -i` with it, since the editor's terminal adds its own variables.
- */
-const withWholeEnv = (line: CommandLine, cwd: string): ReadonlyArray<string> =>
-  line.env === undefined
-    ? line.argv
-    : [
-      programPath("env", [cwd]),
-      "-i",
-      ...Object.entries(line.env).map(([name, value]) => `${name}=${value}`),
-      ...line.argv
-    ]
 
 /**
  * A command in the editor's terminal: `terminal/create` (shown live under the call),
@@ -188,7 +155,11 @@ const editorAccess = (peer: Peer | undefined, seconds: number): FileAccessShape 
     run: (line, ctx) =>
       peer !== undefined && caps?.terminal === true
         ? runInTerminal(peer, seconds, line, ctx)
-        : diskFileAccess.run(line, ctx)
+        : diskFileAccess.run(line, ctx),
+    start: (line, ctx, maxBuffer) =>
+      peer !== undefined && caps?.terminal === true
+        ? startInTerminal(peer, seconds, line, ctx, maxBuffer)
+        : startJob(line, ctx, maxBuffer)
   }
 }
 
@@ -203,7 +174,8 @@ export const EditorAccessLive = Layer.effect(
       readsDisk: forPeer((access) => access.readsDisk),
       writesDisk: forPeer((access) => access.writesDisk),
       write: (file, shown, content) => forPeer((access) => access.write(file, shown, content)),
-      run: (line, ctx) => forPeer((access) => access.run(line, ctx))
+      run: (line, ctx) => forPeer((access) => access.run(line, ctx)),
+      start: (line, ctx, maxBuffer) => forPeer((access) => (access.start ?? startJob)(line, ctx, maxBuffer))
     }
   })
 )

@@ -9,6 +9,7 @@ import * as Ref from "effect/Ref"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
 import { findInstructionFiles, instructionLabel } from "../agent/Instructions"
+import { Jobs } from "../agent/Jobs"
 import { AppConfig } from "../config/Config"
 import { newSessionId } from "../domain/SessionId"
 import { forkOf, lastTurn } from "../domain/Turns"
@@ -155,7 +156,7 @@ export const resumeSession = Effect.fn("Acp.resumeSession")(function*(
   return yield* setup(session.conversation)
 })
 
-/** `session/close`: its running prompt is cancelled, its MCP servers stopped, and this agent forgets it. */
+/** `session/close`: its running prompt is cancelled, its jobs and MCP servers stopped, and this agent forgets it. */
 export const closeSession = Effect.fn("Acp.closeSession")(function*(params: acp.CloseSessionRequest) {
   const forgotten = yield* forgetSession(params.sessionId)
   if (Option.isNone(forgotten)) {
@@ -164,6 +165,7 @@ export const closeSession = Effect.fn("Acp.closeSession")(function*(params: acp.
   const session = forgotten.value
   const running = yield* SynchronizedRef.get(session.running)
   if (running !== undefined) yield* Fiber.interrupt(running)
+  yield* (yield* Jobs).end(session.conversation)
   yield* stopSessionServers(session.conversation)
   return {}
 })

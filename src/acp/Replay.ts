@@ -28,9 +28,17 @@ export interface Told {
   readonly tools?: Pick<ToolRegistryShape, "find" | "describe">
   /** The session's plan, told as a `plan` update before the message at index `at` (the end when past it): after the turn that wrote it. */
   readonly plan?: { readonly at: number; readonly entries: ReadonlyArray<PlanEntry> }
+  /** What a background job a call started said at its end, by the call's id (agent/JobWords.ts). */
+  readonly jobs?: ReadonlyMap<string, string>
 }
 
 const noneTold: Told = {}
+
+/** A call's result, with what the job it started said at its end. */
+const withJob = (
+  output: string,
+  job: string | undefined
+): string => (job === undefined ? output : `${output}\n\n${job}`)
 
 const parsedInput = (raw: string): Record<string, unknown> => {
   try {
@@ -127,7 +135,7 @@ export const replayUpdates = (
                 id: uniqueId(call.id),
                 name: call.function.name,
                 rawArguments: call.function.arguments,
-                output: result === undefined ? NO_RESULT : (result.content ?? ""),
+                output: withJob(result === undefined ? NO_RESULT : (result.content ?? ""), told.jobs?.get(call.id)),
                 failed: result === undefined || result.failed === true,
                 ...changeOf(call.id, call.function.arguments)
               },

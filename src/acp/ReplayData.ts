@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 import { Agent } from "../agent/Agent"
+import { recordedJobWords } from "../agent/JobWords"
 import { textOf } from "../changes/ChangeGroups"
 import { Checkpoints, readBlobSync } from "../changes/Checkpoints"
 import type { ChangeRecord, Session } from "../domain/Session"
@@ -96,7 +97,10 @@ const conversationUpdates = (
       usedIds,
       blob: (hash) => readBlobSync(cwd, hash),
       tools: yield* ToolRegistry,
-      ...planTold(session)
+      ...planTold(session),
+      ...(session.jobs === undefined
+        ? {}
+        : { jobs: new Map(session.jobs.map((job) => [job.callId, recordedJobWords(job)])) })
     }
     return replayUpdates(session.messages, cwd, told)
   })

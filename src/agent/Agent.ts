@@ -25,6 +25,7 @@ import { compact, MANUAL } from "./AutoCompact"
 import { Compactor, estimateTokens } from "./Compactor"
 import type { Deps, SubAgentSpend } from "./Deps"
 import { gitConfineOf } from "./Environment"
+import { Jobs } from "./Jobs"
 import { systemPromptOf } from "./SystemPrompt"
 import { runShell } from "./ToolCalls"
 import { turn } from "./Turn"
@@ -110,6 +111,7 @@ export const makeAgent = Effect.gen(function*() {
     secrets: yield* Secrets,
     sandbox: yield* Sandbox,
     hooks: yield* Hooks,
+    jobs: yield* Jobs,
     shownWarnings: new Set(),
     keeper: yield* Keeper,
     subAgentSpend: new Map()

@@ -15,6 +15,7 @@ import type { FileAccessShape } from "../tools/FileAccess"
 import type { ToolRegistryShape } from "../tools/Registry"
 import type { SandboxShape } from "../tools/Sandbox"
 import type { CompactorShape } from "./Compactor"
+import type { JobsShape } from "./Jobs"
 import type { TurnEvent } from "./TurnEvent"
 
 /** What the agent's functions use: the layer's services, and the skill warnings already shown (each shown once). */
@@ -35,6 +36,8 @@ export interface Deps {
   readonly files: FileAccessShape
   /** The program's secrets: tools run without them in their environment, and their output is redacted. */
   readonly secrets: SecretRegistry
+  /** The conversations' background jobs; absent where none may start (a sub-agent's). */
+  readonly jobs?: JobsShape
   /** Whether the model's commands run confined, and how. */
   readonly sandbox: SandboxShape
   /** The user's hooks (agent.yaml's `hooks:`), run at the events of a turn. */

@@ -151,6 +151,7 @@ const runApproved = Effect.fn("Agent.runApproved")(function*(
     ...(beforeWrite === undefined ? {} : { beforeWrite }),
     setPlan: (entries) => keepPlan(state, entries),
     delegate: (task) => state.delegate(call.id, task, (text) => emitOutput(text)),
+    ...(deps.jobs === undefined ? {} : { jobs: deps.jobs.control(conversation, call.id) }),
     onOutput: (text) => emitOutput(text)
   }
   const run = (confine: ToolContext["confine"]) =>

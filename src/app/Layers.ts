@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 
 import { Agent, makeAgent } from "../agent/Agent"
 import { Compactor, makeCompactor } from "../agent/Compactor"
+import { Jobs, makeJobs } from "../agent/Jobs"
 import { agentOffers } from "../agent/SubAgents"
 import type { Approver } from "../approvals/Approver"
 import { makeRememberedApprovals, RememberedApprovals } from "../approvals/RememberedApprovals"
@@ -57,7 +58,7 @@ export type Services =
   | ToolRegistry
 
 /** The agent and what it keeps of the project's files. */
-export type AgentServices = Agent | Changes | Hooks
+export type AgentServices = Agent | Changes | Hooks | Jobs
 
 const storeSteps = (loaded: LoadedConfig, store?: Layer.Layer<SessionStore, never, Secrets>) =>
   [
@@ -99,6 +100,8 @@ const agentSteps = <E, R>(approver: Layer.Layer<Approver, E, R>) =>
     // the user's hooks: nothing is loaded or run for an event without one
     made(Hooks, makeHooks),
     built(approver),
+    // the conversations' background jobs, ended when the layer closes (mm exits)
+    made(Jobs, makeJobs),
     made(Agent, makeAgent)
   ] as const
 

@@ -128,6 +128,13 @@ export const SLASH_COMMANDS = [
   },
   { name: "last", aliases: [], hint: "", description: "the whole output of the last tool call", facades: ["terminal"] },
   {
+    name: "jobs",
+    aliases: [],
+    hint: "[kill N]",
+    description: "the conversation's background jobs (id, state, runtime, command, last line); kill N ends one",
+    facades: ["terminal"]
+  },
+  {
     name: "mcp",
     aliases: [],
     hint: "",

@@ -3,6 +3,22 @@ import * as Schema from "effect/Schema"
 import { firstLine } from "../lib/OneLine"
 import { PlanEntrySchema } from "./Plan"
 
+/**
+ * A background job (`bash` with `background: true`): its number in the conversation, its
+ * command, the call that started it, when it started and ended, how it ended, and the end of
+ * what it printed (at most a few lines). Never sent to the model, which has its calls.
+ */
+const makeJobRecord = () =>
+  Schema.Struct({
+    id: Schema.Number,
+    command: Schema.String,
+    callId: Schema.String,
+    startedAt: Schema.String,
+    endedAt: Schema.optional(Schema.String),
+    exit: Schema.optional(Schema.Struct({ code: Schema.NullOr(Schema.Number), signal: Schema.NullOr(Schema.String) })),
+    output: Schema.optional(Schema.String)
+  })
+
 /** The schemas of a message and its parts. */
 const makeMessageSchemas = () => {
   /** A tool call as the model wrote it, in the chat-completions shape. */
@@ -140,6 +156,8 @@ const makeSessionSchemas = () => {
   /** The latest plan the model wrote with `todo`, and the turn that wrote it (domain/Plan.ts). */
   const Plan = Schema.Struct({ turn: Schema.Number, entries: Schema.Array(PlanEntrySchema) })
 
+  const JobRecord = makeJobRecord()
+
   const Session = Schema.Struct({
     version: Schema.Number,
     id: Schema.String,
@@ -166,6 +184,8 @@ const makeSessionSchemas = () => {
     parent: Schema.optional(Parent),
     /** The latest plan (`todo`); never sent to the model, which has its calls. */
     plan: Schema.optional(Plan),
+    /** The conversation's background jobs, oldest first (`JobRecord`). */
+    jobs: Schema.optional(Schema.Array(JobRecord)),
     /** What an editor chose for this session (`mm acp`): restored on load and resume; the terminal ignores it. */
     settings: Schema.optional(Schema.Struct({ mode: Schema.String, model: Schema.optional(Schema.String) }))
   })
@@ -182,6 +202,7 @@ const makeSessionSchemas = () => {
     ForkedFrom,
     Parent,
     Plan,
+    JobRecord,
     Session
   }
 }
@@ -203,6 +224,7 @@ export type ChangeRecord = SessionSchemas["ChangeRecord"]["Type"]
 export type Session = SessionSchemas["Session"]["Type"]
 export type ForkedFrom = SessionSchemas["ForkedFrom"]["Type"]
 export type ParentRef = SessionSchemas["Parent"]["Type"]
+export type JobRecord = SessionSchemas["JobRecord"]["Type"]
 
 export const SESSION_VERSION = 1
 export const ERRORS_CAP = 200

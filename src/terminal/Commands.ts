@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
 import type { Agent } from "../agent/Agent"
+import type { JobsShape } from "../agent/Jobs"
 import type { RememberedApprovalsShape } from "../approvals/RememberedApprovals"
 import type { ChangesShape } from "../changes/Changes"
 import { compactedLine } from "../commands/CommandWords"
@@ -13,10 +14,11 @@ import { McpServers, serversListing } from "../mcp/McpServers"
 import type { ModelClient } from "../model/ModelClient"
 import type { Conversation } from "../sessions/Conversation"
 import type { KeeperShape } from "../sessions/Keeper"
+import { endedJobsLine, jobsListing, recordedJobsLine } from "../text/JobsText"
 import { contextListing, forkedLine, listingRows, resumedLines, sessionsListing } from "../text/Lines"
 import { importApprovals, permissionsCommand } from "../text/PermissionsText"
 import { NO_PLAN, planChecklist, planHeader } from "../text/PlanText"
-import { sanitize } from "../text/Sanitize"
+import { sanitize, sanitizeOutput } from "../text/Sanitize"
 import { searchSummary, sessionHitLines } from "../text/SearchText"
 import type { Style } from "../text/Style"
 import { runUndo, showChanges } from "./ChangesView"
@@ -35,6 +37,8 @@ export interface CommandContext {
   readonly conversation: Conversation
   readonly keeper: KeeperShape
   readonly changes: ChangesShape
+  /** The conversation's background jobs: `/jobs`, and ended by `/new` and `/resume`. */
+  readonly jobs: JobsShape
   /** The project's remembered "always" answers (in the user's state), for /permissions. */
   readonly remembered: RememberedApprovalsShape
   readonly input: TerminalInput
@@ -118,8 +122,17 @@ const rowId = (ctx: CommandContext, arg: string) =>
     return n >= 1 && n <= rows.length ? rows[n - 1] : undefined
   })
 
+/** The conversation's jobs ended, said in a line when some ran (before it changes session). */
+const endJobs = (ctx: CommandContext) =>
+  Effect.gen(function*() {
+    const running = ctx.jobs.running()
+    yield* ctx.jobs.end(ctx.conversation)
+    ctx.notice(endedJobsLine(running))
+  })
+
 const resume: TerminalCommand = (ctx, arg) =>
   Effect.gen(function*() {
+    yield* endJobs(ctx)
     const requested = arg === "" ? undefined : ((yield* rowId(ctx, arg)) ?? arg)
     const resumed = yield* Effect.either(ctx.conversation.resume(requested))
     if (resumed._tag === "Left") return ctx.red(resumed.left.message)
@@ -137,6 +150,8 @@ const resume: TerminalCommand = (ctx, arg) =>
       ctx.recapExchanges
     )
     if (recap.length > 0) ctx.print.line(recap.join("\n"))
+    const jobsLine = recordedJobsLine((yield* ctx.conversation.snapshot).jobs)
+    if (jobsLine !== undefined) ctx.print.line(ctx.style.dim(sanitizeOutput(jobsLine)))
     // the question mm stopped during waits on the prompt line, to send again or edit
     if (resumed.right.interrupted !== undefined) ctx.input.offer?.(resumed.right.interrupted)
   })
@@ -144,6 +159,7 @@ const resume: TerminalCommand = (ctx, arg) =>
 const newConversation: TerminalCommand = (ctx) =>
   Effect.gen(function*() {
     const previous = yield* ctx.conversation.id
+    yield* endJobs(ctx)
     yield* ctx.conversation.detach
     ctx.print.line(
       previous === ""
@@ -205,6 +221,19 @@ const last: TerminalCommand = (ctx) =>
     ctx.print.line(tool.output === "" ? "(no output)" : tool.output)
   })
 
+/** `/jobs`: the listing; `/jobs kill N`: ends job N and shows its last output. */
+const jobs: TerminalCommand = (ctx, arg) =>
+  Effect.gen(function*() {
+    if (arg === "") {
+      return ctx.print.line(sanitizeOutput(jobsListing(yield* ctx.jobs.list(ctx.conversation), Date.now())))
+    }
+    const kill = /^kill\s+(\d+)$/.exec(arg)
+    if (kill === null) return ctx.red("usage: /jobs [kill N]")
+    const result = yield* ctx.jobs.kill(ctx.conversation, Number(kill[1]))
+    if (result.failed) return ctx.red(result.output)
+    ctx.print.line(sanitizeOutput(result.output))
+  })
+
 const mcp: TerminalCommand = (ctx) =>
   Effect.map(McpServers, (servers) => {
     const configured = servers.configured
@@ -245,6 +274,7 @@ const HANDLERS: CommandHandlers<"terminal", TerminalCommand> = {
   undo,
   rewind,
   last,
+  jobs,
   mcp,
   permissions,
   exit

@@ -1,3 +1,4 @@
+import { jobCount } from "../text/JobsText"
 import type { Style } from "../text/Style"
 import type { Printer } from "./TerminalIO"
 
@@ -30,11 +31,19 @@ export interface Progress {
   readonly erased: () => ReadonlyArray<string>
 }
 
+/** ` · 1 job` while background jobs run (agent/Jobs.ts). */
+const jobsPart = (running: number): string => (running === 0 ? "" : ` · ${jobCount(running)}`)
+
 /**
  * What moves while nothing else does: the wait for the first token, a running tool. Drawn
  * through the printer's live block, so it is erased by the next output and never reaches a pipe.
  */
-export const makeProgress = (print: Printer, style: Style, now: () => number = Date.now): Progress => {
+export const makeProgress = (
+  print: Printer,
+  style: Style,
+  now: () => number = Date.now,
+  jobs: () => number = () => 0
+): Progress => {
   let label: string | undefined
   let since = 0
   let frame = 0
@@ -57,7 +66,7 @@ export const makeProgress = (print: Printer, style: Style, now: () => number = D
     return [
       ...planLines,
       ...shown,
-      style.dim(`${FRAMES[frame % FRAMES.length]} ${label} · ${seconds} s · Esc to cancel`)
+      style.dim(`${FRAMES[frame % FRAMES.length]} ${label} · ${seconds} s${jobsPart(jobs())} · Esc to cancel`)
     ]
   }
 

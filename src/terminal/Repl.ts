@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 
 import { Agent } from "../agent/Agent"
 import { findInstructionFiles, instructionLabel } from "../agent/Instructions"
+import { Jobs } from "../agent/Jobs"
 import { RememberedApprovals } from "../approvals/RememberedApprovals"
 import { modeLine, nextMode } from "../approvals/SessionSettings"
 import { Changes } from "../changes/Changes"
@@ -30,6 +31,7 @@ import { modelNames, windowFigure } from "../model/ServerWords"
 import { type Conversation } from "../sessions/Conversation"
 import { Keeper } from "../sessions/Keeper"
 import { startOn } from "../sessions/SessionStart"
+import { withJobCount } from "../text/JobsText"
 import {
   answeringPart,
   banner,
@@ -71,7 +73,7 @@ export type TerminalEnd = number
  */
 export const runTerminal = <E, R>(
   cwd: string,
-  agentLayer: Layer.Layer<Agent | Changes, E, R>,
+  agentLayer: Layer.Layer<Agent | Changes | Jobs, E, R>,
   begin: TerminalStart = { start: { _tag: "New" }, question: undefined }
 ) =>
   Effect.gen(function*() {
@@ -180,13 +182,14 @@ const converse = (
     const { config } = yield* AppConfig
     const { input, print, info, questions, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined, own }
-    const progress = makeProgress(print, style)
+    const progress = makeProgress(print, style, Date.now, () => terminal.jobs.running())
     const waiting = `waiting for ${config.model.name}`
     const live = input.interactive && escapesFor(process.stdout, process.env)
     const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting, questions })
     const terminal: Conversing = {
       cwd,
       agent,
+      jobs: yield* Jobs,
       conversation,
       keeper,
       changes,
@@ -328,7 +331,8 @@ const promptLoop = (terminal: Conversing, first: string | undefined, bannerWindo
       atPrompt = true
       const draft = terminal.memory.draft
       terminal.memory.draft = undefined
-      const line = yield* Effect.promise(() => input.question(input.interactive ? prompt : "", draft)).pipe(
+      const shown = withJobCount(prompt, terminal.jobs.running(), style)
+      const line = yield* Effect.promise(() => input.question(input.interactive ? shown : "", draft)).pipe(
         Effect.ensuring(Effect.sync(() => (atPrompt = false)))
       )
       if (line === undefined) break

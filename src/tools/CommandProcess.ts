@@ -15,7 +15,7 @@ import type { CommandLine, ToolContext, ToolResult } from "./Tool"
 import { type Collector, makeCollector, truncateOutput } from "./Truncate"
 
 /** After a timeout, the group gets SIGTERM, then SIGKILL this much later. */
-const KILL_GRACE_MS = 2000
+export const KILL_GRACE_MS = 2000
 /** After bash exits, how long background processes that still hold its output may keep the result waiting. */
 const PIPE_GRACE_MS = 200
 
@@ -24,7 +24,7 @@ const PIPE_GRACE_MS = 200
  * (mm ended, even by SIGKILL) it kills the command's process group. mm kills it first when
  * the command ends on its own, so what the command left running in the background stays.
  */
-const startWatchdog = (pid: number, cwd: string): ChildProcess | undefined => {
+export const startWatchdog = (pid: number, cwd: string): ChildProcess | undefined => {
   try {
     const watchdog = nodeChildProcesses().spawn(programPath("sh", [cwd]), [
       "-c",
@@ -45,7 +45,7 @@ const startWatchdog = (pid: number, cwd: string): ChildProcess | undefined => {
   }
 }
 
-const stopWatchdog = (watchdog: ChildProcess | undefined): void => {
+export const stopWatchdog = (watchdog: ChildProcess | undefined): void => {
   if (watchdog?.pid === undefined || watchdog.exitCode !== null) return
   try {
     process.kill(watchdog.pid, "SIGKILL")
@@ -54,7 +54,7 @@ const stopWatchdog = (watchdog: ChildProcess | undefined): void => {
   }
 }
 
-const isDirectory = (dir: string): boolean => {
+export const isDirectory = (dir: string): boolean => {
   try {
     return fs.statSync(dir).isDirectory()
   } catch {
@@ -87,7 +87,7 @@ interface BashRun {
  * Starts the command line in a process group of its own, stdin closed; Left says why it could
  * not. Its program is looked for on PATH outside the project (lib/Programs.ts).
  */
-const spawnCommand = (
+export const spawnCommand = (
   argv: ReadonlyArray<string>,
   cwd: string,
   env: NodeJS.ProcessEnv

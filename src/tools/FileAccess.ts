@@ -5,6 +5,8 @@ import * as Layer from "effect/Layer"
 
 import { runCommand } from "./CommandProcess"
 import { readTextLossy, writeText } from "./Files"
+import type { StartedCommand } from "./Job"
+import { startJob } from "./JobProcess"
 import type { CommandLine, ToolContext, ToolResult } from "./Tool"
 
 /**
@@ -23,6 +25,15 @@ export interface FileAccessShape {
   readonly writesDisk: Effect.Effect<boolean>
   /** Runs a command line; never fails (a problem is a failed result). */
   readonly run: (command: CommandLine, ctx: ToolContext) => Effect.Effect<ToolResult>
+  /**
+   * Starts a command line in the background and returns at once (a job: Job.ts), keeping at most
+   * `maxBuffer` bytes of its output until read; Left is a one-line reason. Absent: a local process.
+   */
+  readonly start?: (
+    command: CommandLine,
+    ctx: ToolContext,
+    maxBuffer: number
+  ) => Effect.Effect<Either.Either<StartedCommand, string>>
 }
 
 /** Who reads and writes the project's files and runs commands: the disk (`FileAccessDisk`), or an editor (`mm acp`). Required: app/Layers.ts provides one to every façade. */
@@ -34,7 +45,8 @@ export const diskFileAccess: FileAccessShape = {
   readsDisk: Effect.succeed(true),
   writesDisk: Effect.succeed(true),
   write: (file, shown, content) => Effect.sync(() => writeText(file, shown, content)),
-  run: runCommand
+  run: runCommand,
+  start: startJob
 }
 
 /** FileAccess provided as the disk and local processes. */

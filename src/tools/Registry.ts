@@ -8,10 +8,12 @@ import * as Context from "effect/Context"
 
 import type { AgentConfig } from "../config/ConfigSchema"
 import type { ToolSpec } from "../model/ModelClient"
-import { bashTool } from "./Bash"
+import { backgroundBashTool, bashTool } from "./Bash"
 import { editFileTool } from "./EditFile"
 import { globTool } from "./Glob"
 import { grepTool } from "./Grep"
+import { jobKillTool } from "./JobKill"
+import { jobOutputTool } from "./JobOutput"
 import { readFileTool } from "./ReadFile"
 import { type AgentOffer, taskTool, taskToolFor } from "./Task"
 import { todoTool } from "./Todo"
@@ -44,12 +46,17 @@ interface OptionalTool {
   readonly configured?: (config: AgentConfig) => ToolRecord
 }
 
+/** Whether the configuration gives the model background jobs (`bash` with `background`). */
+const jobsOn = (config: AgentConfig): boolean => config.jobs.enabled
+
 export const optionalTools: ReadonlyArray<OptionalTool> = [
   {
     tool: webFetchTool,
     enabled: (config) => config.webFetch.enabled,
     configured: (config) => webFetchToolFor(config.webFetch)
-  }
+  },
+  { tool: jobOutputTool, enabled: jobsOn },
+  { tool: jobKillTool, enabled: jobsOn }
 ]
 
 /** Every tool mm has, enabled or not: what shows a stored call, the docs' table, the approvals' names. */
@@ -119,15 +126,19 @@ export const builtinRegistry: ToolRegistryShape = registryOf(builtinTools, allTo
 
 /**
  * The tools a configuration gives the model: the built-in ones, with `task` offering the
- * sub-agents agent.yaml declares, and the optional ones it enables (the same registry as
- * `builtinRegistry` when it declares and enables none).
+ * sub-agents agent.yaml declares, `bash` with `background` when jobs are on, and the optional
+ * ones it enables (the same registry as `builtinRegistry` when it declares and enables none).
  */
 export const registryFor = (config: AgentConfig, agents: ReadonlyArray<AgentOffer>): ToolRegistryShape => {
   const enabled = optionalTools.filter((entry) => entry.enabled(config))
     .map((entry) => entry.configured?.(config) ?? entry.tool)
   if (agents.length === 0 && enabled.length === 0) return builtinRegistry
-  const tools = builtinTools.map((
-    tool
-  ) => (tool.name === taskTool.name && agents.length > 0 ? taskToolFor(agents) : tool))
+  const tools = builtinTools.map((tool) =>
+    tool.name === taskTool.name && agents.length > 0
+      ? taskToolFor(agents)
+      : tool.name === bashTool.name && jobsOn(config)
+      ? backgroundBashTool
+      : tool
+  )
   return registryOf([...tools, ...enabled], allTools)
 }

@@ -1,6 +1,7 @@
 import type * as Effect from "effect/Effect"
 
 import type { PlanEntry } from "../domain/Plan"
+import type { StartedCommand } from "./Job"
 
 // What every tool shares: the context a call runs in, its result, and the limits the tools apply.
 // A tool itself is a record (ToolRecord.ts).
@@ -47,8 +48,22 @@ export interface ToolContext {
    * no sub-agent may start (inside a sub-agent).
    */
   readonly delegate?: (task: SubTask) => Effect.Effect<ToolResult>
+  /** The conversation's background jobs (`bash` with `background`, `job_output`, `job_kill`); absent: none may start. */
+  readonly jobs?: JobControl
   /** Puts a command's argv in the sandbox; absent: the command runs unconfined. */
   readonly confine?: (argv: ReadonlyArray<string>) => Confined
+}
+
+/** The conversation's jobs, as a tool call reaches them. */
+export interface JobControl {
+  /** Bytes of a job's output kept until it is read (`jobs.maxBuffer`). */
+  readonly maxBuffer: number
+  /** Keeps a started command as the next job of the conversation; the result names its id. */
+  readonly add: (command: string, started: StartedCommand) => Effect.Effect<ToolResult>
+  /** `job_output`: what job `id` printed since the last read, and whether it still runs. */
+  readonly output: (id: number) => Effect.Effect<ToolResult>
+  /** `job_kill`: ends job `id`, and says its last output. */
+  readonly kill: (id: number) => Effect.Effect<ToolResult>
 }
 
 /** A command line put in the sandbox: the argv that runs it there, and the whole environment it is given. */

@@ -128,7 +128,7 @@ describe("the mm command", () => {
   it("answers an unknown slash command with the list of commands", async () => {
     const { stdout } = await runMm(tempProject(configFor(server.url)), ["/frobnicate"])
     expect(stdout).toContain(
-      "unknown command /frobnicate — commands: /help /sessions /resume /new /fork /compact /context /model /init /plan /changes /undo /rewind /last /mcp /permissions /exit /quit"
+      "unknown command /frobnicate — commands: /help /sessions /resume /new /fork /compact /context /model /init /plan /changes /undo /rewind /last /jobs /mcp /permissions /exit /quit"
     )
   })
 

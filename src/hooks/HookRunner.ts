@@ -4,6 +4,8 @@
  * cancelled, or when mm exits. Its stdin is the event's JSON; what it printed and its exit
  * code are the answer.
  */
+import type { ChildProcessWithoutNullStreams } from "node:child_process"
+
 import * as Effect from "effect/Effect"
 
 import { nodeChildProcesses } from "../lib/NodeModules"
@@ -21,6 +23,8 @@ const MAX_OUTPUT = 1024 * 1024
 
 /** The longest a Node timer waits (a longer one fires at once): some 24 days. */
 const MAX_TIMER_MS = 2 ** 31 - 1
+/** How long a hook's output is still read once it has exited (what it started may hold the pipe). */
+const EXIT_GRACE_MS = 500
 
 export interface HookCommand {
   readonly command: string
@@ -48,12 +52,20 @@ export const runHookCommand = (hook: HookCommand): Effect.Effect<HookRun> =>
       if (child.pid !== undefined) forgetGroup(child.pid)
       resume(Effect.succeed(run))
     }
-    const child = nodeChildProcesses().spawn(shellOf(hook.cwd), ["-c", hook.command], {
-      cwd: hook.cwd,
-      env: { ...process.env, CLAUDE_PROJECT_DIR: hook.projectDir, MM_PROJECT_DIR: hook.projectDir },
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"]
-    })
+    let child: ChildProcessWithoutNullStreams
+    try {
+      child = nodeChildProcesses().spawn(shellOf(hook.cwd), ["-c", hook.command], {
+        cwd: hook.cwd,
+        env: { ...process.env, CLAUDE_PROJECT_DIR: hook.projectDir, MM_PROJECT_DIR: hook.projectDir },
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+    } catch (error) {
+      // a command Node refuses outright (a NUL in it) throws here rather than emitting "error"
+      done = true
+      resume(Effect.succeed({ _tag: "NotStarted", reason: error instanceof Error ? error.message : String(error) }))
+      return
+    }
     if (child.pid !== undefined) killGroupOnExit(child.pid)
     let stdout = ""
     let stderr = ""
@@ -69,8 +81,20 @@ export const runHookCommand = (hook: HookCommand): Effect.Effect<HookRun> =>
     child.stdin.on("error", () => {})
     child.stdin.end(hook.stdin)
     child.on("error", (error) => settle({ _tag: "NotStarted", reason: error.message }))
-    child.on("close", (code, signal) => {
+    const exited = (code: number | null, signal: NodeJS.Signals | null) =>
       settle({ _tag: "Exited", code: code ?? (signal === null ? 1 : 128), stdout, stderr })
+    child.on("close", exited)
+    // something the hook left running in the background may hold its output open: once the
+    // hook itself has exited, what it printed is taken after a short grace, and the rest left
+    child.on("exit", (code, signal) => {
+      const grace = setTimeout(() => {
+        if (child.pid !== undefined) forgetGroup(child.pid)
+        child.stdout.destroy()
+        child.stderr.destroy()
+        exited(code, signal)
+      }, EXIT_GRACE_MS)
+      grace.unref()
+      child.once("close", () => clearTimeout(grace))
     })
     const timer = setTimeout(() => {
       killGroup(child.pid, "SIGKILL")

@@ -42,13 +42,32 @@ const makeConverter = (): NodeHtmlMarkdown => {
  * its first `<article>` and last `</article>`; the whole page when it has neither.
  */
 export const mainContent = (html: string): string => {
+  const lower = html.toLowerCase()
   for (const tag of ["main", "article"]) {
-    const open = new RegExp(`<${tag}(?:\\s[^>]*)?>`, "i").exec(html)
-    if (open === null) continue
-    const close = html.toLowerCase().lastIndexOf(`</${tag}>`)
-    if (close > open.index) return html.slice(open.index + open[0].length, close)
+    const start = openingEnd(lower, tag)
+    if (start === undefined) continue
+    const close = lower.lastIndexOf(`</${tag}>`)
+    if (close >= start) return html.slice(start, close)
   }
   return html
+}
+
+/**
+ * Where the first `<tag>` or `<tag …>` of a lower-cased page ends (just past its `>`). Plain
+ * searches, in time linear in the page: a regular expression scanning for the tag's end from
+ * every `<main ` of a hostile page took time quadratic in its length.
+ */
+const openingEnd = (lower: string, tag: string): number | undefined => {
+  for (let at = lower.indexOf(`<${tag}`); at !== -1; at = lower.indexOf(`<${tag}`, at + 1)) {
+    const next = lower.charAt(at + tag.length + 1)
+    if (next === ">") return at + tag.length + 2
+    if (/\s/.test(next)) {
+      const end = lower.indexOf(">", at)
+      // no `>` after this one: none after any later one either
+      return end === -1 ? undefined : end + 1
+    }
+  }
+  return undefined
 }
 
 /**

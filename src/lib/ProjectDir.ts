@@ -13,10 +13,26 @@ import * as NodePath from "node:path"
 export const RECORDS_DIR_NAME = ".mm"
 
 /**
- * What `.mm/.gitignore` holds: everything ignored (the file itself too), except the project's
- * skills (`.mm/skills/`), which are meant to be committed (docs/how-to/skills.md).
+ * What `.mm/.gitignore` holds: everything ignored (the file itself too), except what a project
+ * shares with whoever clones it: its skills (`.mm/skills/`, docs/how-to/skills.md), its slash
+ * commands (`.mm/commands/`) and its hook scripts (`.mm/hooks/`).
  */
 export const RECORDS_GITIGNORE = [
+  "# Written by mm: its records of this project (sessions, checkpoints, history) stay out of git.",
+  "# The project's skills, commands and hook scripts (.mm/skills/, .mm/commands/, .mm/hooks/) may be committed.",
+  "# mm rewrites this file only while it holds exactly what an older mm wrote.",
+  "*",
+  "!/skills/",
+  "!/skills/**",
+  "!/commands/",
+  "!/commands/**",
+  "!/hooks/",
+  "!/hooks/**",
+  ""
+].join("\n")
+
+/** What an older mm wrote (skills only): replaced by `RECORDS_GITIGNORE` when found as it is. */
+export const OLDER_RECORDS_GITIGNORE = [
   "# Written by mm: its records of this project (sessions, checkpoints, history) stay out of git.",
   "# Project skills (.mm/skills/) may be committed. mm never rewrites this file once it exists.",
   "*",
@@ -76,6 +92,7 @@ export const ignoreRecords = (records: string, fs: Fs = NodeFs): void => {
   try {
     fd = fs.openSync(file, "wx", 0o644)
   } catch {
+    upgradeIgnore(file, fs)
     return
   }
   try {
@@ -92,6 +109,21 @@ export const ignoreRecords = (records: string, fs: Fs = NodeFs): void => {
     } catch {
       // left as it is: git reads an empty file as ignoring nothing
     }
+  }
+}
+
+/**
+ * An older mm's `.gitignore`, word for word, replaced by today's (a temporary file renamed over
+ * it); a file anyone changed is left as it is. Quiet, as `ignoreRecords` is.
+ */
+const upgradeIgnore = (file: string, fs: Fs): void => {
+  try {
+    if (fs.readFileSync(file, "utf8") !== OLDER_RECORDS_GITIGNORE) return
+    const temp = `${file}.${process.pid}.tmp`
+    fs.writeFileSync(temp, RECORDS_GITIGNORE, { mode: 0o644 })
+    fs.renameSync(temp, file)
+  } catch {
+    // left as it is
   }
 }
 

@@ -5,7 +5,13 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 
 import { writeProjectFileAtomic } from "../../src/lib/DurableFiles"
-import { ensureProjectDir, ignoreRecords, RECORDS_GITIGNORE, recordsDirOf } from "../../src/lib/ProjectDir"
+import {
+  ensureProjectDir,
+  ignoreRecords,
+  OLDER_RECORDS_GITIGNORE,
+  RECORDS_GITIGNORE,
+  recordsDirOf
+} from "../../src/lib/ProjectDir"
 import { tempDir as makeTempDir } from "../support/processes"
 
 const made: Array<string> = []
@@ -55,6 +61,33 @@ describe("ensureProjectDir", () => {
     ensureProjectDir(path.join(linked, ".mm", "sessions"))
     expect(fs.existsSync(elsewhere)).toBe(false)
     expect(fs.readlinkSync(gitignoreOf(linked))).toBe(elsewhere)
+  })
+
+  it("lets git see the project's skills, commands and hook scripts, and updates an older mm's file alone", () => {
+    const project = tempDir("mm-projectdir-")
+    execFileSync("git", ["init", "-q"], { cwd: project })
+    for (const file of ["skills/a/SKILL.md", "commands/review.md", "hooks/check.sh", "sessions/x.json"]) {
+      fs.mkdirSync(path.dirname(path.join(project, ".mm", file)), { recursive: true })
+      fs.writeFileSync(path.join(project, ".mm", file), "x")
+    }
+    fs.writeFileSync(gitignoreOf(project), OLDER_RECORDS_GITIGNORE)
+    ensureProjectDir(path.join(project, ".mm", "sessions"))
+    expect(fs.readFileSync(gitignoreOf(project), "utf8")).toBe(RECORDS_GITIGNORE)
+    const seen = execFileSync("git", ["status", "--porcelain", "--untracked-files=all"], {
+      cwd: project,
+      encoding: "utf8"
+    })
+    expect(seen.split("\n").filter((line) => line !== "").sort()).toEqual([
+      "?? .mm/commands/review.md",
+      "?? .mm/hooks/check.sh",
+      "?? .mm/skills/a/SKILL.md"
+    ])
+
+    const mine = tempDir("mm-projectdir-")
+    fs.mkdirSync(path.join(mine, ".mm"))
+    fs.writeFileSync(gitignoreOf(mine), `${OLDER_RECORDS_GITIGNORE}!/notes/\n`)
+    ignoreRecords(path.join(mine, ".mm"))
+    expect(fs.readFileSync(gitignoreOf(mine), "utf8")).toBe(`${OLDER_RECORDS_GITIGNORE}!/notes/\n`)
   })
 
   it("gives a .mm/ an older mm made its .gitignore, and writes none outside a .mm/", () => {

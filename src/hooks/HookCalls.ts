@@ -125,6 +125,8 @@ export const preToolUseHooks = Effect.fn("Hooks.preToolUse")(function*(
     case "deny":
       return { _tag: "Deny", reason: permission.reason ?? "denied" } as ToolPermission
     case "ask":
+      // the question is mm's own: the hook's reason is the line just before it
+      if (permission.reason !== undefined) yield* say(`a PreToolUse hook asks you: ${permission.reason}`)
       return { _tag: "Ask" } as ToolPermission
     case "allow":
       return { _tag: "Allow" } as ToolPermission

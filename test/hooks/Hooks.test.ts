@@ -133,14 +133,18 @@ describe("hooks", () => {
 
   it.live("permissionDecision ask asks the user even when permissions allow everything", () =>
     Effect.gen(function*() {
-      const hook = script(`cat > /dev/null\necho '{"hookSpecificOutput":{"permissionDecision":"ask"}}'`)
-      const { asked, cwd } = yield* turnWith(
+      const hook = script(
+        `cat > /dev/null\necho '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"touches the tree"}}'`
+      )
+      const { asked, cwd, events } = yield* turnWith(
         { PreToolUse: [{ hooks: [{ type: "command", command: hook.file }] }] },
         [bashCall("touch marker"), { text: "ok" }],
         { permissions: "allow", answers: ["deny"] }
       )
       expect(asked.map((request) => request.tool)).toEqual(["bash"])
       expect(fs.existsSync(path.join(cwd, "marker"))).toBe(false)
+      // the hook's reason is said just before the question
+      expect(notices(events)).toEqual(["a PreToolUse hook asks you: touches the tree"])
     }))
 
   it.live("a PostToolUse hook receives the call and its result on stdin", () =>

@@ -35,11 +35,28 @@ const entryMatches = (entry: string, address: Address): boolean => {
   return one !== undefined && one.kind() === address.kind() && one.toNormalizedString() === address.toNormalizedString()
 }
 
+/**
+ * The address's range, as ipaddr.js names it, with two IPv6 forms that carry an IPv4 address
+ * judged by it: NAT64's `64:ff9b::a.b.c.d` (how an IPv6-only network reaches IPv4 sites, its
+ * public ones reachable) and the old IPv4-compatible `::a.b.c.d`, which ipaddr.js calls
+ * unicast although `::127.0.0.1` names loopback (refused whatever it holds: nothing uses it).
+ */
+const rangeOf = (address: Address): string => {
+  if (address.kind() === "ipv4") return address.range()
+  const parts = (address as ipaddr.IPv6).parts
+  const embedded = () => ipaddr.fromByteArray(address.toByteArray().slice(12))
+  if (parts.slice(0, 6).every((part) => part === 0) && address.range() === "unicast") return "IPv4-compatible"
+  if (parts[0] === 0x64 && parts[1] === 0xff9b && parts.slice(2, 6).every((part) => part === 0)) {
+    return embedded().range()
+  }
+  return address.range()
+}
+
 /** The kind of a refused address (`loopback`, `private`, `linkLocal`…), or undefined when it may be reached. */
 export const refusedRange = (text: string, allowance: PrivateAllowance): string | undefined => {
   const address = parsed(text)
   if (address === undefined) return "not an IP address"
-  const range = address.range()
+  const range = rangeOf(address)
   if (range === "unicast" || allowance === true) return undefined
   if (allowance !== false && allowance.some((entry) => entryMatches(entry, address))) return undefined
   return range
@@ -47,7 +64,9 @@ export const refusedRange = (text: string, allowance: PrivateAllowance): string 
 
 /** The line a refused address gives: `10.0.0.1 is a private address, …`. */
 export const refusedLine = (shown: string, range: string): string =>
-  `${shown} is a ${range} address, not reached unless webFetch.allowPrivate allows it`
+  `${shown} is ${
+    /^[aeiouAEIOU]/.test(range) ? "an" : "a"
+  } ${range} address, not reached unless webFetch.allowPrivate allows it`
 
 /** A host name that is an IP address already (no DNS asked, so no lookup runs for it): the address. */
 export const literalAddress = (hostname: string): string | undefined => {

@@ -162,15 +162,18 @@ const isRedirect = (status: number): boolean =>
 const otherHost = (url: URL): string =>
   `redirected to ${url.href}, on another host: not followed; fetch that URL to read it (its host is asked for)`
 
+/** A host with its `www.` dropped: `python.org` and `www.python.org` are one site, which redirects between them. */
+const siteOf = (hostname: string): string => hostname.replace(/^www\./, "")
+
 /** The hops: each URL checked, each redirect followed by hand, until an answer that is not one. */
 const follow = async (where: { url: URL }, settings: FetchSettings, signal: AbortSignal): Promise<Fetched> => {
-  const host = where.url.hostname
+  const site = siteOf(where.url.hostname)
   for (let hop = 0;; hop++) {
     const url = where.url
     const refused = urlRefusal(url, settings.allowPrivate)
     if (refused !== undefined) throw new FetchProblem(hop === 0 ? refused : `redirected to ${url.href}: ${refused}`)
     // the host the user was asked about: a redirect stays on it, or the model is told where it leads
-    if (url.hostname !== host) throw new FetchProblem(otherHost(url))
+    if (siteOf(url.hostname) !== site) throw new FetchProblem(otherHost(url))
     const response = await get(url, settings, signal)
     const status = response.statusCode ?? 0
     const location = response.headers.location

@@ -73,6 +73,9 @@ const route = (request: http.IncomingMessage, response: http.ServerResponse): vo
     case "/to-loopback6":
       response.writeHead(302, { location: `http://[::1]:${url.port || "80"}/page` }).end()
       return
+    case "/to-www":
+      response.writeHead(302, { location: `http://www.localhost:${url.port || "80"}/page` }).end()
+      return
     case "/to-other-host":
       response.writeHead(302, { location: `http://localhost:${url.port || "80"}/page` }).end()
       return
@@ -211,6 +214,10 @@ describe("web_fetch", () => {
           "not followed; fetch that URL to read it (its host is asked for)",
         failed: true
       })
+      // adding or dropping www. stays on the site: followed (it may then not resolve here)
+      const www = yield* fetchWith(`http://localhost:${port}/to-www`)
+      expect(www.output).not.toContain("on another host")
+      expect(www.output).toMatch(/www\.localhost/)
     }))
 
   it.effect("refuses loopback without allowPrivate, and a named host that resolves to it", () =>

@@ -19,6 +19,8 @@ import {
 } from "../lib/WebAddress"
 
 export const MAX_REDIRECTS = 5
+/** The longest delay a timer takes: a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 export interface FetchSettings {
   readonly allowPrivate: PrivateAllowance
@@ -212,7 +214,7 @@ export const fetchPage = async (url: URL, settings: FetchSettings, signal: Abort
   const timer = setTimeout(() => {
     timedOut = true
     deadline.abort()
-  }, settings.timeout * 1000)
+  }, Math.min(settings.timeout * 1000, MAX_TIMER_MS))
   const cancel = () => deadline.abort()
   signal.addEventListener("abort", cancel)
   // the hop being fetched, which a problem names

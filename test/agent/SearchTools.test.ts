@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import type { ApprovalRequest } from "../../src/approvals/Approver"
+import { defaultConfig } from "../../src/config/ConfigSchema"
 import { Keeper } from "../../src/sessions/Keeper"
 import * as MemorySessionStore from "../../src/sessions/MemorySessionStore"
 import { type FakeModelServer, startFakeModelServer } from "../support/FakeModelServer"
@@ -14,6 +15,8 @@ import { tempDir } from "../support/processes"
 
 /** The budget of the first request in a project without instruction files (SPEC §13). */
 const FIRST_REQUEST_BUDGET = 5000
+/** The same with every optional tool enabled (web_fetch, background jobs): what enabling them costs. */
+const ALL_TOOLS_BUDGET = 6500
 
 describe("grep and glob in a turn, under permissions: ask", () => {
   let server: FakeModelServer
@@ -81,4 +84,29 @@ describe("grep and glob in a turn, under permissions: ask", () => {
       expect(request.body.messages[0].content).toContain("# Environment")
       expect(bytes).toBeLessThanOrEqual(FIRST_REQUEST_BUDGET)
     }).pipe(Effect.provide(layer([]))))
+
+  it.live(`with web_fetch and background jobs enabled, it holds their tools and is at most ${ALL_TOOLS_BUDGET} bytes`, () =>
+    Effect.gen(function*() {
+      const cwd = project()
+      server.push({ text: "ok" })
+      const before = server.completions().length
+      yield* runTurn(yield* open(cwd), "Where is the function that runs the turn loop, and what calls it?")
+      const request = server.completions()[before]
+      const tools = request.body.tools.map((tool: { function: { name: string } }) => tool.function.name)
+      expect(tools).toEqual(expect.arrayContaining(["web_fetch", "job_output", "job_kill"]))
+      const bash = request.body.tools.find((tool: { function: { name: string } }) => tool.function.name === "bash")
+      expect(Object.keys(bash.function.parameters.properties)).toContain("background")
+      // 6,138 bytes when written (4,919 without them)
+      expect(Buffer.byteLength(JSON.stringify(request.body))).toBeLessThanOrEqual(ALL_TOOLS_BUDGET)
+    }).pipe(Effect.provide(
+      coreLayer(
+        {
+          ...testConfig(server.url, { permissions: "ask", sessions: { enabled: true } }),
+          webFetch: { ...defaultConfig().webFetch, enabled: true },
+          jobs: { ...defaultConfig().jobs, enabled: true }
+        },
+        MemorySessionStore.layer(),
+        scriptedApprover([], [])
+      )
+    )))
 })

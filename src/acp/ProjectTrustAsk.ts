@@ -93,10 +93,11 @@ export const askProjectTrust = Effect.fn("Acp.askProjectTrust")(function*(peer: 
   const loaded = yield* AppConfig
   const connection = yield* AcpConnection
   if (asked.has(connection)) return
+  // looked at once per connection, asked or not: later prompts pay nothing
+  asked.add(connection)
   const untrusted = loaded.untrusted
   const commands = commandsWaiting(loaded, peer.cwd)
   if (untrusted === undefined && commands === undefined) return
-  asked.add(connection)
   const question: Asked = { untrusted, commands }
   const outcome = yield* Effect.tryPromise((signal) =>
     peer.client.request(acp.methods.client.session.requestPermission, requestOf(peer, question), {

@@ -110,9 +110,6 @@ const filesIn = (dir: string): ReadonlyArray<{ readonly file: string; readonly n
   return found
 }
 
-/** Whether a folder has anything to offer: for the line that says a project's were skipped. */
-const hasFiles = (dir: string): boolean => filesIn(dir).length > 0
-
 /** A file's text, or why it was skipped. */
 const readText = (file: string): { readonly text: string } | { readonly problem: string } => {
   try {
@@ -144,8 +141,10 @@ export const loadUserCommands = Effect.fn("UserCommands.load")(function*(places:
   let parse: typeof import("./CommandFile").parseCommandFile | undefined
   let trustedNow: boolean | undefined
   for (const folder of foldersOf(places)) {
+    // a folder is listed once: a missing one costs one failed readdir
+    const files = filesIn(folder.dir)
     // trust is asked only of a project that has command files (it may cost a hash)
-    if (folder.project && hasFiles(folder.dir) && !(trustedNow ??= places.trusted())) {
+    if (folder.project && files.length > 0 && !(trustedNow ??= places.trusted())) {
       notes.push(
         `commands: ${
           shownOf(folder.dir, places)
@@ -153,7 +152,7 @@ export const loadUserCommands = Effect.fn("UserCommands.load")(function*(places:
       )
       continue
     }
-    for (const { file, name } of filesIn(folder.dir)) {
+    for (const { file, name } of files) {
       const shown = shownOf(file, places)
       if (!isCommandName(name)) {
         notes.push(`commands: ${shown} skipped — a name has letters, digits, - and _ only`)

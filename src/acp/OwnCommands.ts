@@ -49,6 +49,14 @@ export const sendCommands = (client: acp.AgentContext, sessionId: string) =>
     yield* send(client, sessionId, [yield* commandsUpdateOf(session.conversation)])
   }).pipe(Effect.catchAll(() => Effect.void))
 
+/** Reads a thread's commands again and tells the editor: after the user trusted the project's. */
+export const refreshOwnCommands = (client: acp.AgentContext, sessionId: string) =>
+  Effect.gen(function*() {
+    const session = yield* heldSession(sessionId)
+    held.delete(session.conversation)
+    yield* send(client, sessionId, [yield* commandsUpdateOf(session.conversation)])
+  }).pipe(Effect.catchAll(() => Effect.void))
+
 /** The filled text of the user's command a prompt's text starts with; undefined when it names none. */
 export const expandOwnCommand = (conversation: Conversation, text: string) =>
   Effect.map(ownCommandsOf(conversation), (own) => {

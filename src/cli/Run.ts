@@ -51,16 +51,25 @@ export const sayIgnored = (loaded: LoadedConfig): Effect.Effect<void> => {
 
 /**
  * The project's settings that wait for trust: asked about on a terminal (the REPL with stdin a
- * TTY), else left out with one line on stderr (`mm -p`, piped input). The configuration to run
- * with; undefined when the question was answered with Ctrl-C (mm ends, 130).
+ * TTY), else left out with one line on stderr (`mm -p`, piped input). On the terminal, the
+ * project's own slash commands not trusted yet are asked about in the same question (`-p`
+ * expands none: it asks nothing of them). The configuration to run with; undefined when the
+ * question was answered with Ctrl-C (mm ends, 130).
  */
 const settleTrust = (args: RunArgs, loaded: LoadedConfig): Effect.Effect<LoadedConfig | undefined> => {
   const untrusted = loaded.untrusted
-  if (untrusted === undefined) return Effect.succeed(loaded)
   if (args.print || process.stdin.isTTY !== true) return Effect.as(sayIgnored(loaded), loaded)
+  if (loaded.trustAll === true && untrusted === undefined) return Effect.succeed(loaded)
   return Effect.flatMap(
-    Effect.promise(() => import("./TrustQuestion")),
-    ({ askTrust }) => askTrust(loaded, untrusted, process.cwd())
+    Effect.promise(() => import("../commands/UserCommands")),
+    ({ commandsWaiting }) => {
+      const commands = commandsWaiting(loaded, process.cwd())
+      if (untrusted === undefined && commands === undefined) return Effect.succeed(loaded)
+      return Effect.flatMap(
+        Effect.promise(() => import("./TrustQuestion")),
+        ({ askTrust }) => askTrust(loaded, { untrusted, commands }, process.cwd())
+      )
+    }
   )
 }
 

@@ -7,6 +7,10 @@
  * in a subfolder is `folder:name`. What goes wrong with a file is one line (`notes`); the
  * other files are read all the same.
  *
+ * The project's files are trusted as they are (`projectCommands`): their names and contents are
+ * hashed, and the trust store (config/TrustStore.ts) keeps the hash the user said yes to; a
+ * file added, removed or changed is asked about again (cli/TrustQuestion.ts, acp/ProjectTrustAsk.ts).
+ *
  * Front matter (`description`, `argument-hint`) is read by CommandFile.ts, loaded only when a
  * file has some, so that a folder of plain prompts never loads the YAML parser.
  */
@@ -17,8 +21,9 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 
 import type { LoadedConfig } from "../config/Config"
-import { trustsProject } from "../config/TrustStore"
-import { readRegularTextSync } from "../lib/RegularFiles"
+import { trustsCommands } from "../config/TrustStore"
+import { nodeCrypto } from "../lib/NodeModules"
+import { readRegularSync, readRegularTextSync } from "../lib/RegularFiles"
 import { shownHomePath, userConfigDir } from "../lib/UserState"
 import { SLASH_COMMANDS } from "./SlashCommands"
 
@@ -48,7 +53,7 @@ export interface CommandPlaces {
   readonly env: NodeJS.ProcessEnv
   /** `commands.claude` in agent.yaml. */
   readonly claude: boolean
-  /** Whether the project is trusted (`projectTrusted`): asked only when it has command files. */
+  /** Whether the project's commands are trusted (`projectTrusted`): asked only when it has command files. */
   readonly trusted: () => boolean
 }
 
@@ -105,9 +110,6 @@ const filesIn = (dir: string): ReadonlyArray<{ readonly file: string; readonly n
   return found
 }
 
-/** Whether a folder has anything to offer: for the line that says a project's were skipped. */
-const hasFiles = (dir: string): boolean => filesIn(dir).length > 0
-
 /** A file's text, or why it was skipped. */
 const readText = (file: string): { readonly text: string } | { readonly problem: string } => {
   try {
@@ -139,8 +141,10 @@ export const loadUserCommands = Effect.fn("UserCommands.load")(function*(places:
   let parse: typeof import("./CommandFile").parseCommandFile | undefined
   let trustedNow: boolean | undefined
   for (const folder of foldersOf(places)) {
+    // a folder is listed once: a missing one costs one failed readdir
+    const files = filesIn(folder.dir)
     // trust is asked only of a project that has command files (it may cost a hash)
-    if (folder.project && hasFiles(folder.dir) && !(trustedNow ??= places.trusted())) {
+    if (folder.project && files.length > 0 && !(trustedNow ??= places.trusted())) {
       notes.push(
         `commands: ${
           shownOf(folder.dir, places)
@@ -148,7 +152,7 @@ export const loadUserCommands = Effect.fn("UserCommands.load")(function*(places:
       )
       continue
     }
-    for (const { file, name } of filesIn(folder.dir)) {
+    for (const { file, name } of files) {
       const shown = shownOf(file, places)
       if (!isCommandName(name)) {
         notes.push(`commands: ${shown} skipped — a name has letters, digits, - and _ only`)
@@ -184,24 +188,98 @@ export const loadUserCommands = Effect.fn("UserCommands.load")(function*(places:
   return { commands, notes } satisfies UserCommands
 })
 
+/** The project's command files as they stand: what the user is asked to trust. */
+export interface ProjectCommands {
+  /** The folder the trust is kept for: the project's `.mm/commands` (whether or not it exists). */
+  readonly folder: string
+  /** The folders that offer files, as shown: `.mm/commands`, `.claude/commands`. */
+  readonly shown: ReadonlyArray<string>
+  /** The commands they would offer, by name (a bad or built-in name left out). */
+  readonly names: ReadonlyArray<string>
+  /** The sha256 of their sorted relative paths and the sha256 of each file's bytes. */
+  readonly hash: string
+}
+
+const contentHash = (file: string): string => {
+  try {
+    return nodeCrypto().createHash("sha256").update(readRegularSync(file, COMMAND_MAX_BYTES)).digest("hex")
+  } catch (cause) {
+    // a file that cannot be read is skipped: what is trusted is that it could not be
+    return `unread:${(cause as { code?: string }).code ?? "error"}`
+  }
+}
+
+/**
+ * The command files of the project's folders, hashed; undefined when they have none (then no
+ * file was read: one failed `readdir` per folder is all a project without commands costs).
+ */
+export const projectCommands = (places: Omit<CommandPlaces, "trusted">): ProjectCommands | undefined => {
+  const folders = foldersOf({ ...places, trusted: () => false }).filter((folder) => folder.project)
+  const found = folders.map((folder) => ({ folder, files: filesIn(folder.dir) }))
+    .filter((entry) => entry.files.length > 0)
+  if (found.length === 0) return undefined
+  const names = new Set<string>()
+  const entries: Array<readonly [string, string]> = []
+  for (const { files } of found) {
+    for (const { file, name } of files) {
+      if (isCommandName(name) && !BUILT_IN.has(name)) names.add(name)
+      entries.push([path.relative(places.cwd, file), contentHash(file)])
+    }
+  }
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  return {
+    folder: folders[0].dir,
+    shown: found.map(({ folder }) => shownOf(folder.dir, { ...places, trusted: () => false })),
+    names: [...names],
+    hash: nodeCrypto().createHash("sha256").update(JSON.stringify(entries)).digest("hex")
+  }
+}
+
+/** The places of a conversation in `cwd`, with the configuration in force. */
+const placesOf = (loaded: LoadedConfig, cwd: string, env: NodeJS.ProcessEnv) => ({
+  cwd,
+  home: os.homedir(),
+  env,
+  claude: loaded.config.commands.claude
+})
+
+/**
+ * The project's command files that wait for the user's trust: undefined when it has none, when
+ * `--trust` or `MM_TRUST_PROJECT=1` trusts the project for this run, or when the trust store
+ * holds the hash of these very files.
+ */
+export const commandsWaiting = (
+  loaded: LoadedConfig,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env
+): ProjectCommands | undefined => {
+  if (loaded.trustAll === true) return undefined
+  const offered = projectCommands(placesOf(loaded, cwd, env))
+  // files that would offer no command (bad names only) have nothing to trust: read, they are skipped
+  if (offered === undefined || offered.names.length === 0) return undefined
+  return trustsCommands(cwd, offered.folder, offered.hash, env) ? undefined : offered
+}
+
 /**
  * Whether the project's own commands may be read: `--trust` or `MM_TRUST_PROJECT=1` for this
- * run, or the user trusted this project's configuration (the trust store holds a record for
- * it) and nothing of it waits for trust now.
+ * run, or the user trusted these command files (the trust store holds their hash).
  */
 export const projectTrusted =
   (loaded: LoadedConfig, cwd: string, env: NodeJS.ProcessEnv = process.env) => (): boolean =>
-    loaded.trustAll === true || (loaded.untrusted === undefined && trustsProject(cwd, env))
+    commandsWaiting(loaded, cwd, env) === undefined
+
+/** The line of the trust question that names the project's commands. */
+export const commandsQuestionLine = (waiting: ProjectCommands): string => {
+  const listed = waiting.names.slice(0, 8).map((name) => `/${name}`).join(", ")
+  const more = waiting.names.length > 8 ? ` and ${waiting.names.length - 8} more` : ""
+  return `  - its own slash commands ${listed}${more} (prompts from ${
+    waiting.shown.join(" and ")
+  }, sent when you type them)`
+}
 
 /** The commands a conversation in `cwd` offers, with the configuration in force. */
 export const readUserCommands = (loaded: LoadedConfig, cwd: string, env: NodeJS.ProcessEnv = process.env) =>
-  loadUserCommands({
-    cwd,
-    home: os.homedir(),
-    env,
-    claude: loaded.config.commands.claude,
-    trusted: projectTrusted(loaded, cwd, env)
-  })
+  loadUserCommands({ ...placesOf(loaded, cwd, env), trusted: projectTrusted(loaded, cwd, env) })
 
 /** The command a line names, and its argument text: `/review src` → review, "src". */
 export const findUserCommand = (

@@ -2,7 +2,10 @@
  * What the user trusted of a project's configuration: `trust.json` in the project's own
  * directory of the user's state (lib/UserState.ts), never in the project. It holds, for each
  * configuration file of the project (its real path), the hash of the guarded settings the user
- * trusted (ProjectTrust.ts): the same settings are trusted, changed ones are asked again.
+ * trusted (ProjectTrust.ts): the same settings are trusted, changed ones are asked again. Beside
+ * them, under `commands`, the project's own slash commands the user trusted: for the project's
+ * `.mm/commands` folder (its real path), the hash of the command files' names and contents
+ * (commands/UserCommands.ts). A store written before there was a `commands` key reads as it did.
  * 0600 in 0700 directories, replaced atomically. Read at every start, so kept small and plain.
  */
 import * as fs from "node:fs"
@@ -34,25 +37,57 @@ const realOrResolved = (file: string): string => {
   }
 }
 
-/**
- * The records of the file, by configuration file; none when it is missing, damaged, of another
- * version, or others than the user could have written it.
- */
-const readRecords = (file: string): Record<string, TrustRecord> => {
-  try {
-    if (othersMayWrite(fs.statSync(file)) !== undefined) return {}
-    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as unknown
-    if (!isRecord(parsed) || parsed.version !== TRUST_VERSION || !isRecord(parsed.files)) return {}
-    const records: Record<string, TrustRecord> = {}
-    for (const [name, record] of Object.entries(parsed.files)) {
-      if (isRecord(record) && typeof record.hash === "string") {
-        records[name] = { hash: record.hash, at: String(record.at ?? "") }
-      }
+type Records = Record<string, TrustRecord>
+
+interface Store {
+  /** By configuration file. */
+  readonly files: Records
+  /** By the project's commands folder. */
+  readonly commands: Records
+}
+
+const recordsOf = (value: unknown): Records => {
+  const records: Records = {}
+  if (!isRecord(value)) return records
+  for (const [name, record] of Object.entries(value)) {
+    if (isRecord(record) && typeof record.hash === "string") {
+      records[name] = { hash: record.hash, at: String(record.at ?? "") }
     }
-    return records
-  } catch {
-    return {}
   }
+  return records
+}
+
+const EMPTY: Store = { files: {}, commands: {} }
+
+/**
+ * The records of the file; none when it is missing, damaged, of another version, or others than
+ * the user could have written it.
+ */
+const readStore = (file: string): Store => {
+  try {
+    if (othersMayWrite(fs.statSync(file)) !== undefined) return EMPTY
+    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as unknown
+    if (!isRecord(parsed) || parsed.version !== TRUST_VERSION || !isRecord(parsed.files)) return EMPTY
+    return { files: recordsOf(parsed.files), commands: recordsOf(parsed.commands) }
+  } catch {
+    return EMPTY
+  }
+}
+
+const readRecords = (file: string): Records => readStore(file).files
+
+/** Writes the store with one record changed; the path of the file written. */
+const writeStore = (project: string, change: (store: Store) => Store, env: NodeJS.ProcessEnv): string => {
+  const file = trustFileOf(project, env)
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  const { commands, files } = change(readStore(file))
+  // no empty `commands` key: a store with none is the one older versions of mm wrote
+  const store = Object.keys(commands).length === 0
+    ? { version: TRUST_VERSION, files }
+    : { version: TRUST_VERSION, files, commands }
+  writeFileAtomic(file, Buffer.from(`${JSON.stringify(store, null, 2)}\n`), 0o600)
+  fs.chmodSync(file, 0o600)
+  return file
 }
 
 /** The hash trusted for the configuration file `config` of `project`, if any. Never fails. */
@@ -68,19 +103,45 @@ export const recordTrust = (
   config: string,
   hash: string,
   env: NodeJS.ProcessEnv = process.env
-): string => {
-  const file = trustFileOf(project, env)
-  const dir = path.dirname(file)
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const files = { ...readRecords(file), [realOrResolved(config)]: { hash, at: new Date().toISOString() } }
-  writeFileAtomic(file, Buffer.from(`${JSON.stringify({ version: TRUST_VERSION, files }, null, 2)}\n`), 0o600)
-  fs.chmodSync(file, 0o600)
-  return file
+): string =>
+  writeStore(project, (store) => ({
+    ...store,
+    files: { ...store.files, [realOrResolved(config)]: { hash, at: new Date().toISOString() } }
+  }), env)
+
+/** The project's own commands trusted in this process, whether or not the store could keep them. */
+const trustedThisRun = new Set<string>()
+
+const commandsKey = (folder: string, hash: string): string => `${realOrResolved(folder)}\0${hash}`
+
+/**
+ * Whether the user trusted the project's commands of hash `hash` (their folder `folder`, the
+ * project's `.mm/commands`): recorded in the store, or answered yes in this process. Never fails.
+ */
+export const trustsCommands = (
+  project: string,
+  folder: string,
+  hash: string,
+  env: NodeJS.ProcessEnv = process.env
+): boolean => {
+  if (trustedThisRun.has(commandsKey(folder, hash))) return true
+  const records = readStore(trustFileOf(project, env)).commands
+  return Object.keys(records).length > 0 && records[realOrResolved(folder)]?.hash === hash
 }
 
 /**
- * Whether the user ever trusted a configuration of `project` (the trust store holds a record for
- * it): what the project's own slash commands wait for (commands/UserCommands.ts). Never fails.
+ * Records that the user trusts the project's commands of hash `hash` (trusted for this process
+ * first, so that a store that cannot be written still lets them run); fails with the file system's error.
  */
-export const trustsProject = (project: string, env: NodeJS.ProcessEnv = process.env): boolean =>
-  Object.keys(readRecords(trustFileOf(project, env))).length > 0
+export const recordCommandsTrust = (
+  project: string,
+  folder: string,
+  hash: string,
+  env: NodeJS.ProcessEnv = process.env
+): string => {
+  trustedThisRun.add(commandsKey(folder, hash))
+  return writeStore(project, (store) => ({
+    ...store,
+    commands: { ...store.commands, [realOrResolved(folder)]: { hash, at: new Date().toISOString() } }
+  }), env)
+}

@@ -10,14 +10,17 @@ import * as Effect from "effect/Effect"
 import {
   argumentWords,
   type CommandPlaces,
+  commandsQuestionLine,
+  commandsWaiting,
   fillCommand,
   findUserCommand,
   loadUserCommands,
+  projectCommands,
   projectTrusted
 } from "../../src/commands/UserCommands"
 import type { LoadedConfig } from "../../src/config/Config"
 import { defaultConfig } from "../../src/config/ConfigSchema"
-import { recordTrust } from "../../src/config/TrustStore"
+import { recordCommandsTrust, recordTrust, trustedHash, trustFileOf, trustsCommands } from "../../src/config/TrustStore"
 
 const temp = (prefix: string) => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
 
@@ -100,16 +103,48 @@ describe("the user's own commands", () => {
       expect(asked).toBe(1)
     }))
 
-  it("trusts a project with a trust record, or with --trust, and not while its configuration waits for trust", () => {
+  it("trusts a project's commands as their files stand: recorded, or with --trust; a change asks again", () => {
     const cwd = temp("mm-cwd-")
     const env = { XDG_STATE_HOME: temp("mm-state-") }
     const loaded: LoadedConfig = { config: defaultConfig(), file: undefined }
+    const at = { cwd, home: temp("mm-home-"), env, claude: false }
+    // no folder: nothing to trust, nothing waits
+    expect(projectCommands(at)).toBeUndefined()
+    expect(commandsWaiting(loaded, cwd, env)).toBeUndefined()
+    write(path.join(cwd, ".mm", "commands", "review.md"), "review\n")
+    write(path.join(cwd, ".mm", "commands", "help.md"), "a built-in name\n")
+    const waiting = commandsWaiting(loaded, cwd, env)!
+    expect(waiting).toMatchObject({ names: ["review"], shown: [".mm/commands"] })
+    expect(commandsQuestionLine(waiting)).toBe(
+      "  - its own slash commands /review (prompts from .mm/commands, sent when you type them)"
+    )
     expect(projectTrusted(loaded, cwd, env)()).toBe(false)
     expect(projectTrusted({ ...loaded, trustAll: true }, cwd, env)()).toBe(true)
+    // a trusted configuration is not trusted commands
     recordTrust(cwd, path.join(cwd, "agent.yaml"), "hash", env)
+    expect(projectTrusted(loaded, cwd, env)()).toBe(false)
+    const file = recordCommandsTrust(cwd, waiting.folder, waiting.hash, env)
     expect(projectTrusted(loaded, cwd, env)()).toBe(true)
-    const waiting = { ...loaded, untrusted: {} as NonNullable<LoadedConfig["untrusted"]> }
-    expect(projectTrusted(waiting, cwd, env)()).toBe(false)
+    const store = JSON.parse(fs.readFileSync(file, "utf8"))
+    expect(Object.keys(store.files)).toEqual([path.join(cwd, "agent.yaml")])
+    expect(store.commands[path.join(cwd, ".mm", "commands")].hash).toBe(waiting.hash)
+    // a changed file, an added one: asked again
+    write(path.join(cwd, ".mm", "commands", "review.md"), "review it all\n")
+    expect(commandsWaiting(loaded, cwd, env)?.hash).not.toBe(waiting.hash)
+    expect(projectTrusted(loaded, cwd, env)()).toBe(false)
+  })
+
+  it("reads a trust store written before it kept commands", () => {
+    const cwd = temp("mm-cwd-")
+    const env = { XDG_STATE_HOME: temp("mm-state-") }
+    const config = path.join(cwd, "agent.yaml")
+    const file = trustFileOf(cwd, env)
+    write(file, JSON.stringify({ version: 1, files: { [config]: { hash: "old", at: "then" } } }))
+    fs.chmodSync(file, 0o600)
+    expect(trustedHash(cwd, config, env)).toBe("old")
+    expect(trustsCommands(cwd, path.join(cwd, ".mm", "commands"), "x", env)).toBe(false)
+    recordCommandsTrust(cwd, path.join(cwd, ".mm", "commands"), "x", env)
+    expect(trustedHash(cwd, config, env)).toBe("old")
   })
 
   it("fills $ARGUMENTS with the whole text and $1…$9 with its words, quoted words kept together", () => {

@@ -1,5 +1,6 @@
-// mm acp in a project whose agent.yaml holds settings not trusted yet: they are left out at
-// start, and the editor is asked at the first prompt, through session/request_permission.
+// mm acp in a project whose agent.yaml holds settings not trusted yet, or whose own slash
+// commands are not: they are left out at start, and the editor is asked at the first prompt,
+// through session/request_permission.
 // MM_TRUST_PROJECT (set for every other test by setup.ts) is taken out of the agent's environment.
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -97,5 +98,50 @@ describe("mm acp and a project's configuration not trusted yet", () => {
     await second.said("hello")
     expect(second.agent.permissionRequests).toHaveLength(1)
     expect(fs.existsSync(marker)).toBe(false)
+  })
+
+  it("asks about the project's own commands alone, and a yes offers them at once and is remembered", async () => {
+    const { config, dir } = makeProject(configYaml({ url: harness.fake().url, permissions: "ask" }))
+    const commands = path.join(dir, ".mm", "commands")
+    fs.mkdirSync(commands, { recursive: true })
+    fs.writeFileSync(path.join(commands, "review.md"), "Review $ARGUMENTS carefully.\n")
+    const trust: PermissionAnswer = () => ({ outcome: { outcome: "selected", optionId: "trust-project-config" } })
+    const offered = (updates: ReadonlyArray<acp.SessionNotification>) =>
+      updates.flatMap((note) =>
+        note.update.sessionUpdate === "available_commands_update"
+          ? [note.update.availableCommands.some((command) => command.name === "review")]
+          : []
+      )
+    const first = await startIn(dir, config, trust)
+    expect(first.agent.stderr()).toContain("commands: .mm/commands skipped — this project is not trusted")
+    // the list sent when the thread opened leaves /review out
+    await first.agent.waitFor((updates) => offered(updates).length === 1)
+    expect(offered(first.agent.updates)).toEqual([false])
+    harness.fake().push({ text: "reviewed" })
+    const answer = await first.said("/review src")
+    const [question] = first.agent.permissionRequests
+    expect(question.toolCall.title).toBe("Trust this project's commands?")
+    expect(question.options.map((option) => option.name)).toEqual(["Trust this project's commands", "Not now"])
+    expect(JSON.stringify(question.toolCall.content)).toContain(
+      "its own slash commands /review (prompts from .mm/commands, sent when you type them)"
+    )
+    expect(answer).toContain(
+      `(this project's commands trusted, remembered in ${trustFileOf(dir)}: /review can be used now.)`
+    )
+    expect(answer).toContain("reviewed")
+    await first.agent.waitFor((updates) => offered(updates).length === 2)
+    expect(offered(first.agent.updates)).toEqual([false, true])
+    expect(first.agent.invalid()).toEqual([])
+    await first.agent.kill()
+
+    const second = await startIn(dir, config, trust)
+    harness.fake().push({ text: "again" })
+    expect(await second.said("/review lib")).toBe("again")
+    expect(second.agent.permissionRequests).toEqual([])
+    const users = harness.fake().completions().map((request) => {
+      const messages = request.body.messages.filter((message: { role: string }) => message.role === "user")
+      return messages[messages.length - 1].content as string
+    })
+    expect(users.slice(-2)).toEqual(["Review src carefully.", "Review lib carefully."])
   })
 })

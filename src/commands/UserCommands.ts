@@ -88,8 +88,12 @@ const shownOf = (file: string, places: CommandPlaces): string => {
   return !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : shownHomePath(file, places.home)
 }
 
-/** The `.md` files under `dir`, with the name each gives (`folder:name`); names are checked later. */
-const filesIn = (dir: string): ReadonlyArray<{ readonly file: string; readonly name: string }> => {
+/**
+ * The `.md` files under `dir`, with the name each gives (`folder:name`); names are checked
+ * later. `links`: whether a symbolic link is followed — not in a project's folder, where a
+ * link could make a command of any file the user can read (`review.md -> ~/.aws/credentials`).
+ */
+const filesIn = (dir: string, links = true): ReadonlyArray<{ readonly file: string; readonly name: string }> => {
   const found: Array<{ file: string; name: string }> = []
   const walk = (at: string, parts: ReadonlyArray<string>) => {
     if (parts.length > MAX_DEPTH) return
@@ -102,6 +106,7 @@ const filesIn = (dir: string): ReadonlyArray<{ readonly file: string; readonly n
     for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       if (found.length >= MAX_FILES || entry.name.startsWith(".")) continue
       const file = path.join(at, entry.name)
+      if (!links && entry.isSymbolicLink()) continue
       if (entry.isDirectory()) walk(file, [...parts, entry.name])
       else if (entry.name.endsWith(".md")) found.push({ file, name: [...parts, entry.name.slice(0, -3)].join(":") })
     }
@@ -142,7 +147,7 @@ export const loadUserCommands = Effect.fn("UserCommands.load")(function*(places:
   let trustedNow: boolean | undefined
   for (const folder of foldersOf(places)) {
     // a folder is listed once: a missing one costs one failed readdir
-    const files = filesIn(folder.dir)
+    const files = filesIn(folder.dir, !folder.project)
     // trust is asked only of a project that has command files (it may cost a hash)
     if (folder.project && files.length > 0 && !(trustedNow ??= places.trusted())) {
       notes.push(
@@ -215,7 +220,7 @@ const contentHash = (file: string): string => {
  */
 export const projectCommands = (places: Omit<CommandPlaces, "trusted">): ProjectCommands | undefined => {
   const folders = foldersOf({ ...places, trusted: () => false }).filter((folder) => folder.project)
-  const found = folders.map((folder) => ({ folder, files: filesIn(folder.dir) }))
+  const found = folders.map((folder) => ({ folder, files: filesIn(folder.dir, false) }))
     .filter((entry) => entry.files.length > 0)
   if (found.length === 0) return undefined
   const names = new Set<string>()

@@ -56,6 +56,23 @@ describe("the user's own commands", () => {
       ])
     }))
 
+  it.effect("follows no link in a project's folder (it could make a command of any file), and the user's links", () =>
+    Effect.gen(function*() {
+      const at = places()
+      const secret = path.join(at.home, "credentials")
+      write(secret, "aws_secret_access_key = x\n")
+      write(path.join(at.cwd, ".mm", "commands", "plain.md"), "plain\n")
+      fs.symlinkSync(secret, path.join(at.cwd, ".mm", "commands", "leak.md"))
+      fs.symlinkSync(path.dirname(secret), path.join(at.cwd, ".mm", "commands", "home"))
+      const user = path.join(at.home, ".config", "mm", "commands")
+      write(path.join(at.home, "dotfiles", "mine.md"), "mine\n")
+      fs.mkdirSync(user, { recursive: true })
+      fs.symlinkSync(path.join(at.home, "dotfiles", "mine.md"), path.join(user, "mine.md"))
+      const { commands } = yield* loadUserCommands(at)
+      expect(commands.map((c) => [c.name, c.body])).toEqual([["mine", "mine"], ["plain", "plain"]])
+      expect(projectCommands(at)?.names).toEqual(["plain"])
+    }))
+
   it.effect("reads description and argument-hint, ignores other keys, and skips a broken file in one line", () =>
     Effect.gen(function*() {
       const at = places()

@@ -1,12 +1,11 @@
 /**
- * A command file's front matter, read as YAML: `description` and `argument-hint`. Other keys
+ * A command file's front matter: `description` and `argument-hint`. Other keys
  * (Claude Code's `allowed-tools`, `model`, …) are ignored, so that its files are read as they
  * are. Loaded the first time a command file has front matter (UserCommands.ts).
  */
-import { LineCounter, parseDocument } from "yaml"
+import { parseDocument } from "yaml"
 
 import { isRecord } from "../lib/Guards"
-import { yamlProblem } from "../lib/YamlErrors"
 
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/
 
@@ -21,25 +20,35 @@ const oneLine = (value: unknown): string | undefined =>
     ? String(value).replace(/\s+/g, " ").trim()
     : undefined
 
-/** The fields mm reads and the body after the front matter, or one line saying what is wrong. */
+/**
+ * A key's value as its line writes it, for what YAML does not read as text: Claude Code's own
+ * examples write `argument-hint: [message]` (a YAML list) or `[pr] [priority]` (no YAML at all).
+ * Surrounding quotes are dropped; undefined when no line of the front matter names the key.
+ */
+const asWritten = (frontMatter: string, key: string): string | undefined => {
+  const line = new RegExp(`^${key}:[ \\t]*(.*)$`, "m").exec(frontMatter)?.[1]?.trim()
+  if (line === undefined) return undefined
+  const quoted = /^(["'])(.*)\1$/.exec(line)
+  return (quoted?.[2] ?? line).replace(/\s+/g, " ").trim()
+}
+
+/**
+ * The fields mm reads and the body after the front matter, or one line saying what is wrong.
+ * The front matter is read as YAML; a field YAML does not give as text (or front matter YAML
+ * cannot read at all) is taken as its line writes it, so that Claude Code's files read as
+ * they do there.
+ */
 export const parseCommandFile = (text: string): Parsed => {
   const match = FRONT_MATTER.exec(text)
   if (match === null) return { problem: "its front matter has no closing --- line" }
-  const counter = new LineCounter()
-  const doc = parseDocument(match[1] ?? "", { lineCounter: counter, prettyErrors: false })
-  const error = doc.errors[0]
-  if (error !== undefined) {
-    const pos = counter.linePos(error.pos[0])
-    // the front matter starts on the file's second line
-    return {
-      problem: `front matter is not valid YAML (line ${pos.line + 1}, column ${pos.col}): ${yamlProblem(error)}`
-    }
+  const frontMatter = match[1] ?? ""
+  const doc = parseDocument(frontMatter, { prettyErrors: false })
+  const value: unknown = doc.errors.length === 0 ? doc.toJS() ?? {} : {}
+  const fields = isRecord(value) ? value : {}
+  // a value YAML gives as text; else, as its line writes it
+  const field = (key: string): string => {
+    const read = oneLine(fields[key])
+    return read === undefined || read === "" ? asWritten(frontMatter, key) ?? "" : read
   }
-  const value: unknown = doc.toJS() ?? {}
-  if (!isRecord(value)) return { problem: "front matter must be a YAML mapping" }
-  const description = oneLine(value.description)
-  const hint = oneLine(value["argument-hint"])
-  if (description === undefined) return { problem: "\"description\" in the front matter must be text" }
-  if (hint === undefined) return { problem: "\"argument-hint\" in the front matter must be text" }
-  return { description, hint, body: text.slice(match[0].length) }
+  return { description: field("description"), hint: field("argument-hint"), body: text.slice(match[0].length) }
 }

@@ -1,6 +1,8 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
+import { readRegularTextSync } from "./RegularFiles"
+
 /**
  * The directories mm makes for its records, and the `.gitignore` that keeps a project's `.mm/`
  * out of git. Every writer of mm's records (sessions, checkpoints, the prompt's history, the
@@ -118,7 +120,8 @@ export const ignoreRecords = (records: string, fs: Fs = NodeFs): void => {
  */
 const upgradeIgnore = (file: string, fs: Fs): void => {
   try {
-    if (fs.readFileSync(file, "utf8") !== OLDER_RECORDS_GITIGNORE) return
+    // a named pipe put there is refused, not waited on
+    if (readRegularTextSync(file, 4096, fs) !== OLDER_RECORDS_GITIGNORE) return
     const temp = `${file}.${process.pid}.tmp`
     fs.writeFileSync(temp, RECORDS_GITIGNORE, { mode: 0o644 })
     fs.renameSync(temp, file)

@@ -232,9 +232,15 @@ export const TerminalApprover = Layer.effect(
           // a sub-agent's call: its own lines are the task's output, so the question says what it is
           if (request.agent !== undefined) print.write(`${subAgentCallLine(request, style)}\n`)
           print.write(previewBlock(request, style, columns, rows))
-          return input.key(style.yellow(redact(choices.line)), choices.keys, { thenLine: ["t"] }).finally(release)
+          // the follow-up line of "t" is part of the question: the status line stays away until it is sent
+          const answered = async (): Promise<{ readonly key: string | undefined; readonly text?: string }> => {
+            const key = await input.key(style.yellow(redact(choices.line)), choices.keys, { thenLine: ["t"] })
+            if (key !== "t") return { key }
+            return { key, text: await input.question(style.yellow("tell mm what to do instead: ")) }
+          }
+          return answered().finally(release)
         }),
-        (answer): Effect.Effect<Approval> => {
+        ({ key: answer, text }): Effect.Effect<Approval> => {
           switch (answer) {
             // on Ctrl-C the turn is being cancelled: its call is closed as cancelled, not refused
             case CANCELLED:
@@ -250,9 +256,8 @@ export const TerminalApprover = Layer.effect(
               return Effect.succeed(chosen === undefined ? Approval.deny : Approval.chose(chosen))
             }
             case "t":
-              return Effect.map(
-                Effect.promise(() => input.question(style.yellow("tell mm what to do instead: "))),
-                (text) => (text === undefined || text.trim() === "" ? Approval.deny : Approval.denyWith(text))
+              return Effect.succeed(
+                text === undefined || text.trim() === "" ? Approval.deny : Approval.denyWith(text)
               )
             default:
               return Effect.succeed(Approval.deny)

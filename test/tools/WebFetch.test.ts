@@ -223,6 +223,7 @@ describe("web_fetch", () => {
   it.effect("refuses loopback without allowPrivate, and a named host that resolves to it", () =>
     Effect.gen(function*() {
       const port = new URL(base).port
+      const before = seen.requests.length
       expect((yield* fetchWith(`${base}/page`, { allowPrivate: false })).output).toBe(
         `${base}/page: 127.0.0.1 is a loopback address, not reached unless webFetch.allowPrivate allows it`
       )
@@ -230,7 +231,7 @@ describe("web_fetch", () => {
       expect(named.failed).toBe(true)
       expect(named.output).toMatch(/localhost \((127\.0\.0\.1|::1)\) is a loopback address/)
       // no request reached the server for either
-      expect(seen.requests.some((request) => request.headers.host === `localhost:${port}`)).toBe(false)
+      expect(seen.requests.length).toBe(before)
     }))
 
   it.effect("allowPrivate takes CIDR ranges, and true for every address", () =>

@@ -15,7 +15,7 @@ import { startJob } from "../tools/JobProcess"
 import type { CommandLine, ToolContext, ToolResult } from "../tools/Tool"
 import { CurrentPeer, type Peer } from "./AcpApprover"
 import { startInTerminal } from "./EditorJob"
-import { askEditor, deadlineMs, sendAndForget, withWholeEnv } from "./EditorRequests"
+import { askEditor, deadlineMs, sendAndForget, showTerminalUnder, withWholeEnv } from "./EditorRequests"
 
 /** `fs/read_text_file`: the editor's text of the file, unsaved changes included. */
 const readInEditor = (peer: Peer, seconds: number, file: string, shown: string) =>
@@ -88,18 +88,7 @@ const runInTerminal = (
     )),
     (terminal) =>
       Effect.gen(function*() {
-        if (ctx.callId !== undefined) {
-          yield* sendAndForget(() =>
-            peer.client.notify(acp.methods.client.session.update, {
-              sessionId: peer.sessionId,
-              update: {
-                sessionUpdate: "tool_call_update",
-                toolCallId: ctx.callId!,
-                content: [{ type: "terminal", terminalId: terminal.id }]
-              }
-            })
-          )
-        }
+        yield* showTerminalUnder(peer, ctx.callId, terminal.id)
         const waited = yield* Effect.tryPromise({ try: () => terminal.waitForExit(), catch: firstLineOf }).pipe(
           Effect.timeout(deadlineMs(seconds)),
           Effect.either

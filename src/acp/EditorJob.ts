@@ -2,7 +2,7 @@
 // `terminal/create` starts it and shows it under its `bash` call; `terminal/output` gives what it
 // printed on each `job_output`; `terminal/wait_for_exit`, awaited in the background, says when it
 // ended; `terminal/kill` and `terminal/release` end it. Its last output is kept once released.
-import * as acp from "@agentclientprotocol/sdk"
+import type * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 
@@ -11,7 +11,7 @@ import type { Taken } from "../tools/JobBuffer"
 import { TAIL_BYTES } from "../tools/JobBuffer"
 import type { CommandLine, ToolContext } from "../tools/Tool"
 import type { Peer } from "./AcpApprover"
-import { askEditor, sendAndForget, withWholeEnv } from "./EditorRequests"
+import { askEditor, showTerminalUnder, withWholeEnv } from "./EditorRequests"
 
 const CUT = "… [earlier output cut by the editor's terminal] …\n"
 
@@ -49,20 +49,7 @@ export const startInTerminal = (
     seconds,
     "the editor could not start it"
   ).pipe(
-    Effect.tap((terminal) =>
-      ctx.callId === undefined ?
-        Effect.void :
-        sendAndForget(() =>
-          peer.client.notify(acp.methods.client.session.update, {
-            sessionId: peer.sessionId,
-            update: {
-              sessionUpdate: "tool_call_update",
-              toolCallId: ctx.callId!,
-              content: [{ type: "terminal", terminalId: terminal.id }]
-            }
-          })
-        )
-    ),
+    Effect.tap((terminal) => showTerminalUnder(peer, ctx.callId, terminal.id)),
     Effect.map((terminal) => watchTerminal(terminal, seconds)),
     Effect.mapError((why) => `cannot run ${line.name} in the editor's terminal: ${why}`),
     Effect.either

@@ -1,10 +1,12 @@
 // What every request mm sends the editor shares: a deadline (`editorTimeout`) with a one-line
 // failure, requests whose answer is not awaited, and a command line run with exactly its environment.
+import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 
 import { firstLineOf } from "../lib/OneLine"
 import { programPath } from "../lib/Programs"
 import type { CommandLine } from "../tools/Tool"
+import type { Peer } from "./AcpApprover"
 
 /**
  * One request to the editor, failed with one line when it is not answered within the
@@ -40,3 +42,12 @@ export const withWholeEnv = (line: CommandLine, cwd: string): ReadonlyArray<stri
       ...Object.entries(line.env).map(([name, value]) => `${name}=${value}`),
       ...line.argv
     ]
+
+/** Shows the editor's terminal under the call that runs in it (none when the call has no id). */
+export const showTerminalUnder = (peer: Peer, callId: string | undefined, terminalId: string) =>
+  callId === undefined ? Effect.void : sendAndForget(() =>
+    peer.client.notify(acp.methods.client.session.update, {
+      sessionId: peer.sessionId,
+      update: { sessionUpdate: "tool_call_update", toolCallId: callId, content: [{ type: "terminal", terminalId }] }
+    })
+  )

@@ -56,7 +56,7 @@ import { recapLines } from "./Recap"
 import { pickRewind } from "./Rewind"
 import { makeCompleter } from "./TabCompletion"
 import { type Printer, TerminalIO } from "./TerminalIO"
-import { makeTurnView, type TurnView } from "./TurnView"
+import { makeTurnView, type TurnView, type WaitingLabel, waitingLabel } from "./TurnView"
 
 /** How the command line starts the terminal: on which conversation, and with which first question. */
 export interface TerminalStart {
@@ -161,8 +161,8 @@ interface Conversing extends CommandContext {
   readonly info: Printer
   readonly progress: Progress
   readonly view: TurnView
-  /** What the progress line says while the model is awaited. */
-  readonly waiting: string
+  /** What the progress line says while the model is awaited, set as each turn starts. */
+  readonly waiting: WaitingLabel
 }
 
 /** Questions and slash commands, until the user leaves. */
@@ -183,7 +183,7 @@ const converse = (
     const { input, print, info, questions, style } = yield* TerminalIO
     const memory: TerminalMemory = { rows: undefined, lastTool: undefined, own }
     const progress = makeProgress(print, style, Date.now, () => terminal.jobs.running())
-    const waiting = `waiting for ${config.model.name}`
+    const waiting = waitingLabel(config.model.name)
     const live = input.interactive && escapesFor(process.stdout, process.env)
     const view = makeTurnView({ print, info, style, live, answers, progress, memory, waiting, questions })
     const terminal: Conversing = {
@@ -370,7 +370,7 @@ const oneTurn = (terminal: Conversing, question: string, images: ReadonlyArray<I
   Effect.gen(function*() {
     const { agent, answers, conversation, input, print, progress, view } = terminal
     view.begin()
-    progress.start(terminal.waiting)
+    progress.start(terminal.waiting.asking((yield* Ref.get(conversation.settings)).model))
     const finish = Effect.sync(() => {
       progress.stop()
       answers.flush()

@@ -27,10 +27,25 @@ interface TurnViewParts {
   readonly progress: Progress
   /** `/last` finds the last tool call's output here. */
   readonly memory: TerminalMemory
-  /** What the progress line says while the model is awaited. */
-  readonly waiting: string
+  /** What the progress line says while the model is awaited (`waiting for MODEL`; the REPL sets it for each turn). */
+  readonly waiting: WaitingLabel
   /** Taken for each event drawn: an approval question holds it while it waits (TerminalIO.ts). */
   readonly questions: Effect.Semaphore
+}
+
+/** What the progress line says while the model is awaited: `waiting for MODEL`. */
+export interface WaitingLabel {
+  readonly text: string
+  /** The label for a turn that asks `model` (the conversation's choice; undefined: agent.yaml's), and keeps it. */
+  readonly asking: (model: string | undefined) => string
+}
+
+export const waitingLabel = (configured: string): WaitingLabel => {
+  const label = {
+    text: `waiting for ${configured}`,
+    asking: (model: string | undefined) => (label.text = `waiting for ${model ?? configured}`)
+  }
+  return label
 }
 
 /** A turn's events drawn on the terminal, and what the terminal learns from them. */
@@ -153,7 +168,7 @@ const drawEvent = (d: Drawing, event: TurnEvent): void =>
     Usage: (e) => {
       d.usage = e
     },
-    PromptProgress: (e) => d.progress.relabel(`${d.waiting} · ${promptProgressLine(e.processed, e.total)}`),
+    PromptProgress: (e) => d.progress.relabel(`${d.waiting.text} · ${promptProgressLine(e.processed, e.total)}`),
     ToolCallStarted: (e) => toolStarted(settled(d), e),
     ToolCallFinished: (e) => toolFinished(settled(d), e),
     Notice: (e) => noticed(settled(d), e),
@@ -214,14 +229,14 @@ const toolFinished = (d: Drawing, event: Extract<TurnEvent, { _tag: "ToolCallFin
   }
   if (!wrotePlan || event.failed) d.info.line(toolResultLine(sanitizeOutput(event.output), event.failed, d.style))
   // the model is asked again with the result
-  d.progress.start(d.waiting)
+  d.progress.start(d.waiting.text)
 }
 
 const noticed = (d: Drawing, event: Extract<TurnEvent, { _tag: "Notice" }>) => {
   if (event.quiet !== true) return d.info.line(d.style.yellow(sanitize(event.text)))
   // a retry's wait: the model is still being waited for
   d.info.line(d.style.dim(sanitize(event.text)))
-  d.progress.start(d.waiting)
+  d.progress.start(d.waiting.text)
 }
 
 /**

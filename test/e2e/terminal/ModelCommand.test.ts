@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 
 import { startFakeModelServer } from "../../support/FakeModelServer"
 import { onlySession, runMm, tempProject, withSessions } from "../../support/MmProcess"
+import { PtyMm } from "../../support/PtyMm"
 
 describe("/model in the terminal", () => {
   it("lists the models, refuses one the server does not list, and switches for the session, across /resume", async () => {
@@ -53,6 +54,31 @@ describe("/model in the terminal", () => {
       expect(server.completions()[0].body.model).toBe("other-model")
       // chosen before the first question: the session's first save keeps it
       expect(onlySession(project).settings).toMatchObject({ model: "other-model" })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("the status line waits for the model the conversation chose", async () => {
+    const server = await startFakeModelServer({ models: ["fake-model", "m2"] })
+    try {
+      const project = tempProject(withSessions(server.url))
+      server.push({ text: "first" }, { text: "second" })
+      const mm = new PtyMm(project)
+      await mm.waitFor(/> /)
+      mm.type("hello\r")
+      await mm.waitForText(/first/)
+      expect(mm.out).toContain("waiting for fake-model")
+      let mark = mm.out.length
+      mm.type("/model m2\r")
+      await mm.waitForText(/model: m2 from now on/, mark)
+      mark = mm.out.length
+      mm.type("again\r")
+      const after = await mm.waitForText(/second/, mark)
+      expect(after).toContain("waiting for m2")
+      expect(after).not.toContain("waiting for fake-model")
+      mm.type("\x04")
+      await mm.exit()
     } finally {
       await server.close()
     }

@@ -21,52 +21,31 @@ const common = {
   define: { MM_VERSION: JSON.stringify(pkg.version) }
 }
 
-// The MCP SDK lives in its own file, loaded only when an MCP server is configured.
-const mcpApart = {
-  name: "mcp-apart",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/McpSdk$/ }, () => ({ path: "./mm-mcp.cjs", external: true }))
-  }
-}
+// Modules built into files of their own, each read only when first needed: the core imports
+// `./NAME`, and the bundle goes to `dist/FILE` instead. `entry`: built here as it is (the bash
+// parser and the markdown engine are built below, with their own settings).
+const apartBundles = [
+  // the MCP SDK: when an MCP server is configured
+  { module: "McpSdk", file: "mm-mcp.cjs", entry: "src/mcp/McpSdk.ts" },
+  // the markdown engine (marked, marked-terminal, highlight.js, cli-table3): with the first answer drawn on a terminal
+  { module: "MarkdownEngine", file: "mm-markdown.cjs" },
+  // the bash parser (web-tree-sitter and tree-sitter-bash, WebAssembly): the first time a bash
+  // command is classified for approval; its two .wasm files are copied beside it
+  { module: "BashSyntax", file: "mm-bash.cjs" },
+  // grep's and glob's libraries (ignore, picomatch): with the first search
+  { module: "SearchLibs", file: "mm-search.cjs", entry: "src/tools/SearchLibs.ts" },
+  // re2js: when a hook's matcher is a regular expression rather than tool names
+  { module: "HookRegex", file: "mm-regex.cjs", entry: "src/hooks/HookRegex.ts" },
+  // web_fetch's request and HTML-to-Markdown converter (ipaddr.js, node-html-markdown): at the first fetch
+  { module: "WebLibs", file: "mm-web.cjs", entry: "src/tools/WebLibs.ts" }
+]
 
-// The markdown engine (marked, marked-terminal, highlight.js, cli-table3) too: read with the first answer drawn on a terminal.
-const markdownApart = {
-  name: "markdown-apart",
+const apart = {
+  name: "apart",
   setup(build) {
-    build.onResolve({ filter: /^\.\/MarkdownEngine$/ }, () => ({ path: "./mm-markdown.cjs", external: true }))
-  }
-}
-
-// The bash parser (web-tree-sitter and tree-sitter-bash, WebAssembly) too: read the first time a
-// bash command is classified for approval; its two .wasm files are copied beside it.
-const bashApart = {
-  name: "bash-apart",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/BashSyntax$/ }, () => ({ path: "./mm-bash.cjs", external: true }))
-  }
-}
-
-// grep's and glob's libraries (ignore, picomatch) too: loaded with the first search.
-const searchApart = {
-  name: "search-apart",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/SearchLibs$/ }, () => ({ path: "./mm-search.cjs", external: true }))
-  }
-}
-
-// re2js too: loaded when a hook's matcher is a regular expression rather than tool names.
-const regexApart = {
-  name: "regex-apart",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/HookRegex$/ }, () => ({ path: "./mm-regex.cjs", external: true }))
-  }
-}
-
-// web_fetch's request and HTML-to-Markdown converter (ipaddr.js, node-html-markdown) too: loaded at the first fetch.
-const webApart = {
-  name: "web-apart",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/WebLibs$/ }, () => ({ path: "./mm-web.cjs", external: true }))
+    for (const { file, module } of apartBundles) {
+      build.onResolve({ filter: new RegExp(`^\\./${module}$`) }, () => ({ path: `./${file}`, external: true }))
+    }
   }
 }
 
@@ -121,22 +100,12 @@ await build({
   entryPoints: ["src/Main.ts"],
   outfile: "dist/mm-core.cjs",
   format: "cjs",
-  plugins: [
-    mcpApart,
-    markdownApart,
-    bashApart,
-    searchApart,
-    regexApart,
-    webApart,
-    httpWhenUsed,
-    builtinsShared
-  ],
+  plugins: [apart, httpWhenUsed, builtinsShared],
   supported: { "dynamic-import": false }
 })
-await build({ ...common, entryPoints: ["src/mcp/McpSdk.ts"], outfile: "dist/mm-mcp.cjs", format: "cjs" })
-await build({ ...common, entryPoints: ["src/tools/SearchLibs.ts"], outfile: "dist/mm-search.cjs", format: "cjs" })
-await build({ ...common, entryPoints: ["src/hooks/HookRegex.ts"], outfile: "dist/mm-regex.cjs", format: "cjs" })
-await build({ ...common, entryPoints: ["src/tools/WebLibs.ts"], outfile: "dist/mm-web.cjs", format: "cjs" })
+for (const { entry, file } of apartBundles) {
+  if (entry !== undefined) await build({ ...common, entryPoints: [entry], outfile: `dist/${file}`, format: "cjs" })
+}
 // grep's and glob's searches run in a worker thread of their own file, started with the first search
 await buildSearchWorker("dist/mm-search-worker.cjs", { minify: common.minify })
 await build({

@@ -72,13 +72,18 @@ describe("grep and glob in a turn, under permissions: ask", () => {
     }).pipe(Effect.provide(layer(asked)))
   })
 
+  /** The request of a project's first question, as the server received it. */
+  const firstRequest = Effect.gen(function*() {
+    const cwd = project()
+    server.push({ text: "ok" })
+    const before = server.completions().length
+    yield* runTurn(yield* open(cwd), "Where is the function that runs the turn loop, and what calls it?")
+    return server.completions()[before]
+  })
+
   it.live(`the first request of a project without instruction files is at most ${FIRST_REQUEST_BUDGET} bytes`, () =>
     Effect.gen(function*() {
-      const cwd = project()
-      server.push({ text: "ok" })
-      const before = server.completions().length
-      yield* runTurn(yield* open(cwd), "Where is the function that runs the turn loop, and what calls it?")
-      const request = server.completions()[before]
+      const request = yield* firstRequest
       // the system message, every tool's schema and the question, as sent
       const bytes = Buffer.byteLength(JSON.stringify(request.body))
       expect(request.body.messages[0].content).toContain("# Environment")
@@ -87,11 +92,7 @@ describe("grep and glob in a turn, under permissions: ask", () => {
 
   it.live(`with web_fetch and background jobs enabled, it holds their tools and is at most ${ALL_TOOLS_BUDGET} bytes`, () =>
     Effect.gen(function*() {
-      const cwd = project()
-      server.push({ text: "ok" })
-      const before = server.completions().length
-      yield* runTurn(yield* open(cwd), "Where is the function that runs the turn loop, and what calls it?")
-      const request = server.completions()[before]
+      const request = yield* firstRequest
       const tools = request.body.tools.map((tool: { function: { name: string } }) => tool.function.name)
       expect(tools).toEqual(expect.arrayContaining(["web_fetch", "job_output", "job_kill"]))
       const bash = request.body.tools.find((tool: { function: { name: string } }) => tool.function.name === "bash")

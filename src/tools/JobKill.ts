@@ -1,10 +1,8 @@
 // job_kill: ends a background job and all it started (SIGTERM, then SIGKILL after a short
 // grace), and says its last output. The job was approved when it started: never asked.
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-import { JobId, jobTitle } from "./JobOutput"
-import { failure } from "./Tool"
+import { JobId, jobTitle, withJobs } from "./JobOutput"
 import { defineTool } from "./ToolRecord"
 
 export const jobKillTool = defineTool({
@@ -14,6 +12,5 @@ export const jobKillTool = defineTool({
   access: "mm",
   kind: "execute",
   describe: jobTitle,
-  run: (args, ctx) =>
-    ctx.jobs === undefined ? Effect.succeed(failure("background jobs are not available here")) : ctx.jobs.kill(args.id)
+  run: (args, ctx) => withJobs(ctx, (jobs) => jobs.kill(args.id))
 })

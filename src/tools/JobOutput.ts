@@ -3,7 +3,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-import { failure } from "./Tool"
+import { failure, type ToolContext, type ToolResult } from "./Tool"
 import { Count } from "./ToolArguments"
 import { defineTool } from "./ToolRecord"
 
@@ -16,6 +16,13 @@ export const jobTitle = (args: Record<string, unknown> | undefined) => ({
   locations: []
 })
 
+/** Runs `use` on the conversation's jobs; a failed result where there are none (a sub-agent, a test without them). */
+export const withJobs = (
+  ctx: ToolContext,
+  use: (jobs: NonNullable<ToolContext["jobs"]>) => Effect.Effect<ToolResult>
+): Effect.Effect<ToolResult> =>
+  ctx.jobs === undefined ? Effect.succeed(failure("background jobs are not available here")) : use(ctx.jobs)
+
 export const jobOutputTool = defineTool({
   name: "job_output",
   description: "What a background job printed since the last read, and whether it still runs (or its exit code).",
@@ -23,8 +30,5 @@ export const jobOutputTool = defineTool({
   access: "mm",
   kind: "read",
   describe: jobTitle,
-  run: (args, ctx) =>
-    ctx.jobs === undefined
-      ? Effect.succeed(failure("background jobs are not available here"))
-      : ctx.jobs.output(args.id)
+  run: (args, ctx) => withJobs(ctx, (jobs) => jobs.output(args.id))
 })
